@@ -1,0 +1,5 @@
+"""``python -m patchula``."""
+
+from patchula.cli import main
+
+main()

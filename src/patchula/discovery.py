@@ -1,0 +1,121 @@
+"""Walks a checkout and finds the files the managers read, by path alone.
+
+Skips ``.git``, ``node_modules``, virtual environments, the configured ignore globs (Renovate's
+recommended ``ignorePaths`` by default) and everything ``.gitignore`` files exclude (each
+``.gitignore`` applies to its own directory and below, with git's wildmatch semantics via
+``pathspec``). Symlinked directories are never entered; a symlinked file is read only when its
+target stays inside the checkout.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from patchula.manager import MANAGERS
+
+ALWAYS_SKIPPED_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".nox", ".venv", "venv",
+     ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages", "bower_components"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A file one manager will read; ``path`` is repository-relative with POSIX separators."""
+
+    path: str
+    manager: str
+
+
+@dataclass(slots=True)
+class Discovery:
+    """What a walk found, and what it refused (``(path, reason)``, e.g. symlinks out of the tree)."""
+
+    files: list[Found] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+
+def discover(root: Path, ignore_paths: Iterable[str]) -> Discovery:
+    """Walk ``root`` and return the manifest files in a stable (sorted) order.
+
+    ``ignore_paths`` are gitwildmatch globs matched against repository-relative paths
+    (``**/tests/**``). Never raises for unreadable directories: they are listed in ``refused``.
+    """
+    root = root.resolve()
+    ignore = pathspec.PathSpec.from_lines("gitwildmatch", list(ignore_paths))
+    result = Discovery()
+    for rel, manager in _walk(root, root, ignore, [], result):
+        result.files.append(Found(rel, manager))
+    result.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
+    return result
+
+
+def _walk(
+    root: Path,
+    directory: Path,
+    ignore: pathspec.PathSpec,
+    gitignores: list[tuple[str, pathspec.GitIgnoreSpec]],
+    result: Discovery,
+) -> Iterator[tuple[str, str]]:
+    rel_dir = directory.relative_to(root).as_posix()
+    prefix = "" if rel_dir == "." else rel_dir + "/"
+    specs = gitignores
+    gitignore = directory / ".gitignore"
+    if gitignore.is_file() and not gitignore.is_symlink():
+        try:
+            lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            specs = [*gitignores, (prefix, pathspec.GitIgnoreSpec.from_lines(lines))]
+        except OSError as exc:
+            result.refused.append((prefix + ".gitignore", f"unreadable: {exc.strerror}"))
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError as exc:
+        result.refused.append((rel_dir, f"unreadable directory: {exc.strerror}"))
+        return
+    for entry in entries:
+        rel = prefix + entry.name
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name in ALWAYS_SKIPPED_DIRS or _is_virtualenv(entry.path):
+                continue
+            if ignore.match_file(rel + "/") or _gitignored(specs, rel + "/"):
+                continue
+            yield from _walk(root, Path(entry.path), ignore, specs, result)
+            continue
+        if entry.is_symlink():
+            if not _inside(root, Path(entry.path)):
+                if any(m.matches(rel) for m in MANAGERS.values()):
+                    result.refused.append((rel, "symlink pointing outside the checkout"))
+                continue
+            if Path(entry.path).is_dir():
+                continue  # symlinked directories are never entered
+        elif not entry.is_file(follow_symlinks=False):
+            continue
+        if ignore.match_file(rel) or _gitignored(specs, rel):
+            continue
+        for manager_id, manager in MANAGERS.items():
+            if manager.matches(rel):
+                yield rel, manager_id
+
+
+def _gitignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str) -> bool:
+    for prefix, spec in specs:
+        if rel.startswith(prefix) and spec.match_file(rel[len(prefix):]):
+            return True
+    return False
+
+
+def _is_virtualenv(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))  # noqa: PTH113, PTH118 - hot loop on DirEntry paths
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except (ValueError, OSError):
+        return False
+    return True

@@ -1,0 +1,60 @@
+"""The patchula exception tree; per-dependency failures become report rows, not crashes.
+
+```
+PatchulaError
+├── ConfigError            bad option, flag value or config file (exit code 2)
+├── ManifestError          one manifest cannot be read or parsed (a warning row naming file and line)
+└── LookupFailed           one registry lookup failed (a row with status `error`, exit code 3)
+    ├── PackageNotFound    the registry answered 404/410 for the package
+    ├── RegistryError      the registry answered with an unexpected status or an unusable body
+    └── RegistryUnreachable the request failed at the network level (DNS, connect, timeout, reset)
+```
+"""
+
+from __future__ import annotations
+
+
+class PatchulaError(Exception):
+    """Base of every error patchula raises on purpose."""
+
+
+class ConfigError(PatchulaError):
+    """A command-line option, environment variable or config file is invalid."""
+
+
+class ManifestError(PatchulaError):
+    """A manifest or lockfile cannot be parsed.
+
+    Carries the file (relative to the repository root, POSIX separators) and the 1-based line
+    where the problem was found, or ``None`` when no line applies (unreadable, too large).
+    """
+
+    def __init__(self, message: str, *, file: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.message}"
+
+
+class LookupFailed(PatchulaError):
+    """A registry lookup failed; ``reason`` is a one-line, token-free explanation."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class PackageNotFound(LookupFailed):
+    """The registry does not know the package (HTTP 404 or 410)."""
+
+
+class RegistryError(LookupFailed):
+    """The registry answered, but not with something usable (5xx, 4xx, malformed body)."""
+
+
+class RegistryUnreachable(LookupFailed):
+    """The request never got an HTTP answer (DNS failure, refused, timeout, reset)."""

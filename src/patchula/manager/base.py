@@ -1,0 +1,373 @@
+# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
+"""What every manager module provides: a path-only matcher and a pure ``extract``.
+
+A manager module defines ``ID`` (equal to its module name), ``DATASOURCE`` and ``VERSIONING``
+(id strings), ``matches(path) -> bool`` that looks at the repository-relative POSIX path only,
+and ``extract(path, text, read) -> ExtractResult``. ``extract`` never touches the file system:
+files it must pull in (a requirements file's ``-r`` include) come through ``read``, which maps a
+repository-relative path to its text and raises ``ManifestError`` when the file is missing,
+outside the checkout, too large or not text. Problems in the file itself are returned as
+``ManifestProblem`` values naming file and line, never raised, so one bad entry costs only itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from patchula.models import Dependency, ExtractResult, ManifestProblem
+
+ReadFile = Callable[[str], str]
+
+
+class Manager(Protocol):
+    """The shape of a manager module (checked against every module in ``MANAGERS``)."""
+
+    ID: str
+    DATASOURCE: str
+    VERSIONING: str
+
+    def matches(self, path: str) -> bool:
+        """Return whether the repository-relative POSIX ``path`` is a file this manager reads."""
+        ...
+
+    def extract(self, path: str, text: str, read: ReadFile) -> ExtractResult:
+        """Extract dependencies (or locked packages) from ``text``, the contents of ``path``."""
+        ...
+
+
+def line_of(text: str, offset: int) -> int:
+    """Return the 1-based line number of character ``offset`` in ``text``."""
+    return text.count("\n", 0, max(0, offset)) + 1
+
+
+# --- Helpers shared by several managers (no I/O; text in, values out) -------------------------
+
+_BOM = "\ufeff"
+
+
+def strip_bom(text: str) -> str:
+    """Return ``text`` without a leading byte-order mark (npm and pip both tolerate one)."""
+    return text.removeprefix(_BOM)
+
+
+def nul_problem(path: str, text: str) -> ManifestProblem | None:
+    """Return a problem at the line of the first NUL character in ``text``, or ``None``.
+
+    A NUL never appears in a text manifest; its presence means binary or corrupt content.
+    """
+    index = text.find("\x00")
+    if index < 0:
+        return None
+    return ManifestProblem(
+        path, line_of(text, index), "file contains NUL characters; not a text manifest"
+    )
+
+
+def parse_json_object(path: str, text: str) -> tuple[dict[str, object], ManifestProblem | None]:
+    """Parse JSON text (RFC 8259) whose top level must be an object.
+
+    Returns ``(object, None)``, or ``({}, problem)`` for NUL characters, an empty file, a syntax
+    error (with the decoder's 1-based line) or a top level that is not an object. A leading
+    byte-order mark is ignored.
+    """
+    nul = nul_problem(path, text)
+    if nul is not None:
+        return {}, nul
+    text = strip_bom(text)
+    if not text.strip():
+        return {}, ManifestProblem(path, 1, "empty file; expected a JSON object")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {}, ManifestProblem(path, exc.lineno, f"invalid JSON: {exc.msg}")
+    except RecursionError:
+        return {}, ManifestProblem(path, None, "invalid JSON: nested too deeply")
+    if not isinstance(data, dict):
+        message = f"expected a JSON object at the top level, got {json_type(data)}"
+        return {}, ManifestProblem(path, 1, message)
+    return data, None
+
+
+def json_type(value: object) -> str:
+    """Name the JSON type of a parsed value for problem messages (``an array``, ``a number``)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    if value is None:
+        return "null"
+    return "a string"
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
+
+JsonPath = tuple[str | int, ...]
+
+
+def json_key_offsets(text: str) -> dict[JsonPath, int]:
+    """Map the path of every object key in valid JSON ``text`` to the offset of that key.
+
+    Paths hold object keys (``str``) and array indexes (``int``):
+    ``("packages", "node_modules/a")``. A repeated key keeps its last offset, as ``json.loads``
+    keeps the last value. Use with ``line_of`` to give parsed values their line.
+    """
+    offsets: dict[JsonPath, int] = {}
+    path: list[str | int] = []
+    in_object: list[bool] = []
+    expect_key = False
+    for match in _JSON_TOKEN.finditer(text):
+        lexeme = match.group()
+        if lexeme[0] == '"':
+            if expect_key and path:
+                path[-1] = _json_string(lexeme)
+                offsets[tuple(path)] = match.start()
+            expect_key = False
+        elif lexeme in "{[":
+            in_object.append(lexeme == "{")
+            path.append("" if lexeme == "{" else 0)
+            expect_key = lexeme == "{"
+        elif lexeme in "}]":
+            if path:
+                path.pop()
+                in_object.pop()
+            expect_key = False
+        elif lexeme == ",":
+            expect_key = bool(in_object) and in_object[-1]
+            if path and not expect_key and isinstance(path[-1], int):
+                path[-1] += 1
+        else:  # ":"
+            expect_key = False
+    return offsets
+
+
+def _json_string(lexeme: str) -> str:
+    try:
+        value = json.loads(lexeme)
+    except ValueError:
+        return lexeme[1:-1]
+    return value if isinstance(value, str) else lexeme[1:-1]
+
+
+def parse_toml(path: str, text: str) -> tuple[dict[str, object] | None, ManifestProblem | None]:
+    """Parse TOML 1.0 text into ``(table, None)``, or ``(None, problem)`` with the error's line.
+
+    Python 3.11's ``tomllib`` puts the position only in the message (``(at line N, column M)``
+    or ``(at end of document)``); 3.14 adds ``lineno``. Both are read.
+    """
+    try:
+        return tomllib.loads(text), None
+    except tomllib.TOMLDecodeError as exc:
+        message = str(getattr(exc, "msg", "") or exc)
+        line: int | None = getattr(exc, "lineno", None)
+        where = _TOML_WHERE.search(message)
+        if where is not None:
+            message = message[: where.start()]
+            if where.group(1) is not None:
+                line = line or int(where.group(1))
+            else:
+                line = line or text.count("\n") + 1
+        return None, ManifestProblem(path, line, f"invalid TOML: {message.strip()}")
+    except RecursionError:
+        return None, ManifestProblem(path, None, "invalid TOML: nested too deeply")
+
+
+_TOML_WHERE = re.compile(r"\s*\((?:at line (\d+), column \d+|at end of document)\)\s*$")
+_TOML_HEADER = re.compile(
+    r"""^[ \t]*(\[\[?)[ \t]*((?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\]\["'#\n])+?)[ \t]*\]\]?"""
+)
+_TOML_KEY_PART = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
+_TOML_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_TOML_MULTILINE_QUOTES = re.compile(r'"""|\'\'\'')
+
+
+@dataclass(frozen=True, slots=True)
+class TomlTable:
+    """One table header of a TOML text: its key path and the character span of its body."""
+
+    path: tuple[str, ...]
+    array: bool
+    start: int
+    body: int
+    end: int
+
+
+def _toml_key_path(raw: str) -> tuple[str, ...]:
+    parts: list[str] = []
+    for match in _TOML_KEY_PART.finditer(raw):
+        basic, literal, bare = match.groups()
+        if basic is not None:
+            parts.append(re.sub(r"\\(.)", r"\1", basic))
+        else:
+            parts.append(literal if literal is not None else bare)
+    return tuple(parts)
+
+
+class TomlLocator:
+    """Best-effort line numbers for a TOML text, since ``tomllib`` gives none.
+
+    It scans table headers line by line (skipping multi-line strings), then finds keys, dotted
+    keys and quoted values inside a table's body. It is exact for ordinary files and returns
+    the nearest enclosing definition (or ``None``) for unusual layouts such as inline tables.
+    """
+
+    def __init__(self, text: str) -> None:
+        """Index the table headers of ``text``."""
+        self.text = text
+        self.tables: list[TomlTable] = []
+        heads: list[tuple[tuple[str, ...], bool, int, int]] = []
+        offset = 0
+        quote: str | None = None
+        for line in text.splitlines(keepends=True):
+            if quote is None:
+                header = _TOML_HEADER.match(line)
+                if header is not None:
+                    path = _toml_key_path(header.group(2))
+                    heads.append((path, header.group(1) == "[[", offset, offset + len(line)))
+            for mark in _TOML_MULTILINE_QUOTES.finditer(line):
+                if quote is None:
+                    quote = mark.group()
+                elif mark.group() == quote:
+                    quote = None
+            offset += len(line)
+        for index, (path, array, start, body) in enumerate(heads):
+            end = heads[index + 1][2] if index + 1 < len(heads) else len(text)
+            self.tables.append(TomlTable(path, array, start, body, end))
+        first = heads[0][2] if heads else len(text)
+        self.root = TomlTable((), array=False, start=0, body=0, end=first)
+
+    def line(self, offset: int | None) -> int | None:
+        """Return the 1-based line of ``offset``, passing ``None`` through."""
+        return None if offset is None else line_of(self.text, offset)
+
+    def array_tables(self, path: tuple[str, ...]) -> list[TomlTable]:
+        """Return the ``[[path]]`` headers in document order (element ``i`` is entry ``i``)."""
+        return [table for table in self.tables if table.array and table.path == path]
+
+    def find_key(self, table: TomlTable, keys: tuple[str, ...]) -> int | None:
+        """Return the offset of the line assigning the (dotted) key ``keys`` in ``table``."""
+        if not keys:
+            return table.start
+        parts = []
+        for key in keys:
+            quoted = rf"""(?:"{re.escape(key)}"|'{re.escape(key)}')"""
+            bare = re.escape(key) if _TOML_BARE_KEY.fullmatch(key) else None
+            parts.append(f"(?:{bare}|{quoted[3:-1]})" if bare else quoted)
+        pattern = re.compile(r"^[ \t]*" + r"[ \t]*\.[ \t]*".join(parts) + r"[ \t]*=", re.MULTILINE)
+        match = pattern.search(self.text, table.body, table.end)
+        return None if match is None else match.start()
+
+    def find(self, path: tuple[str, ...]) -> int | None:
+        """Return the offset where ``path`` is defined: its own header, or a key in a parent table.
+
+        Falls back to the deepest defined prefix of ``path``; ``None`` when none is found.
+        """
+        for depth in range(len(path), 0, -1):
+            offset = self._find_exact(path[:depth])
+            if offset is not None:
+                return offset
+        return None
+
+    def _find_exact(self, path: tuple[str, ...]) -> int | None:
+        for split in range(len(path), -1, -1):
+            prefix, rest = path[:split], path[split:]
+            candidates = (
+                [self.root]
+                if not prefix
+                else [t for t in self.tables if t.path == prefix and not t.array]
+            )
+            for table in candidates:
+                offset = self.find_key(table, rest)
+                if offset is not None:
+                    return offset
+        return None
+
+    def find_value(self, value: str, start: int, end: int | None = None) -> int | None:
+        """Return the offset of the quoted string ``value`` first met in ``[start, end)``."""
+        stop = len(self.text) if end is None else end
+        found = [
+            self.text.find(form, start, stop)
+            for form in (json.dumps(value, ensure_ascii=False), f"'{value}'")
+        ]
+        hits = [offset for offset in found if offset >= 0]
+        return min(hits) if hits else None
+
+
+def pep508_dependency(
+    requirement: str,
+    *,
+    manager: str,
+    file: str,
+    line: int | None,
+    dep_type: str,
+    datasource: str,
+    versioning: str,
+) -> Dependency:
+    """Build a dependency from one PEP 508 requirement string (``name[extras] spec ; marker``).
+
+    ``declared`` is the specifier as written (parentheses of the ``name (>=1,<2)`` form
+    dropped) or the URL of a ``name @ url`` requirement; ``constraint`` is the normalised
+    ``SpecifierSet`` text or ``None`` when empty. URL requirements are skipped: VCS URLs
+    (``git+`` …), ``file:`` URLs (local path) and other URLs (direct reference).
+
+    Raises:
+        InvalidRequirement: ``requirement`` is not valid PEP 508.
+    """
+    req = Requirement(requirement)
+    markers = str(req.marker) if req.marker is not None else None
+    skip_reason: str | None = None
+    constraint: str | None = None
+    if req.url:
+        declared: str | None = req.url
+        skip_reason = url_skip_reason(req.url)
+    else:
+        declared = _written_specifier(requirement)
+        constraint = str(req.specifier) or None
+    return Dependency(
+        manager=manager,
+        file=file,
+        line=line,
+        name=req.name,
+        package_name=canonicalize_name(req.name),
+        datasource=datasource,
+        versioning=versioning,
+        dep_type=dep_type,
+        declared=declared,
+        constraint=constraint,
+        skip_reason=skip_reason,
+        markers=markers,
+    )
+
+
+_VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
+_REQUIREMENT_HEAD = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*")
+
+
+def url_skip_reason(url: str) -> str:
+    """Return why a Python requirement given by URL is not looked up (VCS, local, other URL)."""
+    lowered = url.lower()
+    if lowered.startswith(_VCS_PREFIXES):
+        return "VCS requirement"
+    if lowered.startswith("file:"):
+        return "local path"
+    return "direct URL reference"
+
+
+def _written_specifier(requirement: str) -> str | None:
+    head = _REQUIREMENT_HEAD.match(requirement)
+    rest = requirement[head.end() :] if head is not None else ""
+    rest = rest.split(";", 1)[0].strip()
+    if rest.startswith("(") and rest.endswith(")"):
+        rest = rest[1:-1].strip()
+    return rest or None

@@ -1,0 +1,215 @@
+"""Frozen values shared by every layer: dependencies, lockfiles, releases, catalogs, findings.
+
+Times are timezone-aware UTC ``datetime`` values; a publish time the registry does not give is
+``None`` (unknown), never invented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+Status = Literal["up-to-date", "outdated", "held-back", "unknown", "skipped", "error"]
+UpdateType = Literal["major", "minor", "patch"]
+CurrentSource = Literal["lockfile", "pin", "range", "dist-tag"]
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    """One declared dependency, as a manager found it in one manifest.
+
+    ``file`` is relative to the repository root with POSIX separators; ``line`` is 1-based.
+    ``declared`` is the value exactly as written (``^1.2``, ``>=2,<3``, ``npm:foo@^1``);
+    ``constraint`` is the same requirement in the syntax of ``versioning`` (Poetry's ``^1.2``
+    becomes ``>=1.2,<2.0``; an npm alias ``npm:foo@^1`` becomes ``^1``), or ``None`` when any
+    version is accepted. ``package_name`` is the name to look up on ``datasource`` (the alias
+    target for npm, the PEP 503 normalised name for Python). A dependency with a
+    ``skip_reason`` is reported but never looked up.
+    """
+
+    manager: str
+    file: str
+    line: int | None
+    name: str
+    package_name: str
+    datasource: str
+    versioning: str
+    dep_type: str
+    declared: str | None
+    constraint: str | None
+    skip_reason: str | None = None
+    markers: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LockedPackage:
+    """One resolved package in a lockfile.
+
+    ``install_path`` is where the package manager installs it, relative to the lockfile's
+    directory (npm: ``node_modules/a``, ``packages/x/node_modules/a``); ``""`` when the lockfile
+    has no notion of install paths (Python lockfiles). ``name`` is the registry name (the npm
+    alias target, the PEP 503 normalised Python name).
+    """
+
+    name: str
+    version: str
+    line: int | None = None
+    install_path: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Lockfile:
+    """The locked versions one lockfile gives.
+
+    ``ecosystem`` is the datasource id the names belong to (``npm``, ``pypi``). ``members`` lists
+    the workspace members (Python project names, PEP 503 normalised) or member directories
+    (npm, relative to the lockfile's directory, ``""`` for the root) the lockfile covers, or
+    ``None`` when it covers only the manifest beside it.
+    """
+
+    file: str
+    manager: str
+    ecosystem: str
+    packages: tuple[LockedPackage, ...]
+    members: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestProblem:
+    """A problem met while reading a manifest: bad syntax, wrong types, an include cycle."""
+
+    file: str
+    line: int | None
+    message: str
+    severity: Literal["warning", "error"] = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractResult:
+    """What one manager extracted from one file.
+
+    ``included_files`` lists other files (repository-relative) this one pulled in, such as a
+    requirements file's ``-r`` includes, so discovery does not report them twice.
+    """
+
+    dependencies: tuple[Dependency, ...] = ()
+    lockfile: Lockfile | None = None
+    problems: tuple[ManifestProblem, ...] = ()
+    included_files: tuple[str, ...] = ()
+    project_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """One published version of a package.
+
+    ``released_at`` is the registry's publish time (npm packument ``time[version]``, the
+    earliest PyPI file upload time), ``None`` when the registry does not say. ``yanked``
+    follows PEP 592 (every file of the release yanked); ``deprecated`` carries npm's
+    deprecation message (empty messages mean "not deprecated" and are stored as ``None``).
+    ``installable`` is false for a PyPI release that has no files.
+    """
+
+    version: str
+    released_at: datetime | None
+    yanked: bool = False
+    deprecated: str | None = None
+    installable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """The release list of one package from one datasource.
+
+    ``latest`` is the registry's own notion of newest stable (npm ``dist-tags.latest``; PyPI
+    newest non-yanked final release), or ``None`` if the registry names none. ``fetched_at``
+    is when the catalog was retrieved or revalidated. ``time_source`` names where publish
+    times come from, for the report (``npm packument time``, ``PyPI upload-time``).
+    """
+
+    datasource: str
+    package_name: str
+    releases: tuple[Release, ...]
+    latest: str | None
+    fetched_at: datetime
+    dist_tags: tuple[tuple[str, str], ...] = ()
+    time_source: str = ""
+    source_url: str = ""
+
+    def release(self, version: str) -> Release | None:
+        """Return the release with exactly this version string, or ``None``."""
+        for rel in self.releases:
+            if rel.version == version:
+                return rel
+        return None
+
+    def dist_tag(self, tag: str) -> str | None:
+        """Return the version a dist-tag points at, or ``None``."""
+        for name, version in self.dist_tags:
+            if name == tag:
+                return version
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class HeldBack:
+    """A release newer than current that the release-age policy does not admit yet.
+
+    ``eligible_at`` is ``released_at`` plus the wait for its update type; both are ``None``
+    when the publish time is unknown (the policy then holds it back until the age is known).
+    """
+
+    version: str
+    released_at: datetime | None
+    eligible_at: datetime | None
+    update_type: UpdateType | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """The verdict for one dependency at one instant (``evaluated_at``).
+
+    ``libyears`` is the time between the release of current and of latest, in years of
+    365.25 days (Cox et al., ICSE 2015); ``None`` when either date is unknown.
+    ``versions_behind`` counts the releases newer than current up to and including latest that
+    a user could move to (not yanked, not deprecated, same stability as current).
+    """
+
+    status: Status
+    reason: str | None = None
+    current: str | None = None
+    current_source: CurrentSource | None = None
+    latest: str | None = None
+    eligible: str | None = None
+    update_type: UpdateType | None = None
+    versions_behind: int | None = None
+    current_released_at: datetime | None = None
+    latest_released_at: datetime | None = None
+    eligible_released_at: datetime | None = None
+    libyears: float | None = None
+    held_back: tuple[HeldBack, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    """An HTTP response as the fetch facade hands it to a datasource.
+
+    ``url`` is the final URL after redirects; ``headers`` keys are lower-case; ``fetched_at`` is
+    when the response was received (or revalidated).
+    """
+
+    status: int
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    content: bytes
+    fetched_at: datetime
+
+    def header(self, name: str) -> str | None:
+        """Return the first value of header ``name`` (case-insensitive), or ``None``."""
+        wanted = name.lower()
+        for key, value in self.headers:
+            if key == wanted:
+                return value
+        return None

@@ -1,0 +1,219 @@
+"""Pure lookup decisions: current, latest, eligible, held back, update type, libyears.
+
+No I/O and no wall clock: ``now`` is a parameter. The rules follow design.md §1 and §8:
+
+* current = the locked version when a lockfile gives it, else the exact pin, else the version a
+  fresh install resolves (npm prefers ``dist-tags.latest`` when the range admits it and avoids
+  deprecated versions, like ``npm-pick-manifest``; pip takes the newest matching final release
+  and skips yanked ones, PEP 592);
+* latest = the registry's own newest stable (npm ``dist-tags.latest``, PyPI newest non-yanked
+  final release);
+* candidates = releases newer than current, not yanked, installable, not deprecated, of the same
+  stability as current (prereleases only when current is one) and no newer than latest unless
+  current already is (Renovate's rule for versions above ``latest``);
+* eligible = the newest candidate the release-age policy admits now; every candidate it does not
+  admit is held back with ``released_at`` and ``eligible_at``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from patchula.models import (
+    Catalog,
+    CurrentSource,
+    Dependency,
+    Finding,
+    HeldBack,
+    Release,
+    UpdateType,
+)
+from patchula.policy.release_age import ReleaseAgePolicy, judge
+from patchula.versioning.base import Versioning
+
+DAYS_PER_YEAR = 365.25
+
+
+def evaluate(
+    dep: Dependency,
+    catalog: Catalog,
+    versioning: Versioning,
+    policy: ReleaseAgePolicy,
+    now: datetime,
+    locked: str | None = None,
+) -> Finding:
+    """Evaluate one dependency against its catalog at ``now``.
+
+    ``locked`` is the version a lockfile records for this dependency, if any. Returns a
+    ``Finding`` whose status is ``up-to-date``, ``outdated``, ``held-back`` or ``unknown`` (with
+    a reason when current cannot be determined); this function never raises on bad versions.
+    """
+    resolved = _resolve_current(dep, catalog, versioning, locked)
+    if isinstance(resolved, str):
+        return Finding(status="unknown", reason=resolved, latest=catalog.latest,
+                       latest_released_at=_released_at(catalog, catalog.latest, versioning))
+    current, source = resolved
+    current_rel = _find(catalog, current, versioning)
+    latest = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
+    latest_rel = _find(catalog, latest, versioning) if latest else None
+
+    candidates = _candidates(catalog, versioning, current, latest)
+    admitted: list[Release] = []
+    held: list[HeldBack] = []
+    for rel in candidates:
+        kind = versioning.update_type(current, rel.version)
+        verdict = judge(rel.released_at, kind, policy, now)
+        if verdict.admitted:
+            admitted.append(rel)
+        else:
+            held.append(
+                HeldBack(
+                    version=rel.version,
+                    released_at=rel.released_at,
+                    eligible_at=verdict.eligible_at,
+                    update_type=kind,
+                    reason=verdict.reason or "held back by the release-age policy",
+                )
+            )
+    eligible = admitted[-1] if admitted else None
+
+    if not candidates:
+        status = "up-to-date"
+    elif eligible is not None:
+        status = "outdated"
+    else:
+        status = "held-back"
+    target = eligible.version if eligible else (candidates[-1].version if candidates else None)
+    update_type: UpdateType | None = versioning.update_type(current, target) if target else None
+
+    return Finding(
+        status=status,
+        reason=_notes(current_rel, latest, catalog),
+        current=current,
+        current_source=source,
+        latest=latest,
+        eligible=eligible.version if eligible else None,
+        update_type=update_type,
+        versions_behind=len(candidates),
+        current_released_at=current_rel.released_at if current_rel else None,
+        latest_released_at=latest_rel.released_at if latest_rel else None,
+        eligible_released_at=eligible.released_at if eligible else None,
+        libyears=_libyears(current, current_rel, latest, latest_rel, versioning),
+        held_back=tuple(held),
+    )
+
+
+def _resolve_current(
+    dep: Dependency, catalog: Catalog, versioning: Versioning, locked: str | None
+) -> tuple[str, CurrentSource] | str:
+    """Return ``(current, source)``, or a reason string when current cannot be determined."""
+    if locked is not None:
+        if not versioning.is_valid(locked):
+            return f"locked version {locked!r} is not a valid {versioning.ID} version"
+        return locked, "lockfile"
+    constraint = (dep.constraint or "").strip()
+    if constraint:
+        pin = versioning.exact_pin(constraint)
+        if pin is not None:
+            return pin, "pin"
+        if not versioning.is_valid_constraint(constraint):
+            tagged = catalog.dist_tag(constraint)
+            if tagged is not None:
+                return tagged, "dist-tag"
+            if catalog.dist_tags:
+                return f"{constraint!r} is neither a valid range nor a dist-tag of this package"
+            return f"{constraint!r} is not a valid {versioning.ID} range"
+    usable = [r for r in catalog.releases if not r.yanked and r.installable]
+    preferred = [r for r in usable if r.deprecated is None] or usable
+    versions = [r.version for r in preferred]
+    if catalog.datasource == "npm" and catalog.latest in versions:
+        # npm-pick-manifest installs dist-tags.latest whenever the range admits it.
+        if not constraint or versioning.matches(catalog.latest, constraint):
+            return catalog.latest, "range"
+    if not constraint:
+        chosen = max(
+            (v for v in versions if versioning.is_stable(v)),
+            key=versioning.sort_key,
+            default=None,
+        )
+    else:
+        chosen = versioning.max_satisfying(versions, constraint)
+    if chosen is None:
+        what = f"the range {constraint!r}" if constraint else "an unconstrained install"
+        return f"no published release satisfies {what}"
+    return chosen, "range"
+
+
+def _candidates(
+    catalog: Catalog, versioning: Versioning, current: str, latest: str | None
+) -> list[Release]:
+    """Return the releases a user on ``current`` could move to, oldest first by version."""
+    want_prerelease = not versioning.is_stable(current)
+    capped = latest is not None and versioning.compare(current, latest) <= 0
+    out: list[Release] = []
+    for rel in catalog.releases:
+        v = rel.version
+        if rel.yanked or not rel.installable or rel.deprecated is not None:
+            continue
+        if not versioning.is_valid(v) or versioning.compare(v, current) <= 0:
+            continue
+        if not want_prerelease and not versioning.is_stable(v):
+            continue
+        if capped and latest is not None and versioning.compare(v, latest) > 0:
+            continue
+        out.append(rel)
+    out.sort(key=lambda r: versioning.sort_key(r.version))
+    return out
+
+
+def _find(catalog: Catalog, version: str | None, versioning: Versioning) -> Release | None:
+    """Return the release equal to ``version`` under the scheme's ordering (``1.0`` == ``1.0.0``)."""
+    if version is None:
+        return None
+    exact = catalog.release(version)
+    if exact is not None:
+        return exact
+    for rel in catalog.releases:
+        if versioning.is_valid(rel.version) and versioning.compare(rel.version, version) == 0:
+            return rel
+    return None
+
+
+def _released_at(catalog: Catalog, version: str | None, versioning: Versioning) -> datetime | None:
+    rel = _find(catalog, version, versioning)
+    return rel.released_at if rel else None
+
+
+def _libyears(
+    current: str,
+    current_rel: Release | None,
+    latest: str | None,
+    latest_rel: Release | None,
+    versioning: Versioning,
+) -> float | None:
+    """Return libyears between current and latest (0 when current is not behind latest)."""
+    if latest is None:
+        return None
+    if versioning.compare(current, latest) >= 0:
+        return 0.0
+    if current_rel is None or latest_rel is None:
+        return None
+    if current_rel.released_at is None or latest_rel.released_at is None:
+        return None
+    seconds = (latest_rel.released_at - current_rel.released_at).total_seconds()
+    return round(max(seconds, 0.0) / 86400 / DAYS_PER_YEAR, 4)
+
+
+def _notes(current_rel: Release | None, latest: str | None, catalog: Catalog) -> str | None:
+    """Return facts about current worth a user's attention (yanked, deprecated, not published)."""
+    notes: list[str] = []
+    if current_rel is None:
+        notes.append("current version is not in the registry's release list")
+    else:
+        if current_rel.yanked:
+            notes.append("current version is yanked")
+        if current_rel.deprecated is not None:
+            notes.append(f"current version is deprecated: {current_rel.deprecated}")
+    if latest is None:
+        notes.append(f"{catalog.datasource} names no latest stable release")
+    return "; ".join(notes) or None

@@ -1,0 +1,284 @@
+"""The versioned report (design.md §4): one pydantic tree, camelCase keys, published as JSON Schema.
+
+``SCHEMA_VERSION`` changes when a key is removed or changes meaning; added keys keep it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from patchula import __version__
+from patchula.models import CurrentSource, Status, UpdateType
+from patchula.scan import Row, ScanResult
+from patchula.settings import Settings
+
+SCHEMA_VERSION = "1"
+STATUSES: tuple[Status, ...] = ("up-to-date", "outdated", "held-back", "unknown", "skipped", "error")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class Tool(_Model):
+    """The program that wrote the report."""
+
+    name: Literal["patchula"] = "patchula"
+    version: str = __version__
+
+
+class HeldBackRelease(_Model):
+    """A release newer than current that the release-age policy does not admit yet."""
+
+    version: str
+    released_at: datetime | None = Field(description="Publish time; null when the registry gives none.")
+    eligible_at: datetime | None = Field(description="When the policy admits it; null when its age is unknown.")
+    update_type: UpdateType | None
+    reason: str
+
+
+class CatalogMeta(_Model):
+    """Where the release list came from."""
+
+    fetched_at: datetime = Field(description="When the catalog was retrieved or revalidated.")
+    reused: bool = Field(description="True when a stored catalog view was reused without a request.")
+    source_url: str
+    time_source: str = Field(description="Provenance of publish times (e.g. 'npm packument time').")
+
+
+class LookupMeta(_Model):
+    """Lookup metadata of one dependency."""
+
+    catalog: CatalogMeta | None
+
+
+class DependencyMeta(_Model):
+    """Metadata beside the verdict."""
+
+    lookup: LookupMeta
+
+
+class DependencyReport(_Model):
+    """One declared dependency and its verdict."""
+
+    manager: str
+    file: str
+    line: int | None
+    ecosystem: str
+    datasource: str
+    name: str = Field(description="The name as declared (an npm alias key, a Python name as written).")
+    package_name: str = Field(description="The name looked up on the registry.")
+    dep_type: str
+    declared: str | None
+    markers: str | None
+    current: str | None
+    current_source: CurrentSource | None = Field(description="lockfile, pin, range or dist-tag.")
+    lock_file: str | None
+    latest: str | None
+    eligible: str | None = Field(description="Newest release the policy admits now.")
+    update_type: UpdateType | None
+    versions_behind: int | None
+    current_released_at: datetime | None
+    latest_released_at: datetime | None
+    eligible_released_at: datetime | None
+    libyears: float | None
+    held_back: list[HeldBackRelease]
+    status: Status
+    reason: str | None
+    metadata: DependencyMeta
+
+
+class Problem(_Model):
+    """A manifest that could not be (fully) read."""
+
+    file: str
+    line: int | None
+    message: str
+    severity: Literal["warning", "error"]
+
+
+class Extraction(_Model):
+    """How the dependencies of a repository were obtained."""
+
+    source: Literal["fresh", "cached"] = "fresh"
+    files: list[str]
+
+
+class RepositoryReport(_Model):
+    """One scanned repository."""
+
+    target: str
+    path: str
+    commit: str | None
+    extraction: Extraction
+    problems: list[Problem]
+    dependencies: list[DependencyReport]
+
+
+class StatusCounts(_Model):
+    """Dependencies per status."""
+
+    up_to_date: int = Field(0, alias="up-to-date")
+    outdated: int = 0
+    held_back: int = Field(0, alias="held-back")
+    unknown: int = 0
+    skipped: int = 0
+    error: int = 0
+
+
+class Summary(_Model):
+    """Aggregates over the whole run."""
+
+    repositories: int
+    dependencies: int
+    by_status: StatusCounts
+    by_ecosystem: dict[str, StatusCounts]
+    libyears: float = Field(description="Sum of libyears over dependencies where it is known.")
+    libyears_unknown: int = Field(description="Dependencies behind latest whose libyears is unknown.")
+    problems: int
+    failed_lookups: int
+
+
+class HostReport(_Model):
+    """Request statistics for one registry host."""
+
+    requests: int
+    responses: dict[str, int]
+    not_modified: int
+    rate_limited: int
+    retries: int
+    cooldown_seconds: float
+    errors: int
+    max_concurrency: int
+
+
+class ScanReport(_Model):
+    """The whole report of one ``patchula run``."""
+
+    schema_version: str = SCHEMA_VERSION
+    tool: Tool = Tool()
+    evaluated_at: datetime
+    options: dict[str, Any]
+    summary: Summary
+    repositories: list[RepositoryReport]
+    hosts: dict[str, HostReport]
+
+
+def build_report(result: ScanResult, settings: Settings, hosts: dict[str, Any]) -> ScanReport:
+    """Turn a ``ScanResult`` into the versioned report model.
+
+    ``hosts`` maps host name to the fetch facade's ``HostStats`` (any object with its fields).
+    """
+    repos = [_repo(r) for r in result.repos]
+    all_rows = [d for r in repos for d in r.dependencies]
+    by_ecosystem: dict[str, Counter[str]] = {}
+    for dep in all_rows:
+        by_ecosystem.setdefault(dep.ecosystem, Counter())[dep.status] += 1
+    libyears = sum(d.libyears for d in all_rows if d.libyears is not None)
+    unknown_libyears = sum(
+        1 for d in all_rows if d.libyears is None and d.status in {"outdated", "held-back"}
+    )
+    summary = Summary(
+        repositories=len(repos),
+        dependencies=len(all_rows),
+        by_status=_counts(Counter(d.status for d in all_rows)),
+        by_ecosystem={k: _counts(v) for k, v in sorted(by_ecosystem.items())},
+        libyears=round(libyears, 2),
+        libyears_unknown=unknown_libyears,
+        problems=sum(len(r.problems) for r in repos),
+        failed_lookups=sum(1 for d in all_rows if d.status == "error"),
+    )
+    options = settings.model_dump(mode="json", by_alias=True, exclude={"verbose", "quiet", "progress"})
+    return ScanReport(
+        evaluated_at=result.evaluated_at,
+        options=options,
+        summary=summary,
+        repositories=repos,
+        hosts={
+            host: HostReport(
+                requests=s.requests,
+                responses=dict(s.responses),
+                not_modified=s.not_modified,
+                rate_limited=s.rate_limited,
+                retries=s.retries,
+                cooldown_seconds=round(s.cooldown_seconds, 3),
+                errors=s.errors,
+                max_concurrency=s.max_concurrency,
+            )
+            for host, s in sorted(hosts.items())
+        },
+    )
+
+
+def _counts(counter: Counter[str]) -> StatusCounts:
+    return StatusCounts.model_validate({s: counter.get(s, 0) for s in STATUSES})
+
+
+def _repo(repo: Any) -> RepositoryReport:
+    rows = sorted(repo.rows, key=lambda r: (r.dependency.file, r.dependency.line or 0, r.dependency.name))
+    problems = sorted(repo.problems, key=lambda p: (p.file, p.line or 0, p.message))
+    return RepositoryReport(
+        target=repo.target,
+        path=repo.root,
+        commit=repo.commit,
+        extraction=Extraction(files=list(repo.files)),
+        problems=[
+            Problem(file=p.file, line=p.line, message=p.message, severity=p.severity) for p in problems
+        ],
+        dependencies=[_row(r) for r in rows],
+    )
+
+
+def _row(row: Row) -> DependencyReport:
+    dep, f = row.dependency, row.finding
+    catalog = (
+        CatalogMeta(
+            fetched_at=row.catalog.fetched_at,
+            reused=row.catalog.reused,
+            source_url=row.catalog.source_url,
+            time_source=row.catalog.time_source,
+        )
+        if row.catalog
+        else None
+    )
+    return DependencyReport(
+        manager=dep.manager,
+        file=dep.file,
+        line=dep.line,
+        ecosystem=dep.datasource,
+        datasource=dep.datasource,
+        name=dep.name,
+        package_name=dep.package_name,
+        dep_type=dep.dep_type,
+        declared=dep.declared,
+        markers=dep.markers,
+        current=f.current,
+        current_source=f.current_source,
+        lock_file=row.lock_file if f.current_source == "lockfile" else None,
+        latest=f.latest,
+        eligible=f.eligible,
+        update_type=f.update_type,
+        versions_behind=f.versions_behind,
+        current_released_at=f.current_released_at,
+        latest_released_at=f.latest_released_at,
+        eligible_released_at=f.eligible_released_at,
+        libyears=f.libyears,
+        held_back=[
+            HeldBackRelease(
+                version=h.version,
+                released_at=h.released_at,
+                eligible_at=h.eligible_at,
+                update_type=h.update_type,
+                reason=h.reason,
+            )
+            for h in f.held_back
+        ],
+        status=f.status,
+        reason=f.reason,
+        metadata=DependencyMeta(lookup=LookupMeta(catalog=catalog)),
+    )

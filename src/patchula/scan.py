@@ -1,0 +1,356 @@
+"""Orchestrates a run: targets → discover → extract → look up (anyio) → evaluate → ``ScanResult``.
+
+Repositories are extracted ``concurrency`` at a time; registry lookups are started as soon as a
+repository's dependencies are known and run in one task group for the whole run, bounded only
+by the per-host limits of the fetch facade, so a repository slot is never held while waiting on
+the network. Each (datasource, package) is looked up once per run however many repositories
+declare it (single-flight). Every failure becomes data: a manifest problem or an ``error`` row.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+import anyio.abc
+
+from patchula.datasource import DATASOURCES
+from patchula.datasource.base import Fetch
+from patchula.discovery import discover
+from patchula.errors import ConfigError, LookupFailed, ManifestError
+from patchula.manager import MANAGERS
+from patchula.models import (
+    Catalog,
+    Dependency,
+    ExtractResult,
+    Finding,
+    Lockfile,
+    ManifestProblem,
+)
+from patchula.policy import ReleaseAgePolicy, evaluate
+from patchula.settings import Settings
+from patchula.versioning import VERSIONINGS
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One dependency with its verdict; ``lock_file`` names the lockfile that gave current."""
+
+    dependency: Dependency
+    finding: Finding
+    lock_file: str | None = None
+    catalog: CatalogInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogInfo:
+    """Where a catalog came from: when it was fetched, whether it was reused, time provenance."""
+
+    fetched_at: datetime
+    reused: bool
+    source_url: str
+    time_source: str
+
+
+@dataclass(slots=True)
+class RepoResult:
+    """Everything found in one repository."""
+
+    target: str
+    root: str
+    commit: str | None
+    files: list[str] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    problems: list[ManifestProblem] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ScanResult:
+    """The outcome of a run, before rendering; ``evaluated_at`` is the one ``now`` of the run."""
+
+    evaluated_at: datetime
+    repos: list[RepoResult]
+    host_stats: dict[str, dict[str, object]]
+
+
+class Clock(Protocol):
+    """The clock a scan reads ``evaluated_at`` from (once per run)."""
+
+    def now(self) -> datetime:
+        """Return the current aware UTC time."""
+        ...
+
+
+class _Lookups:
+    """Run-wide single-flight of catalog lookups keyed by (datasource, package name)."""
+
+    def __init__(self, tg: anyio.abc.TaskGroup, fetch: Fetch, settings: Settings) -> None:
+        self._tg = tg
+        self._fetch = fetch
+        self._settings = settings
+        self._results: dict[tuple[str, str], Catalog | LookupFailed] = {}
+        self._events: dict[tuple[str, str], anyio.Event] = {}
+        self.started = 0
+        self.done = 0
+        self.on_progress: Progress | None = None
+
+    def request(self, datasource: str, package: str) -> None:
+        key = (datasource, package)
+        if key in self._events:
+            return
+        self._events[key] = anyio.Event()
+        self.started += 1
+        self._tg.start_soon(self._run, key)
+
+    async def get(self, datasource: str, package: str) -> Catalog | LookupFailed:
+        key = (datasource, package)
+        self.request(datasource, package)
+        await self._events[key].wait()
+        return self._results[key]
+
+    async def _run(self, key: tuple[str, str]) -> None:
+        datasource_id, package = key
+        module = DATASOURCES[datasource_id]
+        base_url = self._settings.registries.get(datasource_id, module.DEFAULT_BASE_URL)
+        try:
+            result: Catalog | LookupFailed = await module.get_catalog(self._fetch, base_url, package)
+        except LookupFailed as exc:
+            result = exc
+        except Exception as exc:  # noqa: BLE001 - any datasource bug becomes an error row, not a crash
+            result = LookupFailed(f"internal error looking up {package}: {type(exc).__name__}: {exc}")
+        self._results[key] = result
+        self.done += 1
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.started)
+        self._events[key].set()
+
+
+async def scan(
+    targets: Sequence[str],
+    settings: Settings,
+    fetch: Fetch,
+    clock: Clock,
+    on_progress: Progress | None = None,
+) -> ScanResult:
+    """Scan every target and return the result; raises ``ConfigError`` for unusable targets.
+
+    ``targets`` are local checkout paths. ``fetch`` is the run's fetch facade.
+    """
+    roots = [_resolve_target(t) for t in targets]
+    evaluated_at = clock.now()
+    policy = settings.release_age_policy()
+    repos = [RepoResult(target=t, root=str(r), commit=read_commit(r)) for t, r in zip(targets, roots, strict=True)]
+    slots = anyio.Semaphore(settings.concurrency)
+    async with anyio.create_task_group() as tg:
+        lookups = _Lookups(tg, fetch, settings)
+        lookups.on_progress = on_progress
+        for repo, root in zip(repos, roots, strict=True):
+            tg.start_soon(_scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at)
+    return ScanResult(evaluated_at=evaluated_at, repos=repos, host_stats={})
+
+
+def _resolve_target(target: str) -> Path:
+    if target.startswith("github:"):
+        raise ConfigError(f"{target}: remote GitHub targets are not supported yet; clone it and pass the path")
+    path = Path(target).expanduser()
+    if not path.is_dir():
+        raise ConfigError(f"{target}: not a directory")
+    return path.resolve()
+
+
+async def _scan_repo(
+    repo: RepoResult,
+    root: Path,
+    settings: Settings,
+    policy: ReleaseAgePolicy,
+    lookups: _Lookups,
+    slots: anyio.Semaphore,
+    now: datetime,
+) -> None:
+    async with slots:
+        extracted = await anyio.to_thread.run_sync(_extract_repo, root, settings, repo)
+        deps = [(d, lock) for d, lock in extracted if d.skip_reason is None]
+        for dep, _ in deps:
+            if dep.datasource in DATASOURCES:
+                lookups.request(dep.datasource, dep.package_name)
+    for dep, (locked, lock_file) in extracted:
+        if dep.skip_reason is not None:
+            repo.rows.append(Row(dep, Finding(status="skipped", reason=dep.skip_reason)))
+            continue
+        if dep.datasource not in DATASOURCES or dep.versioning not in VERSIONINGS:
+            reason = f"no datasource {dep.datasource!r} / versioning {dep.versioning!r} in this build"
+            repo.rows.append(Row(dep, Finding(status="error", reason=reason)))
+            continue
+        catalog = await lookups.get(dep.datasource, dep.package_name)
+        if isinstance(catalog, LookupFailed):
+            repo.rows.append(Row(dep, Finding(status="error", reason=catalog.reason), lock_file))
+            continue
+        finding = evaluate(dep, catalog, VERSIONINGS[dep.versioning], policy, now, locked)
+        info = CatalogInfo(catalog.fetched_at, False, catalog.source_url, catalog.time_source)
+        repo.rows.append(Row(dep, finding, lock_file, info))
+
+
+def _extract_repo(
+    root: Path, settings: Settings, repo: RepoResult
+) -> list[tuple[Dependency, tuple[str | None, str | None]]]:
+    """Discover and extract one repository (blocking; runs in a worker thread).
+
+    Returns each dependency with ``(locked version, lockfile path)`` (``None`` when unlocked).
+    """
+    found = discover(root, settings.ignore_paths)
+    for path, reason in found.refused:
+        repo.problems.append(ManifestProblem(path, None, reason, severity="warning"))
+    reader = _Reader(root, settings.max_file_bytes)
+    results: list[tuple[str, ExtractResult]] = []
+    for item in found.files:
+        repo.files.append(item.path)
+        try:
+            text = reader(item.path)
+        except ManifestError as exc:
+            repo.problems.append(ManifestProblem(exc.file, exc.line, exc.message))
+            continue
+        try:
+            result = MANAGERS[item.manager].extract(item.path, text, reader)
+        except Exception as exc:  # noqa: BLE001 - a manager bug must cost only its own file
+            message = f"{item.manager} failed: {type(exc).__name__}: {exc}"
+            repo.problems.append(ManifestProblem(item.path, None, message))
+            continue
+        results.append((item.path, result))
+    lockfiles = [r.lockfile for _, r in results if r.lockfile is not None]
+    out: list[tuple[Dependency, tuple[str | None, str | None]]] = []
+    # A file pulled in by another's -r/-c is also discovered on its own: report each row and
+    # each problem once.
+    seen: set[tuple[object, ...]] = set()
+    seen_problems: set[ManifestProblem] = set(repo.problems)
+    for _, result in results:
+        for problem in result.problems:
+            if problem not in seen_problems:
+                seen_problems.add(problem)
+                repo.problems.append(problem)
+        for dep in result.dependencies:
+            key = (dep.file, dep.line, dep.name)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append((dep, _locked_version(dep, result.project_name, lockfiles)))
+    return out
+
+
+def _locked_version(
+    dep: Dependency, project_name: str | None, lockfiles: list[Lockfile]
+) -> tuple[str | None, str | None]:
+    """Find the version a lockfile records for ``dep``; ``(None, None)`` when none covers it."""
+    manifest_dir = posixpath.dirname(dep.file)
+    candidates = [lf for lf in lockfiles if lf.ecosystem == dep.datasource]
+    # Nearest lockfile first: the one beside the manifest, then ancestors.
+    for lock in sorted(candidates, key=lambda lf: len(posixpath.dirname(lf.file)), reverse=True):
+        lock_dir = posixpath.dirname(lock.file)
+        if lock_dir and not (manifest_dir == lock_dir or manifest_dir.startswith(lock_dir + "/")):
+            continue
+        member = posixpath.relpath(manifest_dir or ".", lock_dir or ".")
+        member = "" if member == "." else member
+        if dep.datasource == "npm":
+            if member and (lock.members is None or member not in lock.members):
+                continue
+            version = _npm_resolve(lock, member, dep)
+        else:
+            if member and (lock.members is None or project_name is None or project_name not in lock.members):
+                continue
+            if dep.manager not in {"pyproject"}:
+                continue
+            version = next((p.version for p in lock.packages if p.name == dep.package_name), None)
+        if version is not None:
+            return version, lock.file
+        return None, None
+    return None, None
+
+
+def _npm_resolve(lock: Lockfile, member: str, dep: Dependency) -> str | None:
+    """Resolve ``dep`` the way Node does: ``member/node_modules/<name>``, then each parent's."""
+    by_path = {p.install_path: p for p in lock.packages}
+    directory = member
+    while True:
+        path = f"{directory}/node_modules/{dep.name}" if directory else f"node_modules/{dep.name}"
+        entry = by_path.get(path)
+        if entry is not None:
+            return entry.version if entry.name == dep.package_name else None
+        if not directory:
+            return None
+        directory = posixpath.dirname(directory)
+
+
+class _Reader:
+    """Reads repository files for managers: inside the checkout, size-capped, UTF-8 text."""
+
+    def __init__(self, root: Path, max_bytes: int) -> None:
+        self._root = root
+        self._max = max_bytes
+
+    def __call__(self, rel: str) -> str:
+        path = (self._root / rel).resolve()
+        try:
+            path.relative_to(self._root)
+        except ValueError:
+            raise ManifestError("path leaves the checkout", file=rel) from None
+        try:
+            size = path.stat().st_size
+            if size > self._max:
+                mib = size / 1048576
+                limit = self._max / 1048576
+                msg = f"file is {mib:.1f} MiB, over the {limit:.0f} MiB limit (max-file-bytes); not read"
+                raise ManifestError(msg, file=rel)
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise ManifestError("file not found", file=rel) from None
+        except IsADirectoryError:
+            raise ManifestError("is a directory, not a file", file=rel) from None
+        except OSError as exc:
+            raise ManifestError(f"cannot read: {exc.strerror}", file=rel) from None
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            msg = f"not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at offset {exc.start})"
+            raise ManifestError(msg, file=rel, line=line) from None
+        if "\x00" in text:
+            line = text.count("\n", 0, text.index("\x00")) + 1
+            raise ManifestError("binary content (NUL byte)", file=rel, line=line)
+        return text
+
+
+def read_commit(root: Path) -> str | None:
+    """Return the checked-out commit of a git checkout by reading ``.git`` (no git binary needed)."""
+    git = root / ".git"
+    try:
+        if git.is_file():  # worktrees and submodules: "gitdir: <path>"
+            content = git.read_text(encoding="utf-8").strip()
+            if content.startswith("gitdir:"):
+                git = (root / content.removeprefix("gitdir:").strip()).resolve()
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref:"):
+            return head or None
+        ref = head.removeprefix("ref:").strip()
+        ref_file = git / ref
+        if ref_file.is_file():
+            return ref_file.read_text(encoding="utf-8").strip() or None
+        common = git
+        if (git / "commondir").is_file():
+            common = (git / (git / "commondir").read_text(encoding="utf-8").strip()).resolve()
+            if (common / ref).is_file():
+                return (common / ref).read_text(encoding="utf-8").strip() or None
+        packed = common / "packed-refs"
+        if packed.is_file():
+            for line in packed.read_text(encoding="utf-8").splitlines():
+                sha, _, name = line.partition(" ")
+                if name == ref:
+                    return sha
+    except OSError:
+        return None
+    return None

@@ -1,0 +1,311 @@
+"""Settings built once per run from flags, ``PATCHULA_*`` environment variables and a config file.
+
+Precedence, highest first: command-line flag, environment variable, config file, default. The
+config file is ``--config PATH`` (or ``PATCHULA_CONFIG``), else ``patchula.toml`` in the current
+directory, else the ``[tool.patchula]`` table of ``pyproject.toml`` there. Keys are kebab-case
+and mirror the flags::
+
+    concurrency = 8
+    format = "table"
+    fail-on = "outdated"
+    min-release-age = "3d"
+    host-concurrency = { "registry.npmjs.org" = 8 }
+    ignore-paths = ["**/node_modules/**", "**/tests/**"]
+
+    [min-release-age-by-type]     # per update type, overriding min-release-age
+    major = "14d"
+    patch = "1d"
+
+    [registries]                  # datasource id -> base URL (mirrors, the tests' fake registry)
+    npm = "https://registry.npmjs.org"
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from patchula.errors import ConfigError
+from patchula.policy import ReleaseAgePolicy
+
+OutputFormat = Literal["table", "json", "markdown"]
+FailOn = Literal["none", "outdated", "major", "held-back"]
+
+# Renovate's `config:recommended` ignorePaths: vendored trees, examples and test fixtures are not
+# the project's dependencies (the corpus has deliberately broken manifests under tests/).
+DEFAULT_IGNORE_PATHS = (
+    "**/node_modules/**",
+    "**/bower_components/**",
+    "**/vendor/**",
+    "**/examples/**",
+    "**/__tests__/**",
+    "**/test/**",
+    "**/tests/**",
+    "**/__fixtures__/**",
+)
+DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
+
+_DURATION = re.compile(
+    r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?"
+    r"|d|days?|w|weeks?)\s*$",
+    re.IGNORECASE,
+)
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(value: str | int | float) -> timedelta:
+    """Parse a release-age duration: ``72h``, ``3d``, ``1w``, ``30m``, ``90s``, ``3 days``, ``0``.
+
+    Raises ``ValueError`` for anything else (a bare non-zero number is ambiguous and refused).
+    """
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if value == 0:
+            return timedelta(0)
+        msg = f"duration {value!r} needs a unit (s, m, h, d or w), e.g. '72h' or '3d'"
+        raise ValueError(msg)
+    text = str(value).strip()
+    if text == "0":
+        return timedelta(0)
+    match = _DURATION.match(text)
+    if match is None:
+        msg = f"invalid duration {text!r}: use a number and a unit (s, m, h, d or w), e.g. '72h' or '3d'"
+        raise ValueError(msg)
+    unit = match["unit"].lower()
+    unit = "m" if unit.startswith("min") or unit == "m" else unit[0]
+    return timedelta(seconds=float(match["n"]) * _UNIT_SECONDS[unit])
+
+
+def parse_host_limit(value: str) -> tuple[str, int]:
+    """Parse ``HOST=N`` with 1 <= N <= 100; raises ``ValueError`` with a usage message."""
+    host, sep, number = value.partition("=")
+    host = host.strip().lower()
+    if not sep or not host:
+        msg = f"expected HOST=N, got {value!r}"
+        raise ValueError(msg)
+    try:
+        limit = int(number)
+    except ValueError:
+        msg = f"limit for {host} must be an integer 1-100, got {number!r}"
+        raise ValueError(msg) from None
+    if not 1 <= limit <= 100:  # noqa: PLR2004 - the documented bounds
+        msg = f"limit for {host} must be between 1 and 100, got {limit}"
+        raise ValueError(msg)
+    return host, limit
+
+
+def parse_registry(value: str) -> tuple[str, str]:
+    """Parse ``NAME=URL`` (a datasource id and an http(s) base URL); raises ``ValueError``."""
+    name, sep, url = value.partition("=")
+    name, url = name.strip(), url.strip()
+    if not sep or not name or not re.match(r"^https?://[^\s/]+", url):
+        msg = f"expected NAME=URL with an http(s) URL, got {value!r}"
+        raise ValueError(msg)
+    return name, url.rstrip("/")
+
+
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+class WaitByType(BaseModel):
+    """Per-update-type release-age overrides; ``None`` falls back to ``min-release-age``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    major: timedelta | None = None
+    minor: timedelta | None = None
+    patch: timedelta | None = None
+
+    @field_validator("major", "minor", "patch", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return None if value is None or isinstance(value, timedelta) else parse_duration(value)
+
+
+class Settings(BaseModel):
+    """Everything a run needs to know, resolved once; immutable afterwards."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=_kebab, populate_by_name=True
+    )
+
+    concurrency: int = Field(default=8, ge=1, le=1000)
+    host_concurrency: dict[str, int] = Field(default_factory=dict)
+    default_host_concurrency: int = Field(default=16, ge=1, le=100)
+    format: OutputFormat = "table"
+    report: Path | None = None
+    fail_on: FailOn = "none"
+    min_release_age: timedelta = timedelta(0)
+    min_release_age_by_type: WaitByType = WaitByType()
+    unknown_age: Literal["hold", "admit"] = "hold"
+    registries: dict[str, str] = Field(default_factory=dict)
+    ignore_paths: tuple[str, ...] = DEFAULT_IGNORE_PATHS
+    max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, ge=1)
+    verbose: int = Field(default=0, ge=0)
+    quiet: bool = False
+    progress: bool = True
+
+    @field_validator("min_release_age", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return value if isinstance(value, timedelta) else parse_duration(value)
+
+    @field_validator("host_concurrency", mode="before")
+    @classmethod
+    def _hosts(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return dict(parse_host_limit(f"{k}={v}") for k, v in value.items())
+        return value
+
+    @field_validator("registries", mode="before")
+    @classmethod
+    def _registries(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return dict(parse_registry(f"{k}={v}") for k, v in value.items())
+        return value
+
+    def release_age_policy(self) -> ReleaseAgePolicy:
+        """Return the release-age policy these settings describe."""
+        base = self.min_release_age
+        by = self.min_release_age_by_type
+        return ReleaseAgePolicy(
+            major=by.major if by.major is not None else base,
+            minor=by.minor if by.minor is not None else base,
+            patch=by.patch if by.patch is not None else base,
+            unknown_age=self.unknown_age,
+        )
+
+
+_ENV_SCALARS = (
+    "concurrency",
+    "format",
+    "report",
+    "fail_on",
+    "min_release_age",
+    "unknown_age",
+    "max_file_bytes",
+    "verbose",
+)
+
+
+def load_settings(
+    cli: Mapping[str, Any],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Settings:
+    """Build ``Settings`` from flags given on the command line (``None`` = not given), env and config.
+
+    ``cli`` may hold ``config`` (a path), list-valued ``host_concurrency``/``registries`` in
+    ``HOST=N``/``NAME=URL`` form, and scalar fields. Raises ``ConfigError`` naming the source
+    (flag, variable or file and key) of any invalid value.
+    """
+    env = os.environ if env is None else env
+    cwd = cwd or Path.cwd()
+    config_path = cli.get("config") or env.get("PATCHULA_CONFIG")
+    values, source = _read_config(Path(config_path) if config_path else None, cwd)
+
+    for name in _ENV_SCALARS:
+        raw = env.get(f"PATCHULA_{name.upper()}")
+        if raw not in (None, ""):
+            values[name] = raw
+            source[name] = f"environment variable PATCHULA_{name.upper()}"
+    try:
+        if env.get("PATCHULA_HOST_CONCURRENCY"):
+            values["host_concurrency"] = {
+                **values.get("host_concurrency", {}),
+                **dict(_split_pairs(env["PATCHULA_HOST_CONCURRENCY"], parse_host_limit)),
+            }
+        if env.get("PATCHULA_REGISTRY"):
+            values["registries"] = {
+                **values.get("registries", {}),
+                **dict(_split_pairs(env["PATCHULA_REGISTRY"], parse_registry)),
+            }
+    except ValueError as exc:
+        raise ConfigError(f"environment: {exc}") from None
+
+    for name, value in cli.items():
+        if value is None or name == "config":
+            continue
+        if name == "host_concurrency":
+            try:
+                pairs = dict(parse_host_limit(v) for v in value)
+            except ValueError as exc:
+                raise ConfigError(f"--host-concurrency: {exc}") from None
+            values[name] = {**values.get(name, {}), **pairs}
+        elif name == "registries":
+            try:
+                pairs = dict(parse_registry(v) for v in value)
+            except ValueError as exc:
+                raise ConfigError(f"--registry: {exc}") from None
+            values[name] = {**values.get(name, {}), **pairs}
+        else:
+            values[name] = value
+            source[name] = f"--{_kebab(name)}"
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source)) from None
+
+
+def _split_pairs(text: str, parse: Any) -> list[tuple[str, Any]]:
+    return [parse(part) for part in re.split(r"[,\s]+", text.strip()) if part]
+
+
+def _read_config(path: Path | None, cwd: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """Return the config table and, per key, where it came from."""
+    table: dict[str, Any] = {}
+    where = ""
+    if path is not None:
+        data = _load_toml(path)
+        # A pyproject.toml passed with --config holds its settings under [tool.patchula].
+        table = data.get("tool", {}).get("patchula", {}) if path.name == "pyproject.toml" else data
+        where = str(path)
+    elif (cwd / "patchula.toml").is_file():
+        table = _load_toml(cwd / "patchula.toml")
+        where = str(cwd / "patchula.toml")
+    elif (cwd / "pyproject.toml").is_file():
+        try:
+            data = _load_toml(cwd / "pyproject.toml")
+        except ConfigError:
+            data = {}  # a broken pyproject is a manifest problem of the scan, not a config error
+        table = data.get("tool", {}).get("patchula", {}) if isinstance(data.get("tool"), dict) else {}
+        where = f"{cwd / 'pyproject.toml'} [tool.patchula]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.patchula] must be a table")
+    values = {k.replace("-", "_"): v for k, v in table.items()}
+    return values, dict.fromkeys(values, where)
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _describe(exc: ValidationError, source: Mapping[str, str]) -> str:
+    """Turn a pydantic error into one line per problem, naming the flag, variable or file."""
+    lines = []
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"]]
+        field = loc[0].replace("-", "_") if loc else ""
+        origin = source.get(field, "config")
+        key = ".".join(_kebab(p) for p in loc) if loc else "?"
+        message = str(err.get("ctx", {}).get("error", err["msg"]))
+        if err["type"] == "extra_forbidden":
+            message = "unknown setting"
+        lines.append(f"{origin}: {key}: {message}")
+    return "invalid settings: " + "; ".join(lines)

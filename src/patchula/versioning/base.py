@@ -1,0 +1,56 @@
+"""What every versioning module provides: parse, order, stability and range membership.
+
+A versioning module defines ``ID`` and the functions of ``Versioning``. Versions and
+constraints are strings in the scheme's own syntax; invalid input never raises from these
+functions: ``is_valid`` says no, ``sort_key`` sorts invalid versions below every valid one and
+``matches`` answers ``False``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from patchula.models import UpdateType
+
+
+class Versioning(Protocol):
+    """The shape of a versioning module."""
+
+    ID: str
+
+    def is_valid(self, version: str) -> bool:
+        """Return whether ``version`` parses in this scheme."""
+        ...
+
+    def is_stable(self, version: str) -> bool:
+        """Return whether ``version`` is a final release (not a prerelease or dev release)."""
+        ...
+
+    def sort_key(self, version: str) -> Any:
+        """Return a key that orders versions by this scheme's precedence."""
+        ...
+
+    def compare(self, a: str, b: str) -> int:
+        """Return -1, 0 or 1 as ``a`` sorts before, equal to or after ``b``."""
+        ...
+
+    def is_valid_constraint(self, constraint: str) -> bool:
+        """Return whether ``constraint`` is a valid range/specifier in this scheme."""
+        ...
+
+    def exact_pin(self, constraint: str) -> str | None:
+        """Return the single version ``constraint`` pins to exactly, or ``None`` if it is a range."""
+        ...
+
+    def matches(self, version: str, constraint: str) -> bool:
+        """Return whether ``version`` satisfies ``constraint`` (prerelease rules of the scheme)."""
+        ...
+
+    def max_satisfying(self, versions: Iterable[str], constraint: str) -> str | None:
+        """Return the version a fresh install of ``constraint`` resolves to, among ``versions``."""
+        ...
+
+    def update_type(self, current: str, new: str) -> UpdateType | None:
+        """Return ``major``/``minor``/``patch`` for a move from ``current`` to ``new``, else ``None``."""
+        ...

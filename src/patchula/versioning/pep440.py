@@ -1,0 +1,147 @@
+"""PEP 440 versions and specifiers (PyPI), on ``packaging``.
+
+Prerelease rules are spelled out here rather than taken from ``packaging`` defaults, which
+changed in packaging 26 (``contains`` now admits prereleases): ``matches`` admits a prerelease
+only when the specifier set mentions one; ``max_satisfying`` also falls back to prereleases
+when no final release matches, as pip does. Source: the version-specifiers specification
+(packaging.python.org/en/latest/specifications/version-specifiers/).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from patchula.models import UpdateType
+
+ID = "pep440"
+
+
+def _parse(version: str) -> Version | None:
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return None
+
+
+def _parse_constraint(constraint: str) -> SpecifierSet | None:
+    try:
+        return SpecifierSet(constraint)
+    except InvalidSpecifier:
+        return None
+
+
+def is_valid(version: str) -> bool:
+    """Return whether ``version`` is a valid PEP 440 version."""
+    return _parse(version) is not None
+
+
+def is_stable(version: str) -> bool:
+    """Return whether ``version`` is a final release (``.postN`` is final; ``.devN`` is not)."""
+    parsed = _parse(version)
+    return parsed is not None and not parsed.is_prerelease
+
+
+def sort_key(version: str) -> Any:  # noqa: ANN401 - the protocol leaves the key opaque
+    """Return ``(1, Version)`` for a valid version and ``(0, version)`` for an invalid one."""
+    parsed = _parse(version)
+    if parsed is None:
+        return (0, version)
+    return (1, parsed)
+
+
+def compare(a: str, b: str) -> int:
+    """Return -1, 0 or 1 as ``a`` sorts before, equal to (``1.0`` and ``1.0.0``) or after ``b``."""
+    key_a, key_b = sort_key(a), sort_key(b)
+    return int(key_a > key_b) - int(key_a < key_b)
+
+
+def is_valid_constraint(constraint: str) -> bool:
+    """Return whether ``constraint`` is a valid specifier set (``""`` means any version)."""
+    return _parse_constraint(constraint) is not None
+
+
+def exact_pin(constraint: str) -> str | None:
+    """Return the version of a lone ``==V`` (no ``.*``) or ``===V`` specifier, else ``None``."""
+    specs = _parse_constraint(constraint)
+    if specs is None or len(specs) != 1:
+        return None
+    (spec,) = specs
+    if spec.operator == "===" or (spec.operator == "==" and not spec.version.endswith(".*")):
+        return spec.version
+    return None
+
+
+def _mentions_prerelease(specs: SpecifierSet) -> bool:
+    return any(spec.prereleases for spec in specs)
+
+
+def _contains(specs: SpecifierSet, version: str, *, prereleases: bool) -> bool:
+    parsed = _parse(version)
+    if parsed is None:
+        # Only arbitrary equality (``===``) can name a version PEP 440 cannot parse.
+        return len(specs) > 0 and all(_arbitrary_equal(spec, version) for spec in specs)
+    if parsed.is_prerelease and not prereleases:
+        return False
+    return specs.contains(version, prereleases=True)
+
+
+def _arbitrary_equal(spec: Specifier, version: str) -> bool:
+    return spec.operator == "===" and spec.version.lower() == version.lower()
+
+
+def matches(version: str, constraint: str) -> bool:
+    """Return whether ``version`` satisfies ``constraint``.
+
+    A prerelease satisfies a specifier set only when the set mentions a prerelease
+    (``>=2.0b1``); ``<2.0`` never admits ``2.0a1`` (PEP 440 exclusive ordered comparison).
+    """
+    specs = _parse_constraint(constraint)
+    if specs is None:
+        return False
+    return _contains(specs, version, prereleases=_mentions_prerelease(specs))
+
+
+def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
+    """Return the version pip would pick for ``constraint`` among ``versions``.
+
+    The highest matching final release; prereleases compete too when the specifier set mentions
+    one, and are the fallback when no final release matches.
+    """
+    specs = _parse_constraint(constraint)
+    if specs is None:
+        return None
+    matching = [v for v in versions if _contains(specs, v, prereleases=True)]
+    if not _mentions_prerelease(specs):
+        finals = [v for v in matching if not _is_prerelease(v)]
+        if finals:
+            matching = finals
+    return max(matching, key=sort_key, default=None)
+
+
+def _is_prerelease(version: str) -> bool:
+    parsed = _parse(version)
+    return parsed is not None and parsed.is_prerelease
+
+
+def update_type(current: str, new: str) -> UpdateType | None:
+    """Return which ``release`` component (padded to three) a move to a newer ``new`` changes.
+
+    An epoch change is ``major``; post, pre and dev differences on the same release are
+    ``patch``. Returns ``None`` when either version is invalid or ``new`` is not newer.
+    """
+    old_version, new_version = _parse(current), _parse(new)
+    if old_version is None or new_version is None or new_version <= old_version:
+        return None
+    old_release = (*old_version.release, 0, 0, 0)[:3]
+    new_release = (*new_version.release, 0, 0, 0)[:3]
+    if old_version.epoch != new_version.epoch or old_release[0] != new_release[0]:
+        return "major"
+    if old_release[1] != new_release[1]:
+        return "minor"
+    return "patch"

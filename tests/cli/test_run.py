@@ -1,0 +1,209 @@
+"""End to end: ``patchula run`` on a checkout against mocked npm and PyPI registries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+from typer.testing import CliRunner
+
+from patchula.cli import app
+
+NPM = "http://npm.test"
+PYPI = "http://pypi.test"
+runner = CliRunner()
+
+
+def _iso(days_ago: float) -> str:
+    when = datetime.now(UTC) - timedelta(days=days_ago)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def _packument(name: str, versions: dict[str, float], latest: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "dist-tags": {"latest": latest},
+        "versions": {v: {"name": name, "version": v, **extra.get(v, {})} for v in versions},
+        "time": {"created": _iso(1000), "modified": _iso(0), **{v: _iso(d) for v, d in versions.items()}},
+    }
+
+
+def _simple(name: str, versions: dict[str, float], yanked: tuple[str, ...] = ()) -> dict[str, Any]:
+    files = [
+        {
+            "filename": f"{name}-{v}.tar.gz",
+            "url": f"{PYPI}/files/{name}-{v}.tar.gz",
+            "hashes": {},
+            "upload-time": _iso(d).replace(".000Z", ".000000Z"),
+            "yanked": v in yanked,
+        }
+        for v, d in versions.items()
+    ]
+    return {"meta": {"api-version": "1.1"}, "name": name, "versions": list(versions), "files": files}
+
+
+SIMPLE = {"Content-Type": "application/vnd.pypi.simple.v1+json"}
+
+
+@pytest.fixture
+def registry() -> Iterator[respx.MockRouter]:
+    """Mocked npm and PyPI registries with a handful of packages."""
+    with respx.mock(assert_all_mocked=True, assert_all_called=False) as router:
+        router.get(f"{NPM}/left-pad").mock(
+            return_value=httpx.Response(
+                200, json=_packument("left-pad", {"1.0.0": 900, "1.3.0": 400, "1.4.0": 1}, "1.4.0")
+            )
+        )
+        router.get(f"{NPM}/@types%2fnode").mock(
+            return_value=httpx.Response(
+                200, json=_packument("@types/node", {"20.0.0": 300, "22.1.0": 100}, "22.1.0")
+            )
+        )
+        router.get(f"{NPM}/does-not-exist").mock(return_value=httpx.Response(404, json={"error": "Not found"}))
+        router.get(f"{PYPI}/simple/requests/").mock(
+            return_value=httpx.Response(
+                200, headers=SIMPLE, json=_simple("requests", {"2.31.0": 800, "2.32.0": 200, "2.33.0": 0.5})
+            )
+        )
+        router.get(f"{PYPI}/simple/flask/").mock(
+            return_value=httpx.Response(200, headers=SIMPLE, json=_simple("flask", {"3.0.0": 300, "3.1.0": 50}))
+        )
+        yield router
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "package.json").write_text(
+        json.dumps(
+            {
+                "name": "demo",
+                "dependencies": {"left-pad": "^1.0.0", "local": "file:../local"},
+                "devDependencies": {"@types/node": "^20.0.0", "does-not-exist": "^1.0.0"},
+            },
+            indent=2,
+        )
+    )
+    (repo / "package-lock.json").write_text(
+        json.dumps(
+            {
+                "name": "demo",
+                "lockfileVersion": 3,
+                "packages": {
+                    "": {"name": "demo"},
+                    "node_modules/left-pad": {"version": "1.3.0"},
+                    "node_modules/@types/node": {"version": "20.0.0"},
+                },
+            }
+        )
+    )
+    (repo / "requirements.txt").write_text("requests==2.31.0\nflask>=3.0\n")
+    (repo / "broken").mkdir()
+    (repo / "broken" / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = [\n  "a",\n  oops\n]\n')
+    return repo
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["run", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout
+
+
+def test_json_report_end_to_end(tmp_path: Path, registry: respx.MockRouter) -> None:
+    """A run reports locked, pinned and ranged dependencies, skips, errors and manifest problems."""
+    repo = _repo(tmp_path)
+    code, out = _run(
+        str(repo), "--format", "json", "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}",
+        "--min-release-age", "3d",
+    )
+    report = json.loads(out)
+    assert code == 3  # one lookup failed (404)
+    assert report["schemaVersion"] == "1"
+    rows = {d["name"]: d for d in report["repositories"][0]["dependencies"]}
+
+    left_pad = rows["left-pad"]
+    assert (left_pad["current"], left_pad["currentSource"], left_pad["lockFile"]) == ("1.3.0", "lockfile", "package-lock.json")
+    assert (left_pad["latest"], left_pad["eligible"], left_pad["status"]) == ("1.4.0", None, "held-back")
+    assert [h["version"] for h in left_pad["heldBack"]] == ["1.4.0"]
+    assert left_pad["heldBack"][0]["eligibleAt"] is not None
+    assert left_pad["line"] == 4
+
+    node = rows["@types/node"]
+    assert (node["current"], node["eligible"], node["updateType"], node["status"]) == ("20.0.0", "22.1.0", "major", "outdated")
+    assert node["metadata"]["lookup"]["catalog"]["timeSource"] == "npm packument time"
+
+    assert rows["local"]["status"] == "skipped"
+    assert rows["does-not-exist"]["status"] == "error"
+    assert "not found" in rows["does-not-exist"]["reason"]
+
+    req = rows["requests"]
+    assert (req["current"], req["currentSource"], req["eligible"], req["status"]) == ("2.31.0", "pin", "2.32.0", "outdated")
+    assert [h["version"] for h in req["heldBack"]] == ["2.33.0"]
+    flask = rows["flask"]
+    assert (flask["current"], flask["currentSource"], flask["status"]) == ("3.1.0", "range", "up-to-date")
+
+    problems = report["repositories"][0]["problems"]
+    assert [(p["file"], p["line"]) for p in problems] == [("broken/pyproject.toml", 5)]
+    summary = report["summary"]
+    assert summary["byStatus"] == {
+        "up-to-date": 1, "outdated": 2, "held-back": 1, "unknown": 0, "skipped": 1, "error": 1,
+    }
+    assert summary["failedLookups"] == 1
+
+
+def test_single_flight_across_repositories(tmp_path: Path, registry: respx.MockRouter) -> None:
+    """Many repositories declaring the same package cause one registry request for it."""
+    for i in range(10):
+        repo = tmp_path / f"r{i}"
+        repo.mkdir()
+        (repo / "requirements.txt").write_text("requests==2.31.0\n")
+    code, out = _run(*(str(tmp_path / f"r{i}") for i in range(10)), "--format", "json",
+                     "--registry", f"pypi={PYPI}", "--fail-on", "outdated")
+    assert code == 1
+    assert registry.routes[3].call_count == 1  # the requests route
+    assert len(json.loads(out)["repositories"]) == 10
+
+
+def test_table_is_plain_when_piped(tmp_path: Path, registry: respx.MockRouter) -> None:
+    """Piped table output has no escape codes and ends with the summary line."""
+    repo = _repo(tmp_path)
+    code, out = _run(str(repo), "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}")
+    assert code == 3
+    assert "\x1b[" not in out
+    assert out.strip().splitlines()[-1].startswith("6 dependencies in 1 repository: 1 up-to-date, 3 outdated")
+    assert "broken/pyproject.toml:5" in out
+
+
+def test_fail_on_levels(tmp_path: Path, registry: respx.MockRouter) -> None:
+    """--fail-on major exits 1 only for major updates; none exits 0."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "requirements.txt").write_text("flask==3.0.0\n")
+    args = ["--registry", f"pypi={PYPI}", "-q"]
+    assert _run(str(repo), *args, "--fail-on", "major")[0] == 0
+    assert _run(str(repo), *args, "--fail-on", "outdated")[0] == 1
+    assert _run(str(repo), *args)[0] == 0
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    """Bad flag values and missing targets are usage errors (exit 2) with a message."""
+    result = runner.invoke(app, ["run", str(tmp_path), "--host-concurrency", "x=500"])
+    assert result.exit_code == 2
+    assert "between 1 and 100" in result.stderr
+    result = runner.invoke(app, ["run", str(tmp_path / "missing")])
+    assert result.exit_code == 2
+    assert "not a directory" in result.stderr
+
+
+def test_schema_command_prints_json_schema() -> None:
+    """``patchula schema`` prints the report's JSON Schema with camelCase keys."""
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    assert "schemaVersion" in schema["properties"]
+    assert "heldBack" in schema["$defs"]["DependencyReport"]["properties"]

@@ -1,0 +1,155 @@
+"""The fetch facade: single-flight, per-host limits, retries, Retry-After parsing, statistics."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import anyio
+import httpx
+import pytest
+import respx
+
+from patchula.errors import RegistryError, RegistryUnreachable
+from patchula.http.fetcher import Fetcher, retry_after_seconds
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+class _Sleeps:
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+def _fetcher(client: httpx.AsyncClient, sleeps: _Sleeps, **kw: object) -> Fetcher:
+    return Fetcher(client, sleep=sleeps, now=lambda: NOW, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("2", 2.0),
+        ("0", 0.0),
+        ("-5", 0.0),
+        ("Mon, 30 Nov 2026 12:00:30 GMT", 30.0),
+        ("Mon, 30 Nov 2026 11:00:00 GMT", 0.0),
+        ("soon", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_retry_after(header: str | None, expected: float | None) -> None:
+    """Retry-After is delta-seconds or an HTTP-date; garbage and absence give None, the past 0."""
+    assert retry_after_seconds(header, NOW) == expected
+
+
+async def _gather(fetcher: Fetcher, urls: list[str]) -> list[int]:
+    statuses: list[int] = []
+
+    async def one(url: str) -> None:
+        statuses.append((await fetcher(url)).status)
+
+    async with anyio.create_task_group() as tg:
+        for url in urls:
+            tg.start_soon(one, url)
+    return statuses
+
+
+@pytest.mark.anyio
+async def test_single_flight_shares_one_request() -> None:
+    """Concurrent identical GETs send one request and all callers get its response."""
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get("https://registry.test/pkg").mock(return_value=httpx.Response(200, json={}))
+        async with httpx.AsyncClient() as client:
+            statuses = await _gather(_fetcher(client, _Sleeps()), ["https://registry.test/pkg"] * 20)
+    assert statuses == [200] * 20
+    assert route.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_host_limit_bounds_concurrency() -> None:
+    """No more requests are in flight to a host than its limit."""
+    in_flight = 0
+    peak = 0
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await anyio.sleep(0.01)
+        in_flight -= 1
+        return httpx.Response(200)
+
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"https://a\.test/\d+").mock(side_effect=slow)
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, _Sleeps(), host_limits={"a.test": 3})
+            await _gather(fetcher, [f"https://a.test/{i}" for i in range(12)])
+    assert peak == 3
+    assert fetcher.stats["a.test"].max_concurrency == 3
+    assert fetcher.stats["a.test"].requests == 12
+
+
+@pytest.mark.anyio
+async def test_429_retries_after_the_header_wait() -> None:
+    """A 429 with Retry-After: 2 waits 2 s (on the injected sleep) and then succeeds."""
+    sleeps = _Sleeps()
+    with respx.mock(assert_all_called=True) as router:
+        router.get("https://a.test/x").mock(
+            side_effect=[httpx.Response(429, headers={"Retry-After": "2"}), httpx.Response(200)]
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, sleeps)
+            response = await fetcher("https://a.test/x")
+    assert response.status == 200
+    assert sleeps.calls == [2.0]
+    assert (fetcher.stats["a.test"].rate_limited, fetcher.stats["a.test"].retries) == (1, 1)
+
+
+@pytest.mark.anyio
+async def test_429_with_long_wait_fails_at_once() -> None:
+    """A Retry-After above 60 s fails the lookup immediately with the host and wait named."""
+    sleeps = _Sleeps()
+    with respx.mock(assert_all_called=True) as router:
+        router.get("https://a.test/x").mock(return_value=httpx.Response(429, headers={"Retry-After": "120"}))
+        async with httpx.AsyncClient() as client:
+            with pytest.raises(RegistryError, match=r"a\.test.*120s"):
+                await _fetcher(client, sleeps)("https://a.test/x")
+    assert sleeps.calls == []
+
+
+@pytest.mark.anyio
+async def test_5xx_is_retried_then_reported() -> None:
+    """Server errors are retried a bounded number of times, then fail with the status named."""
+    sleeps = _Sleeps()
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get("https://a.test/x").mock(return_value=httpx.Response(503))
+        async with httpx.AsyncClient() as client:
+            with pytest.raises(RegistryError, match="HTTP 503 from a.test; gave up after 3 retries"):
+                await _fetcher(client, sleeps)("https://a.test/x")
+    assert route.call_count == 4
+    assert len(sleeps.calls) == 3
+
+
+@pytest.mark.anyio
+async def test_network_error_is_unreachable() -> None:
+    """A connection failure on every attempt raises RegistryUnreachable."""
+    with respx.mock(assert_all_called=True) as router:
+        router.get("https://a.test/x").mock(side_effect=httpx.ConnectError("refused"))
+        async with httpx.AsyncClient() as client:
+            with pytest.raises(RegistryUnreachable, match="ConnectError talking to a.test"):
+                await _fetcher(client, _Sleeps())("https://a.test/x")
+
+
+@pytest.mark.anyio
+async def test_404_is_returned_not_raised() -> None:
+    """Client errors are answers: the datasource decides what a 404 means."""
+    with respx.mock(assert_all_called=True) as router:
+        router.get("https://a.test/x").mock(return_value=httpx.Response(404))
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, _Sleeps())
+            response = await fetcher("https://a.test/x")
+    assert response.status == 404
+    assert fetcher.stats["a.test"].responses == {"4xx": 1}

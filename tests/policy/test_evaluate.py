@@ -1,0 +1,215 @@
+"""Lookup decisions: current, latest, eligible, held back, update type, versions behind, libyears."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from patchula.models import Catalog, Dependency, Release
+from patchula.policy import ReleaseAgePolicy, evaluate
+from patchula.versioning import npm, pep440
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+DAY = timedelta(days=1)
+
+
+def _npm_dep(constraint: str | None, name: str = "pkg") -> Dependency:
+    return Dependency(
+        manager="package_json", file="package.json", line=3, name=name, package_name=name,
+        datasource="npm", versioning="npm", dep_type="dependencies", declared=constraint,
+        constraint=constraint,
+    )
+
+
+def _py_dep(constraint: str | None) -> Dependency:
+    return Dependency(
+        manager="requirements_txt", file="requirements.txt", line=1, name="pkg", package_name="pkg",
+        datasource="pypi", versioning="pep440", dep_type="requirements", declared=constraint,
+        constraint=constraint,
+    )
+
+
+def _rel(version: str, days_ago: float | None, **kw: object) -> Release:
+    when = None if days_ago is None else NOW - timedelta(days=days_ago)
+    return Release(version, when, **kw)  # type: ignore[arg-type]
+
+
+def _npm_catalog(*releases: Release, latest: str, tags: dict[str, str] | None = None) -> Catalog:
+    tags = {"latest": latest, **(tags or {})}
+    return Catalog(
+        datasource="npm", package_name="pkg", releases=releases, latest=latest,
+        fetched_at=NOW, dist_tags=tuple(sorted(tags.items())),
+    )
+
+
+def _py_catalog(*releases: Release, latest: str | None) -> Catalog:
+    return Catalog(datasource="pypi", package_name="pkg", releases=releases, latest=latest, fetched_at=NOW)
+
+
+NO_WAIT = ReleaseAgePolicy()
+THREE_DAYS = ReleaseAgePolicy(major=3 * DAY, minor=3 * DAY, patch=3 * DAY)
+
+
+def test_locked_version_is_current_and_newest_is_outdated() -> None:
+    """A lockfile's version is current; a newer stable release makes the dependency outdated."""
+    cat = _npm_catalog(_rel("1.0.0", 400), _rel("1.1.0", 200), _rel("2.0.0", 30), latest="2.0.0")
+    f = evaluate(_npm_dep("^1.0.0"), cat, npm, NO_WAIT, NOW, locked="1.0.0")
+    assert (f.status, f.current, f.current_source) == ("outdated", "1.0.0", "lockfile")
+    assert (f.latest, f.eligible, f.update_type, f.versions_behind) == ("2.0.0", "2.0.0", "major", 2)
+    assert f.libyears == round(370 / 365.25, 4)
+    assert f.held_back == ()
+
+
+def test_range_resolves_to_newest_admitted_release() -> None:
+    """Without a lock or pin, current is what a fresh install of the range resolves to."""
+    cat = _py_catalog(_rel("1.0", 400), _rel("1.4", 200), _rel("2.0", 30), latest="2.0")
+    f = evaluate(_py_dep(">=1.0,<2"), cat, pep440, NO_WAIT, NOW)
+    assert (f.current, f.current_source, f.eligible, f.update_type) == ("1.4", "range", "2.0", "major")
+
+
+def test_exact_pin_is_current() -> None:
+    """An exact pin (==) is current even when the range logic would pick something else."""
+    cat = _py_catalog(_rel("1.0", 400), _rel("1.4", 200), latest="1.4")
+    f = evaluate(_py_dep("==1.0"), cat, pep440, NO_WAIT, NOW)
+    assert (f.current, f.current_source, f.status, f.update_type) == ("1.0", "pin", "outdated", "minor")
+
+
+def test_npm_range_prefers_latest_dist_tag() -> None:
+    """npm installs dist-tags.latest when the range admits it, even if a higher version exists."""
+    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.2.0", 50), _rel("1.3.0", 10), latest="1.2.0")
+    f = evaluate(_npm_dep("^1.0.0"), cat, npm, NO_WAIT, NOW)
+    assert (f.current, f.status) == ("1.2.0", "up-to-date")
+
+
+def test_versions_above_latest_are_not_offered() -> None:
+    """A version above dist-tags.latest (a --tag publish) is never proposed to a user below latest."""
+    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.2.0", 50), _rel("3.0.0", 10), latest="1.2.0",
+                       tags={"next": "3.0.0"})
+    f = evaluate(_npm_dep("1.0.0"), cat, npm, NO_WAIT, NOW)
+    assert (f.eligible, f.versions_behind, f.latest) == ("1.2.0", 1, "1.2.0")
+
+
+def test_dist_tag_value_resolves_through_the_tag() -> None:
+    """A dist-tag as the declared value (``next``) resolves to that tag's version."""
+    cat = _npm_catalog(_rel("1.0.0", 100), _rel("2.0.0-rc.1", 10), latest="1.0.0",
+                       tags={"next": "2.0.0-rc.1"})
+    f = evaluate(_npm_dep("next"), cat, npm, NO_WAIT, NOW)
+    assert (f.current, f.current_source, f.status) == ("2.0.0-rc.1", "dist-tag", "up-to-date")
+
+
+def test_unknown_dist_tag_is_unknown_with_reason() -> None:
+    """A value that is neither a range nor an existing dist-tag gives status unknown and says why."""
+    cat = _npm_catalog(_rel("1.0.0", 100), latest="1.0.0")
+    f = evaluate(_npm_dep("canary"), cat, npm, NO_WAIT, NOW)
+    assert f.status == "unknown"
+    assert f.reason is not None
+    assert "neither a valid range nor a dist-tag" in f.reason
+
+
+def test_range_matching_nothing_is_unknown() -> None:
+    """A range no release satisfies cannot give a current version."""
+    cat = _py_catalog(_rel("1.0", 100), latest="1.0")
+    f = evaluate(_py_dep(">=5"), cat, pep440, NO_WAIT, NOW)
+    assert f.status == "unknown"
+    assert f.reason == "no published release satisfies the range '>=5'"
+
+
+def test_release_age_picks_newest_eligible_not_newest() -> None:
+    """With a 3-day wait the newest old-enough release is eligible and younger ones are held back."""
+    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.1.0", 10), _rel("1.2.0", 1), latest="1.2.0")
+    f = evaluate(_npm_dep("1.0.0"), cat, npm, THREE_DAYS, NOW)
+    assert (f.status, f.eligible, f.update_type) == ("outdated", "1.1.0", "minor")
+    assert [h.version for h in f.held_back] == ["1.2.0"]
+    held = f.held_back[0]
+    assert held.released_at == NOW - DAY
+    assert held.eligible_at == NOW + 2 * DAY
+    assert held.reason == "released 24h ago; minor updates wait 72h"
+
+
+def test_all_newer_releases_young_is_held_back() -> None:
+    """When no newer release is old enough, the status is held-back and eligible is empty."""
+    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.0.1", 1), latest="1.0.1")
+    f = evaluate(_npm_dep("1.0.0"), cat, npm, THREE_DAYS, NOW)
+    assert (f.status, f.eligible, f.update_type) == ("held-back", None, "patch")
+    assert f.held_back[0].eligible_at == NOW + 2 * DAY
+
+
+def test_per_update_type_waits() -> None:
+    """Each candidate waits for its own update type: a patch may pass while a major waits."""
+    policy = ReleaseAgePolicy(major=30 * DAY, minor=7 * DAY, patch=timedelta(0))
+    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.0.1", 0.1), _rel("2.0.0", 10), latest="2.0.0")
+    f = evaluate(_npm_dep("1.0.0"), cat, npm, policy, NOW)
+    assert (f.eligible, f.update_type) == ("1.0.1", "patch")
+    assert [(h.version, h.update_type) for h in f.held_back] == [("2.0.0", "major")]
+
+
+def test_unknown_publish_time_is_held_back_not_invented() -> None:
+    """A release without a publish time is held back with unknown dates under a positive wait."""
+    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.1.0", None), latest="1.1.0")
+    f = evaluate(_npm_dep("1.0.0"), cat, npm, THREE_DAYS, NOW)
+    assert f.status == "held-back"
+    assert (f.held_back[0].released_at, f.held_back[0].eligible_at) == (None, None)
+    assert f.held_back[0].reason.startswith("age unknown")
+    assert f.libyears is None
+
+
+def test_unknown_publish_time_admitted_when_policy_says_so() -> None:
+    """``unknown_age = admit`` lets an undated release through, still without inventing a date."""
+    policy = ReleaseAgePolicy(minor=3 * DAY, unknown_age="admit")
+    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.1.0", None), latest="1.1.0")
+    f = evaluate(_npm_dep("1.0.0"), cat, npm, policy, NOW)
+    assert (f.status, f.eligible, f.eligible_released_at) == ("outdated", "1.1.0", None)
+
+
+def test_deprecated_and_yanked_are_never_offered() -> None:
+    """Deprecated npm versions and yanked PyPI releases are skipped as candidates."""
+    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.1.0", 50, deprecated="broken"), _rel("1.2.0", 40),
+                       latest="1.2.0")
+    f = evaluate(_npm_dep("1.0.0"), cat, npm, NO_WAIT, NOW)
+    assert (f.eligible, f.versions_behind) == ("1.2.0", 1)
+    pcat = _py_catalog(_rel("1.0", 100), _rel("1.1", 50, yanked=True), latest="1.0")
+    pf = evaluate(_py_dep("==1.0"), pcat, pep440, NO_WAIT, NOW)
+    assert (pf.status, pf.versions_behind) == ("up-to-date", 0)
+
+
+def test_yanked_release_skipped_when_resolving_range() -> None:
+    """A fresh install never resolves to a yanked release (PEP 592)."""
+    cat = _py_catalog(_rel("1.0", 100), _rel("1.1", 50, yanked=True), latest="1.0")
+    f = evaluate(_py_dep(">=1.0"), cat, pep440, NO_WAIT, NOW)
+    assert f.current == "1.0"
+
+
+def test_prereleases_only_when_current_is_one() -> None:
+    """A stable current is never offered prereleases; a prerelease current is."""
+    cat = _py_catalog(_rel("1.0", 100), _rel("2.0b1", 10), _rel("2.0b2", 5), latest="1.0")
+    stable = evaluate(_py_dep("==1.0"), cat, pep440, NO_WAIT, NOW)
+    assert (stable.status, stable.versions_behind) == ("up-to-date", 0)
+    pre = evaluate(_py_dep("==2.0b1"), cat, pep440, NO_WAIT, NOW)
+    assert (pre.status, pre.eligible) == ("outdated", "2.0b2")
+
+
+def test_yanked_current_is_flagged() -> None:
+    """A pin to a yanked release is reported with that fact in the reason."""
+    cat = _py_catalog(_rel("1.0", 100, yanked=True), _rel("1.1", 50), latest="1.1")
+    f = evaluate(_py_dep("==1.0"), cat, pep440, NO_WAIT, NOW)
+    assert f.reason == "current version is yanked"
+    assert f.eligible == "1.1"
+
+
+@pytest.mark.parametrize(
+    ("current", "new", "expected"),
+    [("1.0.0", "2.0.0", "major"), ("1.0.0", "1.1.0", "minor"), ("1.0.0", "1.0.1", "patch")],
+)
+def test_update_type_of_eligible(current: str, new: str, expected: str) -> None:
+    """The update type is computed from current to eligible."""
+    cat = _npm_catalog(_rel(current, 100), _rel(new, 10), latest=new)
+    assert evaluate(_npm_dep(current), cat, npm, NO_WAIT, NOW).update_type == expected
+
+
+def test_pep440_equal_versions_match_catalog_dates() -> None:
+    """A locked ``1.0`` finds the catalog's ``1.0.0`` release date (PEP 440 equality)."""
+    cat = _py_catalog(_rel("1.0.0", 365.25), _rel("2.0.0", 0), latest="2.0.0")
+    f = evaluate(_py_dep(None), cat, pep440, NO_WAIT, NOW, locked="1.0")
+    assert f.current_released_at == NOW - timedelta(days=365.25)
+    assert f.libyears == 1.0

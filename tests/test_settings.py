@@ -1,0 +1,108 @@
+"""Settings: flags over environment over config file over defaults, with clear errors."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from patchula.errors import ConfigError
+from patchula.settings import load_settings, parse_duration
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("72h", timedelta(hours=72)),
+        ("3d", timedelta(days=3)),
+        ("1w", timedelta(weeks=1)),
+        ("30m", timedelta(minutes=30)),
+        ("90s", timedelta(seconds=90)),
+        ("3 days", timedelta(days=3)),
+        ("1.5h", timedelta(minutes=90)),
+        ("0", timedelta(0)),
+    ],
+)
+def test_parse_duration(text: str, expected: timedelta) -> None:
+    """Durations take a number and a unit (or plain zero)."""
+    assert parse_duration(text) == expected
+
+
+@pytest.mark.parametrize("text", ["3", "abc", "-1d", "3 fortnights", ""])
+def test_parse_duration_rejects(text: str) -> None:
+    """Unitless or unknown durations are refused with a usage message."""
+    with pytest.raises(ValueError, match="duration"):
+        parse_duration(text)
+
+
+def test_defaults(tmp_path: Path) -> None:
+    """With nothing given, the documented defaults apply."""
+    s = load_settings({}, env={}, cwd=tmp_path)
+    assert (s.concurrency, s.default_host_concurrency, s.format, s.fail_on) == (8, 16, "table", "none")
+    assert s.min_release_age == timedelta(0)
+
+
+def test_precedence_flag_env_config(tmp_path: Path) -> None:
+    """A flag beats an environment variable, which beats patchula.toml."""
+    (tmp_path / "patchula.toml").write_text('concurrency = 2\nformat = "markdown"\nfail-on = "major"\n')
+    env = {"PATCHULA_CONCURRENCY": "3", "PATCHULA_FORMAT": "json"}
+    s = load_settings({"concurrency": 4}, env=env, cwd=tmp_path)
+    assert (s.concurrency, s.format, s.fail_on) == (4, "json", "major")
+
+
+def test_pyproject_tool_table(tmp_path: Path) -> None:
+    """``[tool.patchula]`` in pyproject.toml is read when there is no patchula.toml."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.patchula]\nmin-release-age = "3d"\n[tool.patchula.min-release-age-by-type]\nmajor = "14d"\n'
+    )
+    policy = load_settings({}, env={}, cwd=tmp_path).release_age_policy()
+    assert (policy.major, policy.minor, policy.patch) == (
+        timedelta(days=14), timedelta(days=3), timedelta(days=3)
+    )
+
+
+def test_host_concurrency_merges_and_validates(tmp_path: Path) -> None:
+    """Host limits from config and flags merge; out-of-range limits are usage errors."""
+    (tmp_path / "patchula.toml").write_text('host-concurrency = { "pypi.org" = 4 }\n')
+    s = load_settings({"host_concurrency": ["api.github.com=8"]}, env={}, cwd=tmp_path)
+    assert s.host_concurrency == {"pypi.org": 4, "api.github.com": 8}
+    with pytest.raises(ConfigError, match="between 1 and 100"):
+        load_settings({"host_concurrency": ["a.example=0"]}, env={}, cwd=tmp_path)
+    with pytest.raises(ConfigError, match="HOST=N"):
+        load_settings({"host_concurrency": ["nonsense"]}, env={}, cwd=tmp_path)
+
+
+def test_bad_config_names_file_and_key(tmp_path: Path) -> None:
+    """An invalid value in the config file is reported with the file and the key."""
+    cfg = tmp_path / "patchula.toml"
+    cfg.write_text('fail-on = "sometimes"\n')
+    with pytest.raises(ConfigError, match=r"patchula\.toml: fail-on"):
+        load_settings({}, env={}, cwd=tmp_path)
+
+
+def test_unknown_key_is_refused(tmp_path: Path) -> None:
+    """A misspelt setting is an error, not silently ignored."""
+    (tmp_path / "patchula.toml").write_text("concurency = 3\n")
+    with pytest.raises(ConfigError, match="unknown setting"):
+        load_settings({}, env={}, cwd=tmp_path)
+
+
+def test_invalid_toml_config(tmp_path: Path) -> None:
+    """A config file that is not TOML is a config error naming the file."""
+    cfg = tmp_path / "custom.toml"
+    cfg.write_text("concurrency = = 3\n")
+    with pytest.raises(ConfigError, match="custom.toml: invalid TOML"):
+        load_settings({"config": cfg}, env={}, cwd=tmp_path)
+
+
+def test_registry_overrides(tmp_path: Path) -> None:
+    """``--registry NAME=URL`` and PATCHULA_REGISTRY set datasource base URLs."""
+    s = load_settings(
+        {"registries": ["npm=http://127.0.0.1:9/npm/"]},
+        env={"PATCHULA_REGISTRY": "pypi=http://127.0.0.1:9/pypi"},
+        cwd=tmp_path,
+    )
+    assert s.registries == {"npm": "http://127.0.0.1:9/npm", "pypi": "http://127.0.0.1:9/pypi"}
+    with pytest.raises(ConfigError, match="NAME=URL"):
+        load_settings({"registries": ["npm=ftp://x"]}, env={}, cwd=tmp_path)
