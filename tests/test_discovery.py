@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from patchula.discovery import discover
@@ -50,7 +49,10 @@ def test_gitignore_is_honoured_per_directory(tmp_path: Path) -> None:
     _touch(tmp_path, "app/requirements.txt", "")
     _touch(tmp_path, "other/generated/requirements.txt", "")
     found = discover(tmp_path, [])
-    assert [f.path for f in found.files] == ["app/requirements.txt", "other/generated/requirements.txt"]
+    assert [f.path for f in found.files] == [
+        "app/requirements.txt",
+        "other/generated/requirements.txt",
+    ]
 
 
 def test_symlinks_never_leave_the_checkout(tmp_path: Path) -> None:
@@ -59,9 +61,9 @@ def test_symlinks_never_leave_the_checkout(tmp_path: Path) -> None:
     _touch(outside, "package.json")
     repo = tmp_path / "repo"
     _touch(repo, "real/package.json")
-    os.symlink(outside / "package.json", repo / "package.json")
-    os.symlink(outside, repo / "linked")
-    os.symlink(repo / "real" / "package.json", repo / "real" / "alias-package.json")
+    (repo / "package.json").symlink_to(outside / "package.json")
+    (repo / "linked").symlink_to(outside)
+    (repo / "real" / "alias-package.json").symlink_to(repo / "real" / "package.json")
     found = discover(repo, [])
     assert [f.path for f in found.files] == ["real/package.json"]
     assert found.refused == [("package.json", "symlink pointing outside the checkout")]

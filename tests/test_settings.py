@@ -39,13 +39,20 @@ def test_parse_duration_rejects(text: str) -> None:
 def test_defaults(tmp_path: Path) -> None:
     """With nothing given, the documented defaults apply."""
     s = load_settings({}, env={}, cwd=tmp_path)
-    assert (s.concurrency, s.default_host_concurrency, s.format, s.fail_on) == (8, 16, "table", "none")
+    assert (s.concurrency, s.default_host_concurrency, s.format, s.fail_on) == (
+        8,
+        16,
+        "table",
+        "none",
+    )
     assert s.min_release_age == timedelta(0)
 
 
 def test_precedence_flag_env_config(tmp_path: Path) -> None:
     """A flag beats an environment variable, which beats patchula.toml."""
-    (tmp_path / "patchula.toml").write_text('concurrency = 2\nformat = "markdown"\nfail-on = "major"\n')
+    (tmp_path / "patchula.toml").write_text(
+        'concurrency = 2\nformat = "markdown"\nfail-on = "major"\n'
+    )
     env = {"PATCHULA_CONCURRENCY": "3", "PATCHULA_FORMAT": "json"}
     s = load_settings({"concurrency": 4}, env=env, cwd=tmp_path)
     assert (s.concurrency, s.format, s.fail_on) == (4, "json", "major")
@@ -54,11 +61,14 @@ def test_precedence_flag_env_config(tmp_path: Path) -> None:
 def test_pyproject_tool_table(tmp_path: Path) -> None:
     """``[tool.patchula]`` in pyproject.toml is read when there is no patchula.toml."""
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.patchula]\nmin-release-age = "3d"\n[tool.patchula.min-release-age-by-type]\nmajor = "14d"\n'
+        '[tool.patchula]\nmin-release-age = "3d"\n'
+        '[tool.patchula.min-release-age-by-type]\nmajor = "14d"\n'
     )
     policy = load_settings({}, env={}, cwd=tmp_path).release_age_policy()
     assert (policy.major, policy.minor, policy.patch) == (
-        timedelta(days=14), timedelta(days=3), timedelta(days=3)
+        timedelta(days=14),
+        timedelta(days=3),
+        timedelta(days=3),
     )
 
 
@@ -92,7 +102,7 @@ def test_invalid_toml_config(tmp_path: Path) -> None:
     """A config file that is not TOML is a config error naming the file."""
     cfg = tmp_path / "custom.toml"
     cfg.write_text("concurrency = = 3\n")
-    with pytest.raises(ConfigError, match="custom.toml: invalid TOML"):
+    with pytest.raises(ConfigError, match=r"custom\.toml: invalid TOML"):
         load_settings({"config": cfg}, env={}, cwd=tmp_path)
 
 

@@ -1,4 +1,4 @@
-"""The Clock protocol: code that needs "now" gets it passed in, never reads the wall clock deep inside."""
+"""The Clock protocol: code that needs "now" gets it passed in, never reads the wall clock."""
 
 from __future__ import annotations
 

@@ -19,8 +19,22 @@ import pathspec
 from patchula.manager import MANAGERS
 
 ALWAYS_SKIPPED_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".nox", ".venv", "venv",
-     ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages", "bower_components"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".venv",
+        "venv",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        "site-packages",
+        "bower_components",
+    }
 )
 
 
@@ -34,7 +48,7 @@ class Found:
 
 @dataclass(slots=True)
 class Discovery:
-    """What a walk found, and what it refused (``(path, reason)``, e.g. symlinks out of the tree)."""
+    """What a walk found, and what it refused (``(path, reason)``: symlinks out of the tree)."""
 
     files: list[Found] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
@@ -47,7 +61,7 @@ def discover(root: Path, ignore_paths: Iterable[str]) -> Discovery:
     (``**/tests/**``). Never raises for unreadable directories: they are listed in ``refused``.
     """
     root = root.resolve()
-    ignore = pathspec.PathSpec.from_lines("gitwildmatch", list(ignore_paths))
+    ignore = pathspec.GitIgnoreSpec.from_lines(list(ignore_paths))
     result = Discovery()
     for rel, manager in _walk(root, root, ignore, [], result):
         result.files.append(Found(rel, manager))
@@ -55,10 +69,10 @@ def discover(root: Path, ignore_paths: Iterable[str]) -> Discovery:
     return result
 
 
-def _walk(
+def _walk(  # noqa: C901 - one pass over a directory: prune, ignore, symlink and match
     root: Path,
     directory: Path,
-    ignore: pathspec.PathSpec,
+    ignore: pathspec.GitIgnoreSpec,
     gitignores: list[tuple[str, pathspec.GitIgnoreSpec]],
     result: Discovery,
 ) -> Iterator[tuple[str, str]]:
@@ -104,7 +118,7 @@ def _walk(
 
 def _gitignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str) -> bool:
     for prefix, spec in specs:
-        if rel.startswith(prefix) and spec.match_file(rel[len(prefix):]):
+        if rel.startswith(prefix) and spec.match_file(rel[len(prefix) :]):
             return True
     return False
 

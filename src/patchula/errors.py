@@ -3,7 +3,7 @@
 ```
 PatchulaError
 ├── ConfigError            bad option, flag value or config file (exit code 2)
-├── ManifestError          one manifest cannot be read or parsed (a warning row naming file and line)
+├── ManifestError          one manifest cannot be read or parsed (a row naming file and line)
 └── LookupFailed           one registry lookup failed (a row with status `error`, exit code 3)
     ├── PackageNotFound    the registry answered 404/410 for the package
     ├── RegistryError      the registry answered with an unexpected status or an unusable body
@@ -40,7 +40,7 @@ class ManifestError(PatchulaError):
         return f"{where}: {self.message}"
 
 
-class LookupFailed(PatchulaError):
+class LookupFailed(PatchulaError):  # noqa: N818 - the design names the outcome, not an "Error"
     """A registry lookup failed; ``reason`` is a one-line, token-free explanation."""
 
     def __init__(self, reason: str) -> None:

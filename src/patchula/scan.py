@@ -120,11 +120,15 @@ class _Lookups:
         module = DATASOURCES[datasource_id]
         base_url = self._settings.registries.get(datasource_id, module.DEFAULT_BASE_URL)
         try:
-            result: Catalog | LookupFailed = await module.get_catalog(self._fetch, base_url, package)
+            result: Catalog | LookupFailed = await module.get_catalog(
+                self._fetch, base_url, package
+            )
         except LookupFailed as exc:
             result = exc
         except Exception as exc:  # noqa: BLE001 - any datasource bug becomes an error row, not a crash
-            result = LookupFailed(f"internal error looking up {package}: {type(exc).__name__}: {exc}")
+            result = LookupFailed(
+                f"internal error looking up {package}: {type(exc).__name__}: {exc}"
+            )
         self._results[key] = result
         self.done += 1
         if self.on_progress is not None:
@@ -146,7 +150,10 @@ async def scan(
     roots = [_resolve_target(t) for t in targets]
     evaluated_at = clock.now()
     policy = settings.release_age_policy()
-    repos = [RepoResult(target=t, root=str(r), commit=read_commit(r)) for t, r in zip(targets, roots, strict=True)]
+    repos = [
+        RepoResult(target=t, root=str(r), commit=read_commit(r))
+        for t, r in zip(targets, roots, strict=True)
+    ]
     slots = anyio.Semaphore(settings.concurrency)
     async with anyio.create_task_group() as tg:
         lookups = _Lookups(tg, fetch, settings)
@@ -158,7 +165,9 @@ async def scan(
 
 def _resolve_target(target: str) -> Path:
     if target.startswith("github:"):
-        raise ConfigError(f"{target}: remote GitHub targets are not supported yet; clone it and pass the path")
+        raise ConfigError(
+            f"{target}: remote GitHub targets are not supported yet; clone it and pass the path"
+        )
     path = Path(target).expanduser()
     if not path.is_dir():
         raise ConfigError(f"{target}: not a directory")
@@ -185,7 +194,9 @@ async def _scan_repo(
             repo.rows.append(Row(dep, Finding(status="skipped", reason=dep.skip_reason)))
             continue
         if dep.datasource not in DATASOURCES or dep.versioning not in VERSIONINGS:
-            reason = f"no datasource {dep.datasource!r} / versioning {dep.versioning!r} in this build"
+            reason = (
+                f"no datasource {dep.datasource!r} / versioning {dep.versioning!r} in this build"
+            )
             repo.rows.append(Row(dep, Finding(status="error", reason=reason)))
             continue
         catalog = await lookups.get(dep.datasource, dep.package_name)
@@ -193,7 +204,12 @@ async def _scan_repo(
             repo.rows.append(Row(dep, Finding(status="error", reason=catalog.reason), lock_file))
             continue
         finding = evaluate(dep, catalog, VERSIONINGS[dep.versioning], policy, now, locked)
-        info = CatalogInfo(catalog.fetched_at, False, catalog.source_url, catalog.time_source)
+        info = CatalogInfo(
+            fetched_at=catalog.fetched_at,
+            reused=False,
+            source_url=catalog.source_url,
+            time_source=catalog.time_source,
+        )
         repo.rows.append(Row(dep, finding, lock_file, info))
 
 
@@ -261,9 +277,11 @@ def _locked_version(
                 continue
             version = _npm_resolve(lock, member, dep)
         else:
-            if member and (lock.members is None or project_name is None or project_name not in lock.members):
+            if member and (
+                lock.members is None or project_name is None or project_name not in lock.members
+            ):
                 continue
-            if dep.manager not in {"pyproject"}:
+            if dep.manager != "pyproject":
                 continue
             version = next((p.version for p in lock.packages if p.name == dep.package_name), None)
         if version is not None:
@@ -304,7 +322,7 @@ class _Reader:
             if size > self._max:
                 mib = size / 1048576
                 limit = self._max / 1048576
-                msg = f"file is {mib:.1f} MiB, over the {limit:.0f} MiB limit (max-file-bytes); not read"
+                msg = f"file is {mib:.1f} MiB, over the {limit:.0f} MiB limit; not read"
                 raise ManifestError(msg, file=rel)
             data = path.read_bytes()
         except FileNotFoundError:
@@ -326,7 +344,7 @@ class _Reader:
 
 
 def read_commit(root: Path) -> str | None:
-    """Return the checked-out commit of a git checkout by reading ``.git`` (no git binary needed)."""
+    """Return the checked-out commit by reading ``.git`` (no git binary needed)."""
     git = root / ".git"
     try:
         if git.is_file():  # worktrees and submodules: "gitdir: <path>"

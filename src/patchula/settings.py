@@ -25,16 +25,17 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from patchula.errors import ConfigError
 from patchula.policy import ReleaseAgePolicy
 
+T = TypeVar("T")
 OutputFormat = Literal["table", "json", "markdown"]
 FailOn = Literal["none", "outdated", "major", "held-back"]
 
@@ -60,7 +61,7 @@ _DURATION = re.compile(
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
-def parse_duration(value: str | int | float) -> timedelta:
+def parse_duration(value: str | float) -> timedelta:
     """Parse a release-age duration: ``72h``, ``3d``, ``1w``, ``30m``, ``90s``, ``3 days``, ``0``.
 
     Raises ``ValueError`` for anything else (a bare non-zero number is ambiguous and refused).
@@ -75,7 +76,7 @@ def parse_duration(value: str | int | float) -> timedelta:
         return timedelta(0)
     match = _DURATION.match(text)
     if match is None:
-        msg = f"invalid duration {text!r}: use a number and a unit (s, m, h, d or w), e.g. '72h' or '3d'"
+        msg = f"invalid duration {text!r}: use a number and a unit (s, m, h, d or w), e.g. '3d'"
         raise ValueError(msg)
     unit = match["unit"].lower()
     unit = "m" if unit.startswith("min") or unit == "m" else unit[0]
@@ -125,7 +126,7 @@ class WaitByType(BaseModel):
 
     @field_validator("major", "minor", "patch", mode="before")
     @classmethod
-    def _duration(cls, value: Any) -> Any:
+    def _duration(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         return None if value is None or isinstance(value, timedelta) else parse_duration(value)
 
 
@@ -154,19 +155,19 @@ class Settings(BaseModel):
 
     @field_validator("min_release_age", mode="before")
     @classmethod
-    def _duration(cls, value: Any) -> Any:
+    def _duration(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         return value if isinstance(value, timedelta) else parse_duration(value)
 
     @field_validator("host_concurrency", mode="before")
     @classmethod
-    def _hosts(cls, value: Any) -> Any:
+    def _hosts(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         if isinstance(value, dict):
             return dict(parse_host_limit(f"{k}={v}") for k, v in value.items())
         return value
 
     @field_validator("registries", mode="before")
     @classmethod
-    def _registries(cls, value: Any) -> Any:
+    def _registries(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         if isinstance(value, dict):
             return dict(parse_registry(f"{k}={v}") for k, v in value.items())
         return value
@@ -201,7 +202,7 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Settings:
-    """Build ``Settings`` from flags given on the command line (``None`` = not given), env and config.
+    """Build ``Settings`` from command-line flags (``None`` = not given), env and config.
 
     ``cli`` may hold ``config`` (a path), list-valued ``host_concurrency``/``registries`` in
     ``HOST=N``/``NAME=URL`` form, and scalar fields. Raises ``ConfigError`` naming the source
@@ -236,16 +237,16 @@ def load_settings(
             continue
         if name == "host_concurrency":
             try:
-                pairs = dict(parse_host_limit(v) for v in value)
+                limits = dict(parse_host_limit(v) for v in value)
             except ValueError as exc:
                 raise ConfigError(f"--host-concurrency: {exc}") from None
-            values[name] = {**values.get(name, {}), **pairs}
+            values[name] = {**values.get(name, {}), **limits}
         elif name == "registries":
             try:
-                pairs = dict(parse_registry(v) for v in value)
+                urls = dict(parse_registry(v) for v in value)
             except ValueError as exc:
                 raise ConfigError(f"--registry: {exc}") from None
-            values[name] = {**values.get(name, {}), **pairs}
+            values[name] = {**values.get(name, {}), **urls}
         else:
             values[name] = value
             source[name] = f"--{_kebab(name)}"
@@ -255,7 +256,7 @@ def load_settings(
         raise ConfigError(_describe(exc, source)) from None
 
 
-def _split_pairs(text: str, parse: Any) -> list[tuple[str, Any]]:
+def _split_pairs(text: str, parse: Callable[[str], tuple[str, T]]) -> list[tuple[str, T]]:
     return [parse(part) for part in re.split(r"[,\s]+", text.strip()) if part]
 
 
@@ -276,7 +277,9 @@ def _read_config(path: Path | None, cwd: Path) -> tuple[dict[str, Any], dict[str
             data = _load_toml(cwd / "pyproject.toml")
         except ConfigError:
             data = {}  # a broken pyproject is a manifest problem of the scan, not a config error
-        table = data.get("tool", {}).get("patchula", {}) if isinstance(data.get("tool"), dict) else {}
+        table = (
+            data.get("tool", {}).get("patchula", {}) if isinstance(data.get("tool"), dict) else {}
+        )
         where = f"{cwd / 'pyproject.toml'} [tool.patchula]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.patchula] must be a table")

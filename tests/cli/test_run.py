@@ -30,7 +30,11 @@ def _packument(name: str, versions: dict[str, float], latest: str, **extra: Any)
         "name": name,
         "dist-tags": {"latest": latest},
         "versions": {v: {"name": name, "version": v, **extra.get(v, {})} for v in versions},
-        "time": {"created": _iso(1000), "modified": _iso(0), **{v: _iso(d) for v, d in versions.items()}},
+        "time": {
+            "created": _iso(1000),
+            "modified": _iso(0),
+            **{v: _iso(d) for v, d in versions.items()},
+        },
     }
 
 
@@ -45,7 +49,12 @@ def _simple(name: str, versions: dict[str, float], yanked: tuple[str, ...] = ())
         }
         for v, d in versions.items()
     ]
-    return {"meta": {"api-version": "1.1"}, "name": name, "versions": list(versions), "files": files}
+    return {
+        "meta": {"api-version": "1.1"},
+        "name": name,
+        "versions": list(versions),
+        "files": files,
+    }
 
 
 SIMPLE = {"Content-Type": "application/vnd.pypi.simple.v1+json"}
@@ -65,14 +74,20 @@ def registry() -> Iterator[respx.MockRouter]:
                 200, json=_packument("@types/node", {"20.0.0": 300, "22.1.0": 100}, "22.1.0")
             )
         )
-        router.get(f"{NPM}/does-not-exist").mock(return_value=httpx.Response(404, json={"error": "Not found"}))
+        router.get(f"{NPM}/does-not-exist").mock(
+            return_value=httpx.Response(404, json={"error": "Not found"})
+        )
         router.get(f"{PYPI}/simple/requests/").mock(
             return_value=httpx.Response(
-                200, headers=SIMPLE, json=_simple("requests", {"2.31.0": 800, "2.32.0": 200, "2.33.0": 0.5})
+                200,
+                headers=SIMPLE,
+                json=_simple("requests", {"2.31.0": 800, "2.32.0": 200, "2.33.0": 0.5}),
             )
         )
         router.get(f"{PYPI}/simple/flask/").mock(
-            return_value=httpx.Response(200, headers=SIMPLE, json=_simple("flask", {"3.0.0": 300, "3.1.0": 50}))
+            return_value=httpx.Response(
+                200, headers=SIMPLE, json=_simple("flask", {"3.0.0": 300, "3.1.0": 50})
+            )
         )
         yield router
 
@@ -105,7 +120,9 @@ def _repo(tmp_path: Path) -> Path:
     )
     (repo / "requirements.txt").write_text("requests==2.31.0\nflask>=3.0\n")
     (repo / "broken").mkdir()
-    (repo / "broken" / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = [\n  "a",\n  oops\n]\n')
+    (repo / "broken" / "pyproject.toml").write_text(
+        '[project]\nname = "x"\ndependencies = [\n  "a",\n  oops\n]\n'
+    )
     return repo
 
 
@@ -118,8 +135,15 @@ def test_json_report_end_to_end(tmp_path: Path, registry: respx.MockRouter) -> N
     """A run reports locked, pinned and ranged dependencies, skips, errors and manifest problems."""
     repo = _repo(tmp_path)
     code, out = _run(
-        str(repo), "--format", "json", "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}",
-        "--min-release-age", "3d",
+        str(repo),
+        "--format",
+        "json",
+        "--registry",
+        f"npm={NPM}",
+        "--registry",
+        f"pypi={PYPI}",
+        "--min-release-age",
+        "3d",
     )
     report = json.loads(out)
     assert code == 3  # one lookup failed (404)
@@ -127,14 +151,27 @@ def test_json_report_end_to_end(tmp_path: Path, registry: respx.MockRouter) -> N
     rows = {d["name"]: d for d in report["repositories"][0]["dependencies"]}
 
     left_pad = rows["left-pad"]
-    assert (left_pad["current"], left_pad["currentSource"], left_pad["lockFile"]) == ("1.3.0", "lockfile", "package-lock.json")
-    assert (left_pad["latest"], left_pad["eligible"], left_pad["status"]) == ("1.4.0", None, "held-back")
+    assert (left_pad["current"], left_pad["currentSource"], left_pad["lockFile"]) == (
+        "1.3.0",
+        "lockfile",
+        "package-lock.json",
+    )
+    assert (left_pad["latest"], left_pad["eligible"], left_pad["status"]) == (
+        "1.4.0",
+        None,
+        "held-back",
+    )
     assert [h["version"] for h in left_pad["heldBack"]] == ["1.4.0"]
     assert left_pad["heldBack"][0]["eligibleAt"] is not None
     assert left_pad["line"] == 4
 
     node = rows["@types/node"]
-    assert (node["current"], node["eligible"], node["updateType"], node["status"]) == ("20.0.0", "22.1.0", "major", "outdated")
+    assert (node["current"], node["eligible"], node["updateType"], node["status"]) == (
+        "20.0.0",
+        "22.1.0",
+        "major",
+        "outdated",
+    )
     assert node["metadata"]["lookup"]["catalog"]["timeSource"] == "npm packument time"
 
     assert rows["local"]["status"] == "skipped"
@@ -142,16 +179,30 @@ def test_json_report_end_to_end(tmp_path: Path, registry: respx.MockRouter) -> N
     assert "not found" in rows["does-not-exist"]["reason"]
 
     req = rows["requests"]
-    assert (req["current"], req["currentSource"], req["eligible"], req["status"]) == ("2.31.0", "pin", "2.32.0", "outdated")
+    assert (req["current"], req["currentSource"], req["eligible"], req["status"]) == (
+        "2.31.0",
+        "pin",
+        "2.32.0",
+        "outdated",
+    )
     assert [h["version"] for h in req["heldBack"]] == ["2.33.0"]
     flask = rows["flask"]
-    assert (flask["current"], flask["currentSource"], flask["status"]) == ("3.1.0", "range", "up-to-date")
+    assert (flask["current"], flask["currentSource"], flask["status"]) == (
+        "3.1.0",
+        "range",
+        "up-to-date",
+    )
 
     problems = report["repositories"][0]["problems"]
     assert [(p["file"], p["line"]) for p in problems] == [("broken/pyproject.toml", 5)]
     summary = report["summary"]
     assert summary["byStatus"] == {
-        "up-to-date": 1, "outdated": 2, "held-back": 1, "unknown": 0, "skipped": 1, "error": 1,
+        "up-to-date": 1,
+        "outdated": 2,
+        "held-back": 1,
+        "unknown": 0,
+        "skipped": 1,
+        "error": 1,
     }
     assert summary["failedLookups"] == 1
 
@@ -162,8 +213,15 @@ def test_single_flight_across_repositories(tmp_path: Path, registry: respx.MockR
         repo = tmp_path / f"r{i}"
         repo.mkdir()
         (repo / "requirements.txt").write_text("requests==2.31.0\n")
-    code, out = _run(*(str(tmp_path / f"r{i}") for i in range(10)), "--format", "json",
-                     "--registry", f"pypi={PYPI}", "--fail-on", "outdated")
+    code, out = _run(
+        *(str(tmp_path / f"r{i}") for i in range(10)),
+        "--format",
+        "json",
+        "--registry",
+        f"pypi={PYPI}",
+        "--fail-on",
+        "outdated",
+    )
     assert code == 1
     assert registry.routes[3].call_count == 1  # the requests route
     assert len(json.loads(out)["repositories"]) == 10
@@ -175,7 +233,11 @@ def test_table_is_plain_when_piped(tmp_path: Path, registry: respx.MockRouter) -
     code, out = _run(str(repo), "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}")
     assert code == 3
     assert "\x1b[" not in out
-    assert out.strip().splitlines()[-1].startswith("6 dependencies in 1 repository: 1 up-to-date, 3 outdated")
+    assert (
+        out.strip()
+        .splitlines()[-1]
+        .startswith("6 dependencies in 1 repository: 1 up-to-date, 3 outdated")
+    )
     assert "broken/pyproject.toml:5" in out
 
 

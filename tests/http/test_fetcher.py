@@ -61,9 +61,13 @@ async def _gather(fetcher: Fetcher, urls: list[str]) -> list[int]:
 async def test_single_flight_shares_one_request() -> None:
     """Concurrent identical GETs send one request and all callers get its response."""
     with respx.mock(assert_all_called=True) as router:
-        route = router.get("https://registry.test/pkg").mock(return_value=httpx.Response(200, json={}))
+        route = router.get("https://registry.test/pkg").mock(
+            return_value=httpx.Response(200, json={})
+        )
         async with httpx.AsyncClient() as client:
-            statuses = await _gather(_fetcher(client, _Sleeps()), ["https://registry.test/pkg"] * 20)
+            statuses = await _gather(
+                _fetcher(client, _Sleeps()), ["https://registry.test/pkg"] * 20
+            )
     assert statuses == [200] * 20
     assert route.call_count == 1
 
@@ -113,7 +117,9 @@ async def test_429_with_long_wait_fails_at_once() -> None:
     """A Retry-After above 60 s fails the lookup immediately with the host and wait named."""
     sleeps = _Sleeps()
     with respx.mock(assert_all_called=True) as router:
-        router.get("https://a.test/x").mock(return_value=httpx.Response(429, headers={"Retry-After": "120"}))
+        router.get("https://a.test/x").mock(
+            return_value=httpx.Response(429, headers={"Retry-After": "120"})
+        )
         async with httpx.AsyncClient() as client:
             with pytest.raises(RegistryError, match=r"a\.test.*120s"):
                 await _fetcher(client, sleeps)("https://a.test/x")
@@ -127,7 +133,9 @@ async def test_5xx_is_retried_then_reported() -> None:
     with respx.mock(assert_all_called=True) as router:
         route = router.get("https://a.test/x").mock(return_value=httpx.Response(503))
         async with httpx.AsyncClient() as client:
-            with pytest.raises(RegistryError, match="HTTP 503 from a.test; gave up after 3 retries"):
+            with pytest.raises(
+                RegistryError, match=r"HTTP 503 from a\.test; gave up after 3 retries"
+            ):
                 await _fetcher(client, sleeps)("https://a.test/x")
     assert route.call_count == 4
     assert len(sleeps.calls) == 3
@@ -139,7 +147,7 @@ async def test_network_error_is_unreachable() -> None:
     with respx.mock(assert_all_called=True) as router:
         router.get("https://a.test/x").mock(side_effect=httpx.ConnectError("refused"))
         async with httpx.AsyncClient() as client:
-            with pytest.raises(RegistryUnreachable, match="ConnectError talking to a.test"):
+            with pytest.raises(RegistryUnreachable, match=r"ConnectError talking to a\.test"):
                 await _fetcher(client, _Sleeps())("https://a.test/x")
 
 

@@ -1,4 +1,4 @@
-"""Lookup decisions: current, latest, eligible, held back, update type, versions behind, libyears."""
+"""Lookup decisions: current, latest, eligible, held back, update type, libyears."""
 
 from __future__ import annotations
 
@@ -16,16 +16,30 @@ DAY = timedelta(days=1)
 
 def _npm_dep(constraint: str | None, name: str = "pkg") -> Dependency:
     return Dependency(
-        manager="package_json", file="package.json", line=3, name=name, package_name=name,
-        datasource="npm", versioning="npm", dep_type="dependencies", declared=constraint,
+        manager="package_json",
+        file="package.json",
+        line=3,
+        name=name,
+        package_name=name,
+        datasource="npm",
+        versioning="npm",
+        dep_type="dependencies",
+        declared=constraint,
         constraint=constraint,
     )
 
 
 def _py_dep(constraint: str | None) -> Dependency:
     return Dependency(
-        manager="requirements_txt", file="requirements.txt", line=1, name="pkg", package_name="pkg",
-        datasource="pypi", versioning="pep440", dep_type="requirements", declared=constraint,
+        manager="requirements_txt",
+        file="requirements.txt",
+        line=1,
+        name="pkg",
+        package_name="pkg",
+        datasource="pypi",
+        versioning="pep440",
+        dep_type="requirements",
+        declared=constraint,
         constraint=constraint,
     )
 
@@ -38,13 +52,19 @@ def _rel(version: str, days_ago: float | None, **kw: object) -> Release:
 def _npm_catalog(*releases: Release, latest: str, tags: dict[str, str] | None = None) -> Catalog:
     tags = {"latest": latest, **(tags or {})}
     return Catalog(
-        datasource="npm", package_name="pkg", releases=releases, latest=latest,
-        fetched_at=NOW, dist_tags=tuple(sorted(tags.items())),
+        datasource="npm",
+        package_name="pkg",
+        releases=releases,
+        latest=latest,
+        fetched_at=NOW,
+        dist_tags=tuple(sorted(tags.items())),
     )
 
 
 def _py_catalog(*releases: Release, latest: str | None) -> Catalog:
-    return Catalog(datasource="pypi", package_name="pkg", releases=releases, latest=latest, fetched_at=NOW)
+    return Catalog(
+        datasource="pypi", package_name="pkg", releases=releases, latest=latest, fetched_at=NOW
+    )
 
 
 NO_WAIT = ReleaseAgePolicy()
@@ -56,7 +76,12 @@ def test_locked_version_is_current_and_newest_is_outdated() -> None:
     cat = _npm_catalog(_rel("1.0.0", 400), _rel("1.1.0", 200), _rel("2.0.0", 30), latest="2.0.0")
     f = evaluate(_npm_dep("^1.0.0"), cat, npm, NO_WAIT, NOW, locked="1.0.0")
     assert (f.status, f.current, f.current_source) == ("outdated", "1.0.0", "lockfile")
-    assert (f.latest, f.eligible, f.update_type, f.versions_behind) == ("2.0.0", "2.0.0", "major", 2)
+    assert (f.latest, f.eligible, f.update_type, f.versions_behind) == (
+        "2.0.0",
+        "2.0.0",
+        "major",
+        2,
+    )
     assert f.libyears == round(370 / 365.25, 4)
     assert f.held_back == ()
 
@@ -65,41 +90,57 @@ def test_range_resolves_to_newest_admitted_release() -> None:
     """Without a lock or pin, current is what a fresh install of the range resolves to."""
     cat = _py_catalog(_rel("1.0", 400), _rel("1.4", 200), _rel("2.0", 30), latest="2.0")
     f = evaluate(_py_dep(">=1.0,<2"), cat, pep440, NO_WAIT, NOW)
-    assert (f.current, f.current_source, f.eligible, f.update_type) == ("1.4", "range", "2.0", "major")
+    assert (f.current, f.current_source, f.eligible, f.update_type) == (
+        "1.4",
+        "range",
+        "2.0",
+        "major",
+    )
 
 
 def test_exact_pin_is_current() -> None:
     """An exact pin (==) is current even when the range logic would pick something else."""
     cat = _py_catalog(_rel("1.0", 400), _rel("1.4", 200), latest="1.4")
     f = evaluate(_py_dep("==1.0"), cat, pep440, NO_WAIT, NOW)
-    assert (f.current, f.current_source, f.status, f.update_type) == ("1.0", "pin", "outdated", "minor")
+    assert (f.current, f.current_source, f.status, f.update_type) == (
+        "1.0",
+        "pin",
+        "outdated",
+        "minor",
+    )
 
 
 def test_npm_range_prefers_latest_dist_tag() -> None:
-    """npm installs dist-tags.latest when the range admits it, even if a higher version exists."""
+    """Npm installs dist-tags.latest when the range admits it, even if a higher version exists."""
     cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.2.0", 50), _rel("1.3.0", 10), latest="1.2.0")
     f = evaluate(_npm_dep("^1.0.0"), cat, npm, NO_WAIT, NOW)
     assert (f.current, f.status) == ("1.2.0", "up-to-date")
 
 
 def test_versions_above_latest_are_not_offered() -> None:
-    """A version above dist-tags.latest (a --tag publish) is never proposed to a user below latest."""
-    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.2.0", 50), _rel("3.0.0", 10), latest="1.2.0",
-                       tags={"next": "3.0.0"})
+    """A version above dist-tags.latest (a --tag publish) is never proposed below latest."""
+    cat = _npm_catalog(
+        _rel("1.0.0", 100),
+        _rel("1.2.0", 50),
+        _rel("3.0.0", 10),
+        latest="1.2.0",
+        tags={"next": "3.0.0"},
+    )
     f = evaluate(_npm_dep("1.0.0"), cat, npm, NO_WAIT, NOW)
     assert (f.eligible, f.versions_behind, f.latest) == ("1.2.0", 1, "1.2.0")
 
 
 def test_dist_tag_value_resolves_through_the_tag() -> None:
     """A dist-tag as the declared value (``next``) resolves to that tag's version."""
-    cat = _npm_catalog(_rel("1.0.0", 100), _rel("2.0.0-rc.1", 10), latest="1.0.0",
-                       tags={"next": "2.0.0-rc.1"})
+    cat = _npm_catalog(
+        _rel("1.0.0", 100), _rel("2.0.0-rc.1", 10), latest="1.0.0", tags={"next": "2.0.0-rc.1"}
+    )
     f = evaluate(_npm_dep("next"), cat, npm, NO_WAIT, NOW)
     assert (f.current, f.current_source, f.status) == ("2.0.0-rc.1", "dist-tag", "up-to-date")
 
 
 def test_unknown_dist_tag_is_unknown_with_reason() -> None:
-    """A value that is neither a range nor an existing dist-tag gives status unknown and says why."""
+    """A value that is neither a range nor a dist-tag gives status unknown and says why."""
     cat = _npm_catalog(_rel("1.0.0", 100), latest="1.0.0")
     f = evaluate(_npm_dep("canary"), cat, npm, NO_WAIT, NOW)
     assert f.status == "unknown"
@@ -116,7 +157,7 @@ def test_range_matching_nothing_is_unknown() -> None:
 
 
 def test_release_age_picks_newest_eligible_not_newest() -> None:
-    """With a 3-day wait the newest old-enough release is eligible and younger ones are held back."""
+    """With a 3-day wait the newest old-enough release is eligible; younger ones are held."""
     cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.1.0", 10), _rel("1.2.0", 1), latest="1.2.0")
     f = evaluate(_npm_dep("1.0.0"), cat, npm, THREE_DAYS, NOW)
     assert (f.status, f.eligible, f.update_type) == ("outdated", "1.1.0", "minor")
@@ -164,8 +205,12 @@ def test_unknown_publish_time_admitted_when_policy_says_so() -> None:
 
 def test_deprecated_and_yanked_are_never_offered() -> None:
     """Deprecated npm versions and yanked PyPI releases are skipped as candidates."""
-    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.1.0", 50, deprecated="broken"), _rel("1.2.0", 40),
-                       latest="1.2.0")
+    cat = _npm_catalog(
+        _rel("1.0.0", 100),
+        _rel("1.1.0", 50, deprecated="broken"),
+        _rel("1.2.0", 40),
+        latest="1.2.0",
+    )
     f = evaluate(_npm_dep("1.0.0"), cat, npm, NO_WAIT, NOW)
     assert (f.eligible, f.versions_behind) == ("1.2.0", 1)
     pcat = _py_catalog(_rel("1.0", 100), _rel("1.1", 50, yanked=True), latest="1.0")

@@ -48,16 +48,18 @@ def exit_code(report: ScanReport, fail_on: str) -> int:
     ``major`` fails when an outdated dependency's eligible update is major; ``outdated`` when any
     dependency is outdated; ``held-back`` when any is outdated or held back.
     """
-    statuses = [d for r in report.repositories for d in r.dependencies]
-    if any(d.status == "error" for d in statuses):
+    deps = [d for r in report.repositories for d in r.dependencies]
+    if any(d.status == "error" for d in deps):
         return EXIT_LOOKUP_FAILED
-    matched = {
-        "none": lambda d: False,
-        "major": lambda d: d.status == "outdated" and d.update_type == "major",
-        "outdated": lambda d: d.status == "outdated",
-        "held-back": lambda d: d.status in {"outdated", "held-back"},
-    }[fail_on]
-    return EXIT_FINDINGS if any(matched(d) for d in statuses) else EXIT_OK
+    if fail_on == "major":
+        hits = [d for d in deps if d.status == "outdated" and d.update_type == "major"]
+    elif fail_on == "outdated":
+        hits = [d for d in deps if d.status == "outdated"]
+    elif fail_on == "held-back":
+        hits = [d for d in deps if d.status in {"outdated", "held-back"}]
+    else:
+        hits = []
+    return EXIT_FINDINGS if hits else EXIT_OK
 
 
 def _version(value: bool) -> None:  # noqa: FBT001 - typer callback signature
@@ -68,7 +70,7 @@ def _version(value: bool) -> None:  # noqa: FBT001 - typer callback signature
 
 @app.callback()
 def _root(
-    version: Annotated[
+    version: Annotated[  # noqa: FBT002 - a typer flag
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
@@ -76,30 +78,53 @@ def _root(
 
 
 @app.command()
-def run(  # noqa: PLR0913 - one parameter per documented flag
-    targets: Annotated[list[str] | None, typer.Argument(help="Local checkouts to scan (default: .).")] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Repositories scanned at once [default: 8].")] = None,
+def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
+    targets: Annotated[
+        list[str] | None, typer.Argument(help="Local checkouts to scan (default: .).")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Repositories scanned at once [default: 8].")
+    ] = None,
     host_concurrency: Annotated[
         list[str] | None,
-        typer.Option("--host-concurrency", help="HOST=N request limit for one host, 1-100 (repeatable) [default: 16]."),
+        typer.Option(
+            "--host-concurrency",
+            help="HOST=N request limit for one host, 1-100 (repeatable) [default: 16].",
+        ),
     ] = None,
     registry: Annotated[
         list[str] | None,
-        typer.Option("--registry", help="NAME=URL base URL for a datasource (npm, pypi); repeatable."),
+        typer.Option(
+            "--registry", help="NAME=URL base URL for a datasource (npm, pypi); repeatable."
+        ),
     ] = None,
     output_format: Annotated[
         str | None, typer.Option("--format", help="table, json or markdown [default: table].")
     ] = None,
-    report: Annotated[Path | None, typer.Option(help="Also write the JSON report to this file.")] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="Also write the JSON report to this file.")
+    ] = None,
     fail_on: Annotated[
-        str | None, typer.Option(help="none, outdated, major or held-back: findings that exit 1 [default: none].")
+        str | None,
+        typer.Option(
+            help="none, outdated, major or held-back: findings that exit 1 [default: none]."
+        ),
     ] = None,
     min_release_age: Annotated[
-        str | None, typer.Option(help="Minimum release age before an update is proposed, e.g. 72h, 3d [default: 0].")
+        str | None,
+        typer.Option(
+            help="Minimum release age before an update is proposed, e.g. 72h, 3d [default: 0]."
+        ),
     ] = None,
-    config: Annotated[Path | None, typer.Option(help="Config file (patchula.toml or a pyproject.toml).")] = None,
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="Show every row and host statistics.")] = 0,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line.")] = False,
+    config: Annotated[
+        Path | None, typer.Option(help="Config file (patchula.toml or a pyproject.toml).")
+    ] = None,
+    verbose: Annotated[
+        int, typer.Option("--verbose", "-v", count=True, help="Show every row and host statistics.")
+    ] = 0,
+    quiet: Annotated[  # noqa: FBT002 - a typer flag
+        bool, typer.Option("--quiet", "-q", help="Print only the summary line.")
+    ] = False,
 ) -> None:
     """Scan checkouts and report how far behind their npm and Python dependencies are."""
     cli: dict[str, Any] = {
@@ -132,7 +157,10 @@ async def _run(targets: list[str], settings: Settings, err: Console) -> ScanRepo
             default_limit=settings.default_host_concurrency,
         )
         show_progress = (
-            settings.format == "table" and not settings.quiet and err.is_terminal and settings.progress
+            settings.format == "table"
+            and not settings.quiet
+            and err.is_terminal
+            and settings.progress
         )
         if show_progress:
             with Progress(
@@ -162,7 +190,9 @@ def _emit(report: ScanReport, settings: Settings) -> int:
             settings.report.parent.mkdir(parents=True, exist_ok=True)
             settings.report.write_text(render_json(report), encoding="utf-8")
         except OSError as exc:
-            Console(stderr=True).print(f"patchula: error: cannot write report {settings.report}: {exc.strerror}")
+            Console(stderr=True).print(
+                f"patchula: error: cannot write report {settings.report}: {exc.strerror}"
+            )
             return EXIT_USAGE
     if settings.format == "json":
         sys.stdout.write(render_json(report))
@@ -184,8 +214,9 @@ def _print_hosts(report: ScanReport, console: Console) -> None:
     for host, s in report.hosts.items():
         responses = ", ".join(f"{k}: {v}" for k, v in sorted(s.responses.items()))
         console.print(
-            f"{host}: {s.requests} requests ({responses}); 304s {s.not_modified}, 429s {s.rate_limited}, "
-            f"retries {s.retries}, cool-down {s.cooldown_seconds:.1f}s, peak concurrency {s.max_concurrency}",
+            f"{host}: {s.requests} requests ({responses}); 304s {s.not_modified}, "
+            f"429s {s.rate_limited}, retries {s.retries}, "
+            f"cool-down {s.cooldown_seconds:.1f}s, peak concurrency {s.max_concurrency}",
             markup=False,
             highlight=False,
         )

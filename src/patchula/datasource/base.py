@@ -22,7 +22,9 @@ class Fetch(Protocol):
     Raises ``RegistryUnreachable`` when no HTTP answer arrives; every HTTP status is returned.
     """
 
-    async def __call__(self, url: str, *, headers: Mapping[str, str] | None = None) -> FetchResponse:
+    async def __call__(
+        self, url: str, *, headers: Mapping[str, str] | None = None
+    ) -> FetchResponse:
         """Return the response to ``GET url`` (redirects followed)."""
         ...
 

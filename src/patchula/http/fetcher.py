@@ -65,7 +65,7 @@ def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
 class Fetcher:
     """GET with per-host limits, single-flight, bounded retries and statistics.
 
-    ``host_limits`` maps a host name (lower-case, no port) to its concurrency limit (1–100);
+    ``host_limits`` maps a host name (lower-case, no port) to its concurrency limit (1-100);
     other hosts get ``default_limit``. ``sleep`` and ``now`` are injectable so tests never
     sleep for real.
     """
@@ -88,7 +88,9 @@ class Fetcher:
         self._now = now
         self.stats: dict[str, HostStats] = {}
 
-    async def __call__(self, url: str, *, headers: Mapping[str, str] | None = None) -> FetchResponse:
+    async def __call__(
+        self, url: str, *, headers: Mapping[str, str] | None = None
+    ) -> FetchResponse:
         """Return the response to ``GET url``; identical concurrent calls share one request.
 
         Raises ``RegistryUnreachable`` when no HTTP answer arrives after the retries, and

@@ -1,1 +1,25 @@
-"""manager."""
+# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
+"""Managers: one module per manifest or lockfile kind, registered by id (= module name)."""
+
+from __future__ import annotations
+
+from patchula.manager import (
+    package_json,
+    package_lock,
+    poetry_lock,
+    pyproject,
+    requirements_txt,
+    uv_lock,
+)
+from patchula.manager.base import Manager
+
+MANAGERS: dict[str, Manager] = {
+    "package_json": package_json,
+    "package_lock": package_lock,
+    "requirements_txt": requirements_txt,
+    "pyproject": pyproject,
+    "uv_lock": uv_lock,
+    "poetry_lock": poetry_lock,
+}
+
+__all__ = ["MANAGERS", "Manager"]

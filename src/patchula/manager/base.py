@@ -163,11 +163,15 @@ def _json_string(lexeme: str) -> str:
 def parse_toml(path: str, text: str) -> tuple[dict[str, object] | None, ManifestProblem | None]:
     """Parse TOML 1.0 text into ``(table, None)``, or ``(None, problem)`` with the error's line.
 
-    Python 3.11's ``tomllib`` puts the position only in the message (``(at line N, column M)``
-    or ``(at end of document)``); 3.14 adds ``lineno``. Both are read.
+    NUL characters are a problem; a leading byte-order mark is ignored. Python 3.11's
+    ``tomllib`` puts the position only in the message (``(at line N, column M)`` or
+    ``(at end of document)``); 3.14 adds ``lineno``. Both are read.
     """
+    nul = nul_problem(path, text)
+    if nul is not None:
+        return None, nul
     try:
-        return tomllib.loads(text), None
+        return tomllib.loads(strip_bom(text)), None
     except tomllib.TOMLDecodeError as exc:
         message = str(getattr(exc, "msg", "") or exc)
         line: int | None = getattr(exc, "lineno", None)
@@ -302,6 +306,32 @@ class TomlLocator:
         ]
         hits = [offset for offset in found if offset >= 0]
         return min(hits) if hits else None
+
+
+def package_tables(
+    path: str, data: dict[str, object], locator: TomlLocator
+) -> tuple[list[tuple[dict[str, object], int | None]], list[ManifestProblem]]:
+    """Return the ``[[package]]`` tables of a TOML lockfile with the line of each ``name`` key.
+
+    Used by ``uv.lock`` and ``poetry.lock``; a ``package`` key that is not an array of tables is
+    a problem, and non-table elements are skipped.
+    """
+    entries = data.get("package", [])
+    if not isinstance(entries, list):
+        line = locator.line(locator.find(("package",)))
+        return [], [ManifestProblem(path, line, "`package` must be an array of tables")]
+    headers = locator.array_tables(("package",))
+    tables: list[tuple[dict[str, object], int | None]] = []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            continue
+        line = None
+        if index < len(headers):
+            header = headers[index]
+            offset = locator.find_key(header, ("name",))
+            line = locator.line(header.start if offset is None else offset)
+        tables.append((entry, line))
+    return tables, []
 
 
 def pep508_dependency(

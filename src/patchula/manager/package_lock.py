@@ -97,28 +97,36 @@ class _Reader:
         for key, entry in entries.items():
             if key == "":
                 continue
-            if not isinstance(entry, dict):
+            if isinstance(entry, dict):
+                self.read_entry(key, entry)
+            else:
                 message = f"entry {key!r} must be an object, got {json_type(entry)}"
                 self.problem(message, ("packages", key))
-                continue
-            resolved = entry.get("resolved")
-            if entry.get("link") is True:
-                if isinstance(resolved, str) and resolved:
-                    self.members.add(posixpath.normpath(resolved))
-                continue
-            segment = key.rfind(_NODE_MODULES)
-            if segment < 0:
-                # A directory inside the project (a workspace member or a `file:` package).
-                self.members.add(posixpath.normpath(key))
-                continue
-            version = entry.get("version")
-            if not isinstance(version, str) or not version or _not_registry(resolved):
-                continue
-            name = entry.get("name")
-            if not isinstance(name, str) or not name:
-                name = key[segment + len(_NODE_MODULES) :]
-            line = self.line("packages", key)
-            self.packages.append(LockedPackage(name, version, line, install_path=key))
+
+    def read_entry(self, key: str, entry: dict[str, object]) -> None:
+        """Read one v2/v3 entry: a member directory, a workspace link or an installed package."""
+        resolved = entry.get("resolved")
+        if entry.get("link") is True:
+            if isinstance(resolved, str) and resolved:
+                self.members.add(posixpath.normpath(resolved))
+            return
+        segment = key.rfind(_NODE_MODULES)
+        if segment < 0:
+            # A directory inside the project (a workspace member or a `file:` package).
+            self.members.add(posixpath.normpath(key))
+            return
+        version = entry.get("version")
+        if version is not None and not isinstance(version, str):
+            message = f"version of {key!r} must be a string, got {json_type(version)}"
+            self.problem(message, ("packages", key, "version"))
+            return
+        if not version or _not_registry(resolved):
+            return
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            name = key[segment + len(_NODE_MODULES) :]
+        line = self.line("packages", key)
+        self.packages.append(LockedPackage(name, version, line, install_path=key))
 
     def read_v1(self, entries: object, keys: tuple[str, ...], parent: str) -> None:
         """Read a v1 ``dependencies`` object and, recursively, the ones nested in it."""
@@ -131,7 +139,11 @@ class _Reader:
                 message = f"entry {key!r} must be an object, got {json_type(entry)}"
                 self.problem(message, (*keys, key))
                 continue
-            name, version = _v1_version(key, entry.get("version"))
+            raw_version = entry.get("version")
+            if raw_version is not None and not isinstance(raw_version, str):
+                message = f"version of {key!r} must be a string, got {json_type(raw_version)}"
+                self.problem(message, (*keys, key, "version"))
+            name, version = _v1_version(key, raw_version)
             if version and not _not_registry(entry.get("resolved")):
                 line = self.line(*keys, key)
                 self.packages.append(LockedPackage(name, version, line, install_path))

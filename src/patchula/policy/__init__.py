@@ -1,4 +1,4 @@
-"""Pure decisions: selection of current, latest and eligible releases, and the release-age policy."""
+"""Pure decisions: current, latest and eligible releases, and the release-age policy."""
 
 from patchula.policy.evaluate import evaluate
 from patchula.policy.release_age import ReleaseAgePolicy, UnknownAge

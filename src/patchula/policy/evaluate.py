@@ -26,6 +26,7 @@ from patchula.models import (
     Finding,
     HeldBack,
     Release,
+    Status,
     UpdateType,
 )
 from patchula.policy.release_age import ReleaseAgePolicy, judge
@@ -50,8 +51,12 @@ def evaluate(
     """
     resolved = _resolve_current(dep, catalog, versioning, locked)
     if isinstance(resolved, str):
-        return Finding(status="unknown", reason=resolved, latest=catalog.latest,
-                       latest_released_at=_released_at(catalog, catalog.latest, versioning))
+        return Finding(
+            status="unknown",
+            reason=resolved,
+            latest=catalog.latest,
+            latest_released_at=_released_at(catalog, catalog.latest, versioning),
+        )
     current, source = resolved
     current_rel = _find(catalog, current, versioning)
     latest = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
@@ -77,6 +82,7 @@ def evaluate(
             )
     eligible = admitted[-1] if admitted else None
 
+    status: Status
     if not candidates:
         status = "up-to-date"
     elif eligible is not None:
@@ -126,10 +132,13 @@ def _resolve_current(
     usable = [r for r in catalog.releases if not r.yanked and r.installable]
     preferred = [r for r in usable if r.deprecated is None] or usable
     versions = [r.version for r in preferred]
-    if catalog.datasource == "npm" and catalog.latest in versions:
-        # npm-pick-manifest installs dist-tags.latest whenever the range admits it.
-        if not constraint or versioning.matches(catalog.latest, constraint):
-            return catalog.latest, "range"
+    # npm-pick-manifest installs dist-tags.latest whenever the range admits it.
+    if (
+        catalog.datasource == "npm"
+        and catalog.latest in versions
+        and (not constraint or versioning.matches(catalog.latest, constraint))
+    ):
+        return catalog.latest, "range"
     if not constraint:
         chosen = max(
             (v for v in versions if versioning.is_stable(v)),
@@ -167,7 +176,7 @@ def _candidates(
 
 
 def _find(catalog: Catalog, version: str | None, versioning: Versioning) -> Release | None:
-    """Return the release equal to ``version`` under the scheme's ordering (``1.0`` == ``1.0.0``)."""
+    """Return the release equal to ``version`` in the scheme (``1.0`` equals ``1.0.0``)."""
     if version is None:
         return None
     exact = catalog.release(version)

@@ -27,7 +27,7 @@ class ReleaseAgePolicy:
     unknown_age: UnknownAge = "hold"
 
     def wait_for(self, update_type: UpdateType | None) -> timedelta:
-        """Return the wait for an update of ``update_type`` (a prerelease-only bump counts as patch)."""
+        """Return the wait for an ``update_type`` (a prerelease-only bump counts as patch)."""
         if update_type == "major":
             return self.major
         if update_type == "minor":
@@ -66,11 +66,16 @@ def judge(
         if wait <= timedelta(0):
             return AgeVerdict(admitted=True, eligible_at=None, reason=None)
         if policy.unknown_age == "admit":
-            return AgeVerdict(admitted=True, eligible_at=None, reason="age unknown, admitted by policy")
+            return AgeVerdict(
+                admitted=True, eligible_at=None, reason="age unknown, admitted by policy"
+            )
         return AgeVerdict(
             admitted=False,
             eligible_at=None,
-            reason=f"age unknown: the registry gives no publish time; {kind} updates wait {_hours(wait)}",
+            reason=(
+                f"age unknown: the registry gives no publish time; "
+                f"{kind} updates wait {_hours(wait)}"
+            ),
         )
     eligible_at = released_at + wait
     if now >= eligible_at:
@@ -84,7 +89,7 @@ def judge(
 
 
 def _hours(delta: timedelta) -> str:
-    """Render a duration compactly in hours (``5h``, ``72h``, ``0.5h``); negative ages read as 0h."""
+    """Render a duration in hours (``5h``, ``72h``, ``0.5h``); negative ages read as 0h."""
     hours = max(delta.total_seconds(), 0.0) / 3600
     if hours >= 1 or hours == 0:
         return f"{hours:.0f}h"

@@ -14,11 +14,18 @@ from pydantic.alias_generators import to_camel
 
 from patchula import __version__
 from patchula.models import CurrentSource, Status, UpdateType
-from patchula.scan import Row, ScanResult
+from patchula.scan import RepoResult, Row, ScanResult
 from patchula.settings import Settings
 
 SCHEMA_VERSION = "1"
-STATUSES: tuple[Status, ...] = ("up-to-date", "outdated", "held-back", "unknown", "skipped", "error")
+STATUSES: tuple[Status, ...] = (
+    "up-to-date",
+    "outdated",
+    "held-back",
+    "unknown",
+    "skipped",
+    "error",
+)
 
 
 class _Model(BaseModel):
@@ -36,8 +43,12 @@ class HeldBackRelease(_Model):
     """A release newer than current that the release-age policy does not admit yet."""
 
     version: str
-    released_at: datetime | None = Field(description="Publish time; null when the registry gives none.")
-    eligible_at: datetime | None = Field(description="When the policy admits it; null when its age is unknown.")
+    released_at: datetime | None = Field(
+        description="Publish time; null when the registry gives none."
+    )
+    eligible_at: datetime | None = Field(
+        description="When the policy admits it; null when its age is unknown."
+    )
     update_type: UpdateType | None
     reason: str
 
@@ -46,7 +57,9 @@ class CatalogMeta(_Model):
     """Where the release list came from."""
 
     fetched_at: datetime = Field(description="When the catalog was retrieved or revalidated.")
-    reused: bool = Field(description="True when a stored catalog view was reused without a request.")
+    reused: bool = Field(
+        description="True when a stored catalog view was reused without a request."
+    )
     source_url: str
     time_source: str = Field(description="Provenance of publish times (e.g. 'npm packument time').")
 
@@ -71,7 +84,9 @@ class DependencyReport(_Model):
     line: int | None
     ecosystem: str
     datasource: str
-    name: str = Field(description="The name as declared (an npm alias key, a Python name as written).")
+    name: str = Field(
+        description="The name as declared (an npm alias key, a Python name as written)."
+    )
     package_name: str = Field(description="The name looked up on the registry.")
     dep_type: str
     declared: str | None
@@ -139,7 +154,9 @@ class Summary(_Model):
     by_status: StatusCounts
     by_ecosystem: dict[str, StatusCounts]
     libyears: float = Field(description="Sum of libyears over dependencies where it is known.")
-    libyears_unknown: int = Field(description="Dependencies behind latest whose libyears is unknown.")
+    libyears_unknown: int = Field(
+        description="Dependencies behind latest whose libyears is unknown."
+    )
     problems: int
     failed_lookups: int
 
@@ -193,7 +210,9 @@ def build_report(result: ScanResult, settings: Settings, hosts: dict[str, Any]) 
         problems=sum(len(r.problems) for r in repos),
         failed_lookups=sum(1 for d in all_rows if d.status == "error"),
     )
-    options = settings.model_dump(mode="json", by_alias=True, exclude={"verbose", "quiet", "progress"})
+    options = settings.model_dump(
+        mode="json", by_alias=True, exclude={"verbose", "quiet", "progress"}
+    )
     return ScanReport(
         evaluated_at=result.evaluated_at,
         options=options,
@@ -219,8 +238,10 @@ def _counts(counter: Counter[str]) -> StatusCounts:
     return StatusCounts.model_validate({s: counter.get(s, 0) for s in STATUSES})
 
 
-def _repo(repo: Any) -> RepositoryReport:
-    rows = sorted(repo.rows, key=lambda r: (r.dependency.file, r.dependency.line or 0, r.dependency.name))
+def _repo(repo: RepoResult) -> RepositoryReport:
+    rows = sorted(
+        repo.rows, key=lambda r: (r.dependency.file, r.dependency.line or 0, r.dependency.name)
+    )
     problems = sorted(repo.problems, key=lambda p: (p.file, p.line or 0, p.message))
     return RepositoryReport(
         target=repo.target,
@@ -228,7 +249,8 @@ def _repo(repo: Any) -> RepositoryReport:
         commit=repo.commit,
         extraction=Extraction(files=list(repo.files)),
         problems=[
-            Problem(file=p.file, line=p.line, message=p.message, severity=p.severity) for p in problems
+            Problem(file=p.file, line=p.line, message=p.message, severity=p.severity)
+            for p in problems
         ],
         dependencies=[_row(r) for r in rows],
     )

@@ -1,4 +1,4 @@
-"""Renderers: the report as JSON, a Markdown dashboard, or a table (rich on a TTY, plain when piped)."""
+"""Renderers: JSON, a Markdown dashboard, or a table (rich on a TTY, plain when piped)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,9 @@ def _notes(dep: DependencyReport) -> str:
     notes: list[str] = []
     if dep.held_back:
         held = ", ".join(
-            f"{h.version} (eligible {_when(h.eligible_at)})" if h.eligible_at else f"{h.version} (age unknown)"
+            f"{h.version} (eligible {_when(h.eligible_at)})"
+            if h.eligible_at
+            else f"{h.version} (age unknown)"
             for h in dep.held_back[-3:]
         )
         more = f" +{len(dep.held_back) - 3} more" if len(dep.held_back) > 3 else ""  # noqa: PLR2004
@@ -64,12 +66,14 @@ def _notes(dep: DependencyReport) -> str:
     return "; ".join(notes)
 
 
-def _visible(deps: Iterable[DependencyReport], show_all: bool) -> list[DependencyReport]:
+def _visible(deps: Iterable[DependencyReport], *, show_all: bool) -> list[DependencyReport]:
     return [d for d in deps if show_all or d.status not in {"up-to-date", "skipped"}]
 
 
 def render_table(report: ScanReport, console: Console, *, show_all: bool = False) -> None:
-    """Print the report grouped by repository and file; up-to-date and skipped rows only with ``show_all``.
+    """Print the report grouped by repository and file.
+
+    Up-to-date and skipped rows are shown only with ``show_all``.
 
     On a terminal it uses colour and box drawing; otherwise (or with ``NO_COLOR``) plain columns.
     """
@@ -77,10 +81,13 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
     for repo in report.repositories:
         head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
         console.print(Text(head, style="" if plain else "bold"))
-        rows = _visible(repo.dependencies, show_all)
+        rows = _visible(repo.dependencies, show_all=show_all)
         if not rows and not repo.problems:
-            console.print(f"  all {len(repo.dependencies)} dependencies up to date" if repo.dependencies
-                          else "  no dependencies found")
+            console.print(
+                f"  all {len(repo.dependencies)} dependencies up to date"
+                if repo.dependencies
+                else "  no dependencies found"
+            )
         by_file: dict[str, list[DependencyReport]] = {}
         for dep in rows:
             by_file.setdefault(dep.file, []).append(dep)
@@ -92,12 +99,25 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
                 show_edge=not plain,
                 pad_edge=False,
             )
-            for col in ("package", "type", "declared", "current", "latest", "eligible", "update",
-                        "behind", "libyears", "status", "notes"):
+            for col in (
+                "package",
+                "type",
+                "declared",
+                "current",
+                "latest",
+                "eligible",
+                "update",
+                "behind",
+                "libyears",
+                "status",
+                "notes",
+            ):
                 table.add_column(col, overflow="fold")
             for dep in deps:
                 table.add_row(
-                    dep.name if dep.name == dep.package_name else f"{dep.name} ({dep.package_name})",
+                    dep.name
+                    if dep.name == dep.package_name
+                    else f"{dep.name} ({dep.package_name})",
                     dep.dep_type,
                     dep.declared or "",
                     dep.current or "",
@@ -135,15 +155,24 @@ def render_markdown(report: ScanReport) -> str:
             out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
             for d in rows:
                 line = f"{d.file}:{d.line}" if d.line else d.file
-                cells = [line, d.name, d.current or "", d.latest or "", d.eligible or "",
-                         d.update_type or "", d.status, _notes(d)]
+                cells = [
+                    line,
+                    d.name,
+                    d.current or "",
+                    d.latest or "",
+                    d.eligible or "",
+                    d.update_type or "",
+                    d.status,
+                    _notes(d),
+                ]
                 out.append("| " + " | ".join(_md(c) for c in cells) + " |")
         else:
             out.append(f"All {len(repo.dependencies)} dependencies are up to date.")
         if repo.problems:
             out.extend(["", "Problems:", ""])
             out.extend(
-                f"- `{p.file}{':' + str(p.line) if p.line else ''}`: {_md(p.message)}" for p in repo.problems
+                f"- `{p.file}{':' + str(p.line) if p.line else ''}`: {_md(p.message)}"
+                for p in repo.problems
             )
         out.append("")
     return "\n".join(out)

@@ -27,7 +27,7 @@ class Versioning(Protocol):
         """Return whether ``version`` is a final release (not a prerelease or dev release)."""
         ...
 
-    def sort_key(self, version: str) -> Any:
+    def sort_key(self, version: str) -> Any:  # noqa: ANN401 - each scheme has its own key
         """Return a key that orders versions by this scheme's precedence."""
         ...
 
@@ -40,7 +40,7 @@ class Versioning(Protocol):
         ...
 
     def exact_pin(self, constraint: str) -> str | None:
-        """Return the single version ``constraint`` pins to exactly, or ``None`` if it is a range."""
+        """Return the version ``constraint`` pins exactly, or ``None`` if it is a range."""
         ...
 
     def matches(self, version: str, constraint: str) -> bool:
@@ -52,5 +52,5 @@ class Versioning(Protocol):
         ...
 
     def update_type(self, current: str, new: str) -> UpdateType | None:
-        """Return ``major``/``minor``/``patch`` for a move from ``current`` to ``new``, else ``None``."""
+        """Return ``major``/``minor``/``patch`` for ``current`` → ``new``, else ``None``."""
         ...

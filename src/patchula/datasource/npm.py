@@ -1,0 +1,155 @@
+"""npm registry datasource: release list and publish times from the full packument.
+
+The full packument (``GET /<name>``, ``Accept: application/json``) is the only npm document
+that carries ``time[version]``; the abbreviated install document
+(``application/vnd.npm.install-v1+json``) omits it.
+Source: ``npm/registry:docs/responses/package-metadata.md``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from patchula.datasource.base import check_status
+from patchula.errors import RegistryError
+from patchula.models import Catalog, Release
+from patchula.versioning import npm as npm_versioning
+
+if TYPE_CHECKING:
+    from patchula.datasource.base import Fetch
+
+ID = "npm"
+DEFAULT_BASE_URL = "https://registry.npmjs.org"
+TIME_SOURCE = "npm packument time"
+
+# The full document; the abbreviated one has no ``time`` map.
+_ACCEPT = "application/json"
+_REASON_LIMIT = 200
+
+
+class _VersionManifest(BaseModel):
+    """One ``versions[v]`` entry, reduced to the one field a freshness scan reads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    deprecated: JsonValue = None
+
+
+class _Packument(BaseModel):
+    """The fields of a packument a freshness scan reads; the rest is skipped while parsing."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str | None = None
+    dist_tags: dict[str, str] = Field(default_factory=dict, alias="dist-tags")
+    versions: dict[str, _VersionManifest] = Field(default_factory=dict)
+    # Version keys map to ISO timestamps; ``created``/``modified`` (and ``unpublished``, an
+    # object) share the map, so values stay loosely typed and are read per version.
+    time: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+def package_url(base_url: str, package_name: str) -> str:
+    """Return the packument URL; a scoped name's slash is sent as ``%2f`` (``@scope%2fpkg``).
+
+    npm's own client escapes only that slash, in lower case, and leaves ``@`` literal
+    (``npm/npm-package-arg:lib/npa.js``, ``escapedName``).
+    """
+    escaped = quote(package_name, safe="@/").replace("/", "%2f")
+    return f"{base_url.rstrip('/')}/{escaped}"
+
+
+async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
+    """Fetch and parse the full packument of ``package_name``.
+
+    Raises ``PackageNotFound`` on 404/410 and ``RegistryError`` on other non-2xx answers or an
+    unusable body.
+    """
+    url = package_url(base_url, package_name)
+    response = await fetch(url, headers={"Accept": _ACCEPT})
+    check_status(response, f"npm package {package_name!r}")
+    return parse(
+        response.content,
+        package_name=package_name,
+        fetched_at=response.fetched_at,
+        source_url=url,
+    )
+
+
+def parse(
+    content: bytes,
+    *,
+    package_name: str,
+    fetched_at: datetime,
+    source_url: str = "",
+) -> Catalog:
+    """Build the catalog of ``package_name`` from a full packument body.
+
+    Releases come from ``versions`` (versions that are not semver are dropped), sorted by semver
+    precedence; ``released_at`` is ``time[version]`` or ``None``; ``latest`` is
+    ``dist-tags.latest`` as the registry says, even when a higher version exists. Raises
+    ``RegistryError`` when the body is not JSON or not shaped like a packument.
+    """
+    try:
+        packument = _Packument.model_validate_json(content)
+    except ValidationError as exc:
+        reason = _describe(exc)
+        msg = f"npm package {package_name!r}: unusable packument ({reason})"
+        raise RegistryError(msg) from exc
+    releases = [
+        Release(
+            version=version,
+            released_at=_parse_time(packument.time.get(version)),
+            deprecated=_deprecation(manifest.deprecated),
+        )
+        for version, manifest in packument.versions.items()
+        if npm_versioning.is_valid(version)
+    ]
+    releases.sort(key=lambda release: npm_versioning.sort_key(release.version))
+    return Catalog(
+        datasource=ID,
+        package_name=package_name,
+        releases=tuple(releases),
+        latest=packument.dist_tags.get("latest"),
+        fetched_at=fetched_at,
+        dist_tags=tuple(sorted(packument.dist_tags.items())),
+        time_source=TIME_SOURCE,
+        source_url=source_url,
+    )
+
+
+def _deprecation(value: JsonValue) -> str | None:
+    """Return the deprecation message; ``""`` un-deprecates, other non-strings say "deprecated"."""
+    if value is None or value is False:
+        return None
+    if isinstance(value, str):
+        return value if value.strip() else None
+    return "deprecated"
+
+
+def _parse_time(value: JsonValue) -> datetime | None:
+    """Return an ISO-8601 timestamp as an aware UTC datetime; ``None`` if absent or unreadable."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        # npm writes UTC ("...Z"); a timestamp without an offset is read as UTC too.
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _describe(exc: ValidationError) -> str:
+    """Return a one-line summary of the first validation error, without the offending input."""
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"])
+    reason = f"{first['msg']} at {where}" if where else first["msg"]
+    if len(errors) > 1:
+        reason += f" and {len(errors) - 1} more"
+    return reason[:_REASON_LIMIT]

@@ -1,0 +1,318 @@
+"""PyPI datasource: release list and upload times from the JSON Simple API (PEP 691 + PEP 700).
+
+Why the Simple API and not the JSON API (``/pypi/<name>/json``): measured from one machine, the
+Simple JSON document is about half the bytes (Django 317 KB against 620 KB, numpy 1.9 MB against
+3.6 MB) and three to six times faster to fetch, and the JSON API's ``releases`` key, the only
+place it lists every version, is deprecated. The Simple API lists every version (PEP 700
+``versions``) and every file with its ``upload-time`` and PEP 592 ``yanked`` flag; a file's
+version is read from its filename. Sources: ``pypa/packaging.python.org:
+source/specifications/simple-repository-api.rst``; ``pypi/warehouse:docs/user/api/json.md``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from patchula.datasource.base import check_status
+from patchula.errors import RegistryError
+from patchula.models import Catalog, Release
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from patchula.datasource.base import Fetch
+
+ID = "pypi"
+DEFAULT_BASE_URL = "https://pypi.org"
+TIME_SOURCE = "PyPI upload-time (PEP 700)"
+
+# Pin major version 1: PyPI serves HTML without this header and may add a v2 later.
+_ACCEPT = "application/vnd.pypi.simple.v1+json"
+_SUPPORTED_MAJOR = "1"
+_REASON_LIMIT = 200
+# Extensions of files that are neither wheels nor PEP 625 sdists (eggs, wininst, old archives).
+_LEGACY_EXTENSIONS = (
+    ".tar.gz",
+    ".tar.bz2",
+    ".tar.xz",
+    ".tar.z",
+    ".tgz",
+    ".tbz",
+    ".tar",
+    ".zip",
+    ".egg",
+    ".exe",
+    ".msi",
+    ".rpm",
+    ".dmg",
+    ".deb",
+    ".whl",
+)
+
+
+class _Meta(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    api_version: str = Field(alias="api-version")
+
+
+class _File(BaseModel):
+    """One file entry, reduced to what dates a release and says whether it is yanked."""
+
+    model_config = ConfigDict(frozen=True)
+
+    filename: str
+    upload_time: str | None = Field(default=None, alias="upload-time")
+    # ``false``, ``true`` or a non-empty reason string (PEP 592 / PEP 691).
+    yanked: bool | str = False
+
+    @property
+    def is_yanked(self) -> bool:
+        """Return whether the file is yanked (``true`` or a reason string)."""
+        return self.yanked is True or isinstance(self.yanked, str)
+
+
+class _Project(BaseModel):
+    """The fields of a project page a freshness scan reads; the rest is skipped while parsing."""
+
+    model_config = ConfigDict(frozen=True)
+
+    meta: _Meta
+    versions: list[str] | None = None
+    files: list[_File] = Field(default_factory=list)
+
+
+def project_url(base_url: str, package_name: str) -> str:
+    """Return ``{base}/simple/<normalised-name>/`` (PEP 503 normalisation, trailing slash)."""
+    name = quote(canonicalize_name(package_name), safe="")
+    return f"{base_url.rstrip('/')}/simple/{name}/"
+
+
+async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
+    """Fetch and parse the JSON Simple API page of ``package_name``.
+
+    Raises ``PackageNotFound`` on 404/410 and ``RegistryError`` on other non-2xx answers, a
+    non-JSON answer (a mirror serving only the HTML form) or an unusable body.
+    """
+    url = project_url(base_url, package_name)
+    what = f"PyPI project {package_name!r}"
+    response = await fetch(url, headers={"Accept": _ACCEPT})
+    check_status(response, what)
+    content_type = response.header("content-type")
+    if content_type is not None and not _is_json(content_type):
+        media_type = content_type.split(";", 1)[0].strip()[:_REASON_LIMIT]
+        msg = f"{what}: mirror did not serve the PEP 691 JSON form (got {media_type!r} from {url})"
+        raise RegistryError(msg)
+    return parse(
+        response.content,
+        package_name=package_name,
+        fetched_at=response.fetched_at,
+        source_url=url,
+    )
+
+
+def parse(
+    content: bytes,
+    *,
+    package_name: str,
+    fetched_at: datetime,
+    source_url: str = "",
+) -> Catalog:
+    """Build the catalog of ``package_name`` from a PEP 691 JSON project page.
+
+    Versions come from ``versions`` (from the filenames when an api-version 1.0 page lacks it);
+    versions that are not PEP 440 are dropped, and equal versions (``1.0``, ``1.0.0``) are kept
+    once, under the first spelling. A release's ``released_at`` is the earliest
+    ``upload-time`` among its files, ``yanked`` means every one of its files is yanked, and a
+    release without files is not ``installable``. ``latest`` is the newest final release that
+    is installable and not yanked. Raises ``RegistryError`` on a body that is not a v1 page.
+    """
+    what = f"PyPI project {package_name!r}"
+    try:
+        project = _Project.model_validate_json(content)
+    except ValidationError as exc:
+        msg = f"{what}: unusable Simple API page ({_describe(exc)})"
+        raise RegistryError(msg) from exc
+    api_version = project.meta.api_version
+    if api_version.split(".", 1)[0] != _SUPPORTED_MAJOR:
+        msg = f"{what}: unsupported Simple API version {api_version[:20]!r} (need 1.x)"
+        raise RegistryError(msg)
+
+    normalised_name = canonicalize_name(package_name)
+    spellings = (
+        project.versions
+        if project.versions is not None
+        else _versions_from_filenames(project.files, normalised_name)
+    )
+    known = _known_versions(spellings)
+    files_by_version: defaultdict[Version, list[_File]] = defaultdict(list)
+    for file in project.files:
+        version = _file_version(file.filename, normalised_name, known)
+        if version is not None:
+            files_by_version[version].append(file)
+
+    releases: list[Release] = []
+    latest: str | None = None
+    for version, spelling in sorted(known.items()):
+        files = files_by_version.get(version, [])
+        release = Release(
+            version=spelling,
+            released_at=min(
+                (t for t in (_parse_time(f.upload_time) for f in files) if t is not None),
+                default=None,
+            ),
+            yanked=bool(files) and all(f.is_yanked for f in files),
+            installable=bool(files),
+        )
+        releases.append(release)
+        if release.installable and not release.yanked and not version.is_prerelease:
+            latest = spelling
+    return Catalog(
+        datasource=ID,
+        package_name=package_name,
+        releases=tuple(releases),
+        latest=latest,
+        fetched_at=fetched_at,
+        time_source=TIME_SOURCE,
+        source_url=source_url,
+    )
+
+
+def _is_json(content_type: str) -> bool:
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or media_type.endswith("+json")
+
+
+def _known_versions(spellings: Iterable[str]) -> dict[Version, str]:
+    """Map each valid version to its first spelling; invalid (legacy) strings are dropped."""
+    known: dict[Version, str] = {}
+    for spelling in spellings:
+        version = _parse_version(spelling)
+        if version is not None:
+            known.setdefault(version, spelling)
+    return known
+
+
+def _file_version(filename: str, project: str, known: Mapping[Version, str]) -> Version | None:
+    """Return the known version a file belongs to, or ``None``.
+
+    Wheels and sdists are parsed by ``packaging``; other files (eggs, ``.exe``, ``.tar.bz2`` …)
+    and sdists whose name splits ambiguously are matched as ``<name>-<version>`` against the
+    known versions, preferring the longest match (``pytz-2014.1.1-py2.7.egg`` is 2014.1.1,
+    not 2014.1).
+    """
+    version = _standard_filename_version(filename, project)
+    if version is not None and version in known:
+        return version
+    for rest in _after_project_name(filename, project):
+        for candidate in _version_prefixes(rest):
+            version = _parse_version(candidate)
+            if version is not None and version in known:
+                return version
+    return None
+
+
+def _standard_filename_version(filename: str, project: str) -> Version | None:
+    """Return the version in a wheel or sdist filename of ``project``, or ``None``."""
+    try:
+        if filename.endswith(".whl"):
+            name, version, _, _ = parse_wheel_filename(filename)
+        elif filename.endswith((".tar.gz", ".zip")):
+            name, version = parse_sdist_filename(filename)
+        else:
+            return None
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+    return version if name == project else None
+
+
+def _after_project_name(filename: str, project: str) -> list[str]:
+    """Return what follows ``<name>-`` in ``filename`` (extension removed), for each split.
+
+    A split counts when the part before the dash normalises to ``project``
+    (``Acme.Widget-0.9.win32.exe`` → ``0.9.win32`` for ``acme-widget``).
+    """
+    stem = filename
+    for extension in _LEGACY_EXTENSIONS:
+        if stem.lower().endswith(extension):
+            stem = stem[: -len(extension)]
+            break
+    return [
+        stem[index + 1 :]
+        for index, char in enumerate(stem)
+        if char == "-" and canonicalize_name(stem[:index]) == project
+    ]
+
+
+def _version_prefixes(rest: str) -> list[str]:
+    """Return the prefixes of ``rest`` that end at a ``.``/``-`` boundary, longest first."""
+    cuts = [index for index, char in enumerate(rest) if char in ".-"]
+    return [rest, *(rest[:index] for index in reversed(cuts) if index > 0)]
+
+
+def _versions_from_filenames(files: Iterable[_File], project: str) -> list[str]:
+    """Return the versions named by the files, for a page without PEP 700 ``versions``.
+
+    Wheels and sdists give theirs; another file gives the longest valid version at the start
+    of its first dash-separated field after the name (eggs and ``.exe`` escape dashes).
+    """
+    found: list[str] = []
+    for file in files:
+        version = _standard_filename_version(file.filename, project)
+        if version is not None:
+            found.append(str(version))
+            continue
+        for rest in _after_project_name(file.filename, project):
+            field = rest.split("-", 1)[0]
+            candidate = next(
+                (c for c in _version_prefixes(field) if _parse_version(c) is not None), None
+            )
+            if candidate is not None:
+                found.append(candidate)
+                break
+    return found
+
+
+def _parse_version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _parse_time(value: str | None) -> datetime | None:
+    """Return an ISO-8601 timestamp as an aware UTC datetime; ``None`` if absent or unreadable."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        # PEP 700 upload-time is UTC ("...Z"); a timestamp without an offset is read as UTC too.
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _describe(exc: ValidationError) -> str:
+    """Return a one-line summary of the first validation error, without the offending input."""
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"])
+    reason = f"{first['msg']} at {where}" if where else first["msg"]
+    if len(errors) > 1:
+        reason += f" and {len(errors) - 1} more"
+    return reason[:_REASON_LIMIT]

@@ -1,0 +1,350 @@
+# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
+"""The ``pyproject.toml`` manager: PEP 621 and PEP 735 requirements and Poetry's tables."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from packaging.requirements import InvalidRequirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+
+from patchula.manager.base import (
+    ReadFile,
+    TomlLocator,
+    parse_toml,
+    pep508_dependency,
+    strip_bom,
+)
+from patchula.models import Dependency, ExtractResult, ManifestProblem
+
+ID = "pyproject"
+DATASOURCE = "pypi"
+VERSIONING = "pep440"
+
+POETRY_OR_REASON = "Poetry OR constraint ('||') is not supported yet"
+
+# PEP 508 names (https://packaging.python.org/en/latest/specifications/name-normalization/).
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+_OPERATOR_SPACE = re.compile(r"(===|==|!=|~=|>=|<=|>|<|\^|~|=)\s+")
+_AND_SEPARATOR = re.compile(r"[\s,]+")
+_RELEASE = re.compile(r"(\d+(?:\.\d+)*)(.*)", re.DOTALL)
+_WILDCARD = re.compile(r"(?:==)?(\d+(?:\.\d+)*)\.[*xX]")
+_PEP440_OPERATORS = ("===", "==", "!=", "~=", ">=", "<=", ">", "<")
+_POETRY_SOURCES = (
+    ("git", "VCS requirement"),
+    ("path", "local path"),
+    ("url", "direct URL reference"),
+)
+
+
+def matches(path: str) -> bool:
+    """Return whether ``path`` is a ``pyproject.toml``."""
+    return path.rsplit("/", 1)[-1] == "pyproject.toml"
+
+
+def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes
+    """Extract the dependencies declared in a ``pyproject.toml``.
+
+    Reads PEP 621 ``[project] dependencies`` (dep_type ``project``) and
+    ``[project.optional-dependencies]`` (``optional:<extra>``), PEP 735
+    ``[dependency-groups]`` (``group:<name>``; ``{include-group = …}`` entries are checked,
+    not copied: unknown groups and cycles are problems), and Poetry's
+    ``[tool.poetry.dependencies]`` (``poetry``, without ``python``),
+    ``[tool.poetry.dev-dependencies]`` (``poetry-dev``) and
+    ``[tool.poetry.group.<g>.dependencies]`` (``poetry-group:<g>``), whose constraints are
+    converted to PEP 440 by ``poetry_constraint``. ``project_name`` is ``[project] name`` or
+    ``[tool.poetry] name``, PEP 503 normalised. An empty file gives an empty result.
+    """
+    if not text.strip():
+        return ExtractResult()
+    data, problem = parse_toml(path, text)
+    if data is None:
+        return ExtractResult(problems=() if problem is None else (problem,))
+    collector = _Collector(path, TomlLocator(strip_bom(text)))
+    project = collector.table(data, ("project",))
+    collector.requirements(project.get("dependencies"), ("project", "dependencies"), "project")
+    extras = collector.table(project, ("project", "optional-dependencies"))
+    for extra, requirements in extras.items():
+        keys = ("project", "optional-dependencies", extra)
+        collector.requirements(requirements, keys, f"optional:{extra}")
+    collector.dependency_groups(collector.table(data, ("dependency-groups",)))
+    poetry = collector.table(collector.table(data, ("tool",)), ("tool", "poetry"))
+    collector.poetry(poetry)
+    return ExtractResult(
+        dependencies=tuple(collector.dependencies),
+        problems=tuple(collector.problems),
+        project_name=_project_name(project, poetry),
+    )
+
+
+def _project_name(project: dict[str, object], poetry: dict[str, object]) -> str | None:
+    for name in (project.get("name"), poetry.get("name")):
+        if isinstance(name, str) and _PROJECT_NAME.fullmatch(name):
+            return canonicalize_name(name)
+    return None
+
+
+@dataclass
+class _Collector:
+    """Collects rows and problems for one pyproject, locating lines as it goes."""
+
+    path: str
+    locator: TomlLocator
+    dependencies: list[Dependency] = field(default_factory=list)
+    problems: list[ManifestProblem] = field(default_factory=list)
+
+    def line(self, keys: tuple[str, ...]) -> int | None:
+        return self.locator.line(self.locator.find(keys))
+
+    def problem(self, line: int | None, message: str) -> None:
+        self.problems.append(ManifestProblem(self.path, line, message))
+
+    def table(self, parent: dict[str, object], keys: tuple[str, ...]) -> dict[str, object]:
+        """Return ``parent[keys[-1]]`` when it is a table, ``{}`` (and a problem) otherwise."""
+        value = parent.get(keys[-1])
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.problem(self.line(keys), f"`{'.'.join(keys)}` must be a table")
+            return {}
+        return value
+
+    def requirements(self, value: object, keys: tuple[str, ...], dep_type: str) -> None:
+        """Add one row per PEP 508 string of the array ``value`` found at ``keys``."""
+        if value is None:
+            return
+        if not isinstance(value, list):
+            self.problem(self.line(keys), f"`{'.'.join(keys)}` must be an array of strings")
+            return
+        cursor = self.locator.find(keys)
+        for item in value:
+            if not isinstance(item, str):
+                self.problem(self.line(keys), f"`{'.'.join(keys)}` holds a non-string {item!r}")
+                continue
+            line, cursor = self._value_line(item, cursor)
+            self.requirement(item, line, dep_type)
+
+    def requirement(self, requirement: str, line: int | None, dep_type: str) -> None:
+        try:
+            dependency = pep508_dependency(
+                requirement,
+                manager=ID,
+                file=self.path,
+                line=line,
+                dep_type=dep_type,
+                datasource=DATASOURCE,
+                versioning=VERSIONING,
+            )
+        except InvalidRequirement as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else "invalid"
+            self.problem(line, f"invalid requirement {requirement!r}: {reason}")
+            return
+        self.dependencies.append(dependency)
+
+    def _value_line(self, value: str, cursor: int | None) -> tuple[int | None, int | None]:
+        """Return the line of the next quoted ``value`` after ``cursor`` and the new cursor."""
+        if cursor is None:
+            return None, None
+        offset = self.locator.find_value(value, cursor)
+        if offset is None:
+            return self.locator.line(cursor), cursor
+        return self.locator.line(offset), offset + 1
+
+    def dependency_groups(self, groups: dict[str, object]) -> None:
+        """Add the rows of PEP 735 groups; check ``include-group`` targets and cycles."""
+        names: dict[str, str] = {canonicalize_name(name): name for name in groups}
+        edges: dict[str, list[tuple[str, int | None]]] = {}
+        for name, entries in groups.items():
+            keys = ("dependency-groups", name)
+            if not isinstance(entries, list):
+                self.problem(self.line(keys), f"dependency group {name!r} must be an array")
+                continue
+            own = edges.setdefault(canonicalize_name(name), [])
+            cursor = self.locator.find(keys)
+            for entry in entries:
+                if isinstance(entry, str):
+                    line, cursor = self._value_line(entry, cursor)
+                    self.requirement(entry, line, f"group:{name}")
+                    continue
+                target = entry.get("include-group") if isinstance(entry, dict) else None
+                if not isinstance(target, str) or len(entry) != 1:
+                    message = f"dependency group {name!r} holds an invalid entry {entry!r}"
+                    self.problem(self.line(keys), message)
+                    continue
+                line, cursor = self._value_line(target, cursor)
+                if canonicalize_name(target) not in names:
+                    self.problem(line, f"group {name!r} includes unknown group {target!r}")
+                    continue
+                own.append((canonicalize_name(target), line))
+        self._check_cycles(edges, names)
+
+    def _check_cycles(
+        self, edges: dict[str, list[tuple[str, int | None]]], names: dict[str, str]
+    ) -> None:
+        """Report each ``include-group`` that closes a cycle (a back edge of a depth-first walk)."""
+        done: set[str] = set()
+        for start in edges:
+            if start in done:
+                continue
+            path = [start]
+            stack = [iter(edges.get(start, []))]
+            while stack:
+                step = next(stack[-1], None)
+                if step is None:
+                    done.add(path.pop())
+                    stack.pop()
+                    continue
+                target, line = step
+                if target in path:
+                    cycle = [names[group] for group in [*path[path.index(target) :], target]]
+                    self.problem(line, f"include-group cycle: {' -> '.join(cycle)}")
+                elif target not in done:
+                    path.append(target)
+                    stack.append(iter(edges.get(target, [])))
+
+    def poetry(self, poetry: dict[str, object]) -> None:
+        """Add the rows of Poetry's dependency tables (python-poetry.org/docs/pyproject)."""
+        base = ("tool", "poetry")
+        tables: list[tuple[tuple[str, ...], str]] = [
+            ((*base, "dependencies"), "poetry"),
+            ((*base, "dev-dependencies"), "poetry-dev"),
+        ]
+        groups = self.table(poetry, (*base, "group"))
+        for group in groups:
+            group_keys = (*base, "group", group)
+            if isinstance(groups[group], dict):
+                tables.append(((*group_keys, "dependencies"), f"poetry-group:{group}"))
+            else:
+                self.problem(self.line(group_keys), f"`{'.'.join(group_keys)}` must be a table")
+        for keys, dep_type in tables:
+            parent = poetry if len(keys) == len(base) + 1 else groups.get(keys[-2])
+            if isinstance(parent, dict):
+                for name, value in self.table(parent, keys).items():
+                    if name != "python":
+                        self.poetry_entry((*keys, name), name, value, dep_type)
+
+    def poetry_entry(self, keys: tuple[str, ...], name: str, value: object, dep_type: str) -> None:
+        """Add the row(s) of one Poetry dependency: a string, a table or an array of tables."""
+        line = self.line(keys)
+        if isinstance(value, list):
+            offset = self.locator.find(keys)
+            for item in value:
+                if offset is not None:
+                    brace = self.locator.text.find("{", offset)
+                    offset = brace + 1 if brace >= 0 else offset
+                    line = self.locator.line(offset)
+                self.poetry_entry_one(line, name, item, dep_type)
+            return
+        self.poetry_entry_one(line, name, value, dep_type)
+
+    def poetry_entry_one(self, line: int | None, name: str, value: object, dep_type: str) -> None:
+        markers: str | None = None
+        if isinstance(value, str):
+            declared: str | None = value
+            skip_reason: str | None = None
+        elif isinstance(value, dict):
+            declared, skip_reason = _poetry_table(value)
+            raw_markers = value.get("markers")
+            markers = raw_markers if isinstance(raw_markers, str) else None
+        else:
+            self.problem(line, f"Poetry dependency {name!r} must be a string or a table")
+            return
+        constraint: str | None = None
+        if skip_reason is None and declared is not None:
+            if "|" in declared:
+                skip_reason = POETRY_OR_REASON
+            else:
+                try:
+                    constraint = poetry_constraint(declared)
+                except ValueError as exc:
+                    self.problem(
+                        line, f"invalid Poetry constraint {declared!r} for {name!r}: {exc}"
+                    )
+                    return
+        self.dependencies.append(
+            Dependency(
+                manager=ID,
+                file=self.path,
+                line=line,
+                name=name,
+                package_name=canonicalize_name(name),
+                datasource=DATASOURCE,
+                versioning=VERSIONING,
+                dep_type=dep_type,
+                declared=declared,
+                constraint=constraint,
+                skip_reason=skip_reason,
+                markers=markers,
+            )
+        )
+
+
+def _poetry_table(value: dict[str, object]) -> tuple[str | None, str | None]:
+    """Return ``(declared, skip_reason)`` of a Poetry dependency table."""
+    for key, reason in _POETRY_SOURCES:
+        location = value.get(key)
+        if isinstance(location, str):
+            return location, reason
+    version = value.get("version")
+    return (version if isinstance(version, str) else None), None
+
+
+def poetry_constraint(spec: str) -> str | None:
+    """Convert a Poetry version constraint to a PEP 440 specifier string (``None``: any).
+
+    Follows https://python-poetry.org/docs/dependency-specification/: ``^1.2.3`` →
+    ``>=1.2.3,<2.0.0``, ``^0.2.3`` → ``>=0.2.3,<0.3.0``, ``~1.2`` → ``>=1.2,<1.3``,
+    ``1.2.*`` → ``==1.2.*``, a bare ``1.2.3`` → ``==1.2.3``, ``*``/``""`` → ``None``; comma or
+    space separated parts are ANDed and kept in written order. OR constraints (``||``) are not
+    handled here.
+
+    Raises:
+        ValueError: a part is not a Poetry constraint or the result is not valid PEP 440.
+    """
+    text = _OPERATOR_SPACE.sub(r"\1", spec.strip())
+    parts: list[str] = []
+    for part in _AND_SEPARATOR.split(text):
+        if part:
+            parts.extend(_convert_part(part))
+    if not parts:
+        return None
+    result = ",".join(parts)
+    try:
+        SpecifierSet(result)
+    except InvalidSpecifier as exc:
+        message = f"not a valid PEP 440 specifier: {result!r}"
+        raise ValueError(message) from exc
+    return result
+
+
+def _convert_part(part: str) -> list[str]:
+    if part in {"*", "x", "X"}:
+        return []
+    wildcard = _WILDCARD.fullmatch(part)
+    if wildcard is not None:
+        return [f"=={wildcard.group(1)}.*"]
+    if part.startswith(_PEP440_OPERATORS):
+        return [part]
+    if part.startswith(("^", "~")):
+        return _bounded(part[1:], caret=part.startswith("^"))
+    if part.startswith("=") or part[:1].isdigit():
+        return ["==" + part.lstrip("=")]
+    message = f"unknown constraint {part!r}"
+    raise ValueError(message)
+
+
+def _bounded(version: str, *, caret: bool) -> list[str]:
+    """Return the lower and upper bound of a caret (``^``) or tilde (``~``) requirement."""
+    match = _RELEASE.fullmatch(version)
+    if match is None:
+        message = f"not a version: {version!r}"
+        raise ValueError(message)
+    release = [int(component) for component in match.group(1).split(".")]
+    if caret:
+        bump = next((i for i, number in enumerate(release) if number), len(release) - 1)
+    else:
+        bump = 1 if len(release) > 1 else 0
+    upper = [*release[:bump], release[bump] + 1] + [0] * (len(release) - bump - 1)
+    return [f">={version}", "<" + ".".join(str(number) for number in upper)]

@@ -1,0 +1,336 @@
+# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
+"""The pip requirements file manager: ``requirements*.txt``/``.in``, ``-r``/``-c`` includes."""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from packaging.requirements import InvalidRequirement
+from packaging.utils import canonicalize_name
+
+from patchula.errors import ManifestError
+from patchula.manager.base import (
+    ReadFile,
+    nul_problem,
+    pep508_dependency,
+    strip_bom,
+    url_skip_reason,
+)
+from patchula.models import Dependency, ExtractResult, ManifestProblem
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+ID = "requirements_txt"
+DATASOURCE = "pypi"
+VERSIONING = "pep440"
+
+_BASENAMES = frozenset({"requirements.txt", "requirements.in", "constraints.txt"})
+_PATTERNS = ("requirements-*.txt", "requirements_*.txt", "*-requirements.txt", "requirements-*.in")
+_SUFFIXES = (".txt", ".in")
+
+# pip's COMMENT_RE (pip/_internal/req/req_file.py): `#` at line start or after whitespace.
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|file:", re.IGNORECASE)
+_EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+_ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
+_MAX_PROBLEMS_PER_FILE = 20
+
+# Options pip accepts in a requirements file
+# (https://pip.pypa.io/en/stable/reference/requirements-file-format/#supported-options).
+_INCLUDES = {"-r": "requirement", "--requirement": "requirement"}
+_CONSTRAINTS = {"-c": "constraint", "--constraint": "constraint"}
+_EDITABLE = frozenset({"-e", "--editable"})
+_VALUED = frozenset(
+    {
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "--no-binary",
+        "--only-binary",
+        "--trusted-host",
+        "--use-feature",
+        "--global-option",
+        "--config-settings",
+        "--hash",
+        *_INCLUDES,
+        *_CONSTRAINTS,
+        *_EDITABLE,
+    }
+)
+_FLAGS = frozenset({"--no-index", "--prefer-binary", "--require-hashes", "--pre"})
+
+DepType = Literal["requirements", "constraint"]
+
+
+def matches(path: str) -> bool:
+    """Return whether ``path`` is a pip requirements or constraints file by its name.
+
+    Matches ``requirements.txt``, ``requirements.in``, ``constraints.txt``,
+    ``requirements-*.txt``, ``requirements_*.txt``, ``*-requirements.txt``,
+    ``requirements-*.in``, and any ``.txt``/``.in`` file directly inside a ``requirements/``
+    directory.
+    """
+    parts = path.split("/")
+    basename = parts[-1]
+    if basename in _BASENAMES:
+        return True
+    if any(fnmatch.fnmatchcase(basename, pattern) for pattern in _PATTERNS):
+        return True
+    parent = parts[-2] if len(parts) > 1 else ""
+    return parent == "requirements" and basename.endswith(_SUFFIXES)
+
+
+def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
+    r"""Extract the requirements of a pip requirements file and of the files it includes.
+
+    Follows pip's requirements file format
+    (https://pip.pypa.io/en/stable/reference/requirements-file-format/): ``#`` comments,
+    ``\`` continuations (a requirement's line is its first physical line), option lines
+    (ignored), per-requirement options such as ``--hash`` (stripped). ``-r``/``-c`` includes
+    are resolved relative to the including file and read through ``read``; their entries carry
+    their own file and line, constraint files' entries have ``dep_type`` ``"constraint"``,
+    and their paths are listed in ``included_files``. Requirements are PEP 508; editable,
+    URL, VCS and path requirements are reported skipped. Invalid lines, unreadable or escaping
+    includes and include cycles are problems; ``${VAR}`` references are kept as text.
+    """
+    walker = _Walker(read=read, visited={path})
+    walker.visit(path, text, "requirements", (path,))
+    return ExtractResult(
+        dependencies=tuple(walker.dependencies),
+        problems=tuple(walker.problems),
+        included_files=tuple(walker.included),
+    )
+
+
+def logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """Yield ``(first physical line number, logical line)`` with comments removed.
+
+    Mirrors pip's ``join_lines`` and ``ignore_comments``: a trailing backslash joins the next
+    line (a comment line ends the join), then ``#`` comments are cut and blank lines dropped.
+    """
+    start = 0
+    parts: list[str] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        is_comment = _COMMENT.match(raw) is not None
+        if raw.endswith("\\") and not is_comment:
+            if not parts:
+                start = number
+            parts.append(raw.strip("\\"))
+            continue
+        joined = raw if not is_comment else " " + raw
+        if parts:
+            yield start, _uncomment("".join([*parts, joined]))
+            parts = []
+        else:
+            yield number, _uncomment(joined)
+    if parts:
+        yield start, _uncomment("".join(parts))
+
+
+def _uncomment(line: str) -> str:
+    return _COMMENT.sub("", line).strip()
+
+
+def _split_args_options(line: str) -> tuple[str, str]:
+    """Split a logical line into the requirement part and its options, as pip does."""
+    tokens = line.split(" ")
+    for index, token in enumerate(tokens):
+        if token.startswith("-"):
+            return " ".join(tokens[:index]).strip(), " ".join(tokens[index:])
+    return line.strip(), ""
+
+
+@dataclass
+class _Walker:
+    """Walks one requirements file and its includes, collecting rows and problems."""
+
+    read: ReadFile
+    visited: set[str]
+    dependencies: list[Dependency] = field(default_factory=list)
+    problems: list[ManifestProblem] = field(default_factory=list)
+    included: list[str] = field(default_factory=list)
+    _counts: dict[str, int] = field(default_factory=dict)
+
+    def problem(
+        self,
+        file: str,
+        line: int | None,
+        message: str,
+        severity: Literal["warning", "error"] = "error",
+    ) -> None:
+        count = self._counts.get(file, 0) + 1
+        self._counts[file] = count
+        if count <= _MAX_PROBLEMS_PER_FILE:
+            self.problems.append(ManifestProblem(file, line, message, severity))
+        elif count == _MAX_PROBLEMS_PER_FILE + 1:
+            message = f"more than {_MAX_PROBLEMS_PER_FILE} problems; the rest are not reported"
+            self.problems.append(ManifestProblem(file, None, message))
+
+    def visit(self, path: str, text: str, dep_type: DepType, stack: tuple[str, ...]) -> None:
+        nul = nul_problem(path, text)
+        if nul is not None:
+            self.problems.append(nul)
+            return
+        for number, line in logical_lines(strip_bom(text)):
+            if not line:
+                continue
+            requirement, options = _split_args_options(line)
+            if requirement:
+                self.requirement(path, number, requirement, dep_type)
+            else:
+                self.options(path, number, options, dep_type, stack)
+
+    def requirement(self, path: str, number: int, text: str, dep_type: DepType) -> None:
+        if _URL.match(text) or _looks_like_path(text):
+            self.dependencies.append(_unnamed(path, number, text, dep_type, editable=False))
+            return
+        try:
+            dependency = pep508_dependency(
+                text,
+                manager=ID,
+                file=path,
+                line=number,
+                dep_type=dep_type,
+                datasource=DATASOURCE,
+                versioning=VERSIONING,
+            )
+        except InvalidRequirement as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else "invalid"
+            self.problem(path, number, f"invalid requirement {text!r}: {reason}")
+            return
+        self.dependencies.append(dependency)
+
+    def options(
+        self, path: str, number: int, options: str, dep_type: DepType, stack: tuple[str, ...]
+    ) -> None:
+        try:
+            tokens = shlex.split(options)
+        except ValueError as exc:
+            self.problem(path, number, f"cannot split options {options!r}: {exc}")
+            return
+        for option, value in _parse_options(tokens):
+            if option not in _VALUED and option not in _FLAGS:
+                self.problem(path, number, f"unknown option {option!r} ignored", "warning")
+            elif option in _VALUED and value is None:
+                self.problem(path, number, f"option {option!r} needs a value")
+            elif value is None:
+                continue
+            elif option in _EDITABLE:
+                dependency = _unnamed(path, number, value, dep_type, editable=True)
+                self.dependencies.append(dependency)
+            elif option in _INCLUDES or option in _CONSTRAINTS:
+                nested: DepType = "constraint" if option in _CONSTRAINTS else dep_type
+                self.include(path, number, value, nested, stack)
+
+    def include(
+        self, path: str, number: int, target: str, dep_type: DepType, stack: tuple[str, ...]
+    ) -> None:
+        if _URL.match(target):
+            message = f"remote include {target!r} is not followed"
+            self.problem(path, number, message, "warning")
+            return
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        if target.startswith("/") or joined == ".." or joined.startswith("../"):
+            self.problem(path, number, f"include {target!r} points outside the repository")
+            return
+        if joined in stack:
+            chain = " -> ".join([*stack[stack.index(joined) :], joined])
+            self.problem(path, number, f"include cycle: {chain}")
+            return
+        if joined in self.visited:
+            return
+        self.visited.add(joined)
+        try:
+            text = self.read(joined)
+        except (ManifestError, OSError, ValueError) as exc:
+            reason = exc.message if isinstance(exc, ManifestError) else str(exc)
+            self.problem(path, number, f"cannot read included file {target!r}: {reason}")
+            return
+        self.included.append(joined)
+        self.visit(joined, text, dep_type, (*stack, joined))
+
+
+def _parse_options(tokens: list[str]) -> Iterator[tuple[str, str | None]]:
+    """Yield ``(option, value)`` pairs from shell-split option tokens.
+
+    Accepts ``--opt value``, ``--opt=value``, ``-r value`` and ``-rvalue``; a value-taking
+    option at the end of the line yields ``None`` as its value.
+    """
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
+        if not token.startswith("-"):
+            continue
+        if token.startswith("--") and "=" in token:
+            option, value = token.split("=", 1)
+            yield option, value
+        elif not token.startswith("--") and len(token) > 2:  # noqa: PLR2004 - `-rfile`
+            yield token[:2], token[2:]
+        elif token in _VALUED:
+            value_token = tokens[index] if index < len(tokens) else None
+            index += 1
+            yield token, value_token
+        else:
+            yield token, None
+
+
+def _looks_like_path(text: str) -> bool:
+    """Return whether a requirement is a local path or archive, as pip's ``_looks_like_path``."""
+    head = text.split(";", 1)[0].strip()
+    if "@" in head:
+        return False
+    return "/" in head or "\\" in head or head.startswith(".") or head.endswith(_ARCHIVE_SUFFIXES)
+
+
+def _unnamed(path: str, number: int, text: str, dep_type: DepType, *, editable: bool) -> Dependency:
+    """Build the skipped row of an editable, URL or path requirement."""
+    is_url = _URL.match(text) is not None
+    # pip splits a URL's marker at "; " (a URL may contain ";") and a path's at ";".
+    location, _, marker = text.partition("; " if is_url else ";")
+    location = location.strip()
+    if editable:
+        reason = "editable requirement"
+    elif is_url:
+        reason = url_skip_reason(location)
+    else:
+        reason = "local path"
+    name = _name_of(location)
+    package_name = canonicalize_name(name) if _NAME.fullmatch(name) else name
+    return Dependency(
+        manager=ID,
+        file=path,
+        line=number,
+        name=name,
+        package_name=package_name,
+        datasource=DATASOURCE,
+        versioning=VERSIONING,
+        dep_type=dep_type,
+        declared=location,
+        constraint=None,
+        skip_reason=reason,
+        markers=marker.strip() or None,
+    )
+
+
+def _name_of(location: str) -> str:
+    """Name a URL or path requirement: ``#egg=name``, an archive's project name, or itself."""
+    egg = _EGG.search(location)
+    if egg is not None:
+        return egg.group(1)
+    basename = posixpath.basename(location.split("#", 1)[0].split("?", 1)[0].rstrip("/"))
+    if basename.endswith(".whl"):
+        return basename.split("-", 1)[0]
+    for suffix in _ARCHIVE_SUFFIXES:
+        if basename.endswith(suffix) and "-" in basename:
+            return basename[: -len(suffix)].rsplit("-", 1)[0]
+    return location

@@ -1,0 +1,73 @@
+# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
+"""The ``uv.lock`` manager: the registry packages uv resolved, and the workspace members."""
+
+from __future__ import annotations
+
+from packaging.utils import canonicalize_name
+
+from patchula.manager.base import ReadFile, TomlLocator, package_tables, parse_toml, strip_bom
+from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProblem
+
+ID = "uv_lock"
+DATASOURCE = "pypi"
+VERSIONING = "pep440"
+
+_KNOWN_VERSIONS = (1,)
+# Source kinds that are not a package index (https://docs.astral.sh/uv/concepts/resolution/).
+_NOT_REGISTRY = frozenset({"editable", "virtual", "directory", "path", "git", "url"})
+_ROOT_KINDS = ("editable", "virtual")
+
+
+def matches(path: str) -> bool:
+    """Return whether ``path`` is a ``uv.lock``."""
+    return path.rsplit("/", 1)[-1] == "uv.lock"
+
+
+def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes
+    """Extract the locked packages of a ``uv.lock`` (TOML, https://docs.astral.sh/uv/).
+
+    Every ``[[package]]`` with a ``name``, a ``version`` and a registry ``source`` becomes a
+    ``LockedPackage`` (PEP 503 normalised name, line of its ``name`` key); editable, virtual,
+    directory, path, git and URL sources are left out. ``members`` is ``[manifest] members``
+    (normalised), else the project(s) whose source is editable or virtual ``"."``, else
+    ``None``. Invalid TOML and an unknown lock ``version`` are problems.
+    """
+    data, problem = parse_toml(path, text)
+    if data is None:
+        return ExtractResult(problems=() if problem is None else (problem,))
+    locator = TomlLocator(strip_bom(text))
+    tables, problems = package_tables(path, data, locator)
+    version = data.get("version")
+    if version is not None and (version not in _KNOWN_VERSIONS or isinstance(version, bool)):
+        line = locator.line(locator.find(("version",)))
+        message = f"unknown uv.lock version {version!r}; reading it as far as possible"
+        problems.append(ManifestProblem(path, line, message, "warning"))
+    packages: list[LockedPackage] = []
+    roots: set[str] = set()
+    for entry, line in tables:
+        name, version, source = entry.get("name"), entry.get("version"), entry.get("source")
+        if not isinstance(name, str) or not name:
+            continue
+        kinds = source if isinstance(source, dict) else {}
+        if any(kinds.get(kind) == "." for kind in _ROOT_KINDS):
+            roots.add(canonicalize_name(name))
+        if isinstance(version, str) and version and not _NOT_REGISTRY.intersection(kinds):
+            packages.append(LockedPackage(canonicalize_name(name), version, line))
+    lockfile = Lockfile(
+        file=path,
+        manager=ID,
+        ecosystem=DATASOURCE,
+        packages=tuple(packages),
+        members=_members(data, roots),
+    )
+    return ExtractResult(lockfile=lockfile, problems=tuple(problems))
+
+
+def _members(data: dict[str, object], roots: set[str]) -> frozenset[str] | None:
+    manifest = data.get("manifest")
+    members = manifest.get("members") if isinstance(manifest, dict) else None
+    if isinstance(members, list):
+        names = {canonicalize_name(member) for member in members if isinstance(member, str)}
+        if names:
+            return frozenset(names)
+    return frozenset(roots) if roots else None

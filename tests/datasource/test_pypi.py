@@ -1,0 +1,303 @@
+"""The PyPI datasource: JSON Simple API request, filename versions, yanks, dates and latest."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+import respx
+from packaging.version import Version
+
+from patchula.datasource import pypi
+from patchula.errors import PackageNotFound, RegistryError
+from patchula.models import Catalog, FetchResponse, Release
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from patchula.datasource.base import Fetch
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "registry" / "pypi"
+FETCHED_AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+BASE = pypi.DEFAULT_BASE_URL
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+
+
+def _fixture(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def _parse(content: bytes, package_name: str = "acme-widget") -> Catalog:
+    return pypi.parse(content, package_name=package_name, fetched_at=FETCHED_AT)
+
+
+def _utc(
+    year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0, micro: int = 0
+) -> datetime:
+    return datetime(year, month, day, hour, minute, second, micro, tzinfo=UTC)
+
+
+def _httpx_fetch(client: httpx.AsyncClient) -> Fetch:
+    """Adapt an httpx client to the fetch facade's shape (status, lower-case headers, time)."""
+
+    async def fetch(url: str, *, headers: Mapping[str, str] | None = None) -> FetchResponse:
+        response = await client.get(url, headers=headers)
+        return FetchResponse(
+            status=response.status_code,
+            url=str(response.url),
+            headers=tuple((key.lower(), value) for key, value in response.headers.items()),
+            content=response.content,
+            fetched_at=FETCHED_AT,
+        )
+
+    return fetch
+
+
+class _FakeFetch:
+    """A fetch facade that answers every URL with one canned response and records requests."""
+
+    def __init__(self, content: bytes, headers: tuple[tuple[str, str], ...]) -> None:
+        self.content = content
+        self.headers = headers
+        self.requests: list[tuple[str, dict[str, str]]] = []
+
+    async def __call__(
+        self, url: str, *, headers: Mapping[str, str] | None = None
+    ) -> FetchResponse:
+        self.requests.append((url, dict(headers or {})))
+        return FetchResponse(200, url, self.headers, self.content, FETCHED_AT)
+
+
+@pytest.fixture
+def registry() -> Iterator[respx.MockRouter]:
+    """Mock the registry; unmatched requests and unused routes fail the test."""
+    with respx.mock(base_url=BASE, assert_all_mocked=True, assert_all_called=True) as router:
+        yield router
+
+
+@pytest.mark.anyio
+async def test_requests_normalised_name_with_json_accept(registry: respx.MockRouter) -> None:
+    """The project page is fetched at ``/simple/<normalised>/`` asking for the v1 JSON form."""
+    route = registry.get("/simple/django/").respond(
+        200, content=_fixture("django.json"), headers={"content-type": SIMPLE_JSON}
+    )
+    async with httpx.AsyncClient() as client:
+        catalog = await pypi.get_catalog(_httpx_fetch(client), BASE, "Django")
+    assert route.calls.last.request.headers["accept"] == SIMPLE_JSON
+    assert catalog.source_url == "https://pypi.org/simple/django/"
+    assert catalog.fetched_at == FETCHED_AT
+    assert catalog.datasource == "pypi"
+    assert catalog.package_name == "Django"
+    assert catalog.latest == "5.0.4"
+
+
+@pytest.mark.parametrize(
+    ("base_url", "name", "url"),
+    [
+        (BASE, "Foo__Bar.baz", "https://pypi.org/simple/foo-bar-baz/"),
+        (BASE + "/", "requests", "https://pypi.org/simple/requests/"),
+        (
+            "https://mirror.example/pypi",
+            "Zope.Interface",
+            "https://mirror.example/pypi/simple/zope-interface/",
+        ),
+    ],
+)
+def test_project_url(base_url: str, name: str, url: str) -> None:
+    """The URL carries the PEP 503 normalised name and the trailing slash PyPI expects."""
+    assert pypi.project_url(base_url, name) == url
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("status", [404, 410])
+async def test_missing_project(registry: respx.MockRouter, status: int) -> None:
+    """A 404 or 410 answer means the project does not exist."""
+    registry.get("/simple/nope/").respond(status, text="Not Found")
+    async with httpx.AsyncClient() as client:
+        with pytest.raises(PackageNotFound, match="PyPI project 'nope' not found"):
+            await pypi.get_catalog(_httpx_fetch(client), BASE, "nope")
+
+
+@pytest.mark.anyio
+async def test_server_error(registry: respx.MockRouter) -> None:
+    """A 5xx answer is a registry error naming the status."""
+    registry.get("/simple/django/").respond(503, text="unavailable")
+    async with httpx.AsyncClient() as client:
+        with pytest.raises(RegistryError, match="HTTP 503"):
+            await pypi.get_catalog(_httpx_fetch(client), BASE, "django")
+
+
+@pytest.mark.anyio
+async def test_html_answer_is_refused(registry: respx.MockRouter) -> None:
+    """A mirror answering the HTML form instead of PEP 691 JSON is a registry error."""
+    registry.get("/simple/acme-widget/").respond(
+        200, content=_fixture("simple.html"), headers={"content-type": "text/html; charset=utf-8"}
+    )
+    async with httpx.AsyncClient() as client:
+        with pytest.raises(RegistryError, match="mirror did not serve the PEP 691 JSON form"):
+            await pypi.get_catalog(_httpx_fetch(client), BASE, "acme-widget")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "headers",
+    [
+        (("content-type", SIMPLE_JSON),),
+        (("content-type", "application/vnd.pypi.simple.latest+json"),),
+        (("content-type", "application/json; charset=utf-8"),),
+        (),
+    ],
+)
+async def test_json_answers_are_accepted(headers: tuple[tuple[str, str], ...]) -> None:
+    """Any JSON media type is parsed, and so is a body whose Content-Type is not given."""
+    fetch = _FakeFetch(_fixture("django.json"), headers)
+    catalog = await pypi.get_catalog(fetch, "https://mirror.example/", "django")
+    assert fetch.requests == [
+        ("https://mirror.example/simple/django/", {"Accept": SIMPLE_JSON}),
+    ]
+    assert catalog.latest == "5.0.4"
+
+
+def test_real_django_page() -> None:
+    """A trimmed real page gives PEP 440-sorted releases with yanks and fileless versions."""
+    catalog = _parse(_fixture("django.json"), "django")
+    assert catalog.releases == (
+        Release("1.0.1", None, installable=False),
+        Release("1.10a1", _utc(2016, 5, 20, 12, 16, 44, 951411)),
+        Release("1.10", _utc(2016, 8, 1, 18, 32, 7, 351674)),
+        Release("4.2.11", _utc(2024, 3, 4, 8, 56, 53, 184104)),
+        Release("4.2.12", _utc(2024, 5, 6, 16, 41, 14, 599163), yanked=True),
+        Release("5.0.4", _utc(2024, 4, 3, 14, 56, 56, 206912)),
+        Release("5.0.5", _utc(2024, 5, 6, 16, 46, 37, 863615), yanked=True),
+    )
+    assert catalog.latest == "5.0.4"
+    assert catalog.time_source == "PyPI upload-time (PEP 700)"
+    assert catalog.dist_tags == ()
+
+
+def test_real_pytz_page_with_legacy_files() -> None:
+    """Legacy ``.tar.bz2``/``.zip``/``.egg`` files date their versions; invalid versions drop."""
+    catalog = _parse(_fixture("pytz.json"), "pytz")
+    assert [(r.version, r.released_at) for r in catalog.releases] == [
+        ("2005r", _utc(2005, 12, 31, 9, 58, 54)),
+        ("2013.7", _utc(2013, 10, 2, 4, 28, 31, 673258)),
+        ("2014.1", _utc(2014, 3, 14, 9, 1, 48, 372879)),
+        ("2014.1.1", _utc(2014, 3, 21, 6, 33, 8, 616119)),
+        ("2026.6", _utc(2026, 10, 29, 9, 5, 45)),
+    ]
+    assert catalog.release("2005k") is None
+    assert catalog.latest == "2026.6"
+
+
+@pytest.mark.parametrize(
+    ("filename", "expected"),
+    [
+        ("pytz-2014.1.1-py2.7.egg", "2014.1.1"),
+        ("pytz-2014.1-py2.7.egg", "2014.1"),
+        ("pytz-2014.1.1.tar.bz2", "2014.1.1"),
+        ("pytz-2014.1.zip", "2014.1"),
+        ("pytz-2005r.tar.bz2", "2005r"),
+        ("pytz-2026.6-py2.py3-none-any.whl", "2026.6"),
+        ("Django-1.10.tar.gz", "1.10"),
+        ("acme-widget-0.9.win32-py2.7.exe", "0.9"),
+        ("acme-widget-0.9.win-amd64.msi", "0.9"),
+        ("Acme.Widget-0.9.tar.bz2", "0.9"),
+        ("acme_widget-0.9.0-py2.7.egg", "0.9"),
+        ("pytz-2005k.tar.bz2", None),
+        ("other-2014.1.tar.gz", None),
+        ("pytz-9.9.tar.gz", None),
+        ("README.txt", None),
+    ],
+)
+def test_file_version(filename: str, expected: str | None) -> None:
+    """A filename's version is matched against the known versions, longest match first."""
+    known = {Version(v): v for v in ["0.9", "1.10", "2005r", "2014.1", "2014.1.1", "2026.6"]}
+    project = "acme-widget" if "cme" in filename else "django" if "Django" in filename else "pytz"
+    version = pypi._file_version(filename, project, known)
+    assert (known[version] if version is not None else None) == expected
+
+
+def test_earliest_upload_time_across_files() -> None:
+    """A release is dated by its earliest file, whatever the file kind or list order."""
+    catalog = _parse(_fixture("acme-widget.json"))
+    assert catalog.release("0.9") == Release("0.9", _utc(2019, 3, 2, 10, 0, 1))
+    assert catalog.release("1.0") == Release("1.0", _utc(2024, 12, 2, 16, 40, 5, 551201))
+
+
+def test_partially_yanked_release_is_not_yanked() -> None:
+    """A release with one yanked wheel and a good sdist is still installable and not yanked."""
+    catalog = _parse(_fixture("acme-widget.json"))
+    assert catalog.release("1.1") == Release("1.1", _utc(2025, 1, 10, 9, 0), yanked=False)
+
+
+def test_fully_yanked_release_is_yanked() -> None:
+    """A release whose files are all yanked (``true`` or a reason) is yanked."""
+    catalog = _parse(_fixture("acme-widget.json"))
+    assert catalog.release("1.4") == Release("1.4", _utc(2025, 4, 1, 12, 0), yanked=True)
+
+
+def test_release_without_files_is_not_installable() -> None:
+    """A version listed without files is kept, not installable, undated and not yanked."""
+    catalog = _parse(_fixture("acme-widget.json"))
+    assert catalog.release("1.3") == Release("1.3", None, yanked=False, installable=False)
+
+
+def test_files_without_upload_time_leave_the_date_unknown() -> None:
+    """When no file of a release has an upload time, its publish time is unknown."""
+    catalog = _parse(_fixture("acme-widget.json"))
+    assert catalog.release("1.2") == Release("1.2", None)
+
+
+def test_latest_skips_yanked_fileless_and_prereleases() -> None:
+    """``latest`` is the newest final release that is installable and not yanked."""
+    catalog = _parse(_fixture("acme-widget.json"))
+    assert [r.version for r in catalog.releases] == [
+        "0.9",
+        "1.0",
+        "1.1",
+        "1.2",
+        "1.3",
+        "1.4",
+        "2.0rc1",
+    ]
+    assert catalog.latest == "1.2"
+
+
+def test_only_prereleases_have_no_latest() -> None:
+    """A project with only pre and dev releases has releases but no ``latest``."""
+    catalog = _parse(_fixture("only-prereleases.json"), "acme-next")
+    assert [r.version for r in catalog.releases] == ["0.1.dev3", "0.1a1", "0.1b1"]
+    assert catalog.latest is None
+
+
+def test_versions_derived_from_filenames_without_pep700() -> None:
+    """An api-version 1.0 page without ``versions`` has its versions read from the file names."""
+    catalog = _parse(_fixture("api-1.0-no-versions.json"))
+    assert catalog.releases == (
+        Release("0.8", _utc(2018, 5, 1)),
+        Release("0.9", _utc(2019, 3, 2, 10, 0, 5)),
+        Release("1.0", None),
+        Release("1.1", None, yanked=True),
+    )
+    assert catalog.latest == "1.0"
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (_fixture("api-2.0.json"), "unsupported Simple API version '2.0'"),
+        (_fixture("no-meta.json"), "Field required at meta"),
+        (b'{"meta": {"api-version": "1.1"}, "files": [{"filename": 7}]}', "at files.0.filename"),
+        (b'{"meta": {"api-version": "1.1"}, "versions": ["1.0"], "files": [', "Invalid JSON"),
+        (_fixture("simple.html"), "Invalid JSON"),
+    ],
+)
+def test_unusable_page(content: bytes, reason: str) -> None:
+    """A page of another major version, without meta, or not JSON is a registry error."""
+    with pytest.raises(RegistryError, match=reason) as caught:
+        _parse(content)
+    assert caught.value.reason.startswith("PyPI project 'acme-widget': ")
+    assert len(caught.value.reason) < 300

@@ -1,0 +1,253 @@
+# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchula.errors import ManifestError
+from patchula.manager import package_json
+from patchula.models import Dependency, ExtractResult, ManifestProblem
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "manifests" / "package_json"
+
+
+def _no_read(path: str) -> str:
+    raise ManifestError("package.json has no includes", file=path)
+
+
+def _extract(case: str, path: str = "package.json") -> ExtractResult:
+    text = (FIXTURES / case / "package.json").read_text(encoding="utf-8")
+    return package_json.extract(path, text, _no_read)
+
+
+def _by_name(result: ExtractResult) -> dict[str, Dependency]:
+    return {dep.name: dep for dep in result.dependencies}
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("package.json", True),
+        ("web/ui/package.json", True),
+        ("node_modules/react/package.json", False),
+        ("package-lock.json", False),
+        ("package.json.bak", False),
+        ("mypackage.json", False),
+    ],
+)
+def test_matches_by_basename_outside_node_modules(path: str, *, expected: bool) -> None:
+    """Only files named package.json that are not inside node_modules match."""
+    assert package_json.matches(path) is expected
+
+
+def test_one_package_gives_one_row_with_every_field() -> None:
+    """A single dependency becomes one row with file, line, names, ids, type and constraint."""
+    result = _extract("one-package", "app/package.json")
+    assert result.dependencies == (
+        Dependency(
+            manager="package_json",
+            file="app/package.json",
+            line=5,
+            name="left-pad",
+            package_name="left-pad",
+            datasource="npm",
+            versioning="npm",
+            dep_type="dependencies",
+            declared="^1.3.0",
+            constraint="^1.3.0",
+        ),
+    )
+    assert result.project_name == "one-package"
+    assert result.problems == ()
+    assert result.lockfile is None
+
+
+def test_all_four_sections_are_read_and_a_name_in_two_sections_gives_two_rows() -> None:
+    """Each section is its own dep_type, and react in two sections is reported twice."""
+    result = _extract("all-sections")
+    rows = [(dep.name, dep.dep_type, dep.constraint, dep.line) for dep in result.dependencies]
+    assert rows == [
+        ("react", "dependencies", "^18.3.1", 4),
+        ("lodash", "dependencies", "4.17.21", 5),
+        ("typescript", "devDependencies", "~5.4.0", 8),
+        ("fsevents", "optionalDependencies", ">=2.3.0 <3", 11),
+        ("react", "peerDependencies", ">=17", 14),
+    ]
+    assert result.project_name == "@acme/all-sections"
+
+
+def test_npm_aliases_look_up_their_target_with_the_range_after_the_at() -> None:
+    """The real ruff playground aliases resolve to the alias target and its range."""
+    deps = _by_name(_extract("npm-alias"))
+    typescript = deps["typescript"]
+    assert typescript.package_name == "@typescript/typescript6"
+    assert typescript.declared == "npm:@typescript/typescript6@^6.0.2"
+    assert typescript.constraint == "^6.0.2"
+    assert typescript.line == 39
+    native = deps["@typescript/native"]
+    assert (native.package_name, native.constraint, native.line) == ("typescript", "^7.0.2", 31)
+    assert len(deps) == 16
+    assert {dep.dep_type for dep in deps.values()} == {"devDependencies"}
+
+
+@pytest.mark.parametrize(
+    ("spec", "package_name", "constraint"),
+    [
+        ("npm:foo", "foo", None),
+        ("npm:@scope/foo", "@scope/foo", None),
+        ("npm:foo@", "foo", None),
+        ("npm:@scope/foo@~1.2", "@scope/foo", "~1.2"),
+        ("npm:foo@latest", "foo", "latest"),
+    ],
+)
+def test_alias_without_range_accepts_any_version(
+    spec: str, package_name: str, constraint: str | None
+) -> None:
+    """An alias target without a range has no constraint; a range or tag after @ is kept."""
+    assert package_json.classify("alias", spec) == (package_name, constraint, None)
+
+
+def test_local_git_and_url_specs_are_skipped_with_a_reason() -> None:
+    """file:, link:, workspace:, portal:, patch:, git, shorthand, URL and path specs are skipped."""
+    reasons = {dep.name: dep.skip_reason for dep in _extract("local-and-git-specs").dependencies}
+    assert reasons == {
+        "local-file": "local file dependency",
+        "linked": "linked local package",
+        "in-workspace": "workspace protocol",
+        "portal-pkg": "portal protocol",
+        "patched": "patched dependency",
+        "git-https": "git dependency",
+        "git-proto": "git dependency",
+        "gh-prefix": "git dependency",
+        "gh-shorthand": "git dependency (GitHub shorthand)",
+        "bb": "git dependency",
+        "gl": "git dependency",
+        "tarball": "URL tarball dependency",
+        "relative": "local path",
+        "registry": None,
+    }
+
+
+def test_skipped_specs_keep_declared_and_have_no_constraint() -> None:
+    """A skipped row still shows the value as written and carries no constraint."""
+    deps = _by_name(_extract("local-and-git-specs"))
+    assert deps["gh-prefix"].declared == "github:acme/gh-prefix#main"
+    assert deps["gh-prefix"].constraint is None
+    assert deps["gh-prefix"].line == 11
+
+
+def test_workspace_protocol_from_a_real_pnpm_member_is_skipped() -> None:
+    """Prometheus' codemirror-promql workspace:* dependency is skipped, the rest are kept."""
+    result = _extract("workspace-protocol")
+    deps = [dep for dep in result.dependencies if dep.skip_reason is not None]
+    assert [(dep.name, dep.skip_reason, dep.line) for dep in deps] == [
+        ("@prometheus-io/lezer-promql", "workspace protocol", 32)
+    ]
+    peers = [dep for dep in result.dependencies if dep.dep_type == "peerDependencies"]
+    assert [(dep.name, dep.constraint) for dep in peers][:2] == [
+        ("@codemirror/autocomplete", "^6.4.0"),
+        ("@codemirror/language", "^6.3.0"),
+    ]
+    assert len(result.dependencies) == 26
+    assert result.project_name == "@prometheus-io/codemirror-promql"
+
+
+def test_dist_tags_and_any_version_values() -> None:
+    """Dist-tags stay the constraint, "" and "*" mean any version, and ranges pass through."""
+    constraints = {dep.name: dep.constraint for dep in _extract("dist-tags").dependencies}
+    assert constraints == {
+        "tagged-latest": "latest",
+        "tagged-next": "next",
+        "tagged-beta": "beta",
+        "empty-string": "*",
+        "star": "*",
+        "x-range": "x",
+        "v-prefixed": "v1.2.3",
+        "hyphen-range": "1.2.3 - 2.3.4",
+        "or-range": "^1.0.0 || ^2.0.0",
+    }
+    deps = _by_name(_extract("dist-tags"))
+    assert deps["empty-string"].declared == ""
+    assert deps["tagged-next"].dep_type == "dependencies"
+    assert deps["tagged-next"].skip_reason is None
+
+
+def test_real_asdf_docs_manifest_without_a_name() -> None:
+    """The asdf docs package.json has three devDependencies and no project name."""
+    result = _extract("real-asdf-docs")
+    rows = [(dep.name, dep.constraint, dep.line) for dep in result.dependencies]
+    assert rows == [
+        ("@types/node", "^26.1.0", 10),
+        ("prettier", "^3.9.4", 11),
+        ("vitepress", "^1.6.4", 12),
+    ]
+    assert result.project_name is None
+
+
+def test_wrong_types_are_problems_and_good_entries_survive() -> None:
+    """A non-object section, non-string versions and a non-string name are problems by line."""
+    result = _extract("wrong-types")
+    assert [(p.line, p.message) for p in result.problems] == [
+        (2, "`name` must be a string, got a number"),
+        (3, "`dependencies` must be an object, got an array"),
+        (5, "version of 'numeric' in `devDependencies` must be a string, got a number"),
+        (7, "version of 'nothing' in `devDependencies` must be a string, got null"),
+        (9, "`peerDependencies` must be an object, got a string"),
+    ]
+    assert [(dep.name, dep.line) for dep in result.dependencies] == [("fine", 6)]
+    assert result.project_name is None
+
+
+def test_bad_json_is_a_problem_at_the_decoder_line() -> None:
+    """A missing comma is reported at the line json points to, and nothing is extracted."""
+    result = _extract("not-json")
+    assert result.problems == (
+        ManifestProblem("package.json", 5, "invalid JSON: Expecting ',' delimiter"),
+    )
+    assert result.dependencies == ()
+
+
+def test_empty_file_is_a_problem() -> None:
+    """A 0-byte package.json is a problem on line 1, not a crash."""
+    result = _extract("empty")
+    assert result.problems == (
+        ManifestProblem("package.json", 1, "empty file; expected a JSON object"),
+    )
+
+
+def test_top_level_array_is_a_problem() -> None:
+    """A JSON document that is not an object is a problem."""
+    result = _extract("not-an-object")
+    assert [(p.line, p.message) for p in result.problems] == [
+        (1, "expected a JSON object at the top level, got an array")
+    ]
+
+
+def test_nul_characters_are_a_problem_at_their_line() -> None:
+    """Text holding NUL characters is reported as not a text manifest."""
+    result = _extract("nul-bytes")
+    assert [(p.line, p.message) for p in result.problems] == [
+        (3, "file contains NUL characters; not a text manifest")
+    ]
+    assert result.dependencies == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["\ufffd\ufffd\x01garbage", "[" * 100_000, "{} trailing", '{"dependencies": {"a": "^1"'],
+)
+def test_garbage_text_is_a_problem_not_an_exception(text: str) -> None:
+    """Random, deeply nested or truncated text yields exactly one problem."""
+    result = package_json.extract("package.json", text, _no_read)
+    assert len(result.problems) == 1
+    assert result.problems[0].message.startswith("invalid JSON")
+    assert result.dependencies == ()
+
+
+def test_byte_order_mark_is_ignored() -> None:
+    """A leading UTF-8 byte-order mark does not stop parsing and keeps line numbers."""
+    text = '\ufeff{\n  "dependencies": {\n    "a": "^1.0.0"\n  }\n}\n'
+    result = package_json.extract("package.json", text, _no_read)
+    assert [(dep.name, dep.line) for dep in result.dependencies] == [("a", 3)]
+    assert result.problems == ()

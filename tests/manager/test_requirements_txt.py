@@ -1,0 +1,365 @@
+# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchula.errors import ManifestError
+from patchula.manager import requirements_txt
+from patchula.manager.base import ReadFile
+from patchula.models import Dependency, ExtractResult, ManifestProblem
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "manifests" / "requirements_txt"
+
+
+def _no_read(path: str) -> str:
+    raise ManifestError("no includes expected", file=path)
+
+
+def _reader(case: str) -> tuple[list[str], ReadFile]:
+    """Return a list of the paths read and a ``read`` callback rooted at the case directory."""
+    seen: list[str] = []
+    root = FIXTURES / case
+
+    def read(path: str) -> str:
+        seen.append(path)
+        file = root / path
+        if not file.is_file():
+            raise ManifestError("file not found", file=path)
+        return file.read_text(encoding="utf-8")
+
+    return seen, read
+
+
+def _extract(case: str, path: str = "requirements.txt") -> ExtractResult:
+    _, read = _reader(case)
+    return requirements_txt.extract(path, read(path), read)
+
+
+def _rows(result: ExtractResult) -> list[tuple[str, int | None, str, str | None]]:
+    return [(d.file, d.line, d.name, d.constraint) for d in result.dependencies]
+
+
+def _problems(result: ExtractResult) -> list[tuple[str, int | None, str]]:
+    return [(p.file, p.line, p.message) for p in result.problems]
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("requirements.txt", True),
+        ("docs/requirements.txt", True),
+        ("requirements.in", True),
+        ("requirements-dev.txt", True),
+        ("requirements_test.txt", True),
+        ("test-requirements.txt", True),
+        ("requirements-docs.in", True),
+        ("requirements/dev.txt", True),
+        ("requirements/pip.in", True),
+        ("constraints.txt", True),
+        ("src/requirements/prod.txt", True),
+        ("requirements/nested/dev.txt", False),
+        ("requirements/README.md", False),
+        ("notes.txt", False),
+        ("requirements.txt.orig", False),
+        ("requirements", False),
+    ],
+)
+def test_matches_requirements_file_names(path: str, *, expected: bool) -> None:
+    """Requirements and constraints names match, and any .txt/.in directly in requirements/."""
+    assert requirements_txt.matches(path) is expected
+
+
+def test_one_package_gives_one_full_row() -> None:
+    """A pinned requirement becomes one row with PEP 503 name, constraint and line."""
+    result = _extract("one-package")
+    assert result.dependencies == (
+        Dependency(
+            manager="requirements_txt",
+            file="requirements.txt",
+            line=1,
+            name="requests",
+            package_name="requests",
+            datasource="pypi",
+            versioning="pep440",
+            dep_type="requirements",
+            declared="==2.32.3",
+            constraint="==2.32.3",
+        ),
+    )
+    assert result.problems == ()
+    assert result.included_files == ()
+
+
+def test_empty_file_gives_nothing() -> None:
+    """A 0-byte requirements file has no rows and no problems."""
+    assert _extract("empty") == ExtractResult()
+
+
+def test_real_pip_compiled_file_with_via_comments() -> None:
+    """The readthedocs pip-compile output gives one row per pin at the pin's own line."""
+    result = _extract("pip-compiled", "requirements/docs.txt")
+    assert [(d.line, d.name, d.constraint) for d in result.dependencies] == [
+        (7, "alabaster", "==1.0.0"),
+        (9, "anyio", "==4.14.2"),
+        (13, "babel", "==2.18.0"),
+        (17, "certifi", "==2026.7.22"),
+        (21, "charset-normalizer", "==3.4.9"),
+        (23, "click", "==8.4.2"),
+        (27, "colorama", "==0.4.6"),
+        (29, "contourpy", "==1.3.3"),
+        (31, "cycler", "==0.12.1"),
+        (33, "docutils", "==0.21.2"),
+    ]
+    assert result.problems == ()
+
+
+def test_hash_continuations_are_stripped_and_the_first_line_counts() -> None:
+    """Per-requirement --hash options on continuation lines are dropped; markers survive."""
+    result = _extract("hashes")
+    assert [(d.line, d.name, d.constraint, d.markers) for d in result.dependencies] == [
+        (7, "certifi", "==2024.8.30", None),
+        (11, "charset-normalizer", "==3.4.0", None),
+        (14, "requests", "==2.32.3", 'python_version >= "3.8"'),
+    ]
+    assert result.problems == ()
+
+
+def test_real_uv_export_with_markers_and_a_git_url() -> None:
+    """The djangoproject uv export keeps its win32 marker and skips the pinned git URL."""
+    deps = {d.name: d for d in _extract("uv-export", "requirements/prod.txt").dependencies}
+    assert deps["colorama"].markers == 'sys_platform == "win32"'
+    assert deps["colorama"].line == 20
+    push = deps["django-push"]
+    assert push.skip_reason == "VCS requirement"
+    assert push.declared == (
+        "git+https://github.com/brutasse/django-push.git@22fda99641cfbd2f3075a723d92652a8e38220a5"
+    )
+    assert (push.constraint, push.line) == (None, 41)
+    assert len(deps) == 15
+
+
+def test_real_include_relative_to_the_including_file() -> None:
+    """The readthedocs testing.in `-r pip.txt` resolves to requirements/pip.txt with its lines."""
+    seen, read = _reader("includes")
+    result = requirements_txt.extract(
+        "requirements/testing.in", read("requirements/testing.in"), read
+    )
+    assert seen == ["requirements/testing.in", "requirements/pip.txt"]
+    assert result.included_files == ("requirements/pip.txt",)
+    assert _rows(result)[:5] == [
+        ("requirements/pip.txt", 7, "amqp", "==5.3.1"),
+        ("requirements/pip.txt", 9, "annotated-types", "==0.8.0"),
+        ("requirements/pip.txt", 11, "anyio", "==4.14.2"),
+        ("requirements/pip.txt", 13, "asgiref", "==3.12.1"),
+        ("requirements/testing.in", 6, "docutils", "==0.21.2"),
+    ]
+    sphinx = next(d for d in result.dependencies if d.name == "sphinx")
+    assert (sphinx.file, sphinx.line, sphinx.constraint) == ("requirements/testing.in", 8, None)
+    assert len(result.dependencies) == 13
+
+
+def test_root_file_that_is_only_an_include() -> None:
+    """The readthedocs root requirements.txt pulls everything from requirements/pip.txt."""
+    result = _extract("includes")
+    assert result.included_files == ("requirements/pip.txt",)
+    assert {d.file for d in result.dependencies} == {"requirements/pip.txt"}
+    assert len(result.dependencies) == 4
+
+
+def test_constraint_files_give_constraint_rows_including_their_own_includes() -> None:
+    """Entries of a -c file, and of files it includes with -r, have dep_type constraint."""
+    result = _extract("constraints")
+    assert [(d.file, d.line, d.name, d.dep_type, d.constraint) for d in result.dependencies] == [
+        ("constraints.txt", 1, "django", "constraint", "<5.0"),
+        ("more-constraints.txt", 1, "celery", "constraint", "==5.4.0"),
+        ("requirements.txt", 2, "django", "requirements", None),
+        ("requirements.txt", 3, "celery", "requirements", None),
+    ]
+    assert result.included_files == ("constraints.txt", "more-constraints.txt")
+
+
+def test_include_cycle_is_a_problem_at_the_closing_include() -> None:
+    """A -r loop is reported once, at the include that closes it, and extraction finishes."""
+    result = _extract("include-cycle")
+    assert _problems(result) == [
+        (
+            "requirements/base.txt",
+            2,
+            "include cycle: requirements.txt -> requirements/base.txt -> requirements.txt",
+        )
+    ]
+    assert _rows(result) == [
+        ("requirements/base.txt", 1, "django", "==5.1"),
+        ("requirements.txt", 3, "flask", "==3.0.3"),
+    ]
+    assert result.included_files == ("requirements/base.txt",)
+
+
+def test_self_include_is_a_cycle() -> None:
+    """A file including itself is a cycle problem, not an infinite loop."""
+    result = _extract("self-include")
+    assert _problems(result) == [
+        ("requirements.txt", 2, "include cycle: requirements.txt -> requirements.txt")
+    ]
+    assert _rows(result) == [("requirements.txt", 1, "six", "==1.16.0")]
+
+
+def test_diamond_includes_read_a_shared_file_once() -> None:
+    """A file included from two places (also as -rFILE) is read and reported only once."""
+    seen, read = _reader("diamond")
+    result = requirements_txt.extract("requirements.txt", read("requirements.txt"), read)
+    assert seen == ["requirements.txt", "a.txt", "common.txt", "b.txt"]
+    assert _rows(result) == [
+        ("common.txt", 1, "shared", "==3.0"),
+        ("a.txt", 2, "alpha", "==1.0"),
+        ("b.txt", 2, "beta", "==2.0"),
+    ]
+    assert result.problems == ()
+
+
+def test_missing_include_is_a_problem_naming_the_including_line() -> None:
+    """A read failure becomes a problem at the -r line; the other requirements are kept."""
+    result = _extract("missing-include")
+    assert _problems(result) == [
+        ("requirements.txt", 2, "cannot read included file 'does-not-exist.txt': file not found")
+    ]
+    assert [d.name for d in result.dependencies] == ["six", "attrs"]
+    assert result.included_files == ()
+
+
+def test_includes_escaping_the_repository_are_problems() -> None:
+    """Relative escapes and absolute paths are refused; remote includes are a warning."""
+    result = _extract("include-escapes", "sub/requirements.txt")
+    assert [(p.line, p.message, p.severity) for p in result.problems] == [
+        (1, "include '../../outside.txt' points outside the repository", "error"),
+        (2, "include '/etc/requirements.txt' points outside the repository", "error"),
+        (
+            3,
+            "remote include 'https://example.com/remote-requirements.txt' is not followed",
+            "warning",
+        ),
+    ]
+    assert _rows(result) == [("sub/requirements.txt", 4, "six", "==1.16.0")]
+
+
+def test_option_lines_are_ignored_and_editables_skipped() -> None:
+    """Index and binary options are silent, -e rows are skipped, bad options are problems."""
+    result = _extract("options")
+    assert [(d.line, d.name, d.declared, d.skip_reason) for d in result.dependencies] == [
+        (13, ".", ".", "editable requirement"),
+        (
+            14,
+            "editable-pkg",
+            "git+https://github.com/acme/editable-pkg.git@main#egg=editable-pkg",
+            "editable requirement",
+        ),
+        (15, "./local/pkg", "./local/pkg", "editable requirement"),
+        (18, "numpy", ">=1.26", None),
+    ]
+    assert [(p.line, p.message, p.severity) for p in result.problems] == [
+        (16, "unknown option '--unknown-flag' ignored", "warning"),
+        (17, "option '-r' needs a value", "error"),
+    ]
+
+
+def test_url_vcs_and_path_requirements_are_skipped_with_reasons() -> None:
+    """Direct URLs, VCS URLs, local paths and file: URLs are reported but never looked up."""
+    result = _extract("urls-and-paths")
+    assert [(d.line, d.name, d.package_name, d.skip_reason) for d in result.dependencies] == [
+        (1, "pip", "pip", "direct URL reference"),
+        (2, "vcs-pkg", "vcs-pkg", "VCS requirement"),
+        (3, "numpy", "numpy", "local path"),
+        (4, ".", ".", "local path"),
+        (5, "./local/project", "./local/project", "local path"),
+        (6, "archive-pkg", "archive-pkg", "direct URL reference"),
+        (7, "wheel_pkg", "wheel-pkg", "local path"),
+        (8, "hgpkg", "hgpkg", "VCS requirement"),
+        (9, "local-dep", "local-dep", "local path"),
+    ]
+    assert all(d.constraint is None for d in result.dependencies)
+    assert result.dependencies[0].declared == "https://github.com/pypa/pip/archive/22.0.2.zip"
+
+
+def test_invalid_lines_are_problems_and_the_rest_continue() -> None:
+    """Each bad requirement is a problem at its line; valid lines around it are extracted."""
+    result = _extract("invalid-lines")
+    assert [(p.line, p.message.split(":")[0]) for p in result.problems] == [
+        (2, "invalid requirement 'foo==${FOO_VERSION}'"),
+        (3, "invalid requirement 'bar>=1<2'"),
+        (5, "invalid requirement 'this is not valid'"),
+    ]
+    assert [(d.line, d.name, d.declared, d.constraint, d.markers) for d in result.dependencies] == [
+        (1, "requests", ">=2.31", ">=2.31", None),
+        (4, "django", "~= 5.2.0", "~=5.2.0", None),
+        (6, "flask", ">= 3.0", ">=3.0", 'python_version >= "3.9"'),
+    ]
+
+
+def test_environment_variables_stay_as_text() -> None:
+    """${VAR} references are not expanded: the URL keeps them and the row is skipped."""
+    result = _extract("env-vars")
+    assert [(d.name, d.declared, d.skip_reason) for d in result.dependencies] == [
+        ("private-pkg", "https://${HOST}/private_pkg-1.0-py3-none-any.whl", "direct URL reference"),
+        ("public", "==1.0", None),
+    ]
+    assert result.problems == ()
+
+
+def test_continuations_and_comments_follow_pip() -> None:
+    """Backslash joins keep the first line, # needs leading whitespace, a comment ends a join."""
+    result = _extract("continuation")
+    assert [(d.line, d.name, d.constraint) for d in result.dependencies] == [
+        (2, "Django", "<5.0,>=4.2"),
+        (5, "requests", "==2.31.0"),
+        (6, "url-with-hash", None),
+        (8, "Jinja2", None),
+        (10, "MarkupSafe", "==2.1.5"),
+    ]
+    assert result.dependencies[1].package_name == "requests"
+    assert result.dependencies[2].declared == "https://example.com/pkg-1.0.zip#sha256=abc"
+
+
+def test_nul_characters_are_one_problem() -> None:
+    """A file with NUL characters is one problem at the NUL's line and yields no rows."""
+    result = _extract("nul-bytes")
+    assert result.problems == (
+        ManifestProblem("requirements.txt", 2, "file contains NUL characters; not a text manifest"),
+    )
+    assert result.dependencies == ()
+
+
+def test_garbage_problems_are_capped_per_file() -> None:
+    """Hundreds of invalid lines give 20 problems and one summary, not hundreds."""
+    text = "\n".join(f"@@@ garbage {index} ???" for index in range(300))
+    result = requirements_txt.extract("requirements.txt", text, _no_read)
+    assert len(result.problems) == 21
+    assert result.problems[0].line == 1
+    assert result.problems[-1] == ManifestProblem(
+        "requirements.txt", None, "more than 20 problems; the rest are not reported"
+    )
+
+
+def test_unbalanced_quotes_in_options_are_a_problem() -> None:
+    """An option line shlex cannot split is a problem, not an exception."""
+    result = requirements_txt.extract("requirements.txt", '--index-url "https://x\nsix\n', _no_read)
+    assert [(p.line, p.message.split(":")[0]) for p in result.problems] == [
+        (1, "cannot split options '--index-url \"https")
+    ]
+    assert [d.name for d in result.dependencies] == ["six"]
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("a==1\n", [(1, "a==1")]),
+        ("a==1 \\\n  --hash=x\n", [(1, "a==1   --hash=x")]),
+        ("# only a comment\n\n   \n", []),
+        ("b # note\n#c\n", [(1, "b")]),
+        ("c \\\n", [(1, "c")]),
+    ],
+)
+def test_logical_lines_mirror_pip(text: str, lines: list[tuple[int, str]]) -> None:
+    """Logical lines join continuations and drop comments and blank lines as pip does."""
+    assert [item for item in requirements_txt.logical_lines(text) if item[1]] == lines

@@ -1,0 +1,169 @@
+"""The scan orchestration: bad input costs only itself, locks are matched, lookups are shared."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from patchula.clock import FixedClock
+from patchula.models import FetchResponse
+from patchula.scan import ScanResult, read_commit, scan
+from patchula.settings import Settings
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+class FakeFetch:
+    """Serves npm packuments from a dict and counts requests per URL."""
+
+    def __init__(self, packages: Mapping[str, Mapping[str, str]]) -> None:
+        self.packages = packages
+        self.calls: Counter[str] = Counter()
+
+    async def __call__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,  # noqa: ARG002 - the Fetch protocol
+    ) -> FetchResponse:
+        """Answer like an npm registry."""
+        self.calls[url] += 1
+        await anyio.lowlevel.checkpoint()
+        name = url.rsplit("/", 1)[1].replace("%2f", "/")
+        versions = self.packages.get(name)
+        if versions is None:
+            return FetchResponse(404, url, (), b"{}", NOW)
+        body = {
+            "name": name,
+            "dist-tags": {"latest": max(versions, key=lambda v: tuple(map(int, v.split("."))))},
+            "versions": {v: {} for v in versions},
+            "time": dict(versions),
+        }
+        return FetchResponse(
+            200, url, (("content-type", "application/json"),), json.dumps(body).encode(), NOW
+        )
+
+
+def _scan(targets: list[Path], fetch: FakeFetch, **settings: object) -> ScanResult:
+    s = Settings.model_validate({"registries": {"npm": "http://npm.test"}, **settings})
+    return anyio.run(scan, [str(t) for t in targets], s, fetch, FixedClock(NOW))
+
+
+def _write(root: Path, rel: str, content: str | bytes) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+
+
+PKGS = {"a": {"1.0.0": "2025-01-01T00:00:00Z", "2.0.0": "2026-01-01T00:00:00Z"}}
+
+
+def test_bad_files_are_problems_and_the_rest_is_scanned(tmp_path: Path) -> None:
+    """Bad JSON, binary bytes and an oversized file are problems; good files still give rows."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "1.0.0"}}))
+    _write(tmp_path, "bad/package.json", '{\n  "dependencies": {\n    "a": 1.0.0\n')
+    _write(tmp_path, "bin/package.json", b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    _write(tmp_path, "big/package.json", "{" + " " * (2 * 1024 * 1024) + "}")
+    result = _scan([tmp_path], FakeFetch(PKGS), max_file_bytes=1024 * 1024)
+    repo = result.repos[0]
+    problems = {p.file: p for p in repo.problems}
+    assert set(problems) == {"bad/package.json", "bin/package.json", "big/package.json"}
+    assert problems["bad/package.json"].line == 3
+    assert problems["bin/package.json"].message.startswith("not UTF-8 text")
+    assert "over the 1 MiB limit" in problems["big/package.json"].message
+    assert [(r.dependency.name, r.finding.status) for r in repo.rows] == [("a", "outdated")]
+
+
+def test_include_cycle_reported_once(tmp_path: Path) -> None:
+    """Requirements files that include each other are reported as a cycle, and their deps kept."""
+    _write(tmp_path, "requirements.txt", "-r requirements-dev.txt\nflask==3.0.0\n")
+    _write(tmp_path, "requirements-dev.txt", "-r requirements.txt\npytest==8.0.0\n")
+    result = _scan([tmp_path], FakeFetch({}), registries={"pypi": "http://pypi.test"})
+    repo = result.repos[0]
+    assert any("cycle" in p.message for p in repo.problems)
+    names = Counter(r.dependency.name for r in repo.rows)
+    assert names == {"flask": 1, "pytest": 1}
+
+
+def test_same_package_in_many_repositories_is_fetched_once(tmp_path: Path) -> None:
+    """Single-flight: 30 repositories declaring the same package cause one fetch."""
+    repos = []
+    for i in range(30):
+        _write(tmp_path / f"r{i}", "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+        repos.append(tmp_path / f"r{i}")
+    fetch = FakeFetch(PKGS)
+    result = _scan(repos, fetch, concurrency=4)
+    assert list(fetch.calls.values()) == [1]
+    assert all(r.rows[0].finding.current == "1.0.0" for r in result.repos)
+
+
+def test_workspace_member_resolves_through_root_lock(tmp_path: Path) -> None:
+    """An npm workspace member's dependency is resolved through the root lockfile like Node does."""
+    _write(
+        tmp_path,
+        "package.json",
+        json.dumps({"workspaces": ["packages/*"], "dependencies": {"a": "^1.0.0"}}),
+    )
+    _write(
+        tmp_path,
+        "packages/web/package.json",
+        json.dumps({"name": "web", "dependencies": {"a": "^2.0.0"}}),
+    )
+    lock = {
+        "lockfileVersion": 3,
+        "packages": {
+            "": {"name": "root"},
+            "node_modules/a": {"version": "1.0.0"},
+            "node_modules/web": {"resolved": "packages/web", "link": True},
+            "packages/web": {"name": "web", "version": "0.0.0"},
+            "packages/web/node_modules/a": {"version": "2.0.0"},
+        },
+    }
+    _write(tmp_path, "package-lock.json", json.dumps(lock))
+    result = _scan([tmp_path], FakeFetch(PKGS))
+    current = {r.dependency.file: (r.finding.current, r.lock_file) for r in result.repos[0].rows}
+    assert current == {
+        "package.json": ("1.0.0", "package-lock.json"),
+        "packages/web/package.json": ("2.0.0", "package-lock.json"),
+    }
+
+
+def test_unknown_package_is_an_error_row(tmp_path: Path) -> None:
+    """A 404 becomes an error row with the reason; other rows are unaffected."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "1.0.0", "ghost": "1.0.0"}}))
+    result = _scan([tmp_path], FakeFetch(PKGS))
+    rows = {r.dependency.name: r.finding for r in result.repos[0].rows}
+    assert rows["a"].status == "outdated"
+    assert rows["ghost"].status == "error"
+    assert rows["ghost"].reason is not None
+    assert "not found" in rows["ghost"].reason
+
+
+def test_read_commit_from_git_dir(tmp_path: Path) -> None:
+    """The checked-out commit is read from .git without a git binary (loose and packed refs)."""
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    _write(tmp_path, ".git/HEAD", "ref: refs/heads/main\n")
+    _write(tmp_path, ".git/packed-refs", f"# pack-refs\n{sha} refs/heads/main\n")
+    assert read_commit(tmp_path) == sha
+    _write(tmp_path, ".git/refs/heads/main", sha.replace("0", "f") + "\n")
+    assert read_commit(tmp_path) == sha.replace("0", "f")
+    assert read_commit(tmp_path / "nowhere") is None
+
+
+@pytest.mark.parametrize("target", ["github:acme/api"])
+def test_remote_targets_are_config_errors(target: str) -> None:
+    """Remote targets are not supported yet and say so."""
+    from patchula.errors import ConfigError  # noqa: PLC0415 - local to the one test that needs it
+
+    with pytest.raises(ConfigError, match="not supported yet"):
+        anyio.run(scan, [target], Settings(), FakeFetch({}), FixedClock(NOW))
