@@ -10,7 +10,10 @@ facade is passed in, and it maps HTTP outcomes to the ``LookupFailed`` tree (404
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Protocol
+
+from pydantic import ValidationError
 
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.models import Catalog, FetchResponse
@@ -52,3 +55,34 @@ def check_status(response: FetchResponse, what: str) -> None:
         raise PackageNotFound(msg)
     msg = f"{what}: registry answered HTTP {response.status} ({response.url})"
     raise RegistryError(msg)
+
+
+REASON_LIMIT = 200
+
+
+def parse_time(value: object) -> datetime | None:
+    """Return an ISO-8601 / RFC 3339 timestamp as an aware UTC datetime.
+
+    ``None`` when absent, not a string or unreadable. Registries write UTC (``...Z``); a
+    timestamp without an offset is read as UTC too.
+    """
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def describe_validation(exc: ValidationError) -> str:
+    """Return a one-line summary of the first validation error, without the offending input."""
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"])
+    reason = f"{first['msg']} at {where}" if where else first["msg"]
+    if len(errors) > 1:
+        reason += f" and {len(errors) - 1} more"
+    return reason[:REASON_LIMIT]

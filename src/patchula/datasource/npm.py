@@ -8,13 +8,13 @@ Source: ``npm/registry:docs/responses/package-metadata.md``.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from patchula.datasource.base import check_status
+from patchula.datasource.base import check_status, describe_validation, parse_time
 from patchula.errors import RegistryError
 from patchula.models import Catalog, Release
 from patchula.versioning import npm as npm_versioning
@@ -28,7 +28,6 @@ TIME_SOURCE = "npm packument time"
 
 # The full document; the abbreviated one has no ``time`` map.
 _ACCEPT = "application/json"
-_REASON_LIMIT = 200
 
 
 class _VersionManifest(BaseModel):
@@ -96,13 +95,13 @@ def parse(
     try:
         packument = _Packument.model_validate_json(content)
     except ValidationError as exc:
-        reason = _describe(exc)
+        reason = describe_validation(exc)
         msg = f"npm package {package_name!r}: unusable packument ({reason})"
         raise RegistryError(msg) from exc
     releases = [
         Release(
             version=version,
-            released_at=_parse_time(packument.time.get(version)),
+            released_at=parse_time(packument.time.get(version)),
             deprecated=_deprecation(manifest.deprecated),
         )
         for version, manifest in packument.versions.items()
@@ -128,28 +127,3 @@ def _deprecation(value: JsonValue) -> str | None:
     if isinstance(value, str):
         return value if value.strip() else None
     return "deprecated"
-
-
-def _parse_time(value: JsonValue) -> datetime | None:
-    """Return an ISO-8601 timestamp as an aware UTC datetime; ``None`` if absent or unreadable."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        # npm writes UTC ("...Z"); a timestamp without an offset is read as UTC too.
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
-
-
-def _describe(exc: ValidationError) -> str:
-    """Return a one-line summary of the first validation error, without the offending input."""
-    errors = exc.errors(include_url=False, include_input=False, include_context=False)
-    first = errors[0]
-    where = ".".join(str(part) for part in first["loc"])
-    reason = f"{first['msg']} at {where}" if where else first["msg"]
-    if len(errors) > 1:
-        reason += f" and {len(errors) - 1} more"
-    return reason[:_REASON_LIMIT]

@@ -12,7 +12,7 @@ source/specifications/simple-repository-api.rst``; ``pypi/warehouse:docs/user/ap
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -26,7 +26,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from patchula.datasource.base import check_status
+from patchula.datasource.base import REASON_LIMIT, check_status, describe_validation, parse_time
 from patchula.errors import RegistryError
 from patchula.models import Catalog, Release
 
@@ -42,7 +42,6 @@ TIME_SOURCE = "PyPI upload-time (PEP 700)"
 # Pin major version 1: PyPI serves HTML without this header and may add a v2 later.
 _ACCEPT = "application/vnd.pypi.simple.v1+json"
 _SUPPORTED_MAJOR = "1"
-_REASON_LIMIT = 200
 # Extensions of files that are neither wheels nor PEP 625 sdists (eggs, wininst, old archives).
 _LEGACY_EXTENSIONS = (
     ".tar.gz",
@@ -113,7 +112,7 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     check_status(response, what)
     content_type = response.header("content-type")
     if content_type is not None and not _is_json(content_type):
-        media_type = content_type.split(";", 1)[0].strip()[:_REASON_LIMIT]
+        media_type = content_type.split(";", 1)[0].strip()[:REASON_LIMIT]
         msg = f"{what}: mirror did not serve the PEP 691 JSON form (got {media_type!r} from {url})"
         raise RegistryError(msg)
     return parse(
@@ -144,7 +143,7 @@ def parse(
     try:
         project = _Project.model_validate_json(content)
     except ValidationError as exc:
-        msg = f"{what}: unusable Simple API page ({_describe(exc)})"
+        msg = f"{what}: unusable Simple API page ({describe_validation(exc)})"
         raise RegistryError(msg) from exc
     api_version = project.meta.api_version
     if api_version.split(".", 1)[0] != _SUPPORTED_MAJOR:
@@ -171,7 +170,7 @@ def parse(
         release = Release(
             version=spelling,
             released_at=min(
-                (t for t in (_parse_time(f.upload_time) for f in files) if t is not None),
+                (t for t in (parse_time(f.upload_time) for f in files) if t is not None),
                 default=None,
             ),
             yanked=bool(files) and all(f.is_yanked for f in files),
@@ -291,28 +290,3 @@ def _parse_version(text: str) -> Version | None:
         return Version(text)
     except InvalidVersion:
         return None
-
-
-def _parse_time(value: str | None) -> datetime | None:
-    """Return an ISO-8601 timestamp as an aware UTC datetime; ``None`` if absent or unreadable."""
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        # PEP 700 upload-time is UTC ("...Z"); a timestamp without an offset is read as UTC too.
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
-
-
-def _describe(exc: ValidationError) -> str:
-    """Return a one-line summary of the first validation error, without the offending input."""
-    errors = exc.errors(include_url=False, include_input=False, include_context=False)
-    first = errors[0]
-    where = ".".join(str(part) for part in first["loc"])
-    reason = f"{first['msg']} at {where}" if where else first["msg"]
-    if len(errors) > 1:
-        reason += f" and {len(errors) - 1} more"
-    return reason[:_REASON_LIMIT]
