@@ -1,4 +1,3 @@
-# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 from pathlib import Path

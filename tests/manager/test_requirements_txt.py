@@ -1,4 +1,3 @@
-# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 from pathlib import Path
@@ -363,3 +362,14 @@ def test_unbalanced_quotes_in_options_are_a_problem() -> None:
 def test_logical_lines_mirror_pip(text: str, lines: list[tuple[int, str]]) -> None:
     """Logical lines join continuations and drop comments and blank lines as pip does."""
     assert [item for item in requirements_txt.logical_lines(text) if item[1]] == lines
+
+
+def test_crlf_line_endings_and_byte_order_mark() -> None:
+    """CRLF line endings, a CRLF continuation and a leading BOM do not change rows or lines."""
+    text = "\ufeffsix==1.16.0\r\n# comment\r\nattrs \\\r\n  >=24\r\n"
+    result = requirements_txt.extract("requirements.txt", text, _no_read)
+    assert _rows(result) == [
+        ("requirements.txt", 1, "six", "==1.16.0"),
+        ("requirements.txt", 3, "attrs", ">=24"),
+    ]
+    assert result.problems == ()

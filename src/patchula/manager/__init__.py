@@ -1,4 +1,3 @@
-# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
 """Managers: one module per manifest or lockfile kind, registered by id (= module name)."""
 
 from __future__ import annotations

@@ -1,4 +1,3 @@
-# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
 """What every manager module provides: a path-only matcher and a pure ``extract``.
 
 A manager module defines ``ID`` (equal to its module name), ``DATASOURCE`` and ``VERSIONING``
@@ -188,8 +187,9 @@ def parse_toml(path: str, text: str) -> tuple[dict[str, object] | None, Manifest
 
 
 _TOML_WHERE = re.compile(r"\s*\((?:at line (\d+), column \d+|at end of document)\)\s*$")
+_TOML_KEY = r"""(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[A-Za-z0-9_-]+)"""
 _TOML_HEADER = re.compile(
-    r"""^[ \t]*(\[\[?)[ \t]*((?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\]\["'#\n])+?)[ \t]*\]\]?"""
+    rf"^[ \t]*(\[\[?)[ \t]*({_TOML_KEY}(?:[ \t]*\.[ \t]*{_TOML_KEY})*)[ \t]*\]\]?[ \t]*(?:#.*)?$"
 )
 _TOML_KEY_PART = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
 _TOML_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -235,7 +235,7 @@ class TomlLocator:
         quote: str | None = None
         for line in text.splitlines(keepends=True):
             if quote is None:
-                header = _TOML_HEADER.match(line)
+                header = _TOML_HEADER.match(line.rstrip("\r\n"))
                 if header is not None:
                     path = _toml_key_path(header.group(2))
                     heads.append((path, header.group(1) == "[[", offset, offset + len(line)))
@@ -313,8 +313,8 @@ def package_tables(
 ) -> tuple[list[tuple[dict[str, object], int | None]], list[ManifestProblem]]:
     """Return the ``[[package]]`` tables of a TOML lockfile with the line of each ``name`` key.
 
-    Used by ``uv.lock`` and ``poetry.lock``; a ``package`` key that is not an array of tables is
-    a problem, and non-table elements are skipped.
+    Used by ``uv.lock`` and ``poetry.lock``; a ``package`` key that is not an array, and each
+    element that is not a table, is a problem.
     """
     entries = data.get("package", [])
     if not isinstance(entries, list):
@@ -322,8 +322,12 @@ def package_tables(
         return [], [ManifestProblem(path, line, "`package` must be an array of tables")]
     headers = locator.array_tables(("package",))
     tables: list[tuple[dict[str, object], int | None]] = []
+    problems: list[ManifestProblem] = []
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
+            line = locator.line(locator.find(("package",)))
+            message = f"`package` element {index + 1} must be a table, got {entry!r}"
+            problems.append(ManifestProblem(path, line, message))
             continue
         line = None
         if index < len(headers):
@@ -331,7 +335,7 @@ def package_tables(
             offset = locator.find_key(header, ("name",))
             line = locator.line(header.start if offset is None else offset)
         tables.append((entry, line))
-    return tables, []
+    return tables, problems
 
 
 def pep508_dependency(

@@ -1,4 +1,3 @@
-# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
 """The ``package.json`` manager: npm dependency sections, aliases, dist-tags and local specs."""
 
 from __future__ import annotations

@@ -1,4 +1,3 @@
-# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
 """The npm lockfile manager: ``package-lock.json`` and ``npm-shrinkwrap.json`` (v1, v2, v3)."""
 
 from __future__ import annotations

@@ -1,4 +1,3 @@
-# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
 """The ``poetry.lock`` manager: the registry packages Poetry resolved."""
 
 from __future__ import annotations

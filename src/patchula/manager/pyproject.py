@@ -1,4 +1,3 @@
-# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
 """The ``pyproject.toml`` manager: PEP 621 and PEP 735 requirements and Poetry's tables."""
 
 from __future__ import annotations
@@ -169,11 +168,13 @@ class _Collector:
                     self.requirement(entry, line, f"group:{name}")
                     continue
                 target = entry.get("include-group") if isinstance(entry, dict) else None
+                line = self.line(keys)
+                if isinstance(target, str):
+                    line, cursor = self._value_line(target, cursor)
                 if not isinstance(target, str) or len(entry) != 1:
                     message = f"dependency group {name!r} holds an invalid entry {entry!r}"
-                    self.problem(self.line(keys), message)
+                    self.problem(line, message)
                     continue
-                line, cursor = self._value_line(target, cursor)
                 if canonicalize_name(target) not in names:
                     self.problem(line, f"group {name!r} includes unknown group {target!r}")
                     continue

@@ -1,4 +1,3 @@
-# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
 """The pip requirements file manager: ``requirements*.txt``/``.in``, ``-r``/``-c`` includes."""
 
 from __future__ import annotations

@@ -1,4 +1,3 @@
-# Copyright 2026 patchula contributors. SPDX-License-Identifier: MIT
 """The ``uv.lock`` manager: the registry packages uv resolved, and the workspace members."""
 
 from __future__ import annotations

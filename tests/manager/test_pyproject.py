@@ -1,0 +1,353 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchula.errors import ManifestError
+from patchula.manager import pyproject
+from patchula.models import Dependency, ExtractResult, ManifestProblem
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "manifests" / "pyproject"
+
+
+def _no_read(path: str) -> str:
+    raise ManifestError("pyproject.toml has no includes", file=path)
+
+
+def _extract(case: str, path: str = "pyproject.toml") -> ExtractResult:
+    text = (FIXTURES / case / "pyproject.toml").read_text(encoding="utf-8")
+    return pyproject.extract(path, text, _no_read)
+
+
+def _rows(result: ExtractResult) -> list[tuple[int | None, str, str, str | None]]:
+    return [(d.line, d.dep_type, d.name, d.constraint) for d in result.dependencies]
+
+
+def _problems(result: ExtractResult) -> list[tuple[int | None, str]]:
+    return [(p.line, p.message) for p in result.problems]
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("pyproject.toml", True),
+        ("python/py-fuzzer/pyproject.toml", True),
+        ("pyproject.toml.bak", False),
+        ("my-pyproject.toml", False),
+        ("setup.cfg", False),
+    ],
+)
+def test_matches_pyproject_toml_by_basename(path: str, *, expected: bool) -> None:
+    """Only files named pyproject.toml match."""
+    assert pyproject.matches(path) is expected
+
+
+def test_real_pep621_project_optional_and_groups() -> None:
+    """The trimmed pydantic pyproject gives project, optional and group rows with markers."""
+    result = _extract("pep621", "pydantic/pyproject.toml")
+    assert result.project_name == "pydantic"
+    assert result.problems == ()
+    deps = result.dependencies
+    assert deps[0] == Dependency(
+        manager="pyproject",
+        file="pydantic/pyproject.toml",
+        line=8,
+        name="typing-extensions",
+        package_name="typing-extensions",
+        datasource="pypi",
+        versioning="pep440",
+        dep_type="project",
+        declared=">=4.15.0",
+        constraint=">=4.15.0",
+    )
+    assert _rows(result)[1:6] == [
+        (9, "project", "annotated-types", ">=0.6.0"),
+        (11, "project", "pydantic-core", "==2.48.0"),
+        (12, "project", "typing-inspection", ">=0.4.4"),
+        (17, "optional:email", "email-validator", ">=2.0.0"),
+        (20, "optional:timezone", "tzdata", None),
+    ]
+    assert deps[5].markers == 'platform_system == "Windows"'
+    time_machine = next(d for d in deps if d.name == "time-machine")
+    assert (time_machine.line, time_machine.dep_type) == (45, "group:dev")
+    assert time_machine.markers == 'platform_python_implementation != "PyPy"'
+    assert sum(d.dep_type == "group:docs" for d in deps) == 15
+    assert len(deps) == 54
+
+
+def test_real_dependency_groups_with_include_group_are_not_duplicated() -> None:
+    """The djangoproject dev group includes tests; tests' rows appear once, under tests."""
+    result = _extract("dependency-groups-include")
+    assert result.problems == ()
+    assert result.project_name == "djangoproject-com"
+    by_type: dict[str, list[str]] = {}
+    for dep in result.dependencies:
+        by_type.setdefault(dep.dep_type, []).append(dep.name)
+    assert by_type["group:dev"] == [
+        "black",
+        "django-debug-toolbar",
+        "prek",
+        "psycopg",
+        "ruff",
+        "watchdog",
+    ]
+    assert by_type["group:tests"] == [
+        "coverage",
+        "playwright",
+        "psycopg",
+        "requests-mock",
+        "tblib",
+    ]
+    assert len(by_type["project"]) == 26
+    push = next(d for d in result.dependencies if d.name == "django-push")
+    assert (push.line, push.skip_reason, push.constraint) == (18, "VCS requirement", None)
+    psycopg = [(d.line, d.dep_type) for d in result.dependencies if d.name == "psycopg"]
+    assert psycopg == [(44, "group:dev"), (51, "group:prod"), (59, "group:tests")]
+
+
+def test_include_group_cycle_is_a_problem_at_the_closing_include() -> None:
+    """A lint -> typing -> Lint loop (names normalised) is one cycle problem; rows survive."""
+    result = _extract("include-group-cycle")
+    assert _problems(result) == [(8, "include-group cycle: lint -> typing -> lint")]
+    assert _rows(result) == [
+        (5, "group:lint", "ruff", ">=0.6"),
+        (7, "group:typing", "mypy", ">=1.11"),
+        (10, "group:test", "pytest", ">=8"),
+    ]
+
+
+def test_unknown_include_group_and_invalid_entries_are_problems() -> None:
+    """An include of a missing group, an include table with extra keys and a number are problems."""
+    result = _extract("include-group-unknown")
+    assert _problems(result) == [
+        (4, "group 'dev' includes unknown group 'docs'"),
+        (
+            5,
+            (
+                "dependency group 'dev' holds an invalid entry "
+                "{'include-group': 'lint', 'extra': 'nope'}"
+            ),
+        ),
+        (2, "dependency group 'dev' holds an invalid entry 42"),
+    ]
+    assert _rows(result) == [(3, "group:dev", "pytest", ">=8")]
+
+
+def test_real_hybrid_poetry_project_with_parenthesised_requirements() -> None:
+    """Poetry's own pyproject: `name (>=1,<2)` strings, a git URL and Poetry group tables."""
+    result = _extract("poetry-hybrid")
+    assert result.project_name == "poetry"
+    assert result.problems == ()
+    deps = {(d.dep_type, d.name): d for d in result.dependencies}
+    build = deps["project", "build"]
+    assert (build.line, build.declared, build.constraint) == (8, ">=1.2.1,<2.0.0", "<2.0.0,>=1.2.1")
+    core = deps["project", "poetry-core"]
+    assert (core.skip_reason, core.declared) == (
+        "VCS requirement",
+        "git+https://github.com/python-poetry/poetry-core.git",
+    )
+    assert deps["project", "xattr"].markers == 'sys_platform == "darwin"'
+    assert deps["project", "cachecontrol"].package_name == "cachecontrol"
+    xdist = deps["poetry-group:test", "pytest-xdist"]
+    assert (xdist.line, xdist.declared, xdist.constraint) == (84, ">=3.1", ">=3.1")
+    annotate = deps["poetry-group:github-actions", "pytest-github-actions-annotate-failures"]
+    assert (annotate.line, annotate.declared, annotate.constraint) == (
+        94,
+        "^0.1.7",
+        ">=0.1.7,<0.2.0",
+    )
+    assert len(result.dependencies) == 36
+
+
+def test_real_legacy_poetry_tables_with_git_path_markers_and_extras() -> None:
+    """Poetry's sample project: carets converted, git/path skipped, markers kept, no python."""
+    result = _extract("poetry-legacy")
+    assert result.project_name == "sample-project"
+    rows = [(d.line, d.dep_type, d.name, d.constraint, d.skip_reason) for d in result.dependencies]
+    assert rows == [
+        (26, "poetry", "cleo", ">=0.6,<0.7", None),
+        (27, "poetry", "pendulum", None, "VCS requirement"),
+        (28, "poetry", "requests", ">=2.18,<3.0", None),
+        (29, "poetry", "pathlib2", ">=2.2,<3.0", None),
+        (31, "poetry", "orator", ">=0.9,<0.10", None),
+        (34, "poetry", "demo", None, "local path"),
+        (37, "poetry", "my-package", None, "local path"),
+        (40, "poetry", "simple-project", None, "local path"),
+        (43, "poetry", "functools32", ">=3.2.3,<4.0.0", None),
+        (50, "poetry-group:dev", "pytest", ">=3.4,<3.5", None),
+    ]
+    functools32 = result.dependencies[8]
+    assert functools32.markers == (
+        "python_version ~= '2.7' and sys_platform == 'win32' or python_version in '3.4 3.5'"
+    )
+    assert result.dependencies[1].declared == "https://github.com/sdispater/pendulum.git"
+
+
+def test_real_poetry_multiple_constraints_give_one_row_each() -> None:
+    """An array of constraint tables becomes one row per element, each at its own line."""
+    result = _extract("poetry-multi-constraints")
+    assert [(d.line, d.declared, d.constraint) for d in result.dependencies] == [
+        (15, "^1.5", ">=1.5,<2.0"),
+        (16, "^2.0", ">=2.0,<3.0"),
+    ]
+
+
+def test_poetry_or_constraints_dev_dependencies_and_group_tables() -> None:
+    """OR constraints are skipped, a bad constraint is a problem, dev and group tables are read."""
+    result = _extract("poetry-or-constraint")
+    assert result.project_name == "or-constraint"
+    assert _problems(result) == [
+        (8, "invalid Poetry constraint '^^1' for 'bad': not a version: '^1'")
+    ]
+    rows = [(d.line, d.dep_type, d.name, d.constraint, d.skip_reason) for d in result.dependencies]
+    assert rows == [
+        (6, "poetry", "pendulum", None, pyproject.POETRY_OR_REASON),
+        (7, "poetry", "requests", None, pyproject.POETRY_OR_REASON),
+        (9, "poetry", "good", "==1.2.*", None),
+        (12, "poetry-dev", "pytest", ">=3.4,<3.5", None),
+        (13, "poetry-dev", "legacy-dev", None, None),
+        (19, "poetry-group:docs", "mkdocs", ">=1.5,<2.0", None),
+        (20, "poetry-group:docs", "mkdocs-local", None, "local path"),
+        (21, "poetry-group:docs", "mkdocs-url", None, "direct URL reference"),
+    ]
+    assert result.dependencies[5].markers == "python_version >= '3.8'"
+    assert result.dependencies[0].declared == "^1.5 || ^2.0"
+
+
+def test_dotted_keys_sub_tables_and_quoted_keys_are_located() -> None:
+    """Dotted top-level keys, a [deps.<name>] sub-table and quoted keys get their lines."""
+    result = _extract("dotted-and-inline")
+    assert result.project_name == "dotted-name"
+    assert _rows(result) == [
+        (3, "project", "attrs", ">=23"),
+        (6, "poetry", "requests", ">=2.31,<3.0"),
+        (11, "poetry-group:test", "quoted-name", "~=1.4"),
+        (12, "poetry-group:test", "inline", ">=0.0.3,<0.0.4"),
+    ]
+
+
+def test_real_invalid_requirements_are_problems_and_rows_continue() -> None:
+    """The ruff various_invalid fixture: the "..." requirements are problems at their lines."""
+    result = _extract("various-invalid")
+    assert [(p.line, p.message.split(":")[0]) for p in result.problems] == [
+        (10, "invalid requirement '...'"),
+        (26, "invalid requirement '...'"),
+    ]
+    assert _rows(result) == [
+        (10, "project", "packaging", None),
+        (26, "optional:test", "coverage", None),
+        (27, "optional:docs", "sphinx", None),
+        (27, "optional:docs", "sphinx-rtd-theme", None),
+    ]
+    assert result.project_name is None
+
+
+def test_wrong_types_are_problems_at_their_lines() -> None:
+    """Strings for arrays, arrays for tables and numbers for versions are problems, not crashes."""
+    result = _extract("wrong-types")
+    assert _problems(result) == [
+        (3, "`project.dependencies` must be an array of strings"),
+        (4, "`project.optional-dependencies` must be a table"),
+        (7, "dependency group 'dev' must be an array"),
+        (8, "dependency group 'ok' holds an invalid entry 3"),
+        (11, "Poetry dependency 'numeric' must be a string or a table"),
+        (15, "`tool.poetry.group.broken.dependencies` must be a table"),
+    ]
+    assert _rows(result) == [(8, "group:ok", "pytest", ">=8"), (12, "poetry", "fine", ">=1.0,<2.0")]
+
+
+def test_invalid_toml_is_a_problem_with_the_parser_line() -> None:
+    """A missing comma in an array is reported at the line tomllib names."""
+    result = _extract("invalid-toml")
+    assert result.problems == (
+        ManifestProblem("pyproject.toml", 6, "invalid TOML: Unclosed array"),
+    )
+    assert result.dependencies == ()
+
+
+def test_real_zero_byte_pyproject_is_an_empty_result() -> None:
+    """The ruff 0-byte pyproject fixture gives no rows, no problems and no name."""
+    assert _extract("empty") == ExtractResult()
+
+
+def test_real_nameless_poetry_project_leaves_out_python() -> None:
+    """A Poetry table holding only python gives no rows and no project name."""
+    assert _extract("nameless") == ExtractResult()
+
+
+def test_nul_characters_are_a_problem() -> None:
+    """NUL characters are one problem at their line."""
+    assert _problems(_extract("nul-bytes")) == [
+        (3, "file contains NUL characters; not a text manifest")
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["\ufffd\x01\x02garbage = = =", "a = " + "[" * 5000, "[project\nname='x'", "x = 1\nx = 2"],
+)
+def test_garbage_toml_is_one_problem(text: str) -> None:
+    """Garbage, absurd nesting, a broken header and a duplicate key give one TOML problem."""
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert len(result.problems) == 1
+    assert result.problems[0].message.startswith("invalid TOML")
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("^1.2.3", ">=1.2.3,<2.0.0"),
+        ("^0.2.3", ">=0.2.3,<0.3.0"),
+        ("^0.0.3", ">=0.0.3,<0.0.4"),
+        ("^1.2", ">=1.2,<2.0"),
+        ("^0.0", ">=0.0,<0.1"),
+        ("^0", ">=0,<1"),
+        ("^1", ">=1,<2"),
+        ("^ 1.2", ">=1.2,<2.0"),
+        ("^1.2.3b1", ">=1.2.3b1,<2.0.0"),
+        ("~1.2.3", ">=1.2.3,<1.3.0"),
+        ("~1.2", ">=1.2,<1.3"),
+        ("~1", ">=1,<2"),
+        ("~=1.2", "~=1.2"),
+        ("1.2.*", "==1.2.*"),
+        ("1.*", "==1.*"),
+        ("==1.2.*", "==1.2.*"),
+        ("!=1.2.*", "!=1.2.*"),
+        ("1.2.3", "==1.2.3"),
+        ("=1.2.3", "==1.2.3"),
+        ("==1.2.3", "==1.2.3"),
+        ("*", None),
+        ("", None),
+        (">=1.2, <2", ">=1.2,<2"),
+        (">=1.2,<2", ">=1.2,<2"),
+        (">= 1.2 < 2", ">=1.2,<2"),
+        ("^1.2, !=1.4.1", ">=1.2,<2.0,!=1.4.1"),
+    ],
+)
+def test_poetry_constraint_to_pep440(spec: str, expected: str | None) -> None:
+    """Poetry caret, tilde, wildcard, bare and AND constraints convert to PEP 440 specifiers."""
+    assert pyproject.poetry_constraint(spec) == expected
+
+
+@pytest.mark.parametrize("spec", ["^^1", "latest", "^x.y", "~=1", ">=1.2.3.a.b"])
+def test_invalid_poetry_constraints_raise_value_error(spec: str) -> None:
+    """Constraints that are not Poetry syntax, or convert to invalid PEP 440, raise ValueError."""
+    with pytest.raises(ValueError, match=r"."):
+        pyproject.poetry_constraint(spec)
+
+
+def test_crlf_line_endings_and_multiline_strings_keep_lines() -> None:
+    """CRLF files give the same lines, and a [header] inside a multi-line string is ignored."""
+    text = (
+        '[project]\nname = "x"\ndescription = """\n[not.a.header]\n"""\n'
+        'dependencies = ["a", "b",\n  "a>=2"]\n'
+    )
+    lf = pyproject.extract("pyproject.toml", text, _no_read)
+    crlf = pyproject.extract("pyproject.toml", text.replace("\n", "\r\n"), _no_read)
+    assert [(d.line, d.name, d.constraint) for d in lf.dependencies] == [
+        (6, "a", None),
+        (6, "b", None),
+        (7, "a", ">=2"),
+    ]
+    assert crlf == lf
