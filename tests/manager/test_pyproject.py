@@ -351,3 +351,28 @@ def test_crlf_line_endings_and_multiline_strings_keep_lines() -> None:
         (7, "a", ">=2"),
     ]
     assert crlf == lf
+
+
+def test_uv_sources_skip_non_index_packages() -> None:
+    """``[tool.uv.sources]`` git, path and workspace entries are skipped; index sources are not."""
+    text = (
+        "[project]\n"
+        'name = "demo"\n'
+        'dependencies = ["Pydantic-Core", "black>=24", "httpx", "torch"]\n'
+        "[dependency-groups]\n"
+        'docs = ["pydantic-docs"]\n'
+        "[tool.uv.sources]\n"
+        "pydantic-core = { workspace = true }\n"
+        'black = { git = "https://github.com/psf/black.git" }\n'
+        'pydantic_docs = [{ path = "../docs", marker = "sys_platform == \'linux\'" }]\n'
+        'torch = { index = "pytorch" }\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    skips = {d.package_name: d.skip_reason for d in result.dependencies}
+    assert skips == {
+        "pydantic-core": "uv workspace member",
+        "black": "uv source: git repository",
+        "httpx": None,
+        "torch": None,
+        "pydantic-docs": "uv source: local path",
+    }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from packaging.requirements import InvalidRequirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -69,13 +69,51 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         keys = ("project", "optional-dependencies", extra)
         collector.requirements(requirements, keys, f"optional:{extra}")
     collector.dependency_groups(collector.table(data, ("dependency-groups",)))
-    poetry = collector.table(collector.table(data, ("tool",)), ("tool", "poetry"))
+    tool = collector.table(data, ("tool",))
+    uv = collector.table(tool, ("tool", "uv"))
+    sources = _uv_source_skips(collector.table(uv, ("tool", "uv", "sources")))
+    if sources:
+        collector.dependencies = [
+            replace(d, skip_reason=sources[d.package_name])
+            if d.skip_reason is None and d.package_name in sources
+            else d
+            for d in collector.dependencies
+        ]
+    poetry = collector.table(tool, ("tool", "poetry"))
     collector.poetry(poetry)
     return ExtractResult(
         dependencies=tuple(collector.dependencies),
         problems=tuple(collector.problems),
         project_name=_project_name(project, poetry),
     )
+
+
+_UV_SOURCE_KINDS = (
+    ("workspace", "uv workspace member"),
+    ("git", "uv source: git repository"),
+    ("path", "uv source: local path"),
+    ("url", "uv source: direct URL"),
+)
+
+
+def _uv_source_skips(sources: dict[str, object]) -> dict[str, str]:
+    """Map PEP 503 names to a skip reason for ``[tool.uv.sources]`` entries not on an index.
+
+    A uv source replaces the registry for that package (https://docs.astral.sh/uv/concepts/projects/dependencies/#dependency-sources):
+    ``workspace``, ``git``, ``path`` and ``url`` sources are not looked up; ``index`` sources
+    are (on the configured PyPI base URL). A list of sources (per marker) skips when any does.
+    """
+    skips: dict[str, str] = {}
+    for name, value in sources.items():
+        entries = value if isinstance(value, list) else [value]
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue
+            reason = next((why for key, why in _UV_SOURCE_KINDS if entry.get(key)), None)
+            if reason is not None:
+                skips[canonicalize_name(name)] = reason
+                break
+    return skips
 
 
 def _project_name(project: dict[str, object], poetry: dict[str, object]) -> str | None:
