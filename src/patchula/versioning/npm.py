@@ -8,6 +8,7 @@ prerelease on the same ``[major, minor, patch]`` (github.com/npm/node-semver#pre
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,9 @@ ID = "npm"
 _LENIENT_PREFIX = re.compile(r"^[=v\s]+")
 
 
+# Versions are parsed again and again while sorting and comparing one catalog; they are
+# immutable strings, so memoise.
+@functools.lru_cache(maxsize=65536)
 def _parse(version: str) -> Any | None:  # noqa: ANN401 - nodesemver.SemVer is untyped
     cleaned = _LENIENT_PREFIX.sub("", version.strip())
     if not cleaned:
@@ -34,6 +38,7 @@ def _parse(version: str) -> Any | None:  # noqa: ANN401 - nodesemver.SemVer is u
         return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse_range(constraint: str) -> Any | None:  # noqa: ANN401 - nodesemver.Range is untyped
     try:
         return nodesemver.make_range(constraint.strip(), loose=False)
@@ -59,6 +64,7 @@ def is_stable(version: str) -> bool:
     return parsed is not None and not parsed.prerelease
 
 
+@functools.lru_cache(maxsize=65536)
 def sort_key(version: str) -> Any:  # noqa: ANN401 - the protocol leaves the key opaque
     """Return a semver precedence key; invalid versions get ``(0, version)`` and sort first.
 

@@ -9,6 +9,7 @@ when no final release matches, as pip does. Source: the version-specifiers speci
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 ID = "pep440"
 
 
+# Versions are parsed again and again while sorting and comparing one catalog; they are
+# immutable strings, so memoise.
+@functools.lru_cache(maxsize=65536)
 def _parse(version: str) -> Version | None:
     try:
         return Version(version)
@@ -29,6 +33,7 @@ def _parse(version: str) -> Version | None:
         return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse_constraint(constraint: str) -> SpecifierSet | None:
     try:
         return SpecifierSet(constraint)
@@ -47,6 +52,7 @@ def is_stable(version: str) -> bool:
     return parsed is not None and not parsed.is_prerelease
 
 
+@functools.lru_cache(maxsize=65536)
 def sort_key(version: str) -> Any:  # noqa: ANN401 - the protocol leaves the key opaque
     """Return ``(1, Version)`` for a valid version and ``(0, version)`` for an invalid one."""
     parsed = _parse(version)

@@ -1,0 +1,1 @@
+"""Benchmarks run by ``nox -s bench``; each prints ratios measured in one run."""
