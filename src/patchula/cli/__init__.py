@@ -146,6 +146,9 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     except ConfigError as exc:
         err.print(f"patchula: error: {exc}", markup=False, highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        err.print("patchula: interrupted", markup=False, highlight=False)
+        raise typer.Exit(130) from None
     raise typer.Exit(_emit(result, settings))
 
 

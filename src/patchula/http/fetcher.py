@@ -217,8 +217,12 @@ class _Flight:
 
     async def wait(self) -> FetchResponse:
         await self._done.wait()
-        if self._error is not None:
+        if isinstance(self._error, Exception):
             raise self._error
+        if self._error is not None:
+            # The leader was cancelled; its waiters are not, and must not inherit that.
+            msg = "the shared request was cancelled before it finished"
+            raise RegistryError(msg)
         if self._response is None:  # pragma: no cover - set before the event fires
             msg = "single-flight finished without a result"
             raise RegistryError(msg)
