@@ -2,29 +2,42 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 import respx
 
 from patchula.errors import RegistryError, RegistryUnreachable
-from patchula.http.fetcher import Fetcher, retry_after_seconds
+from patchula.http.fetcher import Fetcher, Timer, retry_after_seconds
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 class _Sleeps:
+    """A fake clock: sleeping advances it at once and is recorded."""
+
     def __init__(self) -> None:
         self.calls: list[float] = []
+        self.clock = 1000.0
 
     async def __call__(self, seconds: float) -> None:
         self.calls.append(seconds)
+        self.clock += seconds
+        await anyio.lowlevel.checkpoint()
+
+    def timer(self) -> Timer:
+        return Timer(
+            monotonic=lambda: self.clock,
+            wall=lambda: NOW + timedelta(seconds=self.clock - 1000.0),
+            sleep=self,
+        )
 
 
 def _fetcher(client: httpx.AsyncClient, sleeps: _Sleeps, **kw: object) -> Fetcher:
-    return Fetcher(client, sleep=sleeps, now=lambda: NOW, **kw)  # type: ignore[arg-type]
+    return Fetcher(client, timer=sleeps.timer(), **kw)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -1,33 +1,45 @@
 """The fetch facade: the only code that sends HTTP requests.
 
-One shared ``httpx.AsyncClient`` per run, a concurrency limiter per host, single-flight for
-identical concurrent requests, bounded retries for transient failures, and per-host statistics
-for the report. It knows hosts, not registries. The shared 429 cool-down governor and the SQLite
-cache plug in here (issues 3 and 4); every datasource already goes through this one seam.
+One shared ``httpx.AsyncClient`` per run, a concurrency limiter per host, the shared cool-down
+governor (``governor.py``), single-flight for identical concurrent requests, bounded retries
+with jitter for transient failures, and per-host statistics for the report. It knows hosts, not
+registries; every datasource goes through this one seam.
 """
 
 from __future__ import annotations
 
-import email.utils
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import anyio
 import httpx
 
 from patchula import __version__
 from patchula.errors import RegistryError, RegistryUnreachable
+from patchula.http.governor import (
+    MAX_RATE_RETRIES,
+    Governor,
+    RateLimited,
+    Timer,
+    read_signal,
+    retry_after_seconds,
+)
 from patchula.models import FetchResponse
+
+__all__ = [
+    "Fetcher",
+    "HostStats",
+    "RateLimited",
+    "Timer",
+    "host_key",
+    "make_client",
+    "retry_after_seconds",
+]
 
 DEFAULT_HOST_CONCURRENCY = 16
 MAX_RETRIES = 3
-MAX_RETRY_WAIT_SECONDS = 60.0
 USER_AGENT = f"patchula/{__version__} (dependency freshness scanner)"
-
-Sleep = Callable[[float], Awaitable[None]]
-Now = Callable[[], datetime]
 
 
 @dataclass(slots=True)
@@ -63,11 +75,11 @@ def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
 
 
 class Fetcher:
-    """GET with per-host limits, single-flight, bounded retries and statistics.
+    """GET with per-host limits, the shared cool-down governor, single-flight and statistics.
 
-    ``host_limits`` maps a host name (lower-case, no port) to its concurrency limit (1-100);
-    other hosts get ``default_limit``. ``sleep`` and ``now`` are injectable so tests never
-    sleep for real.
+    ``host_limits`` maps a host (lower-case; ``host:port`` for non-default ports) to its
+    concurrency limit (1-100); other hosts get ``default_limit``. ``timer`` supplies time and
+    sleep so tests never sleep for real.
     """
 
     def __init__(
@@ -76,16 +88,15 @@ class Fetcher:
         *,
         host_limits: Mapping[str, int] | None = None,
         default_limit: int = DEFAULT_HOST_CONCURRENCY,
-        sleep: Sleep = anyio.sleep,
-        now: Now = lambda: datetime.now(UTC),
+        timer: Timer | None = None,
     ) -> None:
         self._client = client
         self._host_limits = {k.lower(): v for k, v in (host_limits or {}).items()}
         self._default_limit = default_limit
         self._limiters: dict[str, anyio.CapacityLimiter] = {}
         self._inflight: dict[tuple[str, tuple[tuple[str, str], ...]], _Flight] = {}
-        self._sleep = sleep
-        self._now = now
+        self.governor = Governor(timer)
+        self._timer = self.governor.timer
         self.stats: dict[str, HostStats] = {}
 
     async def __call__(
@@ -93,8 +104,9 @@ class Fetcher:
     ) -> FetchResponse:
         """Return the response to ``GET url``; identical concurrent calls share one request.
 
-        Raises ``RegistryUnreachable`` when no HTTP answer arrives after the retries, and
-        ``RegistryError`` when a 429 asks for a wait above 60 s or retries are exhausted.
+        Raises ``RegistryUnreachable`` when no HTTP answer arrives after the retries,
+        ``RateLimited`` when the host's rate limit makes the request fail, and ``RegistryError``
+        when server errors persist.
         """
         key = (url, tuple(sorted((k.lower(), v) for k, v in (headers or {}).items())))
         flight = self._inflight.get(key)
@@ -113,90 +125,119 @@ class Fetcher:
         finally:
             del self._inflight[key]
 
+    def limit_for(self, host: str) -> int:
+        """Return the concurrency limit in force for ``host``."""
+        return self._host_limits.get(host, self._default_limit)
+
     def _limiter(self, host: str) -> anyio.CapacityLimiter:
         limiter = self._limiters.get(host)
         if limiter is None:
-            limiter = anyio.CapacityLimiter(self._host_limits.get(host, self._default_limit))
+            limiter = anyio.CapacityLimiter(self.limit_for(host))
             self._limiters[host] = limiter
         return limiter
 
     async def _fetch(self, url: str, headers: Mapping[str, str]) -> FetchResponse:
-        host = (httpx.URL(url).host or "").lower()
+        host = host_key(url)
         stats = self.stats.setdefault(host, HostStats())
-        attempt = 0
+        rate_attempt = 0
+        error_attempt = 0
         while True:
-            async with self._limiter(host):
-                stats.requests += 1
-                stats.in_flight += 1
-                stats.max_concurrency = max(stats.max_concurrency, stats.in_flight)
-                try:
-                    response = await self._client.get(url, headers=dict(headers))
-                    content = response.content
-                except httpx.TransportError as exc:
-                    response = None
-                    failure = f"{type(exc).__name__} talking to {host}"
-                finally:
-                    stats.in_flight -= 1
+            response, failure = await self._send(host, url, headers, stats)
             if response is not None:
-                status = response.status_code
-                klass = f"{status // 100}xx"
-                stats.responses[klass] = stats.responses.get(klass, 0) + 1
-                if status == 304:  # noqa: PLR2004 - Not Modified
-                    stats.not_modified += 1
-                if status == 429:  # noqa: PLR2004 - Too Many Requests
-                    stats.rate_limited += 1
-                    wait = retry_after_seconds(response.headers.get("retry-after"), self._now())
-                    if wait is None:
-                        wait = float(2**attempt)
-                    if wait > MAX_RETRY_WAIT_SECONDS:
-                        stats.errors += 1
-                        msg = f"rate limited by {host}: Retry-After asks for {wait:.0f}s (over 60s)"
-                        raise RegistryError(msg)
-                elif status < 500:  # noqa: PLR2004 - server errors are retried below
-                    return FetchResponse(
-                        status=status,
-                        url=str(response.url),
-                        headers=tuple((k.lower(), v) for k, v in response.headers.multi_items()),
-                        content=content,
-                        fetched_at=self._now(),
-                    )
-                else:
-                    wait = 0.5 * 2**attempt + random.uniform(0, 0.25)  # noqa: S311 - jitter
-                failure = f"HTTP {status} from {host}"
-            else:
-                wait = 0.5 * 2**attempt + random.uniform(0, 0.25)  # noqa: S311 - jitter
-            if attempt >= MAX_RETRIES:
+                if self._rate_limited(host, response, rate_attempt, stats):
+                    rate_attempt += 1
+                    continue  # the next turn waits out the cool-down with everyone else
+                if response.status < 500:  # noqa: PLR2004 - server errors are retried below
+                    return response
+                failure = f"HTTP {response.status} from {host}"
+            if error_attempt >= MAX_RETRIES:
                 stats.errors += 1
                 msg = f"{failure}; gave up after {MAX_RETRIES} retries"
                 if response is None:
                     raise RegistryUnreachable(msg)
                 raise RegistryError(msg)
-            attempt += 1
+            wait = 0.5 * 2**error_attempt + random.uniform(0, 0.25)  # noqa: S311 - jitter
+            error_attempt += 1
             stats.retries += 1
-            stats.cooldown_seconds += wait
-            await self._sleep(wait)
+            await self._timer.sleep(wait)
+
+    async def _send(
+        self, host: str, url: str, headers: Mapping[str, str], stats: HostStats
+    ) -> tuple[FetchResponse | None, str]:
+        """Send one GET inside the host's slot; return the response or a transport failure."""
+        async with self._limiter(host):
+            # Checked after taking a slot: a request queued before a 429 arrived must not
+            # slip through the cool-down that 429 started.
+            try:
+                await self.governor.wait_turn(host)
+            except RateLimited:
+                stats.errors += 1
+                raise
+            stats.requests += 1
+            stats.in_flight += 1
+            stats.max_concurrency = max(stats.max_concurrency, stats.in_flight)
+            try:
+                response = await self._client.get(url, headers=dict(headers))
+                content = response.content
+            except httpx.TransportError as exc:
+                return None, f"{type(exc).__name__} talking to {host}"
+            finally:
+                stats.in_flight -= 1
+        klass = f"{response.status_code // 100}xx"
+        stats.responses[klass] = stats.responses.get(klass, 0) + 1
+        if response.status_code == 304:  # noqa: PLR2004 - Not Modified
+            stats.not_modified += 1
+        return FetchResponse(
+            status=response.status_code,
+            url=str(response.url),
+            headers=tuple((k.lower(), v) for k, v in response.headers.multi_items()),
+            content=content,
+            fetched_at=self._timer.wall(),
+        ), ""
+
+    def _rate_limited(
+        self, host: str, response: FetchResponse, attempt: int, stats: HostStats
+    ) -> bool:
+        """Apply what ``response`` says about the host's limit; True means "retry after it".
+
+        Raises ``RateLimited`` for a quota answer, a wait over the bound, or exhausted retries.
+        """
+        headers = dict(response.headers)
+        signal = read_signal(
+            response.status, headers, response.content, attempt, self._timer.wall()
+        )
+        if signal.wait is None:
+            return False
+        self.governor.cool_down(host, signal.wait, signal.why)
+        stats.cooldown_seconds = self.governor.cooldown_seconds.get(host, 0.0)
+        if response.status < 400:  # noqa: PLR2004 - a success that announces a cool-down
+            return False
+        stats.rate_limited += 1
+        bound = self.governor.max_wait
+        if signal.fatal:
+            msg = f"{host}: {signal.why}; not retried"
+        elif signal.wait > bound:
+            msg = (
+                f"{host} is rate limited ({signal.why}): asks to wait {signal.wait:.0f}s, "
+                f"over the {bound:.0f}s bound"
+            )
+        elif attempt >= MAX_RATE_RETRIES:
+            msg = f"{host} still rate limited after {MAX_RATE_RETRIES} retries ({signal.why})"
+        else:
+            stats.retries += 1
+            return True
+        stats.errors += 1
+        raise RateLimited(msg)
 
 
-def retry_after_seconds(value: str | None, now: datetime) -> float | None:
-    """Parse a ``Retry-After`` header (RFC 9110 §10.2.3): delta-seconds or an HTTP-date.
-
-    Returns seconds to wait (0 for dates in the past or negative numbers), or ``None`` when the
-    header is absent or unparseable.
-    """
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        return max(float(int(value)), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max((when - now).total_seconds(), 0.0)
+def host_key(url: str) -> str:
+    """Return the host a limit applies to: lower-case host, plus ``:port`` when not the default."""
+    parsed = httpx.URL(url)
+    host = (parsed.host or "").lower()
+    default = {"http": 80, "https": 443}.get(parsed.scheme)
+    if parsed.port is not None and parsed.port != default:
+        return f"{host}:{parsed.port}"
+    return host
 
 
 class _Flight:

@@ -1,0 +1,196 @@
+"""The shared cool-down governor: signals read from responses, and host-wide cool-downs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import anyio
+import httpx
+import pytest
+import respx
+from tests.faketime import FakeTime
+
+from patchula.http.fetcher import Fetcher
+from patchula.http.governor import Governor, RateLimited, read_signal
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "body", "attempt", "wait", "fatal"),
+    [
+        (429, {"retry-after": "2"}, b"", 0, 2.0, False),
+        (429, {"retry-after": "Mon, 30 Nov 2026 12:00:05 GMT"}, b"", 0, 5.0, False),
+        (429, {}, b"", 0, 1.0, False),
+        (429, {}, b"", 1, 2.0, False),
+        (429, {}, b"", 2, 4.0, False),
+        (429, {"retry-after": "later please"}, b"", 0, 1.0, False),
+        (429, {"retry-after": "-3"}, b"", 0, 0.0, False),
+        (
+            403,
+            {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(NOW.timestamp() + 30)},
+            b"",
+            0,
+            30.0,
+            False,
+        ),
+        (403, {}, b'{"message": "You have exceeded a secondary rate limit"}', 0, 60.0, False),
+        (403, {}, b'{"message": "Resource not accessible by integration"}', 0, None, False),
+        (
+            200,
+            {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(NOW.timestamp() + 600)},
+            b"",
+            0,
+            600.0,
+            False,
+        ),
+        (200, {"x-ratelimit-remaining": "12"}, b"", 0, None, False),
+        (429, {"ratelimit-remaining": "0;w=21600"}, b"", 0, 21600.0, True),
+        (
+            429,
+            {},
+            (
+                b'{"errors":[{"code":"TOOMANYREQUESTS",'
+                b'"message":"You have reached your pull rate limit."}]}'
+            ),
+            0,
+            3600.0,
+            True,
+        ),
+        (404, {"retry-after": "5"}, b"", 0, None, False),
+    ],
+)
+def test_read_signal(
+    status: int,
+    headers: dict[str, str],
+    body: bytes,
+    attempt: int,
+    wait: float | None,
+    fatal: bool,  # noqa: FBT001 - a parametrized expectation
+) -> None:
+    """Each rate-limit signal maps to the documented wait (and quota answers are fatal)."""
+    signal = read_signal(status, headers, body, attempt, NOW)
+    assert signal.wait == pytest.approx(wait) if wait is not None else signal.wait is None
+    assert signal.fatal is fatal
+
+
+@pytest.mark.anyio
+async def test_cool_down_is_host_wide_and_other_hosts_proceed() -> None:
+    """After a 429 with Retry-After: 2 no request reaches that host for 2 s; others keep going."""
+    time = FakeTime()
+    seen: list[tuple[str, float]] = []
+    first = True
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        nonlocal first
+        seen.append((request.url.host, time.t))
+        if request.url.host == "a.test" and first:
+            first = False
+            return httpx.Response(429, headers={"Retry-After": "2"})
+        return httpx.Response(200)
+
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"https://[ab]\.test/\d+").mock(side_effect=answer)
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer(), host_limits={"a.test": 2})
+
+            async def get(url: str) -> None:
+                assert (await fetcher(url)).status == 200
+
+            async with time.driving(), anyio.create_task_group() as tg:
+                for i in range(10):
+                    tg.start_soon(get, f"https://a.test/{i}")
+                    tg.start_soon(get, f"https://b.test/{i}")
+    a_times = [t for host, t in seen if host == "a.test"]
+    b_times = [t for host, t in seen if host == "b.test"]
+    assert a_times[0] == 0.0
+    assert all(t >= 2.0 for t in a_times[1:])  # nothing during the cool-down
+    assert len(a_times) == 11  # ten requests plus the one retry
+    assert b_times == [0.0] * 10
+    assert fetcher.stats["a.test"].rate_limited == 1
+    assert fetcher.stats["a.test"].cooldown_seconds == 2.0
+    assert fetcher.stats["b.test"].rate_limited == 0
+
+
+@pytest.mark.anyio
+async def test_long_cool_down_fails_queued_requests_fast() -> None:
+    """A 120 s Retry-After fails that lookup at once and every later request to the host too."""
+    time = FakeTime()
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get(url__regex=r"https://a\.test/\d+").mock(
+            return_value=httpx.Response(429, headers={"Retry-After": "120"})
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            with pytest.raises(
+                RateLimited, match=r"a\.test is rate limited .*120s, over the 60s bound"
+            ):
+                await fetcher("https://a.test/1")
+            with pytest.raises(RateLimited, match=r"120s left, over the 60s bound"):
+                await fetcher("https://a.test/2")
+    assert route.call_count == 1
+    assert time.sleeps == []
+
+
+@pytest.mark.anyio
+async def test_retries_are_bounded() -> None:
+    """A host that keeps answering 429 costs four requests, waits 1, 2 and 4 s, then fails."""
+    time = FakeTime()
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get("https://a.test/x").mock(return_value=httpx.Response(429))
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            async with time.driving():
+                with pytest.raises(RateLimited, match="still rate limited after 3 retries"):
+                    await fetcher("https://a.test/x")
+    assert route.call_count == 4
+    assert time.sleeps == [1.0, 2.0, 4.0]
+
+
+@pytest.mark.anyio
+async def test_primary_limit_exhausted_fails_fast_for_later_work() -> None:
+    """``x-ratelimit-remaining: 0`` with a reset 10 minutes away stops later requests at once."""
+    time = FakeTime()
+    reset = str(int(NOW.timestamp()) + 600)
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get(url__regex=r"https://api\.github\.test/.*").mock(
+            return_value=httpx.Response(
+                200, headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset}
+            )
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            assert (await fetcher("https://api.github.test/repos/a/b/tags")).status == 200
+            with pytest.raises(RateLimited, match="x-ratelimit-remaining is 0"):
+                await fetcher("https://api.github.test/repos/a/b/releases")
+    assert route.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_docker_pull_quota_is_not_retried() -> None:
+    """A Docker Hub pull-quota 429 fails at once, naming the quota."""
+    time = FakeTime()
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get("https://registry.test/v2/library/nginx/manifests/latest").mock(
+            return_value=httpx.Response(429, headers={"ratelimit-remaining": "0;w=21600"})
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            with pytest.raises(RateLimited, match="Docker Hub pull quota exhausted; not retried"):
+                await fetcher("https://registry.test/v2/library/nginx/manifests/latest")
+    assert route.call_count == 1
+    assert time.sleeps == []
+
+
+@pytest.mark.anyio
+async def test_governor_extends_but_never_shortens() -> None:
+    """A shorter cool-down announced during a longer one does not cut it short."""
+    time = FakeTime()
+    governor = Governor(time.timer())
+    governor.cool_down("a.test", 10, "first")
+    governor.cool_down("a.test", 3, "second")
+    assert governor.remaining("a.test") == 10
+    assert governor.remaining("b.test") == 0
+    async with time.driving():
+        assert await governor.wait_turn("a.test") == 10
+    assert governor.cooldown_seconds == {"a.test": 10}
