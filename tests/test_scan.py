@@ -14,7 +14,7 @@ import pytest
 
 from patchula.clock import FixedClock
 from patchula.models import FetchResponse
-from patchula.scan import ScanResult, read_commit, scan
+from patchula.scan import RepoResult, ScanResult, _extract_repo, _Extracted, read_commit, scan
 from patchula.settings import Settings
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -160,10 +160,74 @@ def test_read_commit_from_git_dir(tmp_path: Path) -> None:
     assert read_commit(tmp_path / "nowhere") is None
 
 
-@pytest.mark.parametrize("target", ["github:acme/api"])
-def test_remote_targets_are_config_errors(target: str) -> None:
-    """Remote targets are not supported yet and say so."""
-    from patchula.errors import ConfigError  # noqa: PLC0415 - local to the one test that needs it
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("github:acme/api", "remote GitHub targets are not supported yet"),
+        ("/nonexistent/checkout", "target does not exist"),
+    ],
+)
+def test_unusable_targets_are_problems(target: str, message: str) -> None:
+    """Targets that cannot be scanned become a repository with one error problem."""
+    result = anyio.run(scan, [target], Settings(), FakeFetch({}), FixedClock(NOW))
+    assert [(p.file, p.message[: len(message)]) for p in result.repos[0].problems] == [
+        (target, message)
+    ]
 
-    with pytest.raises(ConfigError, match="not supported yet"):
-        anyio.run(scan, [target], Settings(), FakeFetch({}), FixedClock(NOW))
+
+def test_npm_workspace_packages_are_not_looked_up(tmp_path: Path) -> None:
+    """A dependency on a package defined in the same checkout is skipped as a workspace package."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"shared": "*", "a": "1.0.0"}}))
+    _write(
+        tmp_path, "packages/shared/package.json", json.dumps({"name": "shared", "version": "0.0.0"})
+    )
+    fetch = FakeFetch(PKGS)
+    result = _scan([tmp_path], fetch)
+    rows = {r.dependency.name: r.finding for r in result.repos[0].rows}
+    assert rows["shared"].status == "skipped"
+    assert rows["shared"].reason == "workspace package (packages/shared/package.json)"
+    assert all("shared" not in url for url in fetch.calls)
+
+
+def test_uv_workspace_member_uses_the_root_lock(tmp_path: Path) -> None:
+    """A uv workspace member is resolved through the root uv.lock, not its own stale lock."""
+    _write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "root"\ndependencies = []\n[tool.uv.workspace]\nmembers = ["core"]\n',
+    )
+    _write(
+        tmp_path,
+        "uv.lock",
+        'version = 1\n[manifest]\nmembers = ["core", "root"]\n'
+        '[[package]]\nname = "pytest"\nversion = "9.1.1"\n'
+        'source = { registry = "https://pypi.org/simple" }\n',
+    )
+    _write(
+        tmp_path, "core/pyproject.toml", '[project]\nname = "core"\ndependencies = ["pytest>=8"]\n'
+    )
+    _write(
+        tmp_path,
+        "core/uv.lock",
+        'version = 1\n[[package]]\nname = "pytest"\nversion = "8.4.1"\n'
+        'source = { registry = "https://pypi.org/simple" }\n',
+    )
+    found = _extract(tmp_path)
+    assert [(i.dep.name, i.locked, i.lock_file) for i in found] == [("pytest", "9.1.1", "uv.lock")]
+
+
+def test_unread_lockfile_is_said(tmp_path: Path) -> None:
+    """A yarn.lock beside a manifest is a warning, and rows resolved from ranges say so."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    _write(tmp_path, "yarn.lock", "# yarn lockfile v1\n")
+    result = _scan([tmp_path], FakeFetch(PKGS))
+    repo = result.repos[0]
+    assert [(p.file, p.severity) for p in repo.problems] == [("yarn.lock", "warning")]
+    finding = repo.rows[0].finding
+    assert (finding.current, finding.current_source) == ("1.0.0", "range")
+    assert finding.reason == "from the range: yarn.lock not read"
+
+
+def _extract(root: Path) -> list[_Extracted]:
+    repo = RepoResult(target=str(root), root=str(root), commit=None)
+    return _extract_repo(root, Settings(), repo)

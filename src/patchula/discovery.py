@@ -38,6 +38,18 @@ ALWAYS_SKIPPED_DIRS = frozenset(
 )
 
 
+# Lockfiles patchula knows of but cannot read yet, by the datasource of their packages. Their
+# manifests are still scanned; the report says current came from the range, not the lock.
+UNREAD_LOCKFILES = {
+    "yarn.lock": "npm",
+    "pnpm-lock.yaml": "npm",
+    "bun.lock": "npm",
+    "bun.lockb": "npm",
+    "Pipfile.lock": "pypi",
+    "pdm.lock": "pypi",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Found:
     """A file one manager will read; ``path`` is repository-relative with POSIX separators."""
@@ -48,10 +60,14 @@ class Found:
 
 @dataclass(slots=True)
 class Discovery:
-    """What a walk found, and what it refused (``(path, reason)``: symlinks out of the tree)."""
+    """What a walk found, and what it refused (``(path, reason)``: symlinks out of the tree).
+
+    ``unread_lockfiles`` maps lockfiles of formats not read yet to their datasource id.
+    """
 
     files: list[Found] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
+    unread_lockfiles: dict[str, str] = field(default_factory=dict)
 
 
 def discover(root: Path, ignore_paths: Iterable[str]) -> Discovery:
@@ -111,6 +127,8 @@ def _walk(  # noqa: C901 - one pass over a directory: prune, ignore, symlink and
             continue
         if ignore.match_file(rel) or _gitignored(specs, rel):
             continue
+        if entry.name in UNREAD_LOCKFILES:
+            result.unread_lockfiles[rel] = UNREAD_LOCKFILES[entry.name]
         for manager_id, manager in MANAGERS.items():
             if manager.matches(rel):
                 yield rel, manager_id

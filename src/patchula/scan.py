@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -21,8 +21,8 @@ import anyio.abc
 
 from patchula.datasource import DATASOURCES
 from patchula.datasource.base import Fetch
-from patchula.discovery import discover
-from patchula.errors import ConfigError, LookupFailed, ManifestError
+from patchula.discovery import Found, discover
+from patchula.errors import LookupFailed, ManifestError
 from patchula.manager import MANAGERS
 from patchula.models import (
     Catalog,
@@ -143,35 +143,45 @@ async def scan(
     clock: Clock,
     on_progress: Progress | None = None,
 ) -> ScanResult:
-    """Scan every target and return the result; raises ``ConfigError`` for unusable targets.
+    """Scan every target and return the result.
 
-    ``targets`` are local checkout paths. ``fetch`` is the run's fetch facade.
+    ``targets`` are local checkout paths (repeats are scanned once). A target that cannot be
+    scanned (missing, not a directory, a remote target this build cannot fetch) is reported as
+    a repository with one error problem; the other targets are still scanned. ``fetch`` is the
+    run's fetch facade.
     """
-    roots = [_resolve_target(t) for t in targets]
     evaluated_at = clock.now()
     policy = settings.release_age_policy()
-    repos = [
-        RepoResult(target=t, root=str(r), commit=read_commit(r))
-        for t, r in zip(targets, roots, strict=True)
-    ]
+    repos: list[RepoResult] = []
+    todo: list[tuple[RepoResult, Path]] = []
+    for target in dict.fromkeys(targets):
+        root, problem = _resolve_target(target)
+        repo = RepoResult(target=target, root=str(root or target), commit=None)
+        repos.append(repo)
+        if root is None:
+            repo.problems.append(ManifestProblem(target, None, problem))
+            continue
+        repo.commit = read_commit(root)
+        todo.append((repo, root))
     slots = anyio.Semaphore(settings.concurrency)
     async with anyio.create_task_group() as tg:
         lookups = _Lookups(tg, fetch, settings)
         lookups.on_progress = on_progress
-        for repo, root in zip(repos, roots, strict=True):
+        for repo, root in todo:
             tg.start_soon(_scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at)
     return ScanResult(evaluated_at=evaluated_at, repos=repos, host_stats={})
 
 
-def _resolve_target(target: str) -> Path:
+def _resolve_target(target: str) -> tuple[Path | None, str]:
+    """Return the checkout directory of ``target``, or ``None`` and the reason it cannot be used."""
     if target.startswith("github:"):
-        raise ConfigError(
-            f"{target}: remote GitHub targets are not supported yet; clone it and pass the path"
-        )
+        return None, "remote GitHub targets are not supported yet; clone it and pass the path"
     path = Path(target).expanduser()
+    if not path.exists():
+        return None, "target does not exist"
     if not path.is_dir():
-        raise ConfigError(f"{target}: not a directory")
-    return path.resolve()
+        return None, "target is not a directory"
+    return path.resolve(), ""
 
 
 async def _scan_repo(
@@ -185,11 +195,11 @@ async def _scan_repo(
 ) -> None:
     async with slots:
         extracted = await anyio.to_thread.run_sync(_extract_repo, root, settings, repo)
-        deps = [(d, lock) for d, lock in extracted if d.skip_reason is None]
-        for dep, _ in deps:
-            if dep.datasource in DATASOURCES:
-                lookups.request(dep.datasource, dep.package_name)
-    for dep, (locked, lock_file) in extracted:
+        for item in extracted:
+            if item.dep.skip_reason is None and item.dep.datasource in DATASOURCES:
+                lookups.request(item.dep.datasource, item.dep.package_name)
+    for item in extracted:
+        dep, locked, lock_file = item.dep, item.locked, item.lock_file
         if dep.skip_reason is not None:
             repo.rows.append(Row(dep, Finding(status="skipped", reason=dep.skip_reason)))
             continue
@@ -204,6 +214,9 @@ async def _scan_repo(
             repo.rows.append(Row(dep, Finding(status="error", reason=catalog.reason), lock_file))
             continue
         finding = evaluate(dep, catalog, VERSIONINGS[dep.versioning], policy, now, locked)
+        if item.note and finding.current_source == "range":
+            reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
+            finding = replace(finding, reason=reason)
         info = CatalogInfo(
             fetched_at=catalog.fetched_at,
             reused=False,
@@ -213,16 +226,27 @@ async def _scan_repo(
         repo.rows.append(Row(dep, finding, lock_file, info))
 
 
-def _extract_repo(
-    root: Path, settings: Settings, repo: RepoResult
-) -> list[tuple[Dependency, tuple[str | None, str | None]]]:
-    """Discover and extract one repository (blocking; runs in a worker thread).
+@dataclass(frozen=True, slots=True)
+class _Extracted:
+    """One dependency ready for lookup, with what its lockfile says (``None``: unlocked)."""
 
-    Returns each dependency with ``(locked version, lockfile path)`` (``None`` when unlocked).
-    """
+    dep: Dependency
+    locked: str | None = None
+    lock_file: str | None = None
+    note: str | None = None
+
+
+def _extract_repo(root: Path, settings: Settings, repo: RepoResult) -> list[_Extracted]:
+    """Discover and extract one repository (blocking; runs in a worker thread)."""
     found = discover(root, settings.ignore_paths)
     for path, reason in found.refused:
         repo.problems.append(ManifestProblem(path, None, reason, severity="warning"))
+    for path in found.unread_lockfiles:
+        message = (
+            "lockfile format not read yet: current versions of its manifests "
+            "are resolved from their ranges"
+        )
+        repo.problems.append(ManifestProblem(path, None, message, severity="warning"))
     reader = _Reader(root, settings.max_file_bytes)
     results: list[tuple[str, ExtractResult]] = []
     for item in found.files:
@@ -240,7 +264,13 @@ def _extract_repo(
             continue
         results.append((item.path, result))
     lockfiles = [r.lockfile for _, r in results if r.lockfile is not None]
-    out: list[tuple[Dependency, tuple[str | None, str | None]]] = []
+    # npm workspace packages are installed from the checkout, not the registry.
+    npm_workspace = {
+        r.project_name: path
+        for path, r in results
+        if r.project_name and MANAGERS[_manager_of(found.files, path)].DATASOURCE == "npm"
+    }
+    out: list[_Extracted] = []
     # A file pulled in by another's -r/-c is also discovered on its own: report each row and
     # each problem once.
     seen: set[tuple[object, ...]] = set()
@@ -255,39 +285,84 @@ def _extract_repo(
             if key in seen:
                 continue
             seen.add(key)
-            out.append((dep, _locked_version(dep, result.project_name, lockfiles)))
+            if (
+                dep.skip_reason is None
+                and dep.datasource == "npm"
+                and dep.package_name in npm_workspace
+            ):
+                where = npm_workspace[dep.package_name]
+                out.append(_Extracted(replace(dep, skip_reason=f"workspace package ({where})")))
+                continue
+            locked, lock_file = _locked_version(dep, result.project_name, lockfiles)
+            note = None
+            if locked is None:
+                unread = _nearest_unread(dep, found.unread_lockfiles)
+                if unread is not None:
+                    note = f"from the range: {unread} not read"
+            out.append(_Extracted(dep, locked, lock_file, note))
     return out
+
+
+def _manager_of(files: list[Found], path: str) -> str:
+    return next(f.manager for f in files if f.path == path)
+
+
+def _nearest_unread(dep: Dependency, unread: dict[str, str]) -> str | None:
+    """Return the nearest unread lockfile of ``dep``'s ecosystem in its directory or above."""
+    directory = posixpath.dirname(dep.file)
+    while True:
+        for path, ecosystem in unread.items():
+            if ecosystem == dep.datasource and posixpath.dirname(path) == directory:
+                return path
+        if not directory:
+            return None
+        directory = posixpath.dirname(directory)
+
+
+def _covers(lock_dir: str, manifest_dir: str) -> bool:
+    return not lock_dir or manifest_dir == lock_dir or manifest_dir.startswith(lock_dir + "/")
 
 
 def _locked_version(
     dep: Dependency, project_name: str | None, lockfiles: list[Lockfile]
 ) -> tuple[str | None, str | None]:
-    """Find the version a lockfile records for ``dep``; ``(None, None)`` when none covers it."""
+    """Find the version a lockfile records for ``dep``; ``(None, None)`` when none covers it.
+
+    npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
+    way Node resolves ``node_modules``. Python (``pyproject.toml`` only): the outermost
+    ``uv.lock`` whose workspace lists the project (uv ignores a member's own lock), else the
+    lockfile beside the manifest.
+    """
     manifest_dir = posixpath.dirname(dep.file)
-    candidates = [lf for lf in lockfiles if lf.ecosystem == dep.datasource]
-    # Nearest lockfile first: the one beside the manifest, then ancestors.
-    for lock in sorted(candidates, key=lambda lf: len(posixpath.dirname(lf.file)), reverse=True):
-        lock_dir = posixpath.dirname(lock.file)
-        if lock_dir and not (manifest_dir == lock_dir or manifest_dir.startswith(lock_dir + "/")):
-            continue
-        member = posixpath.relpath(manifest_dir or ".", lock_dir or ".")
-        member = "" if member == "." else member
-        if dep.datasource == "npm":
+    candidates = [
+        lf
+        for lf in lockfiles
+        if lf.ecosystem == dep.datasource and _covers(posixpath.dirname(lf.file), manifest_dir)
+    ]
+    if dep.datasource == "npm":
+        for lock in sorted(
+            candidates, key=lambda lf: len(posixpath.dirname(lf.file)), reverse=True
+        ):
+            lock_dir = posixpath.dirname(lock.file)
+            member = posixpath.relpath(manifest_dir or ".", lock_dir or ".")
+            member = "" if member == "." else member
             if member and (lock.members is None or member not in lock.members):
                 continue
             version = _npm_resolve(lock, member, dep)
-        else:
-            if member and (
-                lock.members is None or project_name is None or project_name not in lock.members
-            ):
-                continue
-            if dep.manager != "pyproject":
-                continue
-            version = next((p.version for p in lock.packages if p.name == dep.package_name), None)
-        if version is not None:
-            return version, lock.file
+            return (version, lock.file) if version is not None else (None, None)
         return None, None
-    return None, None
+    if dep.manager != "pyproject":
+        return None, None
+    chosen: Lockfile | None = None
+    for lock in sorted(candidates, key=lambda lf: len(posixpath.dirname(lf.file))):
+        beside = posixpath.dirname(lock.file) == manifest_dir
+        listed = lock.members is not None and project_name in lock.members
+        if chosen is None and (beside or listed):
+            chosen = lock
+    if chosen is None:
+        return None, None
+    version = next((p.version for p in chosen.packages if p.name == dep.package_name), None)
+    return (version, chosen.file) if version is not None else (None, None)
 
 
 def _npm_resolve(lock: Lockfile, member: str, dep: Dependency) -> str | None:

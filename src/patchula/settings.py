@@ -101,14 +101,27 @@ def parse_host_limit(value: str) -> tuple[str, int]:
     return host, limit
 
 
+# Datasource ids a base URL can be given for (design.md §3); more arrive with their datasources.
+REGISTRY_NAMES = ("npm", "pypi", "crates", "crates-api", "goproxy", "github", "docker")
+
+
 def parse_registry(value: str) -> tuple[str, str]:
-    """Parse ``NAME=URL`` (a datasource id and an http(s) base URL); raises ``ValueError``."""
+    """Parse ``NAME=URL`` (a datasource id and an http(s) base URL); raises ``ValueError``.
+
+    A pip-style PyPI index URL (``…/simple``) is accepted and means its host's base URL.
+    """
     name, sep, url = value.partition("=")
     name, url = name.strip(), url.strip()
     if not sep or not name or not re.match(r"^https?://[^\s/]+", url):
         msg = f"expected NAME=URL with an http(s) URL, got {value!r}"
         raise ValueError(msg)
-    return name, url.rstrip("/")
+    if name not in REGISTRY_NAMES:
+        msg = f"unknown datasource {name!r} (known: {', '.join(REGISTRY_NAMES)})"
+        raise ValueError(msg)
+    url = url.rstrip("/")
+    if name == "pypi" and url.endswith("/simple"):
+        url = url.removesuffix("/simple")
+    return name, url
 
 
 def _kebab(name: str) -> str:
@@ -192,7 +205,10 @@ _ENV_SCALARS = (
     "min_release_age",
     "unknown_age",
     "max_file_bytes",
+    "default_host_concurrency",
     "verbose",
+    "quiet",
+    "progress",
 )
 
 
@@ -310,5 +326,8 @@ def _describe(exc: ValidationError, source: Mapping[str, str]) -> str:
         message = str(err.get("ctx", {}).get("error", err["msg"]))
         if err["type"] == "extra_forbidden":
             message = "unknown setting"
-        lines.append(f"{origin}: {key}: {message}")
+        # A flag already names its key ("--format: invalid value"); files and variables do not.
+        lines.append(
+            f"{origin}: {message}" if origin.startswith("--") else f"{origin}: {key}: {message}"
+        )
     return "invalid settings: " + "; ".join(lines)

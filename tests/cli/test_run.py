@@ -253,13 +253,43 @@ def test_fail_on_levels(tmp_path: Path, registry: respx.MockRouter) -> None:
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
-    """Bad flag values and missing targets are usage errors (exit 2) with a message."""
+    """Bad flag values are usage errors (exit 2) with a message naming the flag."""
     result = runner.invoke(app, ["run", str(tmp_path), "--host-concurrency", "x=500"])
     assert result.exit_code == 2
     assert "between 1 and 100" in result.stderr
-    result = runner.invoke(app, ["run", str(tmp_path / "missing")])
+    result = runner.invoke(app, ["run", str(tmp_path), "--registry", "cargo=https://x.test"])
     assert result.exit_code == 2
-    assert "not a directory" in result.stderr
+    assert "unknown datasource 'cargo'" in result.stderr
+
+
+def test_missing_target_costs_only_itself(tmp_path: Path, registry: respx.MockRouter) -> None:
+    """A target that does not exist is reported (exit 3) and the other targets are scanned."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "requirements.txt").write_text("flask==3.1.0\n")
+    code, out = _run(
+        str(tmp_path / "missing"), str(repo), "--format", "json", "--registry", f"pypi={PYPI}"
+    )
+    report = json.loads(out)
+    assert code == 3
+    missing, scanned = report["repositories"]
+    assert missing["problems"] == [
+        {
+            "file": str(tmp_path / "missing"),
+            "line": None,
+            "message": "target does not exist",
+            "severity": "error",
+        }
+    ]
+    assert [d["status"] for d in scanned["dependencies"]] == ["up-to-date"]
+
+
+def test_broken_manifest_fails_the_run(tmp_path: Path) -> None:
+    """A manifest that cannot be parsed makes the exit code 3 even with nothing else to report."""
+    (tmp_path / "package.json").write_text("{ not json")
+    code, out = _run(str(tmp_path), "-q")
+    assert code == 3
+    assert "1 manifest error" in out
 
 
 def test_schema_command_prints_json_schema() -> None:

@@ -285,12 +285,12 @@ def test_invalid_lines_are_problems_and_the_rest_continue() -> None:
     """Each bad requirement is a problem at its line; valid lines around it are extracted."""
     result = _extract("invalid-lines")
     assert [(p.line, p.message.split(":")[0]) for p in result.problems] == [
-        (2, "invalid requirement 'foo==${FOO_VERSION}'"),
         (3, "invalid requirement 'bar>=1<2'"),
         (5, "invalid requirement 'this is not valid'"),
     ]
     assert [(d.line, d.name, d.declared, d.constraint, d.markers) for d in result.dependencies] == [
         (1, "requests", ">=2.31", ">=2.31", None),
+        (2, "foo", "foo==${FOO_VERSION}", None, None),
         (4, "django", "~= 5.2.0", "~=5.2.0", None),
         (6, "flask", ">= 3.0", ">=3.0", 'python_version >= "3.9"'),
     ]
@@ -372,4 +372,18 @@ def test_crlf_line_endings_and_byte_order_mark() -> None:
         ("requirements.txt", 1, "six", "==1.16.0"),
         ("requirements.txt", 3, "attrs", ">=24"),
     ]
+    assert result.problems == ()
+
+
+def test_environment_variables_are_skipped_not_expanded() -> None:
+    """``${VAR}`` requirements are skipped with a reason; the scan's own environment is not read."""
+    text = "requests==${REQUESTS_VERSION}\n${PKG}>=1\n"
+    result = requirements_txt.extract("requirements.txt", text, _no_read)
+    assert [(d.name, d.line, d.constraint) for d in result.dependencies] == [
+        ("requests", 1, None),
+        ("${PKG}>=1", 2, None),
+    ]
+    assert all(
+        d.skip_reason and "environment variables" in d.skip_reason for d in result.dependencies
+    )
     assert result.problems == ()

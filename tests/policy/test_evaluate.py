@@ -258,3 +258,35 @@ def test_pep440_equal_versions_match_catalog_dates() -> None:
     f = evaluate(_py_dep(None), cat, pep440, NO_WAIT, NOW, locked="1.0")
     assert f.current_released_at == NOW - timedelta(days=365.25)
     assert f.libyears == 1.0
+
+
+def test_pin_not_published_is_unknown() -> None:
+    """A pin the registry never published is unknown, not up to date."""
+    cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.2.0", 50), latest="1.2.0")
+    f = evaluate(_npm_dep("99.0.0"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.current, f.latest) == ("unknown", "99.0.0", "1.2.0")
+    assert f.reason == "pinned version 99.0.0 is not in npm's release list"
+
+
+def test_held_back_lists_only_releases_above_eligible() -> None:
+    """A young release below the proposed one is not listed as held back."""
+    policy = ReleaseAgePolicy(major=7 * DAY, minor=7 * DAY, patch=7 * DAY)
+    cat = _npm_catalog(
+        _rel("1.0.0", 400), _rel("1.5.0", 2), _rel("2.0.0", 100), _rel("2.1.0", 1), latest="2.1.0"
+    )
+    f = evaluate(_npm_dep("1.0.0"), cat, npm, policy, NOW)
+    assert f.eligible == "2.0.0"
+    assert [h.version for h in f.held_back] == ["2.1.0"]
+
+
+def test_deprecated_latest_is_explained() -> None:
+    """When latest is deprecated and therefore not proposed, the reason says so."""
+    cat = _npm_catalog(
+        _rel("2.0.3", 100),
+        _rel("2.0.4", 50),
+        _rel("3.0.0", 10, deprecated="stub types"),
+        latest="3.0.0",
+    )
+    f = evaluate(_npm_dep("2.0.3"), cat, npm, NO_WAIT, NOW)
+    assert (f.eligible, f.latest) == ("2.0.4", "3.0.0")
+    assert f.reason == "latest 3.0.0 is deprecated (stub types); not proposed"

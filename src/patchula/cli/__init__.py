@@ -37,6 +37,7 @@ app = typer.Typer(
     "minimum-release-age policy holds back. Every run is a dry run.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
 
@@ -44,12 +45,15 @@ app = typer.Typer(
 def exit_code(report: ScanReport, fail_on: str) -> int:
     """Map a report to the process exit code (the one table of design.md §3).
 
-    Failed lookups (3) win over findings (1). ``fail_on``: ``none`` never fails on findings;
+    Failed lookups and unreadable manifests or targets (3) win over findings (1).
+    ``fail_on``: ``none`` never fails on findings;
     ``major`` fails when an outdated dependency's eligible update is major; ``outdated`` when any
     dependency is outdated; ``held-back`` when any is outdated or held back.
     """
     deps = [d for r in report.repositories for d in r.dependencies]
-    if any(d.status == "error" for d in deps):
+    if any(d.status == "error" for d in deps) or any(
+        p.severity == "error" for r in report.repositories for p in r.problems
+    ):
         return EXIT_LOOKUP_FAILED
     if fail_on == "major":
         hits = [d for d in deps if d.status == "outdated" and d.update_type == "major"]
@@ -80,47 +84,66 @@ def _root(
 @app.command()
 def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     targets: Annotated[
-        list[str] | None, typer.Argument(help="Local checkouts to scan (default: .).")
+        list[str] | None,
+        typer.Argument(help="Local checkouts to scan (default: .).", metavar="TARGET"),
     ] = None,
     concurrency: Annotated[
-        int | None, typer.Option(help="Repositories scanned at once [default: 8].")
+        int | None, typer.Option(help="Repositories scanned at once [default: 8].", metavar="N")
     ] = None,
     host_concurrency: Annotated[
         list[str] | None,
         typer.Option(
             "--host-concurrency",
+            metavar="HOST=N",
             help="HOST=N request limit for one host, 1-100 (repeatable) [default: 16].",
         ),
     ] = None,
     registry: Annotated[
         list[str] | None,
         typer.Option(
-            "--registry", help="NAME=URL base URL for a datasource (npm, pypi); repeatable."
+            "--registry",
+            metavar="NAME=URL",
+            help="NAME=URL base URL for a datasource (npm, pypi); repeatable.",
         ),
     ] = None,
     output_format: Annotated[
-        str | None, typer.Option("--format", help="table, json or markdown [default: table].")
+        str | None,
+        typer.Option(
+            "--format", help="table, json or markdown [default: table].", metavar="FORMAT"
+        ),
     ] = None,
     report: Annotated[
-        Path | None, typer.Option(help="Also write the JSON report to this file.")
+        Path | None, typer.Option(help="Also write the JSON report to this file.", metavar="PATH")
     ] = None,
     fail_on: Annotated[
         str | None,
         typer.Option(
-            help="none, outdated, major or held-back: findings that exit 1 [default: none]."
+            help="Findings that exit 1: none; major (an outdated dependency with a major "
+            "update); outdated (any outdated); held-back (any outdated or held back) "
+            "[default: none].",
+            metavar="LEVEL",
         ),
     ] = None,
     min_release_age: Annotated[
         str | None,
         typer.Option(
-            help="Minimum release age before an update is proposed, e.g. 72h, 3d [default: 0]."
+            help="Minimum release age before an update is proposed, e.g. 72h, 3d [default: 0].",
+            metavar="DURATION",
         ),
     ] = None,
     config: Annotated[
-        Path | None, typer.Option(help="Config file (patchula.toml or a pyproject.toml).")
+        Path | None,
+        typer.Option(help="Config file (patchula.toml or a pyproject.toml).", metavar="PATH"),
     ] = None,
     verbose: Annotated[
-        int, typer.Option("--verbose", "-v", count=True, help="Show every row and host statistics.")
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            show_default=False,
+            help="Show every row and host statistics.",
+        ),
     ] = 0,
     quiet: Annotated[  # noqa: FBT002 - a typer flag
         bool, typer.Option("--quiet", "-q", help="Print only the summary line.")
@@ -139,7 +162,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "verbose": verbose or None,
         "quiet": quiet or None,
     }
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     try:
         settings = load_settings(cli)
         result = anyio.run(_run, targets or ["."], settings, err)
@@ -149,7 +172,15 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     except KeyboardInterrupt:
         err.print("patchula: interrupted", markup=False, highlight=False)
         raise typer.Exit(130) from None
-    raise typer.Exit(_emit(result, settings))
+    try:
+        code = _emit(result, settings)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`patchula run | head`): not an error of the scan.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = exit_code(result, settings.fail_on)
+    raise typer.Exit(code)
 
 
 async def _run(targets: list[str], settings: Settings, err: Console) -> ScanReport:

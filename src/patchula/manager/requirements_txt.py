@@ -70,6 +70,9 @@ _FLAGS = frozenset({"--no-index", "--prefer-binary", "--require-hashes", "--pre"
 DepType = Literal["requirements", "constraint"]
 
 
+_LEADING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
 def matches(path: str) -> bool:
     """Return whether ``path`` is a pip requirements or constraints file by its name.
 
@@ -203,6 +206,11 @@ class _Walker:
                 versioning=VERSIONING,
             )
         except InvalidRequirement as exc:
+            if "${" in text:
+                # pip expands ${VAR} from the installing environment; the scan must not guess
+                # it (nor read its own environment into a report: it may hold tokens).
+                self.dependencies.append(_env_dependent(path, number, text, dep_type))
+                return
             reason = str(exc).splitlines()[0] if str(exc) else "invalid"
             self.problem(path, number, f"invalid requirement {text!r}: {reason}")
             return
@@ -318,6 +326,26 @@ def _unnamed(path: str, number: int, text: str, dep_type: DepType, *, editable: 
         constraint=None,
         skip_reason=reason,
         markers=marker.strip() or None,
+    )
+
+
+def _env_dependent(path: str, number: int, text: str, dep_type: DepType) -> Dependency:
+    """Build the skipped row of a requirement that uses ``${VAR}`` environment variables."""
+    head = _LEADING_NAME.match(text)
+    name = head.group(0) if head and "${" not in head.group(0) else text.split(maxsplit=1)[0]
+    package_name = canonicalize_name(name) if _NAME.fullmatch(name) else name
+    return Dependency(
+        manager=ID,
+        file=path,
+        line=number,
+        name=name,
+        package_name=package_name,
+        datasource=DATASOURCE,
+        versioning=VERSIONING,
+        dep_type=dep_type,
+        declared=text,
+        constraint=None,
+        skip_reason="uses environment variables (${...}); their values are not known to the scan",
     )
 
 

@@ -61,6 +61,18 @@ def evaluate(
     current_rel = _find(catalog, current, versioning)
     latest = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
     latest_rel = _find(catalog, latest, versioning) if latest else None
+    if current_rel is None:
+        # A pin or lock naming a version the registry never published (or unpublished): any
+        # verdict would be a guess, so say so instead of calling it up to date.
+        where = "lockfile" if source == "lockfile" else "pinned"
+        return Finding(
+            status="unknown",
+            reason=f"{where} version {current} is not in {catalog.datasource}'s release list",
+            current=current,
+            current_source=source,
+            latest=latest,
+            latest_released_at=latest_rel.released_at if latest_rel else None,
+        )
 
     candidates = _candidates(catalog, versioning, current, latest)
     admitted: list[Release] = []
@@ -81,6 +93,9 @@ def evaluate(
                 )
             )
     eligible = admitted[-1] if admitted else None
+    if eligible is not None:
+        # Releases below the one proposed hold nothing back.
+        held = [h for h in held if versioning.compare(h.version, eligible.version) > 0]
 
     status: Status
     if not candidates:
@@ -94,7 +109,7 @@ def evaluate(
 
     return Finding(
         status=status,
-        reason=_notes(current_rel, latest, catalog),
+        reason=_notes(current_rel, latest_rel, latest, catalog),
         current=current,
         current_source=source,
         latest=latest,
@@ -213,16 +228,20 @@ def _libyears(
     return round(max(seconds, 0.0) / 86400 / DAYS_PER_YEAR, 4)
 
 
-def _notes(current_rel: Release | None, latest: str | None, catalog: Catalog) -> str | None:
-    """Return facts about current worth a user's attention (yanked, deprecated, not published)."""
+def _notes(
+    current_rel: Release, latest_rel: Release | None, latest: str | None, catalog: Catalog
+) -> str | None:
+    """Return facts worth a user's attention: yanked or deprecated current or latest."""
     notes: list[str] = []
-    if current_rel is None:
-        notes.append("current version is not in the registry's release list")
-    else:
-        if current_rel.yanked:
-            notes.append("current version is yanked")
-        if current_rel.deprecated is not None:
-            notes.append(f"current version is deprecated: {current_rel.deprecated}")
+    if current_rel.yanked:
+        notes.append("current version is yanked")
+    if current_rel.deprecated is not None:
+        notes.append(f"current version is deprecated: {current_rel.deprecated}")
     if latest is None:
         notes.append(f"{catalog.datasource} names no latest stable release")
+    elif latest_rel is not None and latest_rel is not current_rel:
+        if latest_rel.deprecated is not None:
+            notes.append(f"latest {latest} is deprecated ({latest_rel.deprecated}); not proposed")
+        elif latest_rel.yanked:
+            notes.append(f"latest {latest} is yanked; not proposed")
     return "; ".join(notes) or None

@@ -153,7 +153,10 @@ class Summary(_Model):
     dependencies: int
     by_status: StatusCounts
     by_ecosystem: dict[str, StatusCounts]
-    libyears: float = Field(description="Sum of libyears over dependencies where it is known.")
+    libyears: float = Field(
+        description="Sum of libyears where known, counting each package at each current version "
+        "once per repository (the same pin in several files is one dependency of the project)."
+    )
     libyears_unknown: int = Field(
         description="Dependencies behind latest whose libyears is unknown."
     )
@@ -196,7 +199,13 @@ def build_report(result: ScanResult, settings: Settings, hosts: dict[str, Any]) 
     by_ecosystem: dict[str, Counter[str]] = {}
     for dep in all_rows:
         by_ecosystem.setdefault(dep.ecosystem, Counter())[dep.status] += 1
-    libyears = sum(d.libyears for d in all_rows if d.libyears is not None)
+    distinct = {
+        (i, d.datasource, d.package_name, d.current): d.libyears
+        for i, r in enumerate(repos)
+        for d in r.dependencies
+        if d.libyears is not None
+    }
+    libyears = sum(distinct.values())
     unknown_libyears = sum(
         1 for d in all_rows if d.libyears is None and d.status in {"outdated", "held-back"}
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -35,14 +36,17 @@ def summary_line(report: ScanReport) -> str:
     counts = s.by_status.model_dump(by_alias=True)
     parts = [f"{n} {status}" for status, n in counts.items() if n]
     line = (
-        f"{s.dependencies} dependencies in {s.repositories} "
-        f"{'repository' if s.repositories == 1 else 'repositories'}: "
+        f"{s.dependencies} {'dependency' if s.dependencies == 1 else 'dependencies'} in "
+        f"{s.repositories} {'repository' if s.repositories == 1 else 'repositories'}: "
         f"{', '.join(parts) or 'none found'}; {s.libyears:.1f} libyears"
     )
     if s.libyears_unknown:
         line += f" (+{s.libyears_unknown} behind with unknown dates)"
-    if s.problems:
-        line += f"; {s.problems} manifest problem{'s' if s.problems != 1 else ''}"
+    severities = Counter(p.severity for r in report.repositories for p in r.problems)
+    for severity in ("error", "warning"):
+        n = severities[severity]
+        if n:
+            line += f"; {n} manifest {severity}{'s' if n != 1 else ''}"
     return line
 
 
@@ -63,6 +67,8 @@ def _notes(dep: DependencyReport) -> str:
         notes.append(f"held back: {held}{more}")
     if dep.reason:
         notes.append(dep.reason)
+    if dep.markers:
+        notes.append(f"when {dep.markers}")
     return "; ".join(notes)
 
 
@@ -70,24 +76,32 @@ def _visible(deps: Iterable[DependencyReport], *, show_all: bool) -> list[Depend
     return [d for d in deps if show_all or d.status not in {"up-to-date", "skipped"}]
 
 
+VIA = {"lockfile": "lock", "pin": "pin", "range": "range", "dist-tag": "tag"}
+# Columns by the terminal width they need: narrow terminals keep what a decision needs.
+_WIDE = 150
+_MEDIUM = 110
+
+
+def _package(dep: DependencyReport) -> str:
+    return dep.name if dep.name == dep.package_name else f"{dep.name} ({dep.package_name})"
+
+
 def render_table(report: ScanReport, console: Console, *, show_all: bool = False) -> None:
     """Print the report grouped by repository and file.
 
-    Up-to-date and skipped rows are shown only with ``show_all``.
-
-    On a terminal it uses colour and box drawing; otherwise (or with ``NO_COLOR``) plain columns.
+    Up-to-date and skipped rows are shown only with ``show_all``. On a terminal it uses colour
+    and box drawing and drops the less essential columns when narrow; piped, it prints plain
+    ASCII columns.
     """
-    plain = not console.is_terminal or console.no_color
+    plain = not console.is_terminal
+    width = console.width
     for repo in report.repositories:
         head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
         console.print(Text(head, style="" if plain else "bold"))
         rows = _visible(repo.dependencies, show_all=show_all)
-        if not rows and not repo.problems:
-            console.print(
-                f"  all {len(repo.dependencies)} dependencies up to date"
-                if repo.dependencies
-                else "  no dependencies found"
-            )
+        hidden = len(repo.dependencies) - len(rows)
+        if not repo.dependencies and not repo.problems:
+            console.print("  no dependencies found")
         by_file: dict[str, list[DependencyReport]] = {}
         for dep in rows:
             by_file.setdefault(dep.file, []).append(dep)
@@ -99,37 +113,47 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
                 show_edge=not plain,
                 pad_edge=False,
             )
-            for col in (
-                "package",
-                "type",
-                "declared",
-                "current",
-                "latest",
-                "eligible",
-                "update",
-                "behind",
-                "libyears",
-                "status",
-                "notes",
-            ):
-                table.add_column(col, overflow="fold")
-            for dep in deps:
-                table.add_row(
-                    dep.name
-                    if dep.name == dep.package_name
-                    else f"{dep.name} ({dep.package_name})",
-                    dep.dep_type,
-                    dep.declared or "",
-                    dep.current or "",
-                    dep.latest or "",
-                    dep.eligible or "",
-                    dep.update_type or "",
-                    "" if dep.versions_behind is None else str(dep.versions_behind),
-                    "" if dep.libyears is None else f"{dep.libyears:.2f}",
-                    Text(dep.status, style="" if plain else STATUS_STYLE[dep.status]),
-                    _notes(dep),
-                )
+            columns: list[tuple[str, int, object]] = [
+                ("package", 0, _package),
+                ("type", _WIDE, lambda d: d.dep_type),
+                ("declared", _MEDIUM, lambda d: d.declared or ""),
+                ("current", 0, lambda d: d.current or ""),
+                ("via", _WIDE, lambda d: VIA.get(d.current_source or "", "")),
+                ("latest", 0, lambda d: d.latest or ""),
+                ("eligible", 0, lambda d: d.eligible or ""),
+                ("update", 0, lambda d: d.update_type or ""),
+                (
+                    "behind",
+                    _MEDIUM,
+                    lambda d: "" if d.versions_behind is None else str(d.versions_behind),
+                ),
+                ("libyears", _MEDIUM, lambda d: "" if d.libyears is None else f"{d.libyears:.2f}"),
+                (
+                    "status",
+                    0,
+                    lambda d: Text(d.status, style="" if plain else STATUS_STYLE[d.status]),
+                ),
+                ("notes", 0, _notes),
+            ]
+            shown = [(name, cell) for name, need, cell in columns if width >= need]
+            cells = [[cell(dep) for _, cell in shown] for dep in deps]  # type: ignore[operator]
+            for i, (name, _) in enumerate(shown):
+                if name in {"package", "notes", "declared"}:
+                    # Long names and notes fold; versions and statuses are never cut.
+                    table.add_column(name, overflow="fold", ratio=1 if name == "notes" else None)
+                else:
+                    longest = max([len(name)] + [len(str(row[i])) for row in cells])
+                    table.add_column(name, no_wrap=True, min_width=longest)
+            for row in cells:
+                table.add_row(*row)
             console.print(table)
+        if hidden:
+            rows_word = "row" if hidden == 1 else "rows"
+            console.print(
+                f"  ({hidden} up-to-date or skipped {rows_word} hidden; -v shows them)",
+                markup=False,
+                highlight=False,
+            )
         _print_problems(repo, console)
         console.print()
     console.print(summary_line(report))
@@ -151,23 +175,29 @@ def render_markdown(report: ScanReport) -> str:
         out.append("")
         rows = _visible(repo.dependencies, show_all=False)
         if rows:
-            out.append("| file | package | current | latest | eligible | update | status | notes |")
-            out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+            out.append(
+                "| file | package | declared | current | latest | eligible | update | behind "
+                "| libyears | status | notes |"
+            )
+            out.append("| --- " * 11 + "|")
             for d in rows:
                 line = f"{d.file}:{d.line}" if d.line else d.file
                 cells = [
                     line,
-                    d.name,
+                    _package(d),
+                    d.declared or "",
                     d.current or "",
                     d.latest or "",
                     d.eligible or "",
                     d.update_type or "",
+                    "" if d.versions_behind is None else str(d.versions_behind),
+                    "" if d.libyears is None else f"{d.libyears:.2f}",
                     d.status,
                     _notes(d),
                 ]
                 out.append("| " + " | ".join(_md(c) for c in cells) + " |")
         else:
-            out.append(f"All {len(repo.dependencies)} dependencies are up to date.")
+            out.append(f"Nothing needs attention among {len(repo.dependencies)} dependencies.")
         if repo.problems:
             out.extend(["", "Problems:", ""])
             out.extend(

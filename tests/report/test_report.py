@@ -1,0 +1,125 @@
+"""The report model and its renderers."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime
+
+from rich.console import Console
+
+from patchula.models import Dependency, Finding, HeldBack, ManifestProblem
+from patchula.report.model import build_report
+from patchula.report.render import render_json, render_markdown, render_table, summary_line
+from patchula.scan import RepoResult, Row, ScanResult
+from patchula.settings import Settings
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def _dep(file: str, line: int, name: str = "django", markers: str | None = None) -> Dependency:
+    return Dependency(
+        manager="requirements_txt",
+        file=file,
+        line=line,
+        name=name,
+        package_name=name,
+        datasource="pypi",
+        versioning="pep440",
+        dep_type="requirements",
+        declared="==4.2",
+        constraint="==4.2",
+        markers=markers,
+    )
+
+
+def _result() -> ScanResult:
+    outdated = Finding(
+        status="outdated",
+        current="4.2",
+        current_source="pin",
+        latest="6.1",
+        eligible="6.0",
+        update_type="major",
+        versions_behind=12,
+        libyears=2.5,
+        held_back=(HeldBack("6.1", NOW, datetime(2026, 12, 3, tzinfo=UTC), "major", "young"),),
+    )
+    repo = RepoResult(target="web", root="/src/web", commit="0123456789abcdef")
+    repo.rows = [
+        Row(_dep("requirements/prod.txt", 3), outdated),
+        Row(_dep("requirements/dev.txt", 7), outdated),
+        Row(
+            _dep("requirements/dev.txt", 9, "local"), Finding(status="skipped", reason="local path")
+        ),
+        Row(
+            _dep("requirements/dev.txt", 10, "numpy", "sys_platform == 'linux'"),
+            Finding(status="up-to-date", current="2.0", libyears=0.0),
+        ),
+    ]
+    repo.problems = [ManifestProblem("package.json", 4, "invalid JSON")]
+    return ScanResult(evaluated_at=NOW, repos=[repo], host_stats={})
+
+
+def test_libyears_count_each_package_version_once_per_repository() -> None:
+    """The same pin in two requirements files adds its libyears once."""
+    report = build_report(_result(), Settings(), {})
+    assert report.summary.libyears == 2.5
+    assert report.summary.dependencies == 4
+    assert report.summary.by_status.model_dump(by_alias=True) == {
+        "up-to-date": 1,
+        "outdated": 2,
+        "held-back": 0,
+        "unknown": 0,
+        "skipped": 1,
+        "error": 0,
+    }
+
+
+def test_json_uses_camel_case_and_schema_version() -> None:
+    """The JSON report carries schemaVersion and camelCase keys with ISO times."""
+    data = json.loads(render_json(build_report(_result(), Settings(), {})))
+    dep = data["repositories"][0]["dependencies"][0]
+    assert data["schemaVersion"] == "1"
+    assert dep["heldBack"][0] == {
+        "version": "6.1",
+        "releasedAt": "2026-11-30T12:00:00Z",
+        "eligibleAt": "2026-12-03T00:00:00Z",
+        "updateType": "major",
+        "reason": "young",
+    }
+    assert dep["currentSource"] == "pin"
+
+
+def test_summary_line() -> None:
+    """The summary line counts rows per status, libyears and manifest errors."""
+    line = summary_line(build_report(_result(), Settings(), {}))
+    assert line == (
+        "4 dependencies in 1 repository: 1 up-to-date, 2 outdated, 1 skipped; 2.5 libyears; "
+        "1 manifest error"
+    )
+
+
+def test_plain_table_groups_by_file_and_hides_up_to_date() -> None:
+    """Piped output is plain ASCII grouped by file; hidden rows are counted; -v shows markers."""
+    out = io.StringIO()
+    render_table(build_report(_result(), Settings(), {}), Console(file=out, width=200))
+    text = out.getvalue()
+    assert "\x1b[" not in text
+    assert text.index("requirements/dev.txt") < text.index("requirements/prod.txt")
+    assert "held back: 6.1 (eligible 2026-12-03 00:00Z)" in text
+    assert "(2 up-to-date or skipped rows hidden; -v shows them)" in text
+    assert "numpy" not in text
+    out = io.StringIO()
+    render_table(
+        build_report(_result(), Settings(), {}), Console(file=out, width=200), show_all=True
+    )
+    assert "when sys_platform == 'linux'" in out.getvalue()
+
+
+def test_markdown_dashboard() -> None:
+    """The Markdown dashboard lists rows needing attention with their file and line."""
+    md = render_markdown(build_report(_result(), Settings(), {}))
+    row = "| requirements/prod.txt:3 | django | ==4.2 | 4.2 | 6.1 | 6.0 | major | 12 | 2.50 |"
+    assert row + " outdated |" in md
+    assert "- `package.json:4`: invalid JSON" in md
