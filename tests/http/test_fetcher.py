@@ -11,7 +11,13 @@ import pytest
 import respx
 
 from patchula.errors import RegistryError, RegistryUnreachable
-from patchula.http.fetcher import Fetcher, Timer, retry_after_seconds
+from patchula.http.fetcher import (
+    Fetcher,
+    PerHostPoolTransport,
+    Timer,
+    host_key,
+    retry_after_seconds,
+)
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -174,3 +180,28 @@ async def test_404_is_returned_not_raised() -> None:
             response = await fetcher("https://a.test/x")
     assert response.status == 404
     assert fetcher.stats["a.test"].responses == {"4xx": 1}
+
+
+@pytest.mark.anyio
+async def test_each_origin_gets_its_own_pool_of_32_idle_connections() -> None:
+    """The shared client keeps a connection pool per origin, each retaining 32 idle connections."""
+    transport = PerHostPoolTransport()
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"https://[ab]\.test/x").mock(return_value=httpx.Response(200))
+        async with httpx.AsyncClient(transport=transport) as client:
+            await client.get("https://a.test/x")
+            await client.get("https://b.test/x")
+            await client.get("https://a.test/x")
+            pools = list(transport._pools.values())
+            assert sorted(transport._pools) == [
+                (b"https", b"a.test", None),
+                (b"https", b"b.test", None),
+            ]
+            assert all(p._pool._max_keepalive_connections == 32 for p in pools)
+
+
+def test_host_key_includes_non_default_ports() -> None:
+    """Limits apply per host; a non-default port makes a different host (loopback fakes)."""
+    assert host_key("https://Registry.NPMJS.org/left-pad") == "registry.npmjs.org"
+    assert host_key("https://pypi.org:443/simple/x/") == "pypi.org"
+    assert host_key("http://127.0.0.1:8081/x") == "127.0.0.1:8081"

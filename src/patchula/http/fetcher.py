@@ -57,17 +57,55 @@ class HostStats:
     max_concurrency: int = 0
 
 
+IDLE_CONNECTIONS_PER_HOST = 32
+
+
+class PerHostPoolTransport(httpx.AsyncBaseTransport):
+    """Routes each origin to its own connection pool, so "idle connections" is a per-host bound.
+
+    httpx's own keep-alive limit is one number for the whole client; a pool per origin (scheme,
+    host, port) retains up to ``IDLE_CONNECTIONS_PER_HOST`` idle connections each. Pools are made
+    on first use with TLS verification and the CA variables of the environment.
+    """
+
+    def __init__(self) -> None:
+        self._pools: dict[tuple[bytes, bytes, int | None], httpx.AsyncHTTPTransport] = {}
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` through its origin's pool."""
+        url = request.url
+        origin = (url.raw_scheme, url.raw_host, url.port)
+        pool = self._pools.get(origin)
+        if pool is None:
+            pool = httpx.AsyncHTTPTransport(
+                limits=httpx.Limits(
+                    max_connections=None,
+                    max_keepalive_connections=IDLE_CONNECTIONS_PER_HOST,
+                ),
+                trust_env=True,
+            )
+            self._pools[origin] = pool
+        return await pool.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Close every pool."""
+        for pool in self._pools.values():
+            await pool.aclose()
+        self._pools.clear()
+
+
 def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
     """Return the run's shared client.
 
-    HTTP/1.1 keep-alive retaining up to 32 idle connections per host, connect timeout 10 s and
-    ``timeout`` seconds for reads, redirects followed (PyPI answers non-canonical names with 301),
-    a ``patchula/<version>`` User-Agent, and the standard proxy and CA variables honoured
-    (``HTTPS_PROXY``, ``NO_PROXY``, ``SSL_CERT_FILE``; httpx's ``trust_env``).
+    HTTP/1.1 keep-alive retaining up to 32 idle connections per host (``PerHostPoolTransport``),
+    connect timeout 10 s and ``timeout`` seconds for reads, redirects followed (PyPI answers
+    non-canonical names with 301), a ``patchula/<version>`` User-Agent, and the standard proxy
+    and CA variables honoured (``HTTPS_PROXY``, ``NO_PROXY``, ``SSL_CERT_FILE``; httpx's
+    ``trust_env``: proxied origins go through httpx's proxy transports).
     """
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout, connect=10.0),
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32 * 8),
+        transport=PerHostPoolTransport(),
         headers={"User-Agent": USER_AGENT},
         follow_redirects=True,
         trust_env=True,
