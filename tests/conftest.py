@@ -9,3 +9,6 @@ import pytest
 def anyio_backend() -> str:
     """Run async tests on asyncio only."""
     return "asyncio"
+
+
+pytest_plugins = ["tests.fake_registry.plugin"]

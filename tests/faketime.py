@@ -25,12 +25,16 @@ EPOCH = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 class FakeTime:
-    """A fake monotonic clock (seconds from 0) with a matching wall clock from ``EPOCH``."""
+    """A fake monotonic clock (seconds from 0) with a matching wall clock from ``EPOCH``.
+
+    ``on_advance(old, new)`` is called just before time moves forward, when nothing is running.
+    """
 
     def __init__(self, busy: Callable[[], bool] = lambda: False) -> None:
         self.t = 0.0
         self.sleeps: list[float] = []
         self.busy = busy
+        self.on_advance: Callable[[float, float], None] | None = None
         self._sleepers: list[tuple[float, int, anyio.Event]] = []
         self._seq = itertools.count()
 
@@ -71,5 +75,7 @@ class FakeTime:
                 await anyio.sleep(0.001)  # real I/O is pending: let it finish first
                 continue
             wake, _, event = heapq.heappop(self._sleepers)
+            if wake > self.t and self.on_advance is not None:
+                self.on_advance(self.t, wake)
             self.t = max(self.t, wake)
             event.set()

@@ -183,21 +183,25 @@ async def test_404_is_returned_not_raised() -> None:
 
 
 @pytest.mark.anyio
-async def test_each_origin_gets_its_own_pool_of_32_idle_connections() -> None:
-    """The shared client keeps a connection pool per origin, each retaining 32 idle connections."""
+async def test_each_origin_keeps_at_most_32_idle_connections() -> None:
+    """Connections are pooled per origin; at most 32 idle ones are kept for each."""
     transport = PerHostPoolTransport()
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        await anyio.sleep(0.01)
+        return httpx.Response(200, text=request.url.path)
+
     with respx.mock(assert_all_called=True) as router:
-        router.get(url__regex=r"https://[ab]\.test/x").mock(return_value=httpx.Response(200))
+        router.get(url__regex=r"https://[ab]\.test/\d+").mock(side_effect=slow)
         async with httpx.AsyncClient(transport=transport) as client:
-            await client.get("https://a.test/x")
-            await client.get("https://b.test/x")
-            await client.get("https://a.test/x")
-            pools = list(transport._pools.values())
-            assert sorted(transport._pools) == [
-                (b"https", b"a.test", None),
-                (b"https", b"b.test", None),
-            ]
-            assert all(p._pool._max_keepalive_connections == 32 for p in pools)
+            fetcher = Fetcher(client, default_limit=40)
+            async with anyio.create_task_group() as tg:
+                for i in range(40):
+                    tg.start_soon(fetcher, f"https://a.test/{i}")
+                tg.start_soon(fetcher, "https://b.test/1")
+            assert transport.idle_connections() == {"https://a.test": 32, "https://b.test": 1}
+            assert (await fetcher("https://a.test/99")).content == b"/99"
+            assert transport.idle_connections() == {"https://a.test": 32, "https://b.test": 1}
 
 
 def test_host_key_includes_non_default_ports() -> None:

@@ -11,6 +11,7 @@ source/specifications/simple-repository-api.rst``; ``pypi/warehouse:docs/user/ap
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -225,7 +226,25 @@ def _file_version(filename: str, project: str, known: Mapping[Version, str]) -> 
 
 
 def _standard_filename_version(filename: str, project: str) -> Version | None:
-    """Return the version in a wheel or sdist filename of ``project``, or ``None``."""
+    """Return the version in a wheel or sdist filename of ``project``, or ``None``.
+
+    Fast path first (a page holds thousands of files): a wheel is
+    ``{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl`` and an sdist
+    ``{name}-{version}.tar.gz`` (binary distribution and sdist format specifications); anything
+    irregular goes through ``packaging``'s validating parsers.
+    """
+    if filename.endswith(".whl"):
+        parts = filename[:-4].split("-")
+        if len(parts) in {5, 6} and _canonical(parts[0]) == project:
+            fast = _parse_version(parts[1])
+            if fast is not None:
+                return fast
+    elif filename.endswith(".tar.gz"):
+        name, _, version_text = filename[:-7].rpartition("-")
+        if name and _canonical(name) == project:
+            fast = _parse_version(version_text)
+            if fast is not None:
+                return fast
     try:
         if filename.endswith(".whl"):
             name, version, _, _ = parse_wheel_filename(filename)
@@ -285,6 +304,12 @@ def _versions_from_filenames(files: Iterable[_File], project: str) -> list[str]:
     return found
 
 
+@functools.lru_cache(maxsize=65536)
+def _canonical(name: str) -> str:
+    return canonicalize_name(name)
+
+
+@functools.lru_cache(maxsize=65536)
 def _parse_version(text: str) -> Version | None:
     try:
         return Version(text)

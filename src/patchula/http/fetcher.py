@@ -9,7 +9,8 @@ registries; every datasource goes through this one seam.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import anyio
@@ -58,40 +59,109 @@ class HostStats:
 
 
 IDLE_CONNECTIONS_PER_HOST = 32
+MAX_REDIRECTS = 5
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def _proxied(url: str) -> bool:
+    """Return whether the environment's proxy variables route ``url`` through a proxy."""
+    proxies = urllib.request.getproxies()
+    if not proxies:
+        return False
+    parsed = httpx.URL(url)
+    if parsed.scheme not in proxies and "all" not in proxies:
+        return False
+    return not urllib.request.proxy_bypass(parsed.host or "")
 
 
 class PerHostPoolTransport(httpx.AsyncBaseTransport):
-    """Routes each origin to its own connection pool, so "idle connections" is a per-host bound.
+    """Keep-alive connections per origin, each reused by one request at a time.
 
-    httpx's own keep-alive limit is one number for the whole client; a pool per origin (scheme,
-    host, port) retains up to ``IDLE_CONNECTIONS_PER_HOST`` idle connections each. Pools are made
-    on first use with TLS verification and the CA variables of the environment.
+    httpx's keep-alive limit is one number for the whole client, and httpcore's pool scans every
+    connection for every queued request (quadratic in the host limit). Here each origin (scheme,
+    host, port) has its own set of one-connection pools: a request takes an idle one or opens a
+    new one (the fetcher's host limiter already bounds how many run at once), and gives it back
+    when its response is closed. Up to ``IDLE_CONNECTIONS_PER_HOST`` idle connections are kept
+    per origin; more are closed. TLS verification and the CA variables of the environment
+    apply (``trust_env``).
     """
 
     def __init__(self) -> None:
-        self._pools: dict[tuple[bytes, bytes, int | None], httpx.AsyncHTTPTransport] = {}
+        self._idle: dict[tuple[bytes, bytes, int | None], list[httpx.AsyncHTTPTransport]] = {}
+        self._all: list[httpx.AsyncHTTPTransport] = []
+        # One TLS context for every connection: building one reads the CA bundle (slow, large).
+        self._ssl = httpx.create_ssl_context(trust_env=True)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request`` through its origin's pool."""
+        """Send ``request`` on an idle connection of its origin, or a new one."""
         url = request.url
         origin = (url.raw_scheme, url.raw_host, url.port)
-        pool = self._pools.get(origin)
-        if pool is None:
-            pool = httpx.AsyncHTTPTransport(
-                limits=httpx.Limits(
-                    max_connections=None,
-                    max_keepalive_connections=IDLE_CONNECTIONS_PER_HOST,
-                ),
-                trust_env=True,
-            )
-            self._pools[origin] = pool
-        return await pool.handle_async_request(request)
+        idle = self._idle.setdefault(origin, [])
+        slot = idle.pop() if idle else self._new_slot()
+        try:
+            response = await slot.handle_async_request(request)
+        except BaseException:
+            await self._release(origin, slot)
+            raise
+        stream = response.stream
+        if not isinstance(stream, httpx.AsyncByteStream):  # pragma: no cover - httpx contract
+            await self._release(origin, slot)
+            return response
+        response.stream = _ReleasingStream(stream, lambda: self._release(origin, slot))
+        return response
+
+    def _new_slot(self) -> httpx.AsyncHTTPTransport:
+        slot = httpx.AsyncHTTPTransport(
+            verify=self._ssl,
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            trust_env=True,
+        )
+        self._all.append(slot)
+        return slot
+
+    async def _release(
+        self, origin: tuple[bytes, bytes, int | None], slot: httpx.AsyncHTTPTransport
+    ) -> None:
+        idle = self._idle.setdefault(origin, [])
+        if len(idle) < IDLE_CONNECTIONS_PER_HOST:
+            idle.append(slot)
+            return
+        self._all.remove(slot)
+        await slot.aclose()
+
+    def idle_connections(self) -> dict[str, int]:
+        """Return the number of idle keep-alive slots per origin (``scheme://host:port``)."""
+        return {
+            f"{o[0].decode()}://{o[1].decode()}" + (f":{o[2]}" if o[2] else ""): len(slots)
+            for o, slots in self._idle.items()
+        }
 
     async def aclose(self) -> None:
-        """Close every pool."""
-        for pool in self._pools.values():
-            await pool.aclose()
-        self._pools.clear()
+        """Close every connection."""
+        for slot in self._all:
+            await slot.aclose()
+        self._all.clear()
+        self._idle.clear()
+
+
+class _ReleasingStream(httpx.AsyncByteStream):
+    """A response body that hands its connection back when closed."""
+
+    def __init__(
+        self, stream: httpx.AsyncByteStream, release: Callable[[], Awaitable[None]]
+    ) -> None:
+        self._stream = stream
+        self._release: Callable[[], Awaitable[None]] | None = release
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._stream:
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+        if self._release is not None:
+            release, self._release = self._release, None
+            await release()
 
 
 def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
@@ -215,8 +285,7 @@ class Fetcher:
             stats.in_flight += 1
             stats.max_concurrency = max(stats.max_concurrency, stats.in_flight)
             try:
-                response = await self._client.get(url, headers=dict(headers))
-                content = response.content
+                response, content = await self._get(url, headers)
             except httpx.TransportError as exc:
                 return None, f"{type(exc).__name__} talking to {host}"
             finally:
@@ -232,6 +301,34 @@ class Fetcher:
             content=content,
             fetched_at=self._timer.wall(),
         ), ""
+
+    async def _get(self, url: str, headers: Mapping[str, str]) -> tuple[httpx.Response, bytes]:
+        """GET ``url`` and read its body.
+
+        Straight through the run's pooled transport when no proxy applies (the client's
+        request machinery -- cookies, auth, event hooks -- costs about as much CPU as the
+        transport itself, and a scan makes thousands of requests); through the client, which
+        honours the proxy variables, otherwise. Redirects are followed either way (at most 5).
+        """
+        transport = self._client._transport  # noqa: SLF001 - our own PerHostPoolTransport
+        if not isinstance(transport, PerHostPoolTransport) or _proxied(url):
+            response = await self._client.get(url, headers=dict(headers))
+            return response, response.content
+        merged = {**self._client.headers, **headers}
+        target = httpx.URL(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            request = httpx.Request("GET", target, headers=merged)
+            response = await transport.handle_async_request(request)
+            response.request = request
+            try:
+                content = await response.aread()
+            finally:
+                await response.aclose()
+            location = response.headers.get("location")
+            if response.status_code not in _REDIRECTS or location is None:
+                return response, content
+            target = target.join(location)
+        return response, content
 
     def _rate_limited(
         self, host: str, response: FetchResponse, attempt: int, stats: HostStats

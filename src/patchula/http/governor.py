@@ -95,6 +95,8 @@ def read_signal(
     A 2xx/3xx with ``x-ratelimit-remaining: 0`` is a successful answer that still announces a
     cool-down until ``x-ratelimit-reset`` (GitHub asks clients to stop until then).
     """
+    if status not in {403, 429} and "x-ratelimit-remaining" not in headers:
+        return LimitSignal(wait=None, why="")  # the common case: nothing to read
     text = body[:2048].decode("utf-8", "replace").lower()
     remaining = headers.get("x-ratelimit-remaining", "").strip()
     reset_wait = _reset_wait(headers.get("x-ratelimit-reset"), now) if remaining == "0" else None

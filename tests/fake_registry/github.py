@@ -1,0 +1,249 @@
+"""GitHub: REST releases/tags with Link pagination and ``x-ratelimit-*``; a minimal GraphQL (§6)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from .base import EPOCH, Reply, Request, digest, iso, json_reply
+
+_DOCS = "https://docs.github.com/rest"
+_NOT_FOUND = {"message": "Not Found", "documentation_url": _DOCS, "status": "404"}
+_REST = re.compile(
+    r"/repos/([^/]+)/([^/]+)/(releases/latest|releases|tags|git/matching-refs/tags)(?:/(.*))?"
+)
+
+
+@dataclass(frozen=True)
+class _Repo:
+    owner: str
+    name: str
+    releases: list[dict[str, Any]]
+    tags: list[tuple[str, str, datetime]]  # name, commit sha, commit date
+    latest: str | None
+
+
+def _int(text: str | None, default: int, high: int) -> int:
+    return max(1, min(int(text), high)) if text and text.isdigit() else default
+
+
+class GitHub:
+    """Repositories on REST ``/repos/{o}/{r}/…`` and GraphQL ``POST /graphql`` (token required).
+
+    ``rate_limit`` is the ``x-ratelimit-limit`` for authorised requests (60 without a token);
+    ``x-ratelimit-remaining`` counts down per resource (``core``, ``graphql``) and stops at 0.
+    """
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.rate_limit = 5000
+        self._repos: dict[str, _Repo] = {}
+        self._used: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._reset = int(time.time()) + 3600
+
+    def add_repo(
+        self,
+        owner: str,
+        repo: str,
+        releases: Mapping[str, datetime] | None = None,
+        *,
+        tags: Mapping[str, datetime | None] | Sequence[str] = (),
+        prerelease: Collection[str] = (),
+        draft: Collection[str] = (),
+        latest: str | None = None,
+    ) -> None:
+        """Register a repository; ``releases`` maps tag → ``published_at`` in the order served.
+
+        ``created_at`` is five minutes before ``published_at``; drafts have no ``published_at``.
+        Non-draft release tags are tags too, after the extra ``tags`` (tag → commit date).
+        ``latest`` overrides the "Latest" release (``make_latest``); by default it is the newest
+        non-draft, non-prerelease release by ``created_at``.
+        """
+        releases = releases or {}
+        dated = dict(tags) if isinstance(tags, Mapping) else dict.fromkeys(tags)
+        for tag, moment in releases.items():
+            if tag not in draft:
+                dated.setdefault(tag, moment)
+        base = f"{self.base_url}/repos/{owner}/{repo}"
+        items: list[dict[str, Any]] = []
+        for tag, moment in releases.items():
+            number = int(digest(f"{owner}/{repo}/{tag}")[:7], 16)
+            items.append(
+                {
+                    "url": f"{base}/releases/{number}",
+                    "html_url": f"https://github.com/{owner}/{repo}/releases/tag/{tag}",
+                    "id": number,
+                    "tag_name": tag,
+                    "name": tag,
+                    "draft": tag in draft,
+                    "prerelease": tag in prerelease,
+                    "created_at": iso(moment - timedelta(minutes=5)),
+                    "published_at": None if tag in draft else iso(moment),
+                    "tarball_url": f"{base}/tarball/{tag}",
+                    "zipball_url": f"{base}/zipball/{tag}",
+                }
+            )
+        if latest is None:
+            stable = [r for r in items if not r["draft"] and not r["prerelease"]]
+            latest = max(stable, key=lambda r: r["created_at"])["tag_name"] if stable else None
+        commits = [(t, digest(f"{owner}/{repo}@{t}", "sha1"), d or EPOCH) for t, d in dated.items()]
+        self._repos[f"{owner}/{repo}".lower()] = _Repo(owner, repo, items, commits, latest)
+
+    def handle(self, request: Request) -> Reply:
+        """Route, then add the ``x-ratelimit-*`` headers of the request's resource."""
+        resource = "graphql" if request.path == "/graphql" else "core"
+        reply = self._graphql(request) if resource == "graphql" else self._rest(request)
+        limit = self.rate_limit if "authorization" in request.headers else 60
+        with self._lock:
+            self._used[resource] += 1
+            used = self._used[resource]
+        reply.headers |= {
+            "x-ratelimit-limit": str(limit),
+            "x-ratelimit-remaining": str(max(limit - used, 0)),
+            "x-ratelimit-used": str(used),
+            "x-ratelimit-reset": str(self._reset),
+            "x-ratelimit-resource": resource,
+        }
+        return reply
+
+    def _rest(self, request: Request) -> Reply:
+        match = _REST.fullmatch(request.path)
+        repo = self._repos.get(f"{match[1]}/{match[2]}".lower()) if match else None
+        if match is None or repo is None:
+            return json_reply(_NOT_FOUND, 404)
+        kind, rest = match[3], match[4] or ""
+        base = f"{self.base_url}/repos/{repo.owner}/{repo.name}"
+        if kind == "releases/latest":
+            found = [r for r in repo.releases if r["tag_name"] == repo.latest]
+            if not found:
+                return json_reply(_NOT_FOUND, 404)
+            return json_reply(found[0])
+        if kind == "releases":
+            return self._page(request, request.path, repo.releases)
+        if kind == "tags":
+            tags = [
+                {
+                    "name": tag,
+                    "zipball_url": f"{base}/zipball/refs/tags/{tag}",
+                    "tarball_url": f"{base}/tarball/refs/tags/{tag}",
+                    "commit": {"sha": sha, "url": f"{base}/commits/{sha}"},
+                }
+                for tag, sha, _ in repo.tags
+            ]
+            return self._page(request, request.path, tags)
+        refs = [
+            {
+                "ref": f"refs/tags/{tag}",
+                "url": f"{base}/git/refs/tags/{tag}",
+                "object": {"sha": sha, "type": "commit", "url": f"{base}/git/commits/{sha}"},
+            }
+            for tag, sha, _ in repo.tags
+            if tag.startswith(rest)
+        ]
+        return json_reply(refs)
+
+    def _page(self, request: Request, path: str, items: list[dict[str, Any]]) -> Reply:
+        """``per_page`` (default 30, max 100) and ``page``, with a ``Link`` header when paged."""
+        per_page = _int(request.arg("per_page"), 30, 100)
+        page = _int(request.arg("page"), 1, 1 << 30)
+        last = max(1, -(-len(items) // per_page))
+        reply = json_reply(items[(page - 1) * per_page : page * per_page])
+        links: dict[str, int] = {}
+        if page > 1:
+            links |= {"prev": page - 1, "first": 1}
+        if page < last:
+            links |= {"next": page + 1, "last": last}
+        if links:
+            reply.headers["Link"] = ", ".join(
+                f'<{self.base_url}{path}?per_page={per_page}&page={p}>; rel="{rel}"'
+                for rel, p in links.items()
+            )
+        return reply
+
+    def _graphql(self, request: Request) -> Reply:
+        """Answer ``repository(owner, name){ releases(first, after) refs(first, after) }``.
+
+        Arguments are found by regex in the query (literals or ``$variables``); the nodes carry
+        every field patchula may select, whatever the selection set says.
+        """
+        if request.method != "POST":
+            return json_reply(_NOT_FOUND, 404)
+        if "authorization" not in request.headers:
+            message = "This endpoint requires you to be authenticated."
+            return json_reply({"message": message, "documentation_url": _DOCS}, 401)
+        try:
+            payload = json.loads(request.body)
+            query, variables = str(payload["query"]), dict(payload.get("variables") or {})
+        except (ValueError, KeyError, TypeError):
+            return json_reply({"message": "Problems parsing JSON", "documentation_url": _DOCS}, 400)
+
+        def arg(args: str, key: str) -> Any:
+            found = re.search(rf"\b{key}\s*:\s*(\$\w+|\"[^\"]*\"|\d+|null)", args)
+            literal = found[1] if found else "null"
+            if literal.startswith("$"):
+                return variables.get(literal[1:])
+            return json.loads(literal)
+
+        data: dict[str, Any] = {}
+        if "rateLimit" in query:
+            with self._lock:
+                remaining = max(self.rate_limit - self._used["graphql"], 0)
+            reset = iso(datetime.fromtimestamp(self._reset, UTC))
+            data["rateLimit"] = {"cost": 1, "remaining": remaining, "resetAt": reset}
+        where = re.search(r"repository\s*\(([^)]*)\)", query)
+        owner, name = (arg(where[1], "owner"), arg(where[1], "name")) if where else (None, None)
+        repo = self._repos.get(f"{owner}/{name}".lower())
+        if repo is None:
+            message = f"Could not resolve to a Repository with the name '{owner}/{name}'."
+            error = {"type": "NOT_FOUND", "path": ["repository"], "message": message}
+            return json_reply({"data": data | {"repository": None}, "errors": [error]})
+        releases = [
+            {
+                "tagName": r["tag_name"],
+                "name": r["name"],
+                "url": r["html_url"],
+                "createdAt": r["created_at"],
+                "publishedAt": r["published_at"],
+                "isPrerelease": r["prerelease"],
+                "isDraft": r["draft"],
+                "isLatest": r["tag_name"] == repo.latest,
+            }
+            for r in repo.releases
+        ]
+        refs = [
+            {"name": t, "target": {"__typename": "Commit", "oid": sha, "committedDate": iso(d)}}
+            for t, sha, d in repo.tags
+        ]
+        node: dict[str, Any] = {}
+        for field, nodes in (("releases", releases), ("refs", refs)):
+            if found := re.search(rf"\b{field}\s*\(([^)]*)\)", query):
+                first, after = arg(found[1], "first"), arg(found[1], "after")
+                if not isinstance(first, int) or not 1 <= first <= 100:
+                    message = f"You must provide a `first` value between 1 and 100 for `{field}`."
+                    return json_reply({"data": None, "errors": [{"message": message}]})
+                node[field] = _connection(nodes, first, after)
+        return json_reply({"data": data | {"repository": node}})
+
+
+def _connection(nodes: list[dict[str, Any]], first: int, after: str | None) -> dict[str, Any]:
+    """A GraphQL connection page; a cursor is base64 of ``cursor:<index>``."""
+    start = int(base64.b64decode(after).decode().split(":")[1]) + 1 if after else 0
+    page = nodes[start : start + first]
+    cursors = [base64.b64encode(f"cursor:{start + i}".encode()).decode() for i in range(len(page))]
+    info = {
+        "hasNextPage": start + first < len(nodes),
+        "hasPreviousPage": start > 0,
+        "startCursor": cursors[0] if cursors else None,
+        "endCursor": cursors[-1] if cursors else None,
+    }
+    edges = [{"cursor": c, "node": n} for c, n in zip(cursors, page, strict=True)]
+    return {"totalCount": len(nodes), "pageInfo": info, "nodes": page, "edges": edges}

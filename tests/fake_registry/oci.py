@@ -1,0 +1,146 @@
+"""OCI distribution: anonymous Bearer token flow, paginated tag lists, manifests (§5)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from .base import Reply, Request, digest, iso, json_reply
+
+INDEX = "application/vnd.oci.image.index.v1+json"
+SERVICE = "fake-registry"
+Manifest = str | Mapping[str, Any] | None
+
+
+class Oci:
+    """Repositories of tags → manifests; every ``/v2/`` call needs a token granting its scope.
+
+    ``max_page_size`` caps ``n`` (a registry may return fewer tags than asked);
+    :meth:`revoke_tokens` makes every issued token fail with 401.
+    """
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.max_page_size: int | None = None
+        self._tokens: dict[str, set[str]] = {}
+        self._tags: dict[str, dict[str, str]] = {}
+        self._manifests: dict[str, dict[str, tuple[str, bytes]]] = {}
+
+    def add(self, image: str, tags: Mapping[str, Manifest], *, media_type: str = INDEX) -> None:
+        """Register ``image`` (e.g. ``library/nginx``); each tag maps to one of three things.
+
+        None generates an image index unique to the tag; a manifest mapping is served as is (its
+        digest is the sha256 of its compact JSON, and its ``mediaType`` is the content type); a
+        ``sha256:…`` string is served as ``Docker-Content-Digest`` over a placeholder body (fake:
+        the body does not hash to it) — use it to match digests pinned in test manifests.
+        """
+        tag_map = self._tags.setdefault(image, {})
+        manifests = self._manifests.setdefault(image, {})
+        for tag, given in tags.items():
+            document = given if isinstance(given, Mapping) else _index(image, tag, media_type)
+            body = json.dumps(document, separators=(",", ":")).encode()
+            name = given if isinstance(given, str) else "sha256:" + hashlib.sha256(body).hexdigest()
+            manifests[name] = (str(document.get("mediaType", media_type)), body)
+            tag_map[tag] = name
+
+    def revoke_tokens(self) -> None:
+        """Forget every issued token."""
+        self._tokens.clear()
+
+    def handle(self, request: Request) -> Reply:
+        """``/token``, ``/v2/``, ``/v2/<name>/tags/list`` and ``/v2/<name>/manifests/<ref>``."""
+        if request.path == "/token":
+            return self._token(request)
+        match = re.fullmatch(
+            r"/v2/(?:(?P<name>.+?)/(?:tags/list|manifests/(?P<ref>[^/]+)))?/?", request.path
+        )
+        if match is None:
+            return _error(404, "NAME_UNKNOWN", "repository name not known to registry")
+        name = match["name"]
+        granted = self._tokens.get(request.headers.get("authorization", "").removeprefix("Bearer "))
+        if granted is None or (name is not None and name not in granted):
+            return self._challenge(name)
+        if name is None:
+            return json_reply({})
+        if name not in self._tags:
+            return _error(404, "NAME_UNKNOWN", "repository name not known to registry")
+        if match["ref"] is None:
+            return self._tag_list(request, name)
+        ref = match["ref"]
+        key = ref if ref.startswith("sha256:") else self._tags[name].get(ref, "")
+        if key not in self._manifests[name]:
+            return _error(404, "MANIFEST_UNKNOWN", "manifest unknown")
+        media_type, body = self._manifests[name][key]
+        return Reply(200, body, media_type, {"Docker-Content-Digest": key}, etag=f'"{key}"')
+
+    def _token(self, request: Request) -> Reply:
+        repositories = set()
+        for scope in request.query.get("scope", []):
+            kind, _, rest = scope.partition(":")
+            repository, _, actions = rest.rpartition(":")
+            if kind == "repository" and "pull" in actions.split(","):
+                repositories.add(repository)
+        token = "fake." + secrets.token_urlsafe(16)
+        self._tokens[token] = repositories
+        issued = iso(datetime.now(UTC), "microseconds")
+        return json_reply(
+            {"token": token, "access_token": token, "expires_in": 300, "issued_at": issued}
+        )
+
+    def _challenge(self, name: str | None) -> Reply:
+        challenge = f'Bearer realm="{self.base_url}/token",service="{SERVICE}"'
+        if name is not None:
+            challenge += f',scope="repository:{name}:pull"'
+        reply = _error(401, "UNAUTHORIZED", "authentication required")
+        reply.headers["WWW-Authenticate"] = challenge
+        return reply
+
+    def _tag_list(self, request: Request, name: str) -> Reply:
+        tags = sorted(self._tags[name])
+        last = request.arg("last")
+        if last is not None:
+            tags = [t for t in tags if t > last]
+        n = request.arg("n")
+        size = len(tags) if n is None else int(n)
+        if self.max_page_size is not None:
+            size = min(size, self.max_page_size)
+        page, more = tags[:size], len(tags) > size
+        reply = json_reply({"name": name, "tags": page})
+        if more and page:
+            reply.headers["Link"] = (
+                f'</v2/{name}/tags/list?last={quote(page[-1])}&n={size}>; rel="next"'
+            )
+        return reply
+
+
+def _index(image: str, tag: str, media_type: str) -> dict[str, Any]:
+    """A generated one-platform index (list types) or single-image manifest for a tag."""
+    child = "sha256:" + digest(f"{image}:{tag}/linux/amd64")
+    if "index" not in media_type and "list" not in media_type:
+        config = {
+            "mediaType": "application/vnd.oci.image.config.v1+json",
+            "digest": child,
+            "size": 512,
+        }
+        return {"schemaVersion": 2, "mediaType": media_type, "config": config, "layers": []}
+    entry = {
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "digest": child,
+        "size": 1024,
+    }
+    platform = {"architecture": "amd64", "os": "linux"}
+    return {
+        "schemaVersion": 2,
+        "mediaType": media_type,
+        "manifests": [entry | {"platform": platform}],
+    }
+
+
+def _error(status: int, code: str, message: str) -> Reply:
+    return json_reply({"errors": [{"code": code, "message": message, "detail": None}]}, status)

@@ -1,0 +1,232 @@
+"""Politeness against the loopback fake registry, counted by the server itself.
+
+Cool-downs, host limits and single-flight; time is fake, so nobody sleeps through a cool-down.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+import respx
+from tests.fake_registry import FakeRegistry, index_path
+from tests.faketime import FakeTime
+from typer.testing import CliRunner
+
+from patchula.cli import app
+from patchula.clock import FixedClock
+from patchula.http.fetcher import Fetcher, make_client
+from patchula.scan import scan
+from patchula.settings import Settings, load_settings
+
+OLD = datetime(2025, 1, 1, tzinfo=UTC)
+runner = CliRunner()
+
+
+def _seed(registry: FakeRegistry, count: int) -> None:
+    """Register ``count`` npm packages and PyPI projects named pkg0… with two old releases."""
+    for i in range(count):
+        registry.npm.add(f"pkg{i}", {"1.0.0": OLD, "1.1.0": OLD + timedelta(days=30)})
+        registry.pypi.add(f"proj{i}", {"1.0": OLD, "1.1": OLD + timedelta(days=30)})
+
+
+def _busy(registry: FakeRegistry, fetcher: Fetcher) -> bool:
+    """Real I/O is pending: a request in flight in the client or still being served."""
+    if any(s.in_flight for s in fetcher.stats.values()):
+        return True
+    return any(host._in_flight for host in registry.hosts.values())
+
+
+@pytest.fixture
+def registry() -> Iterator[FakeRegistry]:
+    """A started fake registry with 20 npm packages and 20 PyPI projects."""
+    with FakeRegistry() as fake:
+        _seed(fake, 20)
+        yield fake
+        assert fake.errors == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("npm_limit", [1, 4])
+async def test_429_storm_cools_one_host_and_spares_the_others(
+    registry: FakeRegistry, npm_limit: int
+) -> None:
+    """A 429 (Retry-After: 2) on one of three hosts: none reaches it for 2 s; the others go on.
+
+    Requests already in flight when the 429 arrives (at most the host's limit) were sent before
+    the cool-down began; none is sent during it.
+    """
+    registry.set_latency(0.005)
+    registry.host("npm").fail_next(1, 429, {"Retry-After": "2"})
+    crates = registry.host("crates-index")
+    for i in range(20):
+        registry.crates.add(f"crate{i}", {"1.0.0": OLD})
+    time = FakeTime(busy=lambda: _busy(registry, fetcher))
+    async with make_client() as client:
+        npm_host = _hostport(registry.url("npm"))
+        fetcher = Fetcher(
+            client, default_limit=4, host_limits={npm_host: npm_limit}, timer=time.timer()
+        )
+        snapshots: list[tuple[float, dict[str, int]]] = []
+        time.on_advance = lambda old, _new: snapshots.append(
+            (old, {name: h.requests for name, h in registry.hosts.items()})
+        )
+        urls = [f"{registry.url('npm')}/pkg{i}" for i in range(20)]
+        urls += [f"{registry.url('pypi')}/simple/proj{i}/" for i in range(20)]
+        urls += [f"{registry.url('crates-index')}/{index_path(f'crate{i}')}" for i in range(20)]
+        statuses: list[int] = []
+
+        async def get(url: str) -> None:
+            statuses.append((await fetcher(url)).status)
+
+        async with time.driving(), anyio.create_task_group() as tg:
+            for url in urls:
+                tg.start_soon(get, url)
+    assert statuses == [200] * 60
+    # The only moment time moved: the cool-down's end, with the other hosts already done.
+    assert len(snapshots) == 1
+    moment, counts = snapshots[0]
+    assert moment == 0.0
+    assert 1 <= counts.pop("npm") <= npm_limit
+    others = {name: n for name, n in counts.items() if n}
+    assert others == {"pypi": 20, "crates-index": 20}
+    assert registry.host("npm").requests == 21  # 20 packages + the retry of the 429'd one
+    assert crates.requests == 20
+    assert time.t == 2.0
+    assert fetcher.stats[_hostport(registry.url("npm"))].cooldown_seconds == 2.0
+
+
+def _hostport(url: str) -> str:
+    return url.removeprefix("http://")
+
+
+@pytest.mark.anyio
+async def test_scan_through_a_cool_down_gives_correct_results(
+    registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A whole scan survives a 429 on npm: every row correct, PyPI untouched by the wait."""
+    registry.host("npm").fail_next(1, 429, {"Retry-After": "2"})
+    settings = Settings.model_validate(
+        {"registries": {"npm": registry.url("npm"), "pypi": registry.url("pypi")}}
+    )
+    target = _repo(tmp_path, npm=range(20), pypi=range(20))
+    time = FakeTime(busy=lambda: _busy(registry, fetcher))
+    pypi_done_before_cool_down_ended: list[int] = []
+    time.on_advance = lambda _old, _new: pypi_done_before_cool_down_ended.append(
+        registry.host("pypi").requests
+    )
+    async with make_client() as client:
+        fetcher = Fetcher(client, timer=time.timer())
+        async with time.driving():
+            result = await scan([str(target)], settings, fetcher, FixedClock(datetime.now(UTC)))
+    rows = result.repos[0].rows
+    assert len(rows) == 40
+    assert {(r.finding.status, r.finding.current, r.finding.latest) for r in rows} == {
+        ("outdated", "1.0.0", "1.1.0"),
+        ("outdated", "1.0", "1.1"),
+    }
+    assert registry.host("npm").requests == 21
+    assert pypi_done_before_cool_down_ended == [20]
+
+
+def _repo(root: Path, *, npm: range, pypi: range) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "package.json").write_text(
+        json.dumps({"dependencies": {f"pkg{i}": "1.0.0" for i in npm}})
+    )
+    (root / "requirements.txt").write_text("".join(f"proj{i}==1.0\n" for i in pypi))
+    return root
+
+
+def _cli(*args: str) -> tuple[int, dict[str, object]]:
+    result = runner.invoke(app, ["run", *args, "--format", "json"], catch_exceptions=False)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _registries(registry: FakeRegistry) -> list[str]:
+    return [
+        "--registry",
+        f"npm={registry.url('npm')}",
+        "--registry",
+        f"pypi={registry.url('pypi')}",
+    ]
+
+
+def test_retry_after_120_fails_the_lookup_at_once(registry: FakeRegistry, tmp_path: Path) -> None:
+    """Retry-After: 120 fails npm lookups at once naming host and wait; PyPI completes; exit 3."""
+    registry.host("npm").fail_next(1, 429, {"Retry-After": "120"})
+    one_at_a_time = ["--host-concurrency", f"{_hostport(registry.url('npm'))}=1"]
+    target = str(_repo(tmp_path, npm=range(3), pypi=range(3)))
+    code, report = _cli(target, *_registries(registry), *one_at_a_time)
+    assert code == 3
+    rows = report["repositories"][0]["dependencies"]  # type: ignore[index]
+    npm_rows = [r for r in rows if r["datasource"] == "npm"]
+    pypi_rows = [r for r in rows if r["datasource"] == "pypi"]
+    assert {r["status"] for r in npm_rows} == {"error"}
+    assert all("120s" in r["reason"] and "over the 60s bound" in r["reason"] for r in npm_rows)
+    assert all(r["reason"].startswith(_hostport(registry.url("npm"))) for r in npm_rows)
+    assert {r["status"] for r in pypi_rows} == {"outdated"}
+    assert registry.host("npm").requests == 1  # queued lookups did not bypass the cool-down
+
+
+@pytest.mark.parametrize(("limit", "expected_peak"), [(None, 16), (5, 5)])
+def test_peak_concurrency_never_exceeds_the_host_limit(
+    registry: FakeRegistry, tmp_path: Path, limit: int | None, expected_peak: int
+) -> None:
+    """The server never sees more concurrent requests than the default or overridden limit."""
+    _seed_more(registry, 60)
+    registry.set_latency(0.05)
+    host = _hostport(registry.url("npm"))
+    extra = ["--host-concurrency", f"{host}={limit}"] if limit else []
+    code, report = _cli(
+        str(_repo(tmp_path, npm=range(60), pypi=range(0))), *_registries(registry), *extra
+    )
+    assert code == 0
+    assert registry.host("npm").peak_concurrency == expected_peak
+    assert report["hosts"][host]["maxConcurrency"] == expected_peak  # type: ignore[index]
+
+
+def _seed_more(registry: FakeRegistry, count: int) -> None:
+    for i in range(20, count):
+        registry.npm.add(f"pkg{i}", {"1.0.0": OLD, "1.1.0": OLD + timedelta(days=30)})
+
+
+def test_single_flight_across_50_repositories(registry: FakeRegistry, tmp_path: Path) -> None:
+    """50 repositories declaring the same 20 packages cost exactly 20 registry requests."""
+    targets = [str(_repo(tmp_path / f"r{i}", npm=range(10), pypi=range(10))) for i in range(50)]
+    code, report = _cli(*targets, *_registries(registry), "--concurrency", "8")
+    assert code == 0
+    assert registry.host("npm").requests + registry.host("pypi").requests == 20
+    assert set(registry.host("npm").requests_by_route.values()) == {1}
+    assert report["summary"]["dependencies"] == 1000  # type: ignore[index]
+
+
+@pytest.mark.anyio
+async def test_github_override_is_honoured() -> None:
+    """``--host-concurrency api.github.com=8`` bounds requests to api.github.com at 8."""
+    settings = load_settings({"host_concurrency": ["api.github.com=8"]}, env={})
+    in_flight = 0
+    peak = 0
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await anyio.sleep(0.01)
+        in_flight -= 1
+        return httpx.Response(200, json=[])
+
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"https://api\.github\.com/repos/o/r\d+/tags").mock(side_effect=slow)
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, host_limits=settings.host_concurrency)
+            async with anyio.create_task_group() as tg:
+                for i in range(40):
+                    tg.start_soon(fetcher, f"https://api.github.com/repos/o/r{i}/tags")
+    assert peak == 8
+    assert fetcher.stats["api.github.com"].max_concurrency == 8
