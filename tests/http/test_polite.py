@@ -230,3 +230,29 @@ async def test_github_override_is_honoured() -> None:
                     tg.start_soon(fetcher, f"https://api.github.com/repos/o/r{i}/tags")
     assert peak == 8
     assert fetcher.stats["api.github.com"].max_concurrency == 8
+
+
+def test_lookups_do_not_wait_for_a_repository_slot(registry: FakeRegistry, tmp_path: Path) -> None:
+    """With --concurrency 1, lookups of several repositories still run at once (server peak)."""
+    registry.set_latency(0.2)
+    targets = [str(_repo(tmp_path / f"r{i}", npm=range(i, i + 1), pypi=range(0))) for i in range(5)]
+    code, _ = _cli(*targets, *_registries(registry), "--concurrency", "1")
+    assert code == 0
+    assert registry.host("npm").peak_concurrency == 5
+
+
+@pytest.mark.parametrize("fault", ["reset", "truncate", "server_error"])
+def test_transient_failures_are_retried(registry: FakeRegistry, tmp_path: Path, fault: str) -> None:
+    """A reset connection, a truncated body or a 503 is retried and the lookup succeeds."""
+    host = registry.host("npm")
+    {
+        "reset": host.reset_next,
+        "truncate": host.truncate_next,
+        "server_error": host.server_error_next,
+    }[fault](1)
+    code, report = _cli(str(_repo(tmp_path, npm=range(1), pypi=range(0))), *_registries(registry))
+    assert code == 0
+    rows = report["repositories"][0]["dependencies"]  # type: ignore[index]
+    assert [(r["status"], r["latest"]) for r in rows] == [("outdated", "1.1.0")]
+    npm_stats = report["hosts"][_hostport(registry.url("npm"))]  # type: ignore[index]
+    assert (npm_stats["requests"], npm_stats["retries"]) == (2, 1)
