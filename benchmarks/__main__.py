@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 
-from benchmarks import network, offline
+from benchmarks import cache, network, offline
 
 
 def main() -> None:
     """Run the network benchmark, then the offline corpus benchmark."""
     print("== network: cold lookups against the loopback fake registry")
     network.main([])
+    print()
+    print("== cache: repeated runs against the loopback fake registry")
+    cache.main([])
     print()
     print("== offline: extraction and evaluation over the shared corpus")
     offline.main(sys.argv[1:])

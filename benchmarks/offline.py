@@ -22,7 +22,7 @@ from pathlib import Path
 import anyio
 
 from patchula.clock import FixedClock
-from patchula.models import FetchResponse
+from patchula.models import Derive, FetchResponse
 from patchula.scan import RepoResult, _extract_repo, scan
 from patchula.settings import Settings
 
@@ -59,6 +59,8 @@ class SyntheticRegistry:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,  # noqa: ARG002 - the Fetch protocol
+        representation: str = "raw",  # noqa: ARG002 - no cache here
+        derive: Derive | None = None,
     ) -> FetchResponse:
         """Serve the synthetic document for the registry the URL points at."""
         self.requests += 1
@@ -66,10 +68,13 @@ class SyntheticRegistry:
             body = self._pypi.replace(
                 b'"pkg"', json.dumps(url.rstrip("/").rsplit("/", 1)[1]).encode()
             )
+            if derive is not None:
+                body = derive(body)
             return FetchResponse(
                 200, url, (("content-type", "application/vnd.pypi.simple.v1+json"),), body, NOW
             )
-        return FetchResponse(200, url, (("content-type", "application/json"),), self._npm, NOW)
+        body = derive(self._npm) if derive is not None else self._npm
+        return FetchResponse(200, url, (("content-type", "application/json"),), body, NOW)
 
 
 def main(argv: list[str]) -> None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+pytest_plugins = ["tests.fake_registry.plugin"]
 
 
 @pytest.fixture
@@ -11,4 +15,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-pytest_plugins = ["tests.fake_registry.plugin"]
+@pytest.fixture(autouse=True)
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Give every test its own cache file and cache directory, never the user's."""
+    root = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root / "xdg"))
+    monkeypatch.setenv("PATCHULA_CACHE", str(root / "cache.sqlite3"))
+    return root / "cache.sqlite3"

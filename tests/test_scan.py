@@ -13,7 +13,7 @@ import anyio.lowlevel
 import pytest
 
 from patchula.clock import FixedClock
-from patchula.models import FetchResponse
+from patchula.models import Derive, FetchResponse
 from patchula.scan import RepoResult, ScanResult, _extract_repo, _Extracted, read_commit, scan
 from patchula.settings import Settings
 
@@ -32,8 +32,10 @@ class FakeFetch:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,  # noqa: ARG002 - the Fetch protocol
+        representation: str = "raw",  # noqa: ARG002 - no cache here
+        derive: Derive | None = None,
     ) -> FetchResponse:
-        """Answer like an npm registry."""
+        """Answer like an npm registry (deriving successful bodies like the real facade)."""
         self.calls[url] += 1
         await anyio.lowlevel.checkpoint()
         name = url.rsplit("/", 1)[1].replace("%2f", "/")
@@ -46,9 +48,10 @@ class FakeFetch:
             "versions": {v: {} for v in versions},
             "time": dict(versions),
         }
-        return FetchResponse(
-            200, url, (("content-type", "application/json"),), json.dumps(body).encode(), NOW
-        )
+        content = json.dumps(body).encode()
+        if derive is not None:
+            content = derive(content)
+        return FetchResponse(200, url, (("content-type", "application/json"),), content, NOW)
 
 
 def _scan(targets: list[Path], fetch: FakeFetch, **settings: object) -> ScanResult:

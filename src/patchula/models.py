@@ -6,10 +6,13 @@ Times are timezone-aware UTC ``datetime`` values; a publish time the registry do
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+# Turns a successful raw registry body into the compact document that is cached and parsed.
+Derive = Callable[[bytes], bytes]
 Status = Literal["up-to-date", "outdated", "held-back", "unknown", "skipped", "error"]
 UpdateType = Literal["major", "minor", "patch"]
 CurrentSource = Literal["lockfile", "pin", "range", "dist-tag"]
@@ -197,7 +200,11 @@ class FetchResponse:
     """An HTTP response as the fetch facade hands it to a datasource.
 
     ``url`` is the final URL after redirects; ``headers`` keys are lower-case; ``fetched_at`` is
-    when the response was received (or revalidated).
+    when the response was received or last revalidated. ``content`` is the body in the requested
+    representation (the derived compact document when a ``derive`` function was given and the
+    answer was a success). ``cache`` says how it was obtained: ``fresh`` (served from the cache
+    without a request), ``revalidated`` (a 304 confirmed the stored body), ``miss`` (fetched) or
+    ``off`` (no cache in use).
     """
 
     status: int
@@ -205,6 +212,7 @@ class FetchResponse:
     headers: tuple[tuple[str, str], ...]
     content: bytes
     fetched_at: datetime
+    cache: Literal["fresh", "revalidated", "miss", "off"] = "off"
 
     def header(self, name: str) -> str | None:
         """Return the first value of header ``name`` (case-insensitive), or ``None``."""

@@ -83,6 +83,34 @@ def parse_duration(value: str | float) -> timedelta:
     return timedelta(seconds=float(match["n"]) * _UNIT_SECONDS[unit])
 
 
+_SIZE = re.compile(
+    r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>b|kb|kib|mb|mib|gb|gib)?\s*$", re.IGNORECASE
+)
+_SIZE_UNITS = {
+    "b": 1,
+    "kb": 1000,
+    "kib": 1024,
+    "mb": 1000**2,
+    "mib": 1024**2,
+    "gb": 1000**3,
+    "gib": 1024**3,
+}
+
+
+def parse_size(value: str | int) -> int:
+    """Parse a byte size: ``256MiB``, ``1GB``, ``500kb``, ``1048576``; raises ``ValueError``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            msg = f"size must not be negative, got {value}"
+            raise ValueError(msg)
+        return value
+    match = _SIZE.match(str(value))
+    if match is None:
+        msg = f"invalid size {value!r}: use a number and a unit (B, KiB, MiB, GiB, kB, MB, GB)"
+        raise ValueError(msg)
+    return int(float(match["n"]) * _SIZE_UNITS[(match["unit"] or "b").lower()])
+
+
 def parse_host_limit(value: str) -> tuple[str, int]:
     """Parse ``HOST=N`` with 1 <= N <= 100; raises ``ValueError`` with a usage message."""
     host, sep, number = value.partition("=")
@@ -162,6 +190,11 @@ class Settings(BaseModel):
     registries: dict[str, str] = Field(default_factory=dict)
     ignore_paths: tuple[str, ...] = DEFAULT_IGNORE_PATHS
     max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, ge=1)
+    cache: Path | None = Field(
+        default=None, description="SQLite cache file; default: the platform's user cache dir"
+    )
+    no_cache: bool = False
+    cache_budget: int = Field(default=256 * 1024 * 1024, ge=0)
     verbose: int = Field(default=0, ge=0)
     quiet: bool = False
     progress: bool = True
@@ -170,6 +203,11 @@ class Settings(BaseModel):
     @classmethod
     def _duration(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         return value if isinstance(value, timedelta) else parse_duration(value)
+
+    @field_validator("cache_budget", mode="before")
+    @classmethod
+    def _size(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
+        return parse_size(value) if isinstance(value, str | int) else value
 
     @field_validator("host_concurrency", mode="before")
     @classmethod
@@ -209,6 +247,9 @@ _ENV_SCALARS = (
     "verbose",
     "quiet",
     "progress",
+    "cache",
+    "no_cache",
+    "cache_budget",
 )
 
 

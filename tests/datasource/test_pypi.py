@@ -13,7 +13,7 @@ from packaging.version import Version
 
 from patchula.datasource import pypi
 from patchula.errors import PackageNotFound, RegistryError
-from patchula.models import Catalog, FetchResponse, Release
+from patchula.models import Catalog, Derive, FetchResponse, Release
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -37,19 +37,30 @@ def _parse(content: bytes, package_name: str = "acme-widget") -> Catalog:
 def _utc(
     year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0, micro: int = 0
 ) -> datetime:
-    return datetime(year, month, day, hour, minute, second, micro, tzinfo=UTC)
+    # Compact documents keep whole seconds: sub-second parts do not change a release age.
+    del micro
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
 
 
 def _httpx_fetch(client: httpx.AsyncClient) -> Fetch:
     """Adapt an httpx client to the fetch facade's shape (status, lower-case headers, time)."""
 
-    async def fetch(url: str, *, headers: Mapping[str, str] | None = None) -> FetchResponse:
+    async def fetch(
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        representation: str = "raw",  # noqa: ARG001 - no cache here
+        derive: Derive | None = None,
+    ) -> FetchResponse:
         response = await client.get(url, headers=headers)
+        content = response.content
+        if derive is not None and response.is_success:
+            content = derive(content)
         return FetchResponse(
             status=response.status_code,
             url=str(response.url),
             headers=tuple((key.lower(), value) for key, value in response.headers.items()),
-            content=response.content,
+            content=content,
             fetched_at=FETCHED_AT,
         )
 
@@ -65,10 +76,16 @@ class _FakeFetch:
         self.requests: list[tuple[str, dict[str, str]]] = []
 
     async def __call__(
-        self, url: str, *, headers: Mapping[str, str] | None = None
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        representation: str = "raw",  # noqa: ARG002 - no cache here
+        derive: Derive | None = None,
     ) -> FetchResponse:
         self.requests.append((url, dict(headers or {})))
-        return FetchResponse(200, url, self.headers, self.content, FETCHED_AT)
+        content = derive(self.content) if derive is not None else self.content
+        return FetchResponse(200, url, self.headers, content, FETCHED_AT)
 
 
 @pytest.fixture
@@ -292,7 +309,7 @@ def test_versions_derived_from_filenames_without_pep700() -> None:
         (_fixture("no-meta.json"), "Field required at meta"),
         (b'{"meta": {"api-version": "1.1"}, "files": [{"filename": 7}]}', "at files.0.filename"),
         (b'{"meta": {"api-version": "1.1"}, "versions": ["1.0"], "files": [', "Invalid JSON"),
-        (_fixture("simple.html"), "Invalid JSON"),
+        (_fixture("simple.html"), "did not serve the PEP 691 JSON form"),
     ],
 )
 def test_unusable_page(content: bytes, reason: str) -> None:

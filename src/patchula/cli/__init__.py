@@ -18,10 +18,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from patchula import __version__
+from patchula.cache import Cache, CacheError, default_cache_path
 from patchula.clock import SystemClock
 from patchula.errors import ConfigError
 from patchula.http.fetcher import Fetcher, make_client
-from patchula.report.model import ScanReport, build_report
+from patchula.report.model import CacheReport, ScanReport, build_report
 from patchula.report.render import render_json, render_markdown, render_table, summary_line
 from patchula.scan import scan
 from patchula.settings import Settings, load_settings
@@ -148,6 +149,21 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     quiet: Annotated[  # noqa: FBT002 - a typer flag
         bool, typer.Option("--quiet", "-q", help="Print only the summary line.")
     ] = False,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            help="SQLite cache file [default: see `patchula cache path`].", metavar="PATH"
+        ),
+    ] = None,
+    no_cache: Annotated[  # noqa: FBT002 - a typer flag
+        bool, typer.Option("--no-cache", help="Neither read nor write the cache.")
+    ] = False,
+    cache_budget: Annotated[
+        str | None,
+        typer.Option(
+            help="Compressed bytes of HTTP bodies kept [default: 256MiB].", metavar="SIZE"
+        ),
+    ] = None,
 ) -> None:
     """Scan checkouts and report how far behind their npm and Python dependencies are."""
     cli: dict[str, Any] = {
@@ -161,6 +177,9 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "config": config,
         "verbose": verbose or None,
         "quiet": quiet or None,
+        "cache": cache,
+        "no_cache": no_cache or None,
+        "cache_budget": cache_budget,
     }
     err = Console(stderr=True, soft_wrap=True)
     try:
@@ -183,12 +202,45 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     raise typer.Exit(code)
 
 
+def open_cache(settings: Settings, err: Console) -> Cache | None:
+    """Open the run's cache, or ``None`` with ``--no-cache``.
+
+    A cache that cannot be used (a newer patchula's schema, an unwritable or busy file) is
+    reported on stderr and replaced by an in-memory one, so the scan still completes.
+    """
+    if settings.no_cache:
+        return None
+    path = settings.cache or default_cache_path()
+    try:
+        cache = Cache.open(path, budget_bytes=settings.cache_budget)
+    except CacheError as exc:
+        err.print(
+            f"patchula: warning: {exc}; using an in-memory cache", markup=False, highlight=False
+        )
+        cache = Cache.open(None, budget_bytes=settings.cache_budget)
+    for warning in cache.warnings:
+        err.print(f"patchula: warning: {warning}", markup=False, highlight=False)
+    return cache
+
+
 async def _run(targets: list[str], settings: Settings, err: Console) -> ScanReport:
+    cache = open_cache(settings, err)
+    try:
+        return await _scan_with(targets, settings, err, cache)
+    finally:
+        if cache is not None:
+            await cache.aclose()
+
+
+async def _scan_with(
+    targets: list[str], settings: Settings, err: Console, cache: Cache | None
+) -> ScanReport:
     async with make_client() as client:
         fetcher = Fetcher(
             client,
             host_limits=settings.host_concurrency,
             default_limit=settings.default_host_concurrency,
+            cache=cache,
         )
         show_progress = (
             settings.format == "table"
@@ -215,7 +267,7 @@ async def _run(targets: list[str], settings: Settings, err: Console) -> ScanRepo
                 )
         else:
             result = await scan(targets, settings, fetcher, SystemClock())
-        return build_report(result, settings, fetcher.stats)
+        return build_report(result, settings, fetcher.stats, _cache_report(cache, fetcher))
 
 
 def _emit(report: ScanReport, settings: Settings) -> int:
@@ -245,6 +297,14 @@ def _emit(report: ScanReport, settings: Settings) -> int:
 
 
 def _print_hosts(report: ScanReport, console: Console) -> None:
+    if report.cache is not None:
+        c = report.cache
+        console.print(
+            f"cache {c.path or '(in memory)'}: {c.hits} fresh hits, {c.revalidated} revalidated "
+            f"(304), {c.misses} fetched; {c.bytes_stored} compressed bytes stored",
+            markup=False,
+            highlight=False,
+        )
     for host, s in report.hosts.items():
         responses = ", ".join(f"{k}: {v}" for k, v in sorted(s.responses.items()))
         console.print(
@@ -254,6 +314,63 @@ def _print_hosts(report: ScanReport, console: Console) -> None:
             markup=False,
             highlight=False,
         )
+
+
+def _cache_report(cache: Cache | None, fetcher: Fetcher) -> CacheReport | None:
+    if cache is None:
+        return None
+    use = fetcher.cache_stats
+    return CacheReport(
+        path=str(cache.path) if cache.path else None,
+        hits=use.hits,
+        revalidated=use.revalidated,
+        misses=use.misses,
+        bytes_stored=cache.stats.bytes_stored,
+        corrupt_bodies=cache.stats.corrupt_bodies,
+        warnings=list(cache.warnings),
+    )
+
+
+cache_app = typer.Typer(help="Inspect and maintain the SQLite cache.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("path")
+def cache_path(
+    config: Annotated[Path | None, typer.Option(help="Config file.", metavar="PATH")] = None,
+) -> None:
+    """Print the cache file in use (from --cache, PATCHULA_CACHE, config, or the default)."""
+    try:
+        settings = load_settings({"config": config})
+    except ConfigError as exc:
+        Console(stderr=True, soft_wrap=True).print(f"patchula: error: {exc}", markup=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    typer.echo(str(settings.cache or default_cache_path()))
+
+
+@cache_app.command("prune")
+def cache_prune(
+    cache: Annotated[Path | None, typer.Option(help="Cache file.", metavar="PATH")] = None,
+    cache_budget: Annotated[
+        str | None, typer.Option(help="Budget to prune to [default: 256MiB].", metavar="SIZE")
+    ] = None,
+) -> None:
+    """Evict least recently used HTTP entries down to the budget and compact the file."""
+    err = Console(stderr=True, soft_wrap=True)
+    try:
+        settings = load_settings({"cache": cache, "cache_budget": cache_budget})
+        opened = Cache.open(
+            settings.cache or default_cache_path(), budget_bytes=settings.cache_budget
+        )
+    except (ConfigError, CacheError) as exc:
+        err.print(f"patchula: error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    try:
+        freed = opened.prune()
+        kept = opened.stats.bytes_stored
+    finally:
+        opened.close()
+    typer.echo(f"freed {freed} bytes; {kept} compressed body bytes kept in {opened.path}")
 
 
 @app.command()

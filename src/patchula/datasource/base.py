@@ -16,17 +16,26 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from patchula.errors import PackageNotFound, RegistryError
-from patchula.models import Catalog, FetchResponse
+from patchula.models import Catalog, Derive, FetchResponse
 
 
 class Fetch(Protocol):
     """The fetch facade: GET ``url`` through the shared client, limits, single-flight and cache.
 
-    Raises ``RegistryUnreachable`` when no HTTP answer arrives; every HTTP status is returned.
+    ``representation`` names the versioned document stored for a success (``raw``, or a compact
+    one such as ``npm-packument-v1``) and ``derive`` turns a successful raw body into it (run in
+    a worker thread; it may raise ``RegistryError`` for an unusable body, which is then not
+    stored). Raises ``RegistryUnreachable`` when no HTTP answer arrives; every HTTP status is
+    returned (non-2xx bodies are returned raw).
     """
 
     async def __call__(
-        self, url: str, *, headers: Mapping[str, str] | None = None
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        representation: str = "raw",
+        derive: Derive | None = None,
     ) -> FetchResponse:
         """Return the response to ``GET url`` (redirects followed)."""
         ...
@@ -75,6 +84,13 @@ def parse_time(value: object) -> datetime | None:
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)
+
+
+def from_epoch(value: object) -> datetime | None:
+    """Return epoch seconds (as stored in compact documents) as an aware UTC datetime."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC)
+    return None
 
 
 def describe_validation(exc: ValidationError) -> str:

@@ -8,13 +8,15 @@ Source: ``npm/registry:docs/responses/package-metadata.md``.
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from patchula.datasource.base import check_status, describe_validation, parse_time
+from patchula.datasource.base import check_status, describe_validation, from_epoch, parse_time
 from patchula.errors import RegistryError
 from patchula.models import Catalog, Release
 from patchula.versioning import npm as npm_versioning
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 ID = "npm"
 DEFAULT_BASE_URL = "https://registry.npmjs.org"
 TIME_SOURCE = "npm packument time"
+REPRESENTATION = "npm-packument-v1"
 
 # The full document; the abbreviated one has no ``time`` map.
 _ACCEPT = "application/json"
@@ -62,20 +65,58 @@ def package_url(base_url: str, package_name: str) -> str:
 
 
 async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
-    """Fetch and parse the full packument of ``package_name``.
+    """Fetch the full packument of ``package_name`` (cached as ``npm-packument-v1``).
 
     Raises ``PackageNotFound`` on 404/410 and ``RegistryError`` on other non-2xx answers or an
     unusable body.
     """
     url = package_url(base_url, package_name)
-    response = await fetch(url, headers={"Accept": _ACCEPT})
+    response = await fetch(
+        url,
+        headers={"Accept": _ACCEPT},
+        representation=REPRESENTATION,
+        derive=functools.partial(derive, package_name=package_name),
+    )
     check_status(response, f"npm package {package_name!r}")
-    return parse(
+    return parse_compact(
         response.content,
         package_name=package_name,
         fetched_at=response.fetched_at,
         source_url=url,
     )
+
+
+def derive(content: bytes, *, package_name: str) -> bytes:
+    """Reduce a full packument to the compact ``npm-packument-v1`` document (JSON bytes).
+
+    Keeps every version's publish time and deprecation message, the dist-tags and the modified
+    time; integrity, shasums, manifests and the rest are dropped. Columnar, so it compresses
+    well: ``{"name", "distTags": {tag: version}, "modified", "versions": [version, ...],
+    "times": [epoch seconds | null, ...], "deprecated": {version: message}}``. Raises
+    ``RegistryError`` when the body is not JSON or not shaped like a packument.
+    """
+    try:
+        packument = _Packument.model_validate_json(content)
+    except ValidationError as exc:
+        reason = describe_validation(exc)
+        msg = f"npm package {package_name!r}: unusable packument ({reason})"
+        raise RegistryError(msg) from exc
+    modified = packument.time.get("modified")
+    versions = list(packument.versions)
+    deprecated = {
+        version: message
+        for version, manifest in packument.versions.items()
+        if (message := _deprecation(manifest.deprecated)) is not None
+    }
+    compact = {
+        "name": packument.name,
+        "distTags": packument.dist_tags,
+        "modified": modified if isinstance(modified, str) else None,
+        "versions": versions,
+        "times": [_epoch(packument.time.get(version)) for version in versions],
+        "deprecated": deprecated,
+    }
+    return orjson.dumps(compact)
 
 
 def parse(
@@ -85,39 +126,61 @@ def parse(
     fetched_at: datetime,
     source_url: str = "",
 ) -> Catalog:
-    """Build the catalog of ``package_name`` from a full packument body.
+    """Build the catalog of ``package_name`` from a full packument (``derive``, then parse)."""
+    return parse_compact(
+        derive(content, package_name=package_name),
+        package_name=package_name,
+        fetched_at=fetched_at,
+        source_url=source_url,
+    )
+
+
+def parse_compact(
+    content: bytes,
+    *,
+    package_name: str,
+    fetched_at: datetime,
+    source_url: str = "",
+) -> Catalog:
+    """Build the catalog of ``package_name`` from an ``npm-packument-v1`` document.
 
     Releases come from ``versions`` (versions that are not semver are dropped), sorted by semver
     precedence; ``released_at`` is ``time[version]`` or ``None``; ``latest`` is
-    ``dist-tags.latest`` as the registry says, even when a higher version exists. Raises
-    ``RegistryError`` when the body is not JSON or not shaped like a packument.
+    ``dist-tags.latest`` as the registry says, even when a higher version exists.
     """
     try:
-        packument = _Packument.model_validate_json(content)
-    except ValidationError as exc:
-        reason = describe_validation(exc)
-        msg = f"npm package {package_name!r}: unusable packument ({reason})"
+        document = orjson.loads(content)
+        tags = {str(k): str(v) for k, v in document["distTags"].items()}
+        rows = list(zip(document["versions"], document["times"], strict=True))
+        deprecated = {str(k): str(v) for k, v in document["deprecated"].items()}
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        msg = f"npm package {package_name!r}: unusable {REPRESENTATION} document"
         raise RegistryError(msg) from exc
     releases = [
         Release(
-            version=version,
-            released_at=parse_time(packument.time.get(version)),
-            deprecated=_deprecation(manifest.deprecated),
+            version=str(version),
+            released_at=from_epoch(when),
+            deprecated=deprecated.get(str(version)),
         )
-        for version, manifest in packument.versions.items()
-        if npm_versioning.is_valid(version)
+        for version, when in rows
+        if npm_versioning.is_valid(str(version))
     ]
     releases.sort(key=lambda release: npm_versioning.sort_key(release.version))
     return Catalog(
         datasource=ID,
         package_name=package_name,
         releases=tuple(releases),
-        latest=packument.dist_tags.get("latest"),
+        latest=tags.get("latest"),
         fetched_at=fetched_at,
-        dist_tags=tuple(sorted(packument.dist_tags.items())),
+        dist_tags=tuple(sorted(tags.items())),
         time_source=TIME_SOURCE,
         source_url=source_url,
     )
+
+
+def _epoch(value: JsonValue) -> int | None:
+    when = parse_time(value)
+    return int(when.timestamp()) if when is not None else None
 
 
 def _deprecation(value: JsonValue) -> str | None:

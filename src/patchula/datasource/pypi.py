@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+import orjson
 from packaging.utils import (
     InvalidSdistFilename,
     InvalidWheelFilename,
@@ -27,7 +28,13 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from patchula.datasource.base import REASON_LIMIT, check_status, describe_validation, parse_time
+from patchula.datasource.base import (
+    REASON_LIMIT,
+    check_status,
+    describe_validation,
+    from_epoch,
+    parse_time,
+)
 from patchula.errors import RegistryError
 from patchula.models import Catalog, Release
 
@@ -39,6 +46,7 @@ if TYPE_CHECKING:
 ID = "pypi"
 DEFAULT_BASE_URL = "https://pypi.org"
 TIME_SOURCE = "PyPI upload-time (PEP 700)"
+REPRESENTATION = "pypi-project-v1"
 
 # Pin major version 1: PyPI serves HTML without this header and may add a v2 later.
 _ACCEPT = "application/vnd.pypi.simple.v1+json"
@@ -102,21 +110,26 @@ def project_url(base_url: str, package_name: str) -> str:
 
 
 async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
-    """Fetch and parse the JSON Simple API page of ``package_name``.
+    """Fetch the JSON Simple API page of ``package_name`` (cached as ``pypi-project-v1``).
 
     Raises ``PackageNotFound`` on 404/410 and ``RegistryError`` on other non-2xx answers, a
     non-JSON answer (a mirror serving only the HTML form) or an unusable body.
     """
     url = project_url(base_url, package_name)
     what = f"PyPI project {package_name!r}"
-    response = await fetch(url, headers={"Accept": _ACCEPT})
+    response = await fetch(
+        url,
+        headers={"Accept": _ACCEPT},
+        representation=REPRESENTATION,
+        derive=functools.partial(derive, package_name=package_name),
+    )
     check_status(response, what)
     content_type = response.header("content-type")
     if content_type is not None and not _is_json(content_type):
         media_type = content_type.split(";", 1)[0].strip()[:REASON_LIMIT]
         msg = f"{what}: mirror did not serve the PEP 691 JSON form (got {media_type!r} from {url})"
         raise RegistryError(msg)
-    return parse(
+    return parse_compact(
         response.content,
         package_name=package_name,
         fetched_at=response.fetched_at,
@@ -124,23 +137,21 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     )
 
 
-def parse(
-    content: bytes,
-    *,
-    package_name: str,
-    fetched_at: datetime,
-    source_url: str = "",
-) -> Catalog:
-    """Build the catalog of ``package_name`` from a PEP 691 JSON project page.
+def derive(content: bytes, *, package_name: str) -> bytes:
+    """Reduce a PEP 691 JSON project page to the compact ``pypi-project-v1`` document.
 
     Versions come from ``versions`` (from the filenames when an api-version 1.0 page lacks it);
     versions that are not PEP 440 are dropped, and equal versions (``1.0``, ``1.0.0``) are kept
-    once, under the first spelling. A release's ``released_at`` is the earliest
-    ``upload-time`` among its files, ``yanked`` means every one of its files is yanked, and a
-    release without files is not ``installable``. ``latest`` is the newest final release that
-    is installable and not yanked. Raises ``RegistryError`` on a body that is not a v1 page.
+    once, under the first spelling. Per release: the earliest ``upload-time`` among its files,
+    whether every file is yanked (PEP 592), and whether it has files at all. Columnar, so it
+    compresses well: ``{"name", "versions": [...] (ascending PEP 440), "times": [epoch seconds
+    | null, ...], "yanked": [version, ...], "noFiles": [version, ...]}``.
+    Raises ``RegistryError`` on a body that is not a v1 JSON page (an HTML page included).
     """
     what = f"PyPI project {package_name!r}"
+    if content.lstrip()[:1] == b"<":
+        msg = f"{what}: mirror did not serve the PEP 691 JSON form (got HTML)"
+        raise RegistryError(msg)
     try:
         project = _Project.model_validate_json(content)
     except ValidationError as exc:
@@ -163,23 +174,81 @@ def parse(
         version = _file_version(file.filename, normalised_name, known)
         if version is not None:
             files_by_version[version].append(file)
-
-    releases: list[Release] = []
-    latest: str | None = None
+    versions: list[str] = []
+    times: list[int | None] = []
+    yanked: list[str] = []
+    no_files: list[str] = []
     for version, spelling in sorted(known.items()):
         files = files_by_version.get(version, [])
+        uploads = [t for t in (parse_time(f.upload_time) for f in files) if t is not None]
+        versions.append(spelling)
+        times.append(int(min(uploads).timestamp()) if uploads else None)
+        if not files:
+            no_files.append(spelling)
+        elif all(f.is_yanked for f in files):
+            yanked.append(spelling)
+    compact = {
+        "name": normalised_name,
+        "versions": versions,
+        "times": times,
+        "yanked": yanked,
+        "noFiles": no_files,
+    }
+    return orjson.dumps(compact)
+
+
+def parse(
+    content: bytes,
+    *,
+    package_name: str,
+    fetched_at: datetime,
+    source_url: str = "",
+) -> Catalog:
+    """Build the catalog of ``package_name`` from a PEP 691 JSON page (``derive``, then parse)."""
+    return parse_compact(
+        derive(content, package_name=package_name),
+        package_name=package_name,
+        fetched_at=fetched_at,
+        source_url=source_url,
+    )
+
+
+def parse_compact(
+    content: bytes,
+    *,
+    package_name: str,
+    fetched_at: datetime,
+    source_url: str = "",
+) -> Catalog:
+    """Build the catalog of ``package_name`` from a ``pypi-project-v1`` document.
+
+    ``released_at`` is the earliest upload time, ``yanked`` means every file is yanked, a
+    release without files is not ``installable``; ``latest`` is the newest final release that
+    is installable and not yanked.
+    """
+    try:
+        document = orjson.loads(content)
+        rows = list(zip(document["versions"], document["times"], strict=True))
+        yanked = set(document["yanked"])
+        no_files = set(document["noFiles"])
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        msg = f"PyPI project {package_name!r}: unusable {REPRESENTATION} document"
+        raise RegistryError(msg) from exc
+    releases: list[Release] = []
+    latest: str | None = None
+    for spelling, when in rows:
+        version = _parse_version(str(spelling))
+        if version is None:
+            continue
         release = Release(
-            version=spelling,
-            released_at=min(
-                (t for t in (parse_time(f.upload_time) for f in files) if t is not None),
-                default=None,
-            ),
-            yanked=bool(files) and all(f.is_yanked for f in files),
-            installable=bool(files),
+            version=str(spelling),
+            released_at=from_epoch(when),
+            yanked=spelling in yanked,
+            installable=spelling not in no_files,
         )
         releases.append(release)
         if release.installable and not release.yanked and not version.is_prerelease:
-            latest = spelling
+            latest = release.version
     return Catalog(
         datasource=ID,
         package_name=package_name,

@@ -11,13 +11,18 @@ from __future__ import annotations
 import random
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Generic, TypeVar, cast
 
 import anyio
+import anyio.lowlevel
 import httpx
 
 from patchula import __version__
+from patchula.cache import Cache, HttpEntry
 from patchula.errors import RegistryError, RegistryUnreachable
+from patchula.http.caching import cache_key, freshness
 from patchula.http.governor import (
     MAX_RATE_RETRIES,
     Governor,
@@ -26,7 +31,7 @@ from patchula.http.governor import (
     read_signal,
     retry_after_seconds,
 )
-from patchula.models import FetchResponse
+from patchula.models import Derive, FetchResponse
 
 __all__ = [
     "Fetcher",
@@ -41,6 +46,19 @@ __all__ = [
 DEFAULT_HOST_CONCURRENCY = 16
 MAX_RETRIES = 3
 USER_AGENT = f"patchula/{__version__} (dependency freshness scanner)"
+
+
+# Response headers kept with a cached body: pagination needs Link; the rest is re-derivable.
+KEPT_HEADERS = frozenset({"link", "content-type"})
+
+
+@dataclass(slots=True)
+class CacheUse:
+    """How the fetch facade used the cache this run: fresh hits, 304 revalidations, misses."""
+
+    hits: int = 0
+    revalidated: int = 0
+    misses: int = 0
 
 
 @dataclass(slots=True)
@@ -58,6 +76,7 @@ class HostStats:
     max_concurrency: int = 0
 
 
+T = TypeVar("T")
 IDLE_CONNECTIONS_PER_HOST = 32
 MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -197,33 +216,49 @@ class Fetcher:
         host_limits: Mapping[str, int] | None = None,
         default_limit: int = DEFAULT_HOST_CONCURRENCY,
         timer: Timer | None = None,
+        cache: Cache | None = None,
     ) -> None:
         self._client = client
         self._host_limits = {k.lower(): v for k, v in (host_limits or {}).items()}
         self._default_limit = default_limit
         self._limiters: dict[str, anyio.CapacityLimiter] = {}
-        self._inflight: dict[tuple[str, tuple[tuple[str, str], ...]], _Flight] = {}
+        self._inflight: dict[str, _Flight[FetchResponse]] = {}
         self.governor = Governor(timer)
         self._timer = self.governor.timer
         self.stats: dict[str, HostStats] = {}
+        self.cache = cache
+        self.cache_stats = CacheUse()
+        self._reads = _BatchedReads(cache) if cache is not None else None
+        # Registry documents are derived in worker threads, at most four at once, so the event
+        # loop stays free while large packuments are parsed.
+        self._derivers = anyio.CapacityLimiter(4)
 
     async def __call__(
-        self, url: str, *, headers: Mapping[str, str] | None = None
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        representation: str = "raw",
+        derive: Derive | None = None,
     ) -> FetchResponse:
         """Return the response to ``GET url``; identical concurrent calls share one request.
 
-        Raises ``RegistryUnreachable`` when no HTTP answer arrives after the retries,
-        ``RateLimited`` when the host's rate limit makes the request fail, and ``RegistryError``
-        when server errors persist.
+        With a cache: a fresh entry is returned without a request; an expired one is
+        revalidated with its validators (a 304 reuses the stored body without deriving it
+        again); a new success is derived (``derive``, in a worker thread, at most 4 at once)
+        and stored when its Cache-Control allows, else any stored entry is deleted. Raises
+        ``RegistryUnreachable`` when no HTTP answer arrives after the retries, ``RateLimited``
+        when the host's rate limit makes the request fail, ``RegistryError`` when server errors
+        persist or ``derive`` refuses the body.
         """
-        key = (url, tuple(sorted((k.lower(), v) for k, v in (headers or {}).items())))
-        flight = self._inflight.get(key)
-        if flight is not None:
-            return await flight.wait()
-        flight = _Flight()
+        key = cache_key("GET", url, vary=headers, representation=representation)
+        shared = self._inflight.get(key)
+        if shared is not None:
+            return await shared.wait()
+        flight: _Flight[FetchResponse] = _Flight()
         self._inflight[key] = flight
         try:
-            response = await self._fetch(url, headers or {})
+            response = await self._cached_fetch(key, url, headers or {}, derive)
         except BaseException as exc:
             flight.fail(exc)
             raise
@@ -232,6 +267,78 @@ class Fetcher:
             return response
         finally:
             del self._inflight[key]
+
+    async def _cached_fetch(
+        self, key: str, url: str, headers: Mapping[str, str], derive: Derive | None
+    ) -> FetchResponse:
+        cache = self.cache
+        stats = self.cache_stats
+        entry = await self._reads.get(key) if self._reads is not None else None
+        now = self._timer.wall()
+        if entry is not None and now.timestamp() < entry.expires_at:
+            stats.hits += 1
+            return FetchResponse(
+                status=entry.status,
+                url=url,
+                headers=entry.headers,
+                content=entry.body,
+                fetched_at=datetime.fromtimestamp(entry.fetched_at, UTC),
+                cache="fresh",
+            )
+        conditional = dict(headers)
+        if entry is not None and entry.etag:
+            conditional["If-None-Match"] = entry.etag
+        if entry is not None and entry.last_modified:
+            conditional["If-Modified-Since"] = entry.last_modified
+        response = await self._fetch(url, conditional)
+        lower = dict(response.headers)
+        fetched = response.fetched_at.timestamp()
+        if response.status == 304 and entry is not None and cache is not None:  # noqa: PLR2004
+            stats.revalidated += 1
+            fresh = freshness(200, lower, fetched)
+            await cache.touch_http(
+                key,
+                fetched_at=fetched,
+                expires_at=fresh.expires_at,
+                etag=lower.get("etag", entry.etag),
+                last_modified=lower.get("last-modified", entry.last_modified),
+                cache_control=fresh.cache_control,
+            )
+            return FetchResponse(
+                status=entry.status,
+                url=response.url,
+                headers=entry.headers,
+                content=entry.body,
+                fetched_at=response.fetched_at,
+                cache="revalidated",
+            )
+        if not 200 <= response.status < 300:  # noqa: PLR2004 - only successes are kept
+            return response
+        content = response.content
+        if derive is not None:
+            content = await anyio.to_thread.run_sync(derive, content, limiter=self._derivers)
+        if cache is None:
+            return replace(response, content=content)
+        stats.misses += 1
+        fresh = freshness(response.status, lower, fetched)
+        if fresh.storable:
+            await cache.put_http(
+                HttpEntry(
+                    key=key,
+                    status=response.status,
+                    etag=lower.get("etag"),
+                    last_modified=lower.get("last-modified"),
+                    headers=tuple((k, v) for k, v in response.headers if k in KEPT_HEADERS),
+                    body=content,
+                    fetched_at=fetched,
+                    expires_at=fresh.expires_at,
+                    cache_control=fresh.cache_control,
+                    representation=key.split("|", 1)[0],
+                )
+            )
+        elif entry is not None:
+            await cache.delete_http(key)
+        return replace(response, content=content, cache="miss")
 
     def limit_for(self, host: str) -> int:
         """Return the concurrency limit in force for ``host``."""
@@ -375,23 +482,54 @@ def host_key(url: str) -> str:
     return host
 
 
-class _Flight:
-    """One in-flight request that concurrent callers of the same key wait on."""
+class _BatchedReads:
+    """Cache reads issued in the same event-loop turn travel to a reader thread as one job.
+
+    A run starts hundreds of lookups at once; one reader job for all of their keys costs one
+    thread hand-off instead of hundreds.
+    """
+
+    def __init__(self, cache: Cache) -> None:
+        self._cache = cache
+        self._pending: dict[str, list[_Flight[HttpEntry | None]]] = {}
+
+    async def get(self, key: str) -> HttpEntry | None:
+        waiter: _Flight[HttpEntry | None] = _Flight()
+        leader = not self._pending
+        self._pending.setdefault(key, []).append(waiter)
+        if leader:
+            await anyio.lowlevel.checkpoint()  # let the other lookups of this turn join in
+            batch, self._pending = self._pending, {}
+            try:
+                found = await self._cache.get_http_many(list(batch))
+            except BaseException as exc:
+                for waiters in batch.values():
+                    for w in waiters:
+                        w.fail(exc)
+                raise
+            for batch_key, waiters in batch.items():
+                for w in waiters:
+                    w.succeed(found.get(batch_key))
+        return await waiter.wait()
+
+
+class _Flight(Generic[T]):
+    """One in-flight piece of work that concurrent callers of the same key wait on."""
 
     def __init__(self) -> None:
         self._done = anyio.Event()
-        self._response: FetchResponse | None = None
+        self._value: T | None = None
         self._error: BaseException | None = None
 
-    def succeed(self, response: FetchResponse) -> None:
-        self._response = response
+    def succeed(self, value: T) -> None:
+        self._value = value
         self._done.set()
 
     def fail(self, error: BaseException) -> None:
         self._error = error
         self._done.set()
 
-    async def wait(self) -> FetchResponse:
+    async def wait(self) -> T:
         await self._done.wait()
         if isinstance(self._error, Exception):
             raise self._error
@@ -399,7 +537,4 @@ class _Flight:
             # The leader was cancelled; its waiters are not, and must not inherit that.
             msg = "the shared request was cancelled before it finished"
             raise RegistryError(msg)
-        if self._response is None:  # pragma: no cover - set before the event fires
-            msg = "single-flight finished without a result"
-            raise RegistryError(msg)
-        return self._response
+        return cast("T", self._value)  # set before the event fires

@@ -177,6 +177,18 @@ class HostReport(_Model):
     max_concurrency: int
 
 
+class CacheReport(_Model):
+    """How the run used the SQLite cache."""
+
+    path: str | None = Field(description="The database file; null for an in-memory cache.")
+    hits: int = Field(description="Responses served fresh from the cache, without a request.")
+    revalidated: int = Field(description="Stored bodies confirmed by a 304 (conditional request).")
+    misses: int = Field(description="Documents fetched in full.")
+    bytes_stored: int = Field(description="Compressed HTTP body bytes in the cache after the run.")
+    corrupt_bodies: int
+    warnings: list[str]
+
+
 class ScanReport(_Model):
     """The whole report of one ``patchula run``."""
 
@@ -187,9 +199,15 @@ class ScanReport(_Model):
     summary: Summary
     repositories: list[RepositoryReport]
     hosts: dict[str, HostReport]
+    cache: CacheReport | None = Field(default=None, description="Null with --no-cache.")
 
 
-def build_report(result: ScanResult, settings: Settings, hosts: dict[str, Any]) -> ScanReport:
+def build_report(
+    result: ScanResult,
+    settings: Settings,
+    hosts: dict[str, Any],
+    cache: CacheReport | None = None,
+) -> ScanReport:
     """Turn a ``ScanResult`` into the versioned report model.
 
     ``hosts`` maps host name to the fetch facade's ``HostStats`` (any object with its fields).
@@ -240,6 +258,7 @@ def build_report(result: ScanResult, settings: Settings, hosts: dict[str, Any]) 
             )
             for host, s in sorted(hosts.items())
         },
+        cache=cache,
     )
 
 

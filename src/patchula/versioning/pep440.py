@@ -122,12 +122,17 @@ def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
     specs = _parse_constraint(constraint)
     if specs is None:
         return None
-    matching = [v for v in versions if _contains(specs, v, prereleases=True)]
-    if not _mentions_prerelease(specs):
-        finals = [v for v in matching if not _is_prerelease(v)]
-        if finals:
-            matching = finals
-    return max(matching, key=sort_key, default=None)
+    # Newest first, stopping at the first match: most ranges admit one of the newest releases.
+    ordered = sorted(versions, key=sort_key, reverse=True)
+    if _mentions_prerelease(specs):
+        return next((v for v in ordered if _contains(specs, v, prereleases=True)), None)
+    final = next(
+        (v for v in ordered if not _is_prerelease(v) and _contains(specs, v, prereleases=False)),
+        None,
+    )
+    if final is not None:
+        return final
+    return next((v for v in ordered if _contains(specs, v, prereleases=True)), None)
 
 
 def _is_prerelease(version: str) -> bool:

@@ -1,0 +1,107 @@
+"""The cache's values and errors: what callers store, read back and catch.
+
+```
+PatchulaError
+└── CacheError             the cache cannot serve this run (the caller may fall back)
+    ├── FutureSchema       the database was written by a newer patchula; left untouched
+    └── CacheUnavailable   unwritable/uncreatable path, busy/locked file, I/O failure
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from patchula.errors import PatchulaError
+
+__all__ = [
+    "CacheError",
+    "CacheStats",
+    "CacheUnavailable",
+    "FutureSchema",
+    "HttpEntry",
+    "ReleaseItem",
+    "default_cache_path",
+]
+
+
+class CacheError(PatchulaError):
+    """The cache cannot do what was asked; the message names the file, never a body or token."""
+
+
+class FutureSchema(CacheError):  # noqa: N818 - the API names the condition
+    """The database has a newer schema than this patchula knows; it is neither read nor moved."""
+
+    def __init__(self, path: Path, found: int, supported: int) -> None:
+        super().__init__(
+            f"cache database {path} has schema version {found}, newer than the version this "
+            f"patchula supports ({supported}); it was left untouched: upgrade patchula or use "
+            "another cache path"
+        )
+        self.path = path
+        self.found = found
+        self.supported = supported
+
+
+class CacheUnavailable(CacheError):  # noqa: N818 - the API names the condition
+    """The database cannot be opened or written for a reason other than corruption."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpEntry:
+    """One cached successful HTTP response.
+
+    ``key`` is the caller's normalised cache key (opaque here). ``headers`` holds selected
+    response headers as ``(lower-case name, value)`` pairs. ``body`` is uncompressed; the cache
+    stores it Zstandard-compressed. ``fetched_at`` and ``expires_at`` are epoch seconds; the
+    entry is fresh while ``now < expires_at`` and keeps its validators after that.
+    """
+
+    key: str
+    status: int
+    etag: str | None
+    last_modified: str | None
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    fetched_at: float
+    expires_at: float
+    cache_control: str | None
+    representation: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseItem:
+    """One release of a package as upstream lists it; ``published_at`` in epoch seconds."""
+
+    version: str
+    published_at: float | None
+    digest: str | None
+
+
+@dataclass(slots=True)
+class CacheStats:
+    """Counters for one run, shared by every handle of a ``Cache``.
+
+    ``hits``/``misses``: ``get_http`` calls that returned an entry / ``None`` (a corrupt body
+    counts as a miss and in ``corrupt_bodies``); ``revalidated``: ``touch_http`` calls that
+    found their row; ``stores``: ``put_http`` calls; ``evictions``: rows removed by the budget;
+    ``bytes_stored``: compressed body bytes currently stored; ``rebuilds``: corrupt databases
+    quarantined and rebuilt.
+    """
+
+    hits: int = 0
+    misses: int = 0
+    revalidated: int = 0
+    stores: int = 0
+    evictions: int = 0
+    bytes_stored: int = 0
+    corrupt_bodies: int = 0
+    rebuilds: int = 0
+
+
+def default_cache_path() -> Path:
+    """Return the platform's user cache file, e.g. ``~/.cache/patchula/cache.sqlite3`` on Linux."""
+    return platformdirs.user_cache_path("patchula") / "cache.sqlite3"

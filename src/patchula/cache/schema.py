@@ -1,0 +1,126 @@
+"""Schema v1 and the transactional ``PRAGMA user_version`` migration runner."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchula.cache.base import FutureSchema
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "transaction", "user_version"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: the statements that take ``user_version`` from ``version - 1``."""
+
+    version: int
+    statements: tuple[str, ...]
+
+
+# v1 holds the three cache domains. HTTP rows carry a monotonic access clock (indexed, for
+# eviction by least recent access) and the compressed size counted against the budget.
+# Release rows keep upstream order in an explicit ordinal (position ascending = newest first).
+V1 = Migration(
+    1,
+    (
+        """CREATE TABLE http_entries (
+            key TEXT PRIMARY KEY,
+            status INTEGER NOT NULL,
+            etag TEXT,
+            last_modified TEXT,
+            headers BLOB NOT NULL,
+            body BLOB NOT NULL,
+            body_size INTEGER NOT NULL,
+            raw_size INTEGER NOT NULL,
+            fetched_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            cache_control TEXT,
+            representation TEXT NOT NULL,
+            access_clock INTEGER NOT NULL
+        )""",
+        "CREATE INDEX http_entries_access ON http_entries (access_clock)",
+        """CREATE TABLE releases (
+            source TEXT NOT NULL,
+            package TEXT NOT NULL,
+            version TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            published_at REAL,
+            digest TEXT,
+            PRIMARY KEY (source, package, version)
+        )""",
+        "CREATE INDEX releases_order ON releases (source, package, position)",
+        """CREATE TABLE release_heads (
+            source TEXT NOT NULL,
+            package TEXT NOT NULL,
+            version TEXT NOT NULL,
+            published_at REAL,
+            digest TEXT,
+            PRIMARY KEY (source, package)
+        )""",
+        """CREATE TABLE extractions (
+            repo TEXT NOT NULL,
+            commit_sha TEXT NOT NULL,
+            config_hash TEXT NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (repo, commit_sha, config_hash)
+        )""",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (V1,)
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """Run the block in one ``BEGIN IMMEDIATE`` transaction; roll back if it raises.
+
+    The connection must be in autocommit mode (``isolation_level=None``). IMMEDIATE takes the
+    write lock up front, so a busy database fails at BEGIN (after ``busy_timeout``) rather than
+    mid-way (https://www.sqlite.org/lang_transaction.html).
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        # SQLite may already have rolled back by itself (e.g. on SQLITE_FULL or corruption).
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def user_version(conn: sqlite3.Connection) -> int:
+    """Return the database's ``PRAGMA user_version`` (0 for a new file)."""
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def migrate(
+    conn: sqlite3.Connection,
+    path: Path | None,
+    migrations: Sequence[Migration] = MIGRATIONS,
+) -> int:
+    """Bring the database up to the last of ``migrations``, one transaction per step.
+
+    Each step's statements and its ``PRAGMA user_version`` bump commit together, so a crash
+    leaves the database at a whole version (https://www.sqlite.org/pragma.html#pragma_user_version).
+    Tables the steps do not name are kept. Returns the version found before migrating. Raises
+    ``FutureSchema`` before writing anything when the database is newer than the last step.
+    """
+    found = user_version(conn)
+    latest = migrations[-1].version if migrations else 0
+    if found > latest:
+        raise FutureSchema(path or Path(":memory:"), found, latest)
+    for step in migrations:
+        if step.version <= found:
+            continue
+        with transaction(conn):
+            for statement in step.statements:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {int(step.version)}")
+    return found

@@ -1,0 +1,130 @@
+"""HTTP caching decisions: cache keys and freshness (pure; no I/O).
+
+Keys follow the seed's normalisation: method case, scheme/host case, default ports, path kept,
+fragment dropped, query order kept (repeated parameters may be order-sensitive), header names
+lower-cased and values stripped of outer whitespace, caller-chosen vary headers, the versioned
+local representation, and a digest of the credential identity — never a credential itself.
+Freshness follows RFC 9111 §4.2 for a private cache: ``max-age`` (less ``Age``), else
+``Expires`` minus ``Date``; ``no-cache`` means "always revalidate"; ``no-store`` means "do not
+keep"; without explicit freshness an entry is stale at once (revalidated on next use, never
+served on a heuristic).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import httpx
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def credential_digest(identity: str | None) -> str:
+    """Return a short, stable digest naming a credential identity (``-`` for anonymous).
+
+    ``identity`` may be anything that identifies the credential (even the token itself): only a
+    SHA-256 digest of it ever reaches a key, a log or the database.
+    """
+    if not identity:
+        return "-"
+    return hashlib.sha256(b"patchula-credential\0" + identity.encode()).hexdigest()[:16]
+
+
+def cache_key(
+    method: str,
+    url: str,
+    *,
+    vary: Mapping[str, str] | None = None,
+    representation: str = "raw",
+    credential: str | None = None,
+) -> str:
+    """Return the normalised cache key of a request.
+
+    ``vary`` holds the request headers the response depends on (e.g. ``Accept``);
+    ``representation`` names the stored document's format (``raw`` or a versioned compact
+    representation such as ``npm-packument-v1``: raw and derived entries never share a key or
+    validators); ``credential`` is a credential identity, digested here.
+    """
+    parsed = httpx.URL(url)
+    scheme = parsed.scheme.lower()
+    host = (parsed.host or "").lower()
+    port = parsed.port
+    authority = host if port in {None, _DEFAULT_PORTS.get(scheme)} else f"{host}:{port}"
+    path = parsed.raw_path.decode("ascii").split("?", 1)[0] or "/"
+    query = parsed.query.decode("ascii")
+    target = f"{scheme}://{authority}{path}" + (f"?{query}" if query else "")
+    headers = ";".join(
+        f"{name.strip().lower()}={value.strip()}"
+        for name, value in sorted((vary or {}).items(), key=lambda kv: kv[0].strip().lower())
+    )
+    identity = credential_digest(credential)
+    return f"{representation}|{method.strip().upper()}|{target}|{headers}|{identity}"
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """What a response allows: whether to store it and until when it is fresh (epoch seconds)."""
+
+    storable: bool
+    expires_at: float
+    cache_control: str | None
+
+
+def directives(cache_control: str | None) -> dict[str, str | None]:
+    """Parse a ``Cache-Control`` value into lower-case directive names and raw values."""
+    parsed: dict[str, str | None] = {}
+    for part in (cache_control or "").split(","):
+        name, sep, value = part.strip().partition("=")
+        if name:
+            parsed[name.lower()] = value.strip().strip('"') if sep else None
+    return parsed
+
+
+def freshness(status: int, headers: Mapping[str, str], fetched_at: float) -> Freshness:
+    """Decide how a response may be cached; ``headers`` keys are lower-case.
+
+    Only successful (2xx) responses are storable. ``fetched_at`` is the epoch second the response
+    was received; ``expires_at`` is ``fetched_at`` itself when the response must be revalidated
+    before any reuse.
+    """
+    cache_control = headers.get("cache-control")
+    found = directives(cache_control)
+    if not 200 <= status < 300 or "no-store" in found:  # noqa: PLR2004 - the 2xx class
+        return Freshness(storable=False, expires_at=fetched_at, cache_control=cache_control)
+    if "no-cache" in found:
+        return Freshness(storable=True, expires_at=fetched_at, cache_control=cache_control)
+    lifetime = _seconds(found.get("max-age"))
+    if lifetime is None:
+        lifetime = _expires_lifetime(headers)
+    if lifetime is None:
+        return Freshness(storable=True, expires_at=fetched_at, cache_control=cache_control)
+    age = _seconds(headers.get("age")) or 0.0
+    return Freshness(
+        storable=True, expires_at=fetched_at + max(lifetime - age, 0.0), cache_control=cache_control
+    )
+
+
+def _seconds(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = int(value.strip())
+    except ValueError:
+        return None
+    return float(max(number, 0))
+
+
+def _expires_lifetime(headers: Mapping[str, str]) -> float | None:
+    """``Expires`` minus ``Date`` (RFC 9111 §4.2.1); an invalid ``Expires`` means "stale"."""
+    expires = headers.get("expires")
+    if expires is None:
+        return None
+    try:
+        until = email.utils.parsedate_to_datetime(expires)
+        date = email.utils.parsedate_to_datetime(headers.get("date") or expires)
+    except (TypeError, ValueError, IndexError):
+        return 0.0
+    return max((until - date).total_seconds(), 0.0)

@@ -1,0 +1,162 @@
+"""The fetch facade with the SQLite cache, against the loopback fake registry."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from patchula.cache import Cache
+from tests.fake_registry import FakeRegistry
+from typer.testing import CliRunner
+
+from patchula.cli import app
+from patchula.datasource import npm
+from patchula.http.caching import cache_key
+from patchula.http.fetcher import Fetcher, make_client
+
+OLD = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+class CountingDerive:
+    """Wraps npm's derive and counts how often a body is parsed."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, content: bytes) -> bytes:
+        """Derive the compact packument, counting the call."""
+        self.calls += 1
+        return npm.derive(content, package_name="left-pad")
+
+
+async def _get(
+    fetcher: Fetcher, registry: FakeRegistry, derive: CountingDerive
+) -> tuple[str, bytes]:
+    response = await fetcher(
+        f"{registry.url('npm')}/left-pad",
+        headers={"Accept": "application/json"},
+        representation=npm.REPRESENTATION,
+        derive=derive,
+    )
+    assert response.status == 200
+    return response.cache, response.content
+
+
+@pytest.mark.anyio
+async def test_fresh_entry_is_served_without_a_request(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Within max-age the second lookup sends nothing and parses nothing."""
+    cache = Cache.open(tmp_path / "c.sqlite3")
+    derive = CountingDerive()
+    async with make_client() as client:
+        fetcher = Fetcher(client, cache=cache)
+        first = await _get(fetcher, fake_registry, derive)
+        second = await _get(fetcher, fake_registry, derive)
+    await cache.aclose()
+    assert (first[0], second[0]) == ("miss", "fresh")
+    assert first[1] == second[1]
+    assert fake_registry.host("npm").requests == 1
+    assert derive.calls == 1
+    assert (fetcher.cache_stats.hits, fetcher.cache_stats.misses) == (1, 1)
+
+
+@pytest.mark.anyio
+async def test_expired_entry_is_revalidated_and_reused_without_reparse(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """An expired entry is revalidated with its ETag; the 304 reuses the stored compact body."""
+    fake_registry.host("npm").cache_control = "max-age=0"
+    cache = Cache.open(tmp_path / "c.sqlite3")
+    derive = CountingDerive()
+    async with make_client() as client:
+        fetcher = Fetcher(client, cache=cache)
+        first = await _get(fetcher, fake_registry, derive)
+        second = await _get(fetcher, fake_registry, derive)
+    await cache.aclose()
+    assert (first[0], second[0]) == ("miss", "revalidated")
+    assert first[1] == second[1]
+    assert fake_registry.host("npm").not_modified == 1
+    assert derive.calls == 1
+    conditional = fake_registry.host("npm").log[-1]
+    assert conditional.status == 304
+
+
+@pytest.mark.anyio
+async def test_no_store_deletes_the_entry(fake_registry: FakeRegistry, tmp_path: Path) -> None:
+    """A no-store answer removes a stored body and its validators."""
+    host = fake_registry.host("npm")
+    host.cache_control = "max-age=0"
+    path = tmp_path / "c.sqlite3"
+    cache = Cache.open(path)
+    derive = CountingDerive()
+    key = cache_key(
+        "GET",
+        f"{fake_registry.url('npm')}/left-pad",
+        vary={"Accept": "application/json"},
+        representation=npm.REPRESENTATION,
+    )
+    async with make_client() as client:
+        fetcher = Fetcher(client, cache=cache)
+        await _get(fetcher, fake_registry, derive)
+        assert await cache.get_http(key) is not None
+        host.cache_control = "no-store"
+        host.validators = False
+        result = await _get(fetcher, fake_registry, derive)
+        assert await cache.get_http(key) is None
+    await cache.aclose()
+    assert result[0] == "miss"
+
+
+def _repo(root: Path, count: int) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    deps = {f"pkg{i}": "1.0.0" for i in range(count)}
+    (root / "package.json").write_text(json.dumps({"dependencies": deps}))
+    return root
+
+
+def test_warm_run_sends_nothing_and_reports_the_same(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A second run within max-age sends no request and reports exactly what the first did."""
+    for i in range(10):
+        fake_registry.npm.add(f"pkg{i}", {"1.0.0": OLD, "1.1.0": OLD + timedelta(days=9)})
+    repo = _repo(tmp_path / "repo", 10)
+    args = ["run", str(repo), "--format", "json", "--registry", f"npm={fake_registry.url('npm')}"]
+    runner = CliRunner()
+    cold = json.loads(runner.invoke(app, args, catch_exceptions=False).stdout)
+    warm = json.loads(runner.invoke(app, args, catch_exceptions=False).stdout)
+    assert fake_registry.host("npm").requests == 10
+    assert (cold["cache"]["misses"], warm["cache"]["hits"], warm["cache"]["misses"]) == (10, 10, 0)
+    strip = ("metadata",)
+    rows = [
+        [
+            {k: v for k, v in d.items() if k not in strip}
+            for d in r["repositories"][0]["dependencies"]
+        ]
+        for r in (cold, warm)
+    ]
+    assert rows[0] == rows[1]
+    assert warm["hosts"] == {}
+
+
+def test_no_cache_flag_bypasses_the_cache(fake_registry: FakeRegistry, tmp_path: Path) -> None:
+    """--no-cache sends every request and reports no cache section."""
+    fake_registry.npm.add("pkg0", {"1.0.0": OLD})
+    repo = _repo(tmp_path / "repo", 1)
+    args = [
+        "run",
+        str(repo),
+        "--format",
+        "json",
+        "--no-cache",
+        "--registry",
+        f"npm={fake_registry.url('npm')}",
+    ]
+    runner = CliRunner()
+    for _ in range(2):
+        report = json.loads(runner.invoke(app, args, catch_exceptions=False).stdout)
+        assert report["cache"] is None
+    assert fake_registry.host("npm").requests == 2

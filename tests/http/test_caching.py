@@ -1,0 +1,104 @@
+"""Cache keys and freshness decisions (RFC 9111 for a private cache)."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchula.http.caching import cache_key, credential_digest, directives, freshness
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            ("get", "https://Registry.NPMJS.org/left-pad"),
+            ("GET", "https://registry.npmjs.org/left-pad"),
+        ),
+        (("GET", "https://pypi.org:443/simple/x/"), ("GET", "https://pypi.org/simple/x/")),
+        (("GET", "http://127.0.0.1:80/x"), ("GET", "http://127.0.0.1/x")),
+        (("GET", "https://a.test/x#frag"), ("GET", "https://a.test/x")),
+        (("GET", "https://a.test"), ("GET", "https://a.test/")),
+    ],
+)
+def test_equivalent_requests_share_a_key(a: tuple[str, str], b: tuple[str, str]) -> None:
+    """Method case, scheme/host case, default ports, fragments and an empty path normalise away."""
+    assert cache_key(*a) == cache_key(*b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("https://a.test/x?b=1&a=2", "https://a.test/x?a=2&b=1"),
+        ("https://a.test:8443/x", "https://a.test/x"),
+        ("https://a.test/X", "https://a.test/x"),
+        ("http://a.test/x", "https://a.test/x"),
+    ],
+)
+def test_different_requests_differ(a: str, b: str) -> None:
+    """Query order (parameters may be order-sensitive), ports, path case and scheme all count."""
+    assert cache_key("GET", a) != cache_key("GET", b)
+
+
+def test_vary_headers_are_normalised() -> None:
+    """Header names are case-insensitive and values lose outer whitespace; values still count."""
+    assert cache_key(
+        "GET", "https://a.test/", vary={" Accept ": " application/json "}
+    ) == cache_key("GET", "https://a.test/", vary={"accept": "application/json"})
+    assert cache_key("GET", "https://a.test/", vary={"Accept": "a"}) != cache_key(
+        "GET", "https://a.test/", vary={"Accept": "b"}
+    )
+
+
+def test_representation_namespaces_never_share_keys() -> None:
+    """A raw body and a derived compact document of the same URL have different keys."""
+    raw = cache_key("GET", "https://a.test/p")
+    compact = cache_key("GET", "https://a.test/p", representation="npm-packument-v1")
+    assert raw != compact
+    assert compact.startswith("npm-packument-v1|")
+
+
+def test_credentials_are_digested_never_stored() -> None:
+    """A credential changes the key only through a digest; the token never appears in it."""
+    token = "not-a-real-token-0123456789"  # noqa: S105 - a stand-in, never a real credential
+    key = cache_key("GET", "https://api.github.com/x", credential=token)
+    assert token not in key
+    assert credential_digest(token) in key
+    assert key != cache_key("GET", "https://api.github.com/x")
+    assert key != cache_key("GET", "https://api.github.com/x", credential="another")
+    assert credential_digest(None) == "-"
+
+
+def test_directives() -> None:
+    """Cache-Control directives parse case-insensitively with quoted values."""
+    assert directives('Public, MAX-AGE="300", no-cache') == {
+        "public": None,
+        "max-age": "300",
+        "no-cache": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "storable", "lifetime"),
+    [
+        (200, {"cache-control": "public, max-age=300"}, True, 300.0),
+        (200, {"cache-control": "max-age=300", "age": "100"}, True, 200.0),
+        (200, {"cache-control": "max-age=300", "age": "400"}, True, 0.0),
+        (200, {"cache-control": "no-cache, max-age=300"}, True, 0.0),
+        (200, {"cache-control": "no-store"}, False, 0.0),
+        (200, {}, True, 0.0),
+        (
+            200,
+            {"expires": "Mon, 30 Nov 2026 12:10:00 GMT", "date": "Mon, 30 Nov 2026 12:00:00 GMT"},
+            True,
+            600.0,
+        ),
+        (200, {"expires": "0"}, True, 0.0),
+        (404, {"cache-control": "max-age=300"}, False, 0.0),
+        (500, {}, False, 0.0),
+    ],
+)
+def test_freshness(status: int, headers: dict[str, str], storable: bool, lifetime: float) -> None:  # noqa: FBT001
+    """Only 2xx are stored; max-age less Age, else Expires minus Date; no-cache revalidates."""
+    decision = freshness(status, headers, 1000.0)
+    assert decision.storable is storable
+    assert decision.expires_at == 1000.0 + lifetime
