@@ -49,7 +49,7 @@ def _httpx_fetch(client: httpx.AsyncClient) -> Fetch:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        representation: str = "raw",  # noqa: ARG001 - no cache here
+        representation: str = "raw",
         derive: Derive | None = None,
     ) -> FetchResponse:
         response = await client.get(url, headers=headers)
