@@ -16,6 +16,7 @@ from patchula.http.fetcher import (
     PerHostPoolTransport,
     Timer,
     host_key,
+    make_client,
     retry_after_seconds,
 )
 
@@ -209,3 +210,18 @@ def test_host_key_includes_non_default_ports() -> None:
     assert host_key("https://Registry.NPMJS.org/left-pad") == "registry.npmjs.org"
     assert host_key("https://pypi.org:443/simple/x/") == "pypi.org"
     assert host_key("http://127.0.0.1:8081/x") == "127.0.0.1:8081"
+
+
+@pytest.mark.anyio
+async def test_caller_headers_replace_client_defaults_case_insensitively() -> None:
+    """A caller's ``Accept`` replaces the client's default ``accept``: one header is sent."""
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get("https://pypi.test/simple/x/").mock(return_value=httpx.Response(200))
+        async with make_client() as client:
+            await Fetcher(client)(
+                "https://pypi.test/simple/x/",
+                headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+            )
+    sent = route.calls.last.request.headers
+    assert sent.get_list("accept") == ["application/vnd.pypi.simple.v1+json"]
+    assert sent["user-agent"].startswith("patchula/")

@@ -9,6 +9,7 @@ registries; every datasource goes through this one seam.
 from __future__ import annotations
 
 import random
+import ssl
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -108,15 +109,16 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
     def __init__(self) -> None:
         self._idle: dict[tuple[bytes, bytes, int | None], list[httpx.AsyncHTTPTransport]] = {}
         self._all: list[httpx.AsyncHTTPTransport] = []
-        # One TLS context for every connection: building one reads the CA bundle (slow, large).
-        self._ssl = httpx.create_ssl_context(trust_env=True)
+        # One TLS context for every connection, made on first use: building one reads the CA
+        # bundle (tens of milliseconds, megabytes), which plain-HTTP mirrors never need.
+        self._ssl: ssl.SSLContext | None = None
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` on an idle connection of its origin, or a new one."""
         url = request.url
         origin = (url.raw_scheme, url.raw_host, url.port)
         idle = self._idle.setdefault(origin, [])
-        slot = idle.pop() if idle else self._new_slot()
+        slot = idle.pop() if idle else self._new_slot(https=url.raw_scheme == b"https")
         try:
             response = await slot.handle_async_request(request)
         except BaseException:
@@ -129,9 +131,14 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         response.stream = _ReleasingStream(stream, lambda: self._release(origin, slot))
         return response
 
-    def _new_slot(self) -> httpx.AsyncHTTPTransport:
+    def _new_slot(self, *, https: bool) -> httpx.AsyncHTTPTransport:
+        verify: ssl.SSLContext | bool = False  # plain HTTP never uses it
+        if https:
+            if self._ssl is None:
+                self._ssl = httpx.create_ssl_context(trust_env=True)
+            verify = self._ssl
         slot = httpx.AsyncHTTPTransport(
-            verify=self._ssl,
+            verify=verify,
             limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
             trust_env=True,
         )
@@ -421,7 +428,8 @@ class Fetcher:
         if not isinstance(transport, PerHostPoolTransport) or _proxied(url):
             response = await self._client.get(url, headers=dict(headers))
             return response, response.content
-        merged = {**self._client.headers, **headers}
+        merged = httpx.Headers(self._client.headers)
+        merged.update(headers)  # case-insensitive: "Accept" replaces the default "accept"
         target = httpx.URL(url)
         for _ in range(MAX_REDIRECTS + 1):
             request = httpx.Request("GET", target, headers=merged)

@@ -1,0 +1,109 @@
+"""The cache from the command line: damaged or foreign cache files never cost a scan."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from patchula.cli import app
+from tests.fake_registry import FakeRegistry
+
+OLD = datetime(2025, 1, 1, tzinfo=UTC)
+runner = CliRunner()
+
+
+def _scan(
+    registry: FakeRegistry, repo: Path, cache: Path, *extra: str
+) -> tuple[int, dict[str, object], str]:
+    args = [
+        "run",
+        str(repo),
+        "--format",
+        "json",
+        "--cache",
+        str(cache),
+        "--registry",
+        f"npm={registry.url('npm')}",
+    ]
+    result = runner.invoke(app, [*args, *extra], catch_exceptions=False)
+    return result.exit_code, json.loads(result.stdout), result.stderr
+
+
+@pytest.fixture
+def repo(tmp_path: Path, fake_registry: FakeRegistry) -> Path:
+    """A checkout depending on two npm packages the fake registry serves."""
+    fake_registry.npm.add("alpha", {"1.0.0": OLD, "2.0.0": OLD})
+    fake_registry.npm.add("beta", {"1.0.0": OLD})
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "package.json").write_text(
+        json.dumps({"dependencies": {"alpha": "1.0.0", "beta": "1.0.0"}})
+    )
+    return root
+
+
+def _statuses(report: dict[str, object]) -> dict[str, str]:
+    deps = report["repositories"][0]["dependencies"]  # type: ignore[index]
+    return {d["name"]: d["status"] for d in deps}
+
+
+def test_garbage_cache_file_is_quarantined_and_the_scan_completes(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path
+) -> None:
+    """A cache file with a garbage header is set aside (kept), rebuilt, and the report is whole."""
+    cache = tmp_path / "cache.sqlite3"
+    cache.write_bytes(b"this is not a database" * 100)
+    code, report, stderr = _scan(fake_registry, repo, cache)
+    assert code == 0
+    assert _statuses(report) == {"alpha": "outdated", "beta": "up-to-date"}
+    kept = list(tmp_path.glob("cache.sqlite3.corrupt-*"))
+    assert len(kept) == 1
+    assert kept[0].read_bytes() == b"this is not a database" * 100
+    assert "warning" in stderr
+    assert report["cache"]["warnings"]  # type: ignore[index]
+
+
+def test_cache_from_a_newer_patchula_is_left_alone(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path
+) -> None:
+    """A database with a newer schema is refused untouched; the scan runs with a memory cache."""
+    cache = tmp_path / "cache.sqlite3"
+    with sqlite3.connect(cache) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    before = cache.read_bytes()
+    code, report, stderr = _scan(fake_registry, repo, cache)
+    assert code == 0
+    assert _statuses(report) == {"alpha": "outdated", "beta": "up-to-date"}
+    assert cache.read_bytes() == before
+    assert "newer" in stderr
+    assert report["cache"]["path"] is None  # type: ignore[index]
+
+
+def test_unusable_cache_location_falls_back_to_memory(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path
+) -> None:
+    """A cache path under a regular file cannot be created: warn, scan in memory, report whole."""
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    code, report, stderr = _scan(fake_registry, repo, blocker / "cache.sqlite3")
+    assert code == 0
+    assert _statuses(report) == {"alpha": "outdated", "beta": "up-to-date"}
+    assert "in-memory cache" in stderr
+
+
+def test_cache_path_and_prune(tmp_path: Path, fake_registry: FakeRegistry, repo: Path) -> None:
+    """``cache path`` names the file in use and ``cache prune`` shrinks it to a zero budget."""
+    cache = tmp_path / "c.sqlite3"
+    result = runner.invoke(app, ["cache", "path"], env={"PATCHULA_CACHE": str(cache)})
+    assert result.stdout.strip() == str(cache)
+    _scan(fake_registry, repo, cache)
+    result = runner.invoke(app, ["cache", "prune", "--cache", str(cache), "--cache-budget", "0"])
+    assert result.exit_code == 0
+    assert "0 compressed body bytes kept" in result.stdout
+    _, report, _ = _scan(fake_registry, repo, cache)
+    assert report["cache"]["misses"] == 2  # type: ignore[index]
