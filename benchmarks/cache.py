@@ -21,7 +21,6 @@ from pathlib import Path
 
 import anyio
 import zstandard
-from tests.fake_registry import FakeRegistry
 
 from patchula.cache import Cache
 from patchula.clock import FixedClock
@@ -29,6 +28,7 @@ from patchula.datasource import npm, pypi
 from patchula.http.fetcher import Fetcher, Timer, make_client
 from patchula.scan import scan
 from patchula.settings import Settings
+from tests.fake_registry import FakeRegistry
 
 LATENCY = 0.05
 PACKAGES = 250

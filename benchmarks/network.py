@@ -23,13 +23,13 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 import anyio
-from tests.fake_registry import FakeRegistry
 
 from patchula.clock import FixedClock
 from patchula.datasource import npm, pypi
 from patchula.http.fetcher import DEFAULT_HOST_CONCURRENCY, Fetcher, make_client
 from patchula.scan import scan
 from patchula.settings import Settings
+from tests.fake_registry import FakeRegistry
 
 LATENCY = float(__import__("os").environ.get("BENCH_LATENCY", "0.05"))
 PER_HOST = 250

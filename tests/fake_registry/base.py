@@ -258,20 +258,16 @@ class VirtualHost:
             self._in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self._in_flight)
             fault = self._faults.popleft() if self._faults else None
-        status = 0
-        try:
-            length = int(headers.get("content-length") or 0)
-            body = h.rfile.read(length) if length else b""
-            latency = self.latency
-            if latency > 0:
-                time.sleep(latency)
-            request = Request(h.command, path, parse_qs(query), headers, body)
-            status = self._respond(h, request, route, fault)
-        except OSError:  # the client went away
-            h.close_connection = True
-        finally:
+        recorded = False
+
+        def record(status: int) -> None:
+            # Counted before the answer leaves, so a client that has its answer (or its reset)
+            # always finds the request in the statistics.
+            nonlocal recorded
+            if recorded:
+                return
+            recorded = True
             with self.lock:
-                self._in_flight -= 1
                 self.requests += 1
                 self.requests_by_route[route] += 1
                 self.log.append(LogEntry(time.monotonic(), self.name, h.command, h.path, status))
@@ -279,12 +275,33 @@ class VirtualHost:
                 self.injected_failures += fault is not None
                 self.authorized_requests += "authorization" in headers
 
-    def _respond(
-        self, h: BaseHTTPRequestHandler, request: Request, route: str, fault: _Fault | None
-    ) -> int:
-        if fault is not None and fault.kind == "reset":
+        try:
+            length = int(headers.get("content-length") or 0)
+            body = h.rfile.read(length) if length else b""
+            latency = self.latency
+            if latency > 0:
+                time.sleep(latency)
+            request = Request(h.command, path, parse_qs(query), headers, body)
+            self._respond(h, request, route, fault, record)
+        except OSError:  # the client went away
             h.close_connection = True
-            return 0
+        finally:
+            record(0)
+            with self.lock:
+                self._in_flight -= 1
+
+    def _respond(
+        self,
+        h: BaseHTTPRequestHandler,
+        request: Request,
+        route: str,
+        fault: _Fault | None,
+        record: Callable[[int], None],
+    ) -> None:
+        if fault is not None and fault.kind == "reset":
+            record(0)
+            h.close_connection = True
+            return
         if fault is not None and fault.kind == "fail":
             reply = Reply(fault.status, fault.body, headers=dict(fault.headers))
         else:
@@ -293,13 +310,13 @@ class VirtualHost:
         if fault is not None and fault.kind == "truncate":  # promise more than we send, hang up
             headers["Content-Length"] = str(len(body) + 64)
             h.close_connection = True
+        record(status)
         h.send_response(status)
         for key, value in headers.items():
             h.send_header(key, value)
         h.end_headers()
         if request.method != "HEAD":
             h.wfile.write(body)
-        return status
 
     def _call(self, request: Request) -> Reply:
         try:

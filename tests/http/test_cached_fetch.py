@@ -7,14 +7,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from patchula.cache import Cache
-from tests.fake_registry import FakeRegistry
 from typer.testing import CliRunner
 
+from patchula.cache import Cache
 from patchula.cli import app
 from patchula.datasource import npm
 from patchula.http.caching import cache_key
 from patchula.http.fetcher import Fetcher, make_client
+from tests.fake_registry import FakeRegistry
 
 OLD = datetime(2025, 1, 1, tzinfo=UTC)
 

@@ -8,10 +8,10 @@ import anyio
 import httpx
 import pytest
 import respx
-from tests.faketime import FakeTime
 
 from patchula.http.fetcher import Fetcher
 from patchula.http.governor import Governor, RateLimited, read_signal
+from tests.faketime import FakeTime
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -14,8 +14,6 @@ import anyio
 import httpx
 import pytest
 import respx
-from tests.fake_registry import FakeRegistry, index_path
-from tests.faketime import FakeTime
 from typer.testing import CliRunner
 
 from patchula.cli import app
@@ -23,6 +21,8 @@ from patchula.clock import FixedClock
 from patchula.http.fetcher import Fetcher, make_client
 from patchula.scan import scan
 from patchula.settings import Settings, load_settings
+from tests.fake_registry import FakeRegistry, index_path
+from tests.faketime import FakeTime
 
 OLD = datetime(2025, 1, 1, tzinfo=UTC)
 runner = CliRunner()
