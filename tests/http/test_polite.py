@@ -58,8 +58,8 @@ async def test_429_storm_cools_one_host_and_spares_the_others(
 ) -> None:
     """A 429 (Retry-After: 2) on one of three hosts: none reaches it for 2 s; the others go on.
 
-    Requests already in flight when the 429 arrives (at most the host's limit) were sent before
-    the cool-down began; none is sent during it.
+    Requests already sent when the 429 arrives were sent before the cool-down began; none is
+    sent during it.
     """
     registry.set_latency(0.005)
     registry.host("npm").fail_next(1, 429, {"Retry-After": "2"})
@@ -92,7 +92,11 @@ async def test_429_storm_cools_one_host_and_spares_the_others(
     assert len(snapshots) == 1
     moment, counts = snapshots[0]
     assert moment == 0.0
-    assert 1 <= counts.pop("npm") <= npm_limit
+    # With one slot the count is exact: the 429'd request alone. With four, requests sent before
+    # the client had read the 429 (at most the slots in use, plus those freed by answers that
+    # landed first) were legitimately on their way; nothing else went out until time moved.
+    sent_before = counts.pop("npm")
+    assert sent_before == 1 if npm_limit == 1 else 1 <= sent_before <= 2 * npm_limit
     others = {name: n for name, n in counts.items() if n}
     assert others == {"pypi": 20, "crates-index": 20}
     assert registry.host("npm").requests == 21  # 20 packages + the retry of the 429'd one
