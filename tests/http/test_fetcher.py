@@ -225,3 +225,46 @@ async def test_caller_headers_replace_client_defaults_case_insensitively() -> No
     sent = route.calls.last.request.headers
     assert sent.get_list("accept") == ["application/vnd.pypi.simple.v1+json"]
     assert sent["user-agent"].startswith("patchula/")
+
+
+@pytest.mark.anyio
+async def test_large_bodies_are_derived_off_the_event_loop_four_at_a_time() -> None:
+    """Big documents are derived in worker threads, never more than four at once."""
+    import threading  # noqa: PLC0415 - only this test inspects threads
+    import time  # noqa: PLC0415
+
+    loop_thread = threading.get_ident()
+    lock = threading.Lock()
+    running = 0
+    peak = 0
+    threads: set[int] = set()
+
+    def derive(content: bytes) -> bytes:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+            threads.add(threading.get_ident())
+        time.sleep(0.02)
+        with lock:
+            running -= 1
+        return content[:10]
+
+    body = b"x" * (70 * 1024)
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"https://a\.test/\d+").mock(
+            return_value=httpx.Response(200, content=body)
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client)
+            results: list[bytes] = []
+
+            async def one(i: int) -> None:
+                results.append((await fetcher(f"https://a.test/{i}", derive=derive)).content)
+
+            async with anyio.create_task_group() as tg:
+                for i in range(10):
+                    tg.start_soon(one, i)
+    assert results == [b"x" * 10] * 10
+    assert peak == 4
+    assert loop_thread not in threads

@@ -78,6 +78,9 @@ class HostStats:
 
 
 T = TypeVar("T")
+# Bodies at least this large are derived in a worker thread (at most four at once) so the event
+# loop stays free; smaller ones are derived in place.
+DERIVE_IN_THREAD_BYTES = 64 * 1024
 IDLE_CONNECTIONS_PER_HOST = 32
 MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -323,7 +326,10 @@ class Fetcher:
             return response
         content = response.content
         if derive is not None:
-            content = await anyio.to_thread.run_sync(derive, content, limiter=self._derivers)
+            if len(content) >= DERIVE_IN_THREAD_BYTES:
+                content = await anyio.to_thread.run_sync(derive, content, limiter=self._derivers)
+            else:
+                content = derive(content)  # well under a millisecond: a thread hop costs more
         if cache is None:
             return replace(response, content=content)
         stats.misses += 1
