@@ -12,12 +12,13 @@ import respx
 
 from patchula.datasource import npm
 from patchula.errors import PackageNotFound, RegistryError
-from patchula.models import Catalog, Derive, FetchResponse, Release
+from patchula.models import Catalog, Release
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterator
 
     from patchula.datasource.base import Fetch
+from tests.datasource.base import httpx_fetch
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "registry" / "npm"
 FETCHED_AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -33,28 +34,7 @@ def _parse(content: bytes, package_name: str = "express") -> Catalog:
 
 
 def _httpx_fetch(client: httpx.AsyncClient) -> Fetch:
-    """Adapt an httpx client to the fetch facade's shape (status, lower-case headers, time)."""
-
-    async def fetch(
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        representation: str = "raw",
-        derive: Derive | None = None,
-    ) -> FetchResponse:
-        response = await client.get(url, headers=headers)
-        content = response.content
-        if derive is not None and response.is_success:
-            content = derive(content)
-        return FetchResponse(
-            status=response.status_code,
-            url=str(response.url),
-            headers=tuple((key.lower(), value) for key, value in response.headers.items()),
-            content=content,
-            fetched_at=FETCHED_AT,
-        )
-
-    return fetch
+    return httpx_fetch(client, FETCHED_AT)
 
 
 @pytest.fixture

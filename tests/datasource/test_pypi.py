@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
     from patchula.datasource.base import Fetch
+from tests.datasource.base import httpx_fetch
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "registry" / "pypi"
 FETCHED_AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -43,28 +44,7 @@ def _utc(
 
 
 def _httpx_fetch(client: httpx.AsyncClient) -> Fetch:
-    """Adapt an httpx client to the fetch facade's shape (status, lower-case headers, time)."""
-
-    async def fetch(
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        representation: str = "raw",
-        derive: Derive | None = None,
-    ) -> FetchResponse:
-        response = await client.get(url, headers=headers)
-        content = response.content
-        if derive is not None and response.is_success:
-            content = derive(content)
-        return FetchResponse(
-            status=response.status_code,
-            url=str(response.url),
-            headers=tuple((key.lower(), value) for key, value in response.headers.items()),
-            content=content,
-            fetched_at=FETCHED_AT,
-        )
-
-    return fetch
+    return httpx_fetch(client, FETCHED_AT)
 
 
 class _FakeFetch:
