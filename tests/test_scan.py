@@ -12,8 +12,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from patchula import scan as scan_module
 from patchula.clock import FixedClock
-from patchula.models import Derive, FetchResponse
+from patchula.models import Dependency, Derive, FetchResponse
 from patchula.scan import RepoResult, ScanResult, _extract_repo, _Extracted, read_commit, scan
 from patchula.settings import Settings
 
@@ -234,3 +235,26 @@ def test_unread_lockfile_is_said(tmp_path: Path) -> None:
 def _extract(root: Path) -> list[_Extracted]:
     repo = RepoResult(target=str(root), root=str(root), commit=None)
     return _extract_repo(root, Settings(), repo)
+
+
+def test_unsupported_datasource_is_skipped_with_a_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dependency whose registry this build cannot query is shown as skipped, not an error."""
+    dep = Dependency(
+        manager="cargo_toml",
+        file="Cargo.toml",
+        line=3,
+        name="serde",
+        package_name="serde",
+        datasource="crates-not-built",
+        versioning="cargo",
+        dep_type="dependencies",
+        declared="1",
+        constraint="1",
+    )
+    monkeypatch.setattr(scan_module, "_extract_repo", lambda *_: [_Extracted(dep)])
+    result = _scan([tmp_path], FakeFetch({}))
+    assert [(r.finding.status, r.finding.reason) for r in result.repos[0].rows] == [
+        ("skipped", "crates-not-built lookups are not supported yet")
+    ]

@@ -204,10 +204,10 @@ async def _scan_repo(
             repo.rows.append(Row(dep, Finding(status="skipped", reason=dep.skip_reason)))
             continue
         if dep.datasource not in DATASOURCES or dep.versioning not in VERSIONINGS:
-            reason = (
-                f"no datasource {dep.datasource!r} / versioning {dep.versioning!r} in this build"
-            )
-            repo.rows.append(Row(dep, Finding(status="error", reason=reason)))
+            # Extracted and shown, but this build cannot look it up: say so, without failing
+            # the run (the dependency is known; its freshness is not).
+            reason = f"{dep.datasource} lookups are not supported yet"
+            repo.rows.append(Row(dep, Finding(status="skipped", reason=reason)))
             continue
         catalog = await lookups.get(dep.datasource, dep.package_name)
         if isinstance(catalog, LookupFailed):
@@ -323,15 +323,20 @@ def _covers(lock_dir: str, manifest_dir: str) -> bool:
     return not lock_dir or manifest_dir == lock_dir or manifest_dir.startswith(lock_dir + "/")
 
 
+# Manifests resolved through a workspace lockfile (uv.lock, poetry.lock, Cargo.lock): the file
+# beside them, or the outermost one whose workspace lists the project.
+_WORKSPACE_LOCKED = frozenset({"pyproject", "cargo_toml"})
+
+
 def _locked_version(
     dep: Dependency, project_name: str | None, lockfiles: list[Lockfile]
 ) -> tuple[str | None, str | None]:
     """Find the version a lockfile records for ``dep``; ``(None, None)`` when none covers it.
 
     npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
-    way Node resolves ``node_modules``. Python (``pyproject.toml`` only): the outermost
-    ``uv.lock`` whose workspace lists the project (uv ignores a member's own lock), else the
-    lockfile beside the manifest.
+    way Node resolves ``node_modules``. ``pyproject.toml`` and ``Cargo.toml``: the outermost
+    lockfile whose workspace lists the project (uv and Cargo ignore a member's own lock), else
+    the lockfile beside the manifest.
     """
     manifest_dir = posixpath.dirname(dep.file)
     candidates = [
@@ -351,7 +356,7 @@ def _locked_version(
             version = _npm_resolve(lock, member, dep)
             return (version, lock.file) if version is not None else (None, None)
         return None, None
-    if dep.manager != "pyproject":
+    if dep.manager not in _WORKSPACE_LOCKED:
         return None, None
     chosen: Lockfile | None = None
     for lock in sorted(candidates, key=lambda lf: len(posixpath.dirname(lf.file))):
@@ -361,8 +366,16 @@ def _locked_version(
             chosen = lock
     if chosen is None:
         return None, None
-    version = next((p.version for p in chosen.packages if p.name == dep.package_name), None)
-    return (version, chosen.file) if version is not None else (None, None)
+    versions = [p.version for p in chosen.packages if p.name == dep.package_name]
+    if len(versions) > 1:
+        # A lockfile may hold several versions of one package (Cargo keeps one per semver-
+        # incompatible requirement): the one this dependency's requirement admits is its own.
+        scheme = VERSIONINGS.get(dep.versioning)
+        if scheme is not None and dep.constraint:
+            versions = [v for v in versions if scheme.matches(v, dep.constraint)]
+        if len(versions) != 1:
+            return None, None
+    return (versions[0], chosen.file) if versions else (None, None)
 
 
 def _npm_resolve(lock: Lockfile, member: str, dep: Dependency) -> str | None:
