@@ -11,7 +11,7 @@ from patchula.manager.base import Manager
 from patchula.models import ExtractResult
 
 PACKAGE_DIR = Path(manager.__file__).parent
-DATASOURCES = {"npm": "npm", "pypi": "pep440"}
+DATASOURCES = {"npm": "npm", "pypi": "pep440", "crates": "cargo", "goproxy": "go"}
 
 
 def test_managers_mapping_equals_the_module_files() -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from patchula.manager import (
+    cargo_lock,
+    cargo_toml,
+    go_mod,
     package_json,
     package_lock,
     poetry_lock,
@@ -19,6 +22,9 @@ MANAGERS: dict[str, Manager] = {
     "pyproject": pyproject,
     "uv_lock": uv_lock,
     "poetry_lock": poetry_lock,
+    "cargo_toml": cargo_toml,
+    "cargo_lock": cargo_lock,
+    "go_mod": go_mod,
 }
 
 __all__ = ["MANAGERS", "Manager"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from patchula.versioning import npm, pep440
+from patchula.versioning import cargo, go, npm, pep440
 
 if TYPE_CHECKING:
     from patchula.versioning.base import Versioning
@@ -12,4 +12,6 @@ if TYPE_CHECKING:
 VERSIONINGS: dict[str, Versioning] = {
     npm.ID: npm,
     pep440.ID: pep440,
+    go.ID: go,
+    cargo.ID: cargo,
 }

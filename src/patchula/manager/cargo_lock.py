@@ -1,0 +1,64 @@
+"""The ``Cargo.lock`` manager: the registry crates Cargo resolved, and the workspace members."""
+
+from __future__ import annotations
+
+from patchula.manager.base import ReadFile, TomlLocator, package_tables, parse_toml, strip_bom
+from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProblem
+
+ID = "cargo_lock"
+DATASOURCE = "crates"
+VERSIONING = "cargo"
+
+# Lock versions 1 and 2 carry no top-level ``version`` key; 3 and 4 do
+# (https://doc.rust-lang.org/cargo/reference/resolver.html, ``ResolveVersion`` in Cargo).
+_KNOWN_VERSIONS = (1, 2, 3, 4)
+_REGISTRY_PREFIXES = ("registry+", "sparse+")
+
+
+def matches(path: str) -> bool:
+    """Return whether ``path`` is a ``Cargo.lock``."""
+    return path.rsplit("/", 1)[-1] == "Cargo.lock"
+
+
+def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes
+    """Extract the locked crates of a ``Cargo.lock`` (TOML, lock versions 1 to 4).
+
+    Every ``[[package]]`` with a ``name``, a ``version`` and a registry ``source``
+    (``registry+…`` or ``sparse+…``: crates.io or another registry) becomes a ``LockedPackage``
+    (line of its ``name`` key); git and path packages are left out. ``members`` is the set of
+    package names without a ``source``: the workspace members (and path dependencies). Invalid
+    TOML is a problem; an unknown lock ``version`` is a warning and the file is still read.
+    """
+    data, problem = parse_toml(path, text)
+    if data is None:
+        return ExtractResult(problems=() if problem is None else (problem,))
+    locator = TomlLocator(strip_bom(text))
+    tables, problems = package_tables(path, data, locator)
+    version = data.get("version")
+    if version is not None and (version not in _KNOWN_VERSIONS or isinstance(version, bool)):
+        line = locator.line(locator.find(("version",)))
+        message = f"unknown Cargo.lock version {version!r}; reading it as far as possible"
+        problems.append(ManifestProblem(path, line, message, "warning"))
+    packages: list[LockedPackage] = []
+    members: set[str] = set()
+    for entry, line in tables:
+        name, version, source = entry.get("name"), entry.get("version"), entry.get("source")
+        if not isinstance(name, str) or not name:
+            continue
+        if source is None:
+            members.add(name)
+        elif (
+            isinstance(source, str)
+            and source.startswith(_REGISTRY_PREFIXES)
+            and isinstance(version, str)
+            and version
+        ):
+            packages.append(LockedPackage(name, version, line))
+    lockfile = Lockfile(
+        file=path,
+        manager=ID,
+        ecosystem=DATASOURCE,
+        packages=tuple(packages),
+        members=frozenset(members),
+    )
+    return ExtractResult(lockfile=lockfile, problems=tuple(problems))

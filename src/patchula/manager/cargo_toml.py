@@ -1,0 +1,314 @@
+"""The ``Cargo.toml`` manager: a crate's dependency tables and its workspace's shared ones."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from patchula.errors import ManifestError
+from patchula.manager.base import ReadFile, TomlLocator, TomlTable, parse_toml, strip_bom
+from patchula.models import Dependency, ExtractResult, ManifestProblem
+
+ID = "cargo_toml"
+DATASOURCE = "crates"
+VERSIONING = "cargo"
+
+MANIFEST = "Cargo.toml"
+# https://doc.rust-lang.org/cargo/reference/specifying-dependencies.html; the underscore
+# spellings are the deprecated aliases Cargo still reads before edition 2024.
+_KINDS = (
+    "dependencies",
+    "dev-dependencies",
+    "build-dependencies",
+    "dev_dependencies",
+    "build_dependencies",
+)
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+PATH_REASON = "local path dependency"
+MEMBER_PATH_REASON = "local path dependency (workspace member)"
+GIT_REASON = "git dependency"
+
+
+def matches(path: str) -> bool:
+    """Return whether ``path`` is a ``Cargo.toml``."""
+    return path.rsplit("/", 1)[-1] == MANIFEST
+
+
+def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
+    """Extract the dependencies declared in a ``Cargo.toml``.
+
+    Reads ``[dependencies]``, ``[dev-dependencies]`` and ``[build-dependencies]`` (dep_type is
+    the table name), their ``[target.<spec>.…]`` forms (dep_type ``target.<spec>.<table>``) and,
+    in a workspace root, ``[workspace.dependencies]`` (dep_type ``workspace.dependencies``).
+    ``constraint`` is the Cargo requirement as written; ``package = "…"`` renames look up the
+    real crate. Path, git and alternative-registry dependencies are skipped with a reason. A
+    ``workspace = true`` entry takes its requirement from the ``[workspace.dependencies]`` of
+    the workspace root, found by reading the ``Cargo.toml`` files above ``path`` through
+    ``read`` (or the one ``package.workspace`` names). ``project_name`` is ``[package] name``.
+    """
+    if not text.strip():
+        return ExtractResult()
+    data, problem = parse_toml(path, text)
+    if data is None:
+        return ExtractResult(problems=() if problem is None else (problem,))
+    collector = _Collector(path, TomlLocator(strip_bom(text)), data, read)
+    package = collector.table(data, ("package",))
+    for kind in _KINDS:
+        collector.dependency_table(data, (kind,), kind)
+    for spec, platform in collector.table(data, ("target",)).items():
+        keys = ("target", spec)
+        if not isinstance(platform, dict):
+            collector.problem(collector.line(keys), f"`{_dotted(keys)}` must be a table")
+            continue
+        for kind in _KINDS:
+            collector.dependency_table(platform, (*keys, kind), f"target.{spec}.{kind}")
+    workspace = collector.table(data, ("workspace",))
+    collector.dependency_table(
+        workspace, ("workspace", "dependencies"), "workspace.dependencies", inherit=False
+    )
+    name = package.get("name")
+    return ExtractResult(
+        dependencies=tuple(collector.dependencies),
+        problems=tuple(collector.problems),
+        project_name=name if isinstance(name, str) and name else None,
+    )
+
+
+def _dotted(keys: tuple[str, ...]) -> str:
+    return ".".join(key if _BARE_KEY.fullmatch(key) else f"'{key}'" for key in keys)
+
+
+def _key_pattern(keys: tuple[str, ...]) -> str:
+    parts = []
+    for key in keys:
+        quoted = rf"""(?:"{re.escape(key)}"|'{re.escape(key)}')"""
+        parts.append(f"(?:{re.escape(key)}|{quoted})" if _BARE_KEY.fullmatch(key) else quoted)
+    return r"[ \t]*\.[ \t]*".join(parts)
+
+
+@dataclass
+class _Workspace:
+    """The ``[workspace.dependencies]`` table found for this manifest, or why there is none."""
+
+    file: str | None
+    dependencies: dict[str, object]
+    error: str | None = None
+
+
+@dataclass
+class _Collector:
+    """Collects rows and problems for one Cargo.toml, locating lines as it goes."""
+
+    path: str
+    locator: TomlLocator
+    data: dict[str, object]
+    read: ReadFile
+    dependencies: list[Dependency] = field(default_factory=list)
+    problems: list[ManifestProblem] = field(default_factory=list)
+    _workspace: _Workspace | None = None
+
+    def problem(
+        self, line: int | None, message: str, severity: Literal["warning", "error"] = "error"
+    ) -> None:
+        self.problems.append(ManifestProblem(self.path, line, message, severity))
+
+    def line(self, keys: tuple[str, ...]) -> int | None:
+        """Return the line defining ``keys``: its header, its key or a dotted key under it."""
+        locator = self.locator
+        for table in locator.tables:
+            if table.path == keys and not table.array:
+                return locator.line(table.start)
+        for split in range(len(keys) - 1, -1, -1):
+            prefix, rest = keys[:split], keys[split:]
+            tables: list[TomlTable] = (
+                [locator.root]
+                if not prefix
+                else [t for t in locator.tables if t.path == prefix and not t.array]
+            )
+            for table in tables:
+                offset = locator.find_key(table, rest)
+                if offset is None:
+                    dotted = re.compile(r"^[ \t]*" + _key_pattern(rest) + r"[ \t]*\.", re.MULTILINE)
+                    match = dotted.search(locator.text, table.body, table.end)
+                    offset = None if match is None else match.start()
+                if offset is not None:
+                    return locator.line(offset)
+        return locator.line(locator.find(keys))
+
+    def table(self, parent: dict[str, object], keys: tuple[str, ...]) -> dict[str, object]:
+        """Return ``parent[keys[-1]]`` when it is a table, ``{}`` (and a problem) otherwise."""
+        value = parent.get(keys[-1])
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.problem(self.line(keys), f"`{_dotted(keys)}` must be a table")
+            return {}
+        return value
+
+    def dependency_table(
+        self,
+        parent: dict[str, object],
+        keys: tuple[str, ...],
+        dep_type: str,
+        *,
+        inherit: bool = True,
+    ) -> None:
+        """Add one row per entry of the dependency table ``parent[keys[-1]]``."""
+        for name, value in self.table(parent, keys).items():
+            self.entry((*keys, name), name, value, dep_type, inherit=inherit)
+
+    def entry(
+        self,
+        keys: tuple[str, ...],
+        name: str,
+        value: object,
+        dep_type: str,
+        *,
+        inherit: bool,
+    ) -> None:
+        """Add the row of one dependency: a requirement string or a dependency table."""
+        line = self.line(keys)
+        if isinstance(value, str):
+            self.add(line, name, name, dep_type, value.strip(), value.strip())
+            return
+        if not isinstance(value, dict):
+            self.problem(line, f"dependency `{_dotted(keys)}` must be a string or a table")
+            return
+        if "workspace" in value:
+            if not inherit:
+                message = f"`{_dotted(keys)}`: a workspace dependency cannot inherit"
+                self.problem(line, message)
+                return
+            if value["workspace"] is not True:
+                self.problem(line, f"`workspace` of dependency `{_dotted(keys)}` must be `true`")
+                return
+            resolved = self.inherited(name, line)
+            if resolved is None:
+                return
+            value = resolved
+        self.table_entry(keys, line, name, value, dep_type)
+
+    def table_entry(
+        self,
+        keys: tuple[str, ...],
+        line: int | None,
+        name: str,
+        value: dict[str, object],
+        dep_type: str,
+    ) -> None:
+        """Add the row of a dependency table (``version``, ``package``, ``path``, ``git`` …)."""
+        for key in ("version", "package", "path", "git", "registry"):
+            if key in value and not isinstance(value[key], str):
+                self.problem(line, f"`{key}` of dependency `{_dotted(keys)}` must be a string")
+                return
+        version = value.get("version")
+        package = value.get("package")
+        path, git, registry = value.get("path"), value.get("git"), value.get("registry")
+        skip_reason: str | None = None
+        location: str | None = None
+        if isinstance(path, str):
+            skip_reason = MEMBER_PATH_REASON if isinstance(version, str) else PATH_REASON
+            location = path
+        elif isinstance(git, str):
+            skip_reason, location = GIT_REASON, git
+        elif isinstance(registry, str):
+            skip_reason = f"alternative registry '{registry}'"
+        elif version is None:
+            message = (
+                f"dependency `{_dotted(keys)}` has no `version`, `path`, `git` or"
+                " `workspace`; Cargo reads it as any version"
+            )
+            self.problem(line, message, "warning")
+        declared = version.strip() if isinstance(version, str) else location
+        constraint = version.strip() if isinstance(version, str) else None
+        real = package if isinstance(package, str) and package else name
+        self.add(line, name, real, dep_type, declared, constraint, skip_reason)
+
+    def add(
+        self,
+        line: int | None,
+        name: str,
+        package_name: str,
+        dep_type: str,
+        declared: str | None,
+        constraint: str | None,
+        skip_reason: str | None = None,
+    ) -> None:
+        self.dependencies.append(
+            Dependency(
+                manager=ID,
+                file=self.path,
+                line=line,
+                name=name,
+                package_name=package_name,
+                datasource=DATASOURCE,
+                versioning=VERSIONING,
+                dep_type=dep_type,
+                declared=declared,
+                constraint=constraint,
+                skip_reason=skip_reason,
+            )
+        )
+
+    def inherited(self, name: str, line: int | None) -> dict[str, object] | None:
+        """Return the ``[workspace.dependencies]`` entry ``name`` as a table, or report why not."""
+        workspace = self.workspace()
+        prefix = f"cannot resolve `{name}.workspace = true`"
+        if workspace.error is not None:
+            self.problem(line, f"{prefix}: {workspace.error}")
+            return None
+        entry = workspace.dependencies.get(name)
+        if entry is None:
+            self.problem(line, f"{prefix}: not in [workspace.dependencies] of {workspace.file}")
+            return None
+        if isinstance(entry, str):
+            return {"version": entry}
+        if not isinstance(entry, dict):
+            message = f"{prefix}: [workspace.dependencies] entry in {workspace.file} is not valid"
+            self.problem(line, message)
+            return None
+        return entry
+
+    def workspace(self) -> _Workspace:
+        """Find the workspace root once: this file, ``package.workspace`` or an ancestor."""
+        if self._workspace is None:
+            self._workspace = self._find_workspace()
+        return self._workspace
+
+    def _find_workspace(self) -> _Workspace:
+        own = self.data.get("workspace")
+        if isinstance(own, dict):
+            return _dependencies_of(self.path, own)
+        directory = posixpath.dirname(self.path)
+        package = self.data.get("package")
+        explicit = package.get("workspace") if isinstance(package, dict) else None
+        if isinstance(explicit, str):
+            root = posixpath.normpath(posixpath.join(directory, explicit, MANIFEST))
+            candidates = [] if root.startswith("../") else [root]
+        else:
+            candidates = []
+            while directory:
+                directory = posixpath.dirname(directory)
+                candidates.append(posixpath.join(directory, MANIFEST) if directory else MANIFEST)
+        for candidate in candidates:
+            try:
+                text = self.read(candidate)
+            except ManifestError:
+                continue
+            data, _problem = parse_toml(candidate, text)
+            if data is None:
+                return _Workspace(None, {}, f"{candidate} is not valid TOML")
+            workspace = data.get("workspace")
+            if isinstance(workspace, dict):
+                return _dependencies_of(candidate, workspace)
+        return _Workspace(None, {}, f"no workspace root Cargo.toml found for {self.path}")
+
+
+def _dependencies_of(file: str, workspace: dict[str, object]) -> _Workspace:
+    dependencies = workspace.get("dependencies", {})
+    if not isinstance(dependencies, dict):
+        return _Workspace(file, {}, f"[workspace.dependencies] of {file} is not a table")
+    return _Workspace(file, dependencies)
