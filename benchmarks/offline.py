@@ -80,6 +80,9 @@ class SyntheticRegistry:
 def main(argv: list[str]) -> None:
     """Run the benchmark and print its measurements."""
     corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+    if not argv and not corpus.is_dir():
+        print(f"corpus not found at {corpus}: pass checkout paths to benchmark (skipped)")
+        return
     targets = [Path(a) for a in argv] or sorted(p for p in corpus.iterdir() if p.is_dir())
     settings = Settings.model_validate(
         {

@@ -116,3 +116,9 @@ def test_registry_overrides(tmp_path: Path) -> None:
     assert s.registries == {"npm": "http://127.0.0.1:9/npm", "pypi": "http://127.0.0.1:9/pypi"}
     with pytest.raises(ConfigError, match="NAME=URL"):
         load_settings({"registries": ["npm=ftp://x"]}, env={}, cwd=tmp_path)
+
+
+def test_host_limit_wants_a_host_not_a_url(tmp_path: Path) -> None:
+    """``--host-concurrency http://host=2`` is refused instead of silently matching nothing."""
+    with pytest.raises(ConfigError, match="not a URL"):
+        load_settings({"host_concurrency": ["http://127.0.0.1:8080=2"]}, env={}, cwd=tmp_path)

@@ -128,7 +128,8 @@ class Catalog:
     ``latest`` is the registry's own notion of newest stable (npm ``dist-tags.latest``; PyPI
     newest non-yanked final release), or ``None`` if the registry names none. ``fetched_at``
     is when the catalog was retrieved or revalidated. ``time_source`` names where publish
-    times come from, for the report (``npm packument time``, ``PyPI upload-time``).
+    times come from, for the report (``npm packument time``, ``PyPI upload-time``). ``reused``
+    is true when the catalog came from the cache without any request.
     """
 
     datasource: str
@@ -139,6 +140,7 @@ class Catalog:
     dist_tags: tuple[tuple[str, str], ...] = ()
     time_source: str = ""
     source_url: str = ""
+    reused: bool = False
 
     def release(self, version: str) -> Release | None:
         """Return the release with exactly this version string, or ``None``."""

@@ -219,7 +219,7 @@ async def _scan_repo(
             finding = replace(finding, reason=reason)
         info = CatalogInfo(
             fetched_at=catalog.fetched_at,
-            reused=False,
+            reused=catalog.reused,
             source_url=catalog.source_url,
             time_source=catalog.time_source,
         )

@@ -118,6 +118,9 @@ def parse_host_limit(value: str) -> tuple[str, int]:
     if not sep or not host:
         msg = f"expected HOST=N, got {value!r}"
         raise ValueError(msg)
+    if "/" in host or "@" in host:
+        msg = f"give a host name (and :port if not the default), not a URL: {host!r}"
+        raise ValueError(msg)
     try:
         limit = int(number)
     except ValueError:

@@ -107,3 +107,15 @@ def test_cache_path_and_prune(tmp_path: Path, fake_registry: FakeRegistry, repo:
     assert "0 compressed body bytes kept" in result.stdout
     _, report, _ = _scan(fake_registry, repo, cache)
     assert report["cache"]["misses"] == 2  # type: ignore[index]
+
+
+def test_cache_path_flag_and_prune_of_a_missing_file(tmp_path: Path) -> None:
+    """``cache path --cache`` echoes the file; pruning a missing file creates nothing."""
+    wanted = tmp_path / "elsewhere" / "c.sqlite3"
+    assert runner.invoke(app, ["cache", "path", "--cache", str(wanted)]).stdout.strip() == str(
+        wanted
+    )
+    result = runner.invoke(app, ["cache", "prune", "--cache", str(wanted)])
+    assert result.exit_code == 0
+    assert "nothing to prune" in result.stdout
+    assert not wanted.parent.exists()

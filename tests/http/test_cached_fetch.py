@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -140,6 +141,12 @@ def test_warm_run_sends_nothing_and_reports_the_same(
     ]
     assert rows[0] == rows[1]
     assert warm["hosts"] == {}
+
+    def reused(report: dict[str, Any]) -> set[bool]:
+        deps = report["repositories"][0]["dependencies"]
+        return {d["metadata"]["lookup"]["catalog"]["reused"] for d in deps}
+
+    assert (reused(cold), reused(warm)) == ({False}, {True})
 
 
 def test_no_cache_flag_bypasses_the_cache(fake_registry: FakeRegistry, tmp_path: Path) -> None:

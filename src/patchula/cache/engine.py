@@ -194,14 +194,20 @@ class _Writer(Worker):
                 store.flush_access(conn, pending)
 
     def enforce_budget(self, conn: sqlite3.Connection) -> int:
-        """Evict least recently accessed HTTP rows until the bodies fit the budget; rows evicted."""
+        """Evict least recently accessed HTTP rows until the bodies fit the budget; rows evicted.
+
+        The stored total is read from the database inside the transaction, not from this
+        process's tally: other runs may share the file.
+        """
         shared = self.shared
-        stored = shared.stats.bytes_stored
-        if stored <= shared.budget_bytes:
-            return 0
         with transaction(conn):
-            rows, freed = store.evict(conn, stored, shared.budget_bytes)
-        shared.count(evictions=rows, bytes_stored=-freed)
+            stored, _ = store.stored_bytes(conn)
+            rows, freed = (0, 0)
+            if stored > shared.budget_bytes:
+                rows, freed = store.evict(conn, stored, shared.budget_bytes)
+        with shared.lock:
+            shared.stats.bytes_stored = stored - freed
+        shared.count(evictions=rows)
         return rows
 
 

@@ -267,6 +267,14 @@ async def _scan_with(
                 )
         else:
             result = await scan(targets, settings, fetcher, SystemClock())
+        unused = sorted(set(settings.host_concurrency) - set(fetcher.stats))
+        if unused and not settings.quiet:
+            err.print(
+                f"patchula: note: no request went to {', '.join(unused)}: "
+                "its --host-concurrency limit was not used",
+                markup=False,
+                highlight=False,
+            )
         return build_report(result, settings, fetcher.stats, _cache_report(cache, fetcher))
 
 
@@ -297,6 +305,8 @@ def _emit(report: ScanReport, settings: Settings) -> int:
 
 
 def _print_hosts(report: ScanReport, console: Console) -> None:
+    if not report.hosts:
+        console.print("no registry requests were sent", markup=False, highlight=False)
     if report.cache is not None:
         c = report.cache
         console.print(
@@ -337,11 +347,12 @@ app.add_typer(cache_app, name="cache")
 
 @cache_app.command("path")
 def cache_path(
+    cache: Annotated[Path | None, typer.Option(help="Cache file.", metavar="PATH")] = None,
     config: Annotated[Path | None, typer.Option(help="Config file.", metavar="PATH")] = None,
 ) -> None:
     """Print the cache file in use (from --cache, PATCHULA_CACHE, config, or the default)."""
     try:
-        settings = load_settings({"config": config})
+        settings = load_settings({"config": config, "cache": cache})
     except ConfigError as exc:
         Console(stderr=True, soft_wrap=True).print(f"patchula: error: {exc}", markup=False)
         raise typer.Exit(EXIT_USAGE) from None

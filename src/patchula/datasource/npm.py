@@ -9,6 +9,7 @@ Source: ``npm/registry:docs/responses/package-metadata.md``.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -78,12 +79,13 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
         derive=functools.partial(derive, package_name=package_name),
     )
     check_status(response, f"npm package {package_name!r}")
-    return parse_compact(
+    catalog = parse_compact(
         response.content,
         package_name=package_name,
         fetched_at=response.fetched_at,
         source_url=url,
     )
+    return replace(catalog, reused=response.cache == "fresh")
 
 
 def derive(content: bytes, *, package_name: str) -> bytes:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -129,12 +130,13 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
         media_type = content_type.split(";", 1)[0].strip()[:REASON_LIMIT]
         msg = f"{what}: mirror did not serve the PEP 691 JSON form (got {media_type!r} from {url})"
         raise RegistryError(msg)
-    return parse_compact(
+    catalog = parse_compact(
         response.content,
         package_name=package_name,
         fetched_at=response.fetched_at,
         source_url=url,
     )
+    return replace(catalog, reused=response.cache == "fresh")
 
 
 def derive(content: bytes, *, package_name: str) -> bytes:
