@@ -370,9 +370,11 @@ def cache_prune(
     err = Console(stderr=True, soft_wrap=True)
     try:
         settings = load_settings({"cache": cache, "cache_budget": cache_budget})
-        opened = Cache.open(
-            settings.cache or default_cache_path(), budget_bytes=settings.cache_budget
-        )
+        path = settings.cache or default_cache_path()
+        if not path.exists():
+            typer.echo(f"no cache file at {path}; nothing to prune")
+            return
+        opened = Cache.open(path, budget_bytes=settings.cache_budget)
     except (ConfigError, CacheError) as exc:
         err.print(f"patchula: error: {exc}", markup=False, highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
