@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -161,7 +161,7 @@ def parse_compact(
     releases = [
         Release(
             version=str(version),
-            released_at=from_epoch(when),
+            released_at=_when(when),
             deprecated=deprecated.get(str(version)),
         )
         for version, when in rows
@@ -192,3 +192,13 @@ def _deprecation(value: JsonValue) -> str | None:
     if isinstance(value, str):
         return value if value.strip() else None
     return "deprecated"
+
+
+def _when(epoch: object) -> datetime | None:
+    """Epoch seconds from a compact document as an aware UTC datetime (``None`` stays unknown)."""
+    if epoch is None:
+        return None
+    try:
+        return datetime.fromtimestamp(epoch, UTC)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError, OSError):
+        return from_epoch(epoch)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -244,7 +244,7 @@ def parse_compact(
             continue
         release = Release(
             version=str(spelling),
-            released_at=from_epoch(when),
+            released_at=_when(when),
             yanked=spelling in yanked,
             installable=spelling not in no_files,
         )
@@ -386,3 +386,13 @@ def _parse_version(text: str) -> Version | None:
         return Version(text)
     except InvalidVersion:
         return None
+
+
+def _when(epoch: object) -> datetime | None:
+    """Epoch seconds from a compact document as an aware UTC datetime (``None`` stays unknown)."""
+    if epoch is None:
+        return None
+    try:
+        return datetime.fromtimestamp(epoch, UTC)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError, OSError):
+        return from_epoch(epoch)

@@ -18,6 +18,7 @@ No I/O and no wall clock: ``now`` is a parameter. The rules follow design.md §1
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from patchula.models import (
     Catalog,
@@ -173,21 +174,26 @@ def _candidates(
 ) -> list[Release]:
     """Return the releases a user on ``current`` could move to, oldest first by version."""
     want_prerelease = not versioning.is_stable(current)
-    capped = latest is not None and versioning.compare(current, latest) <= 0
-    out: list[Release] = []
+    key = versioning.sort_key
+    floor = key(current)
+    ceiling = (
+        key(latest) if latest is not None and versioning.compare(current, latest) <= 0 else None
+    )
+    keyed: list[tuple[Any, Release]] = []
     for rel in catalog.releases:
         v = rel.version
         if rel.yanked or not rel.installable or rel.deprecated is not None:
             continue
-        if not versioning.is_valid(v) or versioning.compare(v, current) <= 0:
+        if not versioning.is_valid(v):
+            continue
+        k = key(v)
+        if k <= floor or (ceiling is not None and k > ceiling):
             continue
         if not want_prerelease and not versioning.is_stable(v):
             continue
-        if capped and latest is not None and versioning.compare(v, latest) > 0:
-            continue
-        out.append(rel)
-    out.sort(key=lambda r: versioning.sort_key(r.version))
-    return out
+        keyed.append((k, rel))
+    keyed.sort(key=lambda pair: pair[0])
+    return [rel for _, rel in keyed]
 
 
 def _find(catalog: Catalog, version: str | None, versioning: Versioning) -> Release | None:
