@@ -111,6 +111,9 @@ class _Lookups:
 
     async def get(self, datasource: str, package: str) -> Catalog | LookupFailed:
         key = (datasource, package)
+        done = self._results.get(key)
+        if done is not None:
+            return done  # already looked up: no need to yield to the event loop again
         self.request(datasource, package)
         await self._events[key].wait()
         return self._results[key]
