@@ -28,7 +28,8 @@ def test_id_equals_module_name() -> None:
 
 def test_default_base_urls_are_https() -> None:
     """Every datasource names an https default registry without a trailing slash."""
-    assert {ds.DEFAULT_BASE_URL for ds in DATASOURCES.values()} == {
-        "https://registry.npmjs.org",
-        "https://pypi.org",
-    }
+    for ds in DATASOURCES.values():
+        assert ds.DEFAULT_BASE_URL.startswith("https://")
+        assert not ds.DEFAULT_BASE_URL.endswith("/")
+    assert DATASOURCES["npm"].DEFAULT_BASE_URL == "https://registry.npmjs.org"
+    assert DATASOURCES["pypi"].DEFAULT_BASE_URL == "https://pypi.org"

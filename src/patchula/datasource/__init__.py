@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from patchula.datasource import npm, pypi
+from patchula.datasource import crates, npm, pypi
 
 if TYPE_CHECKING:
     from patchula.datasource.base import Datasource
@@ -12,4 +12,5 @@ if TYPE_CHECKING:
 DATASOURCES: dict[str, Datasource] = {
     npm.ID: npm,
     pypi.ID: pypi,
+    crates.ID: crates,
 }

@@ -1,0 +1,138 @@
+"""crates.io sparse index datasource: versions, yanks and ``pubtime`` from one index file per crate.
+
+The sparse index (``GET {base}/<prefix>/<name>``, lower-cased) holds one JSON line per published
+version, yanked ones included. Since late 2025 entries may carry ``pubtime`` (UTC, seconds); an
+entry without one has an unknown publish time, never an invented one. The crates.io web API's
+``created_at`` fallback (1 request/second crawler policy) is not used yet.
+Sources: ``rust-lang/cargo:src/doc/src/reference/registry-index.md`` (paths, entry schema, 404/
+410/451); crates.io pull requests 12315 and 12359 (``pubtime``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import orjson
+
+from patchula.datasource.base import check_status, from_epoch, parse_time
+from patchula.errors import PackageNotFound, RegistryError
+from patchula.models import Catalog, Release
+from patchula.versioning import cargo as cargo_versioning
+
+if TYPE_CHECKING:
+    from patchula.datasource.base import Fetch
+
+ID = "crates"
+DEFAULT_BASE_URL = "https://index.crates.io"
+TIME_SOURCE = "crates.io index pubtime"
+REPRESENTATION = "cargo-index-v1"
+
+
+def index_path(name: str) -> str:
+    """Return the sparse-index path of ``name``: ``1/a``, ``2/ab``, ``3/a/abc``, ``ab/cd/abcd``."""
+    lower = name.lower()
+    if len(lower) <= 2:  # noqa: PLR2004 - the index's own length classes
+        return f"{len(lower)}/{lower}"
+    if len(lower) == 3:  # noqa: PLR2004
+        return f"3/{lower[0]}/{lower}"
+    return f"{lower[:2]}/{lower[2:4]}/{lower}"
+
+
+async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
+    """Fetch the index file of ``package_name`` (cached as ``cargo-index-v1``).
+
+    Raises ``PackageNotFound`` on 404/410/451 and ``RegistryError`` on other non-2xx answers or
+    an index file with no usable line.
+    """
+    url = f"{base_url.rstrip('/')}/{index_path(package_name)}"
+    response = await fetch(
+        url,
+        representation=REPRESENTATION,
+        derive=functools.partial(derive, package_name=package_name),
+    )
+    if response.status == 451:  # noqa: PLR2004 - Unavailable For Legal Reasons
+        msg = f"crate {package_name!r} not available (451 from {url})"
+        raise PackageNotFound(msg)
+    check_status(response, f"crate {package_name!r}")
+    catalog = parse_compact(
+        response.content, package_name=package_name, fetched_at=response.fetched_at, source_url=url
+    )
+    return replace(catalog, reused=response.cache == "fresh")
+
+
+def derive(content: bytes, *, package_name: str) -> bytes:
+    """Reduce an index file to the compact ``cargo-index-v1`` document.
+
+    Keeps each line's version, publish time (epoch seconds or null) and yank flag; dependency
+    lists, features and checksums are dropped. Lines that are not JSON objects are skipped; a
+    file without one usable line raises ``RegistryError``. Shape: ``{"versions": [...],
+    "times": [...], "yanked": [...]}``.
+    """
+    versions: list[str] = []
+    times: list[int | None] = []
+    yanked: list[str] = []
+    for raw in content.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("vers"), str):
+            continue
+        version = entry["vers"]
+        when = parse_time(entry.get("pubtime"))
+        versions.append(version)
+        times.append(int(when.timestamp()) if when is not None else None)
+        if entry.get("yanked") is True:
+            yanked.append(version)
+    if not versions:
+        msg = f"crate {package_name!r}: the index file has no usable version line"
+        raise RegistryError(msg)
+    return orjson.dumps({"versions": versions, "times": times, "yanked": yanked})
+
+
+def parse_compact(
+    content: bytes,
+    *,
+    package_name: str,
+    fetched_at: datetime,
+    source_url: str = "",
+) -> Catalog:
+    """Build the catalog from a ``cargo-index-v1`` document.
+
+    Yanked versions are kept but marked (never proposed); ``latest`` is the highest stable
+    version that is not yanked (crates.io's ``max_stable_version``), else ``None``.
+    """
+    try:
+        document = orjson.loads(content)
+        rows = list(zip(document["versions"], document["times"], strict=True))
+        yanked = set(document["yanked"])
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        msg = f"crate {package_name!r}: unusable {REPRESENTATION} document"
+        raise RegistryError(msg) from exc
+    releases = [
+        Release(
+            version=str(version),
+            released_at=datetime.fromtimestamp(when, UTC)
+            if isinstance(when, int)
+            else from_epoch(when),
+            yanked=version in yanked,
+        )
+        for version, when in rows
+        if cargo_versioning.is_valid(str(version))
+    ]
+    releases.sort(key=lambda release: cargo_versioning.sort_key(release.version))
+    stable = [r.version for r in releases if not r.yanked and cargo_versioning.is_stable(r.version)]
+    return Catalog(
+        datasource=ID,
+        package_name=package_name,
+        releases=tuple(releases),
+        latest=stable[-1] if stable else None,
+        fetched_at=fetched_at,
+        time_source=TIME_SOURCE,
+        source_url=source_url,
+    )

@@ -1,0 +1,65 @@
+"""``patchula run`` on a Cargo workspace against the fake crates.io sparse index."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from patchula.cli import app
+from tests.fake_registry import FakeRegistry
+
+OLD = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def test_cargo_workspace_with_lock(fake_registry: FakeRegistry, tmp_path: Path) -> None:
+    """Versions come from Cargo.lock, inherited requirements from the root; yanks are skipped."""
+    fake_registry.crates.add(
+        "serde",
+        {"1.0.100": OLD, "1.0.200": OLD + timedelta(days=30), "1.0.201": OLD + timedelta(days=40)},
+        yanked={"1.0.201"},
+    )
+    fake_registry.crates.add("regex", {"1.9.0": OLD, "1.10.0": OLD + timedelta(days=10)})
+    (tmp_path / "Cargo.toml").write_text(
+        '[workspace]\nmembers = ["app"]\n[workspace.dependencies]\nserde = "1.0.100"\n'
+    )
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "Cargo.toml").write_text(
+        '[package]\nname = "app"\nversion = "0.1.0"\n[dependencies]\nserde = { workspace = true }\n'
+        'regex = "1.9"\nlocal = { path = "../local" }\n'
+    )
+    (tmp_path / "Cargo.lock").write_text(
+        'version = 4\n[[package]]\nname = "app"\nversion = "0.1.0"\n'
+        '[[package]]\nname = "serde"\nversion = "1.0.100"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+        '[[package]]\nname = "regex"\nversion = "1.9.0"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(tmp_path),
+            "--format",
+            "json",
+            "--registry",
+            f"crates={fake_registry.url('crates-index')}",
+        ],
+        catch_exceptions=False,
+    )
+    report = json.loads(result.stdout)
+    rows = {(d["file"], d["name"]): d for d in report["repositories"][0]["dependencies"]}
+    serde = rows[("app/Cargo.toml", "serde")]
+    assert (serde["current"], serde["currentSource"], serde["latest"], serde["eligible"]) == (
+        "1.0.100",
+        "lockfile",
+        "1.0.200",
+        "1.0.200",
+    )
+    regex = rows[("app/Cargo.toml", "regex")]
+    assert (regex["current"], regex["latest"], regex["updateType"]) == ("1.9.0", "1.10.0", "minor")
+    assert rows[("app/Cargo.toml", "local")]["status"] == "skipped"
+    assert rows[("Cargo.toml", "serde")]["depType"] == "workspace.dependencies"
+    assert result.exit_code == 0
