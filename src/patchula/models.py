@@ -129,7 +129,9 @@ class Catalog:
     newest non-yanked final release), or ``None`` if the registry names none. ``fetched_at``
     is when the catalog was retrieved or revalidated. ``time_source`` names where publish
     times come from, for the report (``npm packument time``, ``PyPI upload-time``). ``reused``
-    is true when the catalog came from the cache without any request.
+    is true when the catalog came from the cache without any request. ``lists_every_version``
+    is false for registries whose list omits valid versions (the Go proxy's ``@v/list`` leaves
+    out pseudo-versions), so a current version missing from it is not suspicious.
     """
 
     datasource: str
@@ -141,6 +143,7 @@ class Catalog:
     time_source: str = ""
     source_url: str = ""
     reused: bool = False
+    lists_every_version: bool = True
 
     def release(self, version: str) -> Release | None:
         """Return the release with exactly this version string, or ``None``."""

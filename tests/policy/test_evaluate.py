@@ -290,3 +290,35 @@ def test_deprecated_latest_is_explained() -> None:
     f = evaluate(_npm_dep("2.0.3"), cat, npm, NO_WAIT, NOW)
     assert (f.eligible, f.latest) == ("2.0.4", "3.0.0")
     assert f.reason == "latest 3.0.0 is deprecated (stub types); not proposed"
+
+
+def test_unlisted_current_is_fine_when_the_list_omits_versions() -> None:
+    """A Go pseudo-version is not in @v/list by protocol: it is compared, not called unknown."""
+    from patchula.versioning import go  # noqa: PLC0415 - only this test needs Go versions
+
+    cat = Catalog(
+        datasource="goproxy",
+        package_name="example.com/m",
+        releases=(_rel("v1.2.0", 100), _rel("v1.3.0", 10)),
+        latest="v1.3.0",
+        fetched_at=NOW,
+        lists_every_version=False,
+    )
+    dep = Dependency(
+        manager="go_mod",
+        file="go.mod",
+        line=5,
+        name="example.com/m",
+        package_name="example.com/m",
+        datasource="goproxy",
+        versioning="go",
+        dep_type="require",
+        declared="v1.2.1-0.20250101000000-abcdefabcdef",
+        constraint="v1.2.1-0.20250101000000-abcdefabcdef",
+    )
+    f = evaluate(dep, cat, go, NO_WAIT, NOW)
+    assert (f.status, f.current, f.eligible) == (
+        "outdated",
+        "v1.2.1-0.20250101000000-abcdefabcdef",
+        "v1.3.0",
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from patchula.datasource import crates, npm, pypi
+from patchula.datasource import crates, goproxy, npm, pypi
 
 if TYPE_CHECKING:
     from patchula.datasource.base import Datasource
@@ -13,4 +13,5 @@ DATASOURCES: dict[str, Datasource] = {
     npm.ID: npm,
     pypi.ID: pypi,
     crates.ID: crates,
+    goproxy.ID: goproxy,
 }

@@ -62,7 +62,7 @@ def evaluate(
     current_rel = _find(catalog, current, versioning)
     latest = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
     latest_rel = _find(catalog, latest, versioning) if latest else None
-    if current_rel is None:
+    if current_rel is None and catalog.lists_every_version:
         # A pin or lock naming a version the registry never published (or unpublished): any
         # verdict would be a guess, so say so instead of calling it up to date.
         where = "lockfile" if source == "lockfile" else "pinned"
@@ -235,13 +235,13 @@ def _libyears(
 
 
 def _notes(
-    current_rel: Release, latest_rel: Release | None, latest: str | None, catalog: Catalog
+    current_rel: Release | None, latest_rel: Release | None, latest: str | None, catalog: Catalog
 ) -> str | None:
     """Return facts worth a user's attention: yanked or deprecated current or latest."""
     notes: list[str] = []
-    if current_rel.yanked:
+    if current_rel is not None and current_rel.yanked:
         notes.append("current version is yanked")
-    if current_rel.deprecated is not None:
+    if current_rel is not None and current_rel.deprecated is not None:
         notes.append(f"current version is deprecated: {current_rel.deprecated}")
     if latest is None:
         notes.append(f"{catalog.datasource} names no latest stable release")

@@ -1,0 +1,336 @@
+"""Go module proxy datasource: versions from ``@v/list``, retractions from the latest ``go.mod``.
+
+Three requests per module (GOPROXY protocol, https://go.dev/ref/mod#goproxy-protocol):
+``$base/$module/@v/list`` (tagged versions, one a line; pseudo-versions are never listed, so it
+is empty for a module with only pseudo-versions), ``$base/$module/@latest`` (``{"Version",
+"Time"}``, the one publish time known without a request per version) and the ``.mod`` of the
+version ``latest`` picks before retractions, whose ``retract`` directives mark versions retracted
+(https://go.dev/ref/mod#go-mod-file-retract). Module paths and versions are case-encoded: an
+upper-case letter is sent as ``!`` + its lower-case form. 404 and 410 both mean "not found".
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+import anyio
+import orjson
+
+from patchula.datasource.base import check_status, parse_time
+from patchula.errors import RegistryError
+from patchula.models import Catalog, Release
+from patchula.versioning import go as go_versioning
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Iterable, Sequence
+    from datetime import datetime
+
+    from patchula.datasource.base import Fetch
+    from patchula.models import FetchResponse
+
+ID = "goproxy"
+DEFAULT_BASE_URL = "https://proxy.golang.org"
+TIME_SOURCE = "Go proxy .info time"
+REPRESENTATION = "goproxy-list-v1"
+
+_NOT_FOUND = frozenset({404, 410})
+_UPPER = re.compile(r"[A-Z]")
+_INCOMPATIBLE = "+incompatible"
+# A ``retract`` directive: the keyword, then space, ``(`` or ``[`` (the rest is its argument).
+_RETRACT = re.compile(r"retract(?P<rest>(?:[\s(\[].*)?)")
+
+
+@dataclass(frozen=True, slots=True)
+class Retraction:
+    """One ``retract`` entry: the closed interval ``[low, high]`` (equal for a single version)."""
+
+    low: str
+    high: str
+    rationale: str | None = None
+
+    def covers(self, version: str) -> bool:
+        """Return whether ``version`` lies in the interval (semver precedence, both ends in)."""
+        key = go_versioning.sort_key(version)
+        return bool(go_versioning.sort_key(self.low) <= key <= go_versioning.sort_key(self.high))
+
+
+@dataclass(frozen=True, slots=True)
+class LatestInfo:
+    """The ``@latest`` answer: a version and its commit time (``None`` when not given)."""
+
+    version: str
+    time: datetime | None
+
+
+def module_path_escape(path: str) -> str:
+    """Case-encode a module path or version: each upper-case letter becomes ``!`` + lower-case.
+
+    ``github.com/BurntSushi/toml`` → ``github.com/!burnt!sushi/toml`` (golang.org/x/mod/module
+    ``EscapePath``); the path itself is not validated.
+    """
+    return _UPPER.sub(lambda match: "!" + match[0].lower(), path)
+
+
+def module_url(base_url: str, package_name: str) -> str:
+    """Return ``$base/$escaped_module`` (no trailing slash) for the proxy endpoints."""
+    escaped = quote(module_path_escape(package_name), safe="/!~")
+    return f"{base_url.rstrip('/')}/{escaped}"
+
+
+async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
+    """Fetch ``@v/list`` (cached as ``goproxy-list-v1``), ``@latest`` and one ``.mod``.
+
+    ``@latest`` may be missing (404/410) when the list names versions; with an empty list it is
+    the only source of a version. Raises ``PackageNotFound`` when the module is not there
+    (404/410) and ``RegistryError`` on other non-2xx answers or an unusable body. Never fetches
+    ``.info`` per version: only the ``@latest`` version gets a publish time.
+    """
+    what = f"Go module {package_name!r}"
+    root = module_url(base_url, package_name)
+    list_url, latest_url = f"{root}/@v/list", f"{root}/@latest"
+    listed, latest_response = await _both(
+        fetch(
+            list_url,
+            representation=REPRESENTATION,
+            derive=functools.partial(derive, package_name=package_name),
+        ),
+        fetch(latest_url),
+    )
+    check_status(listed, what)
+    versions = parse_list_compact(listed.content, package_name=package_name)
+    latest = _latest_info(latest_response, what, required=not versions)
+
+    used = [listed, latest_response]
+    go_mod: str | None = None
+    source = retraction_source(versions) or (latest.version if latest is not None else None)
+    if source is not None:
+        mod_response = await fetch(f"{root}/@v/{quote(module_path_escape(source), safe='!~+')}.mod")
+        used.append(mod_response)
+        if mod_response.status not in _NOT_FOUND:
+            check_status(mod_response, f"{what} go.mod of {source}")
+            go_mod = mod_response.content.decode("utf-8", errors="replace")
+    return build_catalog(
+        versions,
+        package_name=package_name,
+        fetched_at=listed.fetched_at,
+        latest=latest,
+        retractions=parse_retractions(go_mod) if go_mod is not None else (),
+        source_url=list_url,
+        reused=all(response.cache == "fresh" for response in used),
+    )
+
+
+async def _both(
+    first: Awaitable[FetchResponse], second: Awaitable[FetchResponse]
+) -> tuple[FetchResponse, FetchResponse]:
+    """Await two fetches concurrently; a failure is re-raised as itself, not as a group.
+
+    anyio task groups wrap every error in an ``ExceptionGroup``; callers catch
+    ``RegistryUnreachable`` and ``RateLimited`` directly, so errors are kept and re-raised here
+    (the first one's wins). Cancellation is not caught.
+    """
+    results: list[FetchResponse | None] = [None, None]
+    errors: list[Exception | None] = [None, None]
+
+    async def run(index: int, awaitable: Awaitable[FetchResponse]) -> None:
+        try:
+            results[index] = await awaitable
+        except Exception as exc:  # noqa: BLE001 - re-raised below, unwrapped
+            errors[index] = exc
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, 0, first)
+        group.start_soon(run, 1, second)
+    for error in errors:
+        if error is not None:
+            raise error
+    first_result, second_result = results
+    assert first_result is not None  # noqa: S101 - set when no error was kept
+    assert second_result is not None  # noqa: S101
+    return first_result, second_result
+
+
+def _latest_info(response: FetchResponse, what: str, *, required: bool) -> LatestInfo | None:
+    """Read ``@latest``; a missing or unusable one is tolerated unless it is ``required``."""
+    if response.status in _NOT_FOUND and not required:
+        return None
+    check_status(response, what)
+    info = parse_info(response.content)
+    if info is None and required:
+        msg = f"{what}: unusable @latest answer ({response.url})"
+        raise RegistryError(msg)
+    return info
+
+
+def derive(content: bytes, *, package_name: str) -> bytes:
+    """Reduce an ``@v/list`` body to the compact ``goproxy-list-v1`` document (JSON bytes).
+
+    ``{"versions": [version, ...]}``: the valid Go versions of the list, unique, sorted by
+    precedence (the proxy gives no order). Raises ``RegistryError`` when the body is not UTF-8.
+    """
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        msg = f"Go module {package_name!r}: unusable @v/list (not UTF-8)"
+        raise RegistryError(msg) from exc
+    versions = {line.strip() for line in text.splitlines()}
+    valid = sorted((v for v in versions if go_versioning.is_valid(v)), key=go_versioning.sort_key)
+    return orjson.dumps({"versions": valid})
+
+
+def parse_list_compact(content: bytes, *, package_name: str) -> list[str]:
+    """Return the versions of a ``goproxy-list-v1`` document, in precedence order."""
+    try:
+        document = orjson.loads(content)
+        versions = [str(version) for version in document["versions"]]
+    except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        msg = f"Go module {package_name!r}: unusable {REPRESENTATION} document"
+        raise RegistryError(msg) from exc
+    return sorted((v for v in versions if go_versioning.is_valid(v)), key=go_versioning.sort_key)
+
+
+def parse_info(content: bytes) -> LatestInfo | None:
+    """Read an ``.info`` / ``@latest`` body; ``None`` when not JSON or without a valid version."""
+    try:
+        document = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(document, dict):
+        return None
+    version = document.get("Version")
+    if not isinstance(version, str) or not go_versioning.is_valid(version):
+        return None
+    return LatestInfo(version, parse_time(document.get("Time")))
+
+
+def parse_retractions(go_mod: str) -> tuple[Retraction, ...]:
+    """Return the ``retract`` directives of a ``go.mod``: single versions, intervals, blocks.
+
+    ``retract v1.0.1``, ``retract [v1.0.0, v1.0.5]`` and ``retract ( ... )`` with one entry a
+    line; the trailing ``//`` comment is the rationale. Entries whose versions are not valid Go
+    versions are skipped (the go command rejects such a go.mod; a scan keeps going).
+    """
+    found: list[Retraction] = []
+    in_block = False
+    for raw_line in go_mod.splitlines():
+        code, _, comment = raw_line.partition("//")
+        line = code.strip()
+        rationale = comment.strip() or None
+        if in_block:
+            if line == ")":
+                in_block = False
+            elif line:
+                found.extend(_entry(line, rationale))
+            continue
+        directive = _RETRACT.fullmatch(line)
+        if directive is None:
+            continue
+        rest = directive["rest"].strip()
+        if rest == "(":
+            in_block = True
+        elif rest.startswith("(") and rest.endswith(")"):
+            found.extend(_entry(rest[1:-1].strip(), rationale))
+        else:
+            found.extend(_entry(rest, rationale))
+    return tuple(found)
+
+
+def _entry(text: str, rationale: str | None) -> list[Retraction]:
+    """Parse one retract entry (``v1.2.3`` or ``[low, high]``); invalid ones give nothing."""
+    if text.startswith("[") and text.endswith("]"):
+        low, comma, high = text[1:-1].partition(",")
+        if not comma:
+            return []
+        low, high = _unquote(low), _unquote(high)
+    else:
+        low = high = _unquote(text)
+    if not (go_versioning.is_valid(low) and go_versioning.is_valid(high)):
+        return []
+    return [Retraction(low, high, rationale)]
+
+
+def _unquote(token: str) -> str:
+    token = token.strip()
+    if len(token) >= 2 and token[0] == token[-1] == '"':  # noqa: PLR2004 - both quotes
+        return token[1:-1]
+    return token
+
+
+def retraction_source(versions: Iterable[str]) -> str | None:
+    """Return the version whose go.mod holds the retractions: ``latest`` before retractions.
+
+    The highest release, else the highest prerelease (https://go.dev/ref/mod#go-mod-file-retract,
+    "version queries"); ``+incompatible`` versions have no go.mod of their own, so they count
+    only when nothing else is listed. ``None`` for an empty list.
+    """
+    listed = list(versions)
+    compatible = [v for v in listed if not v.endswith(_INCOMPATIBLE)]
+    for pool in ([v for v in compatible if go_versioning.is_stable(v)], compatible, listed):
+        if pool:
+            return max(pool, key=go_versioning.sort_key)
+    return None
+
+
+def is_retracted(version: str, retractions: Sequence[Retraction]) -> bool:
+    """Return whether any retraction covers ``version``."""
+    return any(retraction.covers(version) for retraction in retractions)
+
+
+def build_catalog(
+    versions: Sequence[str],
+    *,
+    package_name: str,
+    fetched_at: datetime,
+    latest: LatestInfo | None = None,
+    retractions: Sequence[Retraction] = (),
+    source_url: str = "",
+    reused: bool = False,
+) -> Catalog:
+    """Assemble the catalog from the listed versions, ``@latest`` and the retractions.
+
+    Releases are the listed versions (or ``@latest``'s version when the list is empty), in
+    precedence order; retracted ones are ``yanked`` (a version that retracts itself included).
+    Only ``@latest``'s version has a ``released_at``. ``latest`` is the highest stable listed
+    version that is neither retracted nor ``+incompatible``; with an empty list, ``@latest``'s
+    version unless it is retracted.
+    """
+    names = list(versions)
+    if not names and latest is not None:
+        names = [latest.version]
+    names.sort(key=go_versioning.sort_key)
+    releases = tuple(
+        Release(
+            version=version,
+            released_at=latest.time if latest is not None and latest.version == version else None,
+            yanked=is_retracted(version, retractions),
+        )
+        for version in names
+    )
+    if versions:
+        candidates = [
+            release.version
+            for release in releases
+            if not release.yanked
+            and go_versioning.is_stable(release.version)
+            and not release.version.endswith(_INCOMPATIBLE)
+        ]
+        newest = candidates[-1] if candidates else None
+    elif latest is not None and not is_retracted(latest.version, retractions):
+        newest = latest.version
+    else:
+        newest = None
+    return Catalog(
+        datasource=ID,
+        package_name=package_name,
+        releases=releases,
+        latest=newest,
+        fetched_at=fetched_at,
+        time_source=TIME_SOURCE,
+        source_url=source_url,
+        reused=reused,
+        lists_every_version=False,  # @v/list never lists pseudo-versions
+    )

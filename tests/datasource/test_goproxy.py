@@ -1,0 +1,276 @@
+"""The Go module proxy datasource, against the loopback fake registry and pure parsers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+
+from patchula.datasource import goproxy
+from patchula.datasource.goproxy import Retraction
+from patchula.errors import PackageNotFound, RegistryError, RegistryUnreachable
+from patchula.http.fetcher import Fetcher, make_client
+from patchula.models import Catalog, Derive, FetchResponse, Release
+from tests.fake_registry import FakeRegistry
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "registry" / "goproxy"
+T1 = datetime(2024, 3, 1, 9, 30, tzinfo=UTC)
+T2 = datetime(2024, 9, 14, 17, 5, 12, tzinfo=UTC)
+T3 = datetime(2025, 1, 20, 8, 0, tzinfo=UTC)
+FETCHED = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+async def _catalog(registry: FakeRegistry, module: str) -> Catalog:
+    async with make_client() as client:
+        return await goproxy.get_catalog(Fetcher(client), registry.url("goproxy"), module)
+
+
+def _yanked(catalog: Catalog) -> list[tuple[str, bool]]:
+    return [(release.version, release.yanked) for release in catalog.releases]
+
+
+@pytest.mark.parametrize(
+    ("path", "escaped"),
+    [
+        ("github.com/BurntSushi/toml", "github.com/!burnt!sushi/toml"),
+        ("github.com/Azure/azure-sdk-for-go", "github.com/!azure/azure-sdk-for-go"),
+        ("golang.org/x/mod", "golang.org/x/mod"),
+        ("v1.0.0-RC1", "v1.0.0-!r!c1"),
+    ],
+)
+def test_module_path_escape(path: str, escaped: str) -> None:
+    """Every upper-case letter becomes ``!`` followed by its lower-case form."""
+    assert goproxy.module_path_escape(path) == escaped
+
+
+@pytest.mark.anyio
+async def test_versions_and_latest(fake_registry: FakeRegistry) -> None:
+    """Listed versions are sorted, only @latest's is dated, and latest is the top release."""
+    fake_registry.goproxy.add(
+        "example.com/widget", {"v1.1.0": T2, "v1.0.0": T1, "v1.2.0-rc.1": T3, "v0.9.0": None}
+    )
+    catalog = await _catalog(fake_registry, "example.com/widget")
+    assert catalog.releases == (
+        Release("v0.9.0", None),
+        Release("v1.0.0", None),
+        Release("v1.1.0", T2),
+        Release("v1.2.0-rc.1", None),
+    )
+    assert catalog.latest == "v1.1.0"
+    assert catalog.datasource == "goproxy"
+    assert catalog.time_source == "Go proxy .info time"
+    assert catalog.source_url == fake_registry.url("goproxy") + "/example.com/widget/@v/list"
+    assert catalog.reused is False
+
+
+@pytest.mark.anyio
+async def test_exactly_three_requests_and_no_info(fake_registry: FakeRegistry) -> None:
+    """One module costs list, @latest and one .mod request; no ``.info`` per version."""
+    fake_registry.goproxy.add(
+        "example.com/many", {f"v1.{minor}.0": T1 for minor in range(12)} | {"v1.12.0": T3}
+    )
+    catalog = await _catalog(fake_registry, "example.com/many")
+    host = fake_registry.host("goproxy")
+    assert host.requests == 3
+    assert dict(host.requests_by_route) == {
+        "GET /example.com/many/@v/list": 1,
+        "GET /example.com/many/@latest": 1,
+        "GET /example.com/many/@v/v1.12.0.mod": 1,
+    }
+    assert len(catalog.releases) == 13
+    assert [r.version for r in catalog.releases if r.released_at is not None] == ["v1.12.0"]
+
+
+@pytest.mark.anyio
+async def test_case_encoded_module_path(fake_registry: FakeRegistry) -> None:
+    """``github.com/BurntSushi/toml`` is requested as ``github.com/!burnt!sushi/toml``."""
+    fake_registry.goproxy.add("github.com/BurntSushi/toml", {"v1.3.2": T1, "v1.4.0": T2})
+    catalog = await _catalog(fake_registry, "github.com/BurntSushi/toml")
+    assert set(fake_registry.host("goproxy").requests_by_route) == {
+        "GET /github.com/!burnt!sushi/toml/@v/list",
+        "GET /github.com/!burnt!sushi/toml/@latest",
+        "GET /github.com/!burnt!sushi/toml/@v/v1.4.0.mod",
+    }
+    assert catalog.package_name == "github.com/BurntSushi/toml"
+    assert catalog.latest == "v1.4.0"
+    assert catalog.release("v1.4.0") == Release("v1.4.0", T2)
+
+
+@pytest.mark.anyio
+async def test_retracted_version_is_yanked_and_never_latest(fake_registry: FakeRegistry) -> None:
+    """A version retracted in the latest go.mod is yanked and latest falls back below it."""
+    fake_registry.goproxy.add(
+        "example.com/retracting",
+        {"v1.0.0": T1, "v1.1.0": T2, "v1.2.0": T3},
+        retracted={"v1.2.0": "corrupts the cache on Windows"},
+    )
+    catalog = await _catalog(fake_registry, "example.com/retracting")
+    assert _yanked(catalog) == [("v1.0.0", False), ("v1.1.0", False), ("v1.2.0", True)]
+    assert catalog.latest == "v1.1.0"
+    routes = fake_registry.host("goproxy").requests_by_route
+    assert routes["GET /example.com/retracting/@v/v1.2.0.mod"] == 1
+
+
+@pytest.mark.anyio
+async def test_retraction_only_release_is_retracted(fake_registry: FakeRegistry) -> None:
+    """The release published only to retract (its own version in the interval) is retracted too."""
+    fake_registry.goproxy.add(
+        "example.com/oops",
+        {"v1.0.0": T1, "v1.0.1": T2, "v1.0.2": T3},
+        go_mod_extra="retract (\n\tv1.0.1 // broken\n\tv1.0.2 // contains retractions only\n)",
+    )
+    catalog = await _catalog(fake_registry, "example.com/oops")
+    assert _yanked(catalog) == [("v1.0.0", False), ("v1.0.1", True), ("v1.0.2", True)]
+    assert catalog.latest == "v1.0.0"
+
+
+@pytest.mark.anyio
+async def test_retraction_interval(fake_registry: FakeRegistry) -> None:
+    """``retract [low, high]`` covers both ends and everything between, and nothing else."""
+    fake_registry.goproxy.add(
+        "example.com/interval",
+        {"v1.0.0": T1, "v1.0.3": T1, "v1.0.5": T1, "v1.0.6": T2, "v1.1.0": T3},
+        go_mod_extra="retract [v1.0.0, v1.0.5] // wrong branch",
+    )
+    catalog = await _catalog(fake_registry, "example.com/interval")
+    assert [r.version for r in catalog.releases if r.yanked] == ["v1.0.0", "v1.0.3", "v1.0.5"]
+    assert catalog.latest == "v1.1.0"
+
+
+@pytest.mark.anyio
+async def test_incompatible_is_never_latest(fake_registry: FakeRegistry) -> None:
+    """``+incompatible`` versions are listed releases but latest stays on the go.mod major."""
+    fake_registry.goproxy.add(
+        "github.com/docker/docker",
+        {"v1.13.1": T1, "v20.10.27+incompatible": T2, "v27.3.1+incompatible": T3},
+        latest="v27.3.1+incompatible",
+    )
+    catalog = await _catalog(fake_registry, "github.com/docker/docker")
+    assert [r.version for r in catalog.releases] == [
+        "v1.13.1",
+        "v20.10.27+incompatible",
+        "v27.3.1+incompatible",
+    ]
+    assert catalog.latest == "v1.13.1"
+    assert catalog.release("v27.3.1+incompatible") == Release("v27.3.1+incompatible", T3)
+    routes = fake_registry.host("goproxy").requests_by_route
+    assert routes["GET /github.com/docker/docker/@v/v1.13.1.mod"] == 1
+
+
+@pytest.mark.anyio
+async def test_pseudo_version_only_module(fake_registry: FakeRegistry) -> None:
+    """With an empty list the catalog is @latest's pseudo-version, dated by its Time."""
+    pseudo = "v0.0.0-20240301093000-0123456789ab"
+    fake_registry.goproxy.add("example.com/untagged", {pseudo: T1})
+    catalog = await _catalog(fake_registry, "example.com/untagged")
+    assert catalog.releases == (Release(pseudo, T1),)
+    assert catalog.latest == pseudo
+    assert fake_registry.host("goproxy").requests == 3
+
+
+@pytest.mark.anyio
+async def test_missing_latest_is_tolerated_with_a_list(fake_registry: FakeRegistry) -> None:
+    """A 404 from @latest leaves every time unknown but the list still gives versions."""
+    fake_registry.goproxy.add(
+        "example.com/nolatest", {"v1.0.0": T1, "v1.1.0": T2}, latest="v9.9.9", retracted={"v1.1.0"}
+    )
+    catalog = await _catalog(fake_registry, "example.com/nolatest")
+    assert catalog.releases == (Release("v1.0.0", None), Release("v1.1.0", None, yanked=True))
+    assert catalog.latest == "v1.0.0"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("status", [404, 410])
+async def test_unknown_module_is_not_found(fake_registry: FakeRegistry, status: int) -> None:
+    """A 404 or 410 from the proxy means the module is not there."""
+    fake_registry.goproxy.missing_status = status
+    with pytest.raises(PackageNotFound, match=rf"'example.com/nope' not found \({status}"):
+        await _catalog(fake_registry, "example.com/nope")
+
+
+@pytest.mark.anyio
+async def test_other_error_is_registry_error(fake_registry: FakeRegistry) -> None:
+    """A 403 from the proxy is a registry error, not "not found"."""
+    fake_registry.goproxy.add("example.com/forbidden", {"v1.0.0": T1})
+    fake_registry.host("goproxy").fail_next(2, status=403, headers={})
+    with pytest.raises(RegistryError, match="HTTP 403"):
+        await _catalog(fake_registry, "example.com/forbidden")
+
+
+def test_parse_retractions_fixture() -> None:
+    """Single, interval, block and quoted entries are read with rationales; bad ones skipped."""
+    go_mod = (FIXTURES / "retract-block.mod").read_text()
+    assert goproxy.parse_retractions(go_mod) == (
+        Retraction("v2.0.1", "v2.0.1", "published by accident"),
+        Retraction("v2.1.0", "v2.1.3", "wrong branch"),
+        Retraction("v2.4.0", "v2.4.0", "corrupts cache on Windows"),
+        Retraction("v2.2.0", "v2.2.5", "published from wrong branch"),
+        Retraction("v2.6.0", "v2.6.0", None),
+        Retraction("v2.8.0", "v2.8.0", None),
+    )
+
+
+def test_build_catalog_with_fixture_retractions() -> None:
+    """The fixture's retractions yank exactly the covered versions and latest skips them."""
+    retractions = goproxy.parse_retractions((FIXTURES / "retract-block.mod").read_text())
+    versions = ["v2.0.0", "v2.0.1", "v2.1.2", "v2.2.5", "v2.3.0", "v2.4.0", "v2.6.0", "v2.8.0"]
+    catalog = goproxy.build_catalog(
+        versions, package_name="example.com/widget/v2", fetched_at=FETCHED, retractions=retractions
+    )
+    assert [r.version for r in catalog.releases if not r.yanked] == ["v2.0.0", "v2.3.0"]
+    assert catalog.latest == "v2.3.0"
+    assert catalog.fetched_at == FETCHED
+
+
+def test_derive_sorts_dedups_and_drops_invalid() -> None:
+    """The compact list holds the unique valid versions in precedence order."""
+    body = b"v1.10.0\nv1.2.0\n\nv1.2.0\nv1.2\nv2.0.0+incompatible\r\nv1.10.0-rc.1\nlatest\n"
+    compact = goproxy.derive(body, package_name="example.com/m")
+    assert orjson.loads(compact) == {
+        "versions": ["v1.2.0", "v1.10.0-rc.1", "v1.10.0", "v2.0.0+incompatible"]
+    }
+
+
+def test_derive_rejects_non_utf8() -> None:
+    """A list body that is not UTF-8 is an unusable document."""
+    with pytest.raises(RegistryError, match="not UTF-8"):
+        goproxy.derive(b"v1.0.0\n\xff\xfe", package_name="example.com/m")
+
+
+@pytest.mark.parametrize(
+    ("versions", "source"),
+    [
+        (["v1.0.0", "v1.1.0", "v1.2.0-rc.1"], "v1.1.0"),
+        (["v1.2.0-rc.1", "v1.2.0-beta.2"], "v1.2.0-rc.1"),
+        (["v1.5.0", "v2.0.0+incompatible"], "v1.5.0"),
+        (["v2.0.0+incompatible"], "v2.0.0+incompatible"),
+        ([], None),
+    ],
+)
+def test_retraction_source(versions: list[str], source: str | None) -> None:
+    """Retractions are read from the highest release, else the highest prerelease."""
+    assert goproxy.retraction_source(versions) == source
+
+
+@pytest.mark.anyio
+async def test_unreachable_is_raised_unwrapped() -> None:
+    """A transport failure on the concurrent @latest request surfaces as itself, not a group."""
+
+    async def fetch(
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        representation: str = "raw",
+        derive: Derive | None = None,
+    ) -> FetchResponse:
+        if url.endswith("/@latest"):
+            msg = "ConnectError talking to proxy.golang.org"
+            raise RegistryUnreachable(msg)
+        content = b"v1.0.0\n"
+        return FetchResponse(200, url, (), derive(content) if derive else content, FETCHED)
+
+    with pytest.raises(RegistryUnreachable, match="ConnectError"):
+        await goproxy.get_catalog(fetch, goproxy.DEFAULT_BASE_URL, "golang.org/x/mod")
