@@ -19,10 +19,11 @@ from typing import Protocol
 import anyio
 import anyio.abc
 
-from patchula.datasource import DATASOURCES
+from patchula.datasource import DATASOURCES, crates
 from patchula.datasource.base import Fetch
 from patchula.discovery import Found, discover
 from patchula.errors import LookupFailed, ManifestError
+from patchula.http.fetcher import host_key
 from patchula.manager import MANAGERS
 from patchula.models import (
     Catalog,
@@ -35,6 +36,7 @@ from patchula.models import (
 from patchula.policy import ReleaseAgePolicy, evaluate
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
+from patchula.versioning.base import Versioning
 
 Progress = Callable[[int, int], None]
 
@@ -88,6 +90,32 @@ class Clock(Protocol):
         ...
 
 
+# At most this many rounds of lazy publish-time lookups per dependency (each round asks for the
+# newest release whose unknown age holds it back, plus current and latest for libyears).
+MAX_TIME_ROUNDS = 6
+
+
+def _times_needed(
+    finding: Finding, catalog: Catalog, versioning: Versioning, asked: set[str]
+) -> list[str]:
+    """Versions whose publish time would change the verdict or the libyears, newest first.
+
+    Current and latest when either date is unknown (libyears); the newest held-back release of
+    unknown age (the release-age policy). Versions already asked for are not asked again.
+    """
+    wanted: list[str] = []
+    for version, when in (
+        (finding.current, finding.current_released_at),
+        (finding.latest, finding.latest_released_at),
+    ):
+        if version is not None and when is None and catalog.release(version) is not None:
+            wanted.append(version)
+    unknown = [h.version for h in finding.held_back if h.released_at is None]
+    if unknown:
+        wanted.append(max(unknown, key=versioning.sort_key))
+    return [v for v in dict.fromkeys(wanted) if v not in asked]
+
+
 class _Lookups:
     """Run-wide single-flight of catalog lookups keyed by (datasource, package name)."""
 
@@ -100,6 +128,41 @@ class _Lookups:
         self.started = 0
         self.done = 0
         self.on_progress: Progress | None = None
+        self._times: dict[tuple[str, str], dict[str, datetime | None]] = {}
+
+    def asked(self, dep: Dependency) -> set[str]:
+        """Return the versions of ``dep``'s package whose publish time was already asked for."""
+        return set(self._times.get((dep.datasource, dep.package_name), {}))
+
+    async def with_times(self, dep: Dependency, catalog: Catalog, versions: list[str]) -> Catalog:
+        """Return ``catalog`` with the publish times of ``versions`` looked up (lazily, once).
+
+        Datasources without ``release_times`` (their catalogs carry every date) change nothing.
+        Raises ``LookupFailed`` when the registry fails.
+        """
+        key = (dep.datasource, dep.package_name)
+        known = self._times.setdefault(key, {})
+        release_times = getattr(DATASOURCES[dep.datasource], "release_times", None)
+        missing = [v for v in versions if v not in known]
+        if release_times is None:
+            known.update(dict.fromkeys(missing))
+        elif missing:
+            known.update(dict.fromkeys(missing))  # asked once, even if the request fails
+            known.update(
+                await release_times(
+                    self._fetch, self._settings.registries, dep.package_name, missing
+                )
+            )
+        dated = {v: t for v, t in known.items() if t is not None}
+        if not dated:
+            return catalog
+        releases = tuple(
+            replace(r, released_at=dated[r.version])
+            if r.released_at is None and r.version in dated
+            else r
+            for r in catalog.releases
+        )
+        return replace(catalog, releases=releases)
 
     def request(self, datasource: str, package: str) -> None:
         key = (datasource, package)
@@ -167,6 +230,11 @@ async def scan(
         repo.commit = read_commit(root)
         todo.append((repo, root))
     slots = anyio.Semaphore(settings.concurrency)
+    throttle = getattr(fetch, "throttle", None)
+    if throttle is not None:
+        # crates.io's crawler policy: at most one web API request a second.
+        api = settings.registries.get("crates-api", crates.DEFAULT_API_URL)
+        throttle(host_key(api), crates.API_MIN_INTERVAL_SECONDS)
     async with anyio.create_task_group() as tg:
         lookups = _Lookups(tg, fetch, settings)
         lookups.on_progress = on_progress
@@ -216,7 +284,20 @@ async def _scan_repo(
         if isinstance(catalog, LookupFailed):
             repo.rows.append(Row(dep, Finding(status="error", reason=catalog.reason), lock_file))
             continue
-        finding = evaluate(dep, catalog, VERSIONINGS[dep.versioning], policy, now, locked)
+        versioning = VERSIONINGS[dep.versioning]
+        finding = evaluate(dep, catalog, versioning, policy, now, locked)
+        try:
+            for _ in range(MAX_TIME_ROUNDS):
+                wanted = _times_needed(finding, catalog, versioning, lookups.asked(dep))
+                if not wanted:
+                    break
+                catalog = await lookups.with_times(dep, catalog, wanted)
+                finding = evaluate(dep, catalog, versioning, policy, now, locked)
+        except LookupFailed as exc:
+            note = f"publish times unavailable: {exc.reason}"
+            finding = replace(
+                finding, reason=f"{finding.reason}; {note}" if finding.reason else note
+            )
         if item.note and finding.current_source == "range":
             reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
             finding = replace(finding, reason=reason)

@@ -68,4 +68,12 @@ def test_go_module_end_to_end(fake_registry: FakeRegistry, tmp_path: Path) -> No
     assert (pseudo["status"], pseudo["eligible"]) == ("outdated", "v0.1.0")
     assert rows["go"]["status"] == "skipped"
     assert result.exit_code == 0
-    assert fake_registry.host("goproxy").requests == 9  # list, @latest and .mod for each module
+    routes = fake_registry.host("goproxy").requests_by_route
+    # list, @latest and .mod for each module; .info only for the dates libyears needs
+    assert sorted(r for r in routes if r.endswith(".info")) == [
+        "GET /github.com/!burnt!sushi/toml/@v/v1.3.0.info",
+        "GET /github.com/!burnt!sushi/toml/@v/v1.3.2.info",  # @latest named the retracted v1.4.0
+        "GET /golang.org/x/text/@v/v0.14.0.info",
+    ]
+    assert fake_registry.host("goproxy").requests == 12
+    assert toml["libyears"] == 0.0

@@ -268,3 +268,17 @@ async def test_large_bodies_are_derived_off_the_event_loop_four_at_a_time() -> N
     assert results == [b"x" * 10] * 10
     assert peak == 4
     assert loop_thread not in threads
+
+
+@pytest.mark.anyio
+async def test_throttled_host_gets_one_request_per_interval() -> None:
+    """A throttled host (crates.io's API: 1 request/second) is never asked faster than that."""
+    sleeps = _Sleeps()
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"https://api\.test/\d+").mock(return_value=httpx.Response(200))
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, sleeps)
+            fetcher.throttle("api.test", 1.0)
+            for i in range(3):
+                await fetcher(f"https://api.test/{i}")
+    assert sleeps.calls == [1.0, 1.0]

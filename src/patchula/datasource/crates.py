@@ -3,7 +3,8 @@
 The sparse index (``GET {base}/<prefix>/<name>``, lower-cased) holds one JSON line per published
 version, yanked ones included. Since late 2025 entries may carry ``pubtime`` (UTC, seconds); an
 entry without one has an unknown publish time, never an invented one. The crates.io web API's
-``created_at`` fallback (1 request/second crawler policy) is not used yet.
+``created_at`` is the fallback (``release_times``), asked only for the versions the policy needs
+and throttled to the crawler policy's one request a second.
 Sources: ``rust-lang/cargo:src/doc/src/reference/registry-index.md`` (paths, entry schema, 404/
 410/451); crates.io pull requests 12315 and 12359 (``pubtime``).
 """
@@ -14,6 +15,7 @@ import functools
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import orjson
 
@@ -23,6 +25,8 @@ from patchula.models import Catalog, Release
 from patchula.versioning import cargo as cargo_versioning
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from patchula.datasource.base import Fetch
 
 ID = "crates"
@@ -136,3 +140,47 @@ def parse_compact(
         time_source=TIME_SOURCE,
         source_url=source_url,
     )
+
+
+DEFAULT_API_URL = "https://crates.io"
+API_MIN_INTERVAL_SECONDS = 1.0  # crates.io crawler policy: at most one request per second
+_API_PAGE = 100
+_API_MAX_PAGES = 5
+
+
+async def release_times(
+    fetch: Fetch, registries: Mapping[str, str], package_name: str, versions: Sequence[str]
+) -> dict[str, datetime | None]:
+    """Return publish times (the web API's ``created_at``) for the wanted ``versions``.
+
+    Only asked for when the index gives no ``pubtime`` and the policy or libyears need one.
+    Pages of the versions endpoint (newest first by semver, 100 a page) are read until every
+    wanted version is found, at most five pages — never one request per version. The times of
+    every version on the pages read are returned, not only the wanted ones. The API host is
+    throttled to one request a second by the fetch facade. Wanted versions the API does not list
+    map to ``None``. Raises ``LookupFailed`` subclasses like ``get_catalog``.
+    Source: crates.io ``/api/v1/crates/<name>/versions`` (seek pagination, ``meta.next_page``).
+    """
+    base = registries.get("crates-api", DEFAULT_API_URL).rstrip("/")
+    wanted = set(versions)
+    found: dict[str, datetime | None] = dict.fromkeys(versions)
+    query = f"?per_page={_API_PAGE}"
+    for _ in range(_API_MAX_PAGES):
+        url = f"{base}/api/v1/crates/{quote(package_name, safe='')}/versions{query}"
+        response = await fetch(url, headers={"Accept": "application/json"})
+        check_status(response, f"crate {package_name!r} (crates.io API)")
+        try:
+            page = orjson.loads(response.content)
+            rows = [(str(v["num"]), v.get("created_at")) for v in page["versions"]]
+            next_page = page.get("meta", {}).get("next_page")
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            msg = f"crate {package_name!r}: unusable crates.io API page"
+            raise RegistryError(msg) from exc
+        for version, created in rows:
+            # Every version on a page read is kept: the caller asks again for fewer.
+            found[version] = parse_time(created)
+            wanted.discard(version)
+        if not wanted or not isinstance(next_page, str) or not next_page:
+            break
+        query = next_page if next_page.startswith("?") else f"?{next_page}"
+    return found

@@ -26,7 +26,7 @@ from patchula.models import Catalog, Release
 from patchula.versioning import go as go_versioning
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Iterable, Sequence
+    from collections.abc import Awaitable, Iterable, Mapping, Sequence
     from datetime import datetime
 
     from patchula.datasource.base import Fetch
@@ -334,3 +334,26 @@ def build_catalog(
         reused=reused,
         lists_every_version=False,  # @v/list never lists pseudo-versions
     )
+
+
+async def release_times(
+    fetch: Fetch, registries: Mapping[str, str], package_name: str, versions: Sequence[str]
+) -> dict[str, datetime | None]:
+    """Return the commit times the proxy's ``.info`` documents give for ``versions``.
+
+    One ``GET $base/$module/@v/$version.info`` per wanted version, asked only for the versions
+    the policy or libyears need (the caller goes newest first and stops early); ``.info`` is
+    immutable, so the cache keeps it under its upstream policy. A missing document maps to
+    ``None``. Source: https://go.dev/ref/mod#goproxy-protocol.
+    """
+    root = module_url(registries.get(ID, DEFAULT_BASE_URL), package_name)
+    found: dict[str, datetime | None] = {}
+    for version in versions:
+        response = await fetch(f"{root}/@v/{quote(module_path_escape(version), safe='!~+')}.info")
+        if response.status in {404, 410}:
+            found[version] = None
+            continue
+        check_status(response, f"Go module {package_name!r} {version}")
+        info = parse_info(response.content)
+        found[version] = info.time if info is not None else None
+    return found

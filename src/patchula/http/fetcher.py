@@ -239,6 +239,9 @@ class Fetcher:
         self.cache = cache
         self.cache_stats = CacheUse()
         self._reads = _BatchedReads(cache) if cache is not None else None
+        self._intervals: dict[str, float] = {}
+        self._interval_locks: dict[str, anyio.Lock] = {}
+        self._next_at: dict[str, float] = {}
         # Registry documents are derived in worker threads, at most four at once, so the event
         # loop stays free while large packuments are parsed.
         self._derivers = anyio.CapacityLimiter(4)
@@ -353,6 +356,22 @@ class Fetcher:
             await cache.delete_http(key)
         return replace(response, content=content, cache="miss")
 
+    def throttle(self, host: str, min_interval: float) -> None:
+        """Space requests to ``host`` at least ``min_interval`` seconds apart (a crawler policy)."""
+        self._intervals[host.lower()] = min_interval
+
+    async def _wait_interval(self, host: str) -> None:
+        interval = self._intervals.get(host)
+        if interval is None:
+            return
+        lock = self._interval_locks.setdefault(host, anyio.Lock())
+        async with lock:
+            now = self._timer.monotonic()
+            ready = self._next_at.get(host, now)
+            if ready > now:
+                await self._timer.sleep(ready - now)
+            self._next_at[host] = max(ready, now) + interval
+
     def limit_for(self, host: str) -> int:
         """Return the concurrency limit in force for ``host``."""
         return self._host_limits.get(host, self._default_limit)
@@ -401,6 +420,7 @@ class Fetcher:
             except RateLimited:
                 stats.errors += 1
                 raise
+            await self._wait_interval(host)
             stats.requests += 1
             stats.in_flight += 1
             stats.max_concurrency = max(stats.max_concurrency, stats.in_flight)

@@ -1,0 +1,91 @@
+"""Publish times that registries do not give up front are fetched lazily, newest first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from patchula.clock import FixedClock
+from patchula.http.fetcher import Fetcher, make_client
+from patchula.scan import scan
+from patchula.settings import Settings
+from tests.fake_registry import FakeRegistry
+from tests.faketime import FakeTime
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def _busy(registry: FakeRegistry, fetcher: Fetcher) -> bool:
+    if any(s.in_flight for s in fetcher.stats.values()):
+        return True
+    return any(host._in_flight for host in registry.hosts.values())
+
+
+@pytest.mark.anyio
+async def test_crate_without_pubtime_costs_a_few_api_pages(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """300 versions without index pubtime: a few throttled API pages, never one per version."""
+    versions = {f"1.{i}.0": NOW - timedelta(days=600 - 2 * i) for i in range(300)}
+    versions["1.299.0"] = NOW - timedelta(hours=5)  # too young for a 3-day wait
+    fake_registry.crates.add("bigcrate", versions, pubtime=False)
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\n[dependencies]\nbigcrate = "=1.250.0"\n'
+    )
+    settings = Settings.model_validate(
+        {
+            "registries": {
+                "crates": fake_registry.url("crates-index"),
+                "crates-api": fake_registry.url("crates-api"),
+            },
+            "min_release_age": "3d",
+        }
+    )
+    time = FakeTime(busy=lambda: _busy(fake_registry, fetcher))
+    async with make_client() as client:
+        fetcher = Fetcher(client, timer=time.timer())
+        async with time.driving():
+            result = await scan([str(tmp_path)], settings, fetcher, FixedClock(NOW))
+    finding = result.repos[0].rows[0].finding
+    assert (finding.current, finding.latest, finding.eligible) == ("1.250.0", "1.299.0", "1.298.0")
+    assert [h.version for h in finding.held_back] == ["1.299.0"]
+    assert finding.held_back[0].eligible_at == NOW - timedelta(hours=5) + timedelta(days=3)
+    assert finding.libyears is not None
+    api = fake_registry.host("crates-api")
+    assert api.requests == 1  # the newest 100 versions hold current, latest and the candidates
+    assert fake_registry.host("crates-index").requests == 1
+
+
+@pytest.mark.anyio
+async def test_go_module_asks_info_only_for_what_the_policy_needs(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Go: .info is fetched for current and the newest held-back candidates, not every version."""
+    versions = {f"v1.{i}.0": NOW - timedelta(days=300 - i) for i in range(40)}
+    versions["v1.39.0"] = NOW - timedelta(hours=2)
+    versions["v1.38.0"] = NOW - timedelta(hours=30)
+    fake_registry.goproxy.add("example.com/big", versions)
+    (tmp_path / "go.mod").write_text(
+        "module example.com/app\n\ngo 1.22\n\nrequire example.com/big v1.10.0\n"
+    )
+    settings = Settings.model_validate(
+        {"registries": {"goproxy": fake_registry.url("goproxy")}, "min_release_age": "3d"}
+    )
+    async with make_client() as client:
+        result = await scan([str(tmp_path)], settings, Fetcher(client), FixedClock(NOW))
+    rows = {r.dependency.name: r.finding for r in result.repos[0].rows}
+    finding = rows["example.com/big"]
+    assert (finding.eligible, [h.version for h in finding.held_back]) == (
+        "v1.37.0",
+        ["v1.38.0", "v1.39.0"],
+    )
+    infos = sorted(
+        r for r in fake_registry.host("goproxy").requests_by_route if r.endswith(".info")
+    )
+    assert infos == [
+        "GET /example.com/big/@v/v1.10.0.info",
+        "GET /example.com/big/@v/v1.37.0.info",
+        "GET /example.com/big/@v/v1.38.0.info",
+    ]
