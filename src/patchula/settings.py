@@ -198,6 +198,9 @@ class Settings(BaseModel):
     )
     no_cache: bool = False
     cache_budget: int = Field(default=256 * 1024 * 1024, ge=0)
+    go_freshness_secs: int = Field(
+        default=3600, ge=0, description="Minimum freshness of Go proxy @v/list and @latest"
+    )
     verbose: int = Field(default=0, ge=0)
     quiet: bool = False
     progress: bool = True
@@ -253,6 +256,7 @@ _ENV_SCALARS = (
     "cache",
     "no_cache",
     "cache_budget",
+    "go_freshness_secs",
 )
 
 

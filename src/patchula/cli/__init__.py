@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from patchula import __version__
 from patchula.cache import Cache, CacheError, default_cache_path
 from patchula.clock import SystemClock
+from patchula.datasource import goproxy
 from patchula.errors import ConfigError
 from patchula.http.fetcher import Fetcher, make_client
 from patchula.report.model import CacheReport, ScanReport, build_report
@@ -164,6 +165,14 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             help="Compressed bytes of HTTP bodies kept [default: 256MiB].", metavar="SIZE"
         ),
     ] = None,
+    go_freshness_secs: Annotated[
+        int | None,
+        typer.Option(
+            help="Keep Go proxy @v/list and @latest fresh at least this long; 0 = upstream "
+            "freshness [default: 3600].",
+            metavar="N",
+        ),
+    ] = None,
 ) -> None:
     """Scan checkouts and report how far behind their npm and Python dependencies are."""
     cli: dict[str, Any] = {
@@ -180,6 +189,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "cache": cache,
         "no_cache": no_cache or None,
         "cache_budget": cache_budget,
+        "go_freshness_secs": go_freshness_secs,
     }
     err = Console(stderr=True, soft_wrap=True)
     try:
@@ -241,6 +251,9 @@ async def _scan_with(
             host_limits=settings.host_concurrency,
             default_limit=settings.default_host_concurrency,
             cache=cache,
+            freshness_floors=dict.fromkeys(
+                goproxy.FRESHNESS_FLOOR_REPRESENTATIONS, float(settings.go_freshness_secs)
+            ),
         )
         show_progress = (
             settings.format == "table"

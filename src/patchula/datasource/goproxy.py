@@ -36,6 +36,10 @@ ID = "goproxy"
 DEFAULT_BASE_URL = "https://proxy.golang.org"
 TIME_SOURCE = "Go proxy .info time"
 REPRESENTATION = "goproxy-list-v1"
+# @latest is stored as its raw JSON under its own name, so a freshness floor can name it.
+LATEST_REPRESENTATION = "goproxy-latest-raw"
+# The two documents ``--go-freshness-secs`` keeps fresh for at least that long.
+FRESHNESS_FLOOR_REPRESENTATIONS = (REPRESENTATION, LATEST_REPRESENTATION)
 
 _NOT_FOUND = frozenset({404, 410})
 _UPPER = re.compile(r"[A-Z]")
@@ -98,7 +102,7 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
             representation=REPRESENTATION,
             derive=functools.partial(derive, package_name=package_name),
         ),
-        fetch(latest_url),
+        fetch(latest_url, representation=LATEST_REPRESENTATION),
     )
     check_status(listed, what)
     versions = parse_list_compact(listed.content, package_name=package_name)

@@ -23,7 +23,7 @@ import httpx
 from patchula import __version__
 from patchula.cache import Cache, HttpEntry
 from patchula.errors import RegistryError, RegistryUnreachable
-from patchula.http.caching import cache_key, freshness
+from patchula.http.caching import cache_key, directives, freshness
 from patchula.http.governor import (
     MAX_RATE_RETRIES,
     Governor,
@@ -227,6 +227,7 @@ class Fetcher:
         default_limit: int = DEFAULT_HOST_CONCURRENCY,
         timer: Timer | None = None,
         cache: Cache | None = None,
+        freshness_floors: Mapping[str, float] | None = None,
     ) -> None:
         self._client = client
         self._host_limits = {k.lower(): v for k, v in (host_limits or {}).items()}
@@ -239,6 +240,8 @@ class Fetcher:
         self.cache = cache
         self.cache_stats = CacheUse()
         self._reads = _BatchedReads(cache) if cache is not None else None
+        # Minimum freshness (seconds) per representation, counted from the entry's fetch time.
+        self._floors = dict(freshness_floors or {})
         self._intervals: dict[str, float] = {}
         self._interval_locks: dict[str, anyio.Lock] = {}
         self._next_at: dict[str, float] = {}
@@ -265,13 +268,14 @@ class Fetcher:
         persist or ``derive`` refuses the body.
         """
         key = cache_key("GET", url, vary=headers, representation=representation)
+        floor = self._floors.get(representation, 0.0)
         shared = self._inflight.get(key)
         if shared is not None:
             return await shared.wait()
         flight: _Flight[FetchResponse] = _Flight()
         self._inflight[key] = flight
         try:
-            response = await self._cached_fetch(key, url, headers or {}, derive)
+            response = await self._cached_fetch(key, url, headers or {}, derive, floor)
         except BaseException as exc:
             flight.fail(exc)
             raise
@@ -282,13 +286,24 @@ class Fetcher:
             del self._inflight[key]
 
     async def _cached_fetch(
-        self, key: str, url: str, headers: Mapping[str, str], derive: Derive | None
+        self,
+        key: str,
+        url: str,
+        headers: Mapping[str, str],
+        derive: Derive | None,
+        floor: float = 0.0,
     ) -> FetchResponse:
         cache = self.cache
         stats = self.cache_stats
         entry = await self._reads.get(key) if self._reads is not None else None
         now = self._timer.wall()
-        if entry is not None and now.timestamp() < entry.expires_at:
+        # A freshness floor is counted from the entry's own fetch time, so reads never extend
+        # it; a floor of 0 leaves the upstream expiry alone (also for entries already stored).
+        if floor > 0 and entry is not None and "no-cache" in directives(entry.cache_control):
+            floor = 0.0  # no-cache still means "revalidate before every use"
+        if entry is not None and now.timestamp() < max(
+            entry.expires_at, entry.fetched_at + floor if floor > 0 else entry.expires_at
+        ):
             stats.hits += 1
             return FetchResponse(
                 status=entry.status,
