@@ -258,3 +258,24 @@ def test_unsupported_datasource_is_skipped_with_a_reason(
     assert [(r.finding.status, r.finding.reason) for r in result.repos[0].rows] == [
         ("skipped", "crates-not-built lookups are not supported yet")
     ]
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [
+        (
+            "github.com/acme/tool",
+            "private module (matches GONOPROXY/GOPRIVATE pattern 'github.com/acme')",
+        ),
+        (
+            "git.corp.example/x/y",
+            "private module (matches GONOPROXY/GOPRIVATE pattern '*.corp.example')",
+        ),
+        ("github.com/acmeinc/tool", None),
+        ("golang.org/x/text", None),
+    ],
+)
+def test_private_go_modules_are_skipped(module: str, expected: str | None) -> None:
+    """GONOPROXY/GOPRIVATE patterns match module path prefixes element by element."""
+    settings = Settings.model_validate({"go_noproxy": ("*.corp.example", "github.com/acme")})
+    assert scan_module._go_skip(module, settings) == expected

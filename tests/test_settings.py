@@ -122,3 +122,26 @@ def test_host_limit_wants_a_host_not_a_url(tmp_path: Path) -> None:
     """``--host-concurrency http://host=2`` is refused instead of silently matching nothing."""
     with pytest.raises(ConfigError, match="not a URL"):
         load_settings({"host_concurrency": ["http://127.0.0.1:8080=2"]}, env={}, cwd=tmp_path)
+
+
+def test_goproxy_environment(tmp_path: Path) -> None:
+    """GOPROXY's first URL is the goproxy base; direct/off turns proxies off; GOPRIVATE is read."""
+    s = load_settings(
+        {},
+        env={
+            "GOPROXY": "https://goproxy.example/,direct",
+            "GOPRIVATE": "*.corp.example,github.com/acme",
+        },
+        cwd=tmp_path,
+    )
+    assert s.registries == {"goproxy": "https://goproxy.example"}
+    assert s.go_noproxy == ("*.corp.example", "github.com/acme")
+    assert s.go_proxy_off is None
+    off = load_settings({}, env={"GOPROXY": "direct"}, cwd=tmp_path)
+    assert off.go_proxy_off == "GOPROXY=direct: patchula uses Go module proxies only"
+    flag = load_settings(
+        {"registries": ["goproxy=http://127.0.0.1:9"]},
+        env={"GOPROXY": "https://x.example"},
+        cwd=tmp_path,
+    )
+    assert flag.registries == {"goproxy": "http://127.0.0.1:9"}

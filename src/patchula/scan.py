@@ -9,6 +9,7 @@ declare it (single-flight). Every failure becomes data: a manifest problem or an
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -93,6 +94,23 @@ class Clock(Protocol):
 # At most this many rounds of lazy publish-time lookups per dependency (each round asks for the
 # newest release whose unknown age holds it back, plus current and latest for libyears).
 MAX_TIME_ROUNDS = 6
+
+
+def _go_skip(module: str, settings: Settings) -> str | None:
+    """Why a Go module is not looked up on a proxy (GOPROXY off/direct, GONOPROXY), or ``None``.
+
+    Patterns match a path prefix element by element, like the go command's
+    ``module.MatchPrefixPatterns`` (``*.corp.example.com``, ``github.com/acme``).
+    """
+    if settings.go_proxy_off is not None:
+        return settings.go_proxy_off
+    parts = module.split("/")
+    for pattern in settings.go_noproxy:
+        width = len(pattern.rstrip("/").split("/"))
+        prefix = "/".join(parts[:width])
+        if len(parts) >= width and fnmatch.fnmatchcase(prefix, pattern.rstrip("/")):
+            return f"private module (matches GONOPROXY/GOPRIVATE pattern {pattern!r})"
+    return None
 
 
 def _times_needed(
@@ -267,10 +285,16 @@ async def _scan_repo(
     async with slots:
         extracted = await anyio.to_thread.run_sync(_extract_repo, root, settings, repo)
         for item in extracted:
+            if item.dep.datasource == "goproxy" and _go_skip(item.dep.package_name, settings):
+                continue
             if item.dep.skip_reason is None and item.dep.datasource in DATASOURCES:
                 lookups.request(item.dep.datasource, item.dep.package_name)
     for item in extracted:
         dep, locked, lock_file = item.dep, item.locked, item.lock_file
+        if dep.skip_reason is None and dep.datasource == "goproxy":
+            reason = _go_skip(dep.package_name, settings)
+            if reason is not None:
+                dep = replace(dep, skip_reason=reason)
         if dep.skip_reason is not None:
             repo.rows.append(Row(dep, Finding(status="skipped", reason=dep.skip_reason)))
             continue

@@ -201,6 +201,12 @@ class Settings(BaseModel):
     go_freshness_secs: int = Field(
         default=3600, ge=0, description="Minimum freshness of Go proxy @v/list and @latest"
     )
+    go_noproxy: tuple[str, ...] = Field(
+        default=(), description="GONOPROXY/GOPRIVATE module path patterns never sent to a proxy"
+    )
+    go_proxy_off: str | None = Field(
+        default=None, description="Why no Go proxy is used (GOPROXY=direct or off), if so"
+    )
     verbose: int = Field(default=0, ge=0)
     quiet: bool = False
     progress: bool = True
@@ -296,6 +302,8 @@ def load_settings(
     except ValueError as exc:
         raise ConfigError(f"environment: {exc}") from None
 
+    _go_environment(env, values)
+
     for name, value in cli.items():
         if value is None or name == "config":
             continue
@@ -318,6 +326,30 @@ def load_settings(
         return Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source)) from None
+
+
+def _go_environment(env: Mapping[str, str], values: dict[str, Any]) -> None:
+    """Honour the go command's GOPROXY, GOPRIVATE and GONOPROXY (https://go.dev/ref/mod#goproxy).
+
+    The first GOPROXY entry decides: a URL becomes the ``goproxy`` base URL (unless one is
+    configured); ``direct`` or ``off`` means no proxy, and Go modules are then skipped with that
+    reason (patchula never fetches from version control). GONOPROXY (default: GOPRIVATE) lists
+    module path patterns that are never sent to a proxy.
+    """
+    proxy = env.get("GOPROXY", "").strip()
+    if proxy:
+        first = re.split(r"[,|]", proxy, maxsplit=1)[0].strip()
+        if first in {"direct", "off"}:
+            values.setdefault(
+                "go_proxy_off", f"GOPROXY={first}: patchula uses Go module proxies only"
+            )
+        elif re.match(r"^https?://", first):
+            registries = values.setdefault("registries", {})
+            registries.setdefault("goproxy", first.rstrip("/"))
+    patterns = env.get("GONOPROXY") or env.get("GOPRIVATE") or ""
+    found = tuple(p.strip() for p in patterns.split(",") if p.strip())
+    if found:
+        values.setdefault("go_noproxy", found)
 
 
 def _split_pairs(text: str, parse: Callable[[str], tuple[str, T]]) -> list[tuple[str, T]]:
