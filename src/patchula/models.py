@@ -132,6 +132,8 @@ class Catalog:
     is true when the catalog came from the cache without any request. ``lists_every_version``
     is false for registries whose list omits valid versions (the Go proxy's ``@v/list`` leaves
     out pseudo-versions), so a current version missing from it is not suspicious.
+    ``successor`` names a newer major version published under another name (a Go module's
+    ``/v2`` path) as ``"<name> <version>"``.
     """
 
     datasource: str
@@ -144,6 +146,7 @@ class Catalog:
     source_url: str = ""
     reused: bool = False
     lists_every_version: bool = True
+    successor: str | None = None
 
     def release(self, version: str) -> Release | None:
         """Return the release with exactly this version string, or ``None``."""
@@ -198,6 +201,7 @@ class Finding:
     eligible_released_at: datetime | None = None
     libyears: float | None = None
     held_back: tuple[HeldBack, ...] = field(default=())
+    major_available: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

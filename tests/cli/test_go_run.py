@@ -75,5 +75,5 @@ def test_go_module_end_to_end(fake_registry: FakeRegistry, tmp_path: Path) -> No
         "GET /github.com/!burnt!sushi/toml/@v/v1.3.2.info",  # @latest named the retracted v1.4.0
         "GET /golang.org/x/text/@v/v0.14.0.info",
     ]
-    assert fake_registry.host("goproxy").requests == 12
+    assert fake_registry.host("goproxy").requests == 15  # and a /v2 probe per module
     assert toml["libyears"] == 0.0

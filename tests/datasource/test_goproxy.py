@@ -67,18 +67,19 @@ async def test_versions_and_latest(fake_registry: FakeRegistry) -> None:
 
 
 @pytest.mark.anyio
-async def test_exactly_three_requests_and_no_info(fake_registry: FakeRegistry) -> None:
-    """One module costs list, @latest and one .mod request; no ``.info`` per version."""
+async def test_exactly_four_requests_and_no_info(fake_registry: FakeRegistry) -> None:
+    """One module costs list, @latest, one .mod and the /v2 probe; no ``.info`` per version."""
     fake_registry.goproxy.add(
         "example.com/many", {f"v1.{minor}.0": T1 for minor in range(12)} | {"v1.12.0": T3}
     )
     catalog = await _catalog(fake_registry, "example.com/many")
     host = fake_registry.host("goproxy")
-    assert host.requests == 3
+    assert host.requests == 4
     assert dict(host.requests_by_route) == {
         "GET /example.com/many/@v/list": 1,
         "GET /example.com/many/@latest": 1,
         "GET /example.com/many/@v/v1.12.0.mod": 1,
+        "GET /example.com/many/v2/@v/list": 1,
     }
     assert len(catalog.releases) == 13
     assert [r.version for r in catalog.releases if r.released_at is not None] == ["v1.12.0"]
@@ -93,6 +94,7 @@ async def test_case_encoded_module_path(fake_registry: FakeRegistry) -> None:
         "GET /github.com/!burnt!sushi/toml/@v/list",
         "GET /github.com/!burnt!sushi/toml/@latest",
         "GET /github.com/!burnt!sushi/toml/@v/v1.4.0.mod",
+        "GET /github.com/!burnt!sushi/toml/v2/@v/list",
     }
     assert catalog.package_name == "github.com/BurntSushi/toml"
     assert catalog.latest == "v1.4.0"
@@ -168,7 +170,7 @@ async def test_pseudo_version_only_module(fake_registry: FakeRegistry) -> None:
     catalog = await _catalog(fake_registry, "example.com/untagged")
     assert catalog.releases == (Release(pseudo, T1),)
     assert catalog.latest == pseudo
-    assert fake_registry.host("goproxy").requests == 3
+    assert fake_registry.host("goproxy").requests == 4  # with the /v2 probe
 
 
 @pytest.mark.anyio
@@ -274,3 +276,27 @@ async def test_unreachable_is_raised_unwrapped() -> None:
 
     with pytest.raises(RegistryUnreachable, match="ConnectError"):
         await goproxy.get_catalog(fetch, goproxy.DEFAULT_BASE_URL, "golang.org/x/mod")
+
+
+@pytest.mark.parametrize(
+    ("module", "successor"),
+    [
+        ("example.com/m", "example.com/m/v2"),
+        ("example.com/m/v3", "example.com/m/v4"),
+        ("example.com/m/v1", "example.com/m/v1/v2"),
+        ("gopkg.in/yaml.v2", "gopkg.in/yaml.v3"),
+    ],
+)
+def test_next_major_path(module: str, successor: str) -> None:
+    """The next major version lives under the /vN+1 (or gopkg.in .vN+1) module path."""
+    assert goproxy.next_major_path(module) == successor
+
+
+@pytest.mark.anyio
+async def test_new_major_module_path_is_reported(fake_registry: FakeRegistry) -> None:
+    """A published /v2 module is reported as the successor with its newest stable version."""
+    fake_registry.goproxy.add("example.com/lib", {"v1.0.0": T1})
+    fake_registry.goproxy.add("example.com/lib/v2", {"v2.0.0": T1, "v2.1.0": T2, "v2.2.0-rc.1": T3})
+    catalog = await _catalog(fake_registry, "example.com/lib")
+    assert catalog.successor == "example.com/lib/v2 v2.1.0"
+    assert catalog.latest == "v1.0.0"

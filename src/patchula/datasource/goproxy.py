@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -117,7 +117,7 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
         if mod_response.status not in _NOT_FOUND:
             check_status(mod_response, f"{what} go.mod of {source}")
             go_mod = mod_response.content.decode("utf-8", errors="replace")
-    return build_catalog(
+    catalog = build_catalog(
         versions,
         package_name=package_name,
         fetched_at=listed.fetched_at,
@@ -126,6 +126,46 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
         source_url=list_url,
         reused=all(response.cache == "fresh" for response in used),
     )
+    return replace(catalog, successor=await _next_major(fetch, base_url, package_name))
+
+
+def next_major_path(module: str) -> str | None:
+    """Return the module path of the next major version (https://go.dev/ref/mod#major-version-suffixes).
+
+    ``example.com/m`` → ``example.com/m/v2``; ``example.com/m/v3`` → ``example.com/m/v4``;
+    ``gopkg.in/yaml.v2`` → ``gopkg.in/yaml.v3``.
+    """
+    gopkg = re.fullmatch(r"(gopkg\.in/.+\.v)(\d+)", module)
+    if gopkg:
+        return f"{gopkg.group(1)}{int(gopkg.group(2)) + 1}"
+    suffix = re.fullmatch(r"(.+)/v(\d+)", module)
+    if suffix and int(suffix.group(2)) >= 2:  # noqa: PLR2004 - /v0 and /v1 are not major suffixes
+        return f"{suffix.group(1)}/v{int(suffix.group(2)) + 1}"
+    if module.startswith("gopkg.in/"):
+        return None
+    return f"{module}/v2"
+
+
+async def _next_major(fetch: Fetch, base_url: str, module: str) -> str | None:
+    """Probe the next major module path; return ``"<path> <newest stable version>"`` or ``None``."""
+    successor = next_major_path(module)
+    if successor is None:
+        return None
+    listed = await fetch(
+        f"{module_url(base_url, successor)}/@v/list",
+        representation=REPRESENTATION,
+        derive=functools.partial(derive, package_name=successor),
+    )
+    if listed.status != 200:  # noqa: PLR2004 - anything but a list: no new major there
+        return None
+    stable = [
+        v
+        for v in parse_list_compact(listed.content, package_name=successor)
+        if go_versioning.is_stable(v)
+    ]
+    if not stable:
+        return None
+    return f"{successor} {max(stable, key=go_versioning.sort_key)}"
 
 
 async def _both(

@@ -122,6 +122,7 @@ def evaluate(
         eligible_released_at=eligible.released_at if eligible else None,
         libyears=_libyears(current, current_rel, latest, latest_rel, versioning),
         held_back=tuple(held),
+        major_available=catalog.successor,
     )
 
 

@@ -103,6 +103,10 @@ class DependencyReport(_Model):
     eligible_released_at: datetime | None
     libyears: float | None
     held_back: list[HeldBackRelease]
+    major_available: str | None = Field(
+        default=None,
+        description="A newer major version published under another name: '<name> <version>'.",
+    )
     status: Status
     reason: str | None
     metadata: DependencyMeta
@@ -328,6 +332,7 @@ def _row(row: Row) -> DependencyReport:
             )
             for h in f.held_back
         ],
+        major_available=f.major_available,
         status=f.status,
         reason=f.reason,
         metadata=DependencyMeta(lookup=LookupMeta(catalog=catalog)),

@@ -67,6 +67,8 @@ def _notes(dep: DependencyReport) -> str:
         notes.append(f"held back: {held}{more}")
     if dep.reason:
         notes.append(dep.reason)
+    if dep.major_available:
+        notes.append(f"new major: {dep.major_available}")
     if dep.markers:
         notes.append(f"when {dep.markers}")
     return "; ".join(notes)
