@@ -114,18 +114,26 @@ def _go_skip(module: str, settings: Settings) -> str | None:
 
 
 def _times_needed(
-    finding: Finding, catalog: Catalog, versioning: Versioning, asked: set[str]
+    finding: Finding,
+    catalog: Catalog,
+    versioning: Versioning,
+    asked: set[str],
+    *,
+    for_libyears: bool,
 ) -> list[str]:
     """Versions whose publish time would change the verdict or the libyears, newest first.
 
-    Current and latest when either date is unknown (libyears); the newest held-back release of
-    unknown age (the release-age policy). Versions already asked for are not asked again.
+    The newest held-back release of unknown age (the release-age policy); with ``for_libyears``
+    also current and latest when either date is unknown. Versions already asked for are not
+    asked again.
     """
     wanted: list[str] = []
     for version, when in (
         (finding.current, finding.current_released_at),
         (finding.latest, finding.latest_released_at),
     ):
+        if not for_libyears:
+            break
         if version is not None and when is None and catalog.release(version) is not None:
             wanted.append(version)
     unknown = [h.version for h in finding.held_back if h.released_at is None]
@@ -312,7 +320,13 @@ async def _scan_repo(
         finding = evaluate(dep, catalog, versioning, policy, now, locked)
         try:
             for _ in range(MAX_TIME_ROUNDS):
-                wanted = _times_needed(finding, catalog, versioning, lookups.asked(dep))
+                wanted = _times_needed(
+                    finding,
+                    catalog,
+                    versioning,
+                    lookups.asked(dep),
+                    for_libyears=getattr(DATASOURCES[dep.datasource], "TIMES_FOR_LIBYEARS", False),
+                )
                 if not wanted:
                     break
                 catalog = await lookups.with_times(dep, catalog, wanted)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 ID = "crates"
 DEFAULT_BASE_URL = "https://index.crates.io"
-TIME_SOURCE = "crates.io index pubtime"
+TIME_SOURCE = "crates.io index pubtime, else the web API created_at"
 REPRESENTATION = "cargo-index-v1"
 
 
@@ -144,6 +144,9 @@ def parse_compact(
 
 DEFAULT_API_URL = "https://crates.io"
 API_MIN_INTERVAL_SECONDS = 1.0  # crates.io crawler policy: at most one request per second
+# The throttled web API is asked only when the release-age policy needs a date, never for
+# libyears alone (libyears then stay unknown when the index has no pubtime).
+TIMES_FOR_LIBYEARS = False
 _API_PAGE = 100
 _API_MAX_PAGES = 5
 

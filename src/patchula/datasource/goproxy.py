@@ -36,6 +36,8 @@ ID = "goproxy"
 DEFAULT_BASE_URL = "https://proxy.golang.org"
 TIME_SOURCE = "Go proxy .info time"
 REPRESENTATION = "goproxy-list-v1"
+# .info documents are cheap and cached for good: also fetch current's and latest's for libyears.
+TIMES_FOR_LIBYEARS = True
 # @latest is stored as its raw JSON under its own name, so a freshness floor can name it.
 LATEST_REPRESENTATION = "goproxy-latest-raw"
 # The two documents ``--go-freshness-secs`` keeps fresh for at least that long.
