@@ -135,6 +135,12 @@ def test_goproxy_environment(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert s.registries == {"goproxy": "https://goproxy.example"}
+    chain = load_settings(
+        {},
+        env={"GOPROXY": "https://a.example/,https://b.example|https://c.example,direct"},
+        cwd=tmp_path,
+    )
+    assert chain.registries == {"goproxy": "https://a.example,https://b.example|https://c.example"}
     assert s.go_noproxy == ("*.corp.example", "github.com/acme")
     assert s.go_proxy_off is None
     off = load_settings({}, env={"GOPROXY": "direct"}, cwd=tmp_path)

@@ -331,21 +331,27 @@ def load_settings(
 def _go_environment(env: Mapping[str, str], values: dict[str, Any]) -> None:
     """Honour the go command's GOPROXY, GOPRIVATE and GONOPROXY (https://go.dev/ref/mod#goproxy).
 
-    The first GOPROXY entry decides: a URL becomes the ``goproxy`` base URL (unless one is
-    configured); ``direct`` or ``off`` means no proxy, and Go modules are then skipped with that
+    The proxy URLs at the head of GOPROXY, with their ``,`` (next on 404/410) and ``|`` (next on
+    any error) separators, become the ``goproxy`` base (unless one is configured); an entry
+    ``direct`` or ``off`` ends the list, and if it comes first Go modules are skipped with that
     reason (patchula never fetches from version control). GONOPROXY (default: GOPRIVATE) lists
     module path patterns that are never sent to a proxy.
     """
     proxy = env.get("GOPROXY", "").strip()
     if proxy:
-        first = re.split(r"[,|]", proxy, maxsplit=1)[0].strip()
-        if first in {"direct", "off"}:
-            values.setdefault(
-                "go_proxy_off", f"GOPROXY={first}: patchula uses Go module proxies only"
-            )
-        elif re.match(r"^https?://", first):
-            registries = values.setdefault("registries", {})
-            registries.setdefault("goproxy", first.rstrip("/"))
+        parts = re.split(r"([,|])", proxy)
+        chain = ""
+        for index in range(0, len(parts), 2):
+            entry = parts[index].strip()
+            if not re.match(r"^https?://", entry):
+                if not chain and entry in {"direct", "off"}:
+                    values.setdefault(
+                        "go_proxy_off", f"GOPROXY={entry}: patchula uses Go module proxies only"
+                    )
+                break
+            chain += (parts[index - 1] if chain else "") + entry.rstrip("/")
+        if chain:
+            values.setdefault("registries", {}).setdefault("goproxy", chain)
     patterns = env.get("GONOPROXY") or env.get("GOPRIVATE") or ""
     found = tuple(p.strip() for p in patterns.split(",") if p.strip())
     if found:

@@ -12,7 +12,7 @@ import pytest
 from patchula.datasource import goproxy
 from patchula.datasource.goproxy import Retraction
 from patchula.errors import PackageNotFound, RegistryError, RegistryUnreachable
-from patchula.http.fetcher import Fetcher, make_client
+from patchula.http.fetcher import Fetcher, Timer, make_client
 from patchula.models import Catalog, Derive, FetchResponse, Release
 from tests.fake_registry import FakeRegistry
 
@@ -300,3 +300,27 @@ async def test_new_major_module_path_is_reported(fake_registry: FakeRegistry) ->
     catalog = await _catalog(fake_registry, "example.com/lib")
     assert catalog.successor == "example.com/lib/v2 v2.1.0"
     assert catalog.latest == "v1.0.0"
+
+
+@pytest.mark.anyio
+async def test_goproxy_list_falls_back_like_the_go_command() -> None:
+    """``a,b``: b is asked when a lacks the module; ``a|b``: also when a fails; else a's error."""
+    from tests.fake_registry import FakeRegistry  # noqa: PLC0415 - two registries, not the fixture
+
+    with FakeRegistry() as first, FakeRegistry() as second:
+        second.goproxy.add("example.com/only-second", {"v1.0.0": T1})
+        a, b = first.url("goproxy"), second.url("goproxy")
+
+        async def no_sleep(_seconds: float) -> None:
+            """Retries back off instantly here."""
+
+        async with make_client() as client:
+            fetcher = Fetcher(client, timer=Timer(sleep=no_sleep))
+            found = await goproxy.get_catalog(fetcher, f"{a},{b}", "example.com/only-second")
+            assert found.latest == "v1.0.0"
+            first.host("goproxy").server_error_next(20)
+            with pytest.raises(RegistryError):
+                await goproxy.get_catalog(fetcher, f"{a},{b}", "example.com/only-second")
+            first.host("goproxy").server_error_next(20)
+            piped = await goproxy.get_catalog(fetcher, f"{a}|{b}", "example.com/only-second")
+            assert piped.latest == "v1.0.0"

@@ -21,7 +21,7 @@ import anyio
 import orjson
 
 from patchula.datasource.base import check_status, parse_time
-from patchula.errors import RegistryError
+from patchula.errors import LookupFailed, PackageNotFound, RegistryError
 from patchula.models import Catalog, Release
 from patchula.versioning import go as go_versioning
 
@@ -88,6 +88,28 @@ def module_url(base_url: str, package_name: str) -> str:
 
 
 async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
+    """Look ``package_name`` up on the proxy, or on a GOPROXY-style list of proxies.
+
+    ``base_url`` may be ``https://a,https://b|https://c``: after a ``,`` the next proxy is tried
+    when the module is not found (404/410), after a ``|`` on any error, as the go command does
+    (https://go.dev/ref/mod#goproxy-protocol).
+    """
+    chain = re.split(r"([,|])", base_url)
+    for index in range(0, len(chain), 2):
+        last = index + 1 >= len(chain)
+        try:
+            return await _catalog_from(fetch, chain[index].strip(), package_name)
+        except PackageNotFound:
+            if last:
+                raise
+        except LookupFailed:
+            if last or chain[index + 1] != "|":
+                raise
+    msg = f"Go module {package_name!r}: no proxy configured"
+    raise PackageNotFound(msg)
+
+
+async def _catalog_from(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
     """Fetch ``@v/list`` (cached as ``goproxy-list-v1``), ``@latest`` and one ``.mod``.
 
     ``@latest`` may be missing (404/410) when the list names versions; with an empty list it is
@@ -392,7 +414,8 @@ async def release_times(
     immutable, so the cache keeps it under its upstream policy. A missing document maps to
     ``None``. Source: https://go.dev/ref/mod#goproxy-protocol.
     """
-    root = module_url(registries.get(ID, DEFAULT_BASE_URL), package_name)
+    first = re.split(r"[,|]", registries.get(ID, DEFAULT_BASE_URL), maxsplit=1)[0].strip()
+    root = module_url(first, package_name)
     found: dict[str, datetime | None] = {}
     for version in versions:
         response = await fetch(f"{root}/@v/{quote(module_path_escape(version), safe='!~+')}.info")
