@@ -89,3 +89,31 @@ async def test_go_module_asks_info_only_for_what_the_policy_needs(
         "GET /example.com/big/@v/v1.37.0.info",
         "GET /example.com/big/@v/v1.38.0.info",
     ]
+
+
+@pytest.mark.anyio
+async def test_every_row_of_a_package_gets_the_times(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Times looked up for one row serve every row of that package: same verdict everywhere."""
+    fake_registry.goproxy.add(
+        "example.com/w", {"v0.6.2": NOW - timedelta(days=300), "v0.6.3": NOW - timedelta(days=30)}
+    )
+    for sub in ("a", "b", "c"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "go.mod").write_text(
+            f"module example.com/{sub}\n\nrequire example.com/w v0.6.2\n"
+        )
+    settings = Settings.model_validate(
+        {"registries": {"goproxy": fake_registry.url("goproxy")}, "min_release_age": "3d"}
+    )
+    async with make_client() as client:
+        result = await scan([str(tmp_path)], settings, Fetcher(client), FixedClock(NOW))
+    rows = [r.finding for r in result.repos[0].rows if r.dependency.name == "example.com/w"]
+    assert [(f.status, f.eligible, f.libyears is not None) for f in rows] == [
+        ("outdated", "v0.6.3", True)
+    ] * 3
+    infos = [
+        r for r in fake_registry.host("goproxy").requests_by_route.items() if r[0].endswith(".info")
+    ]
+    assert all(count == 1 for _, count in infos)

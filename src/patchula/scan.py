@@ -113,6 +113,19 @@ def _go_skip(module: str, settings: Settings) -> str | None:
     return None
 
 
+def _dated(catalog: Catalog, known: dict[str, datetime | None]) -> Catalog:
+    """Return ``catalog`` with the publish times looked up so far filled in."""
+    if not any(known.values()):
+        return catalog
+    releases = tuple(
+        replace(r, released_at=known[r.version])
+        if r.released_at is None and known.get(r.version) is not None
+        else r
+        for r in catalog.releases
+    )
+    return replace(catalog, releases=releases)
+
+
 def _times_needed(
     finding: Finding,
     catalog: Catalog,
@@ -155,40 +168,56 @@ class _Lookups:
         self.done = 0
         self.on_progress: Progress | None = None
         self._times: dict[tuple[str, str], dict[str, datetime | None]] = {}
+        self._time_locks: dict[tuple[str, str], anyio.Lock] = {}
 
-    def asked(self, dep: Dependency) -> set[str]:
-        """Return the versions of ``dep``'s package whose publish time was already asked for."""
-        return set(self._times.get((dep.datasource, dep.package_name), {}))
+    async def evaluate(
+        self,
+        dep: Dependency,
+        catalog: Catalog,
+        policy: ReleaseAgePolicy,
+        now: datetime,
+        locked: str | None,
+    ) -> tuple[Catalog, Finding]:
+        """Evaluate ``dep``, looking up publish times the verdict or libyears need, lazily.
 
-    async def with_times(self, dep: Dependency, catalog: Catalog, versions: list[str]) -> Catalog:
-        """Return ``catalog`` with the publish times of ``versions`` looked up (lazily, once).
-
-        Datasources without ``release_times`` (their catalogs carry every date) change nothing.
-        Raises ``LookupFailed`` when the registry fails.
+        Times are kept per package, so every row of a package (any file, any repository) gets
+        the same dates; one row at a time per package asks, the others wait and reuse. A failed
+        time lookup leaves those dates unknown and says so in the reason.
         """
+        versioning = VERSIONINGS[dep.versioning]
         key = (dep.datasource, dep.package_name)
-        known = self._times.setdefault(key, {})
-        release_times = getattr(DATASOURCES[dep.datasource], "release_times", None)
-        missing = [v for v in versions if v not in known]
+        module = DATASOURCES[dep.datasource]
+        release_times = getattr(module, "release_times", None)
         if release_times is None:
-            known.update(dict.fromkeys(missing))
-        elif missing:
-            known.update(dict.fromkeys(missing))  # asked once, even if the request fails
-            known.update(
-                await release_times(
-                    self._fetch, self._settings.registries, dep.package_name, missing
-                )
-            )
-        dated = {v: t for v, t in known.items() if t is not None}
-        if not dated:
-            return catalog
-        releases = tuple(
-            replace(r, released_at=dated[r.version])
-            if r.released_at is None and r.version in dated
-            else r
-            for r in catalog.releases
-        )
-        return replace(catalog, releases=releases)
+            return catalog, evaluate(dep, catalog, versioning, policy, now, locked)
+        known = self._times.setdefault(key, {})
+        async with self._time_locks.setdefault(key, anyio.Lock()):
+            catalog = _dated(catalog, known)
+            finding = evaluate(dep, catalog, versioning, policy, now, locked)
+            try:
+                for _ in range(MAX_TIME_ROUNDS):
+                    wanted = _times_needed(
+                        finding,
+                        catalog,
+                        versioning,
+                        set(known),
+                        for_libyears=getattr(module, "TIMES_FOR_LIBYEARS", False),
+                    )
+                    if not wanted:
+                        break
+                    known.update(dict.fromkeys(wanted))  # asked once, even if it fails
+                    known.update(
+                        await release_times(
+                            self._fetch, self._settings.registries, dep.package_name, wanted
+                        )
+                    )
+                    catalog = _dated(catalog, known)
+                    finding = evaluate(dep, catalog, versioning, policy, now, locked)
+            except LookupFailed as exc:
+                note = f"publish times unavailable: {exc.reason}"
+                reason = f"{finding.reason}; {note}" if finding.reason else note
+                finding = replace(finding, reason=reason)
+        return catalog, finding
 
     def request(self, datasource: str, package: str) -> None:
         key = (datasource, package)
@@ -316,26 +345,7 @@ async def _scan_repo(
         if isinstance(catalog, LookupFailed):
             repo.rows.append(Row(dep, Finding(status="error", reason=catalog.reason), lock_file))
             continue
-        versioning = VERSIONINGS[dep.versioning]
-        finding = evaluate(dep, catalog, versioning, policy, now, locked)
-        try:
-            for _ in range(MAX_TIME_ROUNDS):
-                wanted = _times_needed(
-                    finding,
-                    catalog,
-                    versioning,
-                    lookups.asked(dep),
-                    for_libyears=getattr(DATASOURCES[dep.datasource], "TIMES_FOR_LIBYEARS", False),
-                )
-                if not wanted:
-                    break
-                catalog = await lookups.with_times(dep, catalog, wanted)
-                finding = evaluate(dep, catalog, versioning, policy, now, locked)
-        except LookupFailed as exc:
-            note = f"publish times unavailable: {exc.reason}"
-            finding = replace(
-                finding, reason=f"{finding.reason}; {note}" if finding.reason else note
-            )
+        catalog, finding = await lookups.evaluate(dep, catalog, policy, now, locked)
         if item.note and finding.current_source == "range":
             reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
             finding = replace(finding, reason=reason)
