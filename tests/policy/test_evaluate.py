@@ -265,7 +265,7 @@ def test_pin_not_published_is_unknown() -> None:
     cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.2.0", 50), latest="1.2.0")
     f = evaluate(_npm_dep("99.0.0"), cat, npm, NO_WAIT, NOW)
     assert (f.status, f.current, f.latest) == ("unknown", "99.0.0", "1.2.0")
-    assert f.reason == "pinned version 99.0.0 is not in npm's release list"
+    assert f.reason == "pinned version 99.0.0 is not in the npm release list"
 
 
 def test_held_back_lists_only_releases_above_eligible() -> None:
@@ -322,3 +322,47 @@ def test_unlisted_current_is_fine_when_the_list_omits_versions() -> None:
         "v1.2.1-0.20250101000000-abcdefabcdef",
         "v1.3.0",
     )
+
+
+def test_unpublished_go_tag_is_unknown_but_pseudo_versions_are_dated() -> None:
+    """A Go tag missing from @v/list is unknown; a pseudo-version is dated by its own timestamp."""
+    from patchula.versioning import go  # noqa: PLC0415 - only this test needs Go versions
+
+    cat = Catalog(
+        datasource="goproxy",
+        package_name="example.com/m",
+        releases=(_rel("v0.70.1", 400), _rel("v0.70.2", 35.25)),
+        latest="v0.70.2",
+        fetched_at=NOW,
+        lists_every_version=False,
+    )
+
+    def dep(version: str) -> Dependency:
+        return Dependency(
+            manager="go_mod",
+            file="go.mod",
+            line=3,
+            name="example.com/m",
+            package_name="example.com/m",
+            datasource="goproxy",
+            versioning="go",
+            dep_type="require",
+            declared=version,
+            constraint=version,
+        )
+
+    tag = evaluate(dep("v0.60.0"), cat, go, NO_WAIT, NOW)
+    assert (tag.status, tag.reason) == (
+        "unknown",
+        "pinned version v0.60.0 is not in the goproxy release list",
+    )
+    newer = evaluate(dep("v0.70.3-0.20261130120000-abcdefabcdef"), cat, go, NO_WAIT, NOW)
+    assert (newer.status, newer.current_released_at) == (
+        "up-to-date",
+        datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
+    )
+    older = evaluate(dep("v0.70.2-0.20241030120000-abcdefabcdef"), cat, go, NO_WAIT, NOW)
+    assert (older.status, older.eligible) == ("outdated", "v0.70.2")
+    commit = datetime(2024, 10, 30, 12, 0, tzinfo=UTC)
+    seconds = ((NOW - timedelta(days=35.25)) - commit).total_seconds()
+    assert older.libyears == round(seconds / 86400 / 365.25, 4)

@@ -62,13 +62,14 @@ def evaluate(
     current_rel = _find(catalog, current, versioning)
     latest = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
     latest_rel = _find(catalog, latest, versioning) if latest else None
-    if current_rel is None and catalog.lists_every_version:
+    pseudo_time = _pseudo_time(versioning, current)
+    if current_rel is None and (catalog.lists_every_version or pseudo_time is None):
         # A pin or lock naming a version the registry never published (or unpublished): any
         # verdict would be a guess, so say so instead of calling it up to date.
         where = "lockfile" if source == "lockfile" else "pinned"
         return Finding(
             status="unknown",
-            reason=f"{where} version {current} is not in {catalog.datasource}'s release list",
+            reason=f"{where} version {current} is not in the {catalog.datasource} release list",
             current=current,
             current_source=source,
             latest=latest,
@@ -117,10 +118,16 @@ def evaluate(
         eligible=eligible.version if eligible else None,
         update_type=update_type,
         versions_behind=len(candidates),
-        current_released_at=current_rel.released_at if current_rel else None,
+        current_released_at=current_rel.released_at if current_rel else pseudo_time,
         latest_released_at=latest_rel.released_at if latest_rel else None,
         eligible_released_at=eligible.released_at if eligible else None,
-        libyears=_libyears(current, current_rel, latest, latest_rel, versioning),
+        libyears=_libyears(
+            current,
+            current_rel.released_at if current_rel else pseudo_time,
+            latest,
+            latest_rel,
+            versioning,
+        ),
         held_back=tuple(held),
         major_available=catalog.successor,
     )
@@ -215,9 +222,19 @@ def _released_at(catalog: Catalog, version: str | None, versioning: Versioning) 
     return rel.released_at if rel else None
 
 
+def _pseudo_time(versioning: Versioning, version: str) -> datetime | None:
+    """The commit time a Go pseudo-version carries (``None`` for other schemes and versions).
+
+    Go proxies never list pseudo-versions, so this time stands in for a publish time.
+    """
+    reader = getattr(versioning, "pseudo_time", None)
+    when = reader(version) if reader is not None else None
+    return when if isinstance(when, datetime) else None
+
+
 def _libyears(
     current: str,
-    current_rel: Release | None,
+    current_at: datetime | None,
     latest: str | None,
     latest_rel: Release | None,
     versioning: Versioning,
@@ -227,11 +244,9 @@ def _libyears(
         return None
     if versioning.compare(current, latest) >= 0:
         return 0.0
-    if current_rel is None or latest_rel is None:
+    if current_at is None or latest_rel is None or latest_rel.released_at is None:
         return None
-    if current_rel.released_at is None or latest_rel.released_at is None:
-        return None
-    seconds = (latest_rel.released_at - current_rel.released_at).total_seconds()
+    seconds = (latest_rel.released_at - current_at).total_seconds()
     return round(max(seconds, 0.0) / 86400 / DAYS_PER_YEAR, 4)
 
 
