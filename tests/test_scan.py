@@ -279,3 +279,14 @@ def test_private_go_modules_are_skipped(module: str, expected: str | None) -> No
     """GONOPROXY/GOPRIVATE patterns match module path prefixes element by element."""
     settings = Settings.model_validate({"go_noproxy": ("*.corp.example", "github.com/acme")})
     assert scan_module._go_skip(module, settings) == expected
+
+
+def test_broken_lockfile_is_named_on_its_rows(tmp_path: Path) -> None:
+    """A lockfile that cannot be parsed is a problem, and rows resolved from ranges say why."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    _write(tmp_path, "package-lock.json", "{ broken")
+    result = _scan([tmp_path], FakeFetch(PKGS))
+    finding = result.repos[0].rows[0].finding
+    assert (finding.current, finding.current_source) == ("1.0.0", "range")
+    assert finding.reason == "from the range: package-lock.json not read"
+    assert [p.file for p in result.repos[0].problems] == ["package-lock.json"]

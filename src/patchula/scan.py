@@ -358,6 +358,10 @@ async def _scan_repo(
         repo.rows.append(Row(dep, finding, lock_file, info))
 
 
+# Managers that read lockfiles (their results carry a ``Lockfile``).
+LOCKFILE_MANAGERS = frozenset({"package_lock", "uv_lock", "poetry_lock", "cargo_lock"})
+
+
 @dataclass(frozen=True, slots=True)
 class _Extracted:
     """One dependency ready for lookup, with what its lockfile says (``None``: unlocked)."""
@@ -383,18 +387,12 @@ def _extract_repo(root: Path, settings: Settings, repo: RepoResult) -> list[_Ext
     results: list[tuple[str, ExtractResult]] = []
     for item in found.files:
         repo.files.append(item.path)
-        try:
-            text = reader(item.path)
-        except ManifestError as exc:
-            repo.problems.append(ManifestProblem(exc.file, exc.line, exc.message))
-            continue
-        try:
-            result = MANAGERS[item.manager].extract(item.path, text, reader)
-        except Exception as exc:  # noqa: BLE001 - a manager bug must cost only its own file
-            message = f"{item.manager} failed: {type(exc).__name__}: {exc}"
-            repo.problems.append(ManifestProblem(item.path, None, message))
-            continue
-        results.append((item.path, result))
+        result = _extract_file(item, reader, repo)
+        if item.manager in LOCKFILE_MANAGERS and (result is None or result.lockfile is None):
+            # An unreadable lockfile: its manifests' rows say current came from the range.
+            found.unread_lockfiles[item.path] = MANAGERS[item.manager].DATASOURCE
+        if result is not None:
+            results.append((item.path, result))
     lockfiles = [r.lockfile for _, r in results if r.lockfile is not None]
     # npm workspace packages are installed from the checkout, not the registry.
     npm_workspace = {
@@ -433,6 +431,18 @@ def _extract_repo(root: Path, settings: Settings, repo: RepoResult) -> list[_Ext
                     note = f"from the range: {unread} not read"
             out.append(_Extracted(dep, locked, lock_file, note))
     return out
+
+
+def _extract_file(item: Found, reader: _Reader, repo: RepoResult) -> ExtractResult | None:
+    """Read and extract one file; a failure becomes a problem of ``repo`` and ``None``."""
+    try:
+        return MANAGERS[item.manager].extract(item.path, reader(item.path), reader)
+    except ManifestError as exc:
+        repo.problems.append(ManifestProblem(exc.file, exc.line, exc.message))
+    except Exception as exc:  # noqa: BLE001 - a manager bug must cost only its own file
+        message = f"{item.manager} failed: {type(exc).__name__}: {exc}"
+        repo.problems.append(ManifestProblem(item.path, None, message))
+    return None
 
 
 def _manager_of(files: list[Found], path: str) -> str:

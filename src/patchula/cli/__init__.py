@@ -105,7 +105,8 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         typer.Option(
             "--registry",
             metavar="NAME=URL",
-            help="NAME=URL base URL for a datasource (npm, pypi); repeatable.",
+            help="NAME=URL base URL for a datasource (npm, pypi, crates, crates-api, goproxy); "
+            "repeatable.",
         ),
     ] = None,
     output_format: Annotated[
@@ -174,7 +175,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         ),
     ] = None,
 ) -> None:
-    """Scan checkouts and report how far behind their npm and Python dependencies are."""
+    """Scan checkouts and report how far behind their npm, Python, Rust and Go dependencies are."""
     cli: dict[str, Any] = {
         "concurrency": concurrency,
         "host_concurrency": host_concurrency,

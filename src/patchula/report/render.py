@@ -140,12 +140,15 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
             shown = [(name, cell) for name, need, cell in columns if width >= need]
             cells = [[cell(dep) for _, cell in shown] for dep in deps]  # type: ignore[operator]
             for i, (name, _) in enumerate(shown):
-                if name in {"package", "notes", "declared"}:
-                    # Long names and notes fold; versions and statuses are never cut.
-                    table.add_column(name, overflow="fold", ratio=1 if name == "notes" else None)
+                longest = max([len(name)] + [len(str(row[i])) for row in cells])
+                if name == "notes":
+                    table.add_column(name, overflow="fold", ratio=1)
+                elif name in {"package", "declared"}:
+                    # Module paths are long: keep them readable before anything else folds.
+                    table.add_column(name, overflow="fold", min_width=min(longest, 40))
                 else:
-                    longest = max([len(name)] + [len(str(row[i])) for row in cells])
-                    table.add_column(name, no_wrap=True, min_width=longest)
+                    # Versions are never cut, but a 36-character pseudo-version may fold.
+                    table.add_column(name, overflow="fold", min_width=min(longest, 16))
             for row in cells:
                 table.add_row(*row)
             console.print(table)
