@@ -182,9 +182,9 @@ def derive(content: bytes, *, package_name: str) -> bytes:
     no_files: list[str] = []
     for version, spelling in sorted(known.items()):
         files = files_by_version.get(version, [])
-        uploads = [t for t in (parse_time(f.upload_time) for f in files) if t is not None]
+        earliest = _earliest_upload(files)
         versions.append(spelling)
-        times.append(int(min(uploads).timestamp()) if uploads else None)
+        times.append(int(earliest.timestamp()) if earliest is not None else None)
         if not files:
             no_files.append(spelling)
         elif all(f.is_yanked for f in files):
@@ -260,6 +260,20 @@ def parse_compact(
         time_source=TIME_SOURCE,
         source_url=source_url,
     )
+
+
+def _earliest_upload(files: list[_File]) -> datetime | None:
+    """Return the earliest ``upload-time`` of ``files`` (``None`` when none has one).
+
+    PEP 700 times are RFC 3339 UTC strings; when they all share one shape the earliest is the
+    smallest string and only it is parsed (a page holds thousands of files), else all are.
+    """
+    stamps = [f.upload_time for f in files if f.upload_time]
+    if not stamps:
+        return None
+    if len({len(stamp) for stamp in stamps}) == 1:
+        return parse_time(min(stamps))
+    return min((t for t in (parse_time(stamp) for stamp in stamps) if t is not None), default=None)
 
 
 def _is_json(content_type: str) -> bool:
