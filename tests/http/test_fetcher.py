@@ -282,3 +282,24 @@ async def test_throttled_host_gets_one_request_per_interval() -> None:
             for i in range(3):
                 await fetcher(f"https://api.test/{i}")
     assert sleeps.calls == [1.0, 1.0]
+
+
+@pytest.mark.anyio
+async def test_unreachable_host_fails_fast_after_its_first_exhausted_retries() -> None:
+    """After one lookup exhausted its retries on connection errors, the rest fail at once."""
+    sleeps = _Sleeps()
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get(url__regex=r"https://down\.test/\d+").mock(
+            side_effect=httpx.ConnectError("refused")
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, sleeps)
+            with pytest.raises(RegistryUnreachable, match="gave up after 3 retries"):
+                await fetcher("https://down.test/1")
+            with pytest.raises(
+                RegistryUnreachable,
+                match=r"down\.test is unreachable \(ConnectError\); not retried",
+            ):
+                await fetcher("https://down.test/2")
+    assert route.call_count == 4
+    assert len(sleeps.calls) == 3

@@ -242,6 +242,7 @@ class Fetcher:
         # Minimum freshness (seconds) per representation, counted from the entry's fetch time.
         self._floors = dict(freshness_floors or {})
         self._intervals: dict[str, float] = {}
+        self._unreachable: dict[str, str] = {}
         # Read once: scanning the environment per request cost a quarter of the client's CPU.
         self._proxies = urllib.request.getproxies()
         self._interval_locks: dict[str, anyio.Lock] = {}
@@ -402,6 +403,13 @@ class Fetcher:
     async def _fetch(self, url: str, headers: Mapping[str, str]) -> FetchResponse:
         host = host_key(url)
         stats = self.stats.setdefault(host, HostStats())
+        down = self._unreachable.get(host)
+        if down is not None:
+            # Once a host has failed every retry at the network level, the rest of the run
+            # does not wait through the same retries again for each of its packages.
+            stats.errors += 1
+            msg = f"{host} is unreachable ({down}); not retried"
+            raise RegistryUnreachable(msg)
         rate_attempt = 0
         error_attempt = 0
         while True:
@@ -417,6 +425,7 @@ class Fetcher:
                 stats.errors += 1
                 msg = f"{failure}; gave up after {MAX_RETRIES} retries"
                 if response is None:
+                    self._unreachable.setdefault(host, failure.split(" talking", 1)[0])
                     raise RegistryUnreachable(msg)
                 raise RegistryError(msg)
             wait = 0.5 * 2**error_attempt + random.uniform(0, 0.25)  # noqa: S311 - jitter
