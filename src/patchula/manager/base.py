@@ -405,3 +405,27 @@ def _written_specifier(requirement: str) -> str | None:
     if rest.startswith("(") and rest.endswith(")"):
         rest = rest[1:-1].strip()
     return rest or None
+
+
+def read_lock_packages(
+    path: str, text: str, known_versions: tuple[int, ...], label: str
+) -> tuple[
+    dict[str, object] | None, list[tuple[dict[str, object], int | None]], list[ManifestProblem]
+]:
+    """Parse a TOML lockfile with a top-level ``version`` and ``[[package]]`` tables.
+
+    Returns the document, the package tables with the line of each ``name`` key, and the
+    problems: invalid TOML (then the document is ``None``) and, as a warning, a ``version`` outside
+    ``known_versions`` (``label`` names the format in the message, e.g. ``Cargo.lock``).
+    """
+    data, problem = parse_toml(path, text)
+    if data is None:
+        return None, [], [] if problem is None else [problem]
+    locator = TomlLocator(strip_bom(text))
+    tables, problems = package_tables(path, data, locator)
+    version = data.get("version")
+    if version is not None and (version not in known_versions or isinstance(version, bool)):
+        line = locator.line(locator.find(("version",)))
+        message = f"unknown {label} version {version!r}; reading it as far as possible"
+        problems.append(ManifestProblem(path, line, message, "warning"))
+    return data, tables, problems

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from patchula.manager.base import ReadFile, TomlLocator, package_tables, parse_toml, strip_bom
-from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProblem
+from patchula.manager.base import ReadFile, read_lock_packages
+from patchula.models import ExtractResult, LockedPackage, Lockfile
 
 ID = "cargo_lock"
 DATASOURCE = "crates"
@@ -29,16 +29,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     package names without a ``source``: the workspace members (and path dependencies). Invalid
     TOML is a problem; an unknown lock ``version`` is a warning and the file is still read.
     """
-    data, problem = parse_toml(path, text)
+    data, tables, problems = read_lock_packages(path, text, _KNOWN_VERSIONS, "Cargo.lock")
     if data is None:
-        return ExtractResult(problems=() if problem is None else (problem,))
-    locator = TomlLocator(strip_bom(text))
-    tables, problems = package_tables(path, data, locator)
-    version = data.get("version")
-    if version is not None and (version not in _KNOWN_VERSIONS or isinstance(version, bool)):
-        line = locator.line(locator.find(("version",)))
-        message = f"unknown Cargo.lock version {version!r}; reading it as far as possible"
-        problems.append(ManifestProblem(path, line, message, "warning"))
+        return ExtractResult(problems=tuple(problems))
     packages: list[LockedPackage] = []
     members: set[str] = set()
     for entry, line in tables:

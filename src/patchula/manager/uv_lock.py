@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from packaging.utils import canonicalize_name
 
-from patchula.manager.base import ReadFile, TomlLocator, package_tables, parse_toml, strip_bom
-from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProblem
+from patchula.manager.base import ReadFile, read_lock_packages
+from patchula.models import ExtractResult, LockedPackage, Lockfile
 
 ID = "uv_lock"
 DATASOURCE = "pypi"
@@ -31,16 +31,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     (normalised), else the project(s) whose source is editable or virtual ``"."``, else
     ``None``. Invalid TOML and an unknown lock ``version`` are problems.
     """
-    data, problem = parse_toml(path, text)
+    data, tables, problems = read_lock_packages(path, text, _KNOWN_VERSIONS, "uv.lock")
     if data is None:
-        return ExtractResult(problems=() if problem is None else (problem,))
-    locator = TomlLocator(strip_bom(text))
-    tables, problems = package_tables(path, data, locator)
-    version = data.get("version")
-    if version is not None and (version not in _KNOWN_VERSIONS or isinstance(version, bool)):
-        line = locator.line(locator.find(("version",)))
-        message = f"unknown uv.lock version {version!r}; reading it as far as possible"
-        problems.append(ManifestProblem(path, line, message, "warning"))
+        return ExtractResult(problems=tuple(problems))
     packages: list[LockedPackage] = []
     roots: set[str] = set()
     for entry, line in tables:
