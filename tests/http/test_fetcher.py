@@ -285,8 +285,8 @@ async def test_throttled_host_gets_one_request_per_interval() -> None:
 
 
 @pytest.mark.anyio
-async def test_unreachable_host_fails_fast_after_its_first_exhausted_retries() -> None:
-    """After one lookup exhausted its retries on connection errors, the rest fail at once."""
+async def test_host_that_never_answered_is_unreachable_after_one_failed_retry() -> None:
+    """No HTTP answer this run and a retry also failed: the host is down, later lookups fail."""
     sleeps = _Sleeps()
     with respx.mock(assert_all_called=True) as router:
         route = router.get(url__regex=r"https://down\.test/\d+").mock(
@@ -294,12 +294,66 @@ async def test_unreachable_host_fails_fast_after_its_first_exhausted_retries() -
         )
         async with httpx.AsyncClient() as client:
             fetcher = _fetcher(client, sleeps)
-            with pytest.raises(RegistryUnreachable, match="gave up after 3 retries"):
+            with pytest.raises(RegistryUnreachable, match=r"no answer from down\.test this run"):
                 await fetcher("https://down.test/1")
             with pytest.raises(
                 RegistryUnreachable,
                 match=r"down\.test is unreachable \(ConnectError\); not retried",
             ):
                 await fetcher("https://down.test/2")
-    assert route.call_count == 4
+    assert route.call_count == 2
+    assert len(sleeps.calls) == 1
+    assert fetcher.stats["down.test"].errors == 2
+
+
+@pytest.mark.anyio
+async def test_host_that_answered_before_gets_every_retry() -> None:
+    """A host that answered this run is only given up after a lookup's retries are exhausted."""
+    sleeps = _Sleeps()
+    answers = iter([httpx.Response(200, text="ok")])
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        answer = next(answers, None)
+        if answer is None:
+            raise httpx.ConnectError("reset", request=request)
+        return answer
+
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get(url__regex=r"https://flaky\.test/\d+").mock(side_effect=flaky)
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, sleeps)
+            assert (await fetcher("https://flaky.test/1")).content == b"ok"
+            with pytest.raises(RegistryUnreachable, match="gave up after 3 retries"):
+                await fetcher("https://flaky.test/2")
+            with pytest.raises(RegistryUnreachable, match="not retried"):
+                await fetcher("https://flaky.test/3")
+    assert route.call_count == 5
     assert len(sleeps.calls) == 3
+
+
+@pytest.mark.anyio
+async def test_lookups_queued_for_an_unreachable_host_fail_without_requests() -> None:
+    """40 lookups queued behind a limit of 4 on a dead host: the queue fails fast, no storm."""
+    sleeps = _Sleeps()
+    failures: list[str] = []
+
+    async def one(fetcher: Fetcher, i: int) -> None:
+        try:
+            await fetcher(f"https://down.test/{i}")
+        except RegistryUnreachable as exc:
+            failures.append(str(exc))
+
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get(url__regex=r"https://down\.test/\d+").mock(
+            side_effect=httpx.ConnectError("no such host")
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, sleeps, default_limit=4)
+            async with anyio.create_task_group() as tg:
+                for i in range(40):
+                    tg.start_soon(one, fetcher, i)
+    assert len(failures) == 40
+    # A host that never answered is down once a second wave of requests fails too: at most
+    # two waves of 4 plus the one that trips it, instead of 40 lookups x 4 attempts.
+    assert route.call_count <= 9
+    assert sum("is unreachable" in f for f in failures) >= 31

@@ -9,9 +9,8 @@ registries; every datasource goes through this one seam.
 from __future__ import annotations
 
 import random
-import ssl
 import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Generic, TypeVar, cast
@@ -32,11 +31,13 @@ from patchula.http.governor import (
     read_signal,
     retry_after_seconds,
 )
+from patchula.http.transport import PerHostPoolTransport, RawResponse
 from patchula.models import Derive, FetchResponse
 
 __all__ = [
     "Fetcher",
     "HostStats",
+    "PerHostPoolTransport",
     "RateLimited",
     "Timer",
     "host_key",
@@ -81,9 +82,6 @@ T = TypeVar("T")
 # Bodies at least this large are derived in a worker thread (at most four at once) so the event
 # loop stays free; smaller ones are derived in place.
 DERIVE_IN_THREAD_BYTES = 64 * 1024
-IDLE_CONNECTIONS_PER_HOST = 32
-MAX_REDIRECTS = 5
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 def _proxied(url: str, proxies: Mapping[str, str]) -> bool:
@@ -94,102 +92,6 @@ def _proxied(url: str, proxies: Mapping[str, str]) -> bool:
     if parsed.scheme not in proxies and "all" not in proxies:
         return False
     return not urllib.request.proxy_bypass(parsed.host or "")
-
-
-class PerHostPoolTransport(httpx.AsyncBaseTransport):
-    """Keep-alive connections per origin, each reused by one request at a time.
-
-    httpx's keep-alive limit is one number for the whole client, and httpcore's pool scans every
-    connection for every queued request (quadratic in the host limit). Here each origin (scheme,
-    host, port) has its own set of one-connection pools: a request takes an idle one or opens a
-    new one (the fetcher's host limiter already bounds how many run at once), and gives it back
-    when its response is closed. Up to ``IDLE_CONNECTIONS_PER_HOST`` idle connections are kept
-    per origin; more are closed. TLS verification and the CA variables of the environment
-    apply (``trust_env``).
-    """
-
-    def __init__(self) -> None:
-        self._idle: dict[tuple[bytes, bytes, int | None], list[httpx.AsyncHTTPTransport]] = {}
-        self._all: list[httpx.AsyncHTTPTransport] = []
-        # One TLS context for every connection, made on first use: building one reads the CA
-        # bundle (tens of milliseconds, megabytes), which plain-HTTP mirrors never need.
-        self._ssl: ssl.SSLContext | None = None
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request`` on an idle connection of its origin, or a new one."""
-        url = request.url
-        origin = (url.raw_scheme, url.raw_host, url.port)
-        idle = self._idle.setdefault(origin, [])
-        slot = idle.pop() if idle else self._new_slot(https=url.raw_scheme == b"https")
-        try:
-            response = await slot.handle_async_request(request)
-        except BaseException:
-            await self._release(origin, slot)
-            raise
-        stream = response.stream
-        if not isinstance(stream, httpx.AsyncByteStream):  # pragma: no cover - httpx contract
-            await self._release(origin, slot)
-            return response
-        response.stream = _ReleasingStream(stream, lambda: self._release(origin, slot))
-        return response
-
-    def _new_slot(self, *, https: bool) -> httpx.AsyncHTTPTransport:
-        verify: ssl.SSLContext | bool = False  # plain HTTP never uses it
-        if https:
-            if self._ssl is None:
-                self._ssl = httpx.create_ssl_context(trust_env=True)
-            verify = self._ssl
-        slot = httpx.AsyncHTTPTransport(
-            verify=verify,
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-            trust_env=True,
-        )
-        self._all.append(slot)
-        return slot
-
-    async def _release(
-        self, origin: tuple[bytes, bytes, int | None], slot: httpx.AsyncHTTPTransport
-    ) -> None:
-        idle = self._idle.setdefault(origin, [])
-        if len(idle) < IDLE_CONNECTIONS_PER_HOST:
-            idle.append(slot)
-            return
-        self._all.remove(slot)
-        await slot.aclose()
-
-    def idle_connections(self) -> dict[str, int]:
-        """Return the number of idle keep-alive slots per origin (``scheme://host:port``)."""
-        return {
-            f"{o[0].decode()}://{o[1].decode()}" + (f":{o[2]}" if o[2] else ""): len(slots)
-            for o, slots in self._idle.items()
-        }
-
-    async def aclose(self) -> None:
-        """Close every connection."""
-        for slot in self._all:
-            await slot.aclose()
-        self._all.clear()
-        self._idle.clear()
-
-
-class _ReleasingStream(httpx.AsyncByteStream):
-    """A response body that hands its connection back when closed."""
-
-    def __init__(
-        self, stream: httpx.AsyncByteStream, release: Callable[[], Awaitable[None]]
-    ) -> None:
-        self._stream = stream
-        self._release: Callable[[], Awaitable[None]] | None = release
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._stream:
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-        if self._release is not None:
-            release, self._release = self._release, None
-            await release()
 
 
 def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
@@ -243,8 +145,13 @@ class Fetcher:
         self._floors = dict(freshness_floors or {})
         self._intervals: dict[str, float] = {}
         self._unreachable: dict[str, str] = {}
+        self._answered: set[str] = set()  # hosts that sent at least one HTTP answer this run
+        self._failures: dict[str, int] = {}  # network failures per host since its last answer
         # Read once: scanning the environment per request cost a quarter of the client's CPU.
         self._proxies = urllib.request.getproxies()
+        # The client's default headers and timeouts, read on the first request.
+        self._defaults: list[tuple[str, str]] | None = None
+        self._timeouts: dict[str, float | None] = {}
         self._interval_locks: dict[str, anyio.Lock] = {}
         self._next_at: dict[str, float] = {}
         # Registry documents are derived in worker threads, at most four at once, so the event
@@ -403,13 +310,6 @@ class Fetcher:
     async def _fetch(self, url: str, headers: Mapping[str, str]) -> FetchResponse:
         host = host_key(url)
         stats = self.stats.setdefault(host, HostStats())
-        down = self._unreachable.get(host)
-        if down is not None:
-            # Once a host has failed every retry at the network level, the rest of the run
-            # does not wait through the same retries again for each of its packages.
-            stats.errors += 1
-            msg = f"{host} is unreachable ({down}); not retried"
-            raise RegistryUnreachable(msg)
         rate_attempt = 0
         error_attempt = 0
         while True:
@@ -421,6 +321,17 @@ class Fetcher:
                 if response.status < 500:  # noqa: PLR2004 - server errors are retried below
                     return response
                 failure = f"HTTP {response.status} from {host}"
+            elif host not in self._answered and (
+                error_attempt == 1 or self._failures.get(host, 0) > self.limit_for(host)
+            ):
+                # A host that has not answered once this run and fails again after a pause,
+                # or fails a second wave of requests (DNS failure, refused, firewalled), is
+                # down: the rest of its lookups fail at once instead of each waiting through
+                # the same retries.
+                stats.errors += 1
+                self._unreachable.setdefault(host, failure.split(" talking", 1)[0])
+                msg = f"{failure}; no answer from {host} this run, not retried further"
+                raise RegistryUnreachable(msg)
             if error_attempt >= MAX_RETRIES:
                 stats.errors += 1
                 msg = f"{failure}; gave up after {MAX_RETRIES} retries"
@@ -438,6 +349,13 @@ class Fetcher:
     ) -> tuple[FetchResponse | None, str]:
         """Send one GET inside the host's slot; return the response or a transport failure."""
         async with self._limiter(host):
+            down = self._unreachable.get(host)
+            if down is not None:
+                # Checked after taking a slot, so requests queued before the host was found
+                # unreachable fail at once too, without a request.
+                stats.errors += 1
+                msg = f"{host} is unreachable ({down}); not retried"
+                raise RegistryUnreachable(msg)
             # Checked after taking a slot: a request queued before a 429 arrived must not
             # slip through the cool-down that 429 started.
             try:
@@ -450,51 +368,51 @@ class Fetcher:
             stats.in_flight += 1
             stats.max_concurrency = max(stats.max_concurrency, stats.in_flight)
             try:
-                response, content = await self._get(url, headers)
-            except httpx.TransportError as exc:
+                response = await self._get(url, headers)
+            except (httpx.TransportError, httpx.DecodingError) as exc:
+                # A body that fails to decode was cut short or damaged on the way: retried.
+                self._failures[host] = self._failures.get(host, 0) + 1
                 return None, f"{type(exc).__name__} talking to {host}"
             finally:
                 stats.in_flight -= 1
-        klass = f"{response.status_code // 100}xx"
+        self._answered.add(host)
+        self._failures[host] = 0
+        klass = f"{response.status // 100}xx"
         stats.responses[klass] = stats.responses.get(klass, 0) + 1
-        if response.status_code == 304:  # noqa: PLR2004 - Not Modified
+        if response.status == 304:  # noqa: PLR2004 - Not Modified
             stats.not_modified += 1
         return FetchResponse(
-            status=response.status_code,
-            url=str(response.url),
-            headers=tuple((k.lower(), v) for k, v in response.headers.multi_items()),
-            content=content,
+            status=response.status,
+            url=response.url,
+            headers=response.headers,
+            content=response.content,
             fetched_at=self._timer.wall(),
         ), ""
 
-    async def _get(self, url: str, headers: Mapping[str, str]) -> tuple[httpx.Response, bytes]:
-        """GET ``url`` and read its body.
+    async def _get(self, url: str, headers: Mapping[str, str]) -> RawResponse:
+        """GET ``url`` and read its body (redirects followed, at most 5).
 
-        Straight through the run's pooled transport when no proxy applies (the client's
-        request machinery -- cookies, auth, event hooks -- costs about as much CPU as the
-        transport itself, and a scan makes thousands of requests); through the client, which
-        honours the proxy variables, otherwise. Redirects are followed either way (at most 5).
+        Straight through the run's pooled transport when no proxy applies (httpx's request
+        and response models cost about as much CPU as the protocol itself, and a scan makes
+        thousands of requests); through the client, which honours the proxy variables,
+        otherwise. Raises httpx's ``TransportError`` or ``DecodingError``.
         """
         transport = self._client._transport  # noqa: SLF001 - our own PerHostPoolTransport
         if not isinstance(transport, PerHostPoolTransport) or _proxied(url, self._proxies):
             response = await self._client.get(url, headers=dict(headers))
-            return response, response.content
-        merged = httpx.Headers(self._client.headers)
-        merged.update(headers)  # case-insensitive: "Accept" replaces the default "accept"
-        target = httpx.URL(url)
-        for _ in range(MAX_REDIRECTS + 1):
-            request = httpx.Request("GET", target, headers=merged)
-            response = await transport.handle_async_request(request)
-            response.request = request
-            try:
-                content = await response.aread()
-            finally:
-                await response.aclose()
-            location = response.headers.get("location")
-            if response.status_code not in _REDIRECTS or location is None:
-                return response, content
-            target = target.join(location)
-        return response, content
+            return RawResponse(
+                status=response.status_code,
+                url=str(response.url),
+                headers=tuple((k.lower(), v) for k, v in response.headers.multi_items()),
+                content=response.content,
+            )
+        if self._defaults is None:
+            self._defaults = [(k.lower(), v) for k, v in self._client.headers.multi_items()]
+            self._timeouts = self._client.timeout.as_dict()
+        extra = [(k.lower(), v) for k, v in headers.items()]
+        replaced = {k for k, _ in extra}  # a caller's "Accept" replaces the default "accept"
+        merged = [(k, v) for k, v in self._defaults if k not in replaced] + extra
+        return await transport.get(url, merged, self._timeouts)
 
     def _rate_limited(
         self, host: str, response: FetchResponse, attempt: int, stats: HostStats
