@@ -171,17 +171,23 @@ def derive(content: bytes, *, package_name: str) -> bytes:
         else _versions_from_filenames(project.files, normalised_name)
     )
     known = _known_versions(spellings)
-    files_by_version: defaultdict[Version, list[_File]] = defaultdict(list)
+    # The version text of a regular wheel or sdist filename is usually spelt exactly as in
+    # ``versions``: a dictionary lookup then replaces parsing it (a page holds thousands).
+    by_text = {text: known[v] for text in spellings if (v := _parse_version(text)) in known}
+    files_by_spelling: defaultdict[str, list[_File]] = defaultdict(list)
     for file in project.files:
-        version = _file_version(file.filename, normalised_name, known)
-        if version is not None:
-            files_by_version[version].append(file)
+        spelling = by_text.get(_filename_version_text(file.filename, normalised_name) or "")
+        if spelling is None:
+            version = _file_version(file.filename, normalised_name, known)
+            spelling = known[version] if version is not None else None
+        if spelling is not None:
+            files_by_spelling[spelling].append(file)
     versions: list[str] = []
     times: list[int | None] = []
     yanked: list[str] = []
     no_files: list[str] = []
-    for version, spelling in sorted(known.items()):
-        files = files_by_version.get(version, [])
+    for _, spelling in sorted(known.items()):
+        files = files_by_spelling.get(spelling, [])
         earliest = _earliest_upload(files)
         versions.append(spelling)
         times.append(int(earliest.timestamp()) if earliest is not None else None)
@@ -310,6 +316,24 @@ def _file_version(filename: str, project: str, known: Mapping[Version, str]) -> 
     return None
 
 
+def _filename_version_text(filename: str, project: str) -> str | None:
+    """Return the version field of a regular wheel or ``.tar.gz`` sdist of ``project``.
+
+    ``{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl`` and
+    ``{name}-{version}.tar.gz`` (binary distribution and sdist format specifications); the
+    text is not validated here. ``None`` for other files or another project's name.
+    """
+    if filename.endswith(".whl"):
+        parts = filename[:-4].split("-")
+        if len(parts) in {5, 6} and _canonical(parts[0]) == project:
+            return parts[1]
+    elif filename.endswith(".tar.gz"):
+        name, _, version_text = filename[:-7].rpartition("-")
+        if name and _canonical(name) == project:
+            return version_text
+    return None
+
+
 def _standard_filename_version(filename: str, project: str) -> Version | None:
     """Return the version in a wheel or sdist filename of ``project``, or ``None``.
 
@@ -318,18 +342,10 @@ def _standard_filename_version(filename: str, project: str) -> Version | None:
     ``{name}-{version}.tar.gz`` (binary distribution and sdist format specifications); anything
     irregular goes through ``packaging``'s validating parsers.
     """
-    if filename.endswith(".whl"):
-        parts = filename[:-4].split("-")
-        if len(parts) in {5, 6} and _canonical(parts[0]) == project:
-            fast = _parse_version(parts[1])
-            if fast is not None:
-                return fast
-    elif filename.endswith(".tar.gz"):
-        name, _, version_text = filename[:-7].rpartition("-")
-        if name and _canonical(name) == project:
-            fast = _parse_version(version_text)
-            if fast is not None:
-                return fast
+    text = _filename_version_text(filename, project)
+    fast = _parse_version(text) if text is not None else None
+    if fast is not None:
+        return fast
     try:
         if filename.endswith(".whl"):
             name, version, _, _ = parse_wheel_filename(filename)

@@ -8,6 +8,7 @@ registries; every datasource goes through this one seam.
 
 from __future__ import annotations
 
+import functools
 import random
 import urllib.request
 from collections.abc import Mapping
@@ -451,7 +452,14 @@ class Fetcher:
 
 def host_key(url: str) -> str:
     """Return the host a limit applies to: lower-case host, plus ``:port`` when not the default."""
-    parsed = httpx.URL(url)
+    scheme, _, rest = url.partition("://")
+    return _origin_host_key(f"{scheme}://{rest.split('/', 1)[0]}" if rest else url)
+
+
+@functools.lru_cache(maxsize=1024)
+def _origin_host_key(origin: str) -> str:
+    """``host_key`` of ``scheme://authority``: a scan talks to a handful of origins."""
+    parsed = httpx.URL(origin)
     host = (parsed.host or "").lower()
     default = {"http": 80, "https": 443}.get(parsed.scheme)
     if parsed.port is not None and parsed.port != default:

@@ -1,0 +1,281 @@
+"""The pooled transport: real sockets on loopback, keep-alive reuse, closes, errors, codings."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import httpx
+import pytest
+import respx
+
+from patchula.errors import RegistryUnreachable
+from patchula.http.fetcher import Fetcher, make_client
+from patchula.http.transport import PerHostPoolTransport
+
+TIMEOUTS: dict[str, float | None] = {"connect": 2.0, "read": 2.0, "write": 2.0, "pool": 2.0}
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+class Server:
+    """A loopback HTTP/1.1 server whose handler decides what each connection gets."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.connections = 0
+        self.requests: list[bytes] = []
+        self.port = 0
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            await self.handler(reader, writer)
+        finally:
+            writer.close()
+
+    async def read_request(self, reader: asyncio.StreamReader) -> bytes | None:
+        """Read one request head; ``None`` when the client closed the connection."""
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return None
+        self.requests.append(head)
+        return head
+
+    @property
+    def url(self) -> str:
+        """The server's base URL."""
+        return f"http://127.0.0.1:{self.port}"
+
+
+def _answer(body: bytes, *extra: str) -> bytes:
+    head = ["HTTP/1.1 200 OK", f"Content-Length: {len(body)}", *extra]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[Server]]]:
+    """Start loopback servers for a test; all are closed at its end."""
+    started: list[asyncio.Server] = []
+
+    async def start(handler: Handler) -> Server:
+        server = Server(handler)
+        listener = await asyncio.start_server(server._serve, "127.0.0.1", 0)
+        server.port = listener.sockets[0].getsockname()[1]
+        started.append(listener)
+        return server
+
+    yield start
+    for listener in started:
+        listener.close()
+        await listener.wait_closed()
+
+
+@pytest.mark.anyio
+async def test_keep_alive_connection_is_reused(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """Three sequential requests travel on one connection; the host header names the port."""
+    server: Server
+
+    async def keep_alive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await server.read_request(reader) is not None:
+            writer.write(_answer(b"ok"))
+            await writer.drain()
+
+    server = await serve(keep_alive)
+    transport = PerHostPoolTransport()
+    try:
+        for i in range(3):
+            response = await transport.get(f"{server.url}/{i}", [("user-agent", "t")], TIMEOUTS)
+            assert (response.status, response.content) == (200, b"ok")
+    finally:
+        await transport.aclose()
+    assert server.connections == 1
+    assert f"Host: 127.0.0.1:{server.port}".encode() in server.requests[0]
+    assert transport.idle_connections() == {}
+
+
+@pytest.mark.anyio
+async def test_connection_closed_by_the_server_while_idle_is_not_reused(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """A keep-alive connection the server closed while idle is replaced, not failed on."""
+    server: Server
+
+    async def one_then_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.read_request(reader)
+        writer.write(_answer(b"ok"))  # announces keep-alive, then closes while idle
+        await writer.drain()
+
+    server = await serve(one_then_close)
+    async with make_client() as client:
+        fetcher = Fetcher(client)
+        first = await fetcher(f"{server.url}/a")
+        await asyncio.sleep(0.05)  # the close reaches the client while the connection is idle
+        second = await fetcher(f"{server.url}/b")
+    assert (first.content, second.content) == (b"ok", b"ok")
+    assert server.connections == 2
+    stats = fetcher.stats[f"127.0.0.1:{server.port}"]
+    assert (stats.requests, stats.retries, stats.errors) == (2, 0, 0)
+
+
+@pytest.mark.anyio
+async def test_connection_close_answer_is_not_kept_idle(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """``Connection: close`` (RFC 9112 §9.6): the connection is not returned to the pool."""
+    server: Server
+
+    async def closing(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.read_request(reader)
+        writer.write(_answer(b"bye", "Connection: close"))
+        await writer.drain()
+
+    server = await serve(closing)
+    transport = PerHostPoolTransport()
+    try:
+        for _ in range(2):
+            assert (await transport.get(f"{server.url}/", [], TIMEOUTS)).content == b"bye"
+        assert transport.idle_connections() == {server.url: 0}
+    finally:
+        await transport.aclose()
+    assert server.connections == 2
+
+
+@pytest.mark.anyio
+async def test_relative_redirect_is_followed(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """A 301 with a relative Location is followed; the final URL is reported."""
+    server: Server
+
+    async def redirecting(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (head := await server.read_request(reader)) is not None:
+            if head.startswith(b"GET /simple/Six/ "):
+                writer.write(b"HTTP/1.1 301 Moved\r\nLocation: /simple/six/\r\n")
+                writer.write(b"Content-Length: 0\r\n\r\n")
+            else:
+                writer.write(_answer(b"six"))
+            await writer.drain()
+
+    server = await serve(redirecting)
+    transport = PerHostPoolTransport()
+    try:
+        response = await transport.get(f"{server.url}/simple/Six/", [], TIMEOUTS)
+    finally:
+        await transport.aclose()
+    assert (response.status, response.content) == (200, b"six")
+    assert response.url == f"{server.url}/simple/six/"
+
+
+@pytest.mark.anyio
+async def test_silent_server_is_a_read_timeout(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """No answer within the read timeout raises httpx.ReadTimeout; the connection is dropped."""
+    server: Server
+
+    async def silent(reader: asyncio.StreamReader, _writer: asyncio.StreamWriter) -> None:
+        await server.read_request(reader)
+        await asyncio.sleep(1)
+
+    server = await serve(silent)
+    transport = PerHostPoolTransport()
+    try:
+        with pytest.raises(httpx.ReadTimeout):
+            await transport.get(f"{server.url}/", [], {**TIMEOUTS, "read": 0.1})
+        assert transport.idle_connections() == {}
+    finally:
+        await transport.aclose()
+
+
+@pytest.mark.anyio
+async def test_truncated_body_is_a_remote_protocol_error(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """A body shorter than its Content-Length is an httpx.RemoteProtocolError."""
+    server: Server
+
+    async def truncated(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort")
+        await writer.drain()
+
+    server = await serve(truncated)
+    transport = PerHostPoolTransport()
+    try:
+        with pytest.raises(httpx.RemoteProtocolError):
+            await transport.get(f"{server.url}/", [], TIMEOUTS)
+    finally:
+        await transport.aclose()
+
+
+@pytest.mark.anyio
+async def test_refused_connection_is_a_connect_error() -> None:
+    """Nothing listening: httpx.ConnectError, as from httpx's own transport."""
+    listener = await asyncio.start_server(lambda _r, w: w.close(), "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    listener.close()
+    await listener.wait_closed()
+    transport = PerHostPoolTransport()
+    try:
+        with pytest.raises(httpx.ConnectError):
+            await transport.get(f"http://127.0.0.1:{port}/", [], TIMEOUTS)
+    finally:
+        await transport.aclose()
+
+
+@pytest.mark.anyio
+async def test_gzip_body_is_decoded() -> None:
+    """Registries answer with ``Content-Encoding: gzip``; the fetcher returns the plain body."""
+    body = b'{"name": "left-pad"}' * 50
+    with respx.mock(assert_all_called=True) as router:
+        router.get("https://registry.test/left-pad").mock(
+            return_value=httpx.Response(
+                200, headers={"Content-Encoding": "gzip"}, content=gzip.compress(body)
+            )
+        )
+        async with make_client() as client:
+            response = await Fetcher(client)("https://registry.test/left-pad")
+    assert response.content == body
+
+
+@pytest.mark.anyio
+async def test_corrupt_gzip_body_is_retried_then_reported() -> None:
+    """A body that does not decode is a transport failure: retried, then an explicit error."""
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get("https://registry.test/x").mock(
+            return_value=httpx.Response(
+                200, headers={"Content-Encoding": "gzip"}, stream=httpx.ByteStream(b"not gzip")
+            )
+        )
+        async with make_client() as client:
+            fetcher = Fetcher(client)
+            with pytest.raises(
+                RegistryUnreachable, match=r"DecodingError talking to registry\.test"
+            ):
+                await fetcher("https://registry.test/x")
+    assert route.call_count == 2  # the host never answered usefully: one retry, then down
+
+
+@pytest.mark.anyio
+async def test_httpx_client_requests_use_the_same_pool(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """The transport also serves an httpx.AsyncClient (streamed bodies, connection returned)."""
+    server: Server
+
+    async def keep_alive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await server.read_request(reader) is not None:
+            writer.write(_answer(b"hello"))
+            await writer.drain()
+
+    server = await serve(keep_alive)
+    async with make_client() as client:
+        for _ in range(2):
+            response = await client.get(f"{server.url}/")
+            assert response.text == "hello"
+    assert server.connections == 1
