@@ -23,7 +23,7 @@ import anyio
 
 from patchula.clock import FixedClock
 from patchula.models import Derive, FetchResponse
-from patchula.scan import RepoResult, _extract_repo, scan
+from patchula.scan import RepoResult, _discover, _extract_repo, scan
 from patchula.settings import Settings
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
@@ -94,7 +94,8 @@ def main(argv: list[str]) -> None:
     deps = 0
     for target in targets:
         repo = RepoResult(target=str(target), root=str(target), commit=None)
-        deps += len(_extract_repo(target.resolve(), settings, repo))
+        found, _ = _discover(target.resolve(), settings)
+        deps += len(_extract_repo(target.resolve(), settings, repo, found))
     extract_s = time.perf_counter() - start
 
     registry = SyntheticRegistry()

@@ -15,7 +15,15 @@ import pytest
 from patchula import scan as scan_module
 from patchula.clock import FixedClock
 from patchula.models import Dependency, Derive, FetchResponse
-from patchula.scan import RepoResult, ScanResult, _extract_repo, _Extracted, read_commit, scan
+from patchula.scan import (
+    RepoResult,
+    ScanResult,
+    _discover,
+    _extract_repo,
+    _Extracted,
+    read_commit,
+    scan,
+)
 from patchula.settings import Settings
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -234,7 +242,8 @@ def test_unread_lockfile_is_said(tmp_path: Path) -> None:
 
 def _extract(root: Path) -> list[_Extracted]:
     repo = RepoResult(target=str(root), root=str(root), commit=None)
-    return _extract_repo(root, Settings(), repo)
+    found, _ = _discover(root, Settings())
+    return _extract_repo(root, Settings(), repo, found)
 
 
 def test_unsupported_datasource_is_skipped_with_a_reason(

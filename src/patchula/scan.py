@@ -22,7 +22,7 @@ import anyio.abc
 
 from patchula.datasource import DATASOURCES, crates
 from patchula.datasource.base import Fetch
-from patchula.discovery import Found, discover
+from patchula.discovery import Discovery, Found, discover
 from patchula.errors import LookupFailed, ManifestError
 from patchula.http.fetcher import host_key
 from patchula.manager import MANAGERS
@@ -163,6 +163,8 @@ class _Lookups:
         self._fetch = fetch
         self._settings = settings
         self._results: dict[tuple[str, str], Catalog | LookupFailed] = {}
+        self._requested: set[tuple[str, str]] = set()
+        # Made only for lookups someone waits on before they finish (a warm run has few).
         self._events: dict[tuple[str, str], anyio.Event] = {}
         self.started = 0
         self.done = 0
@@ -221,9 +223,9 @@ class _Lookups:
 
     def request(self, datasource: str, package: str) -> None:
         key = (datasource, package)
-        if key in self._events:
+        if key in self._requested:
             return
-        self._events[key] = anyio.Event()
+        self._requested.add(key)
         self.started += 1
         self._tg.start_soon(self._run, key)
 
@@ -233,7 +235,12 @@ class _Lookups:
         if done is not None:
             return done  # already looked up: no need to yield to the event loop again
         self.request(datasource, package)
-        await self._events[key].wait()
+        done = self._results.get(key)
+        if done is None:
+            event = self._events.get(key)
+            if event is None:
+                event = self._events[key] = anyio.Event()
+            await event.wait()
         return self._results[key]
 
     async def _run(self, key: tuple[str, str]) -> None:
@@ -254,7 +261,9 @@ class _Lookups:
         self.done += 1
         if self.on_progress is not None:
             self.on_progress(self.done, self.started)
-        self._events[key].set()
+        event = self._events.pop(key, None)
+        if event is not None:
+            event.set()
 
 
 async def scan(
@@ -320,7 +329,13 @@ async def _scan_repo(
     now: datetime,
 ) -> None:
     async with slots:
-        extracted = await anyio.to_thread.run_sync(_extract_repo, root, settings, repo)
+        found, size = await anyio.to_thread.run_sync(_discover, root, settings)
+        if size <= INLINE_EXTRACTION_BYTES:
+            # A few small manifests parse in about a millisecond: a thread hand-off (and the
+            # worker holding the GIL against the event loop) would cost more than the work.
+            extracted = _extract_repo(root, settings, repo, found)
+        else:
+            extracted = await anyio.to_thread.run_sync(_extract_repo, root, settings, repo, found)
         for item in extracted:
             if item.dep.datasource == "goproxy" and _go_skip(item.dep.package_name, settings):
                 continue
@@ -372,9 +387,26 @@ class _Extracted:
     note: str | None = None
 
 
-def _extract_repo(root: Path, settings: Settings, repo: RepoResult) -> list[_Extracted]:
-    """Discover and extract one repository (blocking; runs in a worker thread)."""
+# Repositories whose manifests total at most this many bytes are extracted on the event loop.
+INLINE_EXTRACTION_BYTES = 64 * 1024
+
+
+def _discover(root: Path, settings: Settings) -> tuple[Discovery, int]:
+    """Walk ``root`` (blocking): its manifests and their total size in bytes."""
     found = discover(root, settings.ignore_paths)
+    size = 0
+    for item in found.files:
+        try:
+            size += (root / item.path).stat().st_size
+        except OSError:
+            continue  # reported by the extraction that tries to read it
+    return found, size
+
+
+def _extract_repo(
+    root: Path, settings: Settings, repo: RepoResult, found: Discovery
+) -> list[_Extracted]:
+    """Extract one discovered repository (blocking)."""
     for path, reason in found.refused:
         repo.problems.append(ManifestProblem(path, None, reason, severity="warning"))
     for path in found.unread_lockfiles:

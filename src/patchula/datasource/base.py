@@ -9,7 +9,7 @@ facade is passed in, and it maps HTTP outcomes to the ``LookupFailed`` tree (404
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -84,6 +84,26 @@ def parse_time(value: object) -> datetime | None:
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)
+
+
+def times_from_epochs(values: Iterable[object]) -> list[datetime | None]:
+    """Return epoch seconds (as stored in compact documents) as aware UTC datetimes.
+
+    ``None`` and anything that is not a representable number stay unknown (``None``). One call
+    per document: a catalog holds hundreds of releases and a warm run reads thousands.
+    """
+    fromtimestamp = datetime.fromtimestamp
+    out: list[datetime | None] = []
+    append = out.append
+    for value in values:
+        if value is None:
+            append(None)
+            continue
+        try:
+            append(fromtimestamp(value, UTC))  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError, OSError):
+            append(from_epoch(value) if not isinstance(value, bool) else None)
+    return out
 
 
 def from_epoch(value: object) -> datetime | None:

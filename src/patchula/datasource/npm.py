@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from patchula.datasource.base import check_status, describe_validation, from_epoch, parse_time
+from patchula.datasource.base import (
+    check_status,
+    describe_validation,
+    parse_time,
+    times_from_epochs,
+)
 from patchula.errors import RegistryError
 from patchula.models import Catalog, Release
 from patchula.versioning import npm as npm_versioning
@@ -153,7 +158,7 @@ def parse_compact(
     try:
         document = orjson.loads(content)
         tags = {str(k): str(v) for k, v in document["distTags"].items()}
-        rows = list(zip(document["versions"], document["times"], strict=True))
+        rows = list(zip(document["versions"], times_from_epochs(document["times"]), strict=True))
         deprecated = {str(k): str(v) for k, v in document["deprecated"].items()}
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         msg = f"npm package {package_name!r}: unusable {REPRESENTATION} document"
@@ -161,7 +166,7 @@ def parse_compact(
     releases = [
         Release(
             version=str(version),
-            released_at=_when(when),
+            released_at=when,
             deprecated=deprecated.get(str(version)),
         )
         for version, when in rows
@@ -192,13 +197,3 @@ def _deprecation(value: JsonValue) -> str | None:
     if isinstance(value, str):
         return value if value.strip() else None
     return "deprecated"
-
-
-def _when(epoch: object) -> datetime | None:
-    """Epoch seconds from a compact document as an aware UTC datetime (``None`` stays unknown)."""
-    if epoch is None:
-        return None
-    try:
-        return datetime.fromtimestamp(epoch, UTC)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError, OSError):
-        return from_epoch(epoch)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -33,8 +33,8 @@ from patchula.datasource.base import (
     REASON_LIMIT,
     check_status,
     describe_validation,
-    from_epoch,
     parse_time,
+    times_from_epochs,
 )
 from patchula.errors import RegistryError
 from patchula.models import Catalog, Release
@@ -236,7 +236,7 @@ def parse_compact(
     """
     try:
         document = orjson.loads(content)
-        rows = list(zip(document["versions"], document["times"], strict=True))
+        rows = list(zip(document["versions"], times_from_epochs(document["times"]), strict=True))
         yanked = set(document["yanked"])
         no_files = set(document["noFiles"])
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
@@ -250,7 +250,7 @@ def parse_compact(
             continue
         release = Release(
             version=str(spelling),
-            released_at=_when(when),
+            released_at=when,
             yanked=spelling in yanked,
             installable=spelling not in no_files,
         )
@@ -416,13 +416,3 @@ def _parse_version(text: str) -> Version | None:
         return Version(text)
     except InvalidVersion:
         return None
-
-
-def _when(epoch: object) -> datetime | None:
-    """Epoch seconds from a compact document as an aware UTC datetime (``None`` stays unknown)."""
-    if epoch is None:
-        return None
-    try:
-        return datetime.fromtimestamp(epoch, UTC)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError, OSError):
-        return from_epoch(epoch)

@@ -471,55 +471,79 @@ class _BatchedReads:
     """Cache reads issued in the same event-loop turn travel to a reader thread as one job.
 
     A run starts hundreds of lookups at once; one reader job for all of their keys costs one
-    thread hand-off instead of hundreds.
+    thread hand-off (and one wake-up event) instead of hundreds.
     """
 
     def __init__(self, cache: Cache) -> None:
         self._cache = cache
-        self._pending: dict[str, list[_Flight[HttpEntry | None]]] = {}
+        self._batch: _ReadBatch | None = None
 
     async def get(self, key: str) -> HttpEntry | None:
-        waiter: _Flight[HttpEntry | None] = _Flight()
-        leader = not self._pending
-        self._pending.setdefault(key, []).append(waiter)
-        if leader:
+        batch = self._batch
+        if batch is not None:
+            batch.keys[key] = None
+            return (await batch.wait()).get(key)
+        batch = self._batch = _ReadBatch()
+        batch.keys[key] = None
+        try:
             await anyio.lowlevel.checkpoint()  # let the other lookups of this turn join in
-            batch, self._pending = self._pending, {}
-            try:
-                found = await self._cache.get_http_many(list(batch))
-            except BaseException as exc:
-                for waiters in batch.values():
-                    for w in waiters:
-                        w.fail(exc)
-                raise
-            for batch_key, waiters in batch.items():
-                for w in waiters:
-                    w.succeed(found.get(batch_key))
-        return await waiter.wait()
+            self._batch = None
+            found = await self._cache.get_http_many(list(batch.keys))
+        except BaseException as exc:
+            if self._batch is batch:
+                self._batch = None
+            batch.fail(exc)
+            raise
+        batch.succeed(found)
+        return found.get(key)
 
 
 class _Flight(Generic[T]):
-    """One in-flight piece of work that concurrent callers of the same key wait on."""
+    """One in-flight piece of work that concurrent callers of the same key wait on.
+
+    The wake-up event is made only when someone actually waits (most flights have no waiter).
+    """
+
+    __slots__ = ("_done", "_error", "_event", "_value")
 
     def __init__(self) -> None:
-        self._done = anyio.Event()
+        self._done = False
+        self._event: anyio.Event | None = None
         self._value: T | None = None
         self._error: BaseException | None = None
 
     def succeed(self, value: T) -> None:
         self._value = value
-        self._done.set()
+        self._finish()
 
     def fail(self, error: BaseException) -> None:
         self._error = error
-        self._done.set()
+        self._finish()
+
+    def _finish(self) -> None:
+        self._done = True
+        if self._event is not None:
+            self._event.set()
 
     async def wait(self) -> T:
-        await self._done.wait()
+        if not self._done:
+            if self._event is None:
+                self._event = anyio.Event()
+            await self._event.wait()
         if isinstance(self._error, Exception):
             raise self._error
         if self._error is not None:
             # The leader was cancelled; its waiters are not, and must not inherit that.
             msg = "the shared request was cancelled before it finished"
             raise RegistryError(msg)
-        return cast("T", self._value)  # set before the event fires
+        return cast("T", self._value)  # set before the flight finished
+
+
+class _ReadBatch(_Flight[dict[str, HttpEntry | None]]):
+    """The keys of one batched cache read (insertion-ordered, no repeats) and its result."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.keys: dict[str, None] = {}
