@@ -1,7 +1,7 @@
 """The SQLite cache on repeated runs, against the loopback fake registry (50 ms latency).
 
-(a) a warm run whose entries are fresh: requests sent (target 0) and warm / cold wall time
-    (target <= 0.1);
+(a) warm runs whose entries are fresh: requests sent (target 0) and warm / cold wall time
+    (target <= 0.1; five warm runs, each printed, the median judged);
 (b) a run whose entries have expired: every request is conditional and answered 304, bodies are
     reused without being derived again;
 (c) stored bytes of the compact representations against the raw documents (both compressed the
@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import statistics
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -32,6 +33,8 @@ from tests.fake_registry import FakeRegistry
 
 LATENCY = 0.05
 PACKAGES = 250
+WARM_RUNS = 5
+WARM_TARGET = 0.1
 START = datetime(2024, 1, 1, tzinfo=UTC)
 
 
@@ -186,14 +189,28 @@ def main(_argv: list[str]) -> None:
             cold, _ = anyio.run(_run, targets, settings, cache_path)
             parent.send("stats")
             cold_requests, _ = parent.recv()
-            warm, errors = anyio.run(_run, targets, settings, cache_path)
-            parent.send("stats")
-            warm_requests, _ = parent.recv()
             print(f"cold run: {cold_requests} requests, {cold:.3f} s")
-            verdict = "met" if warm / cold <= 0.1 and warm_requests == 0 else "MISSED"
+            # This VM's speed varies by tens of percent from one second to the next, and a warm
+            # run is pure CPU (the cold one mostly waits): five warm runs, the median judged.
+            warm_runs: list[float] = []
+            warm_requests = errors = 0
+            for _ in range(WARM_RUNS):
+                warm, run_errors = anyio.run(_run, targets, settings, cache_path)
+                parent.send("stats")
+                requests, _ = parent.recv()
+                warm_runs.append(warm)
+                warm_requests += requests
+                errors += run_errors
+            warm = statistics.median(warm_runs)
+            verdict = "met" if warm / cold <= WARM_TARGET and warm_requests == 0 else "MISSED"
+            each = ", ".join(f"{w / cold:.3f}" for w in warm_runs)
             print(
-                f"(a) warm run, fresh entries: {warm_requests} requests (target 0), {warm:.3f} s, "
-                f"warm / cold {warm / cold:.3f} (target <= 0.1: {verdict}), {errors} errors"
+                f"(a) warm runs, fresh entries: {warm_requests} requests in {WARM_RUNS} runs "
+                f"(target 0), {errors} errors; warm / cold per run: {each}"
+            )
+            print(
+                f"    median warm {warm:.3f} s, warm / cold {warm / cold:.3f} "
+                f"(target <= {WARM_TARGET}: {verdict})"
             )
             # The fake registry says max-age=300: ten minutes later every entry has expired.
             expired, _ = anyio.run(_run, targets, settings, cache_path, 600.0)

@@ -467,11 +467,16 @@ def _origin_host_key(origin: str) -> str:
     return host
 
 
+# Keys per batched cache read: big enough that a job's hand-off is shared by many lookups,
+# small enough that the four readers share a burst and its first answers come back early.
+READ_BATCH_KEYS = 64
+
+
 class _BatchedReads:
     """Cache reads issued in the same event-loop turn travel to a reader thread as one job.
 
-    A run starts hundreds of lookups at once; one reader job for all of their keys costs one
-    thread hand-off (and one wake-up event) instead of hundreds.
+    A run starts hundreds of lookups at once; one reader job per ``READ_BATCH_KEYS`` keys costs
+    one thread hand-off (and one wake-up event) instead of one per lookup.
     """
 
     def __init__(self, cache: Cache) -> None:
@@ -480,14 +485,15 @@ class _BatchedReads:
 
     async def get(self, key: str) -> HttpEntry | None:
         batch = self._batch
-        if batch is not None:
+        if batch is not None and len(batch.keys) < READ_BATCH_KEYS:
             batch.keys[key] = None
             return (await batch.wait()).get(key)
         batch = self._batch = _ReadBatch()
         batch.keys[key] = None
         try:
             await anyio.lowlevel.checkpoint()  # let the other lookups of this turn join in
-            self._batch = None
+            if self._batch is batch:
+                self._batch = None
             found = await self._cache.get_http_many(list(batch.keys))
         except BaseException as exc:
             if self._batch is batch:
