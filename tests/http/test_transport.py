@@ -279,3 +279,31 @@ async def test_httpx_client_requests_use_the_same_pool(
             response = await client.get(f"{server.url}/")
             assert response.text == "hello"
     assert server.connections == 1
+
+
+@pytest.mark.anyio
+async def test_proxy_variables_route_requests_through_the_proxy(
+    serve: Callable[[Handler], Awaitable[Server]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``HTTP_PROXY`` set: the request goes to the proxy in absolute form; ``NO_PROXY`` exempts."""
+    server: Server
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await server.read_request(reader) is not None:
+            writer.write(_answer(b"via proxy"))
+            await writer.drain()
+
+    server = await serve(proxy)
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    monkeypatch.setenv("http_proxy", server.url)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    async with make_client() as client:
+        fetcher = Fetcher(client)
+        response = await fetcher("http://registry.invalid/left-pad")
+        direct = await fetcher(f"{server.url}/direct")
+    assert response.content == b"via proxy"
+    assert server.requests[0].startswith(b"GET http://registry.invalid/left-pad HTTP/1.1")
+    assert direct.content == b"via proxy"  # the same server, reached directly
+    assert server.requests[1].startswith(b"GET /direct HTTP/1.1")

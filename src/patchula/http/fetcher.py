@@ -101,16 +101,38 @@ def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
     HTTP/1.1 keep-alive retaining up to 32 idle connections per host (``PerHostPoolTransport``),
     connect timeout 10 s and ``timeout`` seconds for reads, redirects followed (PyPI answers
     non-canonical names with 301), a ``patchula/<version>`` User-Agent, and the standard proxy
-    and CA variables honoured (``HTTPS_PROXY``, ``NO_PROXY``, ``SSL_CERT_FILE``; httpx's
-    ``trust_env``: proxied origins go through httpx's proxy transports).
+    and CA variables honoured (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``,
+    ``SSL_CERT_FILE``): proxied URLs go through httpx's proxy transports, the rest straight to
+    the pooled transport.
     """
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout, connect=10.0),
         transport=PerHostPoolTransport(),
+        mounts=_proxy_mounts(),
         headers={"User-Agent": USER_AGENT},
         follow_redirects=True,
         trust_env=True,
     )
+
+
+def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
+    """Proxy transports from the environment, per scheme (``http://``, ``https://``).
+
+    httpx reads the proxy variables only for clients without a transport of their own, so they
+    are mounted here. ``NO_PROXY`` is applied per request by the fetcher (``_proxied``).
+    """
+    proxies = urllib.request.getproxies()
+    mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
+    for scheme in ("http", "https"):
+        proxy = proxies.get(scheme) or proxies.get("all")
+        if not proxy:
+            continue
+        if "://" not in proxy:
+            proxy = f"http://{proxy}"  # curl's reading of a bare host:port
+        mounts[f"{scheme}://"] = httpx.AsyncHTTPTransport(
+            proxy=proxy, verify=httpx.create_ssl_context(trust_env=True), trust_env=True
+        )
+    return mounts
 
 
 class Fetcher:
