@@ -9,7 +9,6 @@ Source: ``npm/registry:docs/responses/package-metadata.md``.
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -84,13 +83,13 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
         derive=functools.partial(derive, package_name=package_name),
     )
     check_status(response, f"npm package {package_name!r}")
-    catalog = parse_compact(
+    return parse_compact(
         response.content,
         package_name=package_name,
         fetched_at=response.fetched_at,
         source_url=url,
+        reused=response.cache == "fresh",
     )
-    return replace(catalog, reused=response.cache == "fresh")
 
 
 def derive(content: bytes, *, package_name: str) -> bytes:
@@ -148,6 +147,7 @@ def parse_compact(
     package_name: str,
     fetched_at: datetime,
     source_url: str = "",
+    reused: bool = False,
 ) -> Catalog:
     """Build the catalog of ``package_name`` from an ``npm-packument-v1`` document.
 
@@ -182,6 +182,7 @@ def parse_compact(
         dist_tags=tuple(sorted(tags.items())),
         time_source=TIME_SOURCE,
         source_url=source_url,
+        reused=reused,
     )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -130,13 +129,13 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
         media_type = content_type.split(";", 1)[0].strip()[:REASON_LIMIT]
         msg = f"{what}: mirror did not serve the PEP 691 JSON form (got {media_type!r} from {url})"
         raise RegistryError(msg)
-    catalog = parse_compact(
+    return parse_compact(
         response.content,
         package_name=package_name,
         fetched_at=response.fetched_at,
         source_url=url,
+        reused=response.cache == "fresh",
     )
-    return replace(catalog, reused=response.cache == "fresh")
 
 
 def derive(content: bytes, *, package_name: str) -> bytes:
@@ -227,6 +226,7 @@ def parse_compact(
     package_name: str,
     fetched_at: datetime,
     source_url: str = "",
+    reused: bool = False,
 ) -> Catalog:
     """Build the catalog of ``package_name`` from a ``pypi-project-v1`` document.
 
@@ -265,6 +265,7 @@ def parse_compact(
         fetched_at=fetched_at,
         time_source=TIME_SOURCE,
         source_url=source_url,
+        reused=reused,
     )
 
 
