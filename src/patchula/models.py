@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 # Turns a successful raw registry body into the compact document that is cached and parsed.
 Derive = Callable[[bytes], bytes]
@@ -103,8 +103,7 @@ class ExtractResult:
     project_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Release:
+class Release(NamedTuple):
     """One published version of a package.
 
     ``released_at`` is the registry's publish time (npm packument ``time[version]``, the
@@ -112,6 +111,9 @@ class Release:
     follows PEP 592 (every file of the release yanked); ``deprecated`` carries npm's
     deprecation message (empty messages mean "not deprecated" and are stored as ``None``).
     ``installable`` is false for a PyPI release that has no files.
+
+    A named tuple rather than a frozen dataclass: a catalog holds every release of a package
+    and a warm run builds tens of thousands of them; a tuple is made in half the time.
     """
 
     version: str

@@ -118,7 +118,7 @@ def _dated(catalog: Catalog, known: dict[str, datetime | None]) -> Catalog:
     if not any(known.values()):
         return catalog
     releases = tuple(
-        replace(r, released_at=known[r.version])
+        r._replace(released_at=known[r.version])
         if r.released_at is None and known.get(r.version) is not None
         else r
         for r in catalog.releases

@@ -163,16 +163,14 @@ def parse_compact(
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         msg = f"npm package {package_name!r}: unusable {REPRESENTATION} document"
         raise RegistryError(msg) from exc
-    releases = [
-        Release(
-            version=str(version),
-            released_at=when,
-            deprecated=deprecated.get(str(version)),
-        )
-        for version, when in rows
-        if npm_versioning.is_valid(str(version))
-    ]
-    releases.sort(key=lambda release: npm_versioning.sort_key(release.version))
+    is_valid, sort_key = npm_versioning.is_valid, npm_versioning.sort_key
+    releases: list[Release] = []
+    for raw, when in rows:
+        version = str(raw)
+        if is_valid(version):
+            message = deprecated.get(version) if deprecated else None
+            releases.append(Release(version, when, False, message))  # noqa: FBT003
+    releases.sort(key=lambda release: sort_key(release.version))
     return Catalog(
         datasource=ID,
         package_name=package_name,

@@ -244,19 +244,16 @@ def parse_compact(
         raise RegistryError(msg) from exc
     releases: list[Release] = []
     latest: str | None = None
-    for spelling, when in rows:
-        version = _parse_version(str(spelling))
+    for raw, when in rows:
+        spelling = str(raw)
+        version = _parse_version(spelling)
         if version is None:
             continue
-        release = Release(
-            version=str(spelling),
-            released_at=when,
-            yanked=spelling in yanked,
-            installable=spelling not in no_files,
-        )
-        releases.append(release)
-        if release.installable and not release.yanked and not version.is_prerelease:
-            latest = release.version
+        is_yanked = spelling in yanked
+        installable = spelling not in no_files
+        releases.append(Release(spelling, when, is_yanked, None, installable))
+        if installable and not is_yanked and not version.is_prerelease:
+            latest = spelling
     return Catalog(
         datasource=ID,
         package_name=package_name,

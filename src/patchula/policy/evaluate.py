@@ -187,6 +187,8 @@ def _candidates(
     ceiling = (
         key(latest) if latest is not None and versioning.compare(current, latest) <= 0 else None
     )
+    if ceiling is not None and ceiling <= floor:
+        return []  # current is latest: nothing lies between them (the most common row)
     keyed: list[tuple[Any, Release]] = []
     for rel in catalog.releases:
         v = rel.version

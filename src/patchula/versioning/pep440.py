@@ -122,9 +122,16 @@ def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
     specs = _parse_constraint(constraint)
     if specs is None:
         return None
-    # Newest first, stopping at the first match: most ranges admit one of the newest releases.
+    versions = list(versions)
+    mentions_prerelease = _mentions_prerelease(specs)
+    if not mentions_prerelease:
+        # Most ranges admit the newest final release: one pass finds it, no sort needed.
+        newest = max((v for v in versions if not _is_prerelease(v)), key=sort_key, default=None)
+        if newest is not None and _contains(specs, newest, prereleases=False):
+            return newest
+    # Newest first, stopping at the first match.
     ordered = sorted(versions, key=sort_key, reverse=True)
-    if _mentions_prerelease(specs):
+    if mentions_prerelease:
         return next((v for v in ordered if _contains(specs, v, prereleases=True)), None)
     final = next(
         (v for v in ordered if not _is_prerelease(v) and _contains(specs, v, prereleases=False)),
