@@ -228,6 +228,30 @@ def test_uv_workspace_member_uses_the_root_lock(tmp_path: Path) -> None:
     assert [(i.dep.name, i.locked, i.lock_file) for i in found] == [("pytest", "9.1.1", "uv.lock")]
 
 
+def test_uv_lock_with_one_version_per_environment_says_so(tmp_path: Path) -> None:
+    """uv.lock locking numpy twice (marker split): no version is picked, the note names both."""
+    _write(tmp_path, "pyproject.toml", '[project]\nname = "app"\ndependencies = ["numpy>=2"]\n')
+    _write(
+        tmp_path,
+        "uv.lock",
+        'version = 1\n[[package]]\nname = "numpy"\nversion = "2.3.4"\n'
+        'source = { registry = "https://pypi.org/simple" }\n'
+        "resolution-markers = [\"python_full_version >= '3.11'\"]\n"
+        '[[package]]\nname = "numpy"\nversion = "2.2.6"\n'
+        'source = { registry = "https://pypi.org/simple" }\n'
+        "resolution-markers = [\"python_full_version < '3.11'\"]\n",
+    )
+    found = _extract(tmp_path)
+    assert [(i.dep.name, i.locked, i.lock_file, i.note) for i in found] == [
+        (
+            "numpy",
+            None,
+            None,
+            "uv.lock locks several versions (2.2.6, 2.3.4): current from the range",
+        )
+    ]
+
+
 def test_unread_lockfile_is_said(tmp_path: Path) -> None:
     """A yarn.lock beside a manifest is a warning, and rows resolved from ranges say so."""
     _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -455,9 +455,8 @@ def _extract_repo(
                 where = npm_workspace[dep.package_name]
                 out.append(_Extracted(replace(dep, skip_reason=f"workspace package ({where})")))
                 continue
-            locked, lock_file = _locked_version(dep, result.project_name, lockfiles)
-            note = None
-            if locked is None:
+            locked, lock_file, note = _locked_version(dep, result.project_name, lockfiles)
+            if locked is None and note is None:
                 unread = _nearest_unread(dep, found.unread_lockfiles)
                 if unread is not None:
                     note = f"from the range: {unread} not read"
@@ -504,8 +503,12 @@ _WORKSPACE_LOCKED = frozenset({"pyproject", "cargo_toml"})
 
 def _locked_version(
     dep: Dependency, project_name: str | None, lockfiles: list[Lockfile]
-) -> tuple[str | None, str | None]:
-    """Find the version a lockfile records for ``dep``; ``(None, None)`` when none covers it.
+) -> tuple[str | None, str | None, str | None]:
+    """Find the version a lockfile records for ``dep``: ``(version, lockfile, note)``.
+
+    ``(None, None, None)`` when no lockfile covers it; ``(None, None, note)`` when the covering
+    lockfile records several versions this dependency could be (uv locks one per environment
+    marker split), the note naming them.
 
     npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
     way Node resolves ``node_modules``. ``pyproject.toml`` and ``Cargo.toml``: the outermost
@@ -528,10 +531,10 @@ def _locked_version(
             if member and (lock.members is None or member not in lock.members):
                 continue
             version = _npm_resolve(lock, member, dep)
-            return (version, lock.file) if version is not None else (None, None)
-        return None, None
+            return (version, lock.file, None) if version is not None else (None, None, None)
+        return None, None, None
     if dep.manager not in _WORKSPACE_LOCKED:
-        return None, None
+        return None, None, None
     chosen: Lockfile | None = None
     for lock in sorted(candidates, key=lambda lf: len(posixpath.dirname(lf.file))):
         beside = posixpath.dirname(lock.file) == manifest_dir
@@ -539,17 +542,28 @@ def _locked_version(
         if chosen is None and (beside or listed):
             chosen = lock
     if chosen is None:
-        return None, None
-    versions = [p.version for p in chosen.packages if p.name == dep.package_name]
+        return None, None, None
+    versions = list(dict.fromkeys(p.version for p in chosen.packages if p.name == dep.package_name))
     if len(versions) > 1:
         # A lockfile may hold several versions of one package (Cargo keeps one per semver-
         # incompatible requirement): the one this dependency's requirement admits is its own.
         scheme = VERSIONINGS.get(dep.versioning)
         if scheme is not None and dep.constraint:
             versions = [v for v in versions if scheme.matches(v, dep.constraint)]
-        if len(versions) != 1:
-            return None, None
-    return (versions[0], chosen.file) if versions else (None, None)
+        if len(versions) > 1:
+            # uv locks one version per environment-marker split: none of them is *the* current.
+            several = ", ".join(sorted(versions, key=_sort_key(dep)))
+            note = f"{chosen.file} locks several versions ({several}): current from the range"
+            return None, None, note
+        if not versions:
+            return None, None, None
+    return (versions[0], chosen.file, None) if versions else (None, None, None)
+
+
+def _sort_key(dep: Dependency) -> Callable[[str], Any]:
+    """The version order of ``dep``'s scheme (plain string order for an unknown scheme)."""
+    scheme = VERSIONINGS.get(dep.versioning)
+    return scheme.sort_key if scheme is not None else str
 
 
 def _npm_resolve(lock: Lockfile, member: str, dep: Dependency) -> str | None:

@@ -299,3 +299,25 @@ def test_schema_command_prints_json_schema() -> None:
     schema = json.loads(result.stdout)
     assert "schemaVersion" in schema["properties"]
     assert "heldBack" in schema["$defs"]["DependencyReport"]["properties"]
+
+
+def test_unreachable_registry_fails_fast_with_rows_and_host_statistics(tmp_path: Path) -> None:
+    """Nothing listens: every row is an error naming the host, exit 3, in two attempts."""
+    import socket  # noqa: PLC0415 - only this test needs a closed port
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    names = [f"pkg{i}" for i in range(40)]
+    (tmp_path / "requirements.txt").write_text("".join(f"{n}==1.0\n" for n in names))
+    registry = f"http://127.0.0.1:{port}"
+    result = runner.invoke(
+        app, ["run", str(tmp_path), "--no-cache", "-v", "--registry", f"pypi={registry}"]
+    )
+    assert result.exit_code == 3
+    assert f"127.0.0.1:{port} is unreachable (ConnectError)" in result.stdout
+    hosts = [line for line in result.stdout.splitlines() if line.startswith(f"127.0.0.1:{port}:")]
+    assert len(hosts) == 1
+    assert "(no HTTP answer)" in hosts[0]
+    requests = int(hosts[0].split(": ", 1)[1].split(" requests", 1)[0])
+    assert requests <= 2 * 16 + 1  # two waves at most, not 40 lookups x 4 attempts

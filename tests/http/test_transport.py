@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import importlib.util
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 import pytest
 import respx
 
-from patchula.errors import RegistryUnreachable
+from patchula.errors import ConfigError, RegistryUnreachable
 from patchula.http.fetcher import Fetcher, make_client
 from patchula.http.transport import PerHostPoolTransport
 
@@ -255,7 +256,7 @@ async def test_corrupt_gzip_body_is_retried_then_reported() -> None:
         async with make_client() as client:
             fetcher = Fetcher(client)
             with pytest.raises(
-                RegistryUnreachable, match=r"DecodingError talking to registry\.test"
+                RegistryUnreachable, match=r"registry\.test is unreachable \(DecodingError\)"
             ):
                 await fetcher("https://registry.test/x")
     assert route.call_count == 2  # the host never answered usefully: one retry, then down
@@ -307,3 +308,58 @@ async def test_proxy_variables_route_requests_through_the_proxy(
     assert server.requests[0].startswith(b"GET http://registry.invalid/left-pad HTTP/1.1")
     assert direct.content == b"via proxy"  # the same server, reached directly
     assert server.requests[1].startswith(b"GET /direct HTTP/1.1")
+
+
+def _only_proxy(monkeypatch: pytest.MonkeyPatch, **variables: str) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.mark.anyio
+async def test_unreachable_proxy_is_named_without_its_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A dead proxy: the error names the proxy (password redacted), not only the registry."""
+    listener = await asyncio.start_server(lambda _r, w: w.close(), "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    listener.close()
+    await listener.wait_closed()
+    _only_proxy(monkeypatch, HTTP_PROXY=f"http://user:s3cret@127.0.0.1:{port}")
+    async with make_client() as client:
+        fetcher = Fetcher(client)
+        with pytest.raises(RegistryUnreachable) as caught:
+            await fetcher("http://registry.invalid/left-pad")
+    message = str(caught.value)
+    assert f"through proxy http://***@127.0.0.1:{port}" in message
+    assert "registry.invalid is unreachable" in message
+    assert "s3cret" not in message
+
+
+@pytest.mark.parametrize(
+    ("variables", "expected"),
+    [
+        ({"HTTPS_PROXY": "ftp://proxy.test:21"}, "HTTPS_PROXY names an unusable proxy"),
+        ({"ALL_PROXY": "ftp://u:pw@proxy.test:21"}, r"ALL_PROXY .*ftp://\*\*\*@proxy\.test:21"),
+    ],
+)
+def test_unusable_proxy_variable_is_a_configuration_error(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], expected: str
+) -> None:
+    """An unsupported proxy scheme is a clear configuration error, not a traceback."""
+    _only_proxy(monkeypatch, **variables)
+    with pytest.raises(ConfigError, match=expected):
+        make_client()
+
+
+def test_socks_proxy_without_socksio_is_a_configuration_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SOCKS needs httpx's optional socksio; without it the message says what to install."""
+    if importlib.util.find_spec("socksio") is not None:
+        pytest.skip("socksio is installed here: SOCKS proxies work")
+    _only_proxy(monkeypatch, HTTPS_PROXY="socks5://127.0.0.1:1080")
+    with pytest.raises(ConfigError, match=r"SOCKS proxy .*httpx\[socks\]"):
+        make_client()

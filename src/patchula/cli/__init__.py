@@ -332,8 +332,9 @@ def _print_hosts(report: ScanReport, console: Console) -> None:
     for host, s in report.hosts.items():
         responses = ", ".join(f"{k}: {v}" for k, v in sorted(s.responses.items()))
         console.print(
-            f"{host}: {s.requests} requests ({responses}); 304s {s.not_modified}, "
-            f"429s {s.rate_limited}, retries {s.retries}, "
+            f"{host}: {s.requests} requests ({responses or 'no HTTP answer'}); "
+            f"304s {s.not_modified}, 429s {s.rate_limited}, retries {s.retries}, "
+            f"errors {s.errors}, "
             f"cool-down {s.cooldown_seconds:.1f}s, peak concurrency {s.max_concurrency}",
             markup=False,
             highlight=False,

@@ -22,7 +22,7 @@ import httpx
 
 from patchula import __version__
 from patchula.cache import Cache, HttpEntry
-from patchula.errors import RegistryError, RegistryUnreachable
+from patchula.errors import ConfigError, RegistryError, RegistryUnreachable
 from patchula.http.caching import cache_key, directives, freshness
 from patchula.http.governor import (
     MAX_RATE_RETRIES,
@@ -124,15 +124,46 @@ def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
     proxies = urllib.request.getproxies()
     mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
     for scheme in ("http", "https"):
+        variable = f"{scheme.upper()}_PROXY" if proxies.get(scheme) else "ALL_PROXY"
         proxy = proxies.get(scheme) or proxies.get("all")
         if not proxy:
             continue
         if "://" not in proxy:
             proxy = f"http://{proxy}"  # curl's reading of a bare host:port
-        mounts[f"{scheme}://"] = httpx.AsyncHTTPTransport(
-            proxy=proxy, verify=httpx.create_ssl_context(trust_env=True), trust_env=True
-        )
+        try:
+            mounts[f"{scheme}://"] = httpx.AsyncHTTPTransport(
+                proxy=proxy, verify=httpx.create_ssl_context(trust_env=True), trust_env=True
+            )
+        except ImportError:
+            msg = (
+                f"{variable} names a SOCKS proxy ({redact_url(proxy)}), which needs the "
+                "'socksio' package: pip install 'httpx[socks]'"
+            )
+            raise ConfigError(msg) from None
+        except ValueError as exc:
+            msg = f"{variable} names an unusable proxy ({redact_url(proxy)}): {exc}"
+            raise ConfigError(msg) from None
     return mounts
+
+
+def redact_url(url: str) -> str:
+    """Return ``url`` with any user name and password replaced by ``***`` (for messages)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rsplit("@", 1)[1]
+    return f"{scheme}://{authority}{slash}{path}"
+
+
+def _proxy_for(url: str, proxies: Mapping[str, str]) -> str | None:
+    """Return the proxy (credentials redacted) the environment routes ``url`` through."""
+    if not _proxied(url, proxies):
+        return None
+    scheme = url.partition("://")[0].lower()
+    proxy = proxies.get(scheme) or proxies.get("all") or ""
+    return redact_url(proxy if "://" in proxy else f"http://{proxy}")
 
 
 class Fetcher:
@@ -352,14 +383,14 @@ class Fetcher:
                 # down: the rest of its lookups fail at once instead of each waiting through
                 # the same retries.
                 stats.errors += 1
-                self._unreachable.setdefault(host, failure.split(" talking", 1)[0])
-                msg = f"{failure}; no answer from {host} this run, not retried further"
+                down = self._unreachable.setdefault(host, _failure_reason(failure, host))
+                msg = f"{host} is unreachable ({down}): no answer this run after two attempts"
                 raise RegistryUnreachable(msg)
             if error_attempt >= MAX_RETRIES:
                 stats.errors += 1
                 msg = f"{failure}; gave up after {MAX_RETRIES} retries"
                 if response is None:
-                    self._unreachable.setdefault(host, failure.split(" talking", 1)[0])
+                    self._unreachable.setdefault(host, _failure_reason(failure, host))
                     raise RegistryUnreachable(msg)
                 raise RegistryError(msg)
             wait = 0.5 * 2**error_attempt + random.uniform(0, 0.25)  # noqa: S311 - jitter
@@ -395,7 +426,9 @@ class Fetcher:
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 # A body that fails to decode was cut short or damaged on the way: retried.
                 self._failures[host] = self._failures.get(host, 0) + 1
-                return None, f"{type(exc).__name__} talking to {host}"
+                proxy = _proxy_for(url, self._proxies)
+                via = f" through proxy {proxy}" if proxy else ""
+                return None, f"{type(exc).__name__} talking to {host}{via}"
             finally:
                 stats.in_flight -= 1
         self._answered.add(host)
@@ -470,6 +503,11 @@ class Fetcher:
             return True
         stats.errors += 1
         raise RateLimited(msg)
+
+
+def _failure_reason(failure: str, host: str) -> str:
+    """``"ConnectError talking to h through proxy p"`` → ``"ConnectError through proxy p"``."""
+    return failure.replace(f" talking to {host}", "", 1)
 
 
 def host_key(url: str) -> str:
