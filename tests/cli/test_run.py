@@ -239,6 +239,19 @@ def test_table_is_plain_when_piped(tmp_path: Path, registry: respx.MockRouter) -
         .startswith("6 dependencies in 1 repository: 1 up-to-date, 3 outdated")
     )
     assert "broken/pyproject.toml:5" in out
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []
+
+
+def test_piped_table_honours_columns(
+    tmp_path: Path, registry: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped with ``COLUMNS=100``: no table line is wider than 100 characters."""
+    repo = _repo(tmp_path)
+    monkeypatch.setenv("COLUMNS", "100")
+    _, out = _run(str(repo), "-v", "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}")
+    table = [line for line in out.splitlines() if " | " in line]
+    assert table
+    assert max(len(line) for line in table) <= 100
 
 
 def test_fail_on_levels(tmp_path: Path, registry: respx.MockRouter) -> None:

@@ -6,6 +6,7 @@ Exit codes, decided only in ``exit_code``: 0 nothing matched ``--fail-on``, 1 fi
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
@@ -310,12 +311,36 @@ def _emit(report: ScanReport, settings: Settings) -> int:
         sys.stdout.write(summary_line(report) + "\n")
     else:
         console = Console(no_color=bool(os.environ.get("NO_COLOR")) or None)
-        if not console.is_terminal:
-            console = Console(width=200, no_color=True, highlight=False, soft_wrap=False)
-        render_table(report, console, show_all=settings.verbose > 0)
-        if settings.verbose:
-            _print_hosts(report, console)
+        if console.is_terminal:
+            render_table(report, console, show_all=settings.verbose > 0)
+            if settings.verbose:
+                _print_hosts(report, console)
+        else:
+            # Piped: plain ASCII, as wide as COLUMNS says (200 when unset), no trailing blanks.
+            buffer = io.StringIO()
+            plain = Console(
+                file=buffer,
+                width=_columns(default=200),
+                no_color=True,
+                highlight=False,
+                soft_wrap=False,
+            )
+            render_table(report, plain, show_all=settings.verbose > 0)
+            if settings.verbose:
+                _print_hosts(report, plain)
+            sys.stdout.write(
+                "".join(f"{line.rstrip()}\n" for line in buffer.getvalue().splitlines())
+            )
     return exit_code(report, settings.fail_on)
+
+
+def _columns(default: int) -> int:
+    """``COLUMNS`` when it is a sensible width (40-1000), else ``default``."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return default
+    return columns if 40 <= columns <= 1000 else default  # noqa: PLR2004 - sane bounds
 
 
 def _print_hosts(report: ScanReport, console: Console) -> None:
