@@ -28,6 +28,7 @@ from patchula.http.fetcher import host_key
 from patchula.manager import MANAGERS
 from patchula.models import (
     Catalog,
+    CurrentSource,
     Dependency,
     ExtractResult,
     Finding,
@@ -358,7 +359,13 @@ async def _scan_repo(
             continue
         catalog = await lookups.get(dep.datasource, dep.package_name)
         if isinstance(catalog, LookupFailed):
-            repo.rows.append(Row(dep, Finding(status="error", reason=catalog.reason), lock_file))
+            # What the checkout itself says is still known: the locked version or exact pin.
+            pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
+            source: CurrentSource | None = "lockfile" if locked else "pin" if pin else None
+            failed = Finding(
+                status="error", reason=catalog.reason, current=locked or pin, current_source=source
+            )
+            repo.rows.append(Row(dep, failed, lock_file))
             continue
         catalog, finding = await lookups.evaluate(dep, catalog, policy, now, locked)
         if item.note and finding.current_source == "range":

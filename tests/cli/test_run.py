@@ -334,3 +334,27 @@ def test_unreachable_registry_fails_fast_with_rows_and_host_statistics(tmp_path:
     assert "(no HTTP answer)" in hosts[0]
     requests = int(hosts[0].split(": ", 1)[1].split(" requests", 1)[0])
     assert requests <= 2 * 16 + 1  # two waves at most, not 40 lookups x 4 attempts
+
+
+def test_failed_lookup_row_keeps_the_pinned_version(tmp_path: Path) -> None:
+    """The registry is down, but the checkout says what is installed: current is the pin."""
+    import socket  # noqa: PLC0415 - only this test needs a closed port
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "requirements.txt").write_text("flask==3.1.0\nrequests>=2\n")
+    code, out = _run(
+        str(tmp_path),
+        "--no-cache",
+        "--format",
+        "json",
+        "--registry",
+        f"pypi=http://127.0.0.1:{port}",
+    )
+    assert code == 3
+    rows = json.loads(out)["repositories"][0]["dependencies"]
+    assert [(r["name"], r["status"], r["current"], r["currentSource"]) for r in rows] == [
+        ("flask", "error", "3.1.0", "pin"),
+        ("requests", "error", None, None),
+    ]
