@@ -37,6 +37,7 @@ from patchula.datasource.base import (
 )
 from patchula.errors import RegistryError
 from patchula.models import Catalog, Release
+from patchula.versioning import pep440
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -252,7 +253,7 @@ def parse_compact(
         is_yanked = spelling in yanked
         installable = spelling not in no_files
         releases.append(Release(spelling, when, is_yanked, None, installable))
-        if installable and not is_yanked and not version.is_prerelease:
+        if installable and not is_yanked and pep440.is_stable(spelling):
             latest = spelling
     return Catalog(
         datasource=ID,

@@ -10,7 +10,7 @@ when no final release matches, as pip does. Source: the version-specifiers speci
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -46,6 +46,7 @@ def is_valid(version: str) -> bool:
     return _parse(version) is not None
 
 
+@functools.lru_cache(maxsize=65536)
 def is_stable(version: str) -> bool:
     """Return whether ``version`` is a final release (``.postN`` is final; ``.devN`` is not)."""
     parsed = _parse(version)
@@ -126,7 +127,9 @@ def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
     mentions_prerelease = _mentions_prerelease(specs)
     if not mentions_prerelease:
         # Most ranges admit the newest final release: one pass finds it, no sort needed.
-        newest = max((v for v in versions if not _is_prerelease(v)), key=sort_key, default=None)
+        # Final releases only (valid by definition): Versions compare directly, one call each.
+        finals = [v for v in versions if is_stable(v)]
+        newest = max(finals, key=_final_key, default=None)
         if newest is not None and _contains(specs, newest, prereleases=False):
             return newest
     # Newest first, stopping at the first match.
@@ -142,6 +145,12 @@ def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
     return next((v for v in ordered if _contains(specs, v, prereleases=True)), None)
 
 
+def _final_key(version: str) -> Version:
+    """The parsed form of a version already known to be valid (``is_stable``)."""
+    return cast("Version", _parse(version))
+
+
+@functools.lru_cache(maxsize=65536)
 def _is_prerelease(version: str) -> bool:
     parsed = _parse(version)
     return parsed is not None and parsed.is_prerelease
