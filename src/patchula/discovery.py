@@ -9,6 +9,7 @@ target stays inside the checkout.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -76,13 +77,39 @@ def discover(root: Path, ignore_paths: Iterable[str]) -> Discovery:
     ``ignore_paths`` are gitwildmatch globs matched against repository-relative paths
     (``**/tests/**``). Never raises for unreadable directories: they are listed in ``refused``.
     """
-    root = root.resolve()
-    ignore = pathspec.GitIgnoreSpec.from_lines(list(ignore_paths))
-    result = Discovery()
-    for rel, manager in _walk(root, root, ignore, [], result):
-        result.files.append(Found(rel, manager))
-    result.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
-    return result
+    walk = Walk(root, ignore_paths)
+    for _ in walk.steps():
+        pass
+    return walk.result
+
+
+class Walk:
+    """A discovery walk that can pause after each directory (``steps``), then its ``result``.
+
+    The event loop drives it in short slices, so a scan walks small checkouts without handing
+    them to a worker thread (an I/O-bound thread waits for the GIL behind a busy event loop for
+    a switch interval at every system call) and still stays responsive on a huge one.
+    """
+
+    def __init__(self, root: Path, ignore_paths: Iterable[str]) -> None:
+        self._root = root.resolve()
+        self._ignore = _ignore_spec(tuple(ignore_paths))
+        self.result = Discovery()
+
+    def steps(self) -> Iterator[None]:
+        """Walk, yielding after each directory; ``result`` is complete when this ends."""
+        result = self.result
+        for item in _walk(self._root, self._root, self._ignore, [], result):
+            if item is not None:
+                result.files.append(Found(*item))
+            yield
+        result.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
+
+
+@functools.lru_cache(maxsize=64)
+def _ignore_spec(ignore_paths: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    """The compiled ``ignore-paths`` globs (the same for every repository of a run)."""
+    return pathspec.GitIgnoreSpec.from_lines(list(ignore_paths))
 
 
 def _walk(  # noqa: C901 - one pass over a directory: prune, ignore, symlink and match
@@ -91,7 +118,8 @@ def _walk(  # noqa: C901 - one pass over a directory: prune, ignore, symlink and
     ignore: pathspec.GitIgnoreSpec,
     gitignores: list[tuple[str, pathspec.GitIgnoreSpec]],
     result: Discovery,
-) -> Iterator[tuple[str, str]]:
+) -> Iterator[tuple[str, str] | None]:
+    """Yield ``(path, manager)`` for each manifest, and ``None`` after each directory read."""
     rel_dir = directory.relative_to(root).as_posix()
     prefix = "" if rel_dir == "." else rel_dir + "/"
     specs = gitignores
@@ -107,6 +135,7 @@ def _walk(  # noqa: C901 - one pass over a directory: prune, ignore, symlink and
     except OSError as exc:
         result.refused.append((rel_dir, f"unreadable directory: {exc.strerror}"))
         return
+    yield None
     for entry in entries:
         rel = prefix + entry.name
         if entry.is_dir(follow_symlinks=False):

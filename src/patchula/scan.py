@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -19,10 +20,11 @@ from typing import Any, Protocol
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from patchula.datasource import DATASOURCES, crates
 from patchula.datasource.base import Fetch
-from patchula.discovery import Discovery, Found, discover
+from patchula.discovery import Discovery, Found, Walk, discover
 from patchula.errors import LookupFailed, ManifestError
 from patchula.http.fetcher import host_key
 from patchula.manager import MANAGERS
@@ -330,10 +332,10 @@ async def _scan_repo(
     now: datetime,
 ) -> None:
     async with slots:
-        found, size = await anyio.to_thread.run_sync(_discover, root, settings)
+        found, size = await _discover_sliced(root, settings)
         if size <= INLINE_EXTRACTION_BYTES:
             # A few small manifests parse in about a millisecond: a thread hand-off (and the
-            # worker holding the GIL against the event loop) would cost more than the work.
+            # worker waiting for the GIL behind the event loop) would cost more than the work.
             extracted = _extract_repo(root, settings, repo, found)
         else:
             extracted = await anyio.to_thread.run_sync(_extract_repo, root, settings, repo, found)
@@ -398,16 +400,35 @@ class _Extracted:
 INLINE_EXTRACTION_BYTES = 64 * 1024
 
 
+# The longest the event loop walks a checkout before letting other work run (seconds).
+WALK_SLICE_SECONDS = 0.002
+
+
 def _discover(root: Path, settings: Settings) -> tuple[Discovery, int]:
     """Walk ``root`` (blocking): its manifests and their total size in bytes."""
     found = discover(root, settings.ignore_paths)
+    return found, _total_size(root, found)
+
+
+async def _discover_sliced(root: Path, settings: Settings) -> tuple[Discovery, int]:
+    """``_discover`` on the event loop, in slices of at most ``WALK_SLICE_SECONDS``."""
+    walk = Walk(root, settings.ignore_paths)
+    deadline = time.perf_counter() + WALK_SLICE_SECONDS
+    for _ in walk.steps():
+        if time.perf_counter() >= deadline:
+            await anyio.lowlevel.checkpoint()
+            deadline = time.perf_counter() + WALK_SLICE_SECONDS
+    return walk.result, _total_size(root, walk.result)
+
+
+def _total_size(root: Path, found: Discovery) -> int:
     size = 0
     for item in found.files:
         try:
             size += (root / item.path).stat().st_size
         except OSError:
             continue  # reported by the extraction that tries to read it
-    return found, size
+    return size
 
 
 def _extract_repo(
