@@ -167,6 +167,10 @@ class _Lookups:
         self._settings = settings
         self._results: dict[tuple[str, str], Catalog | LookupFailed] = {}
         self._requested: set[tuple[str, str]] = set()
+        # Answering many lookups from fresh cache entries at once (a fetch facade with a cache).
+        self._fresh_many = getattr(fetch, "fresh_many", None)
+        self._pending: list[tuple[str, str]] = []
+        self._dispatching = False
         # Made only for lookups someone waits on before they finish (a warm run has few).
         self._events: dict[tuple[str, str], anyio.Event] = {}
         self.started = 0
@@ -230,7 +234,50 @@ class _Lookups:
             return
         self._requested.add(key)
         self.started += 1
-        self._tg.start_soon(self._run, key)
+        module = DATASOURCES[datasource]
+        if self._fresh_many is not None and hasattr(module, "catalog_request"):
+            # Single-request datasources: the lookups requested in this event-loop turn are
+            # first answered together from fresh cache entries, without a task each.
+            self._pending.append(key)
+            if not self._dispatching:
+                self._dispatching = True
+                self._tg.start_soon(self._dispatch)
+        else:
+            self._tg.start_soon(self._run, key)
+
+    async def _dispatch(self) -> None:
+        """Answer this turn's pending lookups from fresh cache entries; start tasks for the rest."""
+        await anyio.lowlevel.checkpoint()  # let the rest of this turn's requests join
+        self._dispatching = False
+        keys, self._pending = self._pending, []
+        fresh_many = self._fresh_many
+        requests = []
+        for datasource_id, package in keys:
+            module = DATASOURCES[datasource_id]
+            base_url = self._settings.registries.get(datasource_id, module.DEFAULT_BASE_URL)
+            requests.append(module.catalog_request(base_url, package))  # type: ignore[attr-defined]
+        try:
+            answers = await fresh_many(  # type: ignore[misc]
+                [(r.url, r.headers, r.representation) for r in requests]
+            )
+        except Exception:  # noqa: BLE001 - the cache is an optimisation: fall back to lookups
+            answers = [None] * len(keys)
+        for key, request, response in zip(keys, requests, answers, strict=True):
+            if response is None:
+                self._tg.start_soon(self._run, key)
+                continue
+            module = DATASOURCES[key[0]]
+            try:
+                result: Catalog | LookupFailed = module.catalog_from(  # type: ignore[attr-defined]
+                    response, key[1], request.url
+                )
+            except LookupFailed as exc:
+                result = exc
+            except Exception as exc:  # noqa: BLE001 - a datasource bug is an error row
+                result = LookupFailed(
+                    f"internal error looking up {key[1]}: {type(exc).__name__}: {exc}"
+                )
+            self._finish(key, result)
 
     async def get(self, datasource: str, package: str) -> Catalog | LookupFailed:
         key = (datasource, package)
@@ -260,6 +307,9 @@ class _Lookups:
             result = LookupFailed(
                 f"internal error looking up {package}: {type(exc).__name__}: {exc}"
             )
+        self._finish(key, result)
+
+    def _finish(self, key: tuple[str, str], result: Catalog | LookupFailed) -> None:
         self._results[key] = result
         self.done += 1
         if self.on_progress is not None:

@@ -12,9 +12,12 @@ from typer.testing import CliRunner
 
 from patchula.cache import Cache
 from patchula.cli import app
+from patchula.clock import FixedClock
 from patchula.datasource import npm
 from patchula.http.caching import cache_key
-from patchula.http.fetcher import Fetcher, make_client
+from patchula.http.fetcher import Fetcher, Timer, make_client
+from patchula.scan import scan
+from patchula.settings import Settings
 from tests.fake_registry import FakeRegistry
 
 OLD = datetime(2025, 1, 1, tzinfo=UTC)
@@ -167,3 +170,48 @@ def test_no_cache_flag_bypasses_the_cache(fake_registry: FakeRegistry, tmp_path:
         report = json.loads(runner.invoke(app, args, catch_exceptions=False).stdout)
         assert report["cache"] is None
     assert fake_registry.host("npm").requests == 2
+
+
+@pytest.mark.anyio
+async def test_scan_answers_fresh_entries_together_and_fetches_the_rest(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Warm scan: fresh entries answered from the cache in one go, new and expired ones fetched.
+
+    Five packages cached, two added to the manifest; then, ten minutes on (max-age 300), all
+    seven are revalidated with conditional requests.
+    """
+    for i in range(7):
+        fake_registry.npm.add(f"pkg{i}", {"1.0.0": OLD, "1.1.0": OLD + timedelta(days=9)})
+    fake_registry.pypi.add("lib", {"1.0": OLD})
+    settings = Settings.model_validate(
+        {"registries": {"npm": fake_registry.url("npm"), "pypi": fake_registry.url("pypi")}}
+    )
+    cache = Cache.open(tmp_path / "c.sqlite3")
+    repo = _repo(tmp_path / "repo", 5)
+    (repo / "requirements.txt").write_text("lib>=1.0\n")
+    later = 0.0
+    timer = Timer(wall=lambda: datetime.now(UTC) + timedelta(seconds=later))
+
+    async def run() -> tuple[dict[str, str], Fetcher]:
+        async with make_client() as client:
+            fetcher = Fetcher(client, cache=cache, timer=timer)
+            result = await scan([str(repo)], settings, fetcher, FixedClock(datetime.now(UTC)))
+        rows = {row.dependency.name: row.finding.status for row in result.repos[0].rows}
+        return rows, fetcher
+
+    cold, first = await run()
+    _repo(repo, 7)
+    warm, second = await run()
+    later = 600.0
+    expired, third = await run()
+    await cache.aclose()
+    assert cold == {**dict.fromkeys((f"pkg{i}" for i in range(5)), "outdated"), "lib": "up-to-date"}
+    assert warm == expired == {**cold, "pkg5": "outdated", "pkg6": "outdated"}
+    use = [
+        (f.cache_stats.hits, f.cache_stats.revalidated, f.cache_stats.misses)
+        for f in (first, second, third)
+    ]
+    assert use == [(0, 0, 6), (6, 0, 2), (0, 8, 0)]
+    assert fake_registry.host("npm").requests == 5 + 2 + 7
+    assert fake_registry.host("npm").not_modified == 7

@@ -10,6 +10,7 @@ facade is passed in, and it maps HTTP outcomes to the ``LookupFailed`` tree (404
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -39,6 +40,21 @@ class Fetch(Protocol):
     ) -> FetchResponse:
         """Return the response to ``GET url`` (redirects followed)."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogRequest:
+    """The one GET a single-request datasource needs for a catalog (see ``catalog_request``).
+
+    Datasources whose catalog is one document (npm, PyPI) expose ``catalog_request(base_url,
+    package_name)`` and ``catalog_from(response, package_name, url)``: a scan can then answer
+    many lookups at once from fresh cache entries without a task each.
+    """
+
+    url: str
+    headers: Mapping[str, str]
+    representation: str
+    derive: Derive | None
 
 
 class Datasource(Protocol):

@@ -17,6 +17,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from patchula.datasource.base import (
+    CatalogRequest,
     check_status,
     describe_validation,
     parse_time,
@@ -28,6 +29,7 @@ from patchula.versioning import npm as npm_versioning
 
 if TYPE_CHECKING:
     from patchula.datasource.base import Fetch
+    from patchula.models import FetchResponse
 
 ID = "npm"
 DEFAULT_BASE_URL = "https://registry.npmjs.org"
@@ -75,13 +77,32 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     Raises ``PackageNotFound`` on 404/410 and ``RegistryError`` on other non-2xx answers or an
     unusable body.
     """
-    url = package_url(base_url, package_name)
+    request = catalog_request(base_url, package_name)
     response = await fetch(
-        url,
+        request.url,
+        headers=request.headers,
+        representation=request.representation,
+        derive=request.derive,
+    )
+    return catalog_from(response, package_name, request.url)
+
+
+def catalog_request(base_url: str, package_name: str) -> CatalogRequest:
+    """The GET of ``package_name``'s packument, stored as ``npm-packument-v1``."""
+    return CatalogRequest(
+        url=package_url(base_url, package_name),
         headers={"Accept": _ACCEPT},
         representation=REPRESENTATION,
         derive=functools.partial(derive, package_name=package_name),
     )
+
+
+def catalog_from(response: FetchResponse, package_name: str, url: str) -> Catalog:
+    """The catalog in the answer to ``catalog_request`` (compact document in ``content``).
+
+    Raises ``PackageNotFound`` on 404/410 and ``RegistryError`` on other non-2xx answers or an
+    unusable document.
+    """
     check_status(response, f"npm package {package_name!r}")
     return parse_compact(
         response.content,

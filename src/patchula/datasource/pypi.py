@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from patchula.datasource.base import (
     REASON_LIMIT,
+    CatalogRequest,
     check_status,
     describe_validation,
     parse_time,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from patchula.datasource.base import Fetch
+    from patchula.models import FetchResponse
 
 ID = "pypi"
 DEFAULT_BASE_URL = "https://pypi.org"
@@ -116,14 +118,33 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     Raises ``PackageNotFound`` on 404/410 and ``RegistryError`` on other non-2xx answers, a
     non-JSON answer (a mirror serving only the HTML form) or an unusable body.
     """
-    url = project_url(base_url, package_name)
-    what = f"PyPI project {package_name!r}"
+    request = catalog_request(base_url, package_name)
     response = await fetch(
-        url,
+        request.url,
+        headers=request.headers,
+        representation=request.representation,
+        derive=request.derive,
+    )
+    return catalog_from(response, package_name, request.url)
+
+
+def catalog_request(base_url: str, package_name: str) -> CatalogRequest:
+    """The GET of ``package_name``'s PEP 691 JSON page, stored as ``pypi-project-v1``."""
+    return CatalogRequest(
+        url=project_url(base_url, package_name),
         headers={"Accept": _ACCEPT},
         representation=REPRESENTATION,
         derive=functools.partial(derive, package_name=package_name),
     )
+
+
+def catalog_from(response: FetchResponse, package_name: str, url: str) -> Catalog:
+    """The catalog in the answer to ``catalog_request`` (compact document in ``content``).
+
+    Raises ``PackageNotFound`` on 404/410 and ``RegistryError`` on other non-2xx answers or a
+    non-JSON answer (a mirror serving only the HTML form).
+    """
+    what = f"PyPI project {package_name!r}"
     check_status(response, what)
     content_type = response.header("content-type")
     if content_type is not None and not _is_json(content_type):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import random
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Generic, TypeVar, cast
@@ -259,23 +259,9 @@ class Fetcher:
         cache = self.cache
         stats = self.cache_stats
         entry = await self._reads.get(key) if self._reads is not None else None
-        now = self._timer.wall()
-        # A freshness floor is counted from the entry's own fetch time, so reads never extend
-        # it; a floor of 0 leaves the upstream expiry alone (also for entries already stored).
-        if floor > 0 and entry is not None and "no-cache" in directives(entry.cache_control):
-            floor = 0.0  # no-cache still means "revalidate before every use"
-        if entry is not None and now.timestamp() < max(
-            entry.expires_at, entry.fetched_at + floor if floor > 0 else entry.expires_at
-        ):
+        if entry is not None and _is_fresh(entry, floor, self._timer.wall().timestamp()):
             stats.hits += 1
-            return FetchResponse(
-                status=entry.status,
-                url=url,
-                headers=entry.headers,
-                content=entry.body,
-                fetched_at=datetime.fromtimestamp(entry.fetched_at, UTC),
-                cache="fresh",
-            )
+            return _fresh_response(entry, url)
         conditional = dict(headers)
         if entry is not None and entry.etag:
             conditional["If-None-Match"] = entry.etag
@@ -333,6 +319,43 @@ class Fetcher:
         elif entry is not None:
             await cache.delete_http(key)
         return replace(response, content=content, cache="miss")
+
+    async def fresh_many(
+        self, requests: Sequence[tuple[str, Mapping[str, str] | None, str]]
+    ) -> list[FetchResponse | None]:
+        """Answer many GETs ``(url, headers, representation)`` from fresh cache entries at once.
+
+        Each answer is what ``__call__`` would return for a fresh entry (and counts as a cache
+        hit); ``None`` where there is no fresh entry (or a request for it is in flight): send
+        that one through ``__call__``. No request is ever sent here. The reads travel to the
+        cache's reader threads in jobs of ``READ_BATCH_KEYS`` keys, run concurrently.
+        """
+        if self.cache is None or not requests:
+            return [None] * len(requests)
+        keys = [
+            cache_key("GET", url, vary=headers, representation=representation)
+            for url, headers, representation in requests
+        ]
+        found: dict[str, HttpEntry | None] = {}
+        cache = self.cache
+
+        async def read(chunk: list[str]) -> None:
+            found.update(await cache.get_http_many(chunk))
+
+        unique = [k for k in dict.fromkeys(keys) if k not in self._inflight]
+        async with anyio.create_task_group() as tg:
+            for start in range(0, len(unique), READ_BATCH_KEYS):
+                tg.start_soon(read, unique[start : start + READ_BATCH_KEYS])
+        now = self._timer.wall().timestamp()
+        answers: list[FetchResponse | None] = []
+        for key, (url, _, representation) in zip(keys, requests, strict=True):
+            entry = found.get(key)
+            if entry is None or not _is_fresh(entry, self._floors.get(representation, 0.0), now):
+                answers.append(None)
+                continue
+            self.cache_stats.hits += 1
+            answers.append(_fresh_response(entry, url))
+        return answers
 
     def throttle(self, host: str, min_interval: float) -> None:
         """Space requests to ``host`` at least ``min_interval`` seconds apart (a crawler policy)."""
@@ -503,6 +526,30 @@ class Fetcher:
             return True
         stats.errors += 1
         raise RateLimited(msg)
+
+
+def _is_fresh(entry: HttpEntry, floor: float, now: float) -> bool:
+    """Whether ``entry`` may be used without a request at ``now`` (epoch seconds).
+
+    Fresh per its upstream expiry (RFC 9111), or within ``floor`` seconds of its own fetch
+    time (a configured freshness floor, never extended by reads; ``no-cache`` entries get none).
+    """
+    if now < entry.expires_at:
+        return True
+    if floor <= 0 or "no-cache" in directives(entry.cache_control):
+        return False
+    return now < entry.fetched_at + floor
+
+
+def _fresh_response(entry: HttpEntry, url: str) -> FetchResponse:
+    return FetchResponse(
+        status=entry.status,
+        url=url,
+        headers=entry.headers,
+        content=entry.body,
+        fetched_at=datetime.fromtimestamp(entry.fetched_at, UTC),
+        cache="fresh",
+    )
 
 
 def _failure_reason(failure: str, host: str) -> str:
