@@ -16,6 +16,7 @@ from patchula.clock import FixedClock
 from patchula.datasource import npm
 from patchula.http.caching import cache_key
 from patchula.http.fetcher import Fetcher, Timer, make_client
+from patchula.models import Status
 from patchula.scan import scan
 from patchula.settings import Settings
 from tests.fake_registry import FakeRegistry
@@ -193,7 +194,7 @@ async def test_scan_answers_fresh_entries_together_and_fetches_the_rest(
     later = 0.0
     timer = Timer(wall=lambda: datetime.now(UTC) + timedelta(seconds=later))
 
-    async def run() -> tuple[dict[str, str], Fetcher]:
+    async def run() -> tuple[dict[str, Status], Fetcher]:
         async with make_client() as client:
             fetcher = Fetcher(client, cache=cache, timer=timer)
             result = await scan([str(repo)], settings, fetcher, FixedClock(datetime.now(UTC)))
