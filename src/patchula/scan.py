@@ -158,6 +158,10 @@ def _times_needed(
     return [v for v in dict.fromkeys(wanted) if v not in asked]
 
 
+# Lookups answered from the cache per task (one reader job each; see ``_Lookups._dispatch``).
+FRESH_BATCH = 64
+
+
 class _Lookups:
     """Run-wide single-flight of catalog lookups keyed by (datasource, package name)."""
 
@@ -246,10 +250,18 @@ class _Lookups:
             self._tg.start_soon(self._run, key)
 
     async def _dispatch(self) -> None:
-        """Answer this turn's pending lookups from fresh cache entries; start tasks for the rest."""
+        """Answer this turn's pending lookups from fresh cache entries; start tasks for the rest.
+
+        In chunks of ``FRESH_BATCH``, each its own task: the first chunk is parsed and its rows
+        evaluated while the cache's reader threads still read the next ones.
+        """
         await anyio.lowlevel.checkpoint()  # let the rest of this turn's requests join
         self._dispatching = False
         keys, self._pending = self._pending, []
+        for start in range(0, len(keys), FRESH_BATCH):
+            self._tg.start_soon(self._answer_from_cache, keys[start : start + FRESH_BATCH])
+
+    async def _answer_from_cache(self, keys: list[tuple[str, str]]) -> None:
         fresh_many = self._fresh_many
         requests = []
         for datasource_id, package in keys:
