@@ -135,7 +135,8 @@ class Catalog:
     is false for registries whose list omits valid versions (the Go proxy's ``@v/list`` leaves
     out pseudo-versions), so a current version missing from it is not suspicious.
     ``successor`` names a newer major version published under another name (a Go module's
-    ``/v2`` path) as ``"<name> <version>"``.
+    ``/v2`` path) as ``"<name> <version>"``. ``caveat`` is a fact every row of this package
+    should report, e.g. that the check for such a successor failed.
     """
 
     datasource: str
@@ -149,6 +150,7 @@ class Catalog:
     reused: bool = False
     lists_every_version: bool = True
     successor: str | None = None
+    caveat: str | None = None
 
     def release(self, version: str) -> Release | None:
         """Return the release with exactly this version string, or ``None``."""

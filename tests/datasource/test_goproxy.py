@@ -324,3 +324,37 @@ async def test_goproxy_list_falls_back_like_the_go_command() -> None:
             first.host("goproxy").server_error_next(20)
             piped = await goproxy.get_catalog(fetcher, f"{a}|{b}", "example.com/only-second")
             assert piped.latest == "v1.0.0"
+
+
+@pytest.mark.anyio
+async def test_failed_new_major_check_is_a_caveat_not_an_error(
+    fake_registry: FakeRegistry,
+) -> None:
+    """The module's versions are known; a failing ``/v2`` probe is said on the row, not fatal."""
+    fake_registry.goproxy.add("example.com/solid", {"v1.0.0": T1, "v1.1.0": T2})
+
+    async with make_client() as client:
+        fetcher = Fetcher(client)
+
+        async def flaky_probe(
+            url: str,
+            *,
+            headers: Mapping[str, str] | None = None,
+            representation: str = "raw",
+            derive: Derive | None = None,
+        ) -> FetchResponse:
+            if "/v2/" in url:
+                msg = "goproxy.test is unreachable (ConnectError)"
+                raise RegistryUnreachable(msg)
+            return await fetcher(url, headers=headers, representation=representation, derive=derive)
+
+        catalog = await goproxy.get_catalog(
+            flaky_probe, fake_registry.url("goproxy"), "example.com/solid"
+        )
+    assert [r.version for r in catalog.releases] == ["v1.0.0", "v1.1.0"]
+    assert catalog.latest == "v1.1.0"
+    assert catalog.successor is None
+    assert catalog.caveat == (
+        "could not check for a newer major (example.com/solid/v2): "
+        "goproxy.test is unreachable (ConnectError)"
+    )

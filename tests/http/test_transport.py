@@ -343,6 +343,8 @@ async def test_unreachable_proxy_is_named_without_its_credentials(
     [
         ({"HTTPS_PROXY": "ftp://proxy.test:21"}, "HTTPS_PROXY names an unusable proxy"),
         ({"ALL_PROXY": "ftp://u:pw@proxy.test:21"}, r"ALL_PROXY .*ftp://\*\*\*@proxy\.test:21"),
+        ({"HTTPS_PROXY": "http://proxy.test:80a"}, "HTTPS_PROXY names an unusable proxy"),
+        ({"HTTP_PROXY": "http://[::1"}, "HTTP_PROXY names an unusable proxy"),
     ],
 )
 def test_unusable_proxy_variable_is_a_configuration_error(
@@ -363,3 +365,22 @@ def test_socks_proxy_without_socksio_is_a_configuration_error(
     _only_proxy(monkeypatch, HTTPS_PROXY="socks5://127.0.0.1:1080")
     with pytest.raises(ConfigError, match=r"SOCKS proxy .*httpx\[socks\]"):
         make_client()
+
+
+@pytest.mark.anyio
+async def test_no_proxy_entry_with_a_port_bypasses_the_proxy(
+    serve: Callable[[Handler], Awaitable[Server]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``NO_PROXY=127.0.0.1:<port>`` exempts that origin from a (dead) proxy."""
+    server: Server
+
+    async def direct(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await server.read_request(reader) is not None:
+            writer.write(_answer(b"direct"))
+            await writer.drain()
+
+    server = await serve(direct)
+    _only_proxy(monkeypatch, HTTP_PROXY="http://127.0.0.1:9", NO_PROXY=f"127.0.0.1:{server.port}")
+    async with make_client() as client:
+        response = await Fetcher(client)(f"{server.url}/x")
+    assert response.content == b"direct"

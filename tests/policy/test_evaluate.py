@@ -366,3 +366,18 @@ def test_unpublished_go_tag_is_unknown_but_pseudo_versions_are_dated() -> None:
     commit = datetime(2024, 10, 30, 12, 0, tzinfo=UTC)
     seconds = ((NOW - timedelta(days=35.25)) - commit).total_seconds()
     assert older.libyears == round(seconds / 86400 / 365.25, 4)
+
+
+def test_catalog_caveat_is_reported_on_the_row() -> None:
+    """A catalog's caveat (e.g. a failed new-major check) is part of the row's reason."""
+    cat = Catalog(
+        datasource="pypi",
+        package_name="pkg",
+        releases=(_rel("1.0", 100), _rel("1.1", 50)),
+        latest="1.1",
+        fetched_at=NOW,
+        caveat="could not check for a newer major (pkg/v2): timed out",
+    )
+    f = evaluate(_py_dep("==1.0"), cat, pep440, NO_WAIT, NOW)
+    assert (f.status, f.eligible) == ("outdated", "1.1")
+    assert f.reason == "could not check for a newer major (pkg/v2): timed out"

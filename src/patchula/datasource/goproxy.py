@@ -150,7 +150,14 @@ async def _catalog_from(fetch: Fetch, base_url: str, package_name: str) -> Catal
         source_url=list_url,
         reused=all(response.cache == "fresh" for response in used),
     )
-    return replace(catalog, successor=await _next_major(fetch, base_url, package_name))
+    try:
+        successor = await _next_major(fetch, base_url, package_name)
+    except LookupFailed as exc:
+        # The module's own versions are known; only the new-major check failed: say so on the
+        # row instead of losing the row.
+        path = next_major_path(package_name)
+        return replace(catalog, caveat=f"could not check for a newer major ({path}): {exc}")
+    return replace(catalog, successor=successor)
 
 
 def next_major_path(module: str) -> str | None:

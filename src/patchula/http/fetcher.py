@@ -92,7 +92,9 @@ def _proxied(url: str, proxies: Mapping[str, str]) -> bool:
     parsed = httpx.URL(url)
     if parsed.scheme not in proxies and "all" not in proxies:
         return False
-    return not urllib.request.proxy_bypass(parsed.host or "")
+    # With the port, so NO_PROXY entries naming one (``127.0.0.1:8080``) apply as curl's do.
+    host = parsed.host or ""
+    return not urllib.request.proxy_bypass(f"{host}:{parsed.port}" if parsed.port else host)
 
 
 def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
@@ -140,7 +142,7 @@ def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
                 "'socksio' package: pip install 'httpx[socks]'"
             )
             raise ConfigError(msg) from None
-        except ValueError as exc:
+        except (ValueError, httpx.InvalidURL) as exc:
             msg = f"{variable} names an unusable proxy ({redact_url(proxy)}): {exc}"
             raise ConfigError(msg) from None
     return mounts

@@ -255,7 +255,7 @@ def _libyears(
 def _notes(
     current_rel: Release | None, latest_rel: Release | None, latest: str | None, catalog: Catalog
 ) -> str | None:
-    """Return facts worth a user's attention: yanked or deprecated current or latest."""
+    """Return facts worth a user's attention: yanked or deprecated current or latest, caveat."""
     notes: list[str] = []
     if current_rel is not None and current_rel.yanked:
         notes.append("current version is yanked")
@@ -268,4 +268,6 @@ def _notes(
             notes.append(f"latest {latest} is deprecated ({latest_rel.deprecated}); not proposed")
         elif latest_rel.yanked:
             notes.append(f"latest {latest} is yanked; not proposed")
+    if catalog.caveat:
+        notes.append(catalog.caveat)
     return "; ".join(notes) or None
