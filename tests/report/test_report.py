@@ -123,3 +123,12 @@ def test_markdown_dashboard() -> None:
     row = "| requirements/prod.txt:3 | django | ==4.2 | 4.2 | 6.1 | 6.0 | major | 12 | 2.50 |"
     assert row + " outdated |" in md
     assert "- `package.json:4`: invalid JSON" in md
+
+
+def test_markdown_dashboard_shows_every_row_with_verbose() -> None:
+    """``-v`` lists up-to-date and skipped rows in Markdown too; without it their count is said."""
+    report = build_report(_result(), Settings(), {})
+    assert "2 up-to-date or skipped rows not shown (`-v` shows them)." in render_markdown(report)
+    full = render_markdown(report, show_all=True)
+    assert "numpy" in full
+    assert "not shown" not in full

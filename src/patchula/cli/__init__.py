@@ -306,7 +306,7 @@ def _emit(report: ScanReport, settings: Settings) -> int:
     if settings.format == "json":
         sys.stdout.write(render_json(report))
     elif settings.format == "markdown":
-        sys.stdout.write(render_markdown(report) + "\n")
+        sys.stdout.write(render_markdown(report, show_all=settings.verbose > 0) + "\n")
     elif settings.quiet:
         sys.stdout.write(summary_line(report) + "\n")
     else:
@@ -335,12 +335,12 @@ def _emit(report: ScanReport, settings: Settings) -> int:
 
 
 def _columns(default: int) -> int:
-    """``COLUMNS`` when it is a sensible width (40-1000), else ``default``."""
+    """``COLUMNS`` (at least 40, at most 1000) when it is set to a number, else ``default``."""
     try:
         columns = int(os.environ.get("COLUMNS", ""))
     except ValueError:
         return default
-    return columns if 40 <= columns <= 1000 else default  # noqa: PLR2004 - sane bounds
+    return min(max(columns, 40), 1000) if columns > 0 else default
 
 
 def _print_hosts(report: ScanReport, console: Console) -> None:

@@ -170,15 +170,19 @@ def _print_problems(repo: RepositoryReport, console: Console) -> None:
         console.print(f"  {p.severity}: {where}: {p.message}", markup=False, highlight=False)
 
 
-def render_markdown(report: ScanReport) -> str:
-    """Return a Markdown dashboard: summary, then per repository the rows that need attention."""
+def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
+    """Return a Markdown dashboard: summary, then per repository the rows that need attention.
+
+    ``show_all`` (``-v``) lists up-to-date and skipped rows too; otherwise their number is said.
+    """
     out = ["# Dependency freshness", "", summary_line(report), ""]
     out.append(f"Evaluated at {_when(report.evaluated_at)} by patchula {report.tool.version}.")
     out.append("")
     for repo in report.repositories:
         out.append(f"## {repo.target}" + (f" (`{repo.commit[:12]}`)" if repo.commit else ""))
         out.append("")
-        rows = _visible(repo.dependencies, show_all=False)
+        rows = _visible(repo.dependencies, show_all=show_all)
+        hidden = len(repo.dependencies) - len(rows)
         if rows:
             out.append(
                 "| file | package | declared | current | latest | eligible | update | behind "
@@ -201,6 +205,9 @@ def render_markdown(report: ScanReport) -> str:
                     _notes(d),
                 ]
                 out.append("| " + " | ".join(_md(c) for c in cells) + " |")
+            if hidden:
+                note = f"{hidden} up-to-date or skipped rows not shown (`-v` shows them)."
+                out.extend(["", note])
         else:
             out.append(f"Nothing needs attention among {len(repo.dependencies)} dependencies.")
         if repo.problems:
