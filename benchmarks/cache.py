@@ -1,7 +1,7 @@
 """The SQLite cache on repeated runs, against the loopback fake registry (50 ms latency).
 
 (a) warm runs whose entries are fresh: requests sent (target 0) and warm / cold wall time
-    (target <= 0.1; five warm runs, each printed, the median judged);
+    (target <= 0.1; three cold and five warm runs, each printed, the medians compared);
 (b) a run whose entries have expired: every request is conditional and answered 304, bodies are
     reused without being derived again;
 (c) stored bytes of the compact representations against the raw documents (both compressed the
@@ -27,13 +27,14 @@ from patchula.cache import Cache
 from patchula.clock import FixedClock
 from patchula.datasource import npm, pypi
 from patchula.http.fetcher import Fetcher, Timer, make_client
-from patchula.scan import scan
+from patchula.scan import freeze_startup_objects, scan
 from patchula.settings import Settings
 from tests.fake_registry import FakeRegistry
 
 LATENCY = 0.05
 PACKAGES = 250
 WARM_RUNS = 5
+COLD_RUNS = 3
 WARM_TARGET = 0.1
 START = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -180,16 +181,22 @@ def main(_argv: list[str]) -> None:
     parent, child = multiprocessing.Pipe()
     server = multiprocessing.get_context("fork").Process(target=_serve, args=(child,))
     server.start()
+    freeze_startup_objects()  # as the CLI does before it scans
     npm_url, pypi_url = parent.recv()
     settings = Settings.model_validate({"registries": {"npm": npm_url, "pypi": pypi_url}})
     try:
         with tempfile.TemporaryDirectory() as tmp:
             targets = _repos(Path(tmp))
-            cache_path = Path(tmp) / "cache.sqlite3"
-            cold, _ = anyio.run(_run, targets, settings, cache_path)
-            parent.send("stats")
-            cold_requests, _ = parent.recv()
-            print(f"cold run: {cold_requests} requests, {cold:.3f} s")
+            # Three cold runs, each into an empty cache file; the last file serves the warm runs.
+            cold_runs: list[float] = []
+            for attempt in range(COLD_RUNS):
+                cache_path = Path(tmp) / f"cache-{attempt}.sqlite3"
+                cold_runs.append(anyio.run(_run, targets, settings, cache_path)[0])
+                parent.send("stats")
+                cold_requests, _ = parent.recv()
+            cold = statistics.median(cold_runs)
+            each_cold = ", ".join(f"{c:.3f}" for c in cold_runs)
+            print(f"cold runs: {cold_requests} requests each, {each_cold} s (median {cold:.3f} s)")
             # This VM's speed varies by tens of percent from one second to the next, and a warm
             # run is pure CPU (the cold one mostly waits): five warm runs, the median judged.
             warm_runs: list[float] = []
@@ -203,7 +210,7 @@ def main(_argv: list[str]) -> None:
                 errors += run_errors
             warm = statistics.median(warm_runs)
             verdict = "met" if warm / cold <= WARM_TARGET and warm_requests == 0 else "MISSED"
-            each = ", ".join(f"{w / cold:.3f}" for w in warm_runs)
+            each = ", ".join(f"{w / cold:.3f}" for w in warm_runs)  # against the cold median
             print(
                 f"(a) warm runs, fresh entries: {warm_requests} requests in {WARM_RUNS} runs "
                 f"(target 0), {errors} errors; warm / cold per run: {each}"

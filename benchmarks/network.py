@@ -38,7 +38,7 @@ import anyio
 from patchula.clock import FixedClock
 from patchula.datasource import npm, pypi
 from patchula.http.fetcher import DEFAULT_HOST_CONCURRENCY, Fetcher, make_client
-from patchula.scan import scan
+from patchula.scan import freeze_startup_objects, scan
 from patchula.settings import Settings
 from tests.fake_registry import FakeRegistry
 
@@ -183,6 +183,7 @@ def main(_argv: list[str]) -> None:
     parent, child = multiprocessing.Pipe()
     server = multiprocessing.get_context("fork").Process(target=_serve, args=(child, LATENCY))
     server.start()
+    freeze_startup_objects()  # as the CLI does before it scans
     try:
         urls: list[dict[str, str]] = parent.recv()
         _measure(

