@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -358,10 +359,19 @@ def test_reset_and_truncate_raise_httpx_errors(fake_registry: FakeRegistry) -> N
 def test_latency_overlaps_sixteen_concurrent_requests(fake_registry: FakeRegistry) -> None:
     """With latency set, 16 concurrent requests are all in flight at once rather than queued."""
     host = fake_registry.host("goproxy")
-    host.latency = 0.3
+    host.latency = 0.5
     url = fake_registry.url("goproxy") + "/golang.org/x/text/@v/list"
+    ready = threading.Barrier(16)
+
+    def get(_: int) -> int:
+        # Each thread makes its client (TLS setup and all) first, then all send together: on a
+        # loaded CI machine, client construction alone could outlast the latency.
+        with httpx.Client(timeout=10) as client:
+            ready.wait(timeout=30)
+            return client.get(url).status_code
+
     with ThreadPoolExecutor(max_workers=16) as pool:
-        statuses = list(pool.map(lambda _: _get(url).status_code, range(16)))
+        statuses = list(pool.map(get, range(16)))
     assert statuses == [200] * 16
     assert host.peak_concurrency == 16
 
