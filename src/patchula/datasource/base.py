@@ -9,7 +9,7 @@ facade is passed in, and it maps HTTP outcomes to the ``LookupFailed`` tree (404
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -55,6 +55,22 @@ class CatalogRequest:
     headers: Mapping[str, str]
     representation: str
     derive: Derive | None
+
+
+async def fetch_catalog(
+    fetch: Fetch,
+    request: CatalogRequest,
+    build: Callable[[FetchResponse, str, str], Catalog],
+    package_name: str,
+) -> Catalog:
+    """Send ``request`` through ``fetch`` and ``build(response, package_name, url)`` its catalog."""
+    response = await fetch(
+        request.url,
+        headers=request.headers,
+        representation=request.representation,
+        derive=request.derive,
+    )
+    return build(response, package_name, request.url)
 
 
 class Datasource(Protocol):

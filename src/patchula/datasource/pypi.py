@@ -33,6 +33,7 @@ from patchula.datasource.base import (
     CatalogRequest,
     check_status,
     describe_validation,
+    fetch_catalog,
     parse_time,
     times_from_epochs,
 )
@@ -119,13 +120,7 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     non-JSON answer (a mirror serving only the HTML form) or an unusable body.
     """
     request = catalog_request(base_url, package_name)
-    response = await fetch(
-        request.url,
-        headers=request.headers,
-        representation=request.representation,
-        derive=request.derive,
-    )
-    return catalog_from(response, package_name, request.url)
+    return await fetch_catalog(fetch, request, catalog_from, package_name)
 
 
 def catalog_request(base_url: str, package_name: str) -> CatalogRequest:
