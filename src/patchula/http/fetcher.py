@@ -197,6 +197,8 @@ class Fetcher:
         self.cache = cache
         self.cache_stats = CacheUse()
         self._reads = _BatchedReads(cache) if cache is not None else None
+        # Entries ``fresh_many`` read but could not use: the requests that follow reuse them.
+        self._read_ahead: dict[str, HttpEntry | None] = {}
         # Minimum freshness (seconds) per representation, counted from the entry's fetch time.
         self._floors = dict(freshness_floors or {})
         self._intervals: dict[str, float] = {}
@@ -260,7 +262,10 @@ class Fetcher:
     ) -> FetchResponse:
         cache = self.cache
         stats = self.cache_stats
-        entry = await self._reads.get(key) if self._reads is not None else None
+        if key in self._read_ahead:
+            entry = self._read_ahead.pop(key)  # read a moment ago by ``fresh_many``
+        else:
+            entry = await self._reads.get(key) if self._reads is not None else None
         if entry is not None and _is_fresh(entry, floor, self._timer.wall().timestamp()):
             stats.hits += 1
             return _fresh_response(entry, url)
@@ -353,6 +358,9 @@ class Fetcher:
         for key, (url, _, representation) in zip(keys, requests, strict=True):
             entry = found.get(key)
             if entry is None or not _is_fresh(entry, self._floors.get(representation, 0.0), now):
+                if key in found:  # read here (keys in flight were not)
+                    # Handed to the request that follows, so it does not read it again.
+                    self._read_ahead[key] = entry
                 answers.append(None)
                 continue
             self.cache_stats.hits += 1

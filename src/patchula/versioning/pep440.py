@@ -150,10 +150,8 @@ def _final_key(version: str) -> Version:
     return cast("Version", _parse(version))
 
 
-@functools.lru_cache(maxsize=65536)
 def _is_prerelease(version: str) -> bool:
-    parsed = _parse(version)
-    return parsed is not None and parsed.is_prerelease
+    return is_valid(version) and not is_stable(version)
 
 
 def update_type(current: str, new: str) -> UpdateType | None:
