@@ -17,14 +17,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 
 from patchula.datasource import DATASOURCES, crates
-from patchula.datasource.base import Fetch
+from patchula.datasource.base import Fetch, SingleRequestDatasource
 from patchula.discovery import Discovery, Found, Walk, discover
 from patchula.errors import LookupFailed, ManifestError
 from patchula.http.fetcher import host_key
@@ -239,8 +239,7 @@ class _Lookups:
             return
         self._requested.add(key)
         self.started += 1
-        module = DATASOURCES[datasource]
-        if self._fresh_many is not None and hasattr(module, "catalog_request"):
+        if self._fresh_many is not None and _single_request(datasource) is not None:
             # Single-request datasources: the lookups requested in this event-loop turn are
             # first answered together from fresh cache entries, without a task each.
             self._pending.append(key)
@@ -266,9 +265,9 @@ class _Lookups:
         fresh_many = self._fresh_many
         requests = []
         for datasource_id, package in keys:
-            module = DATASOURCES[datasource_id]
+            module = cast("SingleRequestDatasource", _single_request(datasource_id))
             base_url = self._settings.registries.get(datasource_id, module.DEFAULT_BASE_URL)
-            requests.append(module.catalog_request(base_url, package))  # type: ignore[attr-defined]
+            requests.append(module.catalog_request(base_url, package))
         try:
             answers = await fresh_many(  # type: ignore[misc]
                 [(r.url, r.headers, r.representation) for r in requests]
@@ -279,17 +278,13 @@ class _Lookups:
             if response is None:
                 self._tg.start_soon(self._run, key)
                 continue
-            module = DATASOURCES[key[0]]
+            module = cast("SingleRequestDatasource", _single_request(key[0]))
             try:
-                result: Catalog | LookupFailed = module.catalog_from(  # type: ignore[attr-defined]
-                    response, key[1], request.url
-                )
+                result: Catalog | LookupFailed = module.catalog_from(response, key[1], request.url)
             except LookupFailed as exc:
                 result = exc
             except Exception as exc:  # noqa: BLE001 - a datasource bug is an error row
-                result = LookupFailed(
-                    f"internal error looking up {key[1]}: {type(exc).__name__}: {exc}"
-                )
+                result = _internal_error(key[1], exc)
             self._finish(key, result)
 
     async def get(self, datasource: str, package: str) -> Catalog | LookupFailed:
@@ -317,9 +312,7 @@ class _Lookups:
         except LookupFailed as exc:
             result = exc
         except Exception as exc:  # noqa: BLE001 - any datasource bug becomes an error row, not a crash
-            result = LookupFailed(
-                f"internal error looking up {package}: {type(exc).__name__}: {exc}"
-            )
+            result = _internal_error(package, exc)
         self._finish(key, result)
 
     def _finish(self, key: tuple[str, str], result: Catalog | LookupFailed) -> None:
@@ -330,6 +323,19 @@ class _Lookups:
         event = self._events.pop(key, None)
         if event is not None:
             event.set()
+
+
+def _single_request(datasource: str) -> SingleRequestDatasource | None:
+    """The datasource module when its catalog is one request, else ``None``."""
+    module = DATASOURCES[datasource]
+    if hasattr(module, "catalog_request") and hasattr(module, "catalog_from"):
+        return cast("SingleRequestDatasource", module)
+    return None
+
+
+def _internal_error(package: str, exc: Exception) -> LookupFailed:
+    """A datasource bug, as the failed lookup of ``package`` (an error row, not a crash)."""
+    return LookupFailed(f"internal error looking up {package}: {type(exc).__name__}: {exc}")
 
 
 def freeze_startup_objects() -> None:

@@ -73,6 +73,20 @@ async def fetch_catalog(
     return build(response, package_name, request.url)
 
 
+class SingleRequestDatasource(Protocol):
+    """A datasource whose catalog is one document (see ``CatalogRequest``)."""
+
+    DEFAULT_BASE_URL: str
+
+    def catalog_request(self, base_url: str, package_name: str) -> CatalogRequest:
+        """The GET that fetches ``package_name``'s catalog."""
+        ...
+
+    def catalog_from(self, response: FetchResponse, package_name: str, url: str) -> Catalog:
+        """The catalog in the answer to ``catalog_request``."""
+        ...
+
+
 class Datasource(Protocol):
     """The shape of a datasource module."""
 
