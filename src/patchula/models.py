@@ -217,7 +217,8 @@ class FetchResponse:
     representation (the derived compact document when a ``derive`` function was given and the
     answer was a success). ``cache`` says how it was obtained: ``fresh`` (served from the cache
     without a request), ``revalidated`` (a 304 confirmed the stored body), ``miss`` (fetched) or
-    ``off`` (no cache in use).
+    ``off`` (no cache in use). ``credential`` names the source of the credential the request
+    carried (``~/.npmrc``, ``~/.netrc`` …; never the secret), ``None`` for an anonymous one.
     """
 
     status: int
@@ -226,6 +227,7 @@ class FetchResponse:
     content: bytes
     fetched_at: datetime
     cache: Literal["fresh", "revalidated", "miss", "off"] = "off"
+    credential: str | None = None
 
     def header(self, name: str) -> str | None:
         """Return the first value of header ``name`` (case-insensitive), or ``None``."""

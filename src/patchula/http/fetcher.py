@@ -23,6 +23,7 @@ import httpx
 from patchula import __version__
 from patchula.cache import Cache, HttpEntry
 from patchula.errors import ConfigError, RegistryError, RegistryUnreachable
+from patchula.http.auth import Credential, Credentials
 from patchula.http.caching import cache_key, directives, freshness
 from patchula.http.governor import (
     MAX_RATE_RETRIES,
@@ -185,8 +186,10 @@ class Fetcher:
         timer: Timer | None = None,
         cache: Cache | None = None,
         freshness_floors: Mapping[str, float] | None = None,
+        credentials: Credentials | None = None,
     ) -> None:
         self._client = client
+        self._credentials = credentials
         self._host_limits = {k.lower(): v for k, v in (host_limits or {}).items()}
         self._default_limit = default_limit
         self._limiters: dict[str, anyio.CapacityLimiter] = {}
@@ -234,7 +237,8 @@ class Fetcher:
         when the host's rate limit makes the request fail, ``RegistryError`` when server errors
         persist or ``derive`` refuses the body.
         """
-        key = cache_key("GET", url, vary=headers, representation=representation)
+        credential = self._credential_for(url)
+        key = self._key(url, headers, representation, credential)
         floor = self._floors.get(representation, 0.0)
         shared = self._inflight.get(key)
         if shared is not None:
@@ -242,7 +246,7 @@ class Fetcher:
         flight: _Flight[FetchResponse] = _Flight()
         self._inflight[key] = flight
         try:
-            response = await self._cached_fetch(key, url, headers or {}, derive, floor)
+            response = await self._cached_fetch(key, url, headers or {}, derive, floor, credential)
         except BaseException as exc:
             flight.fail(exc)
             raise
@@ -259,6 +263,7 @@ class Fetcher:
         headers: Mapping[str, str],
         derive: Derive | None,
         floor: float = 0.0,
+        credential: Credential | None = None,
     ) -> FetchResponse:
         cache = self.cache
         stats = self.cache_stats
@@ -274,7 +279,12 @@ class Fetcher:
             conditional["If-None-Match"] = entry.etag
         if entry is not None and entry.last_modified:
             conditional["If-Modified-Since"] = entry.last_modified
+        if credential is not None:
+            # TODO(redirects): attach per hop, only to the credential's own scope.
+            conditional[credential.header] = credential.value
         response = await self._fetch(url, conditional)
+        if credential is not None:
+            response = replace(response, credential=credential.source)
         lower = dict(response.headers)
         fetched = response.fetched_at.timestamp()
         if response.status == 304 and entry is not None and cache is not None:  # noqa: PLR2004
@@ -340,8 +350,7 @@ class Fetcher:
         if self.cache is None or not requests:
             return [None] * len(requests)
         keys = [
-            cache_key("GET", url, vary=headers, representation=representation)
-            for url, headers, representation in requests
+            self._key(url, headers, representation) for url, headers, representation in requests
         ]
         found: dict[str, HttpEntry | None] = {}
         cache = self.cache
@@ -366,6 +375,25 @@ class Fetcher:
             self.cache_stats.hits += 1
             answers.append(_fresh_response(entry, url))
         return answers
+
+    def _key(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None,
+        representation: str,
+        credential: Credential | None = None,
+    ) -> str:
+        """The cache key of ``GET url``: credentialed answers live apart from anonymous ones."""
+        if credential is None:
+            credential = self._credential_for(url)
+        identity = credential.cache_identity if credential is not None else None
+        return cache_key(
+            "GET", url, vary=headers, representation=representation, credential=identity
+        )
+
+    def _credential_for(self, url: str) -> Credential | None:
+        """The credential that goes with ``GET url`` (``None``: anonymous)."""
+        return self._credentials.for_url(url) if self._credentials is not None else None
 
     def throttle(self, host: str, min_interval: float) -> None:
         """Space requests to ``host`` at least ``min_interval`` seconds apart (a crawler policy)."""

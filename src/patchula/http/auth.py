@@ -1,0 +1,104 @@
+"""Credentials as the fetch facade sees them: which header to send to which URL, and nothing more.
+
+Where credentials come from (``.npmrc``, ``~/.netrc``, ``PIP_INDEX_URL``, userinfo in a registry
+URL, ``GITHUB_TOKEN``) is decided outside ``http``; this module only defines the value handed
+to the fetcher and the rule of where it may go. A credential is sent only to the scheme, host,
+port and path prefix it was given for (npm's ``//host/path/:_authToken`` rule), never across a
+redirect to another origin. Secrets never appear in ``repr``, messages, logs or cache keys:
+keys carry ``identity`` through ``caching.credential_digest`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+from urllib.parse import urlsplit
+
+__all__ = ["Credential", "Credentials", "StaticCredentials", "scope_of"]
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True, slots=True)
+class Credential:
+    """One credential: the header to send, where it came from, and where it may be sent.
+
+    ``header``/``value`` are sent as given (``Authorization: Bearer …``, ``Authorization:
+    Basic …``). ``source`` names where it was found, for messages (``~/.npmrc``,
+    ``./.npmrc``, ``NPM_CONFIG_REGISTRY``, ``~/.netrc``, ``PIP_INDEX_URL``, ``registry URL``,
+    ``GITHUB_TOKEN``) and never holds the secret. ``scope`` is ``scheme://host[:port]/path/``
+    (lower-case host, default port left out, path ending in ``/``): the credential applies to
+    URLs of that origin whose path starts with that prefix. ``identity`` distinguishes
+    credentials for cache keys (digested there, never stored raw); by default the value itself.
+    """
+
+    header: str
+    value: str = field(repr=False)
+    source: str
+    scope: str
+    identity: str = field(default="", repr=False)
+
+    def applies_to(self, url: str) -> bool:
+        """Return whether ``url`` is inside this credential's scope (origin and path prefix)."""
+        origin, path = _split(url)
+        scope_origin, scope_path = _split(self.scope)
+        return origin == scope_origin and (path + "/").startswith(scope_path)
+
+    @property
+    def cache_identity(self) -> str:
+        """What the cache key digests for this credential (``identity`` or the value)."""
+        return self.identity or f"{self.header}\0{self.value}"
+
+
+class Credentials(Protocol):
+    """Answers which credential, if any, goes with a request URL."""
+
+    def for_url(self, url: str) -> Credential | None:
+        """Return the credential to send with ``GET url``, or ``None`` for an anonymous request."""
+        ...
+
+
+class StaticCredentials:
+    """A fixed set of credentials; the longest matching scope wins (npm's nerf-dart rule)."""
+
+    def __init__(self, credentials: Iterable[Credential] = ()) -> None:
+        self._credentials = sorted(credentials, key=lambda c: len(c.scope), reverse=True)
+
+    def for_url(self, url: str) -> Credential | None:
+        """Return the most specific credential whose scope contains ``url``, or ``None``."""
+        for credential in self._credentials:
+            if credential.applies_to(url):
+                return credential
+        return None
+
+    def __bool__(self) -> bool:
+        return bool(self._credentials)
+
+    def __repr__(self) -> str:
+        sources = ", ".join(f"{c.source} for {c.scope}" for c in self._credentials)
+        return f"StaticCredentials([{sources}])"
+
+
+def scope_of(url: str) -> str:
+    """Return the normalised scope ``scheme://host[:port]/path/`` of ``url`` (userinfo dropped).
+
+    ``https://User:pw@Registry.example.com:443/npm`` → ``https://registry.example.com/npm/``.
+    """
+    origin, path = _split(url)
+    return origin + (path if path.endswith("/") else path + "/")
+
+
+def _split(url: str) -> tuple[str, str]:
+    """``(scheme://host[:port], path)`` with a lower-case host and no default port."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    authority = host if port in {None, _DEFAULT_PORTS.get(scheme)} else f"{host}:{port}"
+    return f"{scheme}://{authority}", parts.path or "/"
