@@ -178,7 +178,12 @@ def redact_text(text: str) -> str:
     """Return ``text`` with every ``scheme://…`` URL in it passed through ``redact_url``."""
     if "://" not in text:
         return text
-    return _URL_IN_TEXT.sub(lambda match: redact_url(match[0]), text)
+
+    def redact(match: re.Match[str]) -> str:
+        url = match[0].rstrip(".,;:!?")  # sentence punctuation after a URL is not part of it
+        return redact_url(url) + match[0][len(url) :]
+
+    return _URL_IN_TEXT.sub(redact, text)
 
 
 def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
