@@ -291,3 +291,20 @@ def test_checkout_npmrc_that_leaves_the_checkout_is_not_read(tmp_path: Path) -> 
     (repo / ".npmrc").symlink_to(outside)
     access = _access(tmp_path)
     assert access.for_checkout(repo).base_url("npm", "a") == "https://registry.npmjs.org"
+
+
+def test_pip_index_that_is_not_a_simple_url_is_not_used(tmp_path: Path) -> None:
+    """An index URL not ending in /simple is not used; the warning shows it redacted."""
+    access = _access(tmp_path, env={"PIP_INDEX_URL": f"https://me:{PASSWORD}@p.example/+dev/"})
+    assert access.for_checkout(None).base_url("pypi", "x") == "https://pypi.org"
+    assert access.warnings == [
+        "PIP_INDEX_URL: index https://***@p.example/+dev/ is not a …/simple index URL; not used"
+    ]
+    assert _header(access, "https://p.example/+dev/simple/x/") is None
+
+
+def test_a_config_file_cannot_give_credentials_directly(tmp_path: Path) -> None:
+    """``registry-credentials`` is filled from URL userinfo only, never from a file."""
+    (tmp_path / "patchula.toml").write_text("registry-credentials = []\n")
+    with pytest.raises(ConfigError, match="registry-credentials: unknown setting"):
+        load_settings({}, env={}, cwd=tmp_path)

@@ -486,8 +486,8 @@ class RegistryAccess:
         ranked = [
             *self._github,
             *self._pip,
-            *[c for c in npm_found if c.source.startswith("NPM_CONFIG")],
-            *[c for c in npm_found if not c.source.startswith("NPM_CONFIG")],
+            *[c for c in npm_found if c.source.lower().startswith("npm_config")],
+            *[c for c in npm_found if not c.source.lower().startswith("npm_config")],
             *sorted(npm_creds, key=lambda c: c.source == CHECKOUT_NPMRC),
             *self._settings.registry_credentials,
         ]

@@ -427,6 +427,9 @@ def _read_config(path: Path | None, cwd: Path) -> tuple[dict[str, Any], dict[str
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.patchula] must be a table")
     values = {k.replace("-", "_"): v for k, v in table.items()}
+    if "registry_credentials" in values:
+        # Filled from userinfo in [registries] URLs only; not a setting a file may give.
+        raise ConfigError(f"{where}: registry-credentials: unknown setting")
     return values, dict.fromkeys(values, where)
 
 

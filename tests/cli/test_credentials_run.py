@@ -255,13 +255,28 @@ def test_two_checkouts_with_different_registries_do_not_share_an_answer(
 def test_anonymous_401_row_says_no_credential_is_configured(
     private_hosts: dict[str, tuple[VirtualHost, Npm]], tmp_path: Path
 ) -> None:
-    """A private registry without a credential: the row says where to add one."""
+    """A private registry without a credential: the row says where to add one.
+
+    The checkout's .npmrc line naming an unset variable is a warning of that repository.
+    """
     host = private_hosts["acme"][0]
     host.required_authorization = "Bearer STANDIN-x"
-    (tmp_path / ".npmrc").write_text(f"@acme:registry={host.url}\n")
+    (tmp_path / ".npmrc").write_text(
+        f"@acme:registry={host.url}\n//x.example/:_authToken=${{UNSET_STANDIN}}\n"
+    )
     (tmp_path / "package.json").write_text('{"dependencies": {"@acme/lib": "^1.0.0"}}')
     result = CliRunner().invoke(app, ["run", str(tmp_path), "--format", "json"])
-    row = json.loads(result.stdout)["repositories"][0]["dependencies"][0]
+    repository = json.loads(result.stdout)["repositories"][0]
+    row = repository["dependencies"][0]
+    assert repository["problems"] == [
+        {
+            "file": ".npmrc",
+            "line": None,
+            "message": "./.npmrc line 2: environment variable UNSET_STANDIN is not set; "
+            "//x.example/:_authToken is not used",
+            "severity": "warning",
+        }
+    ]
     assert row["reason"] == (
         f"npm package '@acme/lib': HTTP 401 from {host.url.removeprefix('http://')}: "
         "no credential configured for it (add one to .npmrc or ~/.netrc)"

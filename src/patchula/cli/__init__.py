@@ -108,7 +108,8 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             "--registry",
             metavar="NAME=URL",
             help="NAME=URL base URL for a datasource (npm, pypi, crates, crates-api, goproxy); "
-            "repeatable.",
+            "repeatable. Userinfo in URL (https://user:pass@host) is sent as Basic auth to that "
+            "URL only and never shown.",
         ),
     ] = None,
     output_format: Annotated[
