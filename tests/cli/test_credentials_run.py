@@ -282,3 +282,49 @@ def test_anonymous_401_row_says_no_credential_is_configured(
         "no credential configured for it (add one to .npmrc or ~/.netrc)"
     )
     assert host.authorized_requests == 0
+
+
+def test_password_in_a_registry_url_is_sent_but_never_shown(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A password in ``--registry`` is sent as Basic auth but shown in no option, row or reason."""
+    password = "STANDIN-flag-password-m13"  # noqa: S105
+    npm = fake_registry.url("npm")
+    fake_registry.host("npm").required_authorization = _basic("me", password)
+    (tmp_path / "package.json").write_text(
+        '{"dependencies": {"left-pad": "^1.0.0", "does-not-exist": "^1.0.0"}}'
+    )
+    flag = npm.replace("http://", f"npm=http://me:{password}@")
+    result = CliRunner().invoke(
+        app, ["run", str(tmp_path), "--format", "json", "--registry", flag, "-v"]
+    )
+    assert password not in result.stdout
+    assert password not in result.stderr
+    data = json.loads(result.stdout)
+    assert data["options"]["registries"] == {"npm": npm}
+    rows = {d["name"]: d for d in data["repositories"][0]["dependencies"]}
+    assert rows["left-pad"]["metadata"]["lookup"]["catalog"]["sourceUrl"] == f"{npm}/left-pad"
+    assert rows["does-not-exist"]["reason"] == (
+        f"npm package 'does-not-exist' not found (404 from {npm}/does-not-exist)"
+    )
+    assert fake_registry.host("npm").authorized_routes == {
+        "GET /left-pad": 1,
+        "GET /does-not-exist": 1,
+    }
+
+
+def test_private_answers_are_reused_warm_and_never_served_anonymously(
+    private_hosts: dict[str, tuple[VirtualHost, Npm]], tmp_path: Path
+) -> None:
+    """A warm run reuses a private answer; a run without the credential asks and is refused."""
+    host = private_hosts["acme"][0]
+    host.required_authorization = "Bearer STANDIN-warm-n14"
+    npmrc = f"@acme:registry={host.url}\n{host.url.removeprefix('http:')}/:_authToken="
+    (tmp_path / "package.json").write_text('{"dependencies": {"@acme/lib": "^1.0.0"}}')
+    statuses = []
+    for token in ("STANDIN-warm-n14", "STANDIN-warm-n14", ""):
+        (tmp_path / ".npmrc").write_text(npmrc + token + "\n")
+        result = CliRunner().invoke(app, ["run", str(tmp_path), "--format", "json"])
+        statuses.append(json.loads(result.stdout)["repositories"][0]["dependencies"][0]["status"])
+    assert statuses == ["up-to-date", "up-to-date", "error"]
+    assert [entry.status for entry in host.log] == [200, 401]
