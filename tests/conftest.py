@@ -51,4 +51,5 @@ def _isolated_credentials(
     monkeypatch.setenv("HOME", str(home))
     for name in _CREDENTIAL_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr("patchula.credentials.PIP_GLOBAL_DIR", home / "etc")
     return home

@@ -23,8 +23,9 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from patchula.datasource import DATASOURCES, crates
 from patchula.http.auth import (
@@ -51,6 +52,8 @@ NPM_DEFAULT_REGISTRY = "https://registry.npmjs.org"
 GITHUB_API_URL = "https://api.github.com"
 USER_NPMRC = "~/.npmrc"
 CHECKOUT_NPMRC = "./.npmrc"
+# Where pip's global configuration lives (``/etc/pip.conf``); tests point it elsewhere.
+PIP_GLOBAL_DIR = Path("/etc")
 # Credential files are small; a bigger one is not read (and a FIFO never blocks: see _read).
 MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -274,7 +277,7 @@ def _npm_credential(
 
 
 def pip_index(
-    env: Mapping[str, str], home: Path | None, etc: Path = Path("/etc")
+    env: Mapping[str, str], home: Path | None, etc: Path | None = None
 ) -> tuple[str, str] | None:
     """The pip index URL and where it was set: ``PIP_INDEX_URL``, else ``index-url`` in pip.conf.
 
@@ -286,7 +289,7 @@ def pip_index(
     """
     if env.get("PIP_INDEX_URL"):
         return env["PIP_INDEX_URL"], "PIP_INDEX_URL"
-    files: list[Path] = [etc / "pip.conf"]
+    files: list[Path] = [(PIP_GLOBAL_DIR if etc is None else etc) / "pip.conf"]
     explicit = Path(env["PIP_CONFIG_FILE"]) if env.get("PIP_CONFIG_FILE") else None
     if home is not None and not (explicit is not None and explicit.is_file()):
         xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
@@ -408,7 +411,8 @@ class RegistryAccess:
     the user's ``~/.npmrc`` (``NPM_CONFIG_USERCONFIG``); userinfo in ``NPM_CONFIG_REGISTRY``;
     the pip index (``PIP_INDEX_URL``, pip.conf); ``GH_TOKEN``/``GITHUB_TOKEN``; ``~/.netrc``
     (``NETRC``), only for registry hosts no other source has a credential for. Between scopes
-    the most specific (longest) wins. ``home`` ``None`` reads no user files.
+    the most specific (longest) wins. ``home`` ``None`` reads no user files; ``etc`` holds the
+    global ``pip.conf`` (default ``PIP_GLOBAL_DIR``).
     """
 
     def __init__(
@@ -417,7 +421,7 @@ class RegistryAccess:
         *,
         env: Mapping[str, str] | None = None,
         home: Path | None = None,
-        etc: Path = Path("/etc"),
+        etc: Path | None = None,
     ) -> None:
         self._settings = settings
         self._env: Mapping[str, str] = {} if env is None else env
@@ -451,9 +455,14 @@ class RegistryAccess:
         if netrc_path is not None:
             self._netrc, more = netrc_logins(netrc_path)
             warnings += more
-        self.warnings: list[str] = warnings + list(self._user_npmrc.warnings)
         self._stores: dict[tuple[tuple[str, str, str, str], ...], int] = {}
         self._default = self._access(Npmrc(), ())
+        # Warnings about the user's files and environment, reported once for the run (stderr).
+        self.warnings: list[str] = [
+            *warnings,
+            *self._user_npmrc.warnings,
+            *self._default.warnings,
+        ]
 
     def for_checkout(self, root: Path | None) -> CheckoutAccess:
         """Registries and credentials for lookups of the checkout at ``root``.
@@ -470,7 +479,10 @@ class RegistryAccess:
         if text is None:
             return self._default
         checkout = read_npmrc(text, CHECKOUT_NPMRC, self._env)
-        return self._access(checkout, checkout.warnings)
+        view = self._access(checkout, checkout.warnings)
+        # Only what this checkout adds: the run-wide warnings are reported once, not per checkout.
+        own = tuple(w for w in view.warnings if w not in self._default.warnings)
+        return replace(view, warnings=own)
 
     def _access(self, checkout: Npmrc, warnings: tuple[str, ...]) -> CheckoutAccess:
         npmrc = checkout.over(self._user_npmrc)
@@ -494,13 +506,14 @@ class RegistryAccess:
         by_scope = {(c.scope, c.header): c for c in ranked}
         covered = {c.scope.split("/", 3)[2] for c in by_scope.values()}
         for url in self._origins(registries, npm):
-            origin = scope_of(url).split("/", 3)[2]
-            host = (split_userinfo(url)[0].split("://", 1)[-1].split("/", 1)[0]).rsplit(":", 1)
-            hostname = host[0].strip("[]").lower()
-            login = self._netrc.get(hostname) or self._netrc.get(origin)
+            # netrc names machines, not ports or schemes: a login for a host applies to every
+            # registry origin on it that has no other credential (as curl and pip use it).
+            root = scope_of(url).split("/", 3)
+            origin = root[2]
+            login = self._netrc.get(urlsplit(url).hostname or "")
             if login is not None and origin not in covered:
                 covered.add(origin)
-                credential = basic_credential(*login, _origin_url(url), "~/.netrc")
+                credential = basic_credential(*login, f"{root[0]}//{origin}/", "~/.netrc")
                 by_scope[(credential.scope, credential.header)] = credential
         store = StaticCredentials(by_scope.values())
         signature = tuple(
@@ -526,7 +539,7 @@ class RegistryAccess:
     def for_url(self, url: str) -> Credential | None:
         """The credential for ``GET url`` in the lookup running now (``Credentials``)."""
         active = _ACTIVE.get()
-        return (active or self._default).credentials.for_url(url)
+        return (self._default if active is None else active).credentials.for_url(url)
 
     @staticmethod
     @contextlib.contextmanager
@@ -540,12 +553,6 @@ class RegistryAccess:
 
     def __repr__(self) -> str:
         return f"RegistryAccess({self._default.credentials!r})"
-
-
-def _origin_url(url: str) -> str:
-    """``scheme://authority/`` of ``url`` (netrc applies to a whole host)."""
-    scheme, _, rest = split_userinfo(url)[0].partition("://")
-    return f"{scheme}://{rest.split('/', 1)[0]}/"
 
 
 def _inside(root: Path, path: Path) -> bool:

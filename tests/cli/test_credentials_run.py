@@ -328,3 +328,21 @@ def test_private_answers_are_reused_warm_and_never_served_anonymously(
         statuses.append(json.loads(result.stdout)["repositories"][0]["dependencies"][0]["status"])
     assert statuses == ["up-to-date", "up-to-date", "error"]
     assert [entry.status for entry in host.log] == [200, 401]
+
+
+def test_user_level_warnings_go_to_stderr_once(tmp_path: Path) -> None:
+    """An unset ``${VAR}`` in ~/.npmrc is one stderr warning naming the file, line and variable."""
+    home = Path(os.environ["HOME"])
+    (home / ".npmrc").write_text("//r.example/:_authToken=${UNSET_USER_STANDIN}\n")
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / ".npmrc").write_text("fund=false\n")
+    result = CliRunner().invoke(
+        app, ["run", str(tmp_path / "a"), str(tmp_path / "b"), "--format", "json"]
+    )
+    assert result.stderr.count("UNSET_USER_STANDIN") == 1
+    assert (
+        "patchula: warning: ~/.npmrc line 1: environment variable UNSET_USER_STANDIN is not "
+        "set; //r.example/:_authToken is not used"
+    ) in result.stderr
+    assert all(not r["problems"] for r in json.loads(result.stdout)["repositories"])
