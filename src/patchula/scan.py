@@ -212,9 +212,10 @@ class _Lookups:
     ) -> tuple[Catalog, Finding]:
         """Evaluate ``dep``, looking up publish times the verdict or libyears need, lazily.
 
-        Times are kept per package, so every row of a package (any file, any repository) gets
-        the same dates; one row at a time per package asks, the others wait and reuse. A failed
-        time lookup leaves those dates unknown and says so in the reason.
+        Times are kept per lookup ``key`` (a package on one registry, with one set of
+        credentials), so every row of it (any file, any repository) gets the same dates; one
+        row at a time asks, the others wait and reuse. A failed time lookup leaves those dates
+        unknown and says so in the reason.
         """
         versioning = VERSIONINGS[dep.versioning]
         module = DATASOURCES[dep.datasource]
