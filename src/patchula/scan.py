@@ -4,7 +4,9 @@ Repositories are extracted ``concurrency`` at a time; registry lookups are start
 repository's dependencies are known and run in one task group for the whole run, bounded only
 by the per-host limits of the fetch facade, so a repository slot is never held while waiting on
 the network. Each (datasource, package) is looked up once per run however many repositories
-declare it (single-flight). Every failure becomes data: a manifest problem or an ``error`` row.
+declare it (single-flight) on the same registry with the same credentials: each checkout's
+lookups use its own registries and credentials (its ``.npmrc`` over the user's, see
+``credentials``). Every failure becomes data: a manifest problem or an ``error`` row.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from patchula.credentials import CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES, crates
 from patchula.datasource.base import Fetch, SingleRequestDatasource
 from patchula.discovery import Discovery, Found, Walk, discover
@@ -34,6 +37,7 @@ from patchula.models import (
     CurrentSource,
     Dependency,
     ExtractResult,
+    FetchResponse,
     Finding,
     Lockfile,
     ManifestProblem,
@@ -162,27 +166,40 @@ def _times_needed(
 # Lookups answered from the cache per task (one reader job each; see ``_Lookups._dispatch``).
 FRESH_BATCH = 64
 
+# A lookup: (datasource, package name, registry base URL, ``CheckoutAccess.key``). Checkouts
+# whose .npmrc choose another registry or other credentials never share an answer.
+_Key = tuple[str, str, str, int]
+
 
 class _Lookups:
-    """Run-wide single-flight of catalog lookups keyed by (datasource, package name)."""
+    """Run-wide single-flight of catalog lookups keyed by ``_Key``."""
 
-    def __init__(self, tg: anyio.abc.TaskGroup, fetch: Fetch, settings: Settings) -> None:
+    def __init__(
+        self, tg: anyio.abc.TaskGroup, fetch: Fetch, settings: Settings, access: RegistryAccess
+    ) -> None:
         self._tg = tg
         self._fetch = fetch
         self._settings = settings
-        self._results: dict[tuple[str, str], Catalog | LookupFailed] = {}
-        self._requested: set[tuple[str, str]] = set()
+        self._access = access
+        self._views: dict[int, CheckoutAccess] = {}
+        self._results: dict[_Key, Catalog | LookupFailed] = {}
+        self._requested: set[_Key] = set()
         # Answering many lookups from fresh cache entries at once (a fetch facade with a cache).
         self._fresh_many = getattr(fetch, "fresh_many", None)
-        self._pending: list[tuple[str, str]] = []
+        self._pending: list[_Key] = []
         self._dispatching = False
         # Made only for lookups someone waits on before they finish (a warm run has few).
-        self._events: dict[tuple[str, str], anyio.Event] = {}
+        self._events: dict[_Key, anyio.Event] = {}
         self.started = 0
         self.done = 0
         self.on_progress: Progress | None = None
-        self._times: dict[tuple[str, str], dict[str, datetime | None]] = {}
-        self._time_locks: dict[tuple[str, str], anyio.Lock] = {}
+        self._times: dict[_Key, dict[str, datetime | None]] = {}
+        self._time_locks: dict[_Key, anyio.Lock] = {}
+
+    def key(self, datasource: str, package: str, view: CheckoutAccess) -> _Key:
+        """The lookup of ``package`` for a checkout with ``view``'s registries and credentials."""
+        self._views.setdefault(view.key, view)
+        return (datasource, package, view.base_url(datasource, package), view.key)
 
     async def evaluate(
         self,
@@ -191,15 +208,16 @@ class _Lookups:
         policy: ReleaseAgePolicy,
         now: datetime,
         locked: str | None,
+        key: _Key,
     ) -> tuple[Catalog, Finding]:
         """Evaluate ``dep``, looking up publish times the verdict or libyears need, lazily.
 
-        Times are kept per package, so every row of a package (any file, any repository) gets
-        the same dates; one row at a time per package asks, the others wait and reuse. A failed
-        time lookup leaves those dates unknown and says so in the reason.
+        Times are kept per lookup ``key`` (a package on one registry, with one set of
+        credentials), so every row of it (any file, any repository) gets the same dates; one
+        row at a time asks, the others wait and reuse. A failed time lookup leaves those dates
+        unknown and says so in the reason.
         """
         versioning = VERSIONINGS[dep.versioning]
-        key = (dep.datasource, dep.package_name)
         module = DATASOURCES[dep.datasource]
         release_times = getattr(module, "release_times", None)
         if release_times is None:
@@ -220,11 +238,13 @@ class _Lookups:
                     if not wanted:
                         break
                     known.update(dict.fromkeys(wanted))  # asked once, even if it fails
-                    known.update(
-                        await release_times(
-                            self._fetch, self._settings.registries, dep.package_name, wanted
+                    view = self._views[key[3]]
+                    with self._access.using(view):
+                        known.update(
+                            await release_times(
+                                self._fetch, view.registries, dep.package_name, wanted
+                            )
                         )
-                    )
                     catalog = _dated(catalog, known)
                     finding = evaluate(dep, catalog, versioning, policy, now, locked)
             except LookupFailed as exc:
@@ -233,8 +253,9 @@ class _Lookups:
                 finding = replace(finding, reason=reason)
         return catalog, finding
 
-    def request(self, datasource: str, package: str) -> None:
-        key = (datasource, package)
+    def request(self, key: _Key) -> None:
+        """Start the lookup ``key`` unless it is started already."""
+        datasource = key[0]
         if key in self._requested:
             return
         self._requested.add(key)
@@ -261,19 +282,28 @@ class _Lookups:
         for start in range(0, len(keys), FRESH_BATCH):
             self._tg.start_soon(self._answer_from_cache, keys[start : start + FRESH_BATCH])
 
-    async def _answer_from_cache(self, keys: list[tuple[str, str]]) -> None:
+    async def _answer_from_cache(self, keys: list[_Key]) -> None:
         fresh_many = self._fresh_many
         requests = []
-        for datasource_id, package in keys:
+        for datasource_id, package, base_url, _ in keys:
             module = cast("SingleRequestDatasource", _single_request(datasource_id))
-            base_url = self._settings.registries.get(datasource_id, module.DEFAULT_BASE_URL)
             requests.append(module.catalog_request(base_url, package))
-        try:
-            answers = await fresh_many(  # type: ignore[misc]
-                [(r.url, r.headers, r.representation) for r in requests]
-            )
-        except Exception:  # noqa: BLE001 - the cache is an optimisation: fall back to lookups
-            answers = [None] * len(keys)
+        answers: list[FetchResponse | None] = [None] * len(keys)
+        # One batch per checkout view: the cache key of a request depends on its credential.
+        for view_key in dict.fromkeys(k[3] for k in keys):
+            index = [i for i, k in enumerate(keys) if k[3] == view_key]
+            try:
+                with self._access.using(self._views[view_key]):
+                    found = await fresh_many(  # type: ignore[misc]
+                        [
+                            (requests[i].url, requests[i].headers, requests[i].representation)
+                            for i in index
+                        ]
+                    )
+            except Exception:  # noqa: BLE001, S112 - the cache is an optimisation: look them up
+                continue
+            for i, response in zip(index, found, strict=True):
+                answers[i] = response
         for key, request, response in zip(keys, requests, answers, strict=True):
             if response is None:
                 self._tg.start_soon(self._run, key)
@@ -287,12 +317,12 @@ class _Lookups:
                 result = _internal_error(key[1], exc)
             self._finish(key, result)
 
-    async def get(self, datasource: str, package: str) -> Catalog | LookupFailed:
-        key = (datasource, package)
+    async def get(self, key: _Key) -> Catalog | LookupFailed:
+        """The result of the lookup ``key`` (started now if it was not yet)."""
         done = self._results.get(key)
         if done is not None:
             return done  # already looked up: no need to yield to the event loop again
-        self.request(datasource, package)
+        self.request(key)
         done = self._results.get(key)
         if done is None:
             event = self._events.get(key)
@@ -301,21 +331,21 @@ class _Lookups:
             await event.wait()
         return self._results[key]
 
-    async def _run(self, key: tuple[str, str]) -> None:
-        datasource_id, package = key
+    async def _run(self, key: _Key) -> None:
+        datasource_id, package, base_url, view_key = key
         module = DATASOURCES[datasource_id]
-        base_url = self._settings.registries.get(datasource_id, module.DEFAULT_BASE_URL)
         try:
-            result: Catalog | LookupFailed = await module.get_catalog(
-                self._fetch, base_url, package
-            )
+            with self._access.using(self._views[view_key]):
+                result: Catalog | LookupFailed = await module.get_catalog(
+                    self._fetch, base_url, package
+                )
         except LookupFailed as exc:
             result = exc
         except Exception as exc:  # noqa: BLE001 - any datasource bug becomes an error row, not a crash
             result = _internal_error(package, exc)
         self._finish(key, result)
 
-    def _finish(self, key: tuple[str, str], result: Catalog | LookupFailed) -> None:
+    def _finish(self, key: _Key, result: Catalog | LookupFailed) -> None:
         self._results[key] = result
         self.done += 1
         if self.on_progress is not None:
@@ -361,14 +391,18 @@ async def scan(
     fetch: Fetch,
     clock: Clock,
     on_progress: Progress | None = None,
+    access: RegistryAccess | None = None,
 ) -> ScanResult:
     """Scan every target and return the result.
 
     ``targets`` are local checkout paths (repeats are scanned once). A target that cannot be
     scanned (missing, not a directory, a remote target this build cannot fetch) is reported as
     a repository with one error problem; the other targets are still scanned. ``fetch`` is the
-    run's fetch facade.
+    run's fetch facade; ``access`` the run's registry credentials, which that facade must have
+    been given as its ``credentials`` (default: only what ``settings`` holds, no user files).
     """
+    if access is None:
+        access = RegistryAccess(settings)
     evaluated_at = clock.now()
     policy = settings.release_age_policy()
     repos: list[RepoResult] = []
@@ -389,10 +423,17 @@ async def scan(
         api = settings.registries.get("crates-api", crates.DEFAULT_API_URL)
         throttle(host_key(api), crates.API_MIN_INTERVAL_SECONDS)
     async with anyio.create_task_group() as tg:
-        lookups = _Lookups(tg, fetch, settings)
+        lookups = _Lookups(tg, fetch, settings, access)
         lookups.on_progress = on_progress
         for repo, root in todo:
-            tg.start_soon(_scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at)
+            view = access.for_checkout(root)
+            repo.problems.extend(
+                ManifestProblem(".npmrc", None, warning, severity="warning")
+                for warning in view.warnings
+            )
+            tg.start_soon(
+                _scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at, view
+            )
     return ScanResult(evaluated_at=evaluated_at, repos=repos, host_stats={})
 
 
@@ -416,6 +457,7 @@ async def _scan_repo(
     lookups: _Lookups,
     slots: anyio.Semaphore,
     now: datetime,
+    view: CheckoutAccess,
 ) -> None:
     async with slots:
         found, size = await _discover_sliced(root, settings)
@@ -429,7 +471,7 @@ async def _scan_repo(
             if item.dep.datasource == "goproxy" and _go_skip(item.dep.package_name, settings):
                 continue
             if item.dep.skip_reason is None and item.dep.datasource in DATASOURCES:
-                lookups.request(item.dep.datasource, item.dep.package_name)
+                lookups.request(lookups.key(item.dep.datasource, item.dep.package_name, view))
     for item in extracted:
         dep, locked, lock_file = item.dep, item.locked, item.lock_file
         if dep.skip_reason is None and dep.datasource == "goproxy":
@@ -445,7 +487,8 @@ async def _scan_repo(
             reason = f"{dep.datasource} lookups are not supported yet"
             repo.rows.append(Row(dep, Finding(status="skipped", reason=reason)))
             continue
-        catalog = await lookups.get(dep.datasource, dep.package_name)
+        key = lookups.key(dep.datasource, dep.package_name, view)
+        catalog = await lookups.get(key)
         if isinstance(catalog, LookupFailed):
             # What the checkout itself says is still known: the locked version or exact pin.
             pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
@@ -455,7 +498,7 @@ async def _scan_repo(
             )
             repo.rows.append(Row(dep, failed, lock_file))
             continue
-        catalog, finding = await lookups.evaluate(dep, catalog, policy, now, locked)
+        catalog, finding = await lookups.evaluate(dep, catalog, policy, now, locked, key)
         if item.note and finding.current_source == "range":
             reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
             finding = replace(finding, reason=reason)

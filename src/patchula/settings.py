@@ -30,9 +30,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from patchula.errors import ConfigError
+from patchula.http.auth import Credential, basic_credential, redact_url, split_userinfo
 from patchula.policy import ReleaseAgePolicy
 
 T = TypeVar("T")
@@ -140,11 +141,13 @@ def parse_registry(value: str) -> tuple[str, str]:
     """Parse ``NAME=URL`` (a datasource id and an http(s) base URL); raises ``ValueError``.
 
     A pip-style PyPI index URL (``…/simple``) is accepted and means its host's base URL.
+    Messages show the URL redacted (``redact_url``): never a password it carries.
     """
     name, sep, url = value.partition("=")
     name, url = name.strip(), url.strip()
     if not sep or not name or not re.match(r"^https?://[^\s/]+", url):
-        msg = f"expected NAME=URL with an http(s) URL, got {value!r}"
+        shown = f"{name}{sep}{redact_url(url)}" if sep else redact_url(value)
+        msg = f"expected NAME=URL with an http(s) URL, got {shown!r}"
         raise ValueError(msg)
     if name not in REGISTRY_NAMES:
         msg = f"unknown datasource {name!r} (known: {', '.join(REGISTRY_NAMES)})"
@@ -153,6 +156,21 @@ def parse_registry(value: str) -> tuple[str, str]:
     if name == "pypi" and url.endswith("/simple"):
         url = url.removesuffix("/simple")
     return name, url
+
+
+def _strip_userinfo(url: str, found: list[Credential]) -> str:
+    """``url`` (a Go proxy chain is several, split by ``,``/``|``) without userinfo.
+
+    Each userinfo becomes a Basic credential (source ``registry URL``) appended to ``found``.
+    """
+    parts = re.split(r"([,|])", url)
+    for index in range(0, len(parts), 2):
+        bare, user, password = split_userinfo(parts[index].strip())
+        if user is None:
+            continue
+        parts[index] = bare
+        found.append(basic_credential(user, password, bare, "registry URL"))
+    return "".join(parts)
 
 
 def _kebab(name: str) -> str:
@@ -191,6 +209,9 @@ class Settings(BaseModel):
     min_release_age_by_type: WaitByType = WaitByType()
     unknown_age: Literal["hold", "admit"] = "hold"
     registries: dict[str, str] = Field(default_factory=dict)
+    # Userinfo taken out of ``registries`` at parse time (Basic credentials for those base
+    # URLs' scopes): never dumped into the report, never shown in a repr.
+    registry_credentials: tuple[Credential, ...] = Field(default=(), exclude=True, repr=False)
     ignore_paths: tuple[str, ...] = DEFAULT_IGNORE_PATHS
     max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, ge=1)
     cache: Path | None = Field(
@@ -210,6 +231,26 @@ class Settings(BaseModel):
     verbose: int = Field(default=0, ge=0)
     quiet: bool = False
     progress: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _registry_userinfo(cls, data: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
+        """Move userinfo out of registry base URLs into Basic credentials for their scopes.
+
+        URLs built from a base URL then never carry a password (into a row's ``sourceUrl``, a
+        reason or the report's options); the credential goes only to that URL's scope.
+        """
+        if not isinstance(data, dict):
+            return data
+        key = "registries" if "registries" in data else None
+        registries = data.get(key) if key else None
+        if not isinstance(registries, dict):
+            return data
+        found = list(data.get("registry_credentials", ()))
+        clean: dict[str, Any] = {}
+        for name, url in registries.items():
+            clean[name] = _strip_userinfo(url, found) if isinstance(url, str) else url
+        return {**data, "registries": clean, "registry_credentials": tuple(found)}
 
     @field_validator("min_release_age", mode="before")
     @classmethod
@@ -386,6 +427,9 @@ def _read_config(path: Path | None, cwd: Path) -> tuple[dict[str, Any], dict[str
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.patchula] must be a table")
     values = {k.replace("-", "_"): v for k, v in table.items()}
+    if "registry_credentials" in values:
+        # Filled from userinfo in [registries] URLs only; not a setting a file may give.
+        raise ConfigError(f"{where}: registry-credentials: unknown setting")
     return values, dict.fromkeys(values, where)
 
 

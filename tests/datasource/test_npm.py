@@ -12,7 +12,7 @@ import respx
 
 from patchula.datasource import npm
 from patchula.errors import PackageNotFound, RegistryError
-from patchula.models import Catalog, Release
+from patchula.models import Catalog, FetchResponse, Release
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -220,3 +220,43 @@ async def test_malformed_body_from_registry(registry: respx.MockRouter) -> None:
         with pytest.raises(RegistryError, match="Invalid JSON") as caught:
             await npm.get_catalog(_httpx_fetch(client), BASE, "express")
     assert len(caught.value.reason) < 300
+
+
+def _answer(status: int, credential: str | None) -> FetchResponse:
+    return FetchResponse(
+        status=status,
+        url="https://me:pw@npm.example.com/@acme%2fx?token=t",
+        headers=(),
+        content=b"",
+        fetched_at=FETCHED_AT,
+        credential=credential,
+    )
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_refused_credential_names_its_source(status: int) -> None:
+    """A 401/403 to a credentialed request names the credential's source, never its value."""
+    with pytest.raises(RegistryError) as caught:
+        npm.catalog_from(_answer(status, "./.npmrc"), "@acme/x", "https://npm.example.com/x")
+    assert str(caught.value) == (
+        f"npm package '@acme/x': HTTP {status} from npm.example.com: "
+        "the credential from ./.npmrc was refused"
+    )
+
+
+def test_anonymous_401_says_where_a_credential_goes() -> None:
+    """A 401 to an anonymous request says none is configured and where to add one."""
+    with pytest.raises(RegistryError) as caught:
+        npm.catalog_from(_answer(401, None), "@acme/x", "https://npm.example.com/x")
+    assert str(caught.value) == (
+        "npm package '@acme/x': HTTP 401 from npm.example.com: "
+        "no credential configured for it (add one to .npmrc or ~/.netrc)"
+    )
+
+
+def test_error_reasons_redact_the_url() -> None:
+    """Other failures show the URL without userinfo or token-like query values."""
+    with pytest.raises(PackageNotFound) as caught:
+        npm.catalog_from(_answer(404, None), "@acme/x", "https://npm.example.com/x")
+    assert "pw" not in str(caught.value)
+    assert "https://***@npm.example.com/@acme%2fx?token=***" in str(caught.value)

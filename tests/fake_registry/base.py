@@ -172,7 +172,9 @@ class VirtualHost:
     the query, e.g. ``"GET /@types/node"``), ``peak_concurrency`` (most requests in the server at
     once), ``log`` (:class:`LogEntry` list; ``path`` keeps the query), ``not_modified`` (304s),
     ``injected_failures`` (fail/reset/truncate knobs used) and ``authorized_requests`` (requests
-    carrying ``Authorization``, whose value is never kept). ``errors`` holds handler tracebacks.
+    carrying ``Authorization``, whose value is never kept; ``authorized_routes`` counts them
+    per route). ``errors`` holds handler tracebacks. ``required_authorization`` (a test
+    stand-in, never a real secret): requests without exactly that ``Authorization`` get a 401.
     """
 
     def __init__(self, name: str, port: int = 0, handler: Handler = _unrouted) -> None:
@@ -182,6 +184,7 @@ class VirtualHost:
         self.cache_control: str | None = "max-age=300"
         self.cache_control_overrides: dict[str, str | None] = {}
         self.validators = True
+        self.required_authorization: str | None = None
         self.errors: list[str] = []
         self.lock = threading.Lock()
         self._in_flight = 0
@@ -248,6 +251,7 @@ class VirtualHost:
             self.not_modified = 0
             self.injected_failures = 0
             self.authorized_requests = 0
+            self.authorized_routes: Counter[str] = Counter()
 
     def serve(self, h: BaseHTTPRequestHandler) -> None:
         """Handle one request on the connection owned by ``h`` (called on its thread)."""
@@ -274,6 +278,8 @@ class VirtualHost:
                 self.not_modified += status == 304
                 self.injected_failures += fault is not None
                 self.authorized_requests += "authorization" in headers
+                if "authorization" in headers:
+                    self.authorized_routes[route] += 1
 
         try:
             length = int(headers.get("content-length") or 0)
@@ -302,8 +308,11 @@ class VirtualHost:
             record(0)
             h.close_connection = True
             return
+        required = self.required_authorization
         if fault is not None and fault.kind == "fail":
             reply = Reply(fault.status, fault.body, headers=dict(fault.headers))
+        elif required is not None and request.headers.get("authorization") != required:
+            reply = json_reply({"error": "authentication required"}, 401)
         else:
             reply = self._call(request)
         status, headers, body = self._finish(request, route, reply)

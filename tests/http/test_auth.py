@@ -7,7 +7,15 @@ import pytest
 import respx
 
 from patchula.cache import Cache
-from patchula.http.auth import Credential, StaticCredentials, scope_of
+from patchula.http.auth import (
+    Credential,
+    StaticCredentials,
+    basic_credential,
+    redact_text,
+    redact_url,
+    scope_of,
+    split_userinfo,
+)
 from patchula.http.fetcher import Fetcher
 
 TOKEN = "tok-not-real-0123456789"  # noqa: S105 - a stand-in, never a real credential
@@ -84,3 +92,46 @@ async def test_fetcher_sends_the_credential_only_in_scope_and_keys_it_apart(
     assert other.credential is None
     assert TOKEN not in keys[0]
     assert not keys[0].endswith("|-")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://me:secret@r.example.com/npm/x", "https://***@r.example.com/npm/x"),
+        ("https://tok@r.example.com", "https://***@r.example.com"),
+        ("https://r.example.com/@types%2fnode", "https://r.example.com/@types%2fnode"),
+        (
+            "https://s3.example.com/f?X-Amz-Signature=abc&X-Amz-Date=1&Token=t&apikey=k",
+            "https://s3.example.com/f?X-Amz-Signature=***&X-Amz-Date=1&Token=***&apikey=***",
+        ),
+        (
+            "https://h/?access_token=a&private_token=b&page=2#sig=x",
+            "https://h/?access_token=***&private_token=***&page=2#sig=x",
+        ),
+        ("https://h/x?key=&sig=s", "https://h/x?key=&sig=***"),
+        ("not a url @ all", "not a url @ all"),
+    ],
+)
+def test_redact_url(url: str, shown: str) -> None:
+    """Userinfo becomes ``***@`` and token-like query values ``***``; the rest is kept."""
+    assert redact_url(url) == shown
+
+
+def test_redact_text_redacts_every_url_in_a_message() -> None:
+    """URLs inside a sentence are redacted where they stand."""
+    text = "failed (https://u:pw@a.example.com/x) then http://b.example.com/?token=t."
+    assert (
+        redact_text(text)
+        == "failed (https://***@a.example.com/x) then http://b.example.com/?token=***."
+    )
+
+
+def test_split_userinfo_and_basic_credential() -> None:
+    """Userinfo is percent-decoded and leaves the URL; the Basic credential covers its scope."""
+    bare, user, password = split_userinfo("https://me:p%40ss@Host.example.com/npm")
+    assert (bare, user, password) == ("https://Host.example.com/npm", "me", "p@ss")
+    assert split_userinfo("https://host/@scope%2fx") == ("https://host/@scope%2fx", None, None)
+    credential = basic_credential("me", "p@ss", bare, "registry URL")
+    assert credential.value == "Basic bWU6cEBzcw=="
+    assert credential.scope == "https://host.example.com/npm/"
+    assert "p@ss" not in repr(credential)

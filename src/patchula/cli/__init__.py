@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from patchula import __version__
 from patchula.cache import Cache, CacheError, default_cache_path
 from patchula.clock import SystemClock
+from patchula.credentials import RegistryAccess
 from patchula.datasource import goproxy
 from patchula.errors import ConfigError
 from patchula.http.fetcher import Fetcher, make_client
@@ -107,7 +108,8 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             "--registry",
             metavar="NAME=URL",
             help="NAME=URL base URL for a datasource (npm, pypi, crates, crates-api, goproxy); "
-            "repeatable.",
+            "repeatable. Userinfo in URL (https://user:pass@host) is sent as Basic auth to that "
+            "URL only and never shown.",
         ),
     ] = None,
     output_format: Annotated[
@@ -245,12 +247,31 @@ async def _run(targets: list[str], settings: Settings, err: Console) -> ScanRepo
             await cache.aclose()
 
 
+def registry_access(settings: Settings, err: Console) -> RegistryAccess:
+    """The run's credential sources (``credentials``), read from this process's env and home.
+
+    Their warnings (an unset ``${VAR}`` in ~/.npmrc, a damaged ~/.netrc) go to stderr; they
+    name files, lines and variables, never a secret.
+    """
+    try:
+        home: Path | None = Path.home()
+    except RuntimeError:  # no HOME and no passwd entry: no user files to read
+        home = None
+    access = RegistryAccess(settings, env=os.environ, home=home)
+    if not settings.quiet:
+        for warning in access.warnings:
+            err.print(f"patchula: warning: {warning}", markup=False, highlight=False)
+    return access
+
+
 async def _scan_with(
     targets: list[str], settings: Settings, err: Console, cache: Cache | None
 ) -> ScanReport:
+    access = registry_access(settings, err)
     async with make_client() as client:
         fetcher = Fetcher(
             client,
+            credentials=access,
             host_limits=settings.host_concurrency,
             default_limit=settings.default_host_concurrency,
             cache=cache,
@@ -280,9 +301,10 @@ async def _scan_with(
                     fetcher,
                     SystemClock(),
                     on_progress=lambda done, total: bar.update(task, completed=done, total=total),
+                    access=access,
                 )
         else:
-            result = await scan(targets, settings, fetcher, SystemClock())
+            result = await scan(targets, settings, fetcher, SystemClock(), access=access)
         unused = sorted(set(settings.host_concurrency) - set(fetcher.stats))
         if unused and not settings.quiet:
             err.print(

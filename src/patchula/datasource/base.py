@@ -13,10 +13,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
 from patchula.errors import PackageNotFound, RegistryError
+from patchula.http.auth import redact_url
 from patchula.models import Catalog, Derive, FetchResponse
 
 
@@ -98,17 +100,35 @@ class Datasource(Protocol):
         ...
 
 
-def check_status(response: FetchResponse, what: str) -> None:
+# Where a user can put a credential for a registry that answered 401/403 to an anonymous request.
+DEFAULT_CREDENTIAL_HINT = "a registry URL's userinfo or ~/.netrc"
+
+
+def check_status(
+    response: FetchResponse, what: str, *, credential_hint: str = DEFAULT_CREDENTIAL_HINT
+) -> None:
     """Raise the ``LookupFailed`` subclass that an unsuccessful ``response`` stands for.
 
-    ``what`` names the package for the message (e.g. ``npm package 'left-pad'``).
+    ``what`` names the package for the message (e.g. ``npm package 'left-pad'``). URLs in the
+    message are redacted (``redact_url``). A 401/403 names the credential source that was
+    refused (``response.credential``, never its value) or, for an anonymous request, says none
+    is configured and where one goes (``credential_hint``, e.g. ``.npmrc or ~/.netrc``).
     """
     if 200 <= response.status < 300:  # noqa: PLR2004 - the 2xx class
         return
+    url = redact_url(response.url)
     if response.status in {404, 410}:
-        msg = f"{what} not found ({response.status} from {response.url})"
+        msg = f"{what} not found ({response.status} from {url})"
         raise PackageNotFound(msg)
-    msg = f"{what}: registry answered HTTP {response.status} ({response.url})"
+    if response.status in {401, 403}:
+        host = urlsplit(response.url).netloc.rpartition("@")[2]
+        if response.credential is not None:
+            why = f"the credential from {response.credential} was refused"
+        else:
+            why = f"no credential configured for it (add one to {credential_hint})"
+        msg = f"{what}: HTTP {response.status} from {host}: {why}"
+        raise RegistryError(msg)
+    msg = f"{what}: registry answered HTTP {response.status} ({url})"
     raise RegistryError(msg)
 
 

@@ -37,6 +37,9 @@ DEFAULT_BASE_URL = "https://registry.npmjs.org"
 TIME_SOURCE = "npm packument time"
 REPRESENTATION = "npm-packument-v1"
 
+# Where a credential for an npm registry goes (named in a 401/403 row).
+CREDENTIAL_HINT = ".npmrc or ~/.netrc"
+
 # The full document; the abbreviated one has no ``time`` map.
 _ACCEPT = "application/json"
 
@@ -98,7 +101,7 @@ def catalog_from(response: FetchResponse, package_name: str, url: str) -> Catalo
     Raises ``PackageNotFound`` on 404/410 and ``RegistryError`` on other non-2xx answers or an
     unusable document.
     """
-    check_status(response, f"npm package {package_name!r}")
+    check_status(response, f"npm package {package_name!r}", credential_hint=CREDENTIAL_HINT)
     return parse_compact(
         response.content,
         package_name=package_name,

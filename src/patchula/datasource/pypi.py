@@ -51,6 +51,8 @@ ID = "pypi"
 DEFAULT_BASE_URL = "https://pypi.org"
 TIME_SOURCE = "PyPI upload-time (PEP 700)"
 REPRESENTATION = "pypi-project-v1"
+# Where a credential for a package index goes (named in a 401/403 row).
+CREDENTIAL_HINT = "PIP_INDEX_URL, pip.conf or ~/.netrc"
 
 # Pin major version 1: PyPI serves HTML without this header and may add a v2 later.
 _ACCEPT = "application/vnd.pypi.simple.v1+json"
@@ -140,7 +142,7 @@ def catalog_from(response: FetchResponse, package_name: str, url: str) -> Catalo
     non-JSON answer (a mirror serving only the HTML form).
     """
     what = f"PyPI project {package_name!r}"
-    check_status(response, what)
+    check_status(response, what, credential_hint=CREDENTIAL_HINT)
     content_type = response.header("content-type")
     if content_type is not None and not _is_json(content_type):
         media_type = content_type.split(";", 1)[0].strip()[:REASON_LIMIT]

@@ -10,12 +10,23 @@ keys carry ``identity`` through ``caching.credential_digest`` only.
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-__all__ = ["Credential", "Credentials", "StaticCredentials", "scope_of"]
+__all__ = [
+    "Credential",
+    "Credentials",
+    "StaticCredentials",
+    "basic_credential",
+    "redact_text",
+    "redact_url",
+    "scope_of",
+    "split_userinfo",
+]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -102,3 +113,102 @@ def _split(url: str) -> tuple[str, str]:
         port = None
     authority = host if port in {None, _DEFAULT_PORTS.get(scheme)} else f"{host}:{port}"
     return f"{scheme}://{authority}", parts.path or "/"
+
+
+# Query parameters whose value is a secret (API keys, signed-URL signatures), compared in lower
+# case; any name ending in one of ``_SECRET_SUFFIXES`` counts too (``private_token``).
+_SECRET_QUERY_NAMES = frozenset(
+    {
+        "token",
+        "access_token",
+        "auth",
+        "key",
+        "apikey",
+        "api_key",
+        "password",
+        "secret",
+        "sig",
+        "signature",
+        "x-amz-signature",
+        "x-amz-credential",
+        "x-amz-security-token",
+        "x-goog-signature",
+        "x-goog-credential",
+    }
+)
+_SECRET_SUFFIXES = ("token", "secret", "password", "signature")
+REDACTED = "***"
+
+
+def redact_url(url: str) -> str:
+    """Return ``url`` fit to show: userinfo becomes ``***@`` and secret query values ``***``.
+
+    Secret query parameters are the token-like names (``token``, ``access_token``, ``auth``,
+    ``key``, ``apikey``, ``password``, ``secret``, ``sig``, ``signature``,
+    ``X-Amz-Signature``, ``X-Goog-Signature`` …, case-insensitive, and names ending in
+    ``token``/``secret``/``password``/``signature``). Userinfo is what precedes the last ``@``
+    of the authority (RFC 3986 §3.2.1). A string without ``scheme://`` is returned unchanged.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, tail = rest[:cut], rest[cut:]
+    if "@" in authority:
+        authority = f"{REDACTED}@" + authority.rsplit("@", 1)[1]
+    before, qmark, query = tail.partition("?")
+    if qmark:
+        query, hash_, fragment = query.partition("#")
+        query = "&".join(_redact_pair(pair) for pair in query.split("&")) + hash_ + fragment
+    return f"{scheme}://{authority}{before}{qmark}{query}"
+
+
+def _redact_pair(pair: str) -> str:
+    name, eq, value = pair.partition("=")
+    lowered = unquote(name).lower()
+    if eq and value and (lowered in _SECRET_QUERY_NAMES or lowered.endswith(_SECRET_SUFFIXES)):
+        return f"{name}={REDACTED}"
+    return pair
+
+
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>()]+")
+
+
+def redact_text(text: str) -> str:
+    """Return ``text`` with every ``scheme://…`` URL in it passed through ``redact_url``."""
+    if "://" not in text:
+        return text
+
+    def redact(match: re.Match[str]) -> str:
+        url = match[0].rstrip(".,;:!?")  # sentence punctuation after a URL is not part of it
+        return redact_url(url) + match[0][len(url) :]
+
+    return _URL_IN_TEXT.sub(redact, text)
+
+
+def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
+    """Split ``url`` into the URL without userinfo, the user name and the password.
+
+    User name and password are percent-decoded (RFC 3986 §3.2.1); ``None`` when absent.
+    ``https://me:p%40ss@host/npm`` → ``("https://host/npm", "me", "p@ss")``.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url, None, None
+    cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority = rest[:cut]
+    if "@" not in authority:
+        return url, None, None
+    userinfo, _, host = authority.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    return (
+        f"{scheme}://{host}{rest[cut:]}",
+        unquote(user),
+        unquote(password) if colon else None,
+    )
+
+
+def basic_credential(user: str, password: str | None, url: str, source: str) -> Credential:
+    """An ``Authorization: Basic`` credential (RFC 7617) for the scope of ``url``."""
+    token = base64.b64encode(f"{user}:{password or ''}".encode()).decode("ascii")
+    return Credential("Authorization", f"Basic {token}", source, scope_of(url))

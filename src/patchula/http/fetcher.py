@@ -23,7 +23,7 @@ import httpx
 from patchula import __version__
 from patchula.cache import Cache, HttpEntry
 from patchula.errors import ConfigError, RegistryError, RegistryUnreachable
-from patchula.http.auth import Credential, Credentials
+from patchula.http.auth import Credential, Credentials, redact_url
 from patchula.http.caching import cache_key, directives, freshness
 from patchula.http.governor import (
     MAX_RATE_RETRIES,
@@ -147,17 +147,6 @@ def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
             msg = f"{variable} names an unusable proxy ({redact_url(proxy)}): {exc}"
             raise ConfigError(msg) from None
     return mounts
-
-
-def redact_url(url: str) -> str:
-    """Return ``url`` with any user name and password replaced by ``***`` (for messages)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    authority, slash, path = rest.partition("/")
-    if "@" in authority:
-        authority = "***@" + authority.rsplit("@", 1)[1]
-    return f"{scheme}://{authority}{slash}{path}"
 
 
 def _proxy_for(url: str, proxies: Mapping[str, str]) -> str | None:

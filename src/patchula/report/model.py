@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from patchula import __version__
+from patchula.http.auth import redact_text, redact_url
 from patchula.models import CurrentSource, Status, UpdateType
 from patchula.scan import RepoResult, Row, ScanResult
 from patchula.settings import Settings
@@ -244,6 +245,9 @@ def build_report(
     options = settings.model_dump(
         mode="json", by_alias=True, exclude={"verbose", "quiet", "progress"}
     )
+    # Userinfo never reaches Settings.registries (moved to credentials at parse time); a token
+    # in a query string could: every URL the report shows is redacted.
+    options["registries"] = {k: redact_text(v) for k, v in options["registries"].items()}
     return ScanReport(
         evaluated_at=result.evaluated_at,
         options=options,
@@ -281,7 +285,7 @@ def _repo(repo: RepoResult) -> RepositoryReport:
         commit=repo.commit,
         extraction=Extraction(files=list(repo.files)),
         problems=[
-            Problem(file=p.file, line=p.line, message=p.message, severity=p.severity)
+            Problem(file=p.file, line=p.line, message=redact_text(p.message), severity=p.severity)
             for p in problems
         ],
         dependencies=[_row(r) for r in rows],
@@ -294,7 +298,7 @@ def _row(row: Row) -> DependencyReport:
         CatalogMeta(
             fetched_at=row.catalog.fetched_at,
             reused=row.catalog.reused,
-            source_url=row.catalog.source_url,
+            source_url=redact_url(row.catalog.source_url),
             time_source=row.catalog.time_source,
         )
         if row.catalog
@@ -334,6 +338,6 @@ def _row(row: Row) -> DependencyReport:
         ],
         major_available=f.major_available,
         status=f.status,
-        reason=f.reason,
+        reason=redact_text(f.reason) if f.reason else f.reason,
         metadata=DependencyMeta(lookup=LookupMeta(catalog=catalog)),
     )

@@ -1,0 +1,564 @@
+"""Registry credentials and base URLs from where each ecosystem already keeps them (design.md §3).
+
+Sources: npm's ``.npmrc`` (the user's and the scanned checkout's), ``NPM_CONFIG_REGISTRY``,
+pip's ``PIP_INDEX_URL`` and ``pip.conf``, userinfo in any registry URL, ``~/.netrc`` and
+``GITHUB_TOKEN``/``GH_TOKEN``. The readers are pure functions of text, paths and an environment
+mapping, so tests pass fake homes. ``RegistryAccess`` is what a run uses: per checkout, the
+registry base URLs (npm's default and scoped registries, the PyPI index) and the credentials
+that go with them, handed to the fetch facade as a ``Credentials`` (``http.auth``), which sends
+each one only to its scope. Secrets never appear in warnings, ``repr`` or anything returned
+for display: warnings name the file, line and variable, never a value.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import configparser
+import contextlib
+import contextvars
+import json
+import netrc
+import os
+import re
+import stat
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from patchula.datasource import DATASOURCES, crates
+from patchula.http.auth import (
+    Credential,
+    StaticCredentials,
+    basic_credential,
+    redact_url,
+    scope_of,
+    split_userinfo,
+)
+from patchula.settings import Settings, parse_registry
+
+__all__ = [
+    "CheckoutAccess",
+    "Npmrc",
+    "RegistryAccess",
+    "github_credential",
+    "netrc_logins",
+    "pip_index",
+    "read_npmrc",
+]
+
+NPM_DEFAULT_REGISTRY = "https://registry.npmjs.org"
+GITHUB_API_URL = "https://api.github.com"
+USER_NPMRC = "~/.npmrc"
+CHECKOUT_NPMRC = "./.npmrc"
+# Where pip's global configuration lives (``/etc/pip.conf``); tests point it elsewhere.
+PIP_GLOBAL_DIR = Path("/etc")
+# Credential files are small; a bigger one is not read (and a FIFO never blocks: see _read).
+MAX_CONFIG_BYTES = 1024 * 1024
+
+# npm's ``${VAR}`` / ``${VAR?}`` substitution in .npmrc keys and values (``@npmcli/config``
+# env-replace): a backslash before ``$`` keeps it literal; ``?`` makes an unset variable empty.
+_ENV_REFERENCE = re.compile(r"(?<!\\)\$\{([^${}?]+)(\?)?\}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One ``key = value`` of an .npmrc (value after ``${VAR}`` expansion), and where it was."""
+
+    value: str = field(repr=False)
+    source: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Npmrc:
+    """The settings of one or more .npmrc files, merged (later files win per key)."""
+
+    entries: Mapping[str, _Entry] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def over(self, lower: Npmrc) -> Npmrc:
+        """These settings on top of ``lower``'s (npm: project config over user config)."""
+        return Npmrc({**lower.entries, **self.entries}, lower.warnings + self.warnings)
+
+
+class _UnsetVariableError(LookupError):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _expand(text: str, env: Mapping[str, str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, optional = match[1], match[2]
+        if name in env:
+            return env[name]
+        if optional:
+            return ""
+        raise _UnsetVariableError(name)
+
+    return _ENV_REFERENCE.sub(replace, text).replace("\\${", "${")
+
+
+def _unquote(value: str) -> str:
+    """An ini value without its quotes (npm's ``ini`` reads ``"…"`` as JSON, ``'…'`` as is)."""
+    if len(value) >= 2 and value[0] == value[-1] == '"':  # noqa: PLR2004 - a pair of quotes
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value[1:-1]
+        return parsed if isinstance(parsed, str) else value[1:-1]
+    if len(value) >= 2 and value[0] == value[-1] == "'":  # noqa: PLR2004 - a pair of quotes
+        return value[1:-1]
+    return value
+
+
+def read_npmrc(text: str, source: str, env: Mapping[str, str]) -> Npmrc:
+    """Read one .npmrc (``key = value`` lines; ``#``/``;`` comments; quotes; ``${VAR}``).
+
+    Keys under an ``[section]`` header are not top-level settings and are ignored, as npm's
+    flat config ignores them. A line naming an unset ``${VAR}`` is skipped with a warning
+    naming ``source``, the line and the variable (never a value). Source: npm's ``npmrc``
+    documentation (https://docs.npmjs.com/cli/configuring-npm/npmrc).
+    """
+    entries: dict[str, _Entry] = {}
+    warnings: list[str] = []
+    in_section = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            in_section = True
+            continue
+        key, eq, value = line.partition("=")
+        key = key.strip()
+        if in_section or not eq or not key:
+            continue
+        try:
+            expanded_key = _expand(key, env)
+            expanded = _expand(_unquote(value.strip()), env)
+        except _UnsetVariableError as exc:
+            warnings.append(
+                f"{source} line {number}: environment variable {exc.name} is not set; "
+                f"{key} is not used"
+            )
+            continue
+        entries[expanded_key] = _Entry(expanded, source, number)
+    return Npmrc(entries, tuple(warnings))
+
+
+@dataclass(frozen=True, slots=True)
+class NpmRegistries:
+    """Where npm packages are looked up: the default registry and per-scope registries."""
+
+    default: str
+    scopes: Mapping[str, str] = field(default_factory=dict)
+
+    def for_package(self, name: str) -> str:
+        """The base URL for ``name``: its scope's registry (``@acme/x``), else the default."""
+        if name.startswith("@") and "/" in name:
+            return self.scopes.get(name.split("/", 1)[0].lower(), self.default)
+        return self.default
+
+
+def _registry_url(value: str, source: str, found: list[Credential]) -> str | None:
+    """A registry URL from a setting, its userinfo moved into ``found``; ``None`` if unusable."""
+    bare, user, password = split_userinfo(value.strip())
+    if not re.match(r"^https?://[^\s/]+", bare):
+        return None
+    if user is not None:
+        found.append(basic_credential(user, password, bare, source))
+    return bare.rstrip("/")
+
+
+def _npm_registries(
+    npmrc: Npmrc, env: Mapping[str, str], configured: str | None, found: list[Credential]
+) -> tuple[NpmRegistries, list[str]]:
+    """The npm registries in force; scoped ones come from ``@scope:registry`` keys.
+
+    The default, highest first: patchula's own setting (like npm's ``--registry`` flag),
+    ``NPM_CONFIG_REGISTRY``, the merged .npmrc ``registry=``, the public registry.
+    """
+    warnings: list[str] = []
+    default: str | None = configured
+    if default is None:
+        for variable in ("NPM_CONFIG_REGISTRY", "npm_config_registry"):
+            if env.get(variable):
+                default = _registry_url(env[variable], variable, found)
+                if default is None:
+                    warnings.append(f"{variable} is not an http(s) URL; not used")
+                break
+    if default is None and "registry" in npmrc.entries:
+        entry = npmrc.entries["registry"]
+        default = _registry_url(entry.value, entry.source, found)
+        if default is None:
+            warnings.append(f"{entry.source} line {entry.line}: registry is not an http(s) URL")
+    scopes: dict[str, str] = {}
+    for key, entry in npmrc.entries.items():
+        scope, sep, name = key.partition(":")
+        if not sep or name != "registry" or not scope.startswith("@"):
+            continue
+        url = _registry_url(entry.value, entry.source, found)
+        if url is None:
+            warnings.append(f"{entry.source} line {entry.line}: {key} is not an http(s) URL")
+            continue
+        scopes[scope.lower()] = url
+    return NpmRegistries(default or NPM_DEFAULT_REGISTRY, scopes), warnings
+
+
+def _npm_credentials(npmrc: Npmrc, registries: NpmRegistries) -> tuple[list[Credential], list[str]]:
+    """Credentials of .npmrc nerf-dart keys (``//host/path/:…``), one per nerf-dart.
+
+    ``:_authToken`` (Bearer), ``:_auth`` and ``:username`` + ``:_password`` (Basic), in npm's
+    order (token, then ``_auth``, then user name and password; ``npm/npm-registry-fetch``
+    ``lib/auth.js``); legacy top-level ``_authToken``/``_auth`` apply to the default registry
+    only. ``always-auth`` is ignored:
+    a credential in scope is always sent.
+
+    A nerf-dart has no scheme: its credential is for ``https://`` and, when a registry in use
+    on that host is plain ``http://`` (a local mirror), for that too.
+    """
+    warnings: list[str] = []
+    by_dart: dict[str, dict[str, _Entry]] = {}
+    for key, entry in npmrc.entries.items():
+        if key.startswith("//"):
+            dart, _, name = key.rpartition(":")
+            if dart:
+                by_dart.setdefault(dart, {})[name] = entry
+    top = {k: npmrc.entries[k] for k in ("_authToken", "_auth") if k in npmrc.entries}
+    in_use = [registries.default, *registries.scopes.values()]
+    out: list[Credential] = []
+    for dart, fields in by_dart.items():
+        made = _npm_credential(fields, warnings)
+        if made is None:
+            continue
+        header, value, source = made
+        https = scope_of(f"https:{dart}")
+        scopes = [https]
+        plain = scope_of(f"http:{dart}")
+        origin = plain.split("/", 3)[2]
+        if any(
+            scope_of(url).split("/", 3)[2] == origin and url.startswith("http:") for url in in_use
+        ):
+            scopes.append(plain)
+        out.extend(Credential(header, value, source, scope) for scope in scopes)
+    if top:
+        made = _npm_credential(top, warnings)
+        if made is not None:
+            header, value, source = made
+            out.append(Credential(header, value, source, scope_of(registries.default)))
+    return out, warnings
+
+
+def _npm_credential(
+    fields: Mapping[str, _Entry], warnings: list[str]
+) -> tuple[str, str, str] | None:
+    """``(header, value, source)`` of one nerf-dart's fields, or ``None`` when it has none."""
+    token = fields.get("_authToken")
+    if token is not None and token.value:
+        return "Authorization", f"Bearer {token.value}", token.source
+    auth = fields.get("_auth")
+    if auth is not None and auth.value:
+        return "Authorization", f"Basic {auth.value}", auth.source
+    user, password = fields.get("username"), fields.get("_password")
+    if user is not None and password is not None:
+        try:
+            secret = base64.b64decode(password.value, validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            warnings.append(
+                f"{password.source} line {password.line}: _password is not base64; not used"
+            )
+            return None
+        login = base64.b64encode(f"{user.value}:{secret}".encode()).decode("ascii")
+        return "Authorization", f"Basic {login}", password.source
+    return None
+
+
+def pip_index(
+    env: Mapping[str, str], home: Path | None, etc: Path | None = None
+) -> tuple[str, str] | None:
+    """The pip index URL and where it was set: ``PIP_INDEX_URL``, else ``index-url`` in pip.conf.
+
+    Files in pip's order, later overriding earlier: ``/etc/pip.conf``, then (unless
+    ``PIP_CONFIG_FILE`` names an existing file) ``~/.pip/pip.conf`` and
+    ``$XDG_CONFIG_HOME/pip/pip.conf`` (default ``~/.config/pip/pip.conf``), then
+    ``PIP_CONFIG_FILE``; ``[install]`` overrides ``[global]``
+    (https://pip.pypa.io/en/stable/topics/configuration/). Unreadable files are skipped.
+    """
+    if env.get("PIP_INDEX_URL"):
+        return env["PIP_INDEX_URL"], "PIP_INDEX_URL"
+    files: list[Path] = [(PIP_GLOBAL_DIR if etc is None else etc) / "pip.conf"]
+    explicit = Path(env["PIP_CONFIG_FILE"]) if env.get("PIP_CONFIG_FILE") else None
+    if home is not None and not (explicit is not None and explicit.is_file()):
+        xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+        files += [home / ".pip" / "pip.conf", xdg / "pip" / "pip.conf"]
+    if explicit is not None:
+        files.append(explicit)
+    found: tuple[str, str] | None = None
+    for path in files:
+        text = _read(path)
+        if text is None:
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            continue
+        for section in ("global", "install"):
+            value = parser.get(section, "index-url", fallback=None)
+            if value and value.strip():
+                found = value.strip(), _shown(path, home)
+    return found
+
+
+def netrc_logins(path: Path) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """``machine`` entries of a netrc file: host → (login, password); warnings for damage.
+
+    The ``default`` entry is not used: it would send one password to every registry. A file
+    that does not parse is not used; the warning names its line, never its content.
+    """
+    text = _read(path)
+    if text is None:
+        return {}, []
+    try:
+        parsed = netrc.netrc(os.fspath(path))
+    except netrc.NetrcParseError as exc:
+        return {}, [f"{path}: not a valid netrc file (line {exc.lineno}); not used"]
+    except OSError:
+        return {}, []
+    logins = {
+        host.lower(): (login, password or "")
+        for host, (login, _account, password) in parsed.hosts.items()
+        if host != "default" and login
+    }
+    return logins, []
+
+
+def github_credential(env: Mapping[str, str]) -> Credential | None:
+    """``GH_TOKEN`` (the gh CLI's order) or ``GITHUB_TOKEN`` as a Bearer credential.
+
+    Scoped to ``GITHUB_API_URL`` (GitHub Enterprise Server) or ``https://api.github.com``.
+    """
+    for variable in ("GH_TOKEN", "GITHUB_TOKEN"):
+        token = env.get(variable, "").strip()
+        if token:
+            api = env.get("GITHUB_API_URL", "").strip() or GITHUB_API_URL
+            return Credential("Authorization", f"Bearer {token}", variable, scope_of(api))
+    return None
+
+
+def _read(path: Path) -> str | None:
+    """The text of a regular file of at most ``MAX_CONFIG_BYTES``, else ``None``.
+
+    Opened non-blocking and checked with ``fstat``: a FIFO or device named like a config file
+    must never block the run.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+            return None
+        data = os.read(fd, MAX_CONFIG_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def _shown(path: Path, home: Path | None) -> str:
+    """``path`` as a message shows it (``~/…`` under the home directory)."""
+    if home is not None:
+        with contextlib.suppress(ValueError):
+            return f"~/{path.relative_to(home).as_posix()}"
+    return str(path)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckoutAccess:
+    """Registries and credentials for one checkout's lookups (``key`` tells stores apart)."""
+
+    npm: NpmRegistries
+    registries: Mapping[str, str]
+    credentials: StaticCredentials = field(repr=False)
+    key: int = 0
+    warnings: tuple[str, ...] = ()
+
+    def base_url(self, datasource: str, package: str) -> str:
+        """The base URL ``package`` of ``datasource`` is looked up on."""
+        if datasource == "npm":
+            return self.npm.for_package(package)
+        return self.registries.get(datasource) or DATASOURCES[datasource].DEFAULT_BASE_URL
+
+
+# The checkout whose lookup the running task makes: the fetch facade asks ``for_url`` with a
+# URL only, so the credentials of that checkout travel with the task's context.
+_ACTIVE: contextvars.ContextVar[CheckoutAccess | None] = contextvars.ContextVar(
+    "patchula_checkout_access", default=None
+)
+
+
+class RegistryAccess:
+    """The run's credential sources, read once; per checkout, its registries and credentials.
+
+    Precedence of credentials for one scope, highest first: userinfo in a patchula registry
+    URL (``--registry``, ``PATCHULA_REGISTRY``, ``[registries]``); the checkout's ``.npmrc``;
+    the user's ``~/.npmrc`` (``NPM_CONFIG_USERCONFIG``); userinfo in ``NPM_CONFIG_REGISTRY``;
+    the pip index (``PIP_INDEX_URL``, pip.conf); ``GH_TOKEN``/``GITHUB_TOKEN``; ``~/.netrc``
+    (``NETRC``), only for registry hosts no other source has a credential for. Between scopes
+    the most specific (longest) wins. ``home`` ``None`` reads no user files; ``etc`` holds the
+    global ``pip.conf`` (default ``PIP_GLOBAL_DIR``).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        env: Mapping[str, str] | None = None,
+        home: Path | None = None,
+        etc: Path | None = None,
+    ) -> None:
+        self._settings = settings
+        self._env: Mapping[str, str] = {} if env is None else env
+        env = self._env
+        warnings: list[str] = []
+        self._user_npmrc = Npmrc()
+        user_config = env.get("NPM_CONFIG_USERCONFIG") or env.get("npm_config_userconfig")
+        npmrc_path = Path(user_config) if user_config else home / ".npmrc" if home else None
+        if npmrc_path is not None:
+            text = _read(npmrc_path)
+            if text is not None:
+                shown = USER_NPMRC if not user_config else _shown(npmrc_path, home)
+                self._user_npmrc = read_npmrc(text, shown, env)
+        self._pip: list[Credential] = []
+        self._pypi: str | None = None
+        index = pip_index(env, home, etc)
+        if index is not None and "pypi" not in settings.registries:
+            url, source = index
+            bare = _registry_url(url, source, self._pip)
+            if bare is None or not bare.endswith("/simple"):
+                warnings.append(
+                    f"{source}: index {redact_url(url)} is not a …/simple index URL; not used"
+                )
+                self._pip.clear()
+            else:
+                self._pypi = parse_registry(f"pypi={bare}")[1]
+        github = github_credential(env)
+        self._github = [github] if github is not None else []
+        netrc_path = Path(env["NETRC"]) if env.get("NETRC") else home / ".netrc" if home else None
+        self._netrc: dict[str, tuple[str, str]] = {}
+        if netrc_path is not None:
+            self._netrc, more = netrc_logins(netrc_path)
+            warnings += more
+        self._stores: dict[tuple[tuple[str, str, str, str], ...], int] = {}
+        self._default = self._access(Npmrc(), ())
+        # Warnings about the user's files and environment, reported once for the run (stderr).
+        self.warnings: list[str] = [
+            *warnings,
+            *self._user_npmrc.warnings,
+            *self._default.warnings,
+        ]
+
+    def for_checkout(self, root: Path | None) -> CheckoutAccess:
+        """Registries and credentials for lookups of the checkout at ``root``.
+
+        Its ``.npmrc`` (a regular file inside the checkout, at most 1 MiB) is read on top of
+        the user's; its warnings (``./.npmrc line N …``) are returned for the repository.
+        ``None``: the run-wide view (no checkout).
+        """
+        if root is None:
+            return self._default
+        if not _inside(root, root / ".npmrc"):
+            return self._default
+        text = _read(root / ".npmrc")
+        if text is None:
+            return self._default
+        checkout = read_npmrc(text, CHECKOUT_NPMRC, self._env)
+        view = self._access(checkout, checkout.warnings)
+        # Only what this checkout adds: the run-wide warnings are reported once, not per checkout.
+        own = tuple(w for w in view.warnings if w not in self._default.warnings)
+        return replace(view, warnings=own)
+
+    def _access(self, checkout: Npmrc, warnings: tuple[str, ...]) -> CheckoutAccess:
+        npmrc = checkout.over(self._user_npmrc)
+        npm_found: list[Credential] = []
+        configured = self._settings.registries.get("npm")
+        npm, more = _npm_registries(npmrc, self._env, configured, npm_found)
+        npm_creds, still_more = _npm_credentials(npmrc, npm)
+        registries = dict(self._settings.registries)
+        if self._pypi is not None:
+            registries["pypi"] = self._pypi
+        registries["npm"] = npm.default
+        # Lowest precedence first: a later credential for the same scope replaces an earlier.
+        ranked = [
+            *self._github,
+            *self._pip,
+            *[c for c in npm_found if c.source.lower().startswith("npm_config")],
+            *[c for c in npm_found if not c.source.lower().startswith("npm_config")],
+            *sorted(npm_creds, key=lambda c: c.source == CHECKOUT_NPMRC),
+            *self._settings.registry_credentials,
+        ]
+        by_scope = {(c.scope, c.header): c for c in ranked}
+        covered = {c.scope.split("/", 3)[2] for c in by_scope.values()}
+        for url in self._origins(registries, npm):
+            # netrc names machines, not ports or schemes: a login for a host applies to every
+            # registry origin on it that has no other credential (as curl and pip use it).
+            root = scope_of(url).split("/", 3)
+            origin = root[2]
+            login = self._netrc.get(urlsplit(url).hostname or "")
+            if login is not None and origin not in covered:
+                covered.add(origin)
+                credential = basic_credential(*login, f"{root[0]}//{origin}/", "~/.netrc")
+                by_scope[(credential.scope, credential.header)] = credential
+        store = StaticCredentials(by_scope.values())
+        signature = tuple(
+            sorted((c.scope, c.header, c.cache_identity, c.source) for c in by_scope.values())
+        )
+        key = self._stores.setdefault(signature, len(self._stores))
+        return CheckoutAccess(
+            npm=npm,
+            registries=registries,
+            credentials=store,
+            key=key,
+            warnings=warnings + tuple(more) + tuple(still_more),
+        )
+
+    def _origins(self, registries: Mapping[str, str], npm: NpmRegistries) -> list[str]:
+        """Every registry base URL a lookup may use (datasource defaults included)."""
+        urls = [npm.default, *npm.scopes.values(), crates.DEFAULT_API_URL]
+        urls += [registries.get(i) or m.DEFAULT_BASE_URL for i, m in DATASOURCES.items()]
+        for value in registries.values():
+            urls += [u.strip() for u in re.split(r"[,|]", value) if u.strip()]
+        return list(dict.fromkeys(urls))
+
+    def for_url(self, url: str) -> Credential | None:
+        """The credential for ``GET url`` in the lookup running now (``Credentials``)."""
+        active = _ACTIVE.get()
+        return (self._default if active is None else active).credentials.for_url(url)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def using(access: CheckoutAccess) -> Iterator[None]:
+        """Within the block (this task and tasks it starts), requests use ``access``'s store."""
+        token = _ACTIVE.set(access)
+        try:
+            yield
+        finally:
+            _ACTIVE.reset(token)
+
+    def __repr__(self) -> str:
+        return f"RegistryAccess({self._default.credentials!r})"
+
+
+def _inside(root: Path, path: Path) -> bool:
+    """Whether ``path`` resolves inside ``root`` (a symlinked .npmrc may not leave it)."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (OSError, ValueError, RuntimeError):
+        return False
+    return True
