@@ -147,16 +147,16 @@ async def test_connection_close_answer_is_not_kept_idle(
 
 
 @pytest.mark.anyio
-async def test_relative_redirect_is_followed(
+async def test_transport_returns_redirects_and_the_fetcher_follows_relative_ones(
     serve: Callable[[Handler], Awaitable[Server]],
 ) -> None:
-    """A 301 with a relative Location is followed; the final URL is reported."""
+    """The transport hands a 301 back; the fetcher resolves its relative Location (RFC 9110)."""
     server: Server
 
     async def redirecting(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while (head := await server.read_request(reader)) is not None:
             if head.startswith(b"GET /simple/Six/ "):
-                writer.write(b"HTTP/1.1 301 Moved\r\nLocation: /simple/six/\r\n")
+                writer.write(b"HTTP/1.1 301 Moved\r\nLocation: ../six/\r\n")
                 writer.write(b"Content-Length: 0\r\n\r\n")
             else:
                 writer.write(_answer(b"six"))
@@ -165,11 +165,15 @@ async def test_relative_redirect_is_followed(
     server = await serve(redirecting)
     transport = PerHostPoolTransport()
     try:
-        response = await transport.get(f"{server.url}/simple/Six/", [], TIMEOUTS)
+        raw = await transport.get(f"{server.url}/simple/Six/", [], TIMEOUTS)
     finally:
         await transport.aclose()
+    assert (raw.status, dict(raw.headers)["location"]) == (301, "../six/")
+    async with make_client() as client:
+        response = await Fetcher(client)(f"{server.url}/simple/Six/")
     assert (response.status, response.content) == (200, b"six")
     assert response.url == f"{server.url}/simple/six/"
+    assert server.requests[-1].startswith(b"GET /simple/six/ ")
 
 
 @pytest.mark.anyio
