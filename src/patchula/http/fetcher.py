@@ -46,6 +46,7 @@ from patchula.http.transport import (
 from patchula.models import Derive, FetchResponse
 
 __all__ = [
+    "MAX_REDIRECTS",
     "Fetcher",
     "HostStats",
     "PerHostPoolTransport",
@@ -457,12 +458,11 @@ class Fetcher:
         answer's ``credential`` names the source of the credential sent on the final hop.
         """
         budget = _Budget(self._deadline)
-        origin = _origin(url)
         hop = url
         for _ in range(MAX_REDIRECTS + 1):
             sent = (
                 headers
-                if _origin(hop) == origin
+                if hop is url or _origin(hop) == _origin(url)
                 else {k: v for k, v in headers.items() if k.lower() not in _ORIGIN_BOUND_HEADERS}
             )
             credential = self._credential_for(hop)
