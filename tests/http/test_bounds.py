@@ -243,3 +243,56 @@ async def test_zstd_bomb_stops_early() -> None:
     assert len(bomb) < 4096
     with pytest.raises(BodyTooLarge, match="zstd-decoded body over the 1 MiB limit"):
         await read_body(_chunks(bomb), [("content-encoding", "zstd")], MIB)
+
+
+@pytest.mark.anyio
+async def test_silent_host_that_never_answered_is_given_up_after_a_second_wave(
+    registry: FakeRegistry,
+) -> None:
+    """With a limit of 1, two deadlines pass on a never-answering host; the third fails at once."""
+    npm = registry.host("npm")
+    npm.silent_next(10)
+    async with make_client() as client:
+        fetcher = Fetcher(client, host_limits={host_key(npm.url): 1}, request_deadline=0.2)
+        reasons: list[str] = []
+
+        async def one(i: int) -> None:
+            with pytest.raises(RegistryUnreachable) as caught:
+                await fetcher(f"{npm.url}/fine?i={i}")
+            reasons.append(str(caught.value))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(3):
+                tg.start_soon(one, i)
+    assert sum("(deadline)" in reason for reason in reasons) == 2
+    assert [r for r in reasons if "(deadline)" not in r] == [
+        f"{host_key(npm.url)} is unreachable (no answer within 0.2 s); not retried"
+    ]
+    assert npm.requests == 2
+
+
+def test_slow_answers_end_when_the_host_stops() -> None:
+    """A silent or dripping answer in progress ends within a poll once the host is stopped."""
+    import socket  # noqa: PLC0415 - only this test talks raw sockets
+    import threading  # noqa: PLC0415
+
+    with FakeRegistry() as fake:
+        fake.npm.add("fine", {"1.0.0": OLD})
+        npm = fake.host("npm")
+        npm.silent_next(1)
+        npm.drip_next(1, 0.5)
+        before = set(threading.enumerate())
+        port = int(npm.url.rsplit(":", 1)[1])
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
+        for sock in clients:
+            sock.sendall(b"GET /fine HTTP/1.1\r\nHost: x\r\n\r\n")
+        while npm.requests < 2:
+            threading.Event().wait(0.01)
+        handlers = set(threading.enumerate()) - before
+        assert len(handlers) == 2
+    for thread in handlers:
+        thread.join(timeout=1.0)  # a poll is 50 ms; the client sockets are still open
+    alive = [thread for thread in handlers if thread.is_alive()]
+    for sock in clients:
+        sock.close()
+    assert alive == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import importlib.util
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -388,3 +389,28 @@ async def test_no_proxy_entry_with_a_port_bypasses_the_proxy(
     async with make_client() as client:
         response = await Fetcher(client)(f"{server.url}/x")
     assert response.content == b"direct"
+
+
+@pytest.mark.anyio
+async def test_oversized_response_head_is_refused(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """Headers past httpcore's 100 KiB head bound are a protocol error, not read without end."""
+    server: Server
+
+    async def endless_headers(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\n")
+        for i in range(20_000):  # 20,000 headers, about 600 KiB
+            writer.write(f"X-Filler-{i}: {'a' * 16}\r\n".encode())
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+
+    server = await serve(endless_headers)
+    transport = PerHostPoolTransport()
+    try:
+        with pytest.raises(httpx.RemoteProtocolError):
+            await transport.get(f"{server.url}/", [], TIMEOUTS)
+        assert transport.idle_connections() == {}
+    finally:
+        await transport.aclose()
