@@ -186,8 +186,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     max_body_bytes: Annotated[
         str | None,
         typer.Option(
-            help="Largest response body accepted, on the wire and decompressed "
-            "[default: 256MiB].",
+            help="Largest response body accepted, on the wire and decompressed [default: 256MiB].",
             metavar="SIZE",
         ),
     ] = None,
