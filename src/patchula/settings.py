@@ -222,6 +222,17 @@ class Settings(BaseModel):
     go_freshness_secs: int = Field(
         default=3600, ge=0, description="Minimum freshness of Go proxy @v/list and @latest"
     )
+    request_deadline: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description="Seconds one registry request may take in all (attempts, redirects, back-off)",
+    )
+    max_body_bytes: int = Field(
+        default=256 * 1024 * 1024,
+        ge=1,
+        description="Bound on one response body, on the wire and decompressed",
+    )
     go_noproxy: tuple[str, ...] = Field(
         default=(), description="GONOPROXY/GOPRIVATE module path patterns never sent to a proxy"
     )
@@ -257,7 +268,7 @@ class Settings(BaseModel):
     def _duration(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         return value if isinstance(value, timedelta) else parse_duration(value)
 
-    @field_validator("cache_budget", mode="before")
+    @field_validator("cache_budget", "max_body_bytes", mode="before")
     @classmethod
     def _size(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         return parse_size(value) if isinstance(value, str | int) else value
@@ -304,6 +315,8 @@ _ENV_SCALARS = (
     "no_cache",
     "cache_budget",
     "go_freshness_secs",
+    "request_deadline",
+    "max_body_bytes",
 )
 
 

@@ -5,16 +5,20 @@ Every request runs in its own thread, so per-request latency never serialises ot
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import select
 import threading
 import time
 import traceback
+import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import formatdate, parsedate_to_datetime
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, NamedTuple, cast
 from urllib.parse import parse_qs, unquote
@@ -62,12 +66,26 @@ class LogEntry(NamedTuple):
     status: int
 
 
+FaultKind = Literal[
+    "fail", "reset", "truncate", "drip", "slow_headers", "huge", "gzip_bomb", "silent", "redirect"
+]
+# Bytes per write of a streamed huge body, and the longest a misbehaving answer sleeps at once
+# before looking at the stop flag (so server threads end soon after the test).
+_HUGE_CHUNK = 64 * 1024
+_STOP_POLL = 0.05
+
+
 @dataclass(frozen=True)
 class _Fault:
-    kind: Literal["fail", "reset", "truncate"]
+    kind: FaultKind
     status: int = 0
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes = b""
+    rate: float = 0.0  # drip: body bytes per second
+    delay: float = 0.0  # slow_headers: seconds before each byte of the head
+    size: int = 0  # huge: body bytes; gzip_bomb: inflated bytes
+    announce: bool = True  # huge: send Content-Length (else a close-delimited body)
+    route: str | None = None  # only requests to this route ("GET /path") meet the fault
 
 
 def json_reply(obj: object, status: int = 200, content_type: str = "application/json") -> Reply:
@@ -165,7 +183,21 @@ class VirtualHost:
 
     Knobs (plain attributes, safe to change while serving): ``latency`` seconds slept before each
     answer; ``cache_control`` header value on 200/304 (None omits it), overridable per route in
-    ``cache_control_overrides``; ``validators`` toggles ETag/Last-Modified and 304 handling.
+    ``cache_control_overrides``; ``validators`` toggles ETag/Last-Modified and 304 handling;
+    ``redirects`` maps a route (``"GET /path"``) to a ``Location`` answered with 302 every time
+    (two routes pointing at each other make a loop).
+
+    Fault knobs, each for the next ``n`` requests — or, with ``route="GET /path"``, the next
+    ``n`` requests to that route: ``fail_next`` / ``server_error_next`` (a status),
+    ``reset_next`` (close without an answer), ``truncate_next`` (a body shorter than its
+    Content-Length), ``drip_next(n, bytes_per_second)`` (the real answer, its body sent that
+    slowly), ``slow_headers_next(n, delay)`` (the status line and headers a byte every
+    ``delay`` seconds), ``huge_next(n, size, announce=True)`` (a body of ``size`` zero bytes
+    streamed without building it; ``announce=False`` leaves out Content-Length and closes),
+    ``gzip_bomb_next(n, inflated_size)`` (a small ``Content-Encoding: gzip`` body inflating to
+    ``inflated_size`` bytes), ``silent_next(n)`` (read the request, never answer until the
+    client hangs up) and ``redirect_next(n, location, status=302)``. Slow answers check a stop
+    flag at least every 50 ms, so ``stop()`` ends them.
 
     Statistics (updated under ``lock``; copy them under it while traffic is still running):
     ``requests``, ``requests_by_route`` (Counter of ``"<METHOD> <percent-decoded path>"`` without
@@ -185,8 +217,10 @@ class VirtualHost:
         self.cache_control_overrides: dict[str, str | None] = {}
         self.validators = True
         self.required_authorization: str | None = None
+        self.redirects: dict[str, str] = {}
         self.errors: list[str] = []
         self.lock = threading.Lock()
+        self._stopping = threading.Event()
         self._in_flight = 0
         self._faults: deque[_Fault] = deque()
         self._last_modified: dict[tuple[str, str], tuple[str, datetime]] = {}
@@ -201,13 +235,15 @@ class VirtualHost:
 
     def start(self) -> None:
         """Serve on a daemon thread."""
+        self._stopping.clear()
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name=f"fake-{self.name}", daemon=True
         )
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop serving and close the listening socket."""
+        """Stop serving (slow answers end at their next poll) and close the listening socket."""
+        self._stopping.set()
         if self._thread is not None:
             self._server.shutdown()
             self._thread.join()
@@ -220,26 +256,65 @@ class VirtualHost:
         status: int = 429,
         headers: Mapping[str, str] | None = None,
         body: bytes = b"",
+        *,
+        route: str | None = None,
     ) -> None:
         """Answer the next ``n`` requests with ``status``; ``headers`` default to Retry-After: 2."""
         given = {"Retry-After": "2"} if headers is None else dict(headers)
-        self._add_faults(n, _Fault("fail", status, given, body))
+        self._add_faults(n, _Fault("fail", status, given, body, route=route))
 
-    def server_error_next(self, n: int = 1, status: int = 503) -> None:
+    def server_error_next(self, n: int = 1, status: int = 503, *, route: str | None = None) -> None:
         """Answer the next ``n`` requests with a bare server error."""
-        self.fail_next(n, status, {})
+        self.fail_next(n, status, {}, route=route)
 
-    def reset_next(self, n: int = 1) -> None:
+    def reset_next(self, n: int = 1, *, route: str | None = None) -> None:
         """Close the connection of the next ``n`` requests without a response."""
-        self._add_faults(n, _Fault("reset"))
+        self._add_faults(n, _Fault("reset", route=route))
 
-    def truncate_next(self, n: int = 1) -> None:
+    def truncate_next(self, n: int = 1, *, route: str | None = None) -> None:
         """Send the next ``n`` responses with a Content-Length larger than the body, then close."""
-        self._add_faults(n, _Fault("truncate"))
+        self._add_faults(n, _Fault("truncate", route=route))
+
+    def drip_next(self, n: int, bytes_per_second: float, *, route: str | None = None) -> None:
+        """Send the next ``n`` answers' bodies at ``bytes_per_second`` (headers at once)."""
+        self._add_faults(n, _Fault("drip", rate=bytes_per_second, route=route))
+
+    def slow_headers_next(self, n: int, delay: float, *, route: str | None = None) -> None:
+        """Send the next ``n`` answers' status line and headers one byte every ``delay`` s."""
+        self._add_faults(n, _Fault("slow_headers", delay=delay, route=route))
+
+    def huge_next(
+        self, n: int, size: int, *, announce: bool = True, route: str | None = None
+    ) -> None:
+        """Answer the next ``n`` requests with ``size`` zero bytes, streamed (never built)."""
+        self._add_faults(n, _Fault("huge", size=size, announce=announce, route=route))
+
+    def gzip_bomb_next(self, n: int, inflated_size: int, *, route: str | None = None) -> None:
+        """Answer the next ``n`` requests with gzip that inflates to ``inflated_size`` bytes."""
+        self._add_faults(n, _Fault("gzip_bomb", size=inflated_size, route=route))
+
+    def silent_next(self, n: int = 1, *, route: str | None = None) -> None:
+        """Read the next ``n`` requests and never answer them until the client hangs up."""
+        self._add_faults(n, _Fault("silent", route=route))
+
+    def redirect_next(
+        self, n: int, location: str, status: int = 302, *, route: str | None = None
+    ) -> None:
+        """Answer the next ``n`` requests with ``status`` and ``Location: location``."""
+        fault = _Fault("redirect", status, {"Location": location}, route=route)
+        self._add_faults(n, fault)
 
     def _add_faults(self, n: int, fault: _Fault) -> None:
         with self.lock:
             self._faults.extend([fault] * n)
+
+    def _take_fault(self, route: str) -> _Fault | None:
+        """The first queued fault for ``route`` (or for any route); called under ``lock``."""
+        for index, fault in enumerate(self._faults):
+            if fault.route is None or fault.route == route:
+                del self._faults[index]
+                return fault
+        return None
 
     def reset_stats(self) -> None:
         """Zero every counter and clear the log (faults and validators are kept)."""
@@ -261,7 +336,7 @@ class VirtualHost:
         with self.lock:
             self._in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self._in_flight)
-            fault = self._faults.popleft() if self._faults else None
+            fault = self._take_fault(route) if self._faults else None
         recorded = False
 
         def record(status: int) -> None:
@@ -304,28 +379,111 @@ class VirtualHost:
         fault: _Fault | None,
         record: Callable[[int], None],
     ) -> None:
-        if fault is not None and fault.kind == "reset":
-            record(0)
-            h.close_connection = True
+        kind = fault.kind if fault is not None else None
+        if fault is not None and kind in {"reset", "silent", "huge", "gzip_bomb"}:
+            self._misbehave(h, fault, record)
             return
         required = self.required_authorization
-        if fault is not None and fault.kind == "fail":
+        if fault is not None and kind in {"fail", "redirect"}:
             reply = Reply(fault.status, fault.body, headers=dict(fault.headers))
+        elif route in self.redirects:
+            reply = Reply(302, b"", "text/plain", {"Location": self.redirects[route]})
         elif required is not None and request.headers.get("authorization") != required:
             reply = json_reply({"error": "authentication required"}, 401)
         else:
             reply = self._call(request)
         status, headers, body = self._finish(request, route, reply)
-        if fault is not None and fault.kind == "truncate":  # promise more than we send, hang up
+        if kind == "truncate":  # promise more than we send, hang up
             headers["Content-Length"] = str(len(body) + 64)
             h.close_connection = True
         record(status)
+        if request.method == "HEAD":
+            body = b""
+        if fault is not None and kind == "slow_headers":
+            self._send_slow_head(h, status, headers, fault.delay)
+            h.wfile.write(body)
+            return
         h.send_response(status)
         for key, value in headers.items():
             h.send_header(key, value)
         h.end_headers()
-        if request.method != "HEAD":
+        if fault is not None and kind == "drip":
+            self._drip(h, body, fault.rate)
+            return
+        h.wfile.write(body)
+
+    def _misbehave(
+        self, h: BaseHTTPRequestHandler, fault: _Fault, record: Callable[[int], None]
+    ) -> None:
+        """Answers that are not built from a reply: reset, silence, a huge body, a gzip bomb."""
+        h.close_connection = True
+        if fault.kind == "reset":
+            record(0)
+            return
+        if fault.kind == "silent":
+            record(0)
+            self._wait_for_hangup(h)
+            return
+        record(200)
+        if fault.kind == "gzip_bomb":
+            body = _gzip_zeros(fault.size)
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Encoding", "gzip")
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
             h.wfile.write(body)
+            return
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        if fault.announce:
+            h.send_header("Content-Length", str(fault.size))
+        else:
+            h.send_header("Connection", "close")
+        h.end_headers()
+        chunk = bytes(_HUGE_CHUNK)
+        left = fault.size
+        while left > 0 and not self._stopping.is_set():
+            h.wfile.write(chunk[: min(left, _HUGE_CHUNK)])
+            left -= _HUGE_CHUNK
+
+    def _drip(self, h: BaseHTTPRequestHandler, body: bytes, rate: float) -> None:
+        """Write ``body`` at ``rate`` bytes per second (one byte per write)."""
+        pause = 1.0 / rate
+        for index in range(len(body)):
+            if self._pause(pause):
+                h.close_connection = True
+                return
+            h.wfile.write(body[index : index + 1])
+
+    def _pause(self, seconds: float) -> bool:
+        """Sleep ``seconds`` in polls of the stop flag; True when the host is stopping."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self._stopping.wait(min(left, _STOP_POLL)):
+                return True
+        return False
+
+    def _send_slow_head(
+        self, h: BaseHTTPRequestHandler, status: int, headers: Mapping[str, str], delay: float
+    ) -> None:
+        """Write the status line and headers one byte per ``delay`` seconds."""
+        phrase = HTTPStatus(status).phrase
+        lines = [f"HTTP/1.1 {status} {phrase}", *(f"{k}: {v}" for k, v in headers.items())]
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        for index in range(len(head)):
+            if self._pause(delay):
+                h.close_connection = True
+                return
+            h.wfile.write(head[index : index + 1])
+
+    def _wait_for_hangup(self, h: BaseHTTPRequestHandler) -> None:
+        """Block until the client closes the connection (or the host stops)."""
+        connection = h.connection
+        while not self._stopping.is_set():
+            readable, _, _ = select.select([connection], [], [], _STOP_POLL)
+            if readable and not connection.recv(4096):
+                return
 
     def _call(self, request: Request) -> Reply:
         try:
@@ -385,3 +543,17 @@ def _not_modified(headers: Mapping[str, str], etag: str, modified: datetime) -> 
     except (TypeError, ValueError):
         return False
     return modified <= (moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+
+
+@functools.lru_cache(maxsize=8)
+def _gzip_zeros(size: int) -> bytes:
+    """A gzip member of ``size`` zero bytes, compressed piecewise (never built inflated)."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    piece = bytes(1024 * 1024)
+    parts: list[bytes] = []
+    left = size
+    while left > 0:
+        parts.append(compressor.compress(piece[: min(left, len(piece))]))
+        left -= len(piece)
+    parts.append(compressor.flush())
+    return b"".join(parts)

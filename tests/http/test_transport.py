@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import importlib.util
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -147,16 +148,16 @@ async def test_connection_close_answer_is_not_kept_idle(
 
 
 @pytest.mark.anyio
-async def test_relative_redirect_is_followed(
+async def test_transport_returns_redirects_and_the_fetcher_follows_relative_ones(
     serve: Callable[[Handler], Awaitable[Server]],
 ) -> None:
-    """A 301 with a relative Location is followed; the final URL is reported."""
+    """The transport hands a 301 back; the fetcher resolves its relative Location (RFC 9110)."""
     server: Server
 
     async def redirecting(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while (head := await server.read_request(reader)) is not None:
             if head.startswith(b"GET /simple/Six/ "):
-                writer.write(b"HTTP/1.1 301 Moved\r\nLocation: /simple/six/\r\n")
+                writer.write(b"HTTP/1.1 301 Moved\r\nLocation: ../six/\r\n")
                 writer.write(b"Content-Length: 0\r\n\r\n")
             else:
                 writer.write(_answer(b"six"))
@@ -165,11 +166,15 @@ async def test_relative_redirect_is_followed(
     server = await serve(redirecting)
     transport = PerHostPoolTransport()
     try:
-        response = await transport.get(f"{server.url}/simple/Six/", [], TIMEOUTS)
+        raw = await transport.get(f"{server.url}/simple/Six/", [], TIMEOUTS)
     finally:
         await transport.aclose()
+    assert (raw.status, dict(raw.headers)["location"]) == (301, "../six/")
+    async with make_client() as client:
+        response = await Fetcher(client)(f"{server.url}/simple/Six/")
     assert (response.status, response.content) == (200, b"six")
     assert response.url == f"{server.url}/simple/six/"
+    assert server.requests[-1].startswith(b"GET /simple/six/ ")
 
 
 @pytest.mark.anyio
@@ -384,3 +389,28 @@ async def test_no_proxy_entry_with_a_port_bypasses_the_proxy(
     async with make_client() as client:
         response = await Fetcher(client)(f"{server.url}/x")
     assert response.content == b"direct"
+
+
+@pytest.mark.anyio
+async def test_oversized_response_head_is_refused(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """Headers past httpcore's 100 KiB head bound are a protocol error, not read without end."""
+    server: Server
+
+    async def endless_headers(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\n")
+        for i in range(20_000):  # 20,000 headers, about 600 KiB
+            writer.write(f"X-Filler-{i}: {'a' * 16}\r\n".encode())
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+
+    server = await serve(endless_headers)
+    transport = PerHostPoolTransport()
+    try:
+        with pytest.raises(httpx.RemoteProtocolError):
+            await transport.get(f"{server.url}/", [], TIMEOUTS)
+        assert transport.idle_connections() == {}
+    finally:
+        await transport.aclose()

@@ -177,6 +177,21 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             metavar="N",
         ),
     ] = None,
+    request_deadline: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds one registry request may take in all: attempts, redirects, back-off "
+            "(0 < S <= 600) [default: 30].",
+            metavar="SECONDS",
+        ),
+    ] = None,
+    max_body_bytes: Annotated[
+        str | None,
+        typer.Option(
+            help="Largest response body accepted, on the wire and decompressed [default: 256MiB].",
+            metavar="SIZE",
+        ),
+    ] = None,
 ) -> None:
     """Scan checkouts and report how far behind their npm, Python, Rust and Go dependencies are."""
     cli: dict[str, Any] = {
@@ -194,6 +209,8 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "no_cache": no_cache or None,
         "cache_budget": cache_budget,
         "go_freshness_secs": go_freshness_secs,
+        "request_deadline": request_deadline,
+        "max_body_bytes": max_body_bytes,
     }
     err = Console(stderr=True, soft_wrap=True)
     try:
@@ -278,6 +295,8 @@ async def _scan_with(
             freshness_floors=dict.fromkeys(
                 goproxy.FRESHNESS_FLOOR_REPRESENTATIONS, float(settings.go_freshness_secs)
             ),
+            request_deadline=settings.request_deadline,
+            max_body_bytes=settings.max_body_bytes,
         )
         show_progress = (
             settings.format == "table"

@@ -2,8 +2,10 @@
 
 One shared ``httpx.AsyncClient`` per run, a concurrency limiter per host, the shared cool-down
 governor (``governor.py``), single-flight for identical concurrent requests, bounded retries
-with jitter for transient failures, and per-host statistics for the report. It knows hosts, not
-registries; every datasource goes through this one seam.
+with jitter for transient failures, redirects followed hop by hop (each through its own host's
+limits and statistics), an overall deadline and a body-size bound per request, and per-host
+statistics for the report. It knows hosts, not registries; every datasource goes through this
+one seam.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import httpx
 
 from patchula import __version__
 from patchula.cache import Cache, HttpEntry
-from patchula.errors import ConfigError, RegistryError, RegistryUnreachable
+from patchula.errors import ConfigError, LookupFailed, RegistryError, RegistryUnreachable
 from patchula.http.auth import Credential, Credentials, redact_url
 from patchula.http.caching import cache_key, directives, freshness
 from patchula.http.governor import (
@@ -33,10 +35,18 @@ from patchula.http.governor import (
     read_signal,
     retry_after_seconds,
 )
-from patchula.http.transport import PerHostPoolTransport, RawResponse
+from patchula.http.transport import (
+    ACCEPT_ENCODING,
+    DEFAULT_MAX_BODY_BYTES,
+    BodyTooLarge,
+    PerHostPoolTransport,
+    RawResponse,
+    read_body,
+)
 from patchula.models import Derive, FetchResponse
 
 __all__ = [
+    "MAX_REDIRECTS",
     "Fetcher",
     "HostStats",
     "PerHostPoolTransport",
@@ -49,6 +59,14 @@ __all__ = [
 
 DEFAULT_HOST_CONCURRENCY = 16
 MAX_RETRIES = 3
+# Seconds one request may take in all (attempts, redirect hops, back-off pauses).
+DEFAULT_REQUEST_DEADLINE = 30.0
+MAX_REDIRECTS = 5
+# RFC 9110 §15.4: the redirections that name a target in Location (300 and 304 do not).
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# Request headers that belong to the origin they were given for, dropped on a hop to another
+# origin (as browsers and httpx do; RFC 9110 §15.4 leaves it to the client).
+_ORIGIN_BOUND_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 USER_AGENT = f"patchula/{__version__} (dependency freshness scanner)"
 
 
@@ -102,18 +120,20 @@ def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
     """Return the run's shared client.
 
     HTTP/1.1 keep-alive retaining up to 32 idle connections per host (``PerHostPoolTransport``),
-    connect timeout 10 s and ``timeout`` seconds for reads, redirects followed (PyPI answers
-    non-canonical names with 301), a ``patchula/<version>`` User-Agent, and the standard proxy
-    and CA variables honoured (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``,
-    ``SSL_CERT_FILE``): proxied URLs go through httpx's proxy transports, the rest straight to
-    the pooled transport.
+    connect timeout 10 s and ``timeout`` seconds per read, a ``patchula/<version>``
+    User-Agent, ``Accept-Encoding`` naming only the codings decoded with a size bound, and the
+    standard proxy and CA variables honoured (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``,
+    ``NO_PROXY``, ``SSL_CERT_FILE``): proxied URLs go through httpx's proxy transports, the
+    rest straight to the pooled transport. Redirects are not followed by the client: the
+    ``Fetcher`` follows them (PyPI answers non-canonical names with 301), each hop through its
+    own host's limiter.
     """
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout, connect=10.0),
         transport=PerHostPoolTransport(),
         mounts=_proxy_mounts(),
-        headers={"User-Agent": USER_AGENT},
-        follow_redirects=True,
+        headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
+        follow_redirects=False,
         trust_env=True,
     )
 
@@ -164,6 +184,13 @@ class Fetcher:
     ``host_limits`` maps a host (lower-case; ``host:port`` for non-default ports) to its
     concurrency limit (1-100); other hosts get ``default_limit``. ``timer`` supplies time and
     sleep so tests never sleep for real.
+
+    ``request_deadline`` (seconds) bounds the request's own time: every attempt on the network
+    (each gets what is left), every redirect hop and every back-off pause. Waiting for a host
+    slot behind other requests, for a host-wide cool-down (``governor``) or for a throttle
+    interval is queueing and does not count: slots are freed by other requests' deadlines,
+    cool-downs have their own bound. ``max_body_bytes`` bounds each response body on the wire
+    and decoded (``transport.read_body``).
     """
 
     def __init__(
@@ -176,9 +203,13 @@ class Fetcher:
         cache: Cache | None = None,
         freshness_floors: Mapping[str, float] | None = None,
         credentials: Credentials | None = None,
+        request_deadline: float = DEFAULT_REQUEST_DEADLINE,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
         self._client = client
         self._credentials = credentials
+        self._deadline = request_deadline
+        self._max_body = max_body_bytes
         self._host_limits = {k.lower(): v for k, v in (host_limits or {}).items()}
         self._default_limit = default_limit
         self._limiters: dict[str, anyio.CapacityLimiter] = {}
@@ -222,9 +253,11 @@ class Fetcher:
         revalidated with its validators (a 304 reuses the stored body without deriving it
         again); a new success is derived (``derive``, in a worker thread, at most 4 at once)
         and stored when its Cache-Control allows, else any stored entry is deleted. Raises
-        ``RegistryUnreachable`` when no HTTP answer arrives after the retries, ``RateLimited``
-        when the host's rate limit makes the request fail, ``RegistryError`` when server errors
-        persist or ``derive`` refuses the body.
+        ``RegistryUnreachable`` when no HTTP answer arrives after the retries or within the
+        deadline from a host that has not answered this run, ``RateLimited`` when the host's
+        rate limit makes the request fail, ``RegistryError`` when server errors persist, the
+        deadline passes, the body is over the size bound, redirects loop (more than
+        ``MAX_REDIRECTS``) or lead off HTTP(S), or ``derive`` refuses the body.
         """
         credential = self._credential_for(url)
         key = self._key(url, headers, representation, credential)
@@ -235,7 +268,7 @@ class Fetcher:
         flight: _Flight[FetchResponse] = _Flight()
         self._inflight[key] = flight
         try:
-            response = await self._cached_fetch(key, url, headers or {}, derive, floor, credential)
+            response = await self._cached_fetch(key, url, headers or {}, derive, floor)
         except BaseException as exc:
             flight.fail(exc)
             raise
@@ -252,7 +285,6 @@ class Fetcher:
         headers: Mapping[str, str],
         derive: Derive | None,
         floor: float = 0.0,
-        credential: Credential | None = None,
     ) -> FetchResponse:
         cache = self.cache
         stats = self.cache_stats
@@ -268,12 +300,7 @@ class Fetcher:
             conditional["If-None-Match"] = entry.etag
         if entry is not None and entry.last_modified:
             conditional["If-Modified-Since"] = entry.last_modified
-        if credential is not None:
-            # TODO(redirects): attach per hop, only to the credential's own scope.
-            conditional[credential.header] = credential.value
         response = await self._fetch(url, conditional)
-        if credential is not None:
-            response = replace(response, credential=credential.source)
         lower = dict(response.headers)
         fetched = response.fetched_at.timestamp()
         if response.status == 304 and entry is not None and cache is not None:  # noqa: PLR2004
@@ -412,12 +439,44 @@ class Fetcher:
         return limiter
 
     async def _fetch(self, url: str, headers: Mapping[str, str]) -> FetchResponse:
+        """GET ``url``, following at most ``MAX_REDIRECTS`` redirects, within the deadline.
+
+        Each hop goes through its own host's limiter, cool-down, throttle and statistics. The
+        credential for each hop's URL is attached to that hop only; the caller's
+        ``Authorization``/``Cookie`` headers go only to hops on the origin of ``url``. The
+        answer's ``credential`` names the source of the credential sent on the final hop.
+        """
+        budget = _Budget(self._deadline)
+        hop = url
+        for _ in range(MAX_REDIRECTS + 1):
+            sent = (
+                headers
+                if hop is url or _origin(hop) == _origin(url)
+                else {k: v for k, v in headers.items() if k.lower() not in _ORIGIN_BOUND_HEADERS}
+            )
+            credential = self._credential_for(hop)
+            if credential is not None:
+                sent = {**sent, credential.header: credential.value}
+            response = await self._attempts(hop, sent, budget)
+            location = response.header("location") if response.status in _REDIRECTS else None
+            if location is None:
+                if credential is not None:
+                    return replace(response, credential=credential.source)
+                return response
+            hop = _redirect_target(hop, location)
+        msg = f"too many redirects ({MAX_REDIRECTS + 1}) starting at {host_key(url)}"
+        raise RegistryError(msg)
+
+    async def _attempts(
+        self, url: str, headers: Mapping[str, str], budget: _Budget
+    ) -> FetchResponse:
+        """GET ``url`` once, retrying transient failures (network, 5xx, 429) within ``budget``."""
         host = host_key(url)
         stats = self.stats.setdefault(host, HostStats())
         rate_attempt = 0
         error_attempt = 0
         while True:
-            response, failure = await self._send(host, url, headers, stats)
+            response, failure = await self._send(host, url, headers, stats, budget)
             if response is not None:
                 if self._rate_limited(host, response, rate_attempt, stats):
                     rate_attempt += 1
@@ -440,18 +499,34 @@ class Fetcher:
                 stats.errors += 1
                 msg = f"{failure}; gave up after {MAX_RETRIES} retries"
                 if response is None:
-                    self._unreachable.setdefault(host, _failure_reason(failure, host))
+                    if host not in self._answered:
+                        # Only a host that never answered this run is unreachable: one
+                        # resetting URL on a host that answers others is that lookup's failure.
+                        self._unreachable.setdefault(host, _failure_reason(failure, host))
                     raise RegistryUnreachable(msg)
                 raise RegistryError(msg)
             wait = 0.5 * 2**error_attempt + random.uniform(0, 0.25)  # noqa: S311 - jitter
+            if wait >= budget.left:
+                # Pausing would outlast the deadline: fail now, naming the last failure.
+                raise self._past_deadline(host, stats, f"; last attempt: {failure}")
             error_attempt += 1
             stats.retries += 1
+            budget.left -= wait
             await self._timer.sleep(wait)
 
     async def _send(
-        self, host: str, url: str, headers: Mapping[str, str], stats: HostStats
+        self,
+        host: str,
+        url: str,
+        headers: Mapping[str, str],
+        stats: HostStats,
+        budget: _Budget,
     ) -> tuple[FetchResponse | None, str]:
-        """Send one GET inside the host's slot; return the response or a transport failure."""
+        """Send one GET inside the host's slot; return the response or a transport failure.
+
+        The network part gets what is left of ``budget``; running out raises (see
+        ``_past_deadline``), as does a body over the size bound (``RegistryError``).
+        """
         async with self._limiter(host):
             down = self._unreachable.get(host)
             if down is not None:
@@ -471,8 +546,20 @@ class Fetcher:
             stats.requests += 1
             stats.in_flight += 1
             stats.max_concurrency = max(stats.max_concurrency, stats.in_flight)
+            response: RawResponse | None = None
+            # The deadline clock runs only here, on the network: the slot, cool-down and
+            # throttle waits above are queueing (see the class docstring).
+            started = anyio.current_time()
             try:
-                response = await self._get(url, headers)
+                with anyio.move_on_after(budget.left) as scope:
+                    response = await self._get(url, headers)
+            except BodyTooLarge as exc:
+                # An answer, but one not to read: the connection is closed, not retried.
+                self._answered.add(host)
+                self._failures[host] = 0
+                stats.errors += 1
+                msg = f"{host} sent a response {exc}; not retried"
+                raise RegistryError(msg) from None
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 # A body that fails to decode was cut short or damaged on the way: retried.
                 self._failures[host] = self._failures.get(host, 0) + 1
@@ -481,6 +568,9 @@ class Fetcher:
                 return None, f"{type(exc).__name__} talking to {host}{via}"
             finally:
                 stats.in_flight -= 1
+                budget.left -= anyio.current_time() - started
+            if response is None or scope.cancelled_caught:
+                raise self._past_deadline(host, stats, "")
         self._answered.add(host)
         self._failures[host] = 0
         klass = f"{response.status // 100}xx"
@@ -496,21 +586,23 @@ class Fetcher:
         ), ""
 
     async def _get(self, url: str, headers: Mapping[str, str]) -> RawResponse:
-        """GET ``url`` and read its body (redirects followed, at most 5).
+        """GET ``url`` and read its body, bounded by ``max_body_bytes`` (redirects returned).
 
         Straight through the run's pooled transport when no proxy applies (httpx's request
         and response models cost about as much CPU as the protocol itself, and a scan makes
         thousands of requests); through the client, which honours the proxy variables,
-        otherwise. Raises httpx's ``TransportError`` or ``DecodingError``.
+        otherwise (streamed, so the same bound applies). Raises httpx's ``TransportError`` or
+        ``DecodingError``, or ``BodyTooLarge``.
         """
         transport = self._client._transport  # noqa: SLF001 - our own PerHostPoolTransport
         if not isinstance(transport, PerHostPoolTransport) or _proxied(url, self._proxies):
-            response = await self._client.get(url, headers=dict(headers))
+            async with self._client.stream(
+                "GET", url, headers=dict(headers), follow_redirects=False
+            ) as response:
+                names = tuple((k.lower(), v) for k, v in response.headers.multi_items())
+                content = await read_body(response.aiter_raw(), names, self._max_body)
             return RawResponse(
-                status=response.status_code,
-                url=str(response.url),
-                headers=tuple((k.lower(), v) for k, v in response.headers.multi_items()),
-                content=response.content,
+                status=response.status_code, url=str(response.url), headers=names, content=content
             )
         if self._defaults is None:
             self._defaults = [(k.lower(), v) for k, v in self._client.headers.multi_items()]
@@ -518,7 +610,23 @@ class Fetcher:
         extra = [(k.lower(), v) for k, v in headers.items()]
         replaced = {k for k, _ in extra}  # a caller's "Accept" replaces the default "accept"
         merged = [(k, v) for k, v in self._defaults if k not in replaced] + extra
-        return await transport.get(url, merged, self._timeouts)
+        return await transport.get(url, merged, self._timeouts, self._max_body)
+
+    def _past_deadline(self, host: str, stats: HostStats, detail: str) -> LookupFailed:
+        """The error for a request whose deadline passed talking to ``host``.
+
+        ``RegistryUnreachable`` when ``host`` has not answered this run; a second wave of such
+        requests (more than its limit) marks it unreachable, like network failures do, so the
+        rest of its lookups fail at once. ``RegistryError`` when it has answered.
+        """
+        stats.errors += 1
+        msg = f"no complete answer from {host} within {self._deadline:g} s (deadline){detail}"
+        if host in self._answered:
+            return RegistryError(msg)
+        self._failures[host] = self._failures.get(host, 0) + 1
+        if self._failures[host] > self.limit_for(host):
+            self._unreachable.setdefault(host, f"no answer within {self._deadline:g} s")
+        return RegistryUnreachable(msg)
 
     def _rate_limited(
         self, host: str, response: FetchResponse, attempt: int, stats: HostStats
@@ -582,6 +690,39 @@ def _fresh_response(entry: HttpEntry, url: str) -> FetchResponse:
 def _failure_reason(failure: str, host: str) -> str:
     """``"ConnectError talking to h through proxy p"`` → ``"ConnectError through proxy p"``."""
     return failure.replace(f" talking to {host}", "", 1)
+
+
+@dataclass(slots=True)
+class _Budget:
+    """Seconds left of one request's deadline (spent by network attempts and back-off)."""
+
+    left: float
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``: what the caller's credentials are bound to."""
+    parsed = httpx.URL(url)
+    return parsed.scheme, (parsed.host or "").lower(), parsed.port
+
+
+def _redirect_target(url: str, location: str) -> str:
+    """Resolve ``location`` against ``url`` (RFC 9110 §10.2.2, RFC 3986 §5).
+
+    Raises ``RegistryError`` for a target that is not http(s) (``file:``, ``ftp:``, ``data:`` …)
+    or not a URL at all; the message names only the scheme, never the location (it could carry
+    a secret).
+    """
+    try:
+        target = httpx.URL(url).join(location.strip())
+    except httpx.InvalidURL:
+        target = None
+    if target is None or target.scheme not in {"http", "https"} or not target.host:
+        scheme = location.partition(":")[0] if ":" in location else "?"
+        msg = (
+            f"{host_key(url)} redirected to a non-HTTP(S) location ({scheme[:16]!r}); not followed"
+        )
+        raise RegistryError(msg)
+    return str(target)
 
 
 def host_key(url: str) -> str:

@@ -16,8 +16,14 @@ request) and the anyio stream adapter (a cancel scope per read and write). So:
   the connect/read/write timeouts. patchula always runs on asyncio (``anyio.run``'s default).
 
 Errors surface as httpx's exception classes (``httpx.ConnectError``, ``httpx.ReadTimeout`` …),
-as from any httpx transport. Content codings (gzip, deflate, zstd; RFC 9110 §8.4) are decoded
-by httpx's decoders.
+as from any httpx transport. Bodies are read incrementally and bounded (``read_body``): a
+``Content-Length`` over the bound, more bytes than the bound on the wire, or content codings
+(gzip, deflate, zstd; RFC 9110 §8.4) that decode to more than the bound raise ``BodyTooLarge``
+as soon as it is known, and the connection is closed, never reused. The status line and
+headers are bounded by httpcore itself: h11's ``max_incomplete_event_size``, which httpcore sets
+to 100 KiB, refuses a larger head (``httpx.RemoteProtocolError``), so their count is bounded
+too. Redirects are not followed here: the fetcher follows them, each hop through its own
+host's limits.
 """
 
 from __future__ import annotations
@@ -25,29 +31,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urljoin
+from typing import IO, Any, Protocol, cast
 
 import anyio
 import httpcore
 import httpx
+import zstandard
 
 __all__ = [
+    "ACCEPT_ENCODING",
+    "DEFAULT_MAX_BODY_BYTES",
     "IDLE_CONNECTIONS_PER_HOST",
     "KEEPALIVE_EXPIRY",
-    "MAX_REDIRECTS",
     "AsyncioBackend",
+    "BodyTooLarge",
     "PerHostPoolTransport",
     "RawResponse",
+    "read_body",
 ]
 
 IDLE_CONNECTIONS_PER_HOST = 32
 # Seconds an idle connection is kept (httpx's default); older ones are closed, not reused.
 KEEPALIVE_EXPIRY = 5.0
-MAX_REDIRECTS = 5
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# The default bound on a response body, on the wire and decoded: the largest real npm
+# packuments are tens of MB.
+DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
+# Exactly the content codings ``read_body`` decodes with a bound (httpx would also offer br
+# when brotli is installed, which has no bounded decoder here).
+ACCEPT_ENCODING = "gzip, deflate, zstd"
+# Output bytes per step of the zstd decoder: a bomb stops within one step past the bound.
+_ZSTD_STEP = 64 * 1024
 # The drain threshold for writes: requests are small, so a write normally never waits.
 _WRITE_BUFFER_LIMIT = 64 * 1024
 
@@ -115,54 +131,45 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         url: str,
         headers: Sequence[tuple[str, str]],
         timeouts: dict[str, float | None],
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> RawResponse:
-        """GET ``url`` with ``headers`` (sent as given, plus ``Host``); follow ≤5 redirects.
+        """GET ``url`` with ``headers`` (sent as given, plus ``Host``); redirects are returned.
 
         ``timeouts`` maps ``connect``/``read``/``write``/``pool`` to seconds (httpx's
-        ``Timeout.as_dict()``). Raises httpx's ``TransportError`` subclasses on network and
-        protocol failures and ``httpx.DecodingError`` on a body that does not decode.
+        ``Timeout.as_dict()``). The body is read incrementally and bounded by
+        ``max_body_bytes`` (see ``read_body``). Raises httpx's ``TransportError`` subclasses on
+        network and protocol failures, ``httpx.DecodingError`` on a body that does not decode
+        and ``BodyTooLarge`` over the bound (the connection is then closed, not reused).
         """
-        encoded = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
-        extensions: dict[str, Any] = {"timeout": timeouts}
-        target = url
-        for _ in range(MAX_REDIRECTS + 1):
-            parsed = httpx.URL(target)
-            response = await self._round_trip(parsed, encoded, extensions)
-            status = response.status
-            raw = response.headers
-            location = next((v for k, v in raw if k.lower() == b"location"), None)
-            if status not in _REDIRECTS or location is None:
-                break
-            target = urljoin(str(parsed), location.decode("latin-1"))
-        content = response.content
-        names = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in raw]
-        if any(k == "content-encoding" and v.strip().lower() != "identity" for k, v in names):
-            # httpx's decoders (gzip, deflate, zstd, br when installed), as httpx.Response
-            # would apply them; raises httpx.DecodingError on a corrupt body.
-            content = httpx.Response(status, headers=raw, content=content).read()
-        return RawResponse(status=status, url=str(parsed), headers=tuple(names), content=content)
-
-    async def _round_trip(
-        self,
-        url: httpx.URL,
-        headers: list[tuple[bytes, bytes]],
-        extensions: dict[str, Any],
-    ) -> httpcore.Response:
-        """One request on a pooled connection, body read, connection handed back."""
+        parsed = httpx.URL(url)
         request = httpcore.Request(
             b"GET",
             httpcore.URL(
-                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+                scheme=parsed.raw_scheme,
+                host=parsed.raw_host,
+                port=parsed.port,
+                target=parsed.raw_path,
             ),
-            headers=[(b"Host", url.netloc), *headers],
-            extensions=extensions,
+            headers=[
+                (b"Host", parsed.netloc),
+                *[(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers],
+            ],
+            extensions={"timeout": timeouts},
         )
         origin, connection = await self._checkout(request.url.origin)
         try:
             with _as_httpx_errors():
                 response = await connection.handle_async_request(request)
                 try:
-                    await response.aread()
+                    names = tuple(
+                        (k.decode("latin-1").lower(), v.decode("latin-1"))
+                        for k, v in response.headers
+                    )
+                    stream = response.stream
+                    if not isinstance(stream, AsyncIterable):  # pragma: no cover - httpcore
+                        msg = "httpcore returned a synchronous stream to an async request"
+                        raise TypeError(msg)
+                    content = await read_body(stream, names, max_body_bytes)
                 finally:
                     await response.aclose()
         except BaseException:
@@ -170,7 +177,7 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
             self._open.discard(connection)
             raise
         await self._checkin(origin, connection)
-        return response
+        return RawResponse(status=response.status, url=url, headers=names, content=content)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` (httpx's transport interface) on a pooled connection."""
@@ -257,6 +264,195 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
             await _discard(connection)
         self._open.clear()
         self._idle.clear()
+
+
+class BodyTooLarge(Exception):  # noqa: N818 - names the outcome, like RateLimited
+    """A response body over the size bound; ``what`` says which measure passed ``limit`` bytes."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        super().__init__(f"{what} over the {_size(limit)} limit")
+        self.limit = limit
+        self.what = what
+
+
+def _size(n: int) -> str:
+    """``268435456`` → ``"256 MiB"``; other values in bytes (``"1000 bytes"``)."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} bytes"
+
+
+class _Writer(Protocol):
+    def write(self, data: bytes) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+class _Decoder(Protocol):
+    def decode(self, data: bytes) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+
+class _ZlibDecoder:
+    """gzip or deflate, never producing more than ``limit`` bytes (``decompress``'s max_length).
+
+    ``deflate`` is tried with the zlib wrapper first and raw on failure, as browsers and httpx
+    do (servers send both). Raises ``BodyTooLarge`` past ``limit`` and ``httpx.DecodingError``
+    on corrupt data.
+    """
+
+    def __init__(self, coding: str, limit: int) -> None:
+        self._coding = coding
+        self._limit = limit
+        self._produced = 0
+        self._first = coding == "deflate"
+        wbits = zlib.MAX_WBITS | 16 if coding == "gzip" else zlib.MAX_WBITS
+        self._zlib = zlib.decompressobj(wbits)
+
+    def decode(self, data: bytes) -> bytes:
+        parts: list[bytes] = []
+        while data and not self._zlib.eof:
+            try:
+                # One byte past the room left: producing it proves the bound is passed.
+                piece = self._zlib.decompress(data, self._limit - self._produced + 1)
+            except zlib.error as exc:
+                if self._first and not parts:
+                    self._first = False
+                    self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                    continue
+                raise httpx.DecodingError(str(exc)) from exc
+            self._first = False
+            self._produced += len(piece)
+            if self._produced > self._limit:
+                raise BodyTooLarge(self._limit, f"{self._coding}-decoded body")
+            parts.append(piece)
+            data = self._zlib.unconsumed_tail
+        return b"".join(parts)
+
+    def flush(self) -> bytes:
+        try:
+            rest = self._zlib.flush()
+        except zlib.error as exc:  # pragma: no cover - decompress raised first
+            raise httpx.DecodingError(str(exc)) from exc
+        self._produced += len(rest)
+        if self._produced > self._limit:
+            raise BodyTooLarge(self._limit, f"{self._coding}-decoded body")
+        return rest
+
+
+class _Sink:
+    """Collects decoder output, raising ``BodyTooLarge`` once more than ``limit`` arrived."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._produced = 0
+        self._parts: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self._produced += len(data)
+        if self._produced > self._limit:
+            raise BodyTooLarge(self._limit, "zstd-decoded body")
+        self._parts.append(bytes(data))
+        return len(data)
+
+    def take(self) -> bytes:
+        out, self._parts = b"".join(self._parts), []
+        return out
+
+
+class _ZstdDecoder:
+    """zstd (RFC 8878) through a stream writer whose output arrives in ``_ZSTD_STEP`` steps.
+
+    ``decompressobj`` would inflate a whole input chunk at once (a few KiB of zstd can stand for
+    gigabytes); the writer hands output over step by step, so the bound stops it early.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._sink = _Sink(limit)
+        writer = zstandard.ZstdDecompressor().stream_writer(
+            cast("IO[bytes]", self._sink), write_size=_ZSTD_STEP, closefd=False
+        )
+        self._writer = cast("_Writer", writer)  # zstandard's stubs leave flush untyped
+
+    def decode(self, data: bytes) -> bytes:
+        try:
+            self._writer.write(data)
+        except zstandard.ZstdError as exc:
+            raise httpx.DecodingError(str(exc)) from exc
+        return self._sink.take()
+
+    def flush(self) -> bytes:
+        try:
+            self._writer.flush()
+        except zstandard.ZstdError as exc:  # pragma: no cover - write raised first
+            raise httpx.DecodingError(str(exc)) from exc
+        return self._sink.take()
+
+
+def _decoders(headers: Iterable[tuple[str, str]], limit: int) -> list[_Decoder]:
+    """Decoders for ``Content-Encoding`` in decoding order (the last coding applied first).
+
+    Unknown codings (and ``identity``) are left alone, as httpx does.
+    """
+    decoders: list[_Decoder] = []
+    for name, value in headers:
+        if name != "content-encoding":
+            continue
+        for coding in (c.strip().lower() for c in value.split(",")):
+            if coding in {"gzip", "x-gzip"}:
+                decoders.append(_ZlibDecoder("gzip", limit))
+            elif coding == "deflate":
+                decoders.append(_ZlibDecoder("deflate", limit))
+            elif coding == "zstd":
+                decoders.append(_ZstdDecoder(limit))
+    decoders.reverse()
+    return decoders
+
+
+async def read_body(
+    chunks: AsyncIterable[bytes], headers: Sequence[tuple[str, str]], limit: int
+) -> bytes:
+    """Read a response body from ``chunks`` and decode its content codings, within ``limit``.
+
+    ``headers`` are the response's (lower-case names). ``limit`` bounds, in bytes, the
+    announced ``Content-Length`` (refused before any body is read), the bytes read from the
+    wire and the output of every decoding stage (checked per step, so a compression bomb stops
+    at the bound plus one step). Raises ``BodyTooLarge`` past the bound and
+    ``httpx.DecodingError`` on a body that does not decode (RFC 9110 §8.4 codings gzip,
+    deflate, zstd).
+    """
+    for name, value in headers:
+        if name == "content-length" and value.strip().isdigit() and int(value) > limit:
+            raise BodyTooLarge(limit, f"Content-Length {int(value)}")
+    decoders = _decoders(headers, limit)
+    parts: list[bytes] = []
+    received = 0
+    async for chunk in chunks:
+        received += len(chunk)
+        if received > limit:
+            raise BodyTooLarge(limit, "body on the wire")
+        if decoders:
+            chunk = _decode(decoders, chunk)  # noqa: PLW2901 - the decoded form replaces it
+        parts.append(chunk)
+    if decoders:
+        parts.append(_flush(decoders))
+    return b"".join(parts)
+
+
+def _decode(decoders: Sequence[_Decoder], data: bytes) -> bytes:
+    for decoder in decoders:
+        data = decoder.decode(data)
+    return data
+
+
+def _flush(decoders: Sequence[_Decoder]) -> bytes:
+    """Flush each stage, feeding what it releases through the stages after it."""
+    data = b""
+    for decoder in decoders:
+        data = decoder.decode(data) + decoder.flush() if data else decoder.flush()
+    return data
 
 
 async def _discard(connection: httpcore.AsyncHTTPConnection) -> None:

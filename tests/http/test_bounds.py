@@ -1,0 +1,298 @@
+"""Every request is bounded: an overall deadline and a body-size bound, against loopback servers.
+
+Deadlines are real but tiny (fractions of a second) against the fake registry; back-off pauses
+run on a fake timer. Nothing here asserts how fast anything is.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+
+import anyio
+import anyio.lowlevel
+import httpx
+import pytest
+import respx
+import zstandard
+
+from patchula.errors import RegistryError, RegistryUnreachable
+from patchula.http.fetcher import Fetcher, Timer, host_key, make_client
+from patchula.http.transport import BodyTooLarge, PerHostPoolTransport, read_body
+from tests.fake_registry import FakeRegistry
+
+OLD = datetime(2025, 1, 1, tzinfo=UTC)
+MIB = 1024 * 1024
+
+
+class _InstantSleeps:
+    """A fake timer whose sleeps return at once and advance its clock by what was asked."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+        self.clock = 0.0
+
+    async def sleep(self, seconds: float) -> None:
+        self.calls.append(seconds)
+        self.clock += seconds
+        await anyio.lowlevel.checkpoint()
+
+    def timer(self) -> Timer:
+        return Timer(monotonic=lambda: self.clock, sleep=self.sleep)
+
+
+@pytest.fixture
+def registry() -> Iterator[FakeRegistry]:
+    """The fake registry with two npm packages, ``slow`` and ``fine``."""
+    with FakeRegistry() as fake:
+        fake.npm.add("slow", {"1.0.0": OLD})
+        fake.npm.add("fine", {"1.0.0": OLD})
+        yield fake
+        assert fake.errors == []
+
+
+def _idle(client: httpx.AsyncClient) -> dict[str, int]:
+    transport = client._transport
+    assert isinstance(transport, PerHostPoolTransport)
+    return {k: v for k, v in transport.idle_connections().items() if v}
+
+
+@pytest.mark.anyio
+async def test_dripping_body_fails_at_the_deadline_not_per_read(registry: FakeRegistry) -> None:
+    """A body dripping 1 byte per 50 ms never trips the 30 s read timeout; the deadline ends it."""
+    npm = registry.host("npm")
+    npm.drip_next(1, 20.0, route="GET /slow")
+    async with make_client() as client:
+        fetcher = Fetcher(client, request_deadline=0.3)
+        with pytest.raises(RegistryUnreachable, match=r"within 0\.3 s \(deadline\)") as caught:
+            await fetcher(f"{npm.url}/slow")
+        assert (await fetcher(f"{npm.url}/fine")).status == 200
+    assert f"no complete answer from {host_key(npm.url)}" in str(caught.value)
+    assert npm.requests_by_route["GET /slow"] == 1  # the deadline is not retried
+
+
+@pytest.mark.anyio
+async def test_slow_headers_from_a_host_that_answered_are_a_registry_error(
+    registry: FakeRegistry,
+) -> None:
+    """Headers sent a byte per 50 ms hit the deadline; the host had answered: RegistryError."""
+    npm = registry.host("npm")
+    npm.slow_headers_next(1, 0.05, route="GET /slow")
+    async with make_client() as client:
+        fetcher = Fetcher(client, request_deadline=0.3)
+        assert (await fetcher(f"{npm.url}/fine")).status == 200
+        with pytest.raises(RegistryError, match=r"within 0\.3 s \(deadline\)") as caught:
+            await fetcher(f"{npm.url}/slow")
+        assert _idle(client) == {}  # the stalled connection was dropped, not kept
+    assert not isinstance(caught.value, RegistryUnreachable)
+    assert fetcher.stats[host_key(npm.url)].errors == 1
+
+
+@pytest.mark.anyio
+async def test_silent_server_costs_one_deadline_not_four_read_timeouts(
+    registry: FakeRegistry,
+) -> None:
+    """A server that never answers costs one attempt bounded by the deadline, then the row."""
+    npm = registry.host("npm")
+    npm.silent_next(4, route="GET /slow")
+    async with make_client(timeout=30.0) as client:
+        fetcher = Fetcher(client, request_deadline=0.3)
+        with pytest.raises(RegistryUnreachable, match="deadline"):
+            await fetcher(f"{npm.url}/slow")
+    assert npm.requests_by_route["GET /slow"] == 1
+
+
+@pytest.mark.anyio
+async def test_back_off_pauses_count_against_the_deadline() -> None:
+    """Retries stop when the next back-off pause would outlast the deadline, naming the failure."""
+    sleeps = _InstantSleeps()
+    answers = iter([httpx.Response(200, text="ok")])
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        answer = next(answers, None)
+        if answer is None:
+            raise httpx.ConnectError("reset", request=request)
+        return answer
+
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get(url__regex=r"https://flaky\.test/\d+").mock(side_effect=flaky)
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=sleeps.timer(), request_deadline=2.0)
+            assert (await fetcher("https://flaky.test/1")).content == b"ok"
+            with pytest.raises(
+                RegistryError, match=r"within 2 s \(deadline\); last attempt: ConnectError"
+            ):
+                await fetcher("https://flaky.test/2")
+    # 0.5 s and 1 s pauses (plus jitter) fit in 2 s; the 2 s one does not: 3 attempts, no 4th.
+    assert len(sleeps.calls) == 2
+    assert route.call_count == 4
+
+
+@pytest.mark.anyio
+async def test_waiting_for_a_host_slot_does_not_use_up_the_deadline(
+    registry: FakeRegistry,
+) -> None:
+    """Eight requests through one slot each get the whole deadline once they hold the slot."""
+    npm = registry.host("npm")
+    npm.latency = 0.1
+    async with make_client() as client:
+        fetcher = Fetcher(client, host_limits={host_key(npm.url): 1}, request_deadline=0.6)
+        statuses: list[int] = []
+
+        async def one(i: int) -> None:
+            statuses.append((await fetcher(f"{npm.url}/fine?i={i}")).status)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(8):
+                tg.start_soon(one, i)
+    assert statuses == [200] * 8
+    assert npm.peak_concurrency == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("announce", "reason"),
+    [(True, r"Content-Length 8388608 over the 1 MiB limit"), (False, r"body on the wire over")],
+)
+async def test_huge_body_is_refused_at_the_bound_and_not_retried(
+    registry: FakeRegistry, *, announce: bool, reason: str
+) -> None:
+    """A body over --max-body-bytes fails that lookup (host, limit, what); the socket is closed."""
+    npm = registry.host("npm")
+    npm.huge_next(1, 8 * MIB, announce=announce, route="GET /slow")
+    async with make_client() as client:
+        fetcher = Fetcher(client, max_body_bytes=MIB)
+        with pytest.raises(RegistryError, match=reason) as caught:
+            await fetcher(f"{npm.url}/slow")
+        assert _idle(client) == {}
+        assert (await fetcher(f"{npm.url}/fine")).status == 200
+    assert str(caught.value).startswith(f"{host_key(npm.url)} sent a response ")
+    assert str(caught.value).endswith("; not retried")
+    assert npm.requests_by_route["GET /slow"] == 1
+
+
+@pytest.mark.anyio
+async def test_gzip_bomb_stops_at_the_decoded_bound(registry: FakeRegistry) -> None:
+    """A small gzip body inflating to 64 MiB is refused once its decoded size passes 1 MiB."""
+    npm = registry.host("npm")
+    npm.gzip_bomb_next(1, 64 * MIB, route="GET /slow")
+    async with make_client() as client:
+        fetcher = Fetcher(client, max_body_bytes=MIB)
+        with pytest.raises(RegistryError, match=r"gzip-decoded body over the 1 MiB limit"):
+            await fetcher(f"{npm.url}/slow")
+    assert npm.requests_by_route["GET /slow"] == 1
+
+
+@pytest.mark.anyio
+async def test_client_path_is_bounded_too() -> None:
+    """Through the httpx client (the proxied path) the same size bound and decoders apply."""
+    bomb = gzip.compress(bytes(8 * MIB))
+    with respx.mock(assert_all_called=True) as router:
+        router.get("https://proxied.test/bomb").respond(
+            200, headers={"Content-Encoding": "gzip"}, content=bomb
+        )
+        router.get("https://proxied.test/big").respond(200, content=bytes(2 * MIB))
+        router.get("https://proxied.test/ok").respond(
+            200, headers={"Content-Encoding": "gzip"}, content=gzip.compress(b'{"ok":1}')
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, max_body_bytes=MIB)
+            with pytest.raises(RegistryError, match="gzip-decoded body over the 1 MiB limit"):
+                await fetcher("https://proxied.test/bomb")
+            with pytest.raises(RegistryError, match="over the 1 MiB limit"):
+                await fetcher("https://proxied.test/big")
+            assert (await fetcher("https://proxied.test/ok")).content == b'{"ok":1}'
+
+
+async def _chunks(*parts: bytes) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("coding", "encode"),
+    [
+        ("gzip", gzip.compress),
+        ("deflate", zlib.compress),
+        ("deflate", lambda data: zlib.compress(data)[2:-4]),  # raw deflate, as some servers send
+        ("zstd", zstandard.compress),
+        ("gzip, zstd", lambda data: zstandard.compress(gzip.compress(data))),
+    ],
+)
+async def test_codings_decode_across_chunks_up_to_exactly_the_bound(
+    coding: str, encode: object
+) -> None:
+    """Each coding decodes chunk by chunk; a body of exactly the bound passes, one more fails."""
+    body = b'{"versions": {}}' * 4096
+    assert callable(encode)
+    data = encode(body)
+    headers = [("content-encoding", coding)]
+    out = await read_body(_chunks(data[:7], data[7:]), headers, len(body))
+    assert out == body
+    with pytest.raises(BodyTooLarge, match=r"-decoded body over the 65535 bytes limit"):
+        await read_body(_chunks(data[:7], data[7:]), headers, len(body) - 1)
+
+
+@pytest.mark.anyio
+async def test_zstd_bomb_stops_early() -> None:
+    """A 2 KiB zstd frame standing for 64 MiB is refused at the bound, not after inflating."""
+    bomb = zstandard.compress(bytes(64 * MIB))
+    assert len(bomb) < 4096
+    with pytest.raises(BodyTooLarge, match="zstd-decoded body over the 1 MiB limit"):
+        await read_body(_chunks(bomb), [("content-encoding", "zstd")], MIB)
+
+
+@pytest.mark.anyio
+async def test_silent_host_that_never_answered_is_given_up_after_a_second_wave(
+    registry: FakeRegistry,
+) -> None:
+    """With a limit of 1, two deadlines pass on a never-answering host; the third fails at once."""
+    npm = registry.host("npm")
+    npm.silent_next(10)
+    async with make_client() as client:
+        fetcher = Fetcher(client, host_limits={host_key(npm.url): 1}, request_deadline=0.2)
+        reasons: list[str] = []
+
+        async def one(i: int) -> None:
+            with pytest.raises(RegistryUnreachable) as caught:
+                await fetcher(f"{npm.url}/fine?i={i}")
+            reasons.append(str(caught.value))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(3):
+                tg.start_soon(one, i)
+    assert sum("(deadline)" in reason for reason in reasons) == 2
+    assert [r for r in reasons if "(deadline)" not in r] == [
+        f"{host_key(npm.url)} is unreachable (no answer within 0.2 s); not retried"
+    ]
+    assert npm.requests == 2
+
+
+def test_slow_answers_end_when_the_host_stops() -> None:
+    """A silent or dripping answer in progress ends within a poll once the host is stopped."""
+    import socket  # noqa: PLC0415 - only this test talks raw sockets
+    import threading  # noqa: PLC0415
+
+    with FakeRegistry() as fake:
+        fake.npm.add("fine", {"1.0.0": OLD})
+        npm = fake.host("npm")
+        npm.silent_next(1)
+        npm.drip_next(1, 0.5)
+        before = set(threading.enumerate())
+        port = int(npm.url.rsplit(":", 1)[1])
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
+        for sock in clients:
+            sock.sendall(b"GET /fine HTTP/1.1\r\nHost: x\r\n\r\n")
+        while npm.requests < 2:
+            threading.Event().wait(0.01)
+        handlers = set(threading.enumerate()) - before
+        assert len(handlers) == 2
+    for thread in handlers:
+        thread.join(timeout=1.0)  # a poll is 50 ms; the client sockets are still open
+    alive = [thread for thread in handlers if thread.is_alive()]
+    for sock in clients:
+        sock.close()
+    assert alive == []
