@@ -38,6 +38,7 @@ from patchula.models import (
     Lockfile,
     ManifestProblem,
 )
+from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy, evaluate
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
@@ -656,15 +657,69 @@ def _extract_repo(
 
 
 def _extract_file(item: Found, reader: _Reader, repo: RepoResult) -> ExtractResult | None:
-    """Read and extract one file; a failure becomes a problem of ``repo`` and ``None``."""
+    """Read and extract one file; a failure becomes a problem of ``repo`` and ``None``.
+
+    The per-file guard: any exception of the manager costs only this file. What it extracted
+    is then checked (``_checked``) before anything is looked up.
+    """
     try:
-        return MANAGERS[item.manager].extract(item.path, reader(item.path), reader)
+        return _checked(MANAGERS[item.manager].extract(item.path, reader(item.path), reader))
     except ManifestError as exc:
         repo.problems.append(ManifestProblem(exc.file, exc.line, exc.message))
     except Exception as exc:  # noqa: BLE001 - a manager bug must cost only its own file
         message = f"{item.manager} failed: {type(exc).__name__}: {exc}"
         repo.problems.append(ManifestProblem(item.path, None, message))
     return None
+
+
+def _checked(result: ExtractResult) -> ExtractResult:
+    """Move what cannot be looked up or shown out of ``result`` into problems naming file and line.
+
+    A dependency whose name, declared value or constraint holds a lone surrogate ("invalid
+    Unicode: lone surrogate"), and one to be looked up whose package name breaks its
+    ecosystem's rules (``names.name_problem``: npm's, Go's ``module.CheckPath``, crates.io's,
+    PEP 508), is a problem, never a request. Locked packages with a lone surrogate are dropped
+    the same way. The same holds for every manager, so none can forget it.
+    """
+    deps: list[Dependency] = []
+    problems = list(result.problems)
+    for dep in result.dependencies:
+        reason = _dependency_problem(dep)
+        if reason is None:
+            deps.append(dep)
+        else:
+            problems.append(ManifestProblem(dep.file, dep.line, reason))
+    lockfile = result.lockfile
+    if lockfile is not None:
+        bad = [p for p in lockfile.packages if has_lone_surrogate(p.name + p.version)]
+        for package in bad:
+            message = f"invalid Unicode: lone surrogate in locked package {package.name!r}"
+            problems.append(ManifestProblem(lockfile.file, package.line, message))
+        if bad:
+            kept = tuple(p for p in lockfile.packages if p not in bad)
+            lockfile = replace(lockfile, packages=kept)
+    if len(deps) == len(result.dependencies) and lockfile is result.lockfile:
+        return result
+    return replace(result, dependencies=tuple(deps), problems=tuple(problems), lockfile=lockfile)
+
+
+def _dependency_problem(dep: Dependency) -> str | None:
+    """Why ``dep`` is a problem rather than a row, or ``None``."""
+    for what, value in (
+        ("name", dep.name),
+        ("package name", dep.package_name),
+        ("declared value", dep.declared),
+        ("constraint", dep.constraint),
+        ("markers", dep.markers),
+    ):
+        if value is not None and has_lone_surrogate(value):
+            return f"invalid Unicode: lone surrogate in the {what} of {dep.name!r}"
+    if dep.skip_reason is not None:
+        return None
+    reason = name_problem(dep.datasource, dep.package_name)
+    if reason is None:
+        return None
+    return f"invalid package name {dep.package_name!r} ({dep.datasource}): {reason}; not looked up"
 
 
 def _manager_of(files: list[Found], path: str) -> str:
