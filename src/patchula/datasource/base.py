@@ -9,6 +9,7 @@ facade is passed in, and it maps HTTP outcomes to the ``LookupFailed`` tree (404
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from patchula.errors import PackageNotFound, RegistryError
 from patchula.models import Catalog, Derive, FetchResponse
 from patchula.names import has_lone_surrogate
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # C0 controls and DEL: never part of a package name
 # Percent-decoding rounds undone when checking a name (``%252e`` is ``%2e`` is ``.``).
 _DECODE_ROUNDS = 3
 
@@ -42,10 +44,7 @@ def url_safe_name(package_name: str) -> str:
     for _ in range(_DECODE_ROUNDS):
         decoded = unquote(decoded)
     segments = decoded.replace("\\", "/").split("/")
-    if any(segment in {".", ".."} for segment in segments) or any(
-        ord(char) < 0x20 or ord(char) == 0x7F
-        for char in decoded  # noqa: PLR2004 - C0 and DEL
-    ):
+    if any(segment in {".", ".."} for segment in segments) or _CONTROL.search(decoded):
         raise RegistryError(f"refusing to request package name {package_name!r}: unsafe in a URL")
     return package_name
 
