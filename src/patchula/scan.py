@@ -35,6 +35,7 @@ from patchula.models import (
     Dependency,
     ExtractResult,
     Finding,
+    LockedPackage,
     Lockfile,
     ManifestProblem,
 )
@@ -42,7 +43,7 @@ from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy, evaluate
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
-from patchula.versioning.base import Versioning
+from patchula.versioning.base import MAX_NUMBER_DIGITS, Versioning, has_long_number
 
 Progress = Callable[[int, int], None]
 
@@ -679,7 +680,9 @@ def _checked(result: ExtractResult) -> ExtractResult:
     Unicode: lone surrogate"), and one to be looked up whose package name breaks its
     ecosystem's rules (``names.name_problem``: npm's, Go's ``module.CheckPath``, crates.io's,
     PEP 508), is a problem, never a request. Locked packages with a lone surrogate are dropped
-    the same way. The same holds for every manager, so none can forget it.
+    the same way, and so are a constraint or locked version with a number of more than
+    ``MAX_NUMBER_DIGITS`` digits (invalid in every versioning). The same holds for every
+    manager, so none can forget it.
     """
     deps: list[Dependency] = []
     problems = list(result.problems)
@@ -691,9 +694,9 @@ def _checked(result: ExtractResult) -> ExtractResult:
             problems.append(ManifestProblem(dep.file, dep.line, reason))
     lockfile = result.lockfile
     if lockfile is not None:
-        bad = [p for p in lockfile.packages if has_lone_surrogate(p.name + p.version)]
+        bad = [p for p in lockfile.packages if _locked_problem(p) is not None]
         for package in bad:
-            message = f"invalid Unicode: lone surrogate in locked package {package.name!r}"
+            message = f"locked package {package.name!r}: {_locked_problem(package)}; ignored"
             problems.append(ManifestProblem(lockfile.file, package.line, message))
         if bad:
             kept = tuple(p for p in lockfile.packages if p not in bad)
@@ -701,6 +704,17 @@ def _checked(result: ExtractResult) -> ExtractResult:
     if len(deps) == len(result.dependencies) and lockfile is result.lockfile:
         return result
     return replace(result, dependencies=tuple(deps), problems=tuple(problems), lockfile=lockfile)
+
+
+_LONG = f"a number of more than {MAX_NUMBER_DIGITS} digits"
+
+
+def _locked_problem(package: LockedPackage) -> str | None:
+    if has_lone_surrogate(package.name + package.version):
+        return "invalid Unicode: lone surrogate"
+    if has_long_number(package.version):
+        return f"invalid version: {_LONG}"
+    return None
 
 
 def _dependency_problem(dep: Dependency) -> str | None:
@@ -716,6 +730,8 @@ def _dependency_problem(dep: Dependency) -> str | None:
             return f"invalid Unicode: lone surrogate in the {what} of {dep.name!r}"
     if dep.skip_reason is not None:
         return None
+    if dep.constraint is not None and has_long_number(dep.constraint):
+        return f"invalid version in {dep.name!r}: {_LONG}; not looked up"
     reason = name_problem(dep.datasource, dep.package_name)
     if reason is None:
         return None
