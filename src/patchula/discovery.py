@@ -4,19 +4,23 @@ Skips ``.git``, ``node_modules``, virtual environments, the configured ignore gl
 recommended ``ignorePaths`` by default) and everything ``.gitignore`` files exclude (each
 ``.gitignore`` applies to its own directory and below, with git's wildmatch semantics via
 ``pathspec``). Symlinked directories are never entered; a symlinked file is read only when its
-target stays inside the checkout.
+target stays inside the checkout. Only regular files are ever read (``read_regular``): a FIFO,
+socket, device, directory or symlink loop named like a manifest is refused with a reason.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
 
+from patchula.errors import ManifestError
 from patchula.manager import MANAGERS
 
 ALWAYS_SKIPPED_DIRS = frozenset(
@@ -49,6 +53,10 @@ UNREAD_LOCKFILES = {
     "Pipfile.lock": "pypi",
     "pdm.lock": "pypi",
 }
+
+
+# A .gitignore larger than this is not read (the largest real ones are tens of KiB).
+GITIGNORE_MAX_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +120,7 @@ def _ignore_spec(ignore_paths: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(list(ignore_paths))
 
 
-def _walk(  # noqa: C901 - one pass over a directory: prune, ignore, symlink and match
+def _walk(
     root: Path,
     directory: Path,
     ignore: pathspec.GitIgnoreSpec,
@@ -126,10 +134,11 @@ def _walk(  # noqa: C901 - one pass over a directory: prune, ignore, symlink and
     gitignore = directory / ".gitignore"
     if gitignore.is_file() and not gitignore.is_symlink():
         try:
-            lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            data = read_regular(gitignore, prefix + ".gitignore", GITIGNORE_MAX_BYTES)
+            lines = data.decode("utf-8", errors="replace").splitlines()
             specs = [*gitignores, (prefix, pathspec.GitIgnoreSpec.from_lines(lines))]
-        except OSError as exc:
-            result.refused.append((prefix + ".gitignore", f"unreadable: {exc.strerror}"))
+        except ManifestError as exc:
+            result.refused.append((exc.file, f"unreadable: {exc.message}"))
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError as exc:
@@ -143,18 +152,18 @@ def _walk(  # noqa: C901 - one pass over a directory: prune, ignore, symlink and
                 continue
             if ignore.match_file(rel + "/") or _gitignored(specs, rel + "/"):
                 continue
+            _refuse_named(rel, "not a regular file (directory)", result)
             yield from _walk(root, Path(entry.path), ignore, specs, result)
             continue
-        if entry.is_symlink():
-            if not _inside(root, Path(entry.path)):
-                if any(m.matches(rel) for m in MANAGERS.values()):
-                    result.refused.append((rel, "symlink pointing outside the checkout"))
-                continue
-            if Path(entry.path).is_dir():
-                continue  # symlinked directories are never entered
-        elif not entry.is_file(follow_symlinks=False):
-            continue
         if ignore.match_file(rel) or _gitignored(specs, rel):
+            continue
+        if entry.is_symlink():
+            refusal = _symlink_refusal(root, Path(entry.path))
+            if refusal is not None:
+                _refuse_named(rel, refusal, result)
+                continue
+        elif not entry.is_file(follow_symlinks=False):
+            _refuse_named(rel, not_regular(_lstat_mode(entry)), result)
             continue
         if entry.name in UNREAD_LOCKFILES:
             result.unread_lockfiles[rel] = UNREAD_LOCKFILES[entry.name]
@@ -174,9 +183,119 @@ def _is_virtualenv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))  # noqa: PTH113, PTH118 - hot loop on DirEntry paths
 
 
-def _inside(root: Path, path: Path) -> bool:
+def _refuse_named(rel: str, reason: str, result: Discovery) -> None:
+    """Refuse ``rel`` with ``reason`` when a manager would read it; anything else is skipped."""
+    if any(m.matches(rel) for m in MANAGERS.values()):
+        result.refused.append((rel, reason))
+
+
+def _lstat_mode(entry: os.DirEntry[str]) -> int:
     try:
-        path.resolve().relative_to(root)
-    except (ValueError, OSError):
-        return False
-    return True
+        return entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return 0
+
+
+def _symlink_refusal(root: Path, path: Path) -> str | None:
+    """Why the symlink ``path`` is not read, or ``None`` when it names a regular file inside.
+
+    A dangling link is left to the reader (it says "file not found"). ``Path.resolve`` raises
+    ``RuntimeError`` on a loop in Python 3.11 (``OSError`` from 3.13), so both are a loop here.
+    """
+    try:
+        target = path.resolve()
+    except RuntimeError:
+        return "symlink loop"
+    except OSError as exc:
+        return "symlink loop" if exc.errno == errno.ELOOP else f"unreadable: {exc.strerror}"
+    try:
+        target.relative_to(root)
+    except ValueError:
+        return "symlink pointing outside the checkout"
+    try:
+        mode = os.stat(target).st_mode  # noqa: PTH116 - the mode of an already resolved path
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop"
+        return None
+    if stat.S_ISDIR(mode):
+        return "symlinked directory (never entered)"
+    if not stat.S_ISREG(mode):
+        return not_regular(mode)
+    return None
+
+
+_KINDS = (
+    (stat.S_ISDIR, "directory"),
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+)
+
+
+def not_regular(mode: int) -> str:
+    """The reason a file of ``st_mode`` ``mode`` is not read: ``not a regular file (FIFO)``."""
+    kind = next((name for test, name in _KINDS if test(mode)), "unknown type")
+    return f"not a regular file ({kind})"
+
+
+def read_regular(path: Path, rel: str, max_bytes: int) -> bytes:
+    """Return the bytes of the regular file ``path`` (at most ``max_bytes``), never blocking.
+
+    The file is opened with ``O_NONBLOCK`` (a FIFO opens at once instead of waiting for a
+    writer) and checked with ``fstat`` on the open descriptor, so a file swapped for a FIFO
+    after a check is still refused (no check-then-open race). At most ``max_bytes + 1`` bytes
+    are read, so a file that grows while being read is still bounded.
+
+    Raises:
+        ManifestError: naming ``rel``: not found, a symlink loop, not a regular file (FIFO,
+            directory, socket, device), over ``max_bytes``, or another ``OSError``.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ManifestError(_open_failure(path, exc), file=rel) from None
+    try:
+        mode = os.fstat(fd)
+        if not stat.S_ISREG(mode.st_mode):
+            raise ManifestError(not_regular(mode.st_mode), file=rel)
+        if mode.st_size > max_bytes:
+            raise ManifestError(too_large(mode.st_size, max_bytes), file=rel)
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise ManifestError(f"cannot read: {exc.strerror}", file=rel) from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        raise ManifestError(too_large(len(data), max_bytes), file=rel)
+    return data
+
+
+def _open_failure(path: Path, exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return "file not found"
+    if exc.errno == errno.ELOOP:
+        return "symlink loop"
+    if exc.errno == errno.ENXIO:  # opening a socket (or a device without a driver)
+        try:
+            return not_regular(os.stat(path).st_mode)  # noqa: PTH116 - the mode, as in fstat
+        except OSError:
+            pass
+    return f"cannot read: {exc.strerror}"
+
+
+def too_large(size: int, max_bytes: int) -> str:
+    """The reason a file of ``size`` bytes over the ``max_bytes`` limit is not read."""
+    return (
+        f"file is {size / 1048576:.1f} MiB, over the {max_bytes / 1048576:.0f} MiB limit; not read"
+    )

@@ -28,7 +28,7 @@ import anyio.lowlevel
 from patchula.credentials import CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES, crates
 from patchula.datasource.base import Fetch, SingleRequestDatasource
-from patchula.discovery import Discovery, Found, Walk, discover
+from patchula.discovery import Discovery, Found, Walk, discover, read_regular
 from patchula.errors import LookupFailed, ManifestError
 from patchula.http.fetcher import host_key
 from patchula.manager import MANAGERS
@@ -39,13 +39,15 @@ from patchula.models import (
     ExtractResult,
     FetchResponse,
     Finding,
+    LockedPackage,
     Lockfile,
     ManifestProblem,
 )
+from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy, evaluate
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
-from patchula.versioning.base import Versioning
+from patchula.versioning.base import MAX_NUMBER_DIGITS, Versioning, has_long_number
 
 Progress = Callable[[int, int], None]
 
@@ -285,9 +287,20 @@ class _Lookups:
     async def _answer_from_cache(self, keys: list[_Key]) -> None:
         fresh_many = self._fresh_many
         requests = []
-        for datasource_id, package, base_url, _ in keys:
+        built: list[_Key] = []
+        for key in keys:
+            datasource_id, package, base_url, _ = key
             module = cast("SingleRequestDatasource", _single_request(datasource_id))
-            requests.append(module.catalog_request(base_url, package))
+            try:
+                requests.append(module.catalog_request(base_url, package))
+            except LookupFailed as exc:  # a name the datasource refuses to put in a URL
+                self._finish(key, exc)
+                continue
+            except Exception as exc:  # noqa: BLE001 - a datasource bug is an error row
+                self._finish(key, _internal_error(package, exc))
+                continue
+            built.append(key)
+        keys = built
         answers: list[FetchResponse | None] = [None] * len(keys)
         # One batch per checkout view: the cache key of a request depends on its credential.
         for view_key in dict.fromkeys(k[3] for k in keys):
@@ -408,13 +421,16 @@ async def scan(
     repos: list[RepoResult] = []
     todo: list[tuple[RepoResult, Path]] = []
     for target in dict.fromkeys(targets):
-        root, problem = _resolve_target(target)
-        repo = RepoResult(target=target, root=str(root or target), commit=None)
+        try:
+            root, problem = _resolve_target(target)
+            commit = read_commit(root) if root is not None else None
+        except Exception as exc:  # noqa: BLE001 - the per-target guard (resolution, .git)
+            root, problem, commit = None, _internal("resolving", target, exc), None
+        repo = RepoResult(target=target, root=str(root or target), commit=commit)
         repos.append(repo)
         if root is None:
             repo.problems.append(ManifestProblem(target, None, problem))
             continue
-        repo.commit = read_commit(root)
         todo.append((repo, root))
     slots = anyio.Semaphore(settings.concurrency)
     throttle = getattr(fetch, "throttle", None)
@@ -442,11 +458,14 @@ def _resolve_target(target: str) -> tuple[Path | None, str]:
     if target.startswith("github:"):
         return None, "remote GitHub targets are not supported yet; clone it and pass the path"
     path = Path(target).expanduser()
-    if not path.exists():
+    if not path.exists():  # also a symlink loop: ``exists`` is false for ELOOP
         return None, "target does not exist"
     if not path.is_dir():
         return None, "target is not a directory"
-    return path.resolve(), ""
+    try:
+        return path.resolve(), ""
+    except (RuntimeError, OSError):  # a loop met while resolving (RuntimeError in 3.11)
+        return None, "target path contains a symlink loop"
 
 
 async def _scan_repo(
@@ -459,6 +478,37 @@ async def _scan_repo(
     now: datetime,
     view: CheckoutAccess,
 ) -> None:
+    """Scan one repository into ``repo``; any unexpected exception becomes a problem of it.
+
+    The per-target guard: a bug met while walking, extracting or matching lockfiles costs this
+    repository (its problem names the exception type), never the run. Each row has its own
+    guard too (``_guarded_row``), so one row's evaluation bug costs only that row.
+    """
+    try:
+        extracted = await _extract_and_request(repo, root, settings, lookups, slots, view)
+    except Exception as exc:  # noqa: BLE001 - the per-target guard: a bug costs this target only
+        repo.problems.append(
+            ManifestProblem(repo.target, None, _internal("scanning", repo.target, exc))
+        )
+        return
+    for item in extracted:
+        repo.rows.append(await _guarded_row(item, settings, policy, lookups, now, view))
+
+
+def _internal(doing: str, what: str, exc: BaseException) -> str:
+    """``internal error DOING WHAT: TypeName: message`` (the reason of a guarded failure)."""
+    return f"internal error {doing} {what}: {type(exc).__name__}: {exc}"
+
+
+async def _extract_and_request(
+    repo: RepoResult,
+    root: Path,
+    settings: Settings,
+    lookups: _Lookups,
+    slots: anyio.Semaphore,
+    view: CheckoutAccess,
+) -> list[_Extracted]:
+    """Walk and extract ``repo`` in a repository slot, then request its lookups."""
     async with slots:
         found, size = await _discover_sliced(root, settings)
         if size <= INLINE_EXTRACTION_BYTES:
@@ -472,43 +522,70 @@ async def _scan_repo(
                 continue
             if item.dep.skip_reason is None and item.dep.datasource in DATASOURCES:
                 lookups.request(lookups.key(item.dep.datasource, item.dep.package_name, view))
-    for item in extracted:
-        dep, locked, lock_file = item.dep, item.locked, item.lock_file
-        if dep.skip_reason is None and dep.datasource == "goproxy":
-            reason = _go_skip(dep.package_name, settings)
-            if reason is not None:
-                dep = replace(dep, skip_reason=reason)
-        if dep.skip_reason is not None:
-            repo.rows.append(Row(dep, Finding(status="skipped", reason=dep.skip_reason)))
-            continue
-        if dep.datasource not in DATASOURCES or dep.versioning not in VERSIONINGS:
-            # Extracted and shown, but this build cannot look it up: say so, without failing
-            # the run (the dependency is known; its freshness is not).
-            reason = f"{dep.datasource} lookups are not supported yet"
-            repo.rows.append(Row(dep, Finding(status="skipped", reason=reason)))
-            continue
-        key = lookups.key(dep.datasource, dep.package_name, view)
-        catalog = await lookups.get(key)
-        if isinstance(catalog, LookupFailed):
-            # What the checkout itself says is still known: the locked version or exact pin.
-            pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
-            source: CurrentSource | None = "lockfile" if locked else "pin" if pin else None
-            failed = Finding(
-                status="error", reason=catalog.reason, current=locked or pin, current_source=source
-            )
-            repo.rows.append(Row(dep, failed, lock_file))
-            continue
-        catalog, finding = await lookups.evaluate(dep, catalog, policy, now, locked, key)
-        if item.note and finding.current_source == "range":
-            reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
-            finding = replace(finding, reason=reason)
-        info = CatalogInfo(
-            fetched_at=catalog.fetched_at,
-            reused=catalog.reused,
-            source_url=catalog.source_url,
-            time_source=catalog.time_source,
+    return extracted
+
+
+async def _guarded_row(
+    item: _Extracted,
+    settings: Settings,
+    policy: ReleaseAgePolicy,
+    lookups: _Lookups,
+    now: datetime,
+    view: CheckoutAccess,
+) -> Row:
+    """The row of ``item``; an unexpected exception evaluating it becomes its ``error`` row.
+
+    The per-row guard: "internal error evaluating NAME: TypeName: message"; every other row
+    (of this package too) still completes.
+    """
+    try:
+        return await _row(item, settings, policy, lookups, now, view)
+    except Exception as exc:  # noqa: BLE001 - the per-row guard: a bug costs this row only
+        failed = Finding(status="error", reason=_internal("evaluating", item.dep.name, exc))
+        return Row(item.dep, failed, item.lock_file)
+
+
+async def _row(
+    item: _Extracted,
+    settings: Settings,
+    policy: ReleaseAgePolicy,
+    lookups: _Lookups,
+    now: datetime,
+    view: CheckoutAccess,
+) -> Row:
+    dep, locked, lock_file = item.dep, item.locked, item.lock_file
+    if dep.skip_reason is None and dep.datasource == "goproxy":
+        reason = _go_skip(dep.package_name, settings)
+        if reason is not None:
+            dep = replace(dep, skip_reason=reason)
+    if dep.skip_reason is not None:
+        return Row(dep, Finding(status="skipped", reason=dep.skip_reason))
+    if dep.datasource not in DATASOURCES or dep.versioning not in VERSIONINGS:
+        # Extracted and shown, but this build cannot look it up: say so, without failing
+        # the run (the dependency is known; its freshness is not).
+        reason = f"{dep.datasource} lookups are not supported yet"
+        return Row(dep, Finding(status="skipped", reason=reason))
+    key = lookups.key(dep.datasource, dep.package_name, view)
+    catalog = await lookups.get(key)
+    if isinstance(catalog, LookupFailed):
+        # What the checkout itself says is still known: the locked version or exact pin.
+        pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
+        source: CurrentSource | None = "lockfile" if locked else "pin" if pin else None
+        failed = Finding(
+            status="error", reason=catalog.reason, current=locked or pin, current_source=source
         )
-        repo.rows.append(Row(dep, finding, lock_file, info))
+        return Row(dep, failed, lock_file)
+    catalog, finding = await lookups.evaluate(dep, catalog, policy, now, locked, key)
+    if item.note and finding.current_source == "range":
+        reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
+        finding = replace(finding, reason=reason)
+    info = CatalogInfo(
+        fetched_at=catalog.fetched_at,
+        reused=catalog.reused,
+        source_url=catalog.source_url,
+        time_source=catalog.time_source,
+    )
+    return Row(dep, finding, lock_file, info)
 
 
 # Managers that read lockfiles (their results carry a ``Lockfile``).
@@ -612,7 +689,12 @@ def _extract_repo(
                 where = npm_workspace[dep.package_name]
                 out.append(_Extracted(replace(dep, skip_reason=f"workspace package ({where})")))
                 continue
-            locked, lock_file, note = _locked_version(dep, result.project_name, lockfiles)
+            try:
+                locked, lock_file, note = _locked_version(dep, result.project_name, lockfiles)
+            except Exception as exc:  # noqa: BLE001 - the per-file guard: current from the range
+                message = _internal("matching lockfiles for", dep.name, exc)
+                repo.problems.append(ManifestProblem(dep.file, dep.line, message))
+                locked, lock_file, note = None, None, None
             if locked is None and note is None:
                 unread = _nearest_unread(dep, found.unread_lockfiles)
                 if unread is not None:
@@ -622,15 +704,84 @@ def _extract_repo(
 
 
 def _extract_file(item: Found, reader: _Reader, repo: RepoResult) -> ExtractResult | None:
-    """Read and extract one file; a failure becomes a problem of ``repo`` and ``None``."""
+    """Read and extract one file; a failure becomes a problem of ``repo`` and ``None``.
+
+    The per-file guard: any exception of the manager costs only this file. What it extracted
+    is then checked (``_checked``) before anything is looked up.
+    """
     try:
-        return MANAGERS[item.manager].extract(item.path, reader(item.path), reader)
+        return _checked(MANAGERS[item.manager].extract(item.path, reader(item.path), reader))
     except ManifestError as exc:
         repo.problems.append(ManifestProblem(exc.file, exc.line, exc.message))
     except Exception as exc:  # noqa: BLE001 - a manager bug must cost only its own file
         message = f"{item.manager} failed: {type(exc).__name__}: {exc}"
         repo.problems.append(ManifestProblem(item.path, None, message))
     return None
+
+
+def _checked(result: ExtractResult) -> ExtractResult:
+    """Move what cannot be looked up or shown out of ``result`` into problems naming file and line.
+
+    A dependency whose name, declared value or constraint holds a lone surrogate ("invalid
+    Unicode: lone surrogate"), and one to be looked up whose package name breaks its
+    ecosystem's rules (``names.name_problem``: npm's, Go's ``module.CheckPath``, crates.io's,
+    PEP 508), is a problem, never a request. Locked packages with a lone surrogate are dropped
+    the same way, and so are a constraint or locked version with a number of more than
+    ``MAX_NUMBER_DIGITS`` digits (invalid in every versioning). The same holds for every
+    manager, so none can forget it.
+    """
+    deps: list[Dependency] = []
+    problems = list(result.problems)
+    for dep in result.dependencies:
+        reason = _dependency_problem(dep)
+        if reason is None:
+            deps.append(dep)
+        else:
+            problems.append(ManifestProblem(dep.file, dep.line, reason))
+    lockfile = result.lockfile
+    if lockfile is not None:
+        bad = [p for p in lockfile.packages if _locked_problem(p) is not None]
+        for package in bad:
+            message = f"locked package {package.name!r}: {_locked_problem(package)}; ignored"
+            problems.append(ManifestProblem(lockfile.file, package.line, message))
+        if bad:
+            kept = tuple(p for p in lockfile.packages if p not in bad)
+            lockfile = replace(lockfile, packages=kept)
+    if len(deps) == len(result.dependencies) and lockfile is result.lockfile:
+        return result
+    return replace(result, dependencies=tuple(deps), problems=tuple(problems), lockfile=lockfile)
+
+
+_LONG = f"a number of more than {MAX_NUMBER_DIGITS} digits"
+
+
+def _locked_problem(package: LockedPackage) -> str | None:
+    if has_lone_surrogate(package.name + package.version):
+        return "invalid Unicode: lone surrogate"
+    if has_long_number(package.version):
+        return f"invalid version: {_LONG}"
+    return None
+
+
+def _dependency_problem(dep: Dependency) -> str | None:
+    """Why ``dep`` is a problem rather than a row, or ``None``."""
+    for what, value in (
+        ("name", dep.name),
+        ("package name", dep.package_name),
+        ("declared value", dep.declared),
+        ("constraint", dep.constraint),
+        ("markers", dep.markers),
+    ):
+        if value is not None and has_lone_surrogate(value):
+            return f"invalid Unicode: lone surrogate in the {what} of {dep.name!r}"
+    if dep.skip_reason is not None:
+        return None
+    if dep.constraint is not None and has_long_number(dep.constraint):
+        return f"invalid version in {dep.name!r}: {_LONG}; not looked up"
+    reason = name_problem(dep.datasource, dep.package_name)
+    if reason is None:
+        return None
+    return f"invalid package name {dep.package_name!r} ({dep.datasource}): {reason}; not looked up"
 
 
 def _manager_of(files: list[Found], path: str) -> str:
@@ -738,32 +889,28 @@ def _npm_resolve(lock: Lockfile, member: str, dep: Dependency) -> str | None:
 
 
 class _Reader:
-    """Reads repository files for managers: inside the checkout, size-capped, UTF-8 text."""
+    """Reads repository files for managers: inside the checkout, regular, size-capped, UTF-8.
+
+    Every read goes through ``read_regular``: a FIFO, socket, device, directory or symlink loop
+    is a ``ManifestError`` naming the file, never a blocked or crashed run.
+    """
 
     def __init__(self, root: Path, max_bytes: int) -> None:
         self._root = root
         self._max = max_bytes
 
     def __call__(self, rel: str) -> str:
-        path = (self._root / rel).resolve()
+        try:
+            path = (self._root / rel).resolve()
+        except RuntimeError:  # a symlink loop (Python 3.11; 3.13 raises OSError)
+            raise ManifestError("symlink loop", file=rel) from None
+        except OSError as exc:
+            raise ManifestError(f"cannot read: {exc.strerror}", file=rel) from None
         try:
             path.relative_to(self._root)
         except ValueError:
             raise ManifestError("path leaves the checkout", file=rel) from None
-        try:
-            size = path.stat().st_size
-            if size > self._max:
-                mib = size / 1048576
-                limit = self._max / 1048576
-                msg = f"file is {mib:.1f} MiB, over the {limit:.0f} MiB limit; not read"
-                raise ManifestError(msg, file=rel)
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise ManifestError("file not found", file=rel) from None
-        except IsADirectoryError:
-            raise ManifestError("is a directory, not a file", file=rel) from None
-        except OSError as exc:
-            raise ManifestError(f"cannot read: {exc.strerror}", file=rel) from None
+        data = read_regular(path, rel, self._max)
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -776,32 +923,59 @@ class _Reader:
         return text
 
 
-def read_commit(root: Path) -> str | None:
-    """Return the checked-out commit by reading ``.git`` (no git binary needed)."""
-    git = root / ".git"
+# The most of a ``.git`` metadata file read (HEAD, a ref, ``commondir``); ``packed-refs`` may
+# hold every tag of a large repository and gets the manifest limit.
+GIT_FILE_MAX_BYTES = 64 * 1024
+
+
+def _git_text(path: Path, max_bytes: int = GIT_FILE_MAX_BYTES) -> str | None:
+    """The stripped text of a regular ``.git`` file, or ``None`` (missing, FIFO, too big …)."""
     try:
-        if git.is_file():  # worktrees and submodules: "gitdir: <path>"
-            content = git.read_text(encoding="utf-8").strip()
-            if content.startswith("gitdir:"):
-                git = (root / content.removeprefix("gitdir:").strip()).resolve()
-        head = (git / "HEAD").read_text(encoding="utf-8").strip()
-        if not head.startswith("ref:"):
-            return head or None
-        ref = head.removeprefix("ref:").strip()
-        ref_file = git / ref
-        if ref_file.is_file():
-            return ref_file.read_text(encoding="utf-8").strip() or None
-        common = git
-        if (git / "commondir").is_file():
-            common = (git / (git / "commondir").read_text(encoding="utf-8").strip()).resolve()
-            if (common / ref).is_file():
-                return (common / ref).read_text(encoding="utf-8").strip() or None
-        packed = common / "packed-refs"
-        if packed.is_file():
-            for line in packed.read_text(encoding="utf-8").splitlines():
-                sha, _, name = line.partition(" ")
-                if name == ref:
-                    return sha
-    except OSError:
+        data = read_regular(path, path.name, max_bytes)
+    except ManifestError:
         return None
+    return data.decode("utf-8", errors="replace").strip()
+
+
+def read_commit(root: Path, max_bytes: int = 16 * 1024 * 1024) -> str | None:
+    """Return the checked-out commit by reading ``.git`` (no git binary needed), or ``None``.
+
+    Only regular files are read (``read_regular``): a ``.git``, ``HEAD``, ref or ``packed-refs``
+    that is a FIFO, a directory or a symlink loop gives ``None`` and never blocks.
+    ``max_bytes`` bounds ``packed-refs``.
+    """
+    try:
+        return _read_commit(root, max_bytes)
+    except (OSError, RuntimeError, ValueError):  # a loop in a gitdir/commondir path, a bad path
+        return None
+
+
+def _read_commit(root: Path, max_bytes: int) -> str | None:
+    git = root / ".git"
+    if not git.is_dir():  # worktrees and submodules: a file "gitdir: <path>"
+        content = _git_text(git)
+        if content is None or not content.startswith("gitdir:"):
+            return None
+        git = (root / content.removeprefix("gitdir:").strip()).resolve()
+    head = _git_text(git / "HEAD")
+    if head is None:
+        return None
+    if not head.startswith("ref:"):
+        return head or None
+    ref = head.removeprefix("ref:").strip()
+    found = _git_text(git / ref)
+    if found is not None:
+        return found or None
+    common = git
+    commondir = _git_text(git / "commondir")
+    if commondir is not None:
+        common = (git / commondir).resolve()
+        found = _git_text(common / ref)
+        if found is not None:
+            return found or None
+    packed = _git_text(common / "packed-refs", max_bytes)
+    for line in (packed or "").splitlines():
+        sha, _, name = line.partition(" ")
+        if name == ref:
+            return sha
     return None

@@ -132,3 +132,33 @@ def test_markdown_dashboard_shows_every_row_with_verbose() -> None:
     full = render_markdown(report, show_all=True)
     assert "numpy" in full
     assert "not shown" not in full
+
+
+def _surrogate_result() -> ScanResult:
+    result = _result()
+    repo = result.repos[0]
+    repo.rows.append(
+        Row(
+            _dep("requirements/dev.txt", 12, "evil\ud800"),
+            Finding(status="error", reason="internal error evaluating evil\ud800: boom \udfff"),
+        )
+    )
+    repo.problems.append(ManifestProblem("package.json", 5, "unknown key \ud83d"))
+    return result
+
+
+def test_renderers_replace_lone_surrogates_with_the_replacement_character() -> None:
+    """A lone surrogate that slips into a report is written as U+FFFD by every renderer."""
+    report = build_report(_surrogate_result(), Settings(), {})
+    data = json.loads(render_json(report))
+    names = [d["name"] for d in data["repositories"][0]["dependencies"]]
+    assert "evil\ufffd" in names
+    assert data["repositories"][0]["problems"][-1]["message"] == "unknown key \ufffd"
+    markdown = render_markdown(report, show_all=True)
+    assert "evil\ufffd" in markdown
+    markdown.encode("utf-8")
+    out = io.StringIO()
+    render_table(report, Console(file=out, width=200), show_all=True)
+    text = out.getvalue()
+    text.encode("utf-8")  # a terminal or pipe would raise UnicodeEncodeError here
+    assert "boom \ufffd" in text

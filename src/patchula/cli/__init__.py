@@ -336,15 +336,29 @@ async def _scan_with(
 
 
 def _emit(report: ScanReport, settings: Settings) -> int:
+    """Print the results, then write ``--report``; a report that cannot be written exits 2.
+
+    The results come first, so a scan's output is never lost to an unwritable report path (a
+    directory, a read-only one); the failure is then said on stderr, naming the path.
+    """
+    _print(report, settings)
+    code = exit_code(report, settings.fail_on)
     if settings.report is not None:
         try:
             settings.report.parent.mkdir(parents=True, exist_ok=True)
             settings.report.write_text(render_json(report), encoding="utf-8")
         except OSError as exc:
-            Console(stderr=True).print(
-                f"patchula: error: cannot write report {settings.report}: {exc.strerror}"
+            sys.stdout.flush()
+            Console(stderr=True, soft_wrap=True).print(
+                f"patchula: error: cannot write report {settings.report}: {exc.strerror or exc}",
+                markup=False,
+                highlight=False,
             )
             return EXIT_USAGE
+    return code
+
+
+def _print(report: ScanReport, settings: Settings) -> None:
     if settings.format == "json":
         sys.stdout.write(render_json(report))
     elif settings.format == "markdown":
@@ -373,7 +387,6 @@ def _emit(report: ScanReport, settings: Settings) -> int:
             sys.stdout.write(
                 "".join(f"{line.rstrip()}\n" for line in buffer.getvalue().splitlines())
             )
-    return exit_code(report, settings.fail_on)
 
 
 def _columns(default: int) -> int:

@@ -9,17 +9,45 @@ facade is passed in, and it maps HTTP outcomes to the ``LookupFailed`` tree (404
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from pydantic import ValidationError
 
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import redact_url
 from patchula.models import Catalog, Derive, FetchResponse
+from patchula.names import has_lone_surrogate
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # C0 controls and DEL: never part of a package name
+# Percent-decoding rounds undone when checking a name (``%252e`` is ``%2e`` is ``.``).
+_DECODE_ROUNDS = 3
+
+
+def url_safe_name(package_name: str) -> str:
+    """Return ``package_name`` when it may go into a registry URL path; raise otherwise.
+
+    Defence in depth behind the extraction checks (``patchula.names``): a name that would give
+    a ``.`` or ``..`` path segment after percent-decoding (RFC 3986 §5.2.4 removes those, so the
+    request would leave the configured base path), an empty one, one with a lone surrogate or
+    a control character is refused.
+
+    Raises:
+        RegistryError: the name is not safe to request.
+    """
+    if not package_name or has_lone_surrogate(package_name):
+        raise RegistryError(f"refusing to request an invalid package name {package_name!r}")
+    decoded = package_name
+    for _ in range(_DECODE_ROUNDS):
+        decoded = unquote(decoded)
+    segments = decoded.replace("\\", "/").split("/")
+    if any(segment in {".", ".."} for segment in segments) or _CONTROL.search(decoded):
+        raise RegistryError(f"refusing to request package name {package_name!r}: unsafe in a URL")
+    return package_name
 
 
 class Fetch(Protocol):

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import orjson
 
-from patchula.datasource.base import check_status, from_epoch, parse_time
+from patchula.datasource.base import check_status, from_epoch, parse_time, url_safe_name
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.models import Catalog, Release
 from patchula.versioning import cargo as cargo_versioning
@@ -37,7 +37,7 @@ REPRESENTATION = "cargo-index-v1"
 
 def index_path(name: str) -> str:
     """Return the sparse-index path of ``name``: ``1/a``, ``2/ab``, ``3/a/abc``, ``ab/cd/abcd``."""
-    lower = name.lower()
+    lower = url_safe_name(name).lower()
     if len(lower) <= 2:  # noqa: PLR2004 - the index's own length classes
         return f"{len(lower)}/{lower}"
     if len(lower) == 3:  # noqa: PLR2004
@@ -169,7 +169,7 @@ async def release_times(
     found: dict[str, datetime | None] = dict.fromkeys(versions)
     query = f"?per_page={_API_PAGE}"
     for _ in range(_API_MAX_PAGES):
-        url = f"{base}/api/v1/crates/{quote(package_name, safe='')}/versions{query}"
+        url = f"{base}/api/v1/crates/{quote(url_safe_name(package_name), safe='')}/versions{query}"
         response = await fetch(url, headers={"Accept": "application/json"})
         check_status(response, f"crate {package_name!r} (crates.io API)")
         try:

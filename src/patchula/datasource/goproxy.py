@@ -20,7 +20,7 @@ from urllib.parse import quote
 import anyio
 import orjson
 
-from patchula.datasource.base import check_status, parse_time
+from patchula.datasource.base import check_status, parse_time, url_safe_name
 from patchula.errors import LookupFailed, PackageNotFound, RegistryError
 from patchula.models import Catalog, Release
 from patchula.versioning import go as go_versioning
@@ -83,7 +83,7 @@ def module_path_escape(path: str) -> str:
 
 def module_url(base_url: str, package_name: str) -> str:
     """Return ``$base/$escaped_module`` (no trailing slash) for the proxy endpoints."""
-    escaped = quote(module_path_escape(package_name), safe="/!~")
+    escaped = quote(module_path_escape(url_safe_name(package_name)), safe="/!~")
     return f"{base_url.rstrip('/')}/{escaped}"
 
 
@@ -166,10 +166,11 @@ def next_major_path(module: str) -> str | None:
     ``example.com/m`` → ``example.com/m/v2``; ``example.com/m/v3`` → ``example.com/m/v4``;
     ``gopkg.in/yaml.v2`` → ``gopkg.in/yaml.v3``.
     """
-    gopkg = re.fullmatch(r"(gopkg\.in/.+\.v)(\d+)", module)
+    # At most 9 digits: a longer major is no real module (and int() of 4,301 digits raises).
+    gopkg = re.fullmatch(r"(gopkg\.in/.+\.v)(\d{1,9})", module)
     if gopkg:
         return f"{gopkg.group(1)}{int(gopkg.group(2)) + 1}"
-    suffix = re.fullmatch(r"(.+)/v(\d+)", module)
+    suffix = re.fullmatch(r"(.+)/v(\d{1,9})", module)
     if suffix and int(suffix.group(2)) >= 2:  # noqa: PLR2004 - /v0 and /v1 are not major suffixes
         return f"{suffix.group(1)}/v{int(suffix.group(2)) + 1}"
     if module.startswith("gopkg.in/"):

@@ -23,6 +23,7 @@ from patchula.datasource.base import (
     fetch_catalog,
     parse_time,
     times_from_epochs,
+    url_safe_name,
 )
 from patchula.errors import RegistryError
 from patchula.models import Catalog, Release
@@ -71,7 +72,7 @@ def package_url(base_url: str, package_name: str) -> str:
     npm's own client escapes only that slash, in lower case, and leaves ``@`` literal
     (``npm/npm-package-arg:lib/npa.js``, ``escapedName``).
     """
-    escaped = quote(package_name, safe="@/").replace("/", "%2f")
+    escaped = quote(url_safe_name(package_name), safe="@/").replace("/", "%2f")
     return f"{base_url.rstrip('/')}/{escaped}"
 
 

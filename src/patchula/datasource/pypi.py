@@ -36,6 +36,7 @@ from patchula.datasource.base import (
     fetch_catalog,
     parse_time,
     times_from_epochs,
+    url_safe_name,
 )
 from patchula.errors import RegistryError
 from patchula.models import Catalog, Release
@@ -111,7 +112,7 @@ class _Project(BaseModel):
 
 def project_url(base_url: str, package_name: str) -> str:
     """Return ``{base}/simple/<normalised-name>/`` (PEP 503 normalisation, trailing slash)."""
-    name = quote(canonicalize_name(package_name), safe="")
+    name = quote(canonicalize_name(url_safe_name(package_name)), safe="")
     return f"{base_url.rstrip('/')}/simple/{name}/"
 
 

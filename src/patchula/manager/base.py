@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from patchula.models import Dependency, ExtractResult, ManifestProblem
@@ -89,6 +89,8 @@ def parse_json_object(path: str, text: str) -> tuple[dict[str, object], Manifest
         return {}, ManifestProblem(path, exc.lineno, f"invalid JSON: {exc.msg}")
     except RecursionError:
         return {}, ManifestProblem(path, None, "invalid JSON: nested too deeply")
+    except ValueError:  # int() of a number over Python's digit limit (CVE-2020-10735)
+        return {}, _too_long_number(path, text, "JSON")
     if not isinstance(data, dict):
         message = f"expected a JSON object at the top level, got {json_type(data)}"
         return {}, ManifestProblem(path, 1, message)
@@ -184,6 +186,18 @@ def parse_toml(path: str, text: str) -> tuple[dict[str, object] | None, Manifest
         return None, ManifestProblem(path, line, f"invalid TOML: {message.strip()}")
     except RecursionError:
         return None, ManifestProblem(path, None, "invalid TOML: nested too deeply")
+    except ValueError:  # int() of a number over Python's digit limit (CVE-2020-10735)
+        return None, _too_long_number(path, text, "TOML")
+
+
+_LONG_NUMBER = re.compile(r"[0-9_]{4300,}")
+
+
+def _too_long_number(path: str, text: str, syntax: str) -> ManifestProblem:
+    """The problem of a JSON or TOML number too long for Python's ``int()`` (at its line)."""
+    match = _LONG_NUMBER.search(text)
+    line = None if match is None else line_of(text, match.start())
+    return ManifestProblem(path, line, f"invalid {syntax}: a number with too many digits")
 
 
 _TOML_WHERE = re.compile(r"\s*\((?:at line (\d+), column \d+|at end of document)\)\s*$")
@@ -358,16 +372,20 @@ def pep508_dependency(
     Raises:
         InvalidRequirement: ``requirement`` is not valid PEP 508.
     """
-    req = Requirement(requirement)
-    markers = str(req.marker) if req.marker is not None else None
+    try:
+        req = Requirement(requirement)
+        markers = str(req.marker) if req.marker is not None else None
+        constraint = None if req.url else str(req.specifier) or None
+    except InvalidRequirement:
+        raise
+    except ValueError:  # packaging's int() of a number over Python's digit limit
+        raise InvalidRequirement("a version number with too many digits") from None
     skip_reason: str | None = None
-    constraint: str | None = None
     if req.url:
         declared: str | None = req.url
         skip_reason = url_skip_reason(req.url)
     else:
         declared = _written_specifier(requirement)
-        constraint = str(req.specifier) or None
     return Dependency(
         manager=manager,
         file=file,

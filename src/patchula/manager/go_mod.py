@@ -27,12 +27,13 @@ _TOKEN = re.compile(
     r"""|(?P<bad>\S)"""
 )
 # A canonical Go module version (https://go.dev/ref/mod#versions); the versioning module
-# checks the finer rules, a manager imports no versioning code (design §2).
+# checks the finer rules, a manager imports no versioning code (design §2). Numbers have at
+# most 100 digits, as in every versioning (``int()`` refuses 4,301 and more).
+_N = r"(?:0|[1-9][0-9]{0,99})"
 _VERSION = re.compile(
-    r"v(0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)"
-    r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(\+incompatible)?"
+    rf"v({_N})\.{_N}\.{_N}(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(\+incompatible)?"
 )
-_MAJOR_SUFFIX = re.compile(r"/v([0-9]+)$")
+_MAJOR_SUFFIX = re.compile(r"/v([0-9]{1,100})$")
 # A Go release as written on a ``go`` line (``1.21``, ``1.21.3``, ``1.21rc1``) and a
 # toolchain name (``go1.21.3``, ``go1.22rc1-custom``): https://go.dev/doc/toolchain#version.
 _GO_VERSION = re.compile(

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from patchula.names import scrub_surrogates
 from patchula.report.model import DependencyReport, RepositoryReport, ScanReport
 
 STATUS_STYLE = {
@@ -25,9 +26,38 @@ STATUS_STYLE = {
 
 
 def render_json(report: ScanReport) -> str:
-    """Return the report as indented JSON (camelCase keys, RFC 3339 UTC times)."""
-    data = report.model_dump(mode="json", by_alias=True)
+    """Return the report as indented JSON (camelCase keys, RFC 3339 UTC times).
+
+    Lone surrogates (which orjson and UTF-8 refuse) are written as U+FFFD.
+    """
+    data, _ = _scrub(report.model_dump(mode="json", by_alias=True))
     return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def _scrub(value: object) -> tuple[object, bool]:
+    """``value`` (a JSON-mode dump) with lone surrogates replaced, and whether any was."""
+    if isinstance(value, str):
+        clean = scrub_surrogates(value)
+        return clean, clean != value
+    if isinstance(value, dict):
+        pairs = [(_scrub(k), _scrub(v)) for k, v in value.items()]
+        changed = any(k[1] or v[1] for k, v in pairs)
+        return ({k[0]: v[0] for k, v in pairs} if changed else value), changed
+    if isinstance(value, list):
+        items = [_scrub(item) for item in value]
+        changed = any(item[1] for item in items)
+        return ([item[0] for item in items] if changed else value), changed
+    return value, False
+
+
+def scrubbed(report: ScanReport) -> ScanReport:
+    """Return ``report`` with every lone surrogate replaced by U+FFFD (itself when it has none).
+
+    Managers report such strings as problems, but a message or reason may still quote one;
+    a terminal, a pipe or a UTF-8 file cannot take it, so no renderer ever sees one.
+    """
+    data, changed = _scrub(report.model_dump(mode="json", by_alias=True))
+    return ScanReport.model_validate(data) if changed else report
 
 
 def summary_line(report: ScanReport) -> str:
@@ -93,8 +123,9 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
 
     Up-to-date and skipped rows are shown only with ``show_all``. On a terminal it uses colour
     and box drawing and drops the less essential columns when narrow; piped, it prints plain
-    ASCII columns.
+    ASCII columns. Lone surrogates are shown as U+FFFD (``scrubbed``).
     """
+    report = scrubbed(report)
     plain = not console.is_terminal
     width = console.width
     for repo in report.repositories:
@@ -174,7 +205,9 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
     """Return a Markdown dashboard: summary, then per repository the rows that need attention.
 
     ``show_all`` (``-v``) lists up-to-date and skipped rows too; otherwise their number is said.
+    Lone surrogates are written as U+FFFD (``scrubbed``).
     """
+    report = scrubbed(report)
     out = ["# Dependency freshness", "", summary_line(report), ""]
     out.append(f"Evaluated at {_when(report.evaluated_at)} by patchula {report.tool.version}.")
     out.append("")

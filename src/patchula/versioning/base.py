@@ -8,10 +8,23 @@ functions: ``is_valid`` says no, ``sort_key`` sorts invalid versions below every
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, Protocol
 
 from patchula.models import UpdateType
+
+# No real version has a number anywhere near this long. Python refuses ``int()`` of more than
+# 4,300 digits (CVE-2020-10735; packaging and node-semver then raise a bare ``ValueError``) and
+# converting long ones costs quadratic time, so a longer digit run makes a version or a
+# constraint invalid in every scheme.
+MAX_NUMBER_DIGITS = 100
+_LONG_NUMBER = re.compile(rf"[0-9]{{{MAX_NUMBER_DIGITS + 1}}}")
+
+
+def has_long_number(text: str) -> bool:
+    """Return whether ``text`` holds a run of more than ``MAX_NUMBER_DIGITS`` ASCII digits."""
+    return _LONG_NUMBER.search(text) is not None
 
 
 class Versioning(Protocol):

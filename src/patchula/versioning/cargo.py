@@ -12,6 +12,8 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any
 
+from patchula.versioning.base import has_long_number
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -48,6 +50,8 @@ def _identifiers(text: str | None) -> tuple[int | str, ...]:
 
 @functools.lru_cache(maxsize=65536)
 def _parse(version: str) -> Version | None:
+    if has_long_number(version):
+        return None
     match = _VERSION.fullmatch(version.strip())
     if match is None:
         return None
@@ -76,6 +80,8 @@ def _parse_requirement(
 
     ``None`` when ``constraint`` is not a Cargo requirement.
     """
+    if has_long_number(constraint):
+        return None
     parts = constraint.split(",")
     bounds: list[Bound] = []
     pre_releases: list[tuple[int, int, int]] = []

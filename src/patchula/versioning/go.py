@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from patchula.versioning.base import has_long_number
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -50,6 +52,8 @@ class _Parsed:
 # Versions are parsed again and again while sorting one catalog; memoise.
 @functools.lru_cache(maxsize=65536)
 def _parse(version: str) -> _Parsed | None:
+    if has_long_number(version):
+        return None
     match = _VERSION.fullmatch(version)
     if match is None:
         return None

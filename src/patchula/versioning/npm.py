@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import nodesemver
 
+from patchula.versioning.base import has_long_number
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -30,7 +32,7 @@ _LENIENT_PREFIX = re.compile(r"^[=v\s]+")
 @functools.lru_cache(maxsize=65536)
 def _parse(version: str) -> Any | None:  # noqa: ANN401 - nodesemver.SemVer is untyped
     cleaned = _LENIENT_PREFIX.sub("", version.strip())
-    if not cleaned:
+    if not cleaned or has_long_number(cleaned):
         return None
     try:
         return nodesemver.make_semver(cleaned, loose=False)
@@ -40,6 +42,8 @@ def _parse(version: str) -> Any | None:  # noqa: ANN401 - nodesemver.SemVer is u
 
 @functools.lru_cache(maxsize=4096)
 def _parse_range(constraint: str) -> Any | None:  # noqa: ANN401 - nodesemver.Range is untyped
+    if has_long_number(constraint):
+        return None
     try:
         return nodesemver.make_range(constraint.strip(), loose=False)
     except ValueError:

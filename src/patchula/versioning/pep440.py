@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, cast
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from patchula.versioning.base import has_long_number
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -27,14 +29,18 @@ ID = "pep440"
 # immutable strings, so memoise.
 @functools.lru_cache(maxsize=65536)
 def _parse(version: str) -> Version | None:
+    if has_long_number(version):
+        return None
     try:
         return Version(version)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: an int() limit packaging does not map
         return None
 
 
 @functools.lru_cache(maxsize=4096)
 def _parse_constraint(constraint: str) -> SpecifierSet | None:
+    if has_long_number(constraint):
+        return None  # SpecifierSet parses lazily: its versions would fail in ``contains``
     try:
         return SpecifierSet(constraint)
     except InvalidSpecifier:
