@@ -40,6 +40,14 @@ def holder(path: Path) -> Iterator[sqlite3.Connection]:
             conn.execute("ROLLBACK")
 
 
+def busy_error() -> sqlite3.OperationalError:
+    """The error SQLite raises when a lock stays taken past the busy timeout."""
+    exc = sqlite3.OperationalError("database is locked")
+    exc.sqlite_errorcode = sqlite3.SQLITE_BUSY
+    exc.sqlite_errorname = "SQLITE_BUSY"
+    return exc
+
+
 async def busy_timeout(worker: Worker) -> int:
     """The worker connection's current busy timeout in milliseconds (asked in its thread)."""
     return await call(
@@ -118,10 +126,7 @@ async def test_budget_eviction_that_meets_the_lock_keeps_the_stored_entry(
     real_evict = cache_store.evict
 
     def busy_evict(*args: Any) -> tuple[int, int]:
-        exc = sqlite3.OperationalError("database is locked")
-        exc.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
-        exc.sqlite_errorname = "SQLITE_BUSY"  # type: ignore[attr-defined]
-        raise exc
+        raise busy_error()
 
     async with Cache.open(path, budget_bytes=1) as cache:
         monkeypatch.setattr(cache_store, "evict", busy_evict)
@@ -139,10 +144,7 @@ async def test_a_refused_read_is_a_miss_with_a_warning(
     """A read the database refuses (busy, I/O) is answered as misses, never raised."""
 
     def refuse(*args: Any, **kwargs: Any) -> None:
-        exc = sqlite3.OperationalError("database is locked")
-        exc.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
-        exc.sqlite_errorname = "SQLITE_BUSY"  # type: ignore[attr-defined]
-        raise exc
+        raise busy_error()
 
     async with Cache.open(path) as cache:
         await cache.put_http(entry("a"))

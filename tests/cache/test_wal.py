@@ -14,7 +14,7 @@ import pytest
 from patchula.cache import Cache
 from patchula.cache import wal as cache_wal
 from patchula.clock import FixedClock
-from tests.cache.base import entry, raw
+from tests.cache.base import entry, quarantined, raw
 
 pytestmark = pytest.mark.anyio
 
@@ -48,6 +48,16 @@ conn.execute("CREATE TABLE IF NOT EXISTS other (x)")
 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 conn.execute("INSERT INTO other VALUES (randomblob(100))")
 os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+# Opens the database, reads, and stays until killed.
+HOLD_CHILD = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1])
+conn.execute("SELECT 1 FROM meta").fetchall()
+print("open", flush=True)
+time.sleep(30)
 """
 
 
@@ -134,7 +144,7 @@ async def test_its_own_wal_is_replayed_and_reported(tmp_path: Path) -> None:
         [warning] = cache.warnings
         assert "replayed" in warning
         assert "frames of a write-ahead log left by an unfinished run" in warning
-    assert list(tmp_path.glob("*.corrupt-*")) == []
+    assert quarantined(tmp_path) == []
 
 
 def test_a_log_without_page_one_is_undecided(tmp_path: Path) -> None:
@@ -166,9 +176,7 @@ def test_a_database_open_in_another_process_is_in_use(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sqlite3, sys, time\n"
-            "c = sqlite3.connect(sys.argv[1]); c.execute('SELECT 1 FROM meta').fetchall()\n"
-            "print('open', flush=True); time.sleep(30)",
+            HOLD_CHILD,
             str(path),
         ],
         stdout=subprocess.PIPE,
