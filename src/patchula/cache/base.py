@@ -6,6 +6,10 @@ PatchulaError
     ├── FutureSchema       the database was written by a newer patchula; left untouched
     └── CacheUnavailable   unwritable/uncreatable path, busy/locked file, I/O failure
 ```
+
+``Cache.open`` raises them; once open, reads and writes never do (a refused read is a miss, a
+refused write is not stored, both counted and warned once): only a closed handle raises
+``CacheError``.
 """
 
 from __future__ import annotations
