@@ -198,7 +198,11 @@ class _Writer(Worker):
                 f"cache database {path}: the write-ahead log beside it was not replayed "
                 f"({exc.reason}); moved to {target}"
             )
-        return recovery.connect_writer(path)
+        try:
+            return recovery.connect_writer(path)
+        except ForeignWal as exc:  # another one appeared meanwhile: leave the file alone
+            msg = f"cache database {path} keeps getting a foreign write-ahead log ({exc.reason})"
+            raise CacheUnavailable(msg) from exc
 
     def rebuild(self, path: Path, reason: str) -> sqlite3.Connection:
         """Quarantine ``path`` and open a fresh database there; fall back to memory on failure."""
