@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -191,3 +192,41 @@ async def test_a_fetched_answer_survives_a_locked_cache(
         assert b"left-pad" in response.content
         assert cache.stats.write_failures == 1
         holder.execute("ROLLBACK")
+
+
+# Tries to lock the whole database file the way a rollback-journal or exclusive-mode program
+# would, reports whether it could, and keeps trying to hold it until killed.
+EXCLUSIVE_CHILD = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=0.2)
+conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+try:
+    conn.execute("BEGIN EXCLUSIVE")
+    conn.execute("INSERT INTO meta VALUES ('other', 1)")
+    print("locked", flush=True)
+except sqlite3.OperationalError as exc:
+    print("refused", exc, flush=True)
+time.sleep(30)
+"""
+
+
+async def test_an_exclusive_lock_cannot_stall_reads_of_an_open_cache(path: Path) -> None:
+    """With the cache open in WAL mode another process cannot take the file exclusively.
+
+    So reads keep being served without waiting (before the cache opens, such a lock makes the
+    open fall back to memory, see test_recovery and the CLI tests).
+    """
+    async with Cache.open(path) as cache:
+        await cache.put_http(entry("a"))
+        async with await anyio.open_process(
+            [sys.executable, "-c", EXCLUSIVE_CHILD, str(path)]
+        ) as child:
+            assert child.stdout is not None
+            try:
+                assert (await child.stdout.receive()).startswith(b"refused")
+                with anyio.fail_after(5):
+                    assert await cache.get_http("a") == entry("a")
+                    await cache.put_http(entry("b"))
+                assert (cache.stats.read_failures, cache.stats.write_failures) == (0, 0)
+            finally:
+                child.kill()
