@@ -170,36 +170,28 @@ def _entry(key: str, row: Any) -> HttpEntry | CorruptBody:  # noqa: ANN401 - an 
     and damage can change a value's type, so each is checked before it is used.
     """
     status, etag, last_modified, headers, blob, raw_size, fetched, expires, control, rep = row
-    if (
-        type(blob) is not bytes
-        or type(headers) is not bytes
-        or type(status) is not int
-        or type(raw_size) is not int
-        or type(fetched) not in _NUMBER
-        or type(expires) not in _NUMBER
-        or type(rep) is not str
-        or not (etag is None or type(etag) is str)
-        or not (last_modified is None or type(last_modified) is str)
-        or not (control is None or type(control) is str)
+    if not (
+        type(blob) is bytes
+        and type(headers) is bytes
+        and type(status) is int
+        and type(raw_size) is int
+        and type(rep) is str
+        and (etag is None or type(etag) is str)
+        and (last_modified is None or type(last_modified) is str)
+        and (control is None or type(control) is str)
+        and type(fetched) in _NUMBER
+        and type(expires) in _NUMBER
     ):
         return CorruptBody(_identity(blob))
     try:
         body = decompress(blob, raw_size)
-        pairs = tuple((str(name), str(value)) for name, value in orjson.loads(headers))
+        pairs = tuple([(str(name), str(value)) for name, value in orjson.loads(headers)])
     except (zstandard.ZstdError, ValueError, TypeError):
         return CorruptBody(blob)
-    return HttpEntry(
-        key=key,
-        status=status,
-        etag=etag,
-        last_modified=last_modified,
-        headers=pairs,
-        body=body,
-        fetched_at=fetched,
-        expires_at=expires,
-        cache_control=control,
-        representation=rep,
-    )
+    # Positional: a frozen dataclass's keyword construction costs a third more on the warm path.
+    # Order: key, status, etag, last_modified, headers, body, fetched_at, expires_at,
+    # cache_control, representation.
+    return HttpEntry(key, status, etag, last_modified, pairs, body, fetched, expires, control, rep)
 
 
 def _identity(value: object) -> bytes | None:
