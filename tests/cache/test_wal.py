@@ -192,3 +192,19 @@ def test_a_database_open_in_another_process_is_in_use(tmp_path: Path) -> None:
         if child.stdout is not None:
             child.stdout.close()
     assert not cache_wal.in_use(path)  # the kill released its lock; the -shm stays behind
+
+
+async def test_a_damaged_database_keeps_its_own_log_beside_it_in_quarantine(
+    tmp_path: Path,
+) -> None:
+    """A file that is not a database with a log beside it: both go aside under one name."""
+    path = tmp_path / "cache.sqlite3"
+    await make_cache(path, "before")
+    killed(CACHE_CHILD, str(path), "committed")
+    with path.open("r+b") as file:
+        file.write(b"\x00not a database header" * 4)
+    assert cache_wal.inspect(path) is None  # not judged: the corruption path takes both
+    async with Cache.open(path, clock=CLOCK) as cache:
+        assert cache.stats.rebuilds == 1
+    assert (tmp_path / STAMP).exists()
+    assert (tmp_path / f"{STAMP}-wal").exists()

@@ -14,6 +14,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = ["WalVerdict", "in_use", "inspect"]
 
@@ -60,33 +61,22 @@ def inspect(path: Path) -> WalVerdict | None:
 
     Reads only headers and page-1 frames. Raises ``OSError`` when a file cannot be read.
     """
-    wal = path.with_name(path.name + "-wal")
-    try:
-        with wal.open("rb") as file:
-            data = file.read()
-    except FileNotFoundError:
+    log = _read_log(path.with_name(path.name + "-wal"))
+    if log is None:
         return None
-    if len(data) < WAL_HEADER:
-        return None
-    magic, version, page_size, _, salt1, salt2, check1, check2 = struct.unpack(
-        ">8I", data[:WAL_HEADER]
-    )
-    valid_size = 512 <= page_size <= 65536 and page_size & (page_size - 1) == 0  # noqa: PLR2004 - SQLite's bounds
-    if magic not in WAL_MAGIC or version != WAL_VERSION or not valid_size:
-        return None  # SQLite ignores (and later overwrites) a log with a bad header
-    if _checksum(data[:24], big_endian=bool(magic & 1)) != (check1, check2):
-        return None
-    frames, identities = _current_frames(data, page_size, (salt1, salt2))
+    page_size, frames, identities = log
     if frames == 0:
         return None
     try:
-        with path.open("rb") as file:
-            header = file.read(DB_HEADER)
+        with path.open("rb") as db:
+            header = db.read(DB_HEADER)
     except FileNotFoundError:
         header = b""
-    if len(header) < DB_HEADER or not header.startswith(b"SQLite format 3\0"):
-        # SQLite would delete the log (an empty file) or report the file as not a database.
+    if not header:
+        # SQLite would silently delete the log of an empty or missing database.
         return WalVerdict("there is no database it could belong to", decided=True, frames=frames)
+    if len(header) < DB_HEADER or not header.startswith(b"SQLite format 3\0"):
+        return None  # a damaged file: quarantined with its sidecars when it fails to open
     db_page_size = _page_size(struct.unpack(">H", header[16:18])[0])
     if db_page_size != page_size:
         reason = f"its page size is {page_size} bytes, the database's {db_page_size}"
@@ -99,24 +89,56 @@ def inspect(path: Path) -> WalVerdict | None:
     return WalVerdict(None, decided=True, frames=frames)
 
 
-def _current_frames(data: bytes, page_size: int, salts: tuple[int, int]) -> tuple[int, list[bytes]]:
+def _read_log(wal: Path) -> tuple[int, int, list[bytes]] | None:
+    """(page size, frames, page-1 identities) of a log SQLite would read; ``None`` otherwise."""
+    try:
+        file = wal.open("rb")
+    except FileNotFoundError:
+        return None
+    with file:
+        head = file.read(WAL_HEADER)
+        if len(head) < WAL_HEADER:
+            return None
+        magic, version, page_size, _, salt1, salt2, check1, check2 = struct.unpack(">8I", head)
+        valid_size = 512 <= page_size <= 65536 and page_size & (page_size - 1) == 0  # noqa: PLR2004 - SQLite's bounds
+        if magic not in WAL_MAGIC or version != WAL_VERSION or not valid_size:
+            return None  # SQLite ignores (and later overwrites) a log with a bad header
+        if _checksum(head[:24], big_endian=bool(magic & 1)) != (check1, check2):
+            return None
+        frames, identities = _current_frames(file, page_size, (salt1, salt2))
+    return page_size, frames, identities
+
+
+def _current_frames(
+    file: BinaryIO, page_size: int, salts: tuple[int, int]
+) -> tuple[int, list[bytes]]:
     """Count the frames of the log's current generation and collect their page-1 identities.
 
+    Reads each 24-byte frame header (and the identity of page-1 frames), never whole pages.
     Frames of older generations (after a restart) carry older salts; the first one ends the
     current generation. Checksums are not verified: only a frame SQLite wrote for this log has
     its salts, and a torn tail cannot carry another identity.
     """
     frames = 0
     identities: list[bytes] = []
-    step = FRAME_HEADER + page_size
-    for offset in range(WAL_HEADER, len(data) - step + 1, step):
-        page, _, salt1, salt2 = struct.unpack(">4I", data[offset : offset + 16])
+    offset = WAL_HEADER
+    while True:
+        file.seek(offset)
+        frame = file.read(FRAME_HEADER)
+        if len(frame) < FRAME_HEADER:
+            break
+        page, _, salt1, salt2 = struct.unpack(">4I", frame[:16])
         if (salt1, salt2) != salts:
             break
-        frames += 1
         if page == 1:
-            start = offset + FRAME_HEADER
-            identities.append(data[start + APPLICATION_ID.start : start + APPLICATION_ID.stop])
+            file.seek(offset + FRAME_HEADER + APPLICATION_ID.start)
+            identities.append(file.read(APPLICATION_ID.stop - APPLICATION_ID.start))
+        # A frame cut short (the process died writing it) is not replayed: do not count it.
+        file.seek(offset + FRAME_HEADER + page_size - 1)
+        if not file.read(1):
+            break
+        frames += 1
+        offset += FRAME_HEADER + page_size
     return frames, identities
 
 
