@@ -194,17 +194,18 @@ def test_a_database_open_in_another_process_is_in_use(tmp_path: Path) -> None:
     assert not cache_wal.in_use(path)  # the kill released its lock; the -shm stays behind
 
 
-async def test_a_damaged_database_keeps_its_own_log_beside_it_in_quarantine(
-    tmp_path: Path,
-) -> None:
-    """A file that is not a database with a log beside it: both go aside under one name."""
+async def test_a_damaged_database_header_is_not_judged_against_its_log(tmp_path: Path) -> None:
+    """A file whose header is damaged is not judged by it: its own log is never moved away.
+
+    Here the log holds page 1, so SQLite reads the header from it and the file opens whole.
+    """
     path = tmp_path / "cache.sqlite3"
     await make_cache(path, "before")
     killed(CACHE_CHILD, str(path), "committed")
     with path.open("r+b") as file:
         file.write(b"\x00not a database header" * 4)
-    assert cache_wal.inspect(path) is None  # not judged: the corruption path takes both
+    assert cache_wal.inspect(path) is None
     async with Cache.open(path, clock=CLOCK) as cache:
-        assert cache.stats.rebuilds == 1
-    assert (tmp_path / STAMP).exists()
-    assert (tmp_path / f"{STAMP}-wal").exists()
+        assert await cache.get_http("committed") == entry("committed")
+        assert await cache.get_http("before") == entry("before")
+    assert quarantined(tmp_path) == []
