@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from patchula.cache import Cache
+from patchula.cache import recovery as cache_recovery
 from tests.cache.base import column, entry, quarantined, raw
 
 pytestmark = pytest.mark.anyio
@@ -134,3 +135,25 @@ async def test_damaged_release_and_extraction_rows_are_misses(tmp_path: Path) ->
         assert await cache.get_extraction("acme/api", "c1", "h") is None
         assert await cache.release_heads("npm", "p") is None
         assert [item.version for item in await cache.releases("npm", "p")] == ["1.0.0"]
+
+
+async def test_a_damaged_size_never_stops_a_store_or_quotes_stored_bytes(tmp_path: Path) -> None:
+    """Replacing a row whose size became invalid text works; no message quotes stored text."""
+    path = tmp_path / "cache.sqlite3"
+    await fill(path)
+    damage(
+        path, "UPDATE http_entries SET body_size = CAST(x'ff53454352' AS TEXT) WHERE key = ?", "k1"
+    )
+    async with Cache.open(path) as cache:
+        await cache.put_http(entry("k1", b"new body"))
+        assert await cache.get_http("k1") == entry("k1", b"new body")
+        assert cache.stats.write_failures == 0
+        assert not any("SECR" in w for w in cache.warnings)
+
+
+def test_an_undecodable_value_is_never_quoted_in_an_error() -> None:
+    """Python's decode error quotes the stored text; the cache's error does not."""
+    exc = sqlite3.OperationalError("Could not decode to UTF-8 column 'body' with text 'SECRET'")
+    message = str(cache_recovery.unavailable(exc, Path("c.sqlite3")))
+    assert "SECRET" not in message
+    assert "not valid UTF-8" in message

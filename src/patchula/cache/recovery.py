@@ -105,7 +105,11 @@ def unavailable(exc: sqlite3.Error, path: Path | None) -> CacheUnavailable:
     """Return ``CacheUnavailable`` naming the file, SQLite's message and its error code name."""
     name = getattr(exc, "sqlite_errorname", type(exc).__name__)
     where = path if path is not None else ":memory:"
-    return CacheUnavailable(f"cache database {where} is unavailable: {exc} ({name})")
+    message = str(exc)
+    if message.startswith("Could not decode"):
+        # Python's message quotes the stored text, which may be part of a cached body.
+        message = "a stored value is not valid UTF-8"
+    return CacheUnavailable(f"cache database {where} is unavailable: {message} ({name})")
 
 
 def classify(exc: sqlite3.Error, path: Path | None) -> DatabaseCorrupt | CacheUnavailable:

@@ -205,7 +205,11 @@ def _identity(value: object) -> bytes | None:
 
 def write_http(conn: sqlite3.Connection, entry: HttpEntry, blob: bytes, clock: int) -> int:
     """Insert or replace ``entry`` with its compressed ``blob``; return the stored-bytes change."""
-    old = conn.execute("SELECT body_size FROM http_entries WHERE key = ?", (entry.key,)).fetchone()
+    old = conn.execute(
+        "SELECT CASE typeof(body_size) WHEN 'integer' THEN body_size ELSE 0 END"
+        " FROM http_entries WHERE key = ?",
+        (entry.key,),
+    ).fetchone()
     conn.execute(
         "INSERT OR REPLACE INTO http_entries (key, status, etag, last_modified, headers, body,"
         " raw_size, fetched_at, expires_at, cache_control, representation, body_size,"
