@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +28,7 @@ STAMP = "cache.sqlite3.corrupt-20300102T030405Z"
 CACHE_CHILD = """
 import os, signal, sys
 from pathlib import Path
+from typing import Any
 import anyio
 from patchula.cache import Cache
 from tests.cache.base import entry
@@ -209,3 +212,40 @@ async def test_a_damaged_database_header_is_not_judged_against_its_log(tmp_path:
         assert await cache.get_http("committed") == entry("committed")
         assert await cache.get_http("before") == entry("before")
     assert quarantined(tmp_path) == []
+
+
+# Writes to a cache database with plain sqlite3 (no identity stamp, so no page-1 frame).
+PLAIN_WRITER_CHILD = """
+import os, signal, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("INSERT INTO meta VALUES ('plain', 1)")
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize(
+    ("child", "check"),
+    [(CACHE_CHILD, "PRAGMA quick_check"), (PLAIN_WRITER_CHILD, "PRAGMA integrity_check")],
+    ids=["tied-to-the-file", "undecided"],
+)
+async def test_a_log_that_cannot_be_tied_to_the_file_gets_a_full_integrity_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child: str, check: str
+) -> None:
+    """An undecided log is replayed and then checked in full; a log of this file only quickly."""
+    path = tmp_path / "cache.sqlite3"
+    await make_cache(path)
+    killed(child, str(path), "committed")
+    statements: list[str] = []
+    real_connect = sqlite3.connect
+
+    def tracing(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn: sqlite3.Connection = real_connect(*args, **kwargs)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", tracing)
+    async with Cache.open(path) as cache:
+        assert "replayed" in cache.warnings[0]
+    other = {"PRAGMA quick_check", "PRAGMA integrity_check"} - {check}
+    assert check in statements
+    assert not other & set(statements)
