@@ -230,3 +230,25 @@ async def test_an_exclusive_lock_cannot_stall_reads_of_an_open_cache(path: Path)
                 assert (cache.stats.read_failures, cache.stats.write_failures) == (0, 0)
             finally:
                 child.kill()
+
+
+async def test_a_write_lock_held_at_open_leaves_the_file_readable(
+    path: Path, holder: sqlite3.Connection
+) -> None:
+    """A WAL write lock held elsewhere at open: reads are served, writes wait for nobody."""
+    async with Cache.open(path) as cache:
+        await cache.put_http(entry("stored"))
+    holder.execute("BEGIN IMMEDIATE")
+    with anyio.fail_after(10):
+        async with Cache.open(path) as cache:
+            assert cache.path == path
+            assert cache.fallback is None
+            assert await cache.get_http("stored") == entry("stored")
+            for i in range(100):
+                await cache.put_http(entry(f"k{i}"))
+            assert cache.stats.write_failures == 100
+            [warning] = cache.warnings
+            assert "another process holds its write lock" in warning
+            holder.execute("ROLLBACK")
+            await cache.put_http(entry("after"))  # stored once the lock is free
+            assert await cache.get_http("after") == entry("after")

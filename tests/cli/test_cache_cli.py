@@ -144,10 +144,10 @@ def test_fallback_reason_is_in_the_report_and_printed_with_verbose(
     assert f"cache (in memory: {fallback})" in verbose.stdout
 
 
-def test_a_cache_file_locked_at_open_falls_back_with_its_reason(
+def test_a_write_lock_held_at_open_still_serves_reads(
     fake_registry: FakeRegistry, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Another process's write lock at open: the scan runs in memory and the report says busy."""
+    """Another process's WAL write lock at open: the file is read, only writes are skipped."""
     monkeypatch.setattr(cache_recovery, "BUSY_TIMEOUT_MS", 100)
     cache = tmp_path / "cache.sqlite3"
     _scan(fake_registry, repo, cache)
@@ -158,6 +158,29 @@ def test_a_cache_file_locked_at_open_falls_back_with_its_reason(
     holder.close()
     assert code == 0
     assert _statuses(report) == {"alpha": "outdated", "beta": "up-to-date"}
+    section = report["cache"]
+    assert (section["path"], section["fallback"]) == (str(cache), None)  # type: ignore[index]
+    assert section["hits"] == 2  # type: ignore[index]
+    assert any("holds its write lock" in w for w in section["warnings"])  # type: ignore[index]
+
+
+def test_an_exclusive_rollback_journal_lock_at_open_falls_back_with_its_reason(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file locked whole (rollback journal, EXCLUSIVE): in memory, the report says busy."""
+    monkeypatch.setattr(cache_recovery, "BUSY_TIMEOUT_MS", 100)
+    cache = tmp_path / "cache.sqlite3"
+    _scan(fake_registry, repo, cache)
+    with sqlite3.connect(cache, isolation_level=None) as holder:
+        assert holder.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("INSERT INTO meta VALUES ('holder', 1)")
+        code, report, _ = _scan(fake_registry, repo, cache)
+        holder.execute("ROLLBACK")
+    holder.close()
+    assert code == 0
+    assert _statuses(report) == {"alpha": "outdated", "beta": "up-to-date"}
+    assert report["cache"]["path"] is None  # type: ignore[index]
     assert "SQLITE_BUSY" in report["cache"]["fallback"]  # type: ignore[index]
 
 

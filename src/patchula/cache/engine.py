@@ -168,6 +168,14 @@ class _Writer(Worker):
             conn = self.connect_file(path)
         except DatabaseCorrupt as exc:
             return self.rebuild(path, str(exc))
+        if getattr(conn, "locked", False):
+            self.conn = conn
+            self.go_fast()
+            self.shared.warned.add("write")  # this warning already says writes may be lost
+            self.shared.warn(
+                f"cache database {path}: another process holds its write lock; this run reads "
+                "it, and stores answers only while the lock is free (no write waits for it)"
+            )
         replayed = getattr(conn, "replayed", 0)
         if replayed:
             self.shared.warn(

@@ -49,11 +49,13 @@ class CacheConnection(sqlite3.Connection):
 
     ``identity`` is the database's application_id (0: none), restamped by every
     ``schema.transaction``; ``replayed`` counts the frames of a leftover write-ahead log
-    SQLite replayed on open.
+    SQLite replayed on open; ``locked`` says another process held the write lock at open
+    (the file is read, writes are best effort and do not wait).
     """
 
     identity: int = 0
     replayed: int = 0
+    locked: bool = False
 
 
 class DatabaseCorrupt(Exception):  # noqa: N818 - a state, like the SQLite code it stands for
@@ -134,7 +136,8 @@ def connect_writer(path: Path) -> CacheConnection:
     (https://www.sqlite.org/pragma.html#pragma_quick_check) — a full ``integrity_check`` when
     a replayed log could not be tied to the file — before WAL mode
     (https://www.sqlite.org/wal.html) and ``synchronous=NORMAL`` are set. A database without
-    an identity gets a random one in its application_id.
+    an identity gets a random one in its application_id. A current WAL database whose write
+    lock another process holds opens with ``locked`` set instead of failing.
 
     Raises ``ForeignWal``, ``FutureSchema``, ``DatabaseCorrupt`` or ``CacheUnavailable``
     (directory cannot be created, file not writable, busy or locked).
@@ -187,7 +190,17 @@ def _prepare(conn: CacheConnection, path: Path, verdict: wal.WalVerdict | None) 
         conn.replayed = max(0, int(conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]))
     # SQLite silently opens an unwritable file read-only. A write that is rolled back surfaces
     # SQLITE_READONLY now, while the caller can still fall back to memory.
-    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if not _readable_while_locked(conn, exc, found):
+            raise
+        # Another process holds the write lock of a current WAL database: its readers do not
+        # need that lock, so the run reads this file and its writes are best effort.
+        conn.identity = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        conn.locked = True
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return
     try:
         conn.execute(f"PRAGMA user_version = {found}")
     finally:
@@ -203,6 +216,14 @@ def _prepare(conn: CacheConnection, path: Path, verdict: wal.WalVerdict | None) 
         raise CacheUnavailable(f"cache database {path} cannot use WAL mode (got {mode})")
     conn.execute("PRAGMA synchronous = NORMAL")
     migrate(conn, path)
+
+
+def _readable_while_locked(conn: sqlite3.Connection, exc: sqlite3.Error, found: int) -> bool:
+    """Whether a busy write probe still leaves a usable file: WAL, current schema, identity."""
+    if not is_busy(exc) or found != SCHEMA_VERSION:
+        return False
+    mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+    return mode == "wal" and int(conn.execute("PRAGMA application_id").fetchone()[0]) != 0
 
 
 def connect_reader(path: Path) -> sqlite3.Connection:
