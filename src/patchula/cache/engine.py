@@ -376,9 +376,10 @@ class Cache:
         ``None``) is why the caller could not use its file: kept in ``fallback`` and
         ``warnings``. Blocks until the database is ready. A corrupt file is quarantined and
         rebuilt, a write-ahead log written for another database is moved aside and one left
-        by an unfinished run is replayed (see ``warnings``). Raises ``FutureSchema`` for a
-        newer schema and ``CacheUnavailable`` for an unwritable, busy or locked file; neither
-        is moved.
+        by an unfinished run is replayed, and a file whose write lock another process holds is
+        read with best-effort writes (see ``warnings``). Raises ``FutureSchema`` for a newer
+        schema and ``CacheUnavailable`` for an unwritable file or one locked whole (busy to
+        readers too); neither is moved.
         """
         if budget_bytes < 0 or readers < 0:
             raise ValueError("budget_bytes and readers must not be negative")
