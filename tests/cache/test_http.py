@@ -11,7 +11,7 @@ import anyio
 import pytest
 import zstandard
 
-from patchula.cache import Cache, CacheUnavailable, HttpEntry
+from patchula.cache import Cache, HttpEntry
 from patchula.cache import store as cache_store
 from tests.cache.base import column, entry, raw
 
@@ -85,7 +85,7 @@ async def test_put_replaces_an_entry(path: Path) -> None:
 
 
 async def test_put_is_transactional(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A put failing after its insert leaves no row and no counted bytes behind."""
+    """A put failing after its insert leaves no row and no counted bytes, and does not raise."""
     real_write = cache_store.write_http
 
     def insert_then_fail(*args: Any) -> int:
@@ -94,10 +94,12 @@ async def test_put_is_transactional(path: Path, monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(cache_store, "write_http", insert_then_fail)
     async with Cache.open(path) as cache:
-        with pytest.raises(CacheUnavailable, match="disk I/O error"):
-            await cache.put_http(entry())
+        await cache.put_http(entry())  # best effort: the caller's answer is not lost
         assert column(path, "SELECT count(*) FROM http_entries") == 0
         assert (cache.stats.bytes_stored, cache.stats.stores) == (0, 0)
+        assert cache.stats.write_failures == 1
+        [warning] = cache.warnings
+        assert "disk I/O error" in warning
 
 
 async def test_representations_are_separate_namespaces(path: Path) -> None:

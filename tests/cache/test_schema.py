@@ -19,15 +19,15 @@ SYNTHETIC = (
 )
 
 
-def test_schema_is_version_1_with_the_three_domains(tmp_path: Path) -> None:
-    """A new database is at user_version 1 with HTTP, release and extraction tables."""
+def test_schema_is_version_2_with_the_three_domains_and_meta(tmp_path: Path) -> None:
+    """A new database is at user_version 2 with HTTP, release, extraction and meta tables."""
     path = tmp_path / "cache.sqlite3"
     Cache.open(path).close()
     with raw(path) as conn:
-        assert user_version(conn) == SCHEMA_VERSION == 1
+        assert user_version(conn) == SCHEMA_VERSION == 2
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     assert {"http_entries", "http_entries_access", "releases", "release_heads"} <= names
-    assert "extractions" in names
+    assert {"extractions", "meta"} <= names
 
 
 def test_all_tables_live_in_one_file_and_sidecars_are_transient(tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_a_failing_step_rolls_back_whole(tmp_path: Path) -> None:
 
 
 def test_version_0_database_is_migrated_keeping_its_data(tmp_path: Path) -> None:
-    """Opening a populated user_version-0 database migrates it to v1; other tables survive."""
+    """Opening a populated user_version-0 database migrates it to v2; other tables survive."""
     path = tmp_path / "cache.sqlite3"
     with raw(path) as conn:
         conn.execute("CREATE TABLE lookup_tasks (name TEXT, status TEXT)")
@@ -69,7 +69,7 @@ def test_version_0_database_is_migrated_keeping_its_data(tmp_path: Path) -> None
     with Cache.open(path) as cache:
         assert cache.warnings == []
     with raw(path) as conn:
-        assert user_version(conn) == 1
+        assert user_version(conn) == 2
         assert conn.execute("SELECT * FROM lookup_tasks").fetchall() == [("left-pad", "completed")]
         assert conn.execute("SELECT count(*) FROM http_entries").fetchone() == (0,)
 

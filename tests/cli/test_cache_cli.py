@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from patchula.cache import recovery as cache_recovery
 from patchula.cli import app
 from tests.fake_registry import FakeRegistry
 
@@ -119,3 +120,100 @@ def test_cache_path_flag_and_prune_of_a_missing_file(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "nothing to prune" in result.stdout
     assert not wanted.parent.exists()
+
+
+def test_fallback_reason_is_in_the_report_and_printed_with_verbose(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path
+) -> None:
+    """A cache path that is a directory: the report's cache.fallback says why; -v prints it."""
+    cache = tmp_path / "cache.sqlite3"
+    cache.mkdir()
+    code, report, stderr = _scan(fake_registry, repo, cache)
+    assert code == 0
+    assert _statuses(report) == {"alpha": "outdated", "beta": "up-to-date"}
+    section = report["cache"]
+    assert section["path"] is None  # type: ignore[index]
+    fallback = section["fallback"]  # type: ignore[index]
+    assert str(cache) in fallback
+    assert "SQLITE_CANTOPEN" in fallback
+    assert any(fallback in warning for warning in section["warnings"])  # type: ignore[index]
+    assert fallback in stderr
+    args = ["run", str(repo), "-v", "--cache", str(cache)]
+    args += ["--registry", f"npm={fake_registry.url('npm')}"]
+    verbose = runner.invoke(app, args, catch_exceptions=False)
+    assert f"cache (in memory: {fallback})" in verbose.stdout
+
+
+def test_a_write_lock_held_at_open_still_serves_reads(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's WAL write lock at open: the file is read, only writes are skipped."""
+    monkeypatch.setattr(cache_recovery, "BUSY_TIMEOUT_MS", 100)
+    cache = tmp_path / "cache.sqlite3"
+    _scan(fake_registry, repo, cache)
+    with sqlite3.connect(cache, isolation_level=None) as holder:
+        holder.execute("BEGIN IMMEDIATE")
+        code, report, _ = _scan(fake_registry, repo, cache)
+        holder.execute("ROLLBACK")
+    holder.close()
+    assert code == 0
+    assert _statuses(report) == {"alpha": "outdated", "beta": "up-to-date"}
+    section = report["cache"]
+    assert (section["path"], section["fallback"]) == (str(cache), None)  # type: ignore[index]
+    assert section["hits"] == 2  # type: ignore[index]
+    assert any("holds its write lock" in w for w in section["warnings"])  # type: ignore[index]
+
+
+def test_an_exclusive_rollback_journal_lock_at_open_falls_back_with_its_reason(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file locked whole (rollback journal, EXCLUSIVE): in memory, the report says busy."""
+    monkeypatch.setattr(cache_recovery, "BUSY_TIMEOUT_MS", 100)
+    cache = tmp_path / "cache.sqlite3"
+    _scan(fake_registry, repo, cache)
+    with sqlite3.connect(cache, isolation_level=None) as holder:
+        assert holder.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("INSERT INTO meta VALUES ('holder', 1)")
+        code, report, _ = _scan(fake_registry, repo, cache)
+        holder.execute("ROLLBACK")
+    holder.close()
+    assert code == 0
+    assert _statuses(report) == {"alpha": "outdated", "beta": "up-to-date"}
+    assert report["cache"]["path"] is None  # type: ignore[index]
+    assert "SQLITE_BUSY" in report["cache"]["fallback"]  # type: ignore[index]
+
+
+def test_future_schema_fallback_is_in_the_report(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path
+) -> None:
+    """The newer-schema refusal is the report's fallback reason."""
+    cache = tmp_path / "cache.sqlite3"
+    with sqlite3.connect(cache) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    _, report, _ = _scan(fake_registry, repo, cache)
+    assert "newer than the version this patchula supports" in report["cache"]["fallback"]  # type: ignore[index]
+
+
+def test_a_damaged_row_costs_one_refetch_not_the_run(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path
+) -> None:
+    """A cached body whose BLOB became TEXT: that lookup is fetched again, the run exits 0."""
+    cache = tmp_path / "cache.sqlite3"
+    _scan(fake_registry, repo, cache)
+    with sqlite3.connect(cache, isolation_level=None) as conn:
+        changed = conn.execute(
+            "UPDATE http_entries SET body = CAST(body AS TEXT) WHERE key LIKE '%alpha%'"
+        ).rowcount
+    conn.close()
+    assert changed == 1
+    code, report, _ = _scan(fake_registry, repo, cache)
+    assert code == 0
+    assert _statuses(report) == {"alpha": "outdated", "beta": "up-to-date"}
+    section = report["cache"]
+    assert section["corruptBodies"] == 1  # type: ignore[index]
+    assert any("damaged row" in w for w in section["warnings"])  # type: ignore[index]
+    _, again, _ = _scan(fake_registry, repo, cache)  # the refetched answer was stored
+    assert again["cache"]["corruptBodies"] == 0  # type: ignore[index]
+    assert again["cache"]["warnings"] == []  # type: ignore[index]

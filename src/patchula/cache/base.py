@@ -6,6 +6,10 @@ PatchulaError
     ├── FutureSchema       the database was written by a newer patchula; left untouched
     └── CacheUnavailable   unwritable/uncreatable path, busy/locked file, I/O failure
 ```
+
+``Cache.open`` raises them; once open, reads and writes never do (a refused read is a miss, a
+refused write is not stored, both counted and warned once): only a closed handle raises
+``CacheError``.
 """
 
 from __future__ import annotations
@@ -89,7 +93,11 @@ class CacheStats:
     counts as a miss and in ``corrupt_bodies``); ``revalidated``: ``touch_http`` calls that
     found their row; ``stores``: ``put_http`` calls; ``evictions``: rows removed by the budget;
     ``bytes_stored``: compressed body bytes currently stored; ``rebuilds``: corrupt databases
-    quarantined and rebuilt.
+    quarantined and rebuilt; ``corrupt_bodies``: stored rows that could not be read (a body
+    that fails to decompress, a value of the wrong type or TEXT that is not UTF-8), each a miss
+    for its key; ``write_failures``: writes (stores, revalidations, deletions, merges) the
+    database refused, e.g. busy past the timeout, each lost without failing its caller;
+    ``read_failures``: reads that could not be served (busy, I/O), each answered as misses.
     """
 
     hits: int = 0
@@ -100,6 +108,8 @@ class CacheStats:
     bytes_stored: int = 0
     corrupt_bodies: int = 0
     rebuilds: int = 0
+    write_failures: int = 0
+    read_failures: int = 0
 
 
 def default_cache_path() -> Path:

@@ -7,6 +7,7 @@ https://www.sqlite.org/wal.html for why WAL readers never block the writer.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import sqlite3
@@ -21,8 +22,8 @@ from typing import Any, Self, TypeVar
 import anyio.to_thread
 
 from patchula.cache import recovery, store
-from patchula.cache.base import CacheError, CacheStats, HttpEntry, ReleaseItem
-from patchula.cache.recovery import DatabaseCorrupt, is_corruption
+from patchula.cache.base import CacheError, CacheStats, CacheUnavailable, HttpEntry, ReleaseItem
+from patchula.cache.recovery import DatabaseCorrupt, ForeignWal, is_busy, is_corruption
 from patchula.cache.schema import transaction
 from patchula.cache.workers import Job, Reader, ReaderBroken, Worker, call, call_sync
 from patchula.clock import Clock, SystemClock
@@ -33,6 +34,9 @@ logger = logging.getLogger("patchula.cache")
 T = TypeVar("T")
 DEFAULT_BUDGET_BYTES = 256 * 1024 * 1024
 WRITER_QUEUE = 128
+# Unreadable rows in one run before the file itself is distrusted, quarantined and rebuilt
+# (one more on a later run, after earlier runs dropped some, does it at once).
+DAMAGE_LIMIT = 3
 
 
 class _Shared:
@@ -49,6 +53,13 @@ class _Shared:
         self.pending: dict[str, int] = {}  # key -> access clock not yet written
         self.generation = 0  # bumped by every rebuild or fallback
         self.refs = 1
+        self.held: Path | None = None  # the file registered as open here (recovery.hold)
+        self.fallback: str | None = None  # why the run uses memory instead of the file
+        self.damaged = 0  # unreadable rows met in this file during this run
+        self.prior_damage = 0  # unreadable rows earlier runs dropped from this file
+        self.warned: set[str] = set()
+        # Set by the first busy/locked error: from then on no connection waits for a lock.
+        self.fail_fast = threading.Event()
 
     def tick(self) -> int:
         """Return the next access clock value."""
@@ -80,6 +91,50 @@ class _Shared:
         with self.lock:
             self.warnings.append(message)
 
+    def warn_once(self, kind: str, message: str) -> None:
+        """Record ``message`` unless a warning of ``kind`` was already recorded this run."""
+        with self.lock:
+            if kind in self.warned:
+                return
+            self.warned.add(kind)
+        self.warn(message)
+
+    def restore_pending(self, pending: dict[str, int]) -> None:
+        """Put back access times a failed flush could not write (the newest clock wins)."""
+        with self.lock:
+            for key, clock in pending.items():
+                self.pending[key] = max(clock, self.pending.get(key, 0))
+
+    def write_failed(self, exc: CacheError, *, count: bool = True) -> None:
+        """Count a refused write and say once that this run's answers are not all stored."""
+        if count:
+            self.count(write_failures=1)
+        wait = (
+            "; later writes in this run do not wait for the lock" if self.fail_fast.is_set() else ""
+        )
+        self.warn_once(
+            "write",
+            f"could not write to the cache ({exc}); answers from this run are used but not "
+            f"all stored{wait}",
+        )
+
+    def read_failed(self, exc: CacheError) -> None:
+        """Count a failed read and say once that its keys were fetched from the network."""
+        self.count(read_failures=1)
+        wait = (
+            "; later reads in this run do not wait for the lock" if self.fail_fast.is_set() else ""
+        )
+        self.warn_once(
+            "read",
+            f"could not read from the cache ({exc}); those lookups went to the network{wait}",
+        )
+
+    def use_memory(self, reason: str) -> None:
+        """Record that the run continues on an in-memory database, and why."""
+        self.path = None
+        self.fallback = reason
+        self.generation += 1
+
 
 class _Writer(Worker):
     """The writer thread: writes, access flushes, budget eviction, recovery (128-job queue)."""
@@ -88,13 +143,17 @@ class _Writer(Worker):
         super().__init__("patchula-cache-writer", WRITER_QUEUE)
         self.shared = shared
         self.ready: Future[None] = Future()
+        self.fast = False  # busy_timeout is 0 on this connection
 
     def open(self) -> None:
         """Open the database (rebuilding a corrupt one) and enforce the budget."""
         try:
             self.conn = self.connect()
             self.sync_totals(self.conn)
-            self.guarded(self.enforce_budget)
+            try:
+                self.guarded(self.enforce_budget)
+            except CacheUnavailable as exc:
+                self.shared.write_failed(exc, count=False)
         except BaseException as exc:  # noqa: BLE001 - handed to Cache.open, which raises it
             self.ready.set_exception(exc)
         else:
@@ -106,9 +165,52 @@ class _Writer(Worker):
         if path is None:
             return recovery.connect_memory()
         try:
-            return recovery.connect_writer(path)
+            conn = self.connect_file(path)
         except DatabaseCorrupt as exc:
             return self.rebuild(path, str(exc))
+        if getattr(conn, "locked", False):
+            self.conn = conn
+            self.go_fast()
+            self.shared.warned.add("write")  # this warning already says writes may be lost
+            self.shared.warn(
+                f"cache database {path}: another process holds its write lock; this run reads "
+                "it, and stores answers only while the lock is free (no write waits for it)"
+            )
+        replayed = getattr(conn, "replayed", 0)
+        if replayed:
+            self.shared.warn(
+                f"cache database {path}: replayed {replayed} frames of a write-ahead log left "
+                "by an unfinished run"
+            )
+        return conn
+
+    def connect_file(self, path: Path) -> sqlite3.Connection:
+        """``connect_writer``, first moving a foreign ``-wal`` aside (never deleting it).
+
+        Raises ``CacheUnavailable`` when the foreign log cannot be moved: opening the file
+        would replay it.
+        """
+        try:
+            return recovery.connect_writer(path)
+        except ForeignWal as exc:
+            try:
+                target = recovery.quarantine_wal(path, self.shared.clock.now())
+            except OSError as move:
+                msg = (
+                    f"cache database {path} has a write-ahead log beside it that does not "
+                    f"belong to it ({exc.reason}) and it could not be moved aside "
+                    f"({move.strerror or move})"
+                )
+                raise CacheUnavailable(msg) from move
+            self.shared.warn(
+                f"cache database {path}: the write-ahead log beside it was not replayed "
+                f"({exc.reason}); moved to {target}"
+            )
+        try:
+            return recovery.connect_writer(path)
+        except ForeignWal as exc:  # another one appeared meanwhile: leave the file alone
+            msg = f"cache database {path} keeps getting a foreign write-ahead log ({exc.reason})"
+            raise CacheUnavailable(msg) from exc
 
     def rebuild(self, path: Path, reason: str) -> sqlite3.Connection:
         """Quarantine ``path`` and open a fresh database there; fall back to memory on failure."""
@@ -117,38 +219,55 @@ class _Writer(Worker):
         try:
             target = recovery.quarantine(path, shared.clock.now())
         except OSError as exc:
-            shared.path = None
-            shared.warn(
+            why = (
                 f"cache database {path} is corrupt ({reason}) and could not be moved aside "
-                f"({exc.strerror or exc}); using an in-memory cache for this run"
+                f"({exc.strerror or exc})"
             )
+            shared.use_memory(why)
+            shared.warn(f"{why}; using an in-memory cache for this run")
             return recovery.connect_memory()
         shared.count(rebuilds=1)
         shared.warn(f"cache database {path} was corrupt ({reason}); moved to {target} and rebuilt")
         try:
             return recovery.connect_writer(path)
-        except (CacheError, DatabaseCorrupt, OSError) as exc:
-            shared.path = None
-            shared.warn(
-                f"cache database {path} could not be rebuilt ({exc}); "
-                "using an in-memory cache for this run"
-            )
+        except (CacheError, DatabaseCorrupt, ForeignWal, OSError) as exc:
+            why = f"cache database {path} could not be rebuilt ({exc})"
+            shared.use_memory(why)
+            shared.warn(f"{why}; using an in-memory cache for this run")
             return recovery.connect_memory()
 
     def recover(self, reason: str) -> None:
         """Replace the corrupt database met during operation (readers stay off afterwards)."""
         self.close()
+        self.fast = False
         path = self.shared.path
         self.conn = recovery.connect_memory() if path is None else self.rebuild(path, reason)
+        if self.shared.fail_fast.is_set():
+            self.go_fast()
         self.sync_totals(self.conn)
 
     def sync_totals(self, conn: sqlite3.Connection) -> None:
-        """Read the stored body bytes and continue the access clock after the highest value."""
+        """Read the stored body bytes, earlier damage, and continue the access clock."""
         stored, highest = store.stored_bytes(conn)
+        prior = store.damaged_rows(conn)
         shared = self.shared
         with shared.lock:
             shared.stats.bytes_stored = stored
             shared.access_clock = max(shared.access_clock, highest)
+            shared.prior_damage = prior
+            shared.damaged = 0
+
+    def go_fast(self) -> None:
+        """Stop waiting for locks on this connection (after the run's first busy error).
+
+        Later writes are still tried, and succeed once the other process lets go; they just
+        do not wait 5 s each, serially, in this one thread.
+        """
+        self.shared.fail_fast.set()
+        if self.conn is not None and not self.fast:
+            self.fast = True
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("PRAGMA busy_timeout = 0")
 
     def guarded(self, run: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``run``; on corruption rebuild and retry it once.
@@ -164,6 +283,8 @@ class _Writer(Worker):
                 if attempt == 1 and is_corruption(exc):
                     self.recover(str(exc))
                     continue
+                if is_busy(exc):
+                    self.go_fast()
                 raise recovery.unavailable(exc, self.shared.path) from exc
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
@@ -174,8 +295,13 @@ class _Writer(Worker):
         return self.guarded(job.run)
 
     def before_job(self) -> None:
-        """Write the coalesced access times in one transaction before the job."""
-        self.guarded(self.flush)
+        """Write the coalesced access times in one transaction before the job (best effort)."""
+        if self.shared.fail_fast.is_set():
+            self.go_fast()
+        try:
+            self.guarded(self.flush)
+        except CacheUnavailable as exc:
+            self.shared.write_failed(exc, count=False)  # the times wait for the next job
 
     def on_shutdown(self) -> None:
         """Write the last coalesced access times (nothing when the database never opened)."""
@@ -189,9 +315,14 @@ class _Writer(Worker):
     def flush(self, conn: sqlite3.Connection) -> None:
         """Store pending access clocks in one transaction (none when nothing is pending)."""
         pending = self.shared.take_pending()
-        if pending:
+        if not pending:
+            return
+        try:
             with transaction(conn):
                 store.flush_access(conn, pending)
+        except BaseException:
+            self.shared.restore_pending(pending)
+            raise
 
     def enforce_budget(self, conn: sqlite3.Connection) -> int:
         """Evict least recently accessed HTTP rows until the bodies fit the budget; rows evicted.
@@ -235,19 +366,27 @@ class Cache:
         budget_bytes: int = DEFAULT_BUDGET_BYTES,
         readers: int = 4,
         clock: Clock | None = None,
+        fallback: str | None = None,
     ) -> Cache:
         """Open (creating, migrating or rebuilding) the cache at ``path``; ``None`` is in memory.
 
         ``budget_bytes`` caps compressed HTTP body bytes (evicted on open when exceeded).
         ``readers`` is the number of reader threads (0, or an in-memory database, reads
-        through the writer). ``clock`` names quarantined files. Blocks until the database is
-        ready. A corrupt file is quarantined and rebuilt (see ``warnings``). Raises
-        ``FutureSchema`` for a newer schema and ``CacheUnavailable`` for an unwritable, busy or
-        locked file; neither is moved.
+        through the writer). ``clock`` names quarantined files. ``fallback`` (with ``path``
+        ``None``) is why the caller could not use its file: kept in ``fallback`` and
+        ``warnings``. Blocks until the database is ready. A corrupt file is quarantined and
+        rebuilt, a write-ahead log written for another database is moved aside and one left
+        by an unfinished run is replayed, and a file whose write lock another process holds is
+        read with best-effort writes (see ``warnings``). Raises ``FutureSchema`` for a newer
+        schema and ``CacheUnavailable`` for an unwritable file or one locked whole (busy to
+        readers too); neither is moved.
         """
         if budget_bytes < 0 or readers < 0:
             raise ValueError("budget_bytes and readers must not be negative")
         shared = _Shared(path, budget_bytes, clock or SystemClock())
+        if path is None and fallback is not None:
+            shared.fallback = fallback
+            shared.warn(f"{fallback}; using an in-memory cache for this run")
         writer = _Writer(shared)
         writer.start()
         try:
@@ -256,7 +395,14 @@ class Cache:
             writer.queue.put(None)
             writer.join()
             raise
-        pool = [Reader(shared.path, i) for i in range(readers)] if shared.path else []
+        shared.held = shared.path  # None after a fallback to memory at open
+        if shared.held is not None:
+            recovery.hold(shared.held)
+        pool = (
+            [Reader(shared.path, i, fail_fast=shared.fail_fast) for i in range(readers)]
+            if shared.path
+            else []
+        )
         for reader in pool:
             reader.start()
         return cls(shared, writer, pool)
@@ -277,8 +423,17 @@ class Cache:
         return self._shared.path
 
     @property
+    def fallback(self) -> str | None:
+        """Why this run uses an in-memory cache instead of its file; ``None`` when it does not."""
+        return self._shared.fallback
+
+    @property
     def warnings(self) -> list[str]:
-        """Warnings for the user (quarantine, fallback); never bodies or tokens."""
+        """Warnings for the user, each kind once per run; never bodies or tokens.
+
+        Quarantine and rebuild, a replayed or foreign write-ahead log, damaged rows, refused
+        reads and writes, the in-memory fallback.
+        """
         return self._shared.warnings
 
     @property
@@ -313,15 +468,16 @@ class Cache:
     async def get_http(self, key: str) -> HttpEntry | None:
         """Return the stored entry for ``key`` (fresh or not), or ``None``.
 
-        Decoded in a reader thread after its read transaction ended. A body that fails to
-        decode is a miss: the row, with its validators, is deleted so they are never sent.
-        The access is remembered and written later by the writer, so reads take no write lock.
+        Decoded in a reader thread after its read transaction ended. A row that cannot be
+        read (a body that fails to decode, a damaged value) is a miss: the row, with its
+        validators, is deleted so they are never sent (see ``_drop_damaged``). A read the
+        database refuses (busy, I/O) is a miss too, with a warning: never an error. The access
+        is remembered and written later by the writer, so reads take no write lock. Raises
+        ``CacheError`` only for a closed handle.
         """
-        found = await self._read(partial(store.read_http, key=key))
+        found = await self._lookup(partial(store.read_http, key=key), None)
         if isinstance(found, store.CorruptBody):
-            self._shared.count(misses=1, corrupt_bodies=1)
-            logger.warning("a cached HTTP body failed to decompress; it was dropped")
-            await self._write(partial(self._delete_http, key=key, blob=found.body))
+            await self._drop_damaged(key, found)
             return None
         if found is None:
             self._shared.count(misses=1)
@@ -331,14 +487,17 @@ class Cache:
         return found
 
     async def get_http_many(self, keys: Sequence[str]) -> dict[str, HttpEntry | None]:
-        """Return ``get_http`` for many keys in one reader job (a run's first lookups at once)."""
-        found = await self._read(partial(store.read_http_many, keys=list(keys)))
+        """Return ``get_http`` for many keys in one reader job (a run's first lookups at once).
+
+        A damaged row is a miss for its own key only; a refused read is a miss for all.
+        """
+        found = await self._lookup(partial(store.read_http_many, keys=list(keys)), None)
+        if found is None:
+            found = dict.fromkeys(keys)
         result: dict[str, HttpEntry | None] = {}
         for key, value in found.items():
             if isinstance(value, store.CorruptBody):
-                self._shared.count(misses=1, corrupt_bodies=1)
-                logger.warning("a cached HTTP body failed to decompress; it was dropped")
-                await self._write(partial(self._delete_http, key=key, blob=value.body))
+                await self._drop_damaged(key, value)
                 result[key] = None
             elif value is None:
                 self._shared.count(misses=1)
@@ -349,14 +508,27 @@ class Cache:
                 result[key] = value
         return result
 
+    async def _drop_damaged(self, key: str, found: store.CorruptBody) -> None:
+        """Count and warn (once) about an unreadable row, and have the writer drop it."""
+        shared = self._shared
+        shared.count(misses=1, corrupt_bodies=1)
+        shared.warn_once(
+            "damaged",
+            f"cache database {shared.path or ':memory:'}: a stored HTTP entry could not be read "
+            "(damaged row); it was dropped and fetched again",
+        )
+        await self._store(partial(self._drop_row, key=key, blob=found.body), None)
+
     async def put_http(self, entry: HttpEntry) -> None:
         """Store ``entry`` compressed (Zstandard level 3) in one transaction; enforce the budget.
 
-        Raises ``ValueError`` unless the status is 2xx.
+        Best effort, like every write: when the database refuses it (busy past the timeout,
+        full, I/O) the entry is not stored, ``stats.write_failures`` counts it, a warning says
+        so once, and this returns normally. Raises ``ValueError`` unless the status is 2xx.
         """
         if not 200 <= entry.status < 300:  # noqa: PLR2004 - only successes are stored
             raise ValueError(f"only 2xx responses are cached, not {entry.status}")
-        await self._write(partial(self._put_http, entry=entry))
+        await self._store(partial(self._put_http, entry=entry), None)
 
     async def touch_http(
         self,
@@ -382,21 +554,27 @@ class Cache:
             last_modified=last_modified,
             cache_control=cache_control,
         )
-        if await self._write(lambda conn: self._in_transaction(conn, touch, clock=self._tick())):
+        touched = await self._store(
+            lambda conn: self._in_transaction(conn, touch, clock=self._tick()), default=False
+        )
+        if touched:
             self._shared.count(revalidated=1)
 
     async def delete_http(self, key: str) -> None:
         """Remove the entry for ``key``, body and validators (no-store or uncacheable)."""
-        await self._write(partial(self._delete_http, key=key, blob=None))
+        await self._store(partial(self._delete_http, key=key, blob=None), None)
 
     async def merge_releases(self, source: str, package: str, items: Sequence[ReleaseItem]) -> bool:
         """Merge the first page of upstream newest-first ``items`` (see ``store.merge_releases``).
 
         Stops at the first stored item (refreshing its date and digest) and returns ``True``
-        then; ``items[0]`` becomes the release head. One transaction.
+        then; ``items[0]`` becomes the release head. One transaction. A refused write returns
+        ``False`` (keep paginating: nothing was stored).
         """
         merge = partial(store.merge_releases, source=source, package=package, items=items)
-        return await self._write(lambda conn: self._in_transaction(conn, merge, after=None))
+        return await self._store(
+            lambda conn: self._in_transaction(conn, merge, after=None), default=False
+        )
 
     async def merge_release_page(
         self, source: str, package: str, items: Sequence[ReleaseItem], *, after: str
@@ -408,25 +586,30 @@ class Cache:
         One transaction.
         """
         merge = partial(store.merge_releases, source=source, package=package, items=items)
-        return await self._write(lambda conn: self._in_transaction(conn, merge, after=after))
+        return await self._store(
+            lambda conn: self._in_transaction(conn, merge, after=after), default=False
+        )
 
     async def release_heads(self, source: str, package: str) -> ReleaseItem | None:
-        """Return the newest release stored for the package, or ``None``."""
-        return await self._read(partial(store.release_head, source=source, package=package))
+        """Return the newest release stored for the package, or ``None`` (also when unreadable)."""
+        return await self._lookup(partial(store.release_head, source=source, package=package), None)
 
     async def releases(self, source: str, package: str) -> list[ReleaseItem]:
         """Return the stored releases of the package in upstream order, newest first."""
-        return await self._read(partial(store.releases, source=source, package=package))
+        stored: list[ReleaseItem] = await self._lookup(
+            partial(store.releases, source=source, package=package), []
+        )
+        return stored
 
     async def put_extraction(self, repo: str, commit: str, config_hash: str, data: bytes) -> None:
         """Store the caller's extraction record bytes for (repo, commit, config hash)."""
         put = partial(store.put_extraction, repo=repo, commit=commit, config_hash=config_hash)
-        await self._write(lambda conn: self._in_transaction(conn, put, data=data))
+        await self._store(lambda conn: self._in_transaction(conn, put, data=data), None)
 
     async def get_extraction(self, repo: str, commit: str, config_hash: str) -> bytes | None:
         """Return the extraction record bytes for (repo, commit, config hash), or ``None``."""
         get = partial(store.get_extraction, repo=repo, commit=commit, config_hash=config_hash)
-        return await self._read(get)
+        return await self._lookup(get, None)
 
     def prune(self) -> int:
         """Evict to the budget, ``VACUUM`` and truncate the WAL; return bytes the file shrank.
@@ -452,11 +635,40 @@ class Cache:
         with transaction(conn):
             delta = store.write_http(conn, entry, blob, self._tick())
         self._shared.count(stores=1, bytes_stored=delta)
-        self._writer.enforce_budget(conn)
+        try:
+            self._writer.enforce_budget(conn)
+        except sqlite3.Error as exc:
+            if is_corruption(exc):
+                raise
+            # The entry is stored; only this eviction is skipped (the next put retries it).
+            if is_busy(exc):
+                self._writer.go_fast()
+            self._shared.write_failed(recovery.unavailable(exc, self._shared.path), count=False)
 
     def _delete_http(self, conn: sqlite3.Connection, key: str, blob: bytes | None) -> None:
         with transaction(conn):
             freed = store.delete_http(conn, key, blob)
+        self._shared.count(bytes_stored=-freed)
+
+    def _drop_row(self, conn: sqlite3.Connection, key: str, blob: bytes | None) -> None:
+        """Delete one unreadable row, or rebuild the file when damage repeats.
+
+        ``DAMAGE_LIMIT`` unreadable rows in one run, or one after earlier runs already dropped
+        some, mean the file is not to be trusted: it is quarantined and rebuilt as on open.
+        """
+        shared = self._shared
+        with shared.lock:
+            shared.damaged += 1
+            damaged, prior = shared.damaged, shared.prior_damage
+        if shared.path is not None and (prior or damaged >= DAMAGE_LIMIT):
+            if prior:
+                reason = f"an unreadable row again, after {prior} dropped by earlier runs"
+            else:
+                reason = f"{damaged} unreadable rows in this run"
+            self._writer.recover(reason)
+            return
+        with transaction(conn):
+            freed = store.delete_damaged(conn, key, blob)
         self._shared.count(bytes_stored=-freed)
 
     def _prune(self, conn: sqlite3.Connection) -> int:
@@ -472,6 +684,25 @@ class Cache:
     async def _write(self, run: Callable[[sqlite3.Connection], T]) -> T:
         self._check_open()
         return await call(self._writer, Job(run))
+
+    async def _store(self, run: Callable[[sqlite3.Connection], T], default: T) -> T:
+        """Run a write job; a write the database refuses returns ``default``, never raises.
+
+        A cache failure must never cost an answer the network already gave.
+        """
+        try:
+            return await self._write(run)
+        except CacheUnavailable as exc:
+            self._shared.write_failed(exc)
+            return default
+
+    async def _lookup(self, run: Callable[[sqlite3.Connection], T], default: T) -> T:
+        """Run a read job; a read the database refuses returns ``default`` (a miss)."""
+        try:
+            return await self._read(run)
+        except CacheUnavailable as exc:
+            self._shared.read_failed(exc)
+            return default
 
     async def _read(self, run: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``run`` on the next reader (round robin), or on the writer when readers are off.
@@ -489,6 +720,8 @@ class Cache:
             return await call(reader, Job(run))
         except sqlite3.Error as exc:
             if not is_corruption(exc):
+                if is_busy(exc):
+                    self._shared.fail_fast.set()
                 raise recovery.unavailable(exc, self._shared.path) from exc
             self._disable_readers(str(exc))
             return await call(self._writer, Job(run, recover_from=self._reader_generation))
@@ -522,3 +755,6 @@ class Cache:
             reader.join()
         self._writer.queue.put(None)
         self._writer.join()
+        if self._shared.held is not None:
+            recovery.release(self._shared.held)
+            self._shared.held = None

@@ -1,4 +1,4 @@
-"""Schema v1 and the transactional ``PRAGMA user_version`` migration runner."""
+"""Schema v1/v2 and the transactional ``PRAGMA user_version`` migration runner."""
 
 from __future__ import annotations
 
@@ -71,7 +71,14 @@ V1 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (V1,)
+# v2 adds a small name/value table for facts about the file itself; ``damaged_rows`` counts
+# the unreadable HTTP rows earlier runs dropped, so damage met again quarantines the file.
+V2 = Migration(
+    2,
+    ("CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (V1, V2)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 
@@ -86,12 +93,18 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
+        identity = getattr(conn, "identity", 0)
+        if identity:
+            # Rewriting the header's application_id puts page 1 into every transaction's WAL
+            # frames, so a write-ahead log left beside the file can be tied to it (see ``wal``).
+            conn.execute(f"PRAGMA application_id = {int(identity)}")
+        conn.execute("COMMIT")
     except BaseException:
-        # SQLite may already have rolled back by itself (e.g. on SQLITE_FULL or corruption).
+        # SQLite may already have rolled back by itself (e.g. on SQLITE_FULL or corruption);
+        # a failed COMMIT (busy) leaves the transaction open, so the next BEGIN needs this.
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
 
 
 def user_version(conn: sqlite3.Connection) -> int:

@@ -20,8 +20,11 @@ from patchula.cache.base import HttpEntry, ReleaseItem
 __all__ = [
     "CorruptBody",
     "compress",
+    "damaged_rows",
+    "delete_damaged",
     "delete_http",
     "evict",
+    "fetch_rows",
     "get_extraction",
     "merge_releases",
     "page_bytes",
@@ -41,9 +44,13 @@ _local = threading.local()  # zstd contexts are not thread-safe: one pair per wo
 
 @dataclass(frozen=True, slots=True)
 class CorruptBody:
-    """A stored body that failed to decompress; ``body`` is the blob, to delete exactly it."""
+    """A stored row that cannot be decoded (its body, headers or a column's type).
 
-    body: bytes
+    ``body`` is the stored body as ``CAST(body AS BLOB)`` reads it (``None`` for NULL), so the
+    writer deletes exactly this row and never a newer one stored meanwhile.
+    """
+
+    body: bytes | None
 
 
 def compress(data: bytes) -> bytes:
@@ -77,58 +84,132 @@ _HTTP_COLUMNS = (
 )
 
 
+class _Text(bytes):
+    """A TEXT value read as raw bytes (while re-reading rows that did not decode)."""
+
+    __slots__ = ()
+
+
+def fetch_rows(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> list[Any]:
+    """Return every row of ``sql``; one row whose TEXT does not decode fails no other row.
+
+    Python's sqlite3 decodes TEXT as UTF-8 while fetching, and one undecodable value (a bit
+    flip turning a BLOB into TEXT passes ``integrity_check``) raises ``OperationalError`` for
+    the whole statement. Then the statement runs again with TEXT read as bytes, and each TEXT
+    value is decoded here: valid text becomes ``str``, invalid text stays a ``bytes``
+    subclass, which the caller's type checks reject for that row only. The common path keeps
+    the C decoder.
+    """
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        # SQLite's own errors carry a result code; a failed conversion in Python has none.
+        if getattr(exc, "sqlite_errorcode", None) is not None:
+            raise
+    factory = conn.text_factory
+    conn.text_factory = _Text
+    try:
+        rows = conn.execute(sql, params).fetchall()
+    finally:
+        conn.text_factory = factory
+    return [tuple(_decoded(value) for value in row) for row in rows]
+
+
+def _decoded(value: object) -> object:
+    if isinstance(value, _Text):
+        try:
+            return value.decode()
+        except UnicodeDecodeError:
+            return value
+    return value
+
+
 def read_http(conn: sqlite3.Connection, key: str) -> HttpEntry | CorruptBody | None:
-    """Return the entry for ``key``, ``CorruptBody`` if its body cannot be decoded, or ``None``."""
-    rows = conn.execute(
-        f"SELECT {_HTTP_COLUMNS} FROM http_entries WHERE key = ?",  # noqa: S608 - constant columns
+    """Return the entry for ``key``, ``CorruptBody`` if its row cannot be decoded, or ``None``."""
+    rows = fetch_rows(
+        conn,
+        f"SELECT key, {_HTTP_COLUMNS} FROM http_entries WHERE key = ?",  # noqa: S608 - constant columns
         (key,),
-    ).fetchall()
+    )
     # Decoding happens after the statement finished: no read transaction is held meanwhile.
-    return _entry(key, rows[0]) if rows else None
+    return _entry(key, rows[0][1:]) if rows else None
 
 
 def read_http_many(
     conn: sqlite3.Connection, keys: Sequence[str]
 ) -> dict[str, HttpEntry | CorruptBody | None]:
-    """Return ``read_http`` for many keys, one statement per 500 keys, decoding afterwards."""
+    """Return ``read_http`` for many keys, one statement per 500 keys, decoding afterwards.
+
+    A row that cannot be decoded is ``CorruptBody`` for its key only; the others are answered.
+    """
     unique = list(dict.fromkeys(keys))
     rows: list[Any] = []
     for start in range(0, len(unique), 500):
         chunk = unique[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        rows += conn.execute(
+        rows += fetch_rows(
+            conn,
             f"SELECT key, {_HTTP_COLUMNS} FROM http_entries WHERE key IN ({marks})",  # noqa: S608 - placeholders only
             chunk,
-        ).fetchall()
+        )
     found: dict[str, HttpEntry | CorruptBody | None] = dict.fromkeys(unique)
     for row in rows:
-        found[row[0]] = _entry(row[0], row[1:])
+        # Only a stored key equal to a requested one matches, so it is one of ``unique``.
+        if row[0] in found:
+            found[row[0]] = _entry(row[0], row[1:])
     return found
 
 
+_NUMBER = (int, float)
+
+
 def _entry(key: str, row: Any) -> HttpEntry | CorruptBody:  # noqa: ANN401 - an sqlite3 row
+    """Decode one row; any value of the wrong type or that does not decode makes it corrupt.
+
+    The schema's column types are not enforced by SQLite (https://www.sqlite.org/datatype3.html)
+    and damage can change a value's type, so each is checked before it is used.
+    """
     status, etag, last_modified, headers, blob, raw_size, fetched, expires, control, rep = row
+    if not (
+        type(blob) is bytes
+        and type(headers) is bytes
+        and type(status) is int
+        and type(raw_size) is int
+        and type(rep) is str
+        and (etag is None or type(etag) is str)
+        and (last_modified is None or type(last_modified) is str)
+        and (control is None or type(control) is str)
+        and type(fetched) in _NUMBER
+        and type(expires) in _NUMBER
+    ):
+        return CorruptBody(_identity(blob))
     try:
         body = decompress(blob, raw_size)
-    except (zstandard.ZstdError, ValueError):
-        return CorruptBody(bytes(blob))
-    return HttpEntry(
-        key=key,
-        status=status,
-        etag=etag,
-        last_modified=last_modified,
-        headers=tuple((str(name), str(value)) for name, value in orjson.loads(headers)),
-        body=body,
-        fetched_at=fetched,
-        expires_at=expires,
-        cache_control=control,
-        representation=rep,
-    )
+        pairs = tuple([(str(name), str(value)) for name, value in orjson.loads(headers)])
+    except (zstandard.ZstdError, ValueError, TypeError):
+        return CorruptBody(blob)
+    # Positional: a frozen dataclass's keyword construction costs a third more on the warm path.
+    # Order: key, status, etag, last_modified, headers, body, fetched_at, expires_at,
+    # cache_control, representation.
+    return HttpEntry(key, status, etag, last_modified, pairs, body, fetched, expires, control, rep)
+
+
+def _identity(value: object) -> bytes | None:
+    """The stored bytes of a body value as ``CAST(body AS BLOB)`` gives them (``None``: NULL)."""
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode()
+    return None if value is None else str(value).encode()
 
 
 def write_http(conn: sqlite3.Connection, entry: HttpEntry, blob: bytes, clock: int) -> int:
     """Insert or replace ``entry`` with its compressed ``blob``; return the stored-bytes change."""
-    old = conn.execute("SELECT body_size FROM http_entries WHERE key = ?", (entry.key,)).fetchone()
+    old = conn.execute(
+        "SELECT CASE typeof(body_size) WHEN 'integer' THEN body_size ELSE 0 END"
+        " FROM http_entries WHERE key = ?",
+        (entry.key,),
+    ).fetchone()
     conn.execute(
         "INSERT OR REPLACE INTO http_entries (key, status, etag, last_modified, headers, body,"
         " raw_size, fetched_at, expires_at, cache_control, representation, body_size,"
@@ -178,12 +259,50 @@ def touch_http(
 
 
 def delete_http(conn: sqlite3.Connection, key: str, blob: bytes | None = None) -> int:
-    """Delete the row of ``key`` (only if its body is ``blob``, when given); return bytes freed."""
-    row = conn.execute("SELECT body_size, body FROM http_entries WHERE key = ?", (key,)).fetchone()
-    if row is None or (blob is not None and bytes(row[1]) != blob):
+    """Delete the row of ``key`` (only if its body is ``blob``, when given); return bytes freed.
+
+    Reads the body as a BLOB and the size only when it is an integer, so a damaged row (TEXT
+    that is not UTF-8, a wrong type) can always be deleted.
+    """
+    row = conn.execute(
+        "SELECT CASE typeof(body_size) WHEN 'integer' THEN body_size ELSE 0 END,"
+        " CAST(body AS BLOB) FROM http_entries WHERE key = ?",
+        (key,),
+    ).fetchone()
+    if row is None or (blob is not None and row[1] != blob):
         return 0
     conn.execute("DELETE FROM http_entries WHERE key = ?", (key,))
     return int(row[0])
+
+
+def delete_damaged(conn: sqlite3.Connection, key: str, blob: bytes | None) -> int:
+    """Delete the damaged row of ``key`` if its body is still ``blob`` (``None``: NULL).
+
+    Returns the bytes freed and counts the damage in ``meta`` (``damaged_rows``), so a later
+    run knows this file has been damaged before.
+    """
+    row = conn.execute(
+        "SELECT CASE typeof(body_size) WHEN 'integer' THEN body_size ELSE 0 END,"
+        " CAST(body AS BLOB) IS ? FROM http_entries WHERE key = ?",
+        (blob, key),
+    ).fetchone()
+    if row is None or not row[1]:
+        return 0
+    conn.execute("DELETE FROM http_entries WHERE key = ?", (key,))
+    conn.execute(
+        "INSERT INTO meta (name, value) VALUES ('damaged_rows', 1)"
+        " ON CONFLICT (name) DO UPDATE SET value = value + 1"
+    )
+    return int(row[0])
+
+
+def damaged_rows(conn: sqlite3.Connection) -> int:
+    """Return how many damaged HTTP rows earlier runs dropped from this database."""
+    row = conn.execute(
+        "SELECT CASE typeof(value) WHEN 'integer' THEN value ELSE 1 END FROM meta"
+        " WHERE name = 'damaged_rows'"
+    ).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def flush_access(conn: sqlite3.Connection, clocks: dict[str, int]) -> None:
@@ -196,7 +315,11 @@ def flush_access(conn: sqlite3.Connection, clocks: dict[str, int]) -> None:
 
 def stored_bytes(conn: sqlite3.Connection) -> tuple[int, int]:
     """Return (compressed body bytes stored, highest access clock)."""
-    row = conn.execute("SELECT total(body_size), max(access_clock) FROM http_entries").fetchone()
+    row = conn.execute(
+        "SELECT total(CASE typeof(body_size) WHEN 'integer' THEN body_size ELSE 0 END),"
+        " max(CASE typeof(access_clock) WHEN 'integer' THEN access_clock ELSE 0 END)"
+        " FROM http_entries"
+    ).fetchone()
     return int(row[0]), int(row[1] or 0)
 
 
@@ -208,15 +331,17 @@ def evict(conn: sqlite3.Connection, stored: int, budget: int) -> tuple[int, int]
     """
     rows = freed = 0
     while stored - freed > budget:
+        # By rowid and with a checked size: a damaged key or size never stops eviction.
         batch = conn.execute(
-            "SELECT key, body_size FROM http_entries ORDER BY access_clock, key LIMIT 64"
+            "SELECT rowid, CASE typeof(body_size) WHEN 'integer' THEN body_size ELSE 0 END"
+            " FROM http_entries ORDER BY access_clock, key LIMIT 64"
         ).fetchall()
         if not batch:
             break
-        for key, size in batch:
+        for rowid, size in batch:
             if stored - freed <= budget:
                 break
-            conn.execute("DELETE FROM http_entries WHERE key = ?", (key,))
+            conn.execute("DELETE FROM http_entries WHERE rowid = ?", (rowid,))
             rows += 1
             freed += size
     return rows, freed
@@ -296,22 +421,36 @@ def merge_releases(
 
 
 def release_head(conn: sqlite3.Connection, source: str, package: str) -> ReleaseItem | None:
-    """Return the stored newest release of the package, or ``None``."""
-    rows = conn.execute(
+    """Return the stored newest release of the package, or ``None`` (also when it is damaged)."""
+    rows = fetch_rows(
+        conn,
         "SELECT version, published_at, digest FROM release_heads WHERE source = ? AND package = ?",
         (source, package),
-    ).fetchall()
-    return ReleaseItem(*rows[0]) if rows else None
+    )
+    items = _release_items(rows)
+    return items[0] if items else None
 
 
 def releases(conn: sqlite3.Connection, source: str, package: str) -> list[ReleaseItem]:
-    """Return the stored releases in upstream order (newest first)."""
-    rows = conn.execute(
+    """Return the stored releases in upstream order (newest first), without damaged rows."""
+    rows = fetch_rows(
+        conn,
         "SELECT version, published_at, digest FROM releases"
         " WHERE source = ? AND package = ? ORDER BY position",
         (source, package),
-    ).fetchall()
-    return [ReleaseItem(*row) for row in rows]
+    )
+    return _release_items(rows)
+
+
+def _release_items(rows: list[Any]) -> list[ReleaseItem]:
+    """Rows as ``ReleaseItem``; a row with a value of the wrong type is left out."""
+    return [
+        ReleaseItem(version, published, digest)
+        for version, published, digest in rows
+        if type(version) is str
+        and (published is None or type(published) in _NUMBER)
+        and (digest is None or type(digest) is str)
+    ]
 
 
 def put_extraction(
@@ -328,9 +467,10 @@ def put_extraction(
 def get_extraction(
     conn: sqlite3.Connection, repo: str, commit: str, config_hash: str
 ) -> bytes | None:
-    """Return the stored extraction bytes, or ``None``."""
-    rows = conn.execute(
+    """Return the stored extraction bytes, or ``None`` (also when the value is not a BLOB)."""
+    rows = fetch_rows(
+        conn,
         "SELECT data FROM extractions WHERE repo = ? AND commit_sha = ? AND config_hash = ?",
         (repo, commit, config_hash),
-    ).fetchall()
-    return bytes(rows[0][0]) if rows else None
+    )
+    return rows[0][0] if rows and type(rows[0][0]) is bytes else None

@@ -120,10 +120,13 @@ class Worker(threading.Thread):
 class Reader(Worker):
     """A read-only connection to the database file with a 32-job queue."""
 
-    def __init__(self, path: Path, index: int) -> None:
+    def __init__(self, path: Path, index: int, *, fail_fast: threading.Event | None = None) -> None:
         super().__init__(f"patchula-cache-reader-{index}", READER_QUEUE)
         self.path = path
         self.broken: sqlite3.Error | None = None
+        # Once set (the run met a busy lock), this reader stops waiting for locks too.
+        self.fail_fast = fail_fast if fail_fast is not None else threading.Event()
+        self.fast = False
 
     def connect(self) -> sqlite3.Connection:
         """Open ``path`` with ``mode=ro``."""
@@ -140,6 +143,10 @@ class Reader(Worker):
         """Run ``job``, or raise ``ReaderBroken`` when the connection never opened."""
         if self.broken is not None:
             raise ReaderBroken(str(self.broken))
+        if self.fail_fast.is_set() and not self.fast and self.conn is not None:
+            self.fast = True
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("PRAGMA busy_timeout = 0")
         return super().execute(job)
 
 

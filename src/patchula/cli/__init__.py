@@ -238,7 +238,8 @@ def open_cache(settings: Settings, err: Console) -> Cache | None:
     """Open the run's cache, or ``None`` with ``--no-cache``.
 
     A cache that cannot be used (a newer patchula's schema, an unwritable or busy file) is
-    reported on stderr and replaced by an in-memory one, so the scan still completes.
+    replaced by an in-memory one, so the scan still completes; the reason is printed on
+    stderr and kept as the cache's ``fallback`` (the report's ``cache.fallback``).
     """
     if settings.no_cache:
         return None
@@ -246,10 +247,7 @@ def open_cache(settings: Settings, err: Console) -> Cache | None:
     try:
         cache = Cache.open(path, budget_bytes=settings.cache_budget)
     except CacheError as exc:
-        err.print(
-            f"patchula: warning: {exc}; using an in-memory cache", markup=False, highlight=False
-        )
-        cache = Cache.open(None, budget_bytes=settings.cache_budget)
+        cache = Cache.open(None, budget_bytes=settings.cache_budget, fallback=str(exc))
     for warning in cache.warnings:
         err.print(f"patchula: warning: {warning}", markup=False, highlight=False)
     return cache
@@ -403,8 +401,9 @@ def _print_hosts(report: ScanReport, console: Console) -> None:
         console.print("no registry requests were sent", markup=False, highlight=False)
     if report.cache is not None:
         c = report.cache
+        memory = f"(in memory: {c.fallback})" if c.fallback else "(in memory)"
         console.print(
-            f"cache {c.path or '(in memory)'}: {c.hits} fresh hits, {c.revalidated} revalidated "
+            f"cache {c.path or memory}: {c.hits} fresh hits, {c.revalidated} revalidated "
             f"(304), {c.misses} fetched; {c.bytes_stored} compressed bytes stored",
             markup=False,
             highlight=False,
@@ -432,6 +431,8 @@ def _cache_report(cache: Cache | None, fetcher: Fetcher) -> CacheReport | None:
         misses=use.misses,
         bytes_stored=cache.stats.bytes_stored,
         corrupt_bodies=cache.stats.corrupt_bodies,
+        write_failures=cache.stats.write_failures,
+        fallback=cache.fallback,
         warnings=list(cache.warnings),
     )
 

@@ -190,7 +190,17 @@ class CacheReport(_Model):
     revalidated: int = Field(description="Stored bodies confirmed by a 304 (conditional request).")
     misses: int = Field(description="Documents fetched in full.")
     bytes_stored: int = Field(description="Compressed HTTP body bytes in the cache after the run.")
-    corrupt_bodies: int
+    corrupt_bodies: int = Field(
+        description="Stored rows that could not be read (dropped and fetched again)."
+    )
+    write_failures: int = Field(
+        default=0,
+        description="Answers not stored because the database refused the write (e.g. busy).",
+    )
+    fallback: str | None = Field(
+        default=None,
+        description="Why the run used an in-memory cache instead of its file (path is then null).",
+    )
     warnings: list[str]
 
 
