@@ -208,9 +208,12 @@ def test_a_damaged_row_costs_one_refetch_not_the_run(
         ).rowcount
     conn.close()
     assert changed == 1
-    code, report, _ = _scan(fake_registry, repo, cache)
+    code, report, stderr = _scan(fake_registry, repo, cache)
     assert code == 0
     assert _statuses(report) == {"alpha": "outdated", "beta": "up-to-date"}
+    # Met during the scan, said once on stderr after it.
+    assert stderr.count("patchula: warning:") == 1
+    assert "damaged row" in stderr
     section = report["cache"]
     assert section["corruptBodies"] == 1  # type: ignore[index]
     assert any("damaged row" in w for w in section["warnings"])  # type: ignore[index]

@@ -255,11 +255,15 @@ def open_cache(settings: Settings, err: Console) -> Cache | None:
 
 async def _run(targets: list[str], settings: Settings, err: Console) -> ScanReport:
     cache = open_cache(settings, err)
+    shown = len(cache.warnings) if cache is not None else 0
     try:
         return await _scan_with(targets, settings, err, cache)
     finally:
         if cache is not None:
             await cache.aclose()
+            # Warnings the cache raised during the scan (a damaged row, a busy file), once each.
+            for warning in cache.warnings[shown:]:
+                err.print(f"patchula: warning: {warning}", markup=False, highlight=False)
 
 
 def registry_access(settings: Settings, err: Console) -> RegistryAccess:
