@@ -140,8 +140,9 @@ REGISTRY_NAMES = ("npm", "pypi", "crates", "crates-api", "goproxy", "github", "d
 def parse_registry(value: str) -> tuple[str, str]:
     """Parse ``NAME=URL`` (a datasource id and an http(s) base URL); raises ``ValueError``.
 
-    A pip-style PyPI index URL (``…/simple``) is accepted and means its host's base URL.
-    Messages show the URL redacted (``redact_url``): never a password it carries.
+    A pip-style PyPI index URL (``…/simple``) is accepted and means its host's base URL. A
+    query or fragment is refused (request paths are appended to the base). Messages show the
+    URL redacted (``redact_url``): never a password it carries.
     """
     name, sep, url = value.partition("=")
     name, url = name.strip(), url.strip()
@@ -151,6 +152,14 @@ def parse_registry(value: str) -> tuple[str, str]:
         raise ValueError(msg)
     if name not in REGISTRY_NAMES:
         msg = f"unknown datasource {name!r} (known: {', '.join(REGISTRY_NAMES)})"
+        raise ValueError(msg)
+    if "?" in url or "#" in url:
+        # Request paths are appended to the base URL: a query or fragment would end up in the
+        # middle of every request path. Tokens belong in .npmrc, ~/.netrc or URL userinfo.
+        msg = (
+            f"the {name} base URL must not have a query or fragment, got {redact_url(url)!r}; "
+            "give a token in .npmrc, ~/.netrc or as user:password@ in the URL"
+        )
         raise ValueError(msg)
     url = url.rstrip("/")
     if name == "pypi" and url.endswith("/simple"):

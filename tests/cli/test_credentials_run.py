@@ -126,7 +126,7 @@ def _plant(
     _checkout(tmp_path, hosts)
     pypi_url = fake_registry.url("pypi")
     go_url = fake_registry.url("goproxy")
-    closed = f"http://127.0.0.1:{_closed_port()}/index?token={s['query_token']}"
+    closed = f"http://127.0.0.1:{_closed_port()}/index"
     config = tmp_path / "patchula.toml"
     go_with_userinfo = go_url.replace("http://", f"http://gouser:{s['config_registries']}@")
     config.write_text(
@@ -205,7 +205,7 @@ def test_every_secret_stays_hidden_and_goes_only_to_its_host(
         "the credential from ./.npmrc was refused"
     )
     assert "unreachable" in rows["serde"]["reason"]
-    assert data["options"]["registries"]["crates"].endswith("/index?token=***")
+    assert data["options"]["registries"]["crates"].endswith("/index")
     assert data["options"]["registries"]["npm"] == npm_url
 
     # Each host got exactly its own credential (anything else is a 401 above), and only it.
@@ -346,3 +346,15 @@ def test_user_level_warnings_go_to_stderr_once(tmp_path: Path) -> None:
         "set; //r.example/:_authToken is not used"
     ) in result.stderr
     assert all(not r["problems"] for r in json.loads(result.stdout)["repositories"])
+
+
+def test_a_query_in_a_registry_url_is_refused_without_showing_its_token(tmp_path: Path) -> None:
+    """A base URL with ``?token=…`` would corrupt every request path: exit 2, token redacted."""
+    token = SECRETS["query_token"]
+    config = tmp_path / "patchula.toml"
+    config.write_text(f'[registries]\ncrates = "http://127.0.0.1:9/index?token={token}"\n')
+    result = CliRunner().invoke(app, ["run", str(tmp_path), "--config", str(config)])
+    assert result.exit_code == 2
+    assert "must not have a query" in result.stderr
+    assert "token=***" in result.stderr
+    assert token not in result.stdout + result.stderr

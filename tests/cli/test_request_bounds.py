@@ -123,3 +123,28 @@ def test_max_body_bytes_fails_only_the_oversized_lookup(
     }
     assert rows["fine"]["status"] == "outdated"
     assert "Content-Length 1048576 over the 64 KiB limit" in rows["drips"]["reason"]
+
+
+def test_reads_may_last_as_long_as_the_deadline(
+    registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--request-deadline 120: no per-read timeout shorter than the deadline cuts an attempt."""
+    import httpx  # noqa: PLC0415 - only this test inspects the client
+
+    from patchula import cli  # noqa: PLC0415
+    from patchula.http.fetcher import make_client  # noqa: PLC0415
+
+    made: list[httpx.Timeout] = []
+    real = make_client
+
+    def spy(timeout: float = 30.0) -> httpx.AsyncClient:
+        client = real(timeout)
+        made.append(client.timeout)
+        return client
+
+    monkeypatch.setattr(cli, "make_client", spy)
+    (tmp_path / "package.json").write_text(json.dumps({"dependencies": {"fine": "1.0.0"}}))
+    args = ["run", str(tmp_path), "--no-cache", "--registry", f"npm={registry.url('npm')}"]
+    result = runner.invoke(app, [*args, "--request-deadline", "120"], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert [(t.read, t.connect) for t in made] == [(120.0, 10.0)]

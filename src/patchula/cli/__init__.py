@@ -287,7 +287,8 @@ async def _scan_with(
     targets: list[str], settings: Settings, err: Console, cache: Cache | None
 ) -> ScanReport:
     access = registry_access(settings, err)
-    async with make_client() as client:
+    # Reads may take as long as the request deadline: the deadline is the one bound of time.
+    async with make_client(timeout=settings.request_deadline) as client:
         fetcher = Fetcher(
             client,
             credentials=access,

@@ -120,7 +120,9 @@ def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
     """Return the run's shared client.
 
     HTTP/1.1 keep-alive retaining up to 32 idle connections per host (``PerHostPoolTransport``),
-    connect timeout 10 s and ``timeout`` seconds per read, a ``patchula/<version>``
+    connect timeout 10 s (less when ``timeout`` is shorter) and ``timeout`` seconds per read
+    (the CLI gives the request deadline, so a per-read bound never cuts an attempt the
+    deadline still allows), a ``patchula/<version>``
     User-Agent, ``Accept-Encoding`` naming only the codings decoded with a size bound, and the
     standard proxy and CA variables honoured (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``,
     ``NO_PROXY``, ``SSL_CERT_FILE``): proxied URLs go through httpx's proxy transports, the
@@ -129,7 +131,7 @@ def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
     own host's limiter.
     """
     return httpx.AsyncClient(
-        timeout=httpx.Timeout(timeout, connect=10.0),
+        timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
         transport=PerHostPoolTransport(),
         mounts=_proxy_mounts(),
         headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
