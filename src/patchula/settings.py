@@ -29,10 +29,12 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from patchula.errors import ConfigError
+from patchula.discovery import read_regular
+from patchula.errors import ConfigError, ManifestError
 from patchula.http.auth import Credential, basic_credential, redact_url, split_userinfo
 from patchula.policy import ReleaseAgePolicy
 
@@ -53,6 +55,8 @@ DEFAULT_IGNORE_PATHS = (
     "**/__fixtures__/**",
 )
 DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
+# A config file (patchula.toml, a pyproject.toml) larger than this is refused, not read.
+CONFIG_MAX_BYTES = DEFAULT_MAX_FILE_BYTES
 
 _DURATION = re.compile(
     r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?"
@@ -153,6 +157,13 @@ def parse_registry(value: str) -> tuple[str, str]:
     if name not in REGISTRY_NAMES:
         msg = f"unknown datasource {name!r} (known: {', '.join(REGISTRY_NAMES)})"
         raise ValueError(msg)
+    try:
+        parts = [urlsplit(part.strip()) for part in re.split(r"[,|]", url)]
+        for part in parts:
+            _ = part.port  # raises for a port that is not a number in 0-65535
+    except ValueError as exc:
+        msg = f"unusable {name} URL {redact_url(url)!r}: {exc}"
+        raise ValueError(msg) from None
     if "?" in url or "#" in url:
         # Request paths are appended to the base URL: a query or fragment would end up in the
         # middle of every request path. Tokens belong in .npmrc, ~/.netrc or URL userinfo.
@@ -456,14 +467,27 @@ def _read_config(path: Path | None, cwd: Path) -> tuple[dict[str, Any], dict[str
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
+    """Read a config file (a regular file of at most ``CONFIG_MAX_BYTES``) as TOML.
+
+    Any unusable file — missing, a FIFO or directory (read without blocking), too large, not
+    UTF-8, invalid TOML, nested too deeply, a number over Python's digit limit — raises
+    ``ConfigError`` naming it; nothing else escapes.
+    """
+    if not path.exists() and not path.is_symlink():
+        raise ConfigError(f"config file not found: {path}")
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+        data = read_regular(path, str(path), CONFIG_MAX_BYTES)
+    except ManifestError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.message}") from None
+    try:
+        return tomllib.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # an integer over the 4,300-digit conversion limit
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 

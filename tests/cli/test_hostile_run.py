@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
+import pytest
 from typer.testing import CliRunner
 
 from patchula.cli import app
@@ -71,3 +76,89 @@ def test_report_under_a_file_prints_results_then_fails(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert json.loads(result.stdout)["summary"]["dependencies"] == 0
     assert f"cannot write report {path}" in result.stderr
+
+
+class _Hung(BaseException):  # not an Exception: no guard or OSError handler may eat it
+    """Raised by the alarm in a test that blocked."""
+
+
+@pytest.fixture
+def no_hang() -> Iterator[None]:
+    """Fail a test that blocks (a FIFO opened for writing) instead of hanging the suite."""
+
+    def _alarm(signum: int, frame: FrameType | None) -> None:
+        raise _Hung("blocked: the command did not return within 10 s")
+
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(10)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_report_to_a_fifo_without_a_reader_fails_at_once(tmp_path: Path, no_hang: None) -> None:
+    """``--report`` naming a FIFO nobody reads: results printed, the failure named, exit 2."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    result = runner.invoke(app, ["run", str(repo), "--no-cache", "-q", "--report", str(fifo)])
+    assert result.exit_code == 2
+    assert "0 dependencies" in result.stdout
+    assert f"cannot write report {fifo}: a FIFO that nobody reads" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"[tool.other]\nx = " + b"9" * 5000 + b"\n",
+        b"a = " + b"[" * 50_000 + b"\n",
+        b"\xff\xfe[tool.patchula]\n",
+    ],
+    ids=["huge-integer", "deep-nesting", "not-utf8"],
+)
+def test_a_hostile_pyproject_in_the_current_directory_never_crashes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes
+) -> None:
+    """The config file read from the cwd is a manifest too: the scan runs and reports it."""
+    (tmp_path / "pyproject.toml").write_bytes(content)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["run", ".", "--no-cache", "--format", "json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 3
+    problems = json.loads(result.stdout)["repositories"][0]["problems"]
+    assert [p["file"] for p in problems] == ["pyproject.toml"]
+    # Given as --config, the same file is a configuration error naming it (exit 2).
+    given = runner.invoke(app, ["run", ".", "--no-cache", "--config", "pyproject.toml"])
+    assert given.exception is None or isinstance(given.exception, SystemExit), given.exception
+    assert given.exit_code == 2
+    assert "pyproject.toml" in given.stderr
+
+
+def test_a_config_file_that_is_a_fifo_is_refused_without_blocking(
+    tmp_path: Path, no_hang: None
+) -> None:
+    """``--config`` naming a FIFO: a configuration error at once, never a hang."""
+    fifo = tmp_path / "patchula.toml"
+    os.mkfifo(fifo)
+    result = runner.invoke(app, ["run", str(tmp_path), "--no-cache", "--config", str(fifo)])
+    assert result.exit_code == 2
+    assert "not a regular file (FIFO)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("http://u:PASSWORD@127.0.0.1:99999", "Port out of range 0-65535"),
+        ("http://u:PASSWORD@[::1", "Invalid IPv6 URL"),
+    ],
+)
+def test_an_unusable_registry_url_is_a_usage_error(tmp_path: Path, url: str, says: str) -> None:
+    """A port out of range or a broken IPv6 literal: exit 2 naming the flag, password hidden."""
+    result = runner.invoke(app, ["run", str(tmp_path), "--no-cache", "--registry", f"npm={url}"])
+    assert result.exit_code == 2
+    assert "--registry: unusable npm URL" in result.stderr
+    assert says in result.stderr
+    assert "PASSWORD" not in result.stdout + result.stderr

@@ -6,6 +6,7 @@ Exit codes, decided only in ``exit_code``: 0 nothing matched ``--fail-on``, 1 fi
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sys
@@ -348,8 +349,7 @@ def _emit(report: ScanReport, settings: Settings) -> int:
     code = exit_code(report, settings.fail_on)
     if settings.report is not None:
         try:
-            settings.report.parent.mkdir(parents=True, exist_ok=True)
-            settings.report.write_text(render_json(report), encoding="utf-8")
+            write_report(settings.report, render_json(report))
         except OSError as exc:
             sys.stdout.flush()
             Console(stderr=True, soft_wrap=True).print(
@@ -359,6 +359,27 @@ def _emit(report: ScanReport, settings: Settings) -> int:
             )
             return EXIT_USAGE
     return code
+
+
+def write_report(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (parents created), never blocking on a FIFO without a reader.
+
+    The file is opened with ``O_NONBLOCK``: a FIFO nobody reads fails at once (``ENXIO``)
+    instead of hanging the run; one with a reader (``--report /dev/stdout`` into a pipe) is
+    then written normally. Raises ``OSError``.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            msg = "a FIFO that nobody reads"
+            raise OSError(exc.errno, msg) from None
+        raise
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.set_blocking(fd, True)  # opened: a reader exists, so writes may wait for it
+        handle.write(text)
 
 
 def _print(report: ScanReport, settings: Settings) -> None:
