@@ -423,3 +423,12 @@ def test_a_lockfile_matching_bug_costs_only_the_lock(
     }
     [row] = result.repos[0].rows
     assert row.finding.current == "1.0.0"
+
+
+def test_reader_counts_offsets_in_the_file_after_a_byte_order_mark(tmp_path: Path) -> None:
+    """An invalid byte after a BOM is named at its offset in the file, with its line."""
+    (tmp_path / "requirements.txt").write_bytes(b"\xef\xbb\xbfrequests==1.0\n\xffoo\n")
+    with pytest.raises(ManifestError) as caught:
+        _Reader(tmp_path.resolve(), 1024)("requirements.txt")
+    assert caught.value.message == "not UTF-8 text (invalid byte 0xff at offset 17)"
+    assert caught.value.line == 2

@@ -11,6 +11,7 @@ lookups use its own registries and credentials (its ``.npmrc`` over the user's, 
 
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import gc
 import posixpath
@@ -911,11 +912,13 @@ class _Reader:
         except ValueError:
             raise ManifestError("path leaves the checkout", file=rel) from None
         data = read_regular(path, rel, self._max)
+        bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
         try:
-            text = data.decode("utf-8-sig")
+            text = data[bom:].decode("utf-8")
         except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            msg = f"not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at offset {exc.start})"
+            offset = bom + exc.start  # in the file, byte-order mark included
+            line = data.count(b"\n", 0, offset) + 1
+            msg = f"not UTF-8 text (invalid byte 0x{data[offset]:02x} at offset {offset})"
             raise ManifestError(msg, file=rel, line=line) from None
         if "\x00" in text:
             line = text.count("\n", 0, text.index("\x00")) + 1

@@ -401,3 +401,15 @@ def test_whole_prometheus_go_mod_reads_without_problems() -> None:
     assert len(requires) == 250
     pseudo = re.compile(r"[0-9]{14}-[0-9a-f]{12}$")
     assert sum(1 for d in requires if pseudo.search(d.constraint or "")) == 30
+
+
+def test_a_huge_version_is_named_briefly() -> None:
+    """A 5,000-digit version is a problem whose message quotes its start and its length."""
+    huge = "v1." + "9" * 5000 + ".0"
+    text = f"module x.example/m\n\ngo 1.21\n\nrequire example.com/m {huge}\n"
+    result = go_mod.extract("go.mod", text, _no_read)
+    [problem] = result.problems
+    assert problem.line == 5
+    assert problem.message.startswith("invalid module version 'v1.99999")
+    assert "(5005 characters)" in problem.message
+    assert len(problem.message) < 120

@@ -153,11 +153,22 @@ def _go_constraint(version: str) -> str | None:
     return f"v{match['major']}.{match['minor']}.{match['patch'] or 0}{pre}"
 
 
+# Longer values are cut in messages: a 5,000-digit "version" should not fill a report cell.
+_QUOTED_CHARS = 64
+
+
+def _quoted(value: str) -> str:
+    """``repr(value)``, cut to its first characters and its length when it is very long."""
+    if len(value) <= _QUOTED_CHARS:
+        return repr(value)
+    return f"{value[:40]!r}… ({len(value)} characters)"
+
+
 def _major_problem(module: str, version: str) -> str | None:
     """Say why ``version`` cannot belong to ``module`` (https://go.dev/ref/mod#major-version-suffixes)."""
     match = _VERSION.fullmatch(version)
     if match is None:
-        return f"invalid module version {version!r}: must be of the form v1.2.3"
+        return f"invalid module version {_quoted(version)}: must be of the form v1.2.3"
     major, incompatible = int(match[1]), match[2] is not None
     suffix = _MAJOR_SUFFIX.search(module)
     if suffix is not None and not module.startswith("gopkg.in/"):
@@ -296,7 +307,7 @@ class _Parser:
         if len(line.args) != 2:  # noqa: PLR2004 - path and version
             self.problem(line.number, "usage: exclude module/path v1.2.3")
         elif _VERSION.fullmatch(line.args[1]) is None:
-            self.problem(line.number, f"invalid module version {line.args[1]!r}")
+            self.problem(line.number, f"invalid module version {_quoted(line.args[1])}")
 
     def replace_line(self, line: _Line) -> None:
         args = line.args
@@ -307,7 +318,7 @@ class _Parser:
             return
         for version in (*old[1:], *new[1:]):
             if _VERSION.fullmatch(version) is None:
-                self.problem(line.number, f"invalid module version {version!r}")
+                self.problem(line.number, f"invalid module version {_quoted(version)}")
                 return
         if len(new) == 1 and not _is_local(new[0]):
             message = (
