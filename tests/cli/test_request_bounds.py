@@ -148,3 +148,34 @@ def test_reads_may_last_as_long_as_the_deadline(
     result = runner.invoke(app, [*args, "--request-deadline", "120"], catch_exceptions=False)
     assert result.exit_code == 0
     assert [(t.read, t.connect) for t in made] == [(120.0, 10.0)]
+
+
+def test_a_host_that_sent_headers_is_never_unreachable_in_the_run(
+    registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Six packuments whose headers come at once and bodies drip, two at a time, 0.5 s each.
+
+    Three waves of deadlines pass; every row names the deadline, none calls the host
+    unreachable, and -v counts the six 2xx answers (the tester's run said "no HTTP answer").
+    """
+    npm = registry.host("npm")
+    names = [f"drip{i}" for i in range(6)]
+    for name in names:
+        registry.npm.add(name, {"1.0.0": OLD})
+    npm.drip_next(6, 1.0)
+    (tmp_path / "package.json").write_text(
+        json.dumps({"dependencies": dict.fromkeys(names, "1.0.0")})
+    )
+    host = npm.url.removeprefix("http://")
+    result = runner.invoke(
+        app,
+        [
+            *("run", str(tmp_path), "--no-cache", "--registry", f"npm={npm.url}", "-v"),
+            *("--request-deadline", "0.5", "--host-concurrency", f"{host}=2"),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 3
+    assert "unreachable" not in result.output
+    assert result.output.count(f"no complete answer from {host} within 0.5 s (deadline)") == 6
+    assert f"{host}: 6 requests (2xx: 6); " in result.output

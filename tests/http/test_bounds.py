@@ -18,7 +18,7 @@ import pytest
 import respx
 import zstandard
 
-from patchula.errors import RegistryError, RegistryUnreachable
+from patchula.errors import LookupFailed, RegistryError, RegistryUnreachable
 from patchula.http.fetcher import Fetcher, Timer, host_key, make_client
 from patchula.http.transport import BodyTooLarge, PerHostPoolTransport, read_body
 from tests.fake_registry import FakeRegistry
@@ -61,14 +61,18 @@ def _idle(client: httpx.AsyncClient) -> dict[str, int]:
 
 @pytest.mark.anyio
 async def test_dripping_body_fails_at_the_deadline_not_per_read(registry: FakeRegistry) -> None:
-    """A body dripping 1 byte per 50 ms never trips the 30 s read timeout; the deadline ends it."""
+    """A body dripping 1 byte per 50 ms never trips the 30 s read timeout; the deadline ends it.
+
+    Its headers arrived, so the host answered: a RegistryError, not RegistryUnreachable.
+    """
     npm = registry.host("npm")
     npm.drip_next(1, 20.0, route="GET /slow")
     async with make_client() as client:
         fetcher = Fetcher(client, request_deadline=0.3)
-        with pytest.raises(RegistryUnreachable, match=r"within 0\.3 s \(deadline\)") as caught:
+        with pytest.raises(RegistryError, match=r"within 0\.3 s \(deadline\)") as caught:
             await fetcher(f"{npm.url}/slow")
         assert (await fetcher(f"{npm.url}/fine")).status == 200
+    assert not isinstance(caught.value, RegistryUnreachable)
     assert f"no complete answer from {host_key(npm.url)}" in str(caught.value)
     assert npm.requests_by_route["GET /slow"] == 1  # the deadline is not retried
 
@@ -269,6 +273,90 @@ async def test_silent_host_that_never_answered_is_given_up_after_a_second_wave(
         f"{host_key(npm.url)} is unreachable (no answer within 0.2 s); not retried"
     ]
     assert npm.requests == 2
+
+
+@pytest.mark.anyio
+async def test_dripping_host_is_never_unreachable_after_waves_of_deadlines(
+    registry: FakeRegistry,
+) -> None:
+    """Five dripping lookups through a limit of 2: three waves of deadlines, none unreachable.
+
+    The host sent every status line and headers at once; only the bodies were slow. So each
+    lookup is "no complete answer … (deadline)" (a RegistryError) and each response counts.
+    """
+    npm = registry.host("npm")
+    npm.drip_next(5, 20.0)
+    host = host_key(npm.url)
+    async with make_client() as client:
+        fetcher = Fetcher(client, host_limits={host: 2}, request_deadline=0.3)
+        errors: list[LookupFailed] = []
+
+        async def one(i: int) -> None:
+            with pytest.raises(LookupFailed) as caught:
+                await fetcher(f"{npm.url}/fine?i={i}")
+            errors.append(caught.value)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(5):
+                tg.start_soon(one, i)
+    assert [str(e) for e in errors] == [
+        f"no complete answer from {host} within 0.3 s (deadline)"
+    ] * 5
+    assert not any(isinstance(e, RegistryUnreachable) for e in errors)
+    stats = fetcher.stats[host]
+    assert (stats.requests, stats.responses, stats.errors) == (5, {"2xx": 5}, 5)
+    assert npm.requests == 5
+
+
+@pytest.mark.anyio
+async def test_head_arrival_is_signalled_before_the_body(registry: FakeRegistry) -> None:
+    """``on_head`` gets the status as soon as the headers arrive, though the body never does."""
+    npm = registry.host("npm")
+    npm.drip_next(1, 20.0)
+    heads: list[int] = []
+    transport = PerHostPoolTransport()
+    try:
+        with anyio.move_on_after(0.3) as scope:
+            timeouts: dict[str, float | None] = {
+                "connect": 5.0,
+                "read": 5.0,
+                "write": 5.0,
+                "pool": 5.0,
+            }
+            await transport.get(f"{npm.url}/fine", [], timeouts, on_head=heads.append)
+    finally:
+        await transport.aclose()
+    assert scope.cancelled_caught
+    assert heads == [200]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("announce", [True, False])
+async def test_oversized_answer_counts_its_class_in_host_statistics(
+    registry: FakeRegistry, *, announce: bool
+) -> None:
+    """A 200 whose body passes --max-body-bytes is an answer: 2xx in the host's statistics."""
+    npm = registry.host("npm")
+    npm.huge_next(1, 2 * MIB, announce=announce, route="GET /slow")
+    host = host_key(npm.url)
+    async with make_client() as client:
+        fetcher = Fetcher(client, max_body_bytes=MIB)
+        with pytest.raises(RegistryError, match="over the 1 MiB limit"):
+            await fetcher(f"{npm.url}/slow")
+    stats = fetcher.stats[host]
+    assert (stats.requests, stats.responses, stats.errors) == (1, {"2xx": 1}, 1)
+
+
+@pytest.mark.anyio
+async def test_oversized_answer_counts_on_the_client_path_too() -> None:
+    """Through the httpx client (the proxied path) the oversized 200 is counted as well."""
+    with respx.mock(assert_all_called=True) as router:
+        router.get("https://proxied.test/big").respond(200, content=bytes(2 * MIB))
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, max_body_bytes=MIB)
+            with pytest.raises(RegistryError, match="over the 1 MiB limit"):
+                await fetcher("https://proxied.test/big")
+    assert fetcher.stats["proxied.test"].responses == {"2xx": 1}
 
 
 def test_slow_answers_end_when_the_host_stops() -> None:

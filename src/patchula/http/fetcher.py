@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import random
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Generic, TypeVar, cast
@@ -228,7 +228,8 @@ class Fetcher:
         self._floors = dict(freshness_floors or {})
         self._intervals: dict[str, float] = {}
         self._unreachable: dict[str, str] = {}
-        self._answered: set[str] = set()  # hosts that sent at least one HTTP answer this run
+        # Hosts that sent at least one status line and headers this run (a body need not follow).
+        self._answered: set[str] = set()
         self._failures: dict[str, int] = {}  # network failures per host since its last answer
         # Read once: scanning the environment per request cost a quarter of the client's CPU.
         self._proxies = urllib.request.getproxies()
@@ -255,11 +256,12 @@ class Fetcher:
         revalidated with its validators (a 304 reuses the stored body without deriving it
         again); a new success is derived (``derive``, in a worker thread, at most 4 at once)
         and stored when its Cache-Control allows, else any stored entry is deleted. Raises
-        ``RegistryUnreachable`` when no HTTP answer arrives after the retries or within the
-        deadline from a host that has not answered this run, ``RateLimited`` when the host's
-        rate limit makes the request fail, ``RegistryError`` when server errors persist, the
-        deadline passes, the body is over the size bound, redirects loop (more than
-        ``MAX_REDIRECTS``) or lead off HTTP(S), or ``derive`` refuses the body.
+        ``RegistryUnreachable`` when no HTTP answer (status line and headers) arrives after
+        the retries or within the deadline from a host that has not answered this run,
+        ``RateLimited`` when the host's rate limit makes the request fail, ``RegistryError``
+        when server errors persist, the deadline passes, the body is over the size bound,
+        redirects loop (more than ``MAX_REDIRECTS``) or lead off HTTP(S), or ``derive``
+        refuses the body.
         """
         credential = self._credential_for(url)
         key = self._key(url, headers, representation, credential)
@@ -549,16 +551,27 @@ class Fetcher:
             stats.in_flight += 1
             stats.max_concurrency = max(stats.max_concurrency, stats.in_flight)
             response: RawResponse | None = None
+
+            def heard(status: int) -> None:
+                # The status line and headers arrived: the host has answered, whatever then
+                # becomes of the body (a drip past the deadline, a size bound, a reset), so it
+                # is never called unreachable, and the answer counts in its statistics.
+                self._answered.add(host)
+                self._failures[host] = 0
+                klass = f"{status // 100}xx"
+                stats.responses[klass] = stats.responses.get(klass, 0) + 1
+                if status == 304:  # noqa: PLR2004 - Not Modified
+                    stats.not_modified += 1
+
             # The deadline clock runs only here, on the network: the slot, cool-down and
             # throttle waits above are queueing (see the class docstring).
             started = anyio.current_time()
             try:
                 with anyio.move_on_after(budget.left) as scope:
-                    response = await self._get(url, headers)
+                    response = await self._get(url, headers, heard)
             except BodyTooLarge as exc:
-                # An answer, but one not to read: the connection is closed, not retried.
-                self._answered.add(host)
-                self._failures[host] = 0
+                # An answer (``heard`` counted it), but one not to read: the connection is
+                # closed, not retried.
                 stats.errors += 1
                 msg = f"{host} sent a response {exc}; not retried"
                 raise RegistryError(msg) from None
@@ -573,12 +586,6 @@ class Fetcher:
                 budget.left -= anyio.current_time() - started
             if response is None or scope.cancelled_caught:
                 raise self._past_deadline(host, stats, "")
-        self._answered.add(host)
-        self._failures[host] = 0
-        klass = f"{response.status // 100}xx"
-        stats.responses[klass] = stats.responses.get(klass, 0) + 1
-        if response.status == 304:  # noqa: PLR2004 - Not Modified
-            stats.not_modified += 1
         return FetchResponse(
             status=response.status,
             url=response.url,
@@ -587,8 +594,13 @@ class Fetcher:
             fetched_at=self._timer.wall(),
         ), ""
 
-    async def _get(self, url: str, headers: Mapping[str, str]) -> RawResponse:
+    async def _get(
+        self, url: str, headers: Mapping[str, str], on_head: Callable[[int], None]
+    ) -> RawResponse:
         """GET ``url`` and read its body, bounded by ``max_body_bytes`` (redirects returned).
+
+        ``on_head`` gets the status code once the status line and headers have arrived,
+        before the body is read.
 
         Straight through the run's pooled transport when no proxy applies (httpx's request
         and response models cost about as much CPU as the protocol itself, and a scan makes
@@ -601,6 +613,7 @@ class Fetcher:
             async with self._client.stream(
                 "GET", url, headers=dict(headers), follow_redirects=False
             ) as response:
+                on_head(response.status_code)
                 names = tuple((k.lower(), v) for k, v in response.headers.multi_items())
                 content = await read_body(response.aiter_raw(), names, self._max_body)
             return RawResponse(
@@ -612,14 +625,16 @@ class Fetcher:
         extra = [(k.lower(), v) for k, v in headers.items()]
         replaced = {k for k, _ in extra}  # a caller's "Accept" replaces the default "accept"
         merged = [(k, v) for k, v in self._defaults if k not in replaced] + extra
-        return await transport.get(url, merged, self._timeouts, self._max_body)
+        return await transport.get(url, merged, self._timeouts, self._max_body, on_head)
 
     def _past_deadline(self, host: str, stats: HostStats, detail: str) -> LookupFailed:
         """The error for a request whose deadline passed talking to ``host``.
 
         ``RegistryUnreachable`` when ``host`` has not answered this run; a second wave of such
         requests (more than its limit) marks it unreachable, like network failures do, so the
-        rest of its lookups fail at once. ``RegistryError`` when it has answered.
+        rest of its lookups fail at once. ``RegistryError`` when it has answered: a status
+        line and headers count, so a body still dripping at the deadline is that lookup's
+        failure, never the host's.
         """
         stats.errors += 1
         msg = f"no complete answer from {host} within {self._deadline:g} s (deadline){detail}"

@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import ssl
 import zlib
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Protocol, cast
 
@@ -132,11 +132,15 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         headers: Sequence[tuple[str, str]],
         timeouts: dict[str, float | None],
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        on_head: Callable[[int], None] | None = None,
     ) -> RawResponse:
         """GET ``url`` with ``headers`` (sent as given, plus ``Host``); redirects are returned.
 
         ``timeouts`` maps ``connect``/``read``/``write``/``pool`` to seconds (httpx's
-        ``Timeout.as_dict()``). The body is read incrementally and bounded by
+        ``Timeout.as_dict()``). ``on_head`` is called with the status code as soon as the
+        status line and headers have arrived, before the body is read (httpx's ``response``
+        event hook does the same): the server has answered then, even when the body never
+        completes. The body is read incrementally and bounded by
         ``max_body_bytes`` (see ``read_body``). Raises httpx's ``TransportError`` subclasses on
         network and protocol failures, ``httpx.DecodingError`` on a body that does not decode
         and ``BodyTooLarge`` over the bound (the connection is then closed, not reused).
@@ -161,6 +165,8 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
             with _as_httpx_errors():
                 response = await connection.handle_async_request(request)
                 try:
+                    if on_head is not None:
+                        on_head(response.status)
                     names = tuple(
                         (k.decode("latin-1").lower(), v.decode("latin-1"))
                         for k, v in response.headers
