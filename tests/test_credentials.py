@@ -308,3 +308,108 @@ def test_a_config_file_cannot_give_credentials_directly(tmp_path: Path) -> None:
     (tmp_path / "patchula.toml").write_text("registry-credentials = []\n")
     with pytest.raises(ConfigError, match="registry-credentials: unknown setting"):
         load_settings({}, env={}, cwd=tmp_path)
+
+
+def _checkout(tmp_path: Path, npmrc: str) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir(exist_ok=True)
+    (repo / ".npmrc").write_text(npmrc)
+    return repo
+
+
+@pytest.mark.parametrize(
+    ("user", "checkout", "expected"),
+    [
+        (  # the reported case: a checkout user name and password over a user token
+            f"//r.example.com/:_authToken={TOKEN}\n",
+            (
+                "//r.example.com/:username=me\n"
+                f"//r.example.com/:_password={base64.b64encode(PASSWORD.encode()).decode()}\n"
+            ),
+            _basic("me", PASSWORD),
+        ),
+        (  # a checkout _auth over a user token
+            f"//r.example.com/:_authToken={TOKEN}\n",
+            f"//r.example.com/:_auth={base64.b64encode(b'u2:p2').decode()}\n",
+            _basic("u2", "p2"),
+        ),
+        (  # a checkout user name never pairs with the user file's password
+            (
+                "//r.example.com/:username=home\n"
+                f"//r.example.com/:_password={base64.b64encode(b'home-pw').decode()}\n"
+            ),
+            "//r.example.com/:username=me\n",
+            _basic("home", "home-pw"),
+        ),
+        (  # a checkout line naming an unset variable is no credential: the user's is sent
+            f"//r.example.com/:_authToken={TOKEN}\n",
+            "//r.example.com/:_authToken=${UNSET_STANDIN}\n",
+            f"Bearer {TOKEN}",
+        ),
+    ],
+)
+def test_the_checkout_npmrc_credential_replaces_the_users_whatever_its_kind(
+    tmp_path: Path, user: str, checkout: str, expected: str
+) -> None:
+    """For one nerf-dart the checkout's credential wins entirely; files are never mixed."""
+    access = _access(tmp_path, npmrc=user)
+    repo = _checkout(tmp_path, checkout)
+    assert _header(access, "https://r.example.com/left-pad", repo) == expected
+
+
+def test_within_one_npmrc_npm_order_holds(tmp_path: Path) -> None:
+    """One file: token over _auth over user name and password; a nerf-dart over legacy keys."""
+    encoded = base64.b64encode(PASSWORD.encode()).decode()
+    auth = base64.b64encode(b"u2:p2").decode()
+    access = _access(
+        tmp_path,
+        npmrc=(
+            "registry=https://r.example.com/\n"
+            f"_authToken={OTHER}\n"
+            f"//r.example.com/:username=me\n//r.example.com/:_password={encoded}\n"
+            f"//r.example.com/:_auth={auth}\n"
+            f"//r.example.com/:_authToken={TOKEN}\n"
+            f"//s.example.com/:username=me\n//s.example.com/:_password={encoded}\n"
+            f"//s.example.com/:_auth={auth}\n"
+        ),
+    )
+    assert _header(access, "https://r.example.com/left-pad") == f"Bearer {TOKEN}"
+    assert _header(access, "https://s.example.com/left-pad") == f"Basic {auth}"
+
+
+def test_an_unusable_credential_line_explains_itself(tmp_path: Path) -> None:
+    """An unset ``${VAR}`` or a non-base64 ``_password`` is why that scope got no credential."""
+    access = _access(
+        tmp_path,
+        npmrc=(
+            "//home.example.com/:_authToken=${UNSET_HOME_STANDIN}\n"
+            "//shadowed.example.com/:_authToken=${UNSET_HOME_STANDIN}\n"
+        ),
+    )
+    repo = _checkout(
+        tmp_path,
+        "@acme:registry=https://acme.example.com/npm/\n"
+        "//acme.example.com/npm/:_authToken=${NPM_TOKEN}\n"
+        "//b64.example.com/:username=me\n//b64.example.com/:_password=not base64!\n"
+        f"//shadowed.example.com/:_authToken={TOKEN}\n"
+        "//${UNSET_KEY_STANDIN}/:_authToken=x\n",
+    )
+    store = access.for_checkout(repo).credentials
+    assert store.unused_for("https://acme.example.com/npm/@acme%2fx") == (
+        "the credential in ./.npmrc line 2 was not used: environment variable NPM_TOKEN is not set"
+    )
+    assert store.unused_for("https://b64.example.com/x") == (
+        "the credential in ./.npmrc line 4 was not used: _password is not base64"
+    )
+    assert store.unused_for("https://home.example.com/x") == (
+        "the credential in ~/.npmrc line 1 was not used: "
+        "environment variable UNSET_HOME_STANDIN is not set"
+    )
+    # The checkout's credential is sent there: the user file's unusable line does not matter.
+    assert store.unused_for("https://shadowed.example.com/x") is None
+    assert store.unused_for("https://acme.example.com/other/x") is None
+    assert store.unused_for("https://elsewhere.example.com/x") is None
+    assert (
+        access.for_checkout(None).credentials.unused_for("https://acme.example.com/npm/x") is None
+    )
+    assert access.for_checkout(repo).key != access.for_checkout(None).key

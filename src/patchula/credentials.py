@@ -72,15 +72,30 @@ class _Entry:
 
 
 @dataclass(frozen=True, slots=True)
+class _Skipped:
+    """A line not used because a ``${VAR}`` in its value is unset: its key, where, and why."""
+
+    key: str
+    source: str
+    line: int
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
 class Npmrc:
     """The settings of one or more .npmrc files, merged (later files win per key)."""
 
     entries: Mapping[str, _Entry] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    skipped: tuple[_Skipped, ...] = ()
 
     def over(self, lower: Npmrc) -> Npmrc:
         """These settings on top of ``lower``'s (npm: project config over user config)."""
-        return Npmrc({**lower.entries, **self.entries}, lower.warnings + self.warnings)
+        return Npmrc(
+            {**lower.entries, **self.entries},
+            lower.warnings + self.warnings,
+            lower.skipped + self.skipped,
+        )
 
 
 class _UnsetVariableError(LookupError):
@@ -124,6 +139,7 @@ def read_npmrc(text: str, source: str, env: Mapping[str, str]) -> Npmrc:
     """
     entries: dict[str, _Entry] = {}
     warnings: list[str] = []
+    skipped: list[_Skipped] = []
     in_section = False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -136,17 +152,18 @@ def read_npmrc(text: str, source: str, env: Mapping[str, str]) -> Npmrc:
         key = key.strip()
         if in_section or not eq or not key:
             continue
+        expanded_key: str | None = None
         try:
             expanded_key = _expand(key, env)
             expanded = _expand(_unquote(value.strip()), env)
         except _UnsetVariableError as exc:
-            warnings.append(
-                f"{source} line {number}: environment variable {exc.name} is not set; "
-                f"{key} is not used"
-            )
+            why = f"environment variable {exc.name} is not set"
+            warnings.append(f"{source} line {number}: {why}; {key} is not used")
+            if expanded_key is not None:
+                skipped.append(_Skipped(expanded_key, source, number, why))
             continue
         entries[expanded_key] = _Entry(expanded, source, number)
-    return Npmrc(entries, tuple(warnings))
+    return Npmrc(entries, tuple(warnings), tuple(skipped))
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,14 +225,29 @@ def _npm_registries(
     return NpmRegistries(default or NPM_DEFAULT_REGISTRY, scopes), warnings
 
 
-def _npm_credentials(npmrc: Npmrc, registries: NpmRegistries) -> tuple[list[Credential], list[str]]:
-    """Credentials of .npmrc nerf-dart keys (``//host/path/:…``), one per nerf-dart.
+# The keys of an .npmrc credential (under a nerf-dart, and the legacy top-level ones).
+_CREDENTIAL_KEYS = frozenset({"_authToken", "_auth", "username", "_password"})
+
+
+@dataclass(frozen=True, slots=True)
+class _FileCredentials:
+    """The credentials of one .npmrc, and why those it names for a scope cannot be used."""
+
+    credentials: list[Credential]
+    unused: dict[str, str]  # scope -> "the credential in FILE line N was not used: WHY"
+    warnings: list[str]
+
+
+def _npm_credentials(npmrc: Npmrc, registries: NpmRegistries) -> _FileCredentials:
+    """Credentials of one .npmrc's nerf-dart keys (``//host/path/:…``), one per nerf-dart.
 
     ``:_authToken`` (Bearer), ``:_auth`` and ``:username`` + ``:_password`` (Basic), in npm's
     order (token, then ``_auth``, then user name and password; ``npm/npm-registry-fetch``
     ``lib/auth.js``); legacy top-level ``_authToken``/``_auth`` apply to the default registry
-    only. ``always-auth`` is ignored:
-    a credential in scope is always sent.
+    only, below a nerf-dart credential for the same scope (npm tries the nerf-dart first).
+    ``always-auth`` is ignored: a credential in scope is always sent. A nerf-dart whose
+    credential lines cannot be used (an unset ``${VAR}``, a ``_password`` not in base64)
+    gets an ``unused`` explanation instead, naming the file and line (never a value).
 
     A nerf-dart has no scheme: its credential is for ``https://`` and, when a registry in use
     on that host is plain ``http://`` (a local mirror), for that too.
@@ -227,35 +259,52 @@ def _npm_credentials(npmrc: Npmrc, registries: NpmRegistries) -> tuple[list[Cred
             dart, _, name = key.rpartition(":")
             if dart:
                 by_dart.setdefault(dart, {})[name] = entry
-    top = {k: npmrc.entries[k] for k in ("_authToken", "_auth") if k in npmrc.entries}
+    skipped: dict[str, _Skipped] = {}  # nerf-dart (or "" for the top level) -> first skipped
+    for unset in npmrc.skipped:
+        dart, _, name = unset.key.rpartition(":")
+        if unset.key in {"_authToken", "_auth"}:
+            skipped.setdefault("", unset)
+        elif unset.key.startswith("//") and dart and name in _CREDENTIAL_KEYS:
+            skipped.setdefault(dart, unset)
     in_use = [registries.default, *registries.scopes.values()]
-    out: list[Credential] = []
-    for dart, fields in by_dart.items():
-        made = _npm_credential(fields, warnings)
-        if made is None:
-            continue
-        header, value, source = made
+
+    def scopes(dart: str) -> list[str]:
         https = scope_of(f"https:{dart}")
-        scopes = [https]
         plain = scope_of(f"http:{dart}")
         origin = plain.split("/", 3)[2]
         if any(
             scope_of(url).split("/", 3)[2] == origin and url.startswith("http:") for url in in_use
         ):
-            scopes.append(plain)
-        out.extend(Credential(header, value, source, scope) for scope in scopes)
-    if top:
-        made = _npm_credential(top, warnings)
-        if made is not None:
+            return [https, plain]
+        return [https]
+
+    found = _FileCredentials([], {}, warnings)
+    top = {k: npmrc.entries[k] for k in ("_authToken", "_auth") if k in npmrc.entries}
+    # The legacy top-level keys first: a nerf-dart credential for the same scope replaces it.
+    groups = [("", top, [scope_of(registries.default)])] if top or "" in skipped else []
+    darts = [d for d in dict.fromkeys([*by_dart, *skipped]) if d]
+    groups += [(dart, by_dart.get(dart, {}), scopes(dart)) for dart in darts]
+    for dart, fields, where in groups:
+        made = _npm_credential(fields, warnings)
+        if isinstance(made, tuple):
             header, value, source = made
-            out.append(Credential(header, value, source, scope_of(registries.default)))
-    return out, warnings
+            found.credentials.extend(Credential(header, value, source, scope) for scope in where)
+            for scope in where:
+                found.unused.pop(scope, None)  # a legacy key's note: this one is sent instead
+            continue
+        line = skipped.get(dart)
+        if made is None and line is not None:
+            made = f"the credential in {line.source} line {line.line} was not used: {line.why}"
+        if made is not None:
+            # Kept beside a legacy credential for the same scope: this one would have won.
+            found.unused.update(dict.fromkeys(where, made))
+    return found
 
 
 def _npm_credential(
     fields: Mapping[str, _Entry], warnings: list[str]
-) -> tuple[str, str, str] | None:
-    """``(header, value, source)`` of one nerf-dart's fields, or ``None`` when it has none."""
+) -> tuple[str, str, str] | str | None:
+    """``(header, value, source)`` of one nerf-dart's fields; else why not, or ``None`` if none."""
     token = fields.get("_authToken")
     if token is not None and token.value:
         return "Authorization", f"Bearer {token.value}", token.source
@@ -267,10 +316,9 @@ def _npm_credential(
         try:
             secret = base64.b64decode(password.value, validate=True).decode()
         except (binascii.Error, UnicodeDecodeError):
-            warnings.append(
-                f"{password.source} line {password.line}: _password is not base64; not used"
-            )
-            return None
+            where = f"{password.source} line {password.line}"
+            warnings.append(f"{where}: _password is not base64; not used")
+            return f"the credential in {where} was not used: _password is not base64"
         login = base64.b64encode(f"{user.value}:{secret}".encode()).decode("ascii")
         return "Authorization", f"Basic {login}", password.source
     return None
@@ -410,9 +458,13 @@ class RegistryAccess:
     URL (``--registry``, ``PATCHULA_REGISTRY``, ``[registries]``); the checkout's ``.npmrc``;
     the user's ``~/.npmrc`` (``NPM_CONFIG_USERCONFIG``); userinfo in ``NPM_CONFIG_REGISTRY``;
     the pip index (``PIP_INDEX_URL``, pip.conf); ``GH_TOKEN``/``GITHUB_TOKEN``; ``~/.netrc``
-    (``NETRC``), only for registry hosts no other source has a credential for. Between scopes
-    the most specific (longest) wins. ``home`` ``None`` reads no user files; ``etc`` holds the
-    global ``pip.conf`` (default ``PIP_GLOBAL_DIR``).
+    (``NETRC``), only for registry hosts no other source has a credential for. The two
+    ``.npmrc`` files are not merged per key for credentials: the checkout's credential for a
+    nerf-dart replaces the user's whatever its kind (npm's order applies within one file).
+    Between scopes the most specific (longest) wins. A credential line that cannot be used
+    explains a 401/403 for its scope (``unused_for``) unless a higher source has one there.
+    ``home`` ``None`` reads no user files; ``etc`` holds the global ``pip.conf`` (default
+    ``PIP_GLOBAL_DIR``).
     """
 
     def __init__(
@@ -455,7 +507,9 @@ class RegistryAccess:
         if netrc_path is not None:
             self._netrc, more = netrc_logins(netrc_path)
             warnings += more
-        self._stores: dict[tuple[tuple[str, str, str, str], ...], int] = {}
+        self._stores: dict[
+            tuple[tuple[tuple[str, str, str, str], ...], tuple[tuple[str, str], ...]], int
+        ] = {}
         self._default = self._access(Npmrc(), ())
         # Warnings about the user's files and environment, reported once for the run (stderr).
         self.warnings: list[str] = [
@@ -489,7 +543,11 @@ class RegistryAccess:
         npm_found: list[Credential] = []
         configured = self._settings.registries.get("npm")
         npm, more = _npm_registries(npmrc, self._env, configured, npm_found)
-        npm_creds, still_more = _npm_credentials(npmrc, npm)
+        # Credentials per file, not per merged key: for one nerf-dart the checkout's credential
+        # replaces the user's whatever its kind (a checkout ``username``/``_password`` must not
+        # lose to a user ``_authToken`` that npm's per-key merge would rank first).
+        user = _npm_credentials(self._user_npmrc, npm)
+        own = _npm_credentials(checkout, npm)
         registries = dict(self._settings.registries)
         if self._pypi is not None:
             registries["pypi"] = self._pypi
@@ -500,10 +558,17 @@ class RegistryAccess:
             *self._pip,
             *[c for c in npm_found if c.source.lower().startswith("npm_config")],
             *[c for c in npm_found if not c.source.lower().startswith("npm_config")],
-            *sorted(npm_creds, key=lambda c: c.source == CHECKOUT_NPMRC),
+            *user.credentials,
+            *own.credentials,
             *self._settings.registry_credentials,
         ]
         by_scope = {(c.scope, c.header): c for c in ranked}
+        # Why a file's credential for a scope was not used, unless a source above that file
+        # has a credential for the scope (then the unusable one would not have been sent).
+        above_own = {c.scope for c in self._settings.registry_credentials}
+        above_user = above_own | {c.scope for c in own.credentials}
+        unused = {s: why for s, why in user.unused.items() if s not in above_user}
+        unused |= {s: why for s, why in own.unused.items() if s not in above_own}
         covered = {c.scope.split("/", 3)[2] for c in by_scope.values()}
         for url in self._origins(registries, npm):
             # netrc names machines, not ports or schemes: a login for a host applies to every
@@ -515,17 +580,17 @@ class RegistryAccess:
                 covered.add(origin)
                 credential = basic_credential(*login, f"{root[0]}//{origin}/", "~/.netrc")
                 by_scope[(credential.scope, credential.header)] = credential
-        store = StaticCredentials(by_scope.values())
-        signature = tuple(
-            sorted((c.scope, c.header, c.cache_identity, c.source) for c in by_scope.values())
-        )
+        store = StaticCredentials(by_scope.values(), unused)
+        # Explanations count too: a lookup's 401 row must name this checkout's unusable line.
+        sent = sorted((c.scope, c.header, c.cache_identity, c.source) for c in by_scope.values())
+        signature = (tuple(sent), tuple(sorted(unused.items())))
         key = self._stores.setdefault(signature, len(self._stores))
         return CheckoutAccess(
             npm=npm,
             registries=registries,
             credentials=store,
             key=key,
-            warnings=warnings + tuple(more) + tuple(still_more),
+            warnings=warnings + tuple(more) + tuple(user.warnings) + tuple(own.warnings),
         )
 
     def _origins(self, registries: Mapping[str, str], npm: NpmRegistries) -> list[str]:
@@ -540,6 +605,11 @@ class RegistryAccess:
         """The credential for ``GET url`` in the lookup running now (``Credentials``)."""
         active = _ACTIVE.get()
         return (self._default if active is None else active).credentials.for_url(url)
+
+    def unused_for(self, url: str) -> str | None:
+        """Why a credential configured for ``url`` was not sent, in the lookup running now."""
+        active = _ACTIVE.get()
+        return (self._default if active is None else active).credentials.unused_for(url)
 
     @staticmethod
     @contextlib.contextmanager

@@ -219,6 +219,8 @@ class FetchResponse:
     without a request), ``revalidated`` (a 304 confirmed the stored body), ``miss`` (fetched) or
     ``off`` (no cache in use). ``credential`` names the source of the credential the request
     carried (``~/.npmrc``, ``~/.netrc`` …; never the secret), ``None`` for an anonymous one.
+    ``credential_unused``, on a 401/403 only, says why a credential configured for ``url`` was
+    not sent (an unset ``${VAR}`` …; never the secret), ``None`` when there was none.
     """
 
     status: int
@@ -228,6 +230,7 @@ class FetchResponse:
     fetched_at: datetime
     cache: Literal["fresh", "revalidated", "miss", "off"] = "off"
     credential: str | None = None
+    credential_unused: str | None = None
 
     def header(self, name: str) -> str | None:
         """Return the first value of header ``name`` (case-insensitive), or ``None``."""

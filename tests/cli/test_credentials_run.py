@@ -284,6 +284,93 @@ def test_anonymous_401_row_says_no_credential_is_configured(
     assert host.authorized_requests == 0
 
 
+def test_checkout_user_and_password_win_over_the_users_token_for_that_registry(
+    private_hosts: dict[str, tuple[VirtualHost, Npm]], tmp_path: Path
+) -> None:
+    """The checkout's ``username``/``_password`` for a registry replace ``~/.npmrc``'s token.
+
+    npm merges config per key and would send the user file's token (a token ranks first).
+    """
+    host = private_hosts["acme"][0]
+    password = "STANDIN-checkout-password-o15"  # noqa: S105
+    host.required_authorization = _basic("u", password)
+    dart = host.url.removeprefix("http:")
+    home = Path(os.environ["HOME"])
+    (home / ".npmrc").write_text(f"{dart}/:_authToken=STANDIN-HOMETOKEN-p16\n")
+    encoded = base64.b64encode(password.encode()).decode()
+    (tmp_path / ".npmrc").write_text(
+        f"@acme:registry={host.url}/\n{dart}/:username=u\n{dart}/:_password={encoded}\n"
+    )
+    (tmp_path / "package.json").write_text('{"dependencies": {"@acme/lib": "^1.0.0"}}')
+    result = CliRunner().invoke(app, ["run", str(tmp_path), "--format", "json"])
+    row = json.loads(result.stdout)["repositories"][0]["dependencies"][0]
+    assert (row["status"], row.get("reason")) == ("up-to-date", None)
+    assert host.authorized_requests == host.requests == 1
+    assert [entry.status for entry in host.log] == [200]
+
+
+def test_401_row_names_the_npmrc_line_whose_variable_is_unset(
+    private_hosts: dict[str, tuple[VirtualHost, Npm]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``${NPM_TOKEN}`` unset: the row says that line was not used, not "none configured".
+
+    A second checkout without that line, asking the same registry anonymously, keeps its own
+    reason: rows are never shared between checkouts that explain differently.
+    """
+    monkeypatch.delenv("NPM_TOKEN", raising=False)
+    host = private_hosts["acme"][0]
+    host.required_authorization = "Bearer STANDIN-q17"
+    dart = host.url.removeprefix("http:")
+    repos = {name: tmp_path / name for name in ("with_line", "without")}
+    for name, repo in repos.items():
+        repo.mkdir()
+        line = f"{dart}/:_authToken=${{NPM_TOKEN}}\n" if name == "with_line" else ""
+        (repo / ".npmrc").write_text(f"@acme:registry={host.url}/\n{line}")
+        (repo / "package.json").write_text('{"dependencies": {"@acme/lib": "^1.0.0"}}')
+    result = CliRunner().invoke(app, ["run", *map(str, repos.values()), "--format", "json"])
+    reasons = {
+        Path(r["target"]).name: r["dependencies"][0]["reason"]
+        for r in json.loads(result.stdout)["repositories"]
+    }
+    shown = host.url.removeprefix("http://")
+    assert reasons == {
+        "with_line": f"npm package '@acme/lib': HTTP 401 from {shown}: the credential in "
+        "./.npmrc line 2 was not used: environment variable NPM_TOKEN is not set",
+        "without": f"npm package '@acme/lib': HTTP 401 from {shown}: "
+        "no credential configured for it (add one to .npmrc or ~/.netrc)",
+    }
+    assert host.authorized_requests == 0
+
+
+def test_401_row_names_the_refused_fallback_and_the_unused_line(
+    private_hosts: dict[str, tuple[VirtualHost, Npm]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the checkout's line unusable, ~/.netrc's login is sent; its refusal names both."""
+    monkeypatch.delenv("NPM_TOKEN", raising=False)
+    host = private_hosts["acme"][0]
+    host.required_authorization = "Bearer STANDIN-r18"
+    netrc_password = "STANDIN-netrc-s19"  # noqa: S105
+    home = Path(os.environ["HOME"])
+    (home / ".netrc").write_text(f"machine 127.0.0.1 login nuser password {netrc_password}\n")
+    (tmp_path / ".npmrc").write_text(
+        f"@acme:registry={host.url}/\n{host.url.removeprefix('http:')}/:_authToken=${{NPM_TOKEN}}\n"
+    )
+    (tmp_path / "package.json").write_text('{"dependencies": {"@acme/lib": "^1.0.0"}}')
+    result = CliRunner().invoke(app, ["run", str(tmp_path), "--format", "json"])
+    row = json.loads(result.stdout)["repositories"][0]["dependencies"][0]
+    assert row["reason"] == (
+        f"npm package '@acme/lib': HTTP 401 from {host.url.removeprefix('http://')}: "
+        "the credential from ~/.netrc was refused; the credential in ./.npmrc line 2 was not "
+        "used: environment variable NPM_TOKEN is not set"
+    )
+    assert host.authorized_requests == host.requests == 1
+    assert netrc_password not in result.stdout + result.stderr
+
+
 def test_password_in_a_registry_url_is_sent_but_never_shown(
     fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:

@@ -222,7 +222,10 @@ async def test_malformed_body_from_registry(registry: respx.MockRouter) -> None:
     assert len(caught.value.reason) < 300
 
 
-def _answer(status: int, credential: str | None) -> FetchResponse:
+UNUSED = "the credential in ./.npmrc line 2 was not used: environment variable X is not set"
+
+
+def _answer(status: int, credential: str | None, unused: str | None = None) -> FetchResponse:
     return FetchResponse(
         status=status,
         url="https://me:pw@npm.example.com/@acme%2fx?token=t",
@@ -230,6 +233,7 @@ def _answer(status: int, credential: str | None) -> FetchResponse:
         content=b"",
         fetched_at=FETCHED_AT,
         credential=credential,
+        credential_unused=unused,
     )
 
 
@@ -252,6 +256,22 @@ def test_anonymous_401_says_where_a_credential_goes() -> None:
         "npm package '@acme/x': HTTP 401 from npm.example.com: "
         "no credential configured for it (add one to .npmrc or ~/.netrc)"
     )
+
+
+@pytest.mark.parametrize(
+    ("credential", "why"),
+    [
+        (None, UNUSED),
+        ("~/.netrc", f"the credential from ~/.netrc was refused; {UNUSED}"),
+    ],
+)
+def test_401_says_why_a_configured_credential_was_not_sent(
+    credential: str | None, why: str
+) -> None:
+    """A credential line that could not be used is named instead of "none configured"."""
+    with pytest.raises(RegistryError) as caught:
+        npm.catalog_from(_answer(401, credential, UNUSED), "@acme/x", "https://npm.example.com/x")
+    assert str(caught.value) == f"npm package '@acme/x': HTTP 401 from npm.example.com: {why}"
 
 
 def test_error_reasons_redact_the_url() -> None:

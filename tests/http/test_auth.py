@@ -94,6 +94,42 @@ async def test_fetcher_sends_the_credential_only_in_scope_and_keys_it_apart(
     assert not keys[0].endswith("|-")
 
 
+def test_unused_for_explains_a_scope_only_when_nothing_more_specific_was_sent() -> None:
+    """The most specific explanation answers, unless a more specific credential is sent."""
+    why = "the credential in ./.npmrc line 2 was not used: environment variable X is not set"
+    store = StaticCredentials(
+        [_bearer("https://r.example.com/team/"), _bearer("https://s.example.com/")],
+        {"https://r.example.com/": why, "https://s.example.com/npm/": why},
+    )
+    assert store.unused_for("https://r.example.com/other") == why
+    assert store.unused_for("https://r.example.com/team/pkg") is None
+    assert store.unused_for("https://s.example.com/npm/pkg") == why
+    assert store.unused_for("https://s.example.com/pkg") is None
+    assert store.unused_for("https://t.example.com/x") is None
+    assert StaticCredentials().unused_for("https://r.example.com/x") is None
+
+
+@pytest.mark.anyio
+@respx.mock(assert_all_mocked=True, assert_all_called=True)
+async def test_fetcher_puts_the_explanation_on_a_refusal_only(
+    respx_mock: respx.MockRouter,
+) -> None:
+    """A 401/403 carries the store's ``unused_for`` text for its URL; a success does not."""
+    why = "the credential in ./.npmrc line 2 was not used: environment variable X is not set"
+    respx_mock.get("https://r.example.com/npm/a").respond(401)
+    respx_mock.get("https://r.example.com/npm/b").respond(403)
+    respx_mock.get("https://r.example.com/npm/c").respond(200, json={})
+    store = StaticCredentials([], {"https://r.example.com/npm/": why})
+    async with httpx.AsyncClient() as client:
+        fetch = Fetcher(client, credentials=store)
+        answers = [await fetch(f"https://r.example.com/npm/{n}") for n in "abc"]
+    assert [(a.status, a.credential, a.credential_unused) for a in answers] == [
+        (401, None, why),
+        (403, None, why),
+        (200, None, None),
+    ]
+
+
 @pytest.mark.parametrize(
     ("url", "shown"),
     [

@@ -140,7 +140,8 @@ def check_status(
     ``what`` names the package for the message (e.g. ``npm package 'left-pad'``). URLs in the
     message are redacted (``redact_url``). A 401/403 names the credential source that was
     refused (``response.credential``, never its value) or, for an anonymous request, says none
-    is configured and where one goes (``credential_hint``, e.g. ``.npmrc or ~/.netrc``).
+    is configured and where one goes (``credential_hint``, e.g. ``.npmrc or ~/.netrc``); when
+    a configured credential could not be used, it says why (``response.credential_unused``).
     """
     if 200 <= response.status < 300:  # noqa: PLR2004 - the 2xx class
         return
@@ -150,8 +151,12 @@ def check_status(
         raise PackageNotFound(msg)
     if response.status in {401, 403}:
         host = urlsplit(response.url).netloc.rpartition("@")[2]
+        unused = response.credential_unused
         if response.credential is not None:
             why = f"the credential from {response.credential} was refused"
+            why += f"; {unused}" if unused is not None else ""
+        elif unused is not None:
+            why = unused
         else:
             why = f"no credential configured for it (add one to {credential_hint})"
         msg = f"{what}: HTTP {response.status} from {host}: {why}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
@@ -52,9 +52,7 @@ class Credential:
 
     def applies_to(self, url: str) -> bool:
         """Return whether ``url`` is inside this credential's scope (origin and path prefix)."""
-        origin, path = _split(url)
-        scope_origin, scope_path = _split(self.scope)
-        return origin == scope_origin and (path + "/").startswith(scope_path)
+        return _in_scope(url, self.scope)
 
     @property
     def cache_identity(self) -> str:
@@ -69,18 +67,48 @@ class Credentials(Protocol):
         """Return the credential to send with ``GET url``, or ``None`` for an anonymous request."""
         ...
 
+    def unused_for(self, url: str) -> str | None:
+        """Return why a credential configured for ``url`` was not sent, or ``None``.
+
+        A sentence for a 401/403 message, never a secret (e.g. ``the credential in ./.npmrc
+        line 2 was not used: environment variable NPM_TOKEN is not set``); ``http`` only
+        passes it on (``FetchResponse.credential_unused``).
+        """
+        ...
+
 
 class StaticCredentials:
-    """A fixed set of credentials; the longest matching scope wins (npm's nerf-dart rule)."""
+    """A fixed set of credentials; the longest matching scope wins (npm's nerf-dart rule).
 
-    def __init__(self, credentials: Iterable[Credential] = ()) -> None:
+    ``unused`` maps a scope to why a credential configured for it was not usable (the
+    explanation ``unused_for`` gives); its URLs follow the same scope rule.
+    """
+
+    def __init__(
+        self, credentials: Iterable[Credential] = (), unused: Mapping[str, str] | None = None
+    ) -> None:
         self._credentials = sorted(credentials, key=lambda c: len(c.scope), reverse=True)
+        self._unused = sorted((unused or {}).items(), key=lambda i: len(i[0]), reverse=True)
 
     def for_url(self, url: str) -> Credential | None:
         """Return the most specific credential whose scope contains ``url``, or ``None``."""
         for credential in self._credentials:
             if credential.applies_to(url):
                 return credential
+        return None
+
+    def unused_for(self, url: str) -> str | None:
+        """Why the most specific unusable credential for ``url`` was not sent, or ``None``.
+
+        ``None`` too when a credential of a more specific scope was sent: the unusable one
+        would not have been chosen anyway.
+        """
+        sent = self.for_url(url)
+        for scope, why in self._unused:
+            if len(scope) < (len(sent.scope) if sent is not None else 0):
+                return None
+            if _in_scope(url, scope):
+                return why
         return None
 
     def __bool__(self) -> bool:
@@ -98,6 +126,13 @@ def scope_of(url: str) -> str:
     """
     origin, path = _split(url)
     return origin + (path if path.endswith("/") else path + "/")
+
+
+def _in_scope(url: str, scope: str) -> bool:
+    """Whether ``url`` has the origin of ``scope`` and a path under its path prefix."""
+    origin, path = _split(url)
+    scope_origin, scope_path = _split(scope)
+    return origin == scope_origin and (path + "/").startswith(scope_path)
 
 
 def _split(url: str) -> tuple[str, str]:

@@ -268,7 +268,7 @@ class Fetcher:
         floor = self._floors.get(representation, 0.0)
         shared = self._inflight.get(key)
         if shared is not None:
-            return await shared.wait()
+            return self._explained(await shared.wait())
         flight: _Flight[FetchResponse] = _Flight()
         self._inflight[key] = flight
         try:
@@ -278,9 +278,20 @@ class Fetcher:
             raise
         else:
             flight.succeed(response)
-            return response
+            return self._explained(response)
         finally:
             del self._inflight[key]
+
+    def _explained(self, response: FetchResponse) -> FetchResponse:
+        """``response``, a 401/403 with why a credential for its URL was not sent (if one was).
+
+        Asked per caller, not per shared request: callers sharing one anonymous request may
+        have different credential configurations (each checkout's own ``.npmrc``).
+        """
+        if response.status not in {401, 403} or self._credentials is None:
+            return response
+        why = self._credentials.unused_for(response.url)
+        return response if why is None else replace(response, credential_unused=why)
 
     async def _cached_fetch(
         self,
