@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 
 import pytest
 
@@ -21,29 +19,17 @@ from patchula.models import ExtractResult
 from patchula.policy import evaluate as policy_evaluate
 from patchula.scan import _Reader, read_commit
 from patchula.settings import DEFAULT_IGNORE_PATHS
+from tests.hang import fail_if_blocked
 from tests.test_scan import PKGS, FakeFetch, _scan, _write
 
 HUGE = "9" * 5000
 
 
-class Hung(BaseException):  # not an Exception: no guard or OSError handler may eat it
-    """Raised by the alarm in a test that blocked."""
-
-
 @pytest.fixture(autouse=True)
 def _no_hang() -> Iterator[None]:
-    """Fail a test that blocks (a FIFO opened for reading) instead of hanging the suite."""
-
-    def _alarm(signum: int, frame: FrameType | None) -> None:
-        raise Hung("blocked: a read did not return within 10 s")
-
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(10)
-    try:
+    """Fail a test that blocks (a FIFO opened by a regression) instead of hanging the suite."""
+    with fail_if_blocked(10):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _problems(result: scan_module.ScanResult) -> dict[str, tuple[int | None, str, str]]:

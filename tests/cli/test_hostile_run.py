@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 
 import pytest
 from typer.testing import CliRunner
 
 from patchula.cli import app
+from tests.hang import fail_if_blocked
 
 runner = CliRunner()
 SURROGATES = (
@@ -78,24 +77,11 @@ def test_report_under_a_file_prints_results_then_fails(tmp_path: Path) -> None:
     assert f"cannot write report {path}" in result.stderr
 
 
-class _Hung(BaseException):  # not an Exception: no guard or OSError handler may eat it
-    """Raised by the alarm in a test that blocked."""
-
-
 @pytest.fixture
 def no_hang() -> Iterator[None]:
-    """Fail a test that blocks (a FIFO opened for writing) instead of hanging the suite."""
-
-    def _alarm(signum: int, frame: FrameType | None) -> None:
-        raise _Hung("blocked: the command did not return within 10 s")
-
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(10)
-    try:
+    """Fail a test that blocks (a FIFO opened by a regression) instead of hanging the suite."""
+    with fail_if_blocked(10):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_report_to_a_fifo_without_a_reader_fails_at_once(tmp_path: Path, no_hang: None) -> None:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import random
-import signal
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 
 import pytest
 from typer.testing import CliRunner
@@ -24,6 +22,7 @@ from patchula.manager import MANAGERS
 from patchula.models import ExtractResult
 from patchula.scan import _checked, _Reader
 from tests.fake_registry import FakeRegistry
+from tests.hang import fail_if_blocked
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "manifests"
 SEED = 20261201
@@ -33,24 +32,11 @@ HUGE = "9" * 5000
 DEEP = 100_000
 
 
-class Hung(BaseException):  # not an Exception: no guard or OSError handler may eat it
-    """Raised by the alarm in a test that blocked."""
-
-
 @pytest.fixture(autouse=True)
 def _no_hang() -> Iterator[None]:
-    """A regression that loops or blocks fails after 30 s instead of hanging CI."""
-
-    def _alarm(signum: int, frame: FrameType | None) -> None:
-        raise Hung("fuzz case did not finish within 30 s")
-
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(30)
-    try:
+    """Fail a test that blocks (a FIFO opened by a regression) instead of hanging the suite."""
+    with fail_if_blocked(30):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _fixtures(manager_id: str) -> list[tuple[str, str]]:
