@@ -251,7 +251,6 @@ async def test_a_log_that_cannot_be_tied_to_the_file_gets_a_full_integrity_check
     assert not other & set(statements)
 
 
-
 async def test_another_caches_log_beside_a_file_without_identity_is_kept_and_not_replayed(
     tmp_path: Path,
 ) -> None:

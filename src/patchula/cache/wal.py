@@ -38,7 +38,8 @@ class WalVerdict:
 
     ``decided`` is false when the log cannot be tied to the database either way (no page-1
     frame, or neither the database nor the log's page-1 frames carry an identity); then it is
-    replayed read-only and checked in full before it is replayed for real. ``frames`` counts the frames of the log's current generation (matching salts).
+    replayed read-only and checked in full before it is replayed for real. ``frames`` counts
+    the frames of the log's current generation (matching salts).
     """
 
     foreign: str | None
