@@ -191,7 +191,7 @@ def _trial_replay(path: Path) -> str | None:
     Returns the first problem (``integrity_check`` row or corruption error), or ``None`` when
     the database with its log is whole, or when the trial cannot run (busy, cannot open: the
     writer then meets and reports the same). A read-only connection never checkpoints
-    (https://www.sqlite.org/wal.html#read_only_databases), so the file is untouched and the log
+    (https://www.sqlite.org/wal.html, "Read-Only Databases"), so the file is untouched and the log
     kept whatever the outcome; a read-write one would copy a foreign log into the file when
     closed after a failed check, then delete it.
     """
