@@ -249,3 +249,95 @@ async def test_a_log_that_cannot_be_tied_to_the_file_gets_a_full_integrity_check
     other = {"PRAGMA quick_check", "PRAGMA integrity_check"} - {check}
     assert check in statements
     assert not other & set(statements)
+
+
+async def test_another_caches_log_beside_a_file_without_identity_is_kept_and_not_replayed(
+    tmp_path: Path,
+) -> None:
+    """The tester's case: two real caches, the other's killed run's log copied beside this one.
+
+    This file has no identity in its header (a cache from before identities), so the log was
+    judged undecided and replayed: the other cache's pages silently replaced this one's rows
+    (or damaged the file, which was then rebuilt after the close copied the log into it and
+    deleted it). A file is now stamped in its header at once, so a log carrying an identity
+    beside a file without one is another cache's.
+    """
+    path, other = tmp_path / "victim.db", tmp_path / "other.db"
+    await make_cache(path, "mine", "also-mine")
+    with raw(path) as conn:
+        conn.execute("PRAGMA application_id = 0")  # a cache from before identities
+    original = path.stat().st_size
+    await make_cache(other, "theirs")
+    killed(CACHE_CHILD, str(other), "foreign")
+    shutil.copy(wal_of(other), wal_of(path))
+    stale = wal_of(path).read_bytes()
+    async with Cache.open(path, clock=CLOCK) as cache:
+        assert await cache.get_http("mine") == entry("mine")  # the cache survived
+        assert await cache.get_http("also-mine") == entry("also-mine")
+        assert await cache.get_http("foreign") is None
+        assert await cache.get_http("theirs") is None
+        assert cache.stats.rebuilds == 0
+        [warning] = cache.warnings
+        assert "not replayed (it was written for another cache" in warning
+        kept = tmp_path / f"victim.db.corrupt-{STAMP.rsplit('-', 1)[1]}-wal"
+        assert str(kept) in warning
+    assert kept.read_bytes() == stale  # kept byte for byte, never checkpointed or deleted
+    assert not kept.with_name(kept.name.removesuffix("-wal")).exists()  # the file stays
+    assert path.stat().st_size == original  # no foreign page was copied into it
+    assert cache_wal.inspect(path) is None
+    with raw(path) as conn:  # stamped in the header itself by that open
+        assert conn.execute("PRAGMA application_id").fetchone()[0] != 0
+
+
+async def test_an_older_cache_is_stamped_in_its_header_at_once(tmp_path: Path) -> None:
+    """The first open of a cache without an identity checkpoints its stamp into the header.
+
+    So a run killed right after that open leaves a log tied to the file, never one that a
+    later run would take for another cache's.
+    """
+    path = tmp_path / "cache.sqlite3"
+    await make_cache(path, "before")
+    with raw(path) as conn:
+        conn.execute("PRAGMA application_id = 0")
+    killed(CACHE_CHILD, str(path), "committed")
+    with path.open("rb") as file:
+        header = file.read(100)
+    assert header[68:72] != bytes(4)
+    verdict = cache_wal.inspect(path)
+    assert verdict is not None
+    assert (verdict.foreign, verdict.decided) == (None, True)
+    async with Cache.open(path, clock=CLOCK) as cache:
+        assert await cache.get_http("committed") == entry("committed")
+        assert await cache.get_http("before") == entry("before")
+        assert "replayed" in cache.warnings[0]
+    assert quarantined(tmp_path) == []
+
+
+async def test_an_undecided_log_that_damages_the_file_is_kept_aside(tmp_path: Path) -> None:
+    """A log that cannot be tied to the file and breaks it is moved aside; the cache is kept.
+
+    Another SQLite database's log of the same page size has no page-1 frame here. Replaying it
+    read-write and checking afterwards copied it into the file on close, deleted it, and then
+    quarantined the damaged file: the whole cache lost. The trial runs read-only now.
+    """
+    path, other = tmp_path / "victim.db", tmp_path / "other.sqlite3"
+    await make_cache(path, "mine")
+    original = path.read_bytes()
+    killed(RAW_CHILD, str(other), "4096")
+    shutil.copy(wal_of(other), wal_of(path))
+    stale = wal_of(path).read_bytes()
+    verdict = cache_wal.inspect(path)
+    assert verdict is not None
+    assert (verdict.foreign, verdict.decided) == (None, False)
+    async with Cache.open(path, clock=CLOCK) as cache:
+        assert await cache.get_http("mine") == entry("mine")
+        assert cache.stats.rebuilds == 0
+        [warning] = cache.warnings
+        assert "not replayed (it could not be tied to the database" in warning
+        assert "fails integrity_check" in warning
+        kept = tmp_path / f"victim.db.corrupt-{STAMP.rsplit('-', 1)[1]}-wal"
+        assert str(kept) in warning
+    assert kept.read_bytes() == stale
+    assert path.stat().st_size == len(original)  # no page of the log was copied into the file
+    with raw(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]

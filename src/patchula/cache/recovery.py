@@ -130,11 +130,12 @@ def connect_writer(path: Path) -> CacheConnection:
     """Open ``path`` read-write, check it and migrate it to the current schema.
 
     Order matters: a ``-wal`` left beside the file is judged before SQLite can replay it
-    (``wal.inspect``; a foreign one raises ``ForeignWal`` untouched); the schema version is
-    read before anything is written, so a future schema is refused without touching the file;
-    ``PRAGMA quick_check`` then verifies b-tree pages
-    (https://www.sqlite.org/pragma.html#pragma_quick_check) — a full ``integrity_check`` when
-    a replayed log could not be tied to the file — before WAL mode
+    (``wal.inspect``; a foreign one raises ``ForeignWal`` untouched), and one that cannot be
+    tied to the file is replayed first on a read-only connection with a full
+    ``integrity_check`` (``ForeignWal`` when it fails, the file and log untouched); the schema
+    version is read before anything is written, so a future schema is refused without
+    touching the file; ``PRAGMA quick_check`` then verifies b-tree pages
+    (https://www.sqlite.org/pragma.html#pragma_quick_check) before WAL mode
     (https://www.sqlite.org/wal.html) and ``synchronous=NORMAL`` are set. A database without
     an identity gets a random one in its application_id. A current WAL database whose write
     lock another process holds opens with ``locked`` set instead of failing.
@@ -150,12 +151,21 @@ def connect_writer(path: Path) -> CacheConnection:
     verdict = _leftover_wal(path)
     if verdict is not None and verdict.foreign is not None:
         raise ForeignWal(verdict.foreign)
+    checked = False
+    if verdict is not None and not verdict.decided:
+        problem = _trial_replay(path)
+        if problem is not None:
+            raise ForeignWal(
+                f"it could not be tied to the database, and the database with it fails "
+                f"integrity_check ({problem})"
+            )
+        checked = True
     try:
         conn = sqlite3.connect(path, isolation_level=None, factory=CacheConnection)
     except sqlite3.Error as exc:
         raise classify(exc, path) from exc
     try:
-        _prepare(conn, path, verdict)
+        _prepare(conn, path, verdict, checked=checked)
     except sqlite3.Error as exc:
         conn.close()
         raise classify(exc, path) from exc
@@ -175,16 +185,43 @@ def _leftover_wal(path: Path) -> wal.WalVerdict | None:
         return None  # unreadable: SQLite will report what it finds
 
 
-def _prepare(conn: CacheConnection, path: Path, verdict: wal.WalVerdict | None) -> None:
+def _trial_replay(path: Path) -> str | None:
+    """Replay an undecided ``-wal`` on a read-only connection and check the result in full.
+
+    Returns the first problem (``integrity_check`` row or corruption error), or ``None`` when
+    the database with its log is whole, or when the trial cannot run (busy, cannot open: the
+    writer then meets and reports the same). A read-only connection never checkpoints
+    (https://www.sqlite.org/wal.html, "Read-Only Databases"), so the file is untouched and the log
+    kept whatever the outcome; a read-write one would copy a foreign log into the file when
+    closed after a failed check, then delete it.
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        problems = [str(row[0]) for row in conn.execute("PRAGMA integrity_check").fetchall()]
+    except sqlite3.Error as exc:
+        return str(exc) if is_corruption(exc) else None
+    finally:
+        conn.close()
+    return None if problems == ["ok"] else " ".join(problems[0].split())[:200]
+
+
+def _prepare(
+    conn: CacheConnection, path: Path, verdict: wal.WalVerdict | None, *, checked: bool
+) -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     found = user_version(conn)
     if found > SCHEMA_VERSION:
         raise FutureSchema(path, found, SCHEMA_VERSION)
-    check = "integrity_check" if verdict is not None and not verdict.decided else "quick_check"
-    problems = [str(row[0]) for row in conn.execute(f"PRAGMA {check}").fetchall()]
-    if problems != ["ok"]:
-        first = " ".join(problems[0].split())[:200]
-        raise DatabaseCorrupt(f"{check}: {first}")
+    if not checked:  # the read-only trial of an undecided log already ran integrity_check
+        problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check").fetchall()]
+        if problems != ["ok"]:
+            first = " ".join(problems[0].split())[:200]
+            raise DatabaseCorrupt(f"quick_check: {first}")
     if verdict is not None:
         # The second column is the number of frames SQLite recovered from the log.
         conn.replayed = max(0, int(conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]))
@@ -210,6 +247,11 @@ def _prepare(conn: CacheConnection, path: Path, verdict: wal.WalVerdict | None) 
         # Before WAL mode on a new file, so the identity is in the file itself from the start.
         identity = secrets.randbits(31) or 1
         conn.execute(f"PRAGMA application_id = {identity}")
+        if str(conn.execute("PRAGMA journal_mode").fetchall()[0][0]).lower() == "wal":
+            # A file already in WAL mode (an older cache) got its stamp in the log: copy it
+            # into the header now, so a file without an identity never has a log of its own
+            # that carries one, and ``wal.inspect`` can call such a log another cache's.
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     conn.identity = identity
     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
     if str(mode).lower() != "wal":

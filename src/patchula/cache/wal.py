@@ -5,6 +5,9 @@ another database (https://www.sqlite.org/fileformat2.html §4: nothing in a WAL 
 database). Every cache database carries a random identity in its header's application_id
 (offset 68) and rewrites it in every write transaction, so each transaction of its WAL holds a
 frame for page 1 with that identity; a WAL whose page-1 frames carry another one is foreign.
+A log that cannot be tied to the file this way (no page-1 frame, or page-1 frames without an
+identity beside a file without one) is undecided: ``recovery`` replays it on a read-only
+connection, which never checkpoints, before the file is opened for writing.
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ class WalVerdict:
     """What a leftover ``-wal`` is: ``foreign`` (why, or ``None``), and ``decided``.
 
     ``decided`` is false when the log cannot be tied to the database either way (no page-1
-    frame, or a database without an identity yet); then a full ``integrity_check`` follows the
-    replay. ``frames`` counts the frames of the log's current generation (matching salts).
+    frame, or neither the database nor the log's page-1 frames carry an identity); then it is
+    replayed read-only and checked in full before it is replayed for real. ``frames`` counts
+    the frames of the log's current generation (matching salts).
     """
 
     foreign: str | None
@@ -82,6 +86,11 @@ def inspect(path: Path) -> WalVerdict | None:
         reason = f"its page size is {page_size} bytes, the database's {db_page_size}"
         return WalVerdict(reason, decided=True, frames=frames)
     identity = header[APPLICATION_ID]
+    if identity == bytes(4) and any(found != identity for found in identities):
+        # A file gets its identity checkpointed into its header as soon as it is stamped
+        # (``recovery``), so a log carrying one beside a file without any is another cache's.
+        reason = "it was written for another cache (this database has no identity yet)"
+        return WalVerdict(reason, decided=True, frames=frames)
     if identity == bytes(4) or not identities:
         return WalVerdict(None, decided=False, frames=frames)
     if any(found != identity for found in identities):
