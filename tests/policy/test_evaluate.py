@@ -381,3 +381,52 @@ def test_catalog_caveat_is_reported_on_the_row() -> None:
     f = evaluate(_py_dep("==1.0"), cat, pep440, NO_WAIT, NOW)
     assert (f.status, f.eligible) == ("outdated", "1.1")
     assert f.reason == "could not check for a newer major (pkg/v2): timed out"
+
+
+def test_prerelease_dist_tag_latest_gives_way_to_the_newest_stable() -> None:
+    """``dist-tags.latest`` on a prerelease: a stable current's latest is the newest stable.
+
+    Shaped like the real case: ``latest`` tags ``1.0.0-pre1`` while ``0.0.10`` is the newest
+    stable; the row is up to date against 0.0.10, with 0 libyears, and names the dist-tag.
+    """
+    cat = _npm_catalog(
+        _rel("0.0.9", 400), _rel("0.0.10", 300), _rel("1.0.0-pre1", 10), latest="1.0.0-pre1"
+    )
+    f = evaluate(_npm_dep("0.0.10"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.current, f.latest, f.libyears) == ("up-to-date", "0.0.10", "0.0.10", 0.0)
+    assert f.latest_released_at == NOW - timedelta(days=300)
+    assert f.reason == (
+        "dist-tags.latest is 1.0.0-pre1, a prerelease; latest shown is the newest stable release"
+    )
+    behind = evaluate(_npm_dep("0.0.9"), cat, npm, NO_WAIT, NOW)
+    assert (behind.status, behind.latest, behind.eligible) == ("outdated", "0.0.10", "0.0.10")
+    assert behind.libyears == round(100 / 365.25, 4)
+
+
+def test_prerelease_dist_tag_latest_stands_for_a_prerelease_current() -> None:
+    """A prerelease current keeps the registry's prerelease latest (design §1)."""
+    cat = _npm_catalog(
+        _rel("0.0.10", 300), _rel("1.0.0-pre0", 50), _rel("1.0.0-pre1", 10), latest="1.0.0-pre1"
+    )
+    f = evaluate(_npm_dep("1.0.0-pre0"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.eligible) == ("outdated", "1.0.0-pre1", "1.0.0-pre1")
+    assert f.reason is None
+
+
+def test_prerelease_dist_tag_latest_without_any_stable_is_labelled() -> None:
+    """With no stable release at all, the prerelease latest stands and the row says so."""
+    cat = _npm_catalog(_rel("1.0.0-pre0", 50), _rel("1.0.0-pre1", 10), latest="1.0.0-pre1")
+    f = evaluate(_npm_dep("1.0.0-pre1"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.latest) == ("up-to-date", "1.0.0-pre1")
+    assert f.reason == "latest 1.0.0-pre1 is a prerelease: npm has no stable release"
+
+
+def test_prerelease_dist_tag_latest_on_an_unknown_row() -> None:
+    """A row whose current cannot be found still shows the newest stable as latest."""
+    cat = _npm_catalog(_rel("0.0.10", 300), _rel("1.0.0-pre1", 10), latest="1.0.0-pre1")
+    f = evaluate(_npm_dep("^5.0.0"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.latest_released_at) == (
+        "unknown",
+        "0.0.10",
+        NOW - timedelta(days=300),
+    )

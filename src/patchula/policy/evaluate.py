@@ -7,7 +7,9 @@ No I/O and no wall clock: ``now`` is a parameter. The rules follow design.md §1
   deprecated versions, like ``npm-pick-manifest``; pip takes the newest matching final release
   and skips yanked ones, PEP 592);
 * latest = the registry's own newest stable (npm ``dist-tags.latest``, PyPI newest non-yanked
-  final release);
+  final release); when the registry's latest is a prerelease (an npm ``latest`` tag set on
+  ``1.0.0-pre1``) and current is stable, latest is the newest stable release instead (design
+  §1: prereleases only for a prerelease current), and the row says which tag was set;
 * candidates = releases newer than current, not yanked, installable, not deprecated, of the same
   stability as current (prereleases only when current is one) and no newer than latest unless
   current already is (Renovate's rule for versions above ``latest``);
@@ -52,15 +54,16 @@ def evaluate(
     """
     resolved = _resolve_current(dep, catalog, versioning, locked)
     if isinstance(resolved, str):
+        shown, _ = _select_latest(catalog, versioning, None)
         return Finding(
             status="unknown",
             reason=resolved,
-            latest=catalog.latest,
-            latest_released_at=_released_at(catalog, catalog.latest, versioning),
+            latest=shown,
+            latest_released_at=_released_at(catalog, shown, versioning),
         )
     current, source = resolved
     current_rel = _find(catalog, current, versioning)
-    latest = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
+    latest, latest_note = _select_latest(catalog, versioning, current)
     latest_rel = _find(catalog, latest, versioning) if latest else None
     pseudo_time = _pseudo_time(versioning, current)
     if current_rel is None and (catalog.lists_every_version or pseudo_time is None):
@@ -111,7 +114,7 @@ def evaluate(
 
     return Finding(
         status=status,
-        reason=_notes(current_rel, latest_rel, latest, catalog),
+        reason=_notes(current_rel, latest_rel, latest, catalog, latest_note),
         current=current,
         current_source=source,
         latest=latest,
@@ -175,6 +178,44 @@ def _resolve_current(
         what = f"the range {constraint!r}" if constraint else "an unconstrained install"
         return f"no published release satisfies {what}"
     return chosen, "range"
+
+
+def _select_latest(
+    catalog: Catalog, versioning: Versioning, current: str | None
+) -> tuple[str | None, str | None]:
+    """Return ``(latest, note)``: the latest a user on ``current`` is measured against.
+
+    The registry's latest, unless it is a prerelease while current is stable (or unknown,
+    ``None``): then the newest stable release that is not yanked and is installable, as design
+    §1 offers prereleases only to a prerelease current. The note names the tag that was set
+    (``dist-tags.latest is 1.0.0-pre1, a prerelease; ...``) or labels a prerelease latest that
+    stands because the package has no stable release; ``None`` when there is nothing to say.
+    """
+    tagged = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
+    if tagged is None or versioning.is_stable(tagged):
+        return tagged, None
+    stable = max(
+        (
+            rel.version
+            for rel in catalog.releases
+            if not rel.yanked and rel.installable and versioning.is_stable(rel.version)
+        ),
+        key=versioning.sort_key,
+        default=None,
+    )
+    if stable is None:
+        return (
+            tagged,
+            f"latest {tagged} is a prerelease: {catalog.datasource} has no stable release",
+        )
+    if current is not None and not versioning.is_stable(current):
+        return tagged, None
+    tag = (
+        "dist-tags.latest"
+        if catalog.dist_tag("latest") == tagged
+        else f"{catalog.datasource} latest"
+    )
+    return stable, f"{tag} is {tagged}, a prerelease; latest shown is the newest stable release"
 
 
 def _candidates(
@@ -253,10 +294,16 @@ def _libyears(
 
 
 def _notes(
-    current_rel: Release | None, latest_rel: Release | None, latest: str | None, catalog: Catalog
+    current_rel: Release | None,
+    latest_rel: Release | None,
+    latest: str | None,
+    catalog: Catalog,
+    latest_note: str | None = None,
 ) -> str | None:
     """Return facts worth a user's attention: yanked or deprecated current or latest, caveat."""
     notes: list[str] = []
+    if latest_note is not None:
+        notes.append(latest_note)
     if current_rel is not None and current_rel.yanked:
         notes.append("current version is yanked")
     if current_rel is not None and current_rel.deprecated is not None:
