@@ -430,3 +430,37 @@ def test_prerelease_dist_tag_latest_on_an_unknown_row() -> None:
         "0.0.10",
         NOW - timedelta(days=300),
     )
+
+
+def test_range_admitting_only_deprecated_versions_resolves_and_flags_current() -> None:
+    """``left-pad ~1.2.0`` where every 1.2.x is deprecated installs 1.2.0, and the row says so.
+
+    npm-pick-manifest avoids deprecated versions only while the range admits another one; it
+    falls back to a deprecated version rather than failing the install.
+    """
+    cat = _npm_catalog(
+        _rel("1.1.3", 900),
+        _rel("1.2.0", 800, deprecated="use String.prototype.padStart()"),
+        _rel("1.3.0", 700),
+        latest="1.3.0",
+    )
+    f = evaluate(_npm_dep("~1.2.0", name="left-pad"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.current, f.current_source, f.eligible) == (
+        "outdated",
+        "1.2.0",
+        "range",
+        "1.3.0",
+    )
+    assert f.reason == "current version is deprecated: use String.prototype.padStart()"
+
+
+def test_range_prefers_a_non_deprecated_version_it_admits() -> None:
+    """A range admitting a deprecated and a non-deprecated version resolves to the latter."""
+    cat = _npm_catalog(
+        _rel("1.2.0", 800),
+        _rel("1.2.1", 700, deprecated="broken"),
+        _rel("1.3.0", 600),
+        latest="1.3.0",
+    )
+    f = evaluate(_npm_dep("~1.2.0"), cat, npm, NO_WAIT, NOW)
+    assert (f.current, f.reason) == ("1.2.0", None)

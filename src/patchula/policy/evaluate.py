@@ -157,27 +157,38 @@ def _resolve_current(
                 return f"{constraint!r} is neither a valid range nor a dist-tag of this package"
             return f"{constraint!r} is not a valid {versioning.ID} range"
     usable = [r for r in catalog.releases if not r.yanked and r.installable]
-    preferred = [r for r in usable if r.deprecated is None] or usable
-    versions = [r.version for r in preferred]
-    # npm-pick-manifest installs dist-tags.latest whenever the range admits it.
+    preferred = [r.version for r in usable if r.deprecated is None]
+    # npm-pick-manifest installs dist-tags.latest whenever the range admits it and it is not
+    # deprecated.
     if (
         catalog.datasource == "npm"
-        and catalog.latest in versions
+        and catalog.latest in preferred
         and (not constraint or versioning.matches(catalog.latest, constraint))
     ):
         return catalog.latest, "range"
-    if not constraint:
-        chosen = max(
-            (v for v in versions if versioning.is_stable(v)),
-            key=versioning.sort_key,
-            default=None,
-        )
-    else:
-        chosen = versioning.max_satisfying(versions, constraint)
-    if chosen is None:
-        what = f"the range {constraint!r}" if constraint else "an unconstrained install"
-        return f"no published release satisfies {what}"
-    return chosen, "range"
+    # Deprecated versions are avoided only while the range admits another one: npm-pick-manifest
+    # sorts them last and installs one rather than failing (``left-pad ~1.2.0``); the row then
+    # flags the deprecated current.
+    pools = (
+        [preferred] if len(preferred) == len(usable) else [preferred, [r.version for r in usable]]
+    )
+    for versions in pools:
+        chosen = _pick(versions, constraint, versioning)
+        if chosen is not None:
+            return chosen, "range"
+    what = f"the range {constraint!r}" if constraint else "an unconstrained install"
+    return f"no published release satisfies {what}"
+
+
+def _pick(versions: list[str], constraint: str, versioning: Versioning) -> str | None:
+    """Return what a fresh install of ``constraint`` (``""``: any version) picks, or ``None``."""
+    if constraint:
+        return versioning.max_satisfying(versions, constraint)
+    return max(
+        (v for v in versions if versioning.is_stable(v)),
+        key=versioning.sort_key,
+        default=None,
+    )
 
 
 def _select_latest(
