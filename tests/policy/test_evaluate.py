@@ -464,3 +464,32 @@ def test_range_prefers_a_non_deprecated_version_it_admits() -> None:
     )
     f = evaluate(_npm_dep("~1.2.0"), cat, npm, NO_WAIT, NOW)
     assert (f.current, f.reason) == ("1.2.0", None)
+
+
+@pytest.mark.parametrize(
+    ("constraint", "locked", "current"),
+    [
+        (None, None, "0.1b1"),
+        ("<1", None, "0.1b1"),
+        ("==0.1a1", None, "0.1a1"),
+        (None, "0.1a1", "0.1a1"),
+    ],
+)
+def test_pypi_project_with_only_prereleases(
+    constraint: str | None, locked: str | None, current: str
+) -> None:
+    """Only prereleases: latest is the newest one, labelled, and libyears are computed.
+
+    pip installs a prerelease when no final release satisfies (PEP 440, "Handling of
+    pre-releases"), so an unconstrained requirement resolves to the newest prerelease too.
+    """
+    cat = _py_catalog(
+        _rel("0.1.dev3", 730.5), _rel("0.1a1", 365.25), _rel("0.1b1", 0), latest="0.1b1"
+    )
+    f = evaluate(_py_dep(constraint), cat, pep440, NO_WAIT, NOW, locked=locked)
+    assert (f.current, f.latest) == (current, "0.1b1")
+    assert f.reason == "latest 0.1b1 is a prerelease: pypi has no stable release"
+    if current == "0.1b1":
+        assert (f.status, f.libyears) == ("up-to-date", 0.0)
+    else:
+        assert (f.status, f.eligible, f.libyears) == ("outdated", "0.1b1", 1.0)

@@ -4,12 +4,14 @@ No I/O and no wall clock: ``now`` is a parameter. The rules follow design.md §1
 
 * current = the locked version when a lockfile gives it, else the exact pin, else the version a
   fresh install resolves (npm prefers ``dist-tags.latest`` when the range admits it and avoids
-  deprecated versions, like ``npm-pick-manifest``; pip takes the newest matching final release
-  and skips yanked ones, PEP 592);
+  deprecated versions while the range admits another, like ``npm-pick-manifest``; pip takes the
+  newest matching final release, a prerelease only when no final one matches, and skips yanked
+  ones, PEP 440 and PEP 592);
 * latest = the registry's own newest stable (npm ``dist-tags.latest``, PyPI newest non-yanked
-  final release); when the registry's latest is a prerelease (an npm ``latest`` tag set on
-  ``1.0.0-pre1``) and current is stable, latest is the newest stable release instead (design
-  §1: prereleases only for a prerelease current), and the row says which tag was set;
+  final release, or its newest prerelease when it has no final release); when the registry's
+  latest is a prerelease (an npm ``latest`` tag set on ``1.0.0-pre1``) and current is stable,
+  latest is the newest stable release instead (design §1: prereleases only for a prerelease
+  current), and the row says which tag was set;
 * candidates = releases newer than current, not yanked, installable, not deprecated, of the same
   stability as current (prereleases only when current is one) and no newer than latest unless
   current already is (Renovate's rule for versions above ``latest``);
@@ -181,14 +183,21 @@ def _resolve_current(
 
 
 def _pick(versions: list[str], constraint: str, versioning: Versioning) -> str | None:
-    """Return what a fresh install of ``constraint`` (``""``: any version) picks, or ``None``."""
+    """Return what a fresh install of ``constraint`` (``""``: any version) picks, or ``None``.
+
+    Any version is the newest stable one. Only pip falls back to the newest prerelease when
+    there is no final release (PEP 440, "Handling of pre-releases"); a semver ``*`` never
+    admits a prerelease (node-semver, Cargo).
+    """
     if constraint:
         return versioning.max_satisfying(versions, constraint)
-    return max(
-        (v for v in versions if versioning.is_stable(v)),
-        key=versioning.sort_key,
-        default=None,
+    valid = [v for v in versions if versioning.is_valid(v)]
+    stable = max(
+        (v for v in valid if versioning.is_stable(v)), key=versioning.sort_key, default=None
     )
+    if stable is None and versioning.ID == "pep440":
+        return max(valid, key=versioning.sort_key, default=None)
+    return stable
 
 
 def _select_latest(
