@@ -493,3 +493,40 @@ def test_pypi_project_with_only_prereleases(
         assert (f.status, f.libyears) == ("up-to-date", 0.0)
     else:
         assert (f.status, f.eligible, f.libyears) == ("outdated", "0.1b1", 1.0)
+
+
+def test_go_incompatible_current_against_incompatible_latest() -> None:
+    """A ``+incompatible`` current is judged against a ``+incompatible`` latest (docker)."""
+    from patchula.versioning import go  # noqa: PLC0415 - only these tests need Go versions
+
+    cat = Catalog(
+        datasource="goproxy",
+        package_name="github.com/docker/docker",
+        releases=(
+            _rel("v24.0.7+incompatible", 365.25 * 2),
+            _rel("v28.5.2+incompatible", 0),
+        ),
+        latest="v28.5.2+incompatible",
+        fetched_at=NOW,
+        lists_every_version=False,
+    )
+    dep = Dependency(
+        manager="go_mod",
+        file="go.mod",
+        line=5,
+        name="github.com/docker/docker",
+        package_name="github.com/docker/docker",
+        datasource="goproxy",
+        versioning="go",
+        dep_type="require",
+        declared="v24.0.7+incompatible",
+        constraint="v24.0.7+incompatible",
+    )
+    f = evaluate(dep, cat, go, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.eligible, f.update_type, f.libyears) == (
+        "outdated",
+        "v28.5.2+incompatible",
+        "v28.5.2+incompatible",
+        "major",
+        2.0,
+    )
