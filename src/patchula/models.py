@@ -128,7 +128,9 @@ class Catalog:
     """The release list of one package from one datasource.
 
     ``latest`` is the registry's own notion of newest stable (npm ``dist-tags.latest``; PyPI
-    newest non-yanked final release), or ``None`` if the registry names none. ``fetched_at``
+    newest non-yanked final release, else its newest prerelease), or ``None`` if the registry
+    names none; a prerelease ``latest`` is replaced by the newest stable release for a stable
+    current when the policy evaluates it. ``fetched_at``
     is when the catalog was retrieved or revalidated. ``time_source`` names where publish
     times come from, for the report (``npm packument time``, ``PyPI upload-time``). ``reused``
     is true when the catalog came from the cache without any request. ``lists_every_version``

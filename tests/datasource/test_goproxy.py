@@ -143,12 +143,36 @@ async def test_retraction_interval(fake_registry: FakeRegistry) -> None:
 
 
 @pytest.mark.anyio
-async def test_incompatible_is_never_latest(fake_registry: FakeRegistry) -> None:
-    """``+incompatible`` versions are listed releases but latest stays on the go.mod major."""
+async def test_only_incompatible_versions_give_a_latest(fake_registry: FakeRegistry) -> None:
+    """A module with only ``+incompatible`` versions (github.com/docker/docker) has a latest.
+
+    The go command hides ``+incompatible`` versions only when a compatible version exists;
+    here none does, so latest is the proxy's ``@latest``, the highest of them.
+    """
+    fake_registry.goproxy.add(
+        "github.com/docker/docker",
+        {"v20.10.27+incompatible": T1, "v27.3.1+incompatible": T2, "v28.5.2+incompatible": T3},
+        latest="v28.5.2+incompatible",
+    )
+    catalog = await _catalog(fake_registry, "github.com/docker/docker")
+    assert catalog.latest == "v28.5.2+incompatible"
+    assert catalog.release("v28.5.2+incompatible") == Release("v28.5.2+incompatible", T3)
+
+
+@pytest.mark.anyio
+async def test_incompatible_shown_when_the_compatible_version_has_no_go_mod(
+    fake_registry: FakeRegistry,
+) -> None:
+    """A v1 without a go.mod of its own beside ``+incompatible`` majors: they are shown.
+
+    The proxy serves the one-line ``module`` stand-in for v1.13.1; the go command then keeps
+    the ``+incompatible`` versions, and latest agrees with the proxy's ``@latest``.
+    """
     fake_registry.goproxy.add(
         "github.com/docker/docker",
         {"v1.13.1": T1, "v20.10.27+incompatible": T2, "v27.3.1+incompatible": T3},
         latest="v27.3.1+incompatible",
+        go_mod="module github.com/docker/docker\n",
     )
     catalog = await _catalog(fake_registry, "github.com/docker/docker")
     assert [r.version for r in catalog.releases] == [
@@ -156,10 +180,80 @@ async def test_incompatible_is_never_latest(fake_registry: FakeRegistry) -> None
         "v20.10.27+incompatible",
         "v27.3.1+incompatible",
     ]
-    assert catalog.latest == "v1.13.1"
+    assert catalog.latest == "v27.3.1+incompatible"
     assert catalog.release("v27.3.1+incompatible") == Release("v27.3.1+incompatible", T3)
     routes = fake_registry.host("goproxy").requests_by_route
     assert routes["GET /github.com/docker/docker/@v/v1.13.1.mod"] == 1
+
+
+@pytest.mark.anyio
+async def test_incompatible_hidden_when_the_compatible_version_has_a_go_mod(
+    fake_registry: FakeRegistry,
+) -> None:
+    """A compatible version with its own go.mod hides ``+incompatible``, whatever ``@latest`` says.
+
+    The go command prefers it "even if offered by a proxy" (golang/go#34165).
+    """
+    fake_registry.goproxy.add(
+        "github.com/russross/blackfriday",
+        {"v1.5.2": T1, "v2.0.0+incompatible": T2},
+        latest="v2.0.0+incompatible",
+    )
+    catalog = await _catalog(fake_registry, "github.com/russross/blackfriday")
+    assert catalog.latest == "v1.5.2"
+
+
+_INC2, _INC3 = "v2.0.0+incompatible", "v3.0.0+incompatible"
+
+
+@pytest.mark.parametrize(
+    ("versions", "at_latest", "has_go_mod", "retracted", "latest"),
+    [
+        ([_INC2, _INC3], None, None, (), _INC3),
+        ([_INC2, _INC3], None, None, (_INC3,), _INC2),
+        ([_INC2, "v3.0.0-rc.1+incompatible"], None, None, (), _INC2),
+        (["v1.5.0", _INC2], None, None, (), "v1.5.0"),
+        (["v1.5.0", _INC2], "v1.5.0", None, (), "v1.5.0"),
+        (["v1.5.0", _INC2], _INC2, None, (), _INC2),
+        (["v1.5.0", _INC2], _INC2, True, (), "v1.5.0"),
+        (["v1.5.0", _INC2], "v1.5.0", False, (), _INC2),
+        (["v1.5.0", _INC2], None, False, (), _INC2),
+    ],
+)
+def test_incompatible_hidden_only_beside_a_compatible_go_mod(
+    versions: list[str],
+    at_latest: str | None,
+    has_go_mod: bool | None,  # noqa: FBT001 - a parametrized value
+    retracted: tuple[str, ...],
+    latest: str,
+) -> None:
+    """``+incompatible`` versions are hidden only beside a compatible version with a go.mod.
+
+    Unknown go.mod (``None``): the proxy's ``@latest`` decides.
+    """
+    catalog = goproxy.build_catalog(
+        versions,
+        package_name="example.com/lib",
+        fetched_at=T3,
+        latest=goproxy.LatestInfo(at_latest, T3) if at_latest else None,
+        retractions=[Retraction(v, v) for v in retracted],
+        compatible_has_go_mod=has_go_mod,
+    )
+    assert catalog.latest == latest
+
+
+@pytest.mark.parametrize(
+    ("text", "stand_in"),
+    [
+        ("module example.com/lib\n", True),
+        ('module "example.com/lib"\n', True),
+        ("module example.com/lib\n\ngo 1.21\n", False),
+        ("module example.com/other\n", False),
+    ],
+)
+def test_stand_in_go_mod(text: str, stand_in: bool) -> None:  # noqa: FBT001 - parametrized
+    """Only the one-line ``module <path>`` document is the stand-in for a missing go.mod."""
+    assert goproxy.is_stand_in_go_mod(text, "example.com/lib") is stand_in
 
 
 @pytest.mark.anyio

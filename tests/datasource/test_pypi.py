@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -263,11 +264,36 @@ def test_latest_skips_yanked_fileless_and_prereleases() -> None:
     assert catalog.latest == "1.2"
 
 
-def test_only_prereleases_have_no_latest() -> None:
-    """A project with only pre and dev releases has releases but no ``latest``."""
+def test_only_prereleases_latest_is_the_newest_prerelease() -> None:
+    """A project with only pre and dev releases: ``latest`` is the newest of them.
+
+    pip installs a prerelease when no final release exists (PEP 440, "Handling of
+    pre-releases"), so that is the newest release a user can get.
+    """
     catalog = _parse(_fixture("only-prereleases.json"), "acme-next")
     assert [r.version for r in catalog.releases] == ["0.1.dev3", "0.1a1", "0.1b1"]
-    assert catalog.latest is None
+    assert catalog.latest == "0.1b1"
+
+
+def test_only_prereleases_latest_skips_yanked_and_fileless() -> None:
+    """The prerelease fallback skips yanked and file-less prereleases like the final rule."""
+    document = {
+        "meta": {"api-version": "1.1"},
+        "name": "acme-next",
+        "versions": ["0.1a1", "0.1b1", "0.1rc1"],
+        "files": [
+            {
+                "filename": f"acme_next-{version}-py3-none-any.whl",
+                "url": f"https://files.example/acme_next-{version}-py3-none-any.whl",
+                "hashes": {"sha256": "01"},
+                "upload-time": "2025-01-01T00:00:00Z",
+                "yanked": version == "0.1b1",
+            }
+            for version in ("0.1a1", "0.1b1")
+        ],
+    }
+    catalog = _parse(json.dumps(document).encode(), "acme-next")
+    assert catalog.latest == "0.1a1"
 
 
 def test_versions_derived_from_filenames_without_pep700() -> None:

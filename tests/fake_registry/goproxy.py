@@ -69,12 +69,15 @@ class GoProxy:
         deprecated: str | None = None,
         go_mod_extra: str = "",
         go_version: str = "1.21",
+        go_mod: str | None = None,
     ) -> None:
         """Register a module; ``versions`` maps version → commit time (None omits ``Time``).
 
         Every version's ``.mod`` carries the same text: an optional ``// Deprecated:`` comment,
         the ``module`` and ``go`` lines, ``go_mod_extra`` verbatim, and one ``retract`` line per
-        ``retracted`` version (with its rationale comment). Pseudo-versions stay out of ``list``.
+        ``retracted`` version (with its rationale comment); ``go_mod`` replaces all of it (a
+        proxy's ``module <path>`` stand-in for a version without a go.mod). Pseudo-versions stay
+        out of ``list``.
         """
         lines = [f"// Deprecated: {deprecated}"] if deprecated else []
         lines += [f"module {module}", "", f"go {go_version}", ""]
@@ -82,9 +85,8 @@ class GoProxy:
             lines.append(go_mod_extra.rstrip("\n"))
         for version, why in reasons(retracted).items():
             lines.append(f"retract {version}" + (f" // {why}" if why else ""))
-        self._modules[module] = _Module(
-            dict(versions), latest, "\n".join(lines).rstrip("\n") + "\n"
-        )
+        text = go_mod if go_mod is not None else "\n".join(lines).rstrip("\n") + "\n"
+        self._modules[module] = _Module(dict(versions), latest, text)
 
     def handle(self, request: Request) -> Reply:
         """Serve the GOPROXY protocol; an un-encoded upper-case letter is a 400."""

@@ -381,3 +381,152 @@ def test_catalog_caveat_is_reported_on_the_row() -> None:
     f = evaluate(_py_dep("==1.0"), cat, pep440, NO_WAIT, NOW)
     assert (f.status, f.eligible) == ("outdated", "1.1")
     assert f.reason == "could not check for a newer major (pkg/v2): timed out"
+
+
+def test_prerelease_dist_tag_latest_gives_way_to_the_newest_stable() -> None:
+    """``dist-tags.latest`` on a prerelease: a stable current's latest is the newest stable.
+
+    Shaped like the real case: ``latest`` tags ``1.0.0-pre1`` while ``0.0.10`` is the newest
+    stable; the row is up to date against 0.0.10, with 0 libyears, and names the dist-tag.
+    """
+    cat = _npm_catalog(
+        _rel("0.0.9", 400), _rel("0.0.10", 300), _rel("1.0.0-pre1", 10), latest="1.0.0-pre1"
+    )
+    f = evaluate(_npm_dep("0.0.10"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.current, f.latest, f.libyears) == ("up-to-date", "0.0.10", "0.0.10", 0.0)
+    assert f.latest_released_at == NOW - timedelta(days=300)
+    assert f.reason == (
+        "dist-tags.latest is 1.0.0-pre1, a prerelease; latest shown is the newest stable release"
+    )
+    behind = evaluate(_npm_dep("0.0.9"), cat, npm, NO_WAIT, NOW)
+    assert (behind.status, behind.latest, behind.eligible) == ("outdated", "0.0.10", "0.0.10")
+    assert behind.libyears == round(100 / 365.25, 4)
+
+
+def test_prerelease_dist_tag_latest_stands_for_a_prerelease_current() -> None:
+    """A prerelease current keeps the registry's prerelease latest (design §1)."""
+    cat = _npm_catalog(
+        _rel("0.0.10", 300), _rel("1.0.0-pre0", 50), _rel("1.0.0-pre1", 10), latest="1.0.0-pre1"
+    )
+    f = evaluate(_npm_dep("1.0.0-pre0"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.eligible) == ("outdated", "1.0.0-pre1", "1.0.0-pre1")
+    assert f.reason is None
+
+
+def test_prerelease_dist_tag_latest_without_any_stable_is_labelled() -> None:
+    """With no stable release at all, the prerelease latest stands and the row says so."""
+    cat = _npm_catalog(_rel("1.0.0-pre0", 50), _rel("1.0.0-pre1", 10), latest="1.0.0-pre1")
+    f = evaluate(_npm_dep("1.0.0-pre1"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.latest) == ("up-to-date", "1.0.0-pre1")
+    assert f.reason == "latest 1.0.0-pre1 is a prerelease: npm has no stable release"
+
+
+def test_prerelease_dist_tag_latest_on_an_unknown_row() -> None:
+    """A row whose current cannot be found still shows the newest stable as latest."""
+    cat = _npm_catalog(_rel("0.0.10", 300), _rel("1.0.0-pre1", 10), latest="1.0.0-pre1")
+    f = evaluate(_npm_dep("^5.0.0"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.latest_released_at) == (
+        "unknown",
+        "0.0.10",
+        NOW - timedelta(days=300),
+    )
+
+
+def test_range_admitting_only_deprecated_versions_resolves_and_flags_current() -> None:
+    """``left-pad ~1.2.0`` where every 1.2.x is deprecated installs 1.2.0, and the row says so.
+
+    npm-pick-manifest avoids deprecated versions only while the range admits another one; it
+    falls back to a deprecated version rather than failing the install.
+    """
+    cat = _npm_catalog(
+        _rel("1.1.3", 900),
+        _rel("1.2.0", 800, deprecated="use String.prototype.padStart()"),
+        _rel("1.3.0", 700),
+        latest="1.3.0",
+    )
+    f = evaluate(_npm_dep("~1.2.0", name="left-pad"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.current, f.current_source, f.eligible) == (
+        "outdated",
+        "1.2.0",
+        "range",
+        "1.3.0",
+    )
+    assert f.reason == "current version is deprecated: use String.prototype.padStart()"
+
+
+def test_range_prefers_a_non_deprecated_version_it_admits() -> None:
+    """A range admitting a deprecated and a non-deprecated version resolves to the latter."""
+    cat = _npm_catalog(
+        _rel("1.2.0", 800),
+        _rel("1.2.1", 700, deprecated="broken"),
+        _rel("1.3.0", 600),
+        latest="1.3.0",
+    )
+    f = evaluate(_npm_dep("~1.2.0"), cat, npm, NO_WAIT, NOW)
+    assert (f.current, f.reason) == ("1.2.0", None)
+
+
+@pytest.mark.parametrize(
+    ("constraint", "locked", "current"),
+    [
+        (None, None, "0.1b1"),
+        ("<1", None, "0.1b1"),
+        ("==0.1a1", None, "0.1a1"),
+        (None, "0.1a1", "0.1a1"),
+    ],
+)
+def test_pypi_project_with_only_prereleases(
+    constraint: str | None, locked: str | None, current: str
+) -> None:
+    """Only prereleases: latest is the newest one, labelled, and libyears are computed.
+
+    pip installs a prerelease when no final release satisfies (PEP 440, "Handling of
+    pre-releases"), so an unconstrained requirement resolves to the newest prerelease too.
+    """
+    cat = _py_catalog(
+        _rel("0.1.dev3", 730.5), _rel("0.1a1", 365.25), _rel("0.1b1", 0), latest="0.1b1"
+    )
+    f = evaluate(_py_dep(constraint), cat, pep440, NO_WAIT, NOW, locked=locked)
+    assert (f.current, f.latest) == (current, "0.1b1")
+    assert f.reason == "latest 0.1b1 is a prerelease: pypi has no stable release"
+    if current == "0.1b1":
+        assert (f.status, f.libyears) == ("up-to-date", 0.0)
+    else:
+        assert (f.status, f.eligible, f.libyears) == ("outdated", "0.1b1", 1.0)
+
+
+def test_go_incompatible_current_against_incompatible_latest() -> None:
+    """A ``+incompatible`` current is judged against a ``+incompatible`` latest (docker)."""
+    from patchula.versioning import go  # noqa: PLC0415 - only these tests need Go versions
+
+    cat = Catalog(
+        datasource="goproxy",
+        package_name="github.com/docker/docker",
+        releases=(
+            _rel("v24.0.7+incompatible", 365.25 * 2),
+            _rel("v28.5.2+incompatible", 0),
+        ),
+        latest="v28.5.2+incompatible",
+        fetched_at=NOW,
+        lists_every_version=False,
+    )
+    dep = Dependency(
+        manager="go_mod",
+        file="go.mod",
+        line=5,
+        name="github.com/docker/docker",
+        package_name="github.com/docker/docker",
+        datasource="goproxy",
+        versioning="go",
+        dep_type="require",
+        declared="v24.0.7+incompatible",
+        constraint="v24.0.7+incompatible",
+    )
+    f = evaluate(dep, cat, go, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.eligible, f.update_type, f.libyears) == (
+        "outdated",
+        "v28.5.2+incompatible",
+        "v28.5.2+incompatible",
+        "major",
+        2.0,
+    )

@@ -141,6 +141,13 @@ async def _catalog_from(fetch: Fetch, base_url: str, package_name: str) -> Catal
         if mod_response.status not in _NOT_FOUND:
             check_status(mod_response, f"{what} go.mod of {source}")
             go_mod = mod_response.content.decode("utf-8", errors="replace")
+    # The retraction source is the latest compatible version when one is listed: its go.mod
+    # also says whether the go command hides the +incompatible versions.
+    compatible_has_go_mod = (
+        not is_stand_in_go_mod(go_mod, package_name)
+        if go_mod is not None and source is not None and not source.endswith(_INCOMPATIBLE)
+        else None
+    )
     catalog = build_catalog(
         versions,
         package_name=package_name,
@@ -149,6 +156,7 @@ async def _catalog_from(fetch: Fetch, base_url: str, package_name: str) -> Catal
         retractions=parse_retractions(go_mod) if go_mod is not None else (),
         source_url=list_url,
         reused=all(response.cache == "fresh" for response in used),
+        compatible_has_go_mod=compatible_has_go_mod,
     )
     try:
         successor = await _next_major(fetch, base_url, package_name)
@@ -356,6 +364,35 @@ def is_retracted(version: str, retractions: Sequence[Retraction]) -> bool:
     return any(retraction.covers(version) for retraction in retractions)
 
 
+def incompatible_visible(
+    versions: Sequence[str], latest: LatestInfo | None, *, compatible_has_go_mod: bool | None = None
+) -> bool:
+    """Return whether the go command shows the listed ``+incompatible`` versions.
+
+    It hides them only beside a compatible version, and then only when the latest compatible
+    version has a go.mod file of its own, not the ``module <path>`` stand-in a proxy serves for a
+    version without one (``cmd/go/internal/modload/query.go``, ``versionHasGoMod``;
+    https://go.dev/ref/mod#incompatible-versions). ``compatible_has_go_mod`` says which, or is
+    ``None`` when that go.mod could not be read: then the proxy's own ``@latest`` decides
+    (``+incompatible`` there means they are shown).
+    """
+    if all(version.endswith(_INCOMPATIBLE) for version in versions):
+        return True
+    if compatible_has_go_mod is not None:
+        return not compatible_has_go_mod
+    return latest is not None and latest.version.endswith(_INCOMPATIBLE)
+
+
+def is_stand_in_go_mod(go_mod: str, module: str) -> bool:
+    """Return whether ``go_mod`` is the one-line stand-in for a version without a go.mod.
+
+    The go command and proxies serve a single ``module <path>`` line for such a version
+    (``cmd/go/internal/modfetch``, ``LegacyGoMod``); a module's own go.mod has a ``go`` line or
+    requirements besides.
+    """
+    return go_mod.strip() in {f"module {module}", f'module "{module}"'}
+
+
 def build_catalog(
     versions: Sequence[str],
     *,
@@ -365,14 +402,17 @@ def build_catalog(
     retractions: Sequence[Retraction] = (),
     source_url: str = "",
     reused: bool = False,
+    compatible_has_go_mod: bool | None = None,
 ) -> Catalog:
     """Assemble the catalog from the listed versions, ``@latest`` and the retractions.
 
     Releases are the listed versions (or ``@latest``'s version when the list is empty), in
     precedence order; retracted ones are ``yanked`` (a version that retracts itself included).
     Only ``@latest``'s version has a ``released_at``. ``latest`` is the highest stable listed
-    version that is neither retracted nor ``+incompatible``; with an empty list, ``@latest``'s
-    version unless it is retracted.
+    version that is not retracted, ``+incompatible`` ones only when the go command shows them
+    (``incompatible_visible``, told by ``compatible_has_go_mod`` whether the latest compatible
+    version has a go.mod of its own); with an empty list, ``@latest``'s version unless it is
+    retracted.
     """
     names = list(versions)
     if not names and latest is not None:
@@ -387,12 +427,15 @@ def build_catalog(
         for version in names
     )
     if versions:
+        show_incompatible = incompatible_visible(
+            versions, latest, compatible_has_go_mod=compatible_has_go_mod
+        )
         candidates = [
             release.version
             for release in releases
             if not release.yanked
             and go_versioning.is_stable(release.version)
-            and not release.version.endswith(_INCOMPATIBLE)
+            and (show_incompatible or not release.version.endswith(_INCOMPATIBLE))
         ]
         newest = candidates[-1] if candidates else None
     elif latest is not None and not is_retracted(latest.version, retractions):

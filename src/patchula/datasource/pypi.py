@@ -252,7 +252,8 @@ def parse_compact(
 
     ``released_at`` is the earliest upload time, ``yanked`` means every file is yanked, a
     release without files is not ``installable``; ``latest`` is the newest final release that
-    is installable and not yanked.
+    is installable and not yanked, or, when the project has no such final release, the newest
+    such prerelease (pip installs one then: PEP 440, "Handling of pre-releases").
     """
     try:
         document = orjson.loads(content)
@@ -264,6 +265,7 @@ def parse_compact(
         raise RegistryError(msg) from exc
     releases: list[Release] = []
     latest: str | None = None
+    newest_prerelease: str | None = None
     for raw, when in rows:
         spelling = str(raw)
         version = _parse_version(spelling)
@@ -272,13 +274,16 @@ def parse_compact(
         is_yanked = spelling in yanked
         installable = spelling not in no_files
         releases.append(Release(spelling, when, is_yanked, None, installable))
-        if installable and not is_yanked and pep440.is_stable(spelling):
-            latest = spelling
+        if installable and not is_yanked:
+            if pep440.is_stable(spelling):
+                latest = spelling
+            else:
+                newest_prerelease = spelling
     return Catalog(
         datasource=ID,
         package_name=package_name,
         releases=tuple(releases),
-        latest=latest,
+        latest=latest if latest is not None else newest_prerelease,
         fetched_at=fetched_at,
         time_source=TIME_SOURCE,
         source_url=source_url,

@@ -4,10 +4,14 @@ No I/O and no wall clock: ``now`` is a parameter. The rules follow design.md §1
 
 * current = the locked version when a lockfile gives it, else the exact pin, else the version a
   fresh install resolves (npm prefers ``dist-tags.latest`` when the range admits it and avoids
-  deprecated versions, like ``npm-pick-manifest``; pip takes the newest matching final release
-  and skips yanked ones, PEP 592);
+  deprecated versions while the range admits another, like ``npm-pick-manifest``; pip takes the
+  newest matching final release, a prerelease only when no final one matches, and skips yanked
+  ones, PEP 440 and PEP 592);
 * latest = the registry's own newest stable (npm ``dist-tags.latest``, PyPI newest non-yanked
-  final release);
+  final release, or its newest prerelease when it has no final release); when the registry's
+  latest is a prerelease (an npm ``latest`` tag set on ``1.0.0-pre1``) and current is stable,
+  latest is the newest stable release instead (design §1: prereleases only for a prerelease
+  current), and the row says which tag was set;
 * candidates = releases newer than current, not yanked, installable, not deprecated, of the same
   stability as current (prereleases only when current is one) and no newer than latest unless
   current already is (Renovate's rule for versions above ``latest``);
@@ -52,15 +56,16 @@ def evaluate(
     """
     resolved = _resolve_current(dep, catalog, versioning, locked)
     if isinstance(resolved, str):
+        shown, _ = _select_latest(catalog, versioning, None)
         return Finding(
             status="unknown",
             reason=resolved,
-            latest=catalog.latest,
-            latest_released_at=_released_at(catalog, catalog.latest, versioning),
+            latest=shown,
+            latest_released_at=_released_at(catalog, shown, versioning),
         )
     current, source = resolved
     current_rel = _find(catalog, current, versioning)
-    latest = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
+    latest, latest_note = _select_latest(catalog, versioning, current)
     latest_rel = _find(catalog, latest, versioning) if latest else None
     pseudo_time = _pseudo_time(versioning, current)
     if current_rel is None and (catalog.lists_every_version or pseudo_time is None):
@@ -111,7 +116,7 @@ def evaluate(
 
     return Finding(
         status=status,
-        reason=_notes(current_rel, latest_rel, latest, catalog),
+        reason=_notes(current_rel, latest_rel, latest, catalog, latest_note),
         current=current,
         current_source=source,
         latest=latest,
@@ -154,27 +159,83 @@ def _resolve_current(
                 return f"{constraint!r} is neither a valid range nor a dist-tag of this package"
             return f"{constraint!r} is not a valid {versioning.ID} range"
     usable = [r for r in catalog.releases if not r.yanked and r.installable]
-    preferred = [r for r in usable if r.deprecated is None] or usable
-    versions = [r.version for r in preferred]
-    # npm-pick-manifest installs dist-tags.latest whenever the range admits it.
+    preferred = [r.version for r in usable if r.deprecated is None]
+    # npm-pick-manifest installs dist-tags.latest whenever the range admits it and it is not
+    # deprecated.
     if (
         catalog.datasource == "npm"
-        and catalog.latest in versions
+        and catalog.latest in preferred
         and (not constraint or versioning.matches(catalog.latest, constraint))
     ):
         return catalog.latest, "range"
-    if not constraint:
-        chosen = max(
-            (v for v in versions if versioning.is_stable(v)),
-            key=versioning.sort_key,
-            default=None,
+    # Deprecated versions are avoided only while the range admits another one: npm-pick-manifest
+    # sorts them last and installs one rather than failing (``left-pad ~1.2.0``); the row then
+    # flags the deprecated current.
+    pools = (
+        [preferred] if len(preferred) == len(usable) else [preferred, [r.version for r in usable]]
+    )
+    for versions in pools:
+        chosen = _pick(versions, constraint, versioning)
+        if chosen is not None:
+            return chosen, "range"
+    what = f"the range {constraint!r}" if constraint else "an unconstrained install"
+    return f"no published release satisfies {what}"
+
+
+def _pick(versions: list[str], constraint: str, versioning: Versioning) -> str | None:
+    """Return what a fresh install of ``constraint`` (``""``: any version) picks, or ``None``.
+
+    Any version is the newest stable one. Only pip falls back to the newest prerelease when
+    there is no final release (PEP 440, "Handling of pre-releases"); a semver ``*`` never
+    admits a prerelease (node-semver, Cargo).
+    """
+    if constraint:
+        return versioning.max_satisfying(versions, constraint)
+    valid = [v for v in versions if versioning.is_valid(v)]
+    stable = max(
+        (v for v in valid if versioning.is_stable(v)), key=versioning.sort_key, default=None
+    )
+    if stable is None and versioning.ID == "pep440":
+        return max(valid, key=versioning.sort_key, default=None)
+    return stable
+
+
+def _select_latest(
+    catalog: Catalog, versioning: Versioning, current: str | None
+) -> tuple[str | None, str | None]:
+    """Return ``(latest, note)``: the latest a user on ``current`` is measured against.
+
+    The registry's latest, unless it is a prerelease while current is stable (or unknown,
+    ``None``): then the newest stable release that is not yanked and is installable, as design
+    §1 offers prereleases only to a prerelease current. The note names the tag that was set
+    (``dist-tags.latest is 1.0.0-pre1, a prerelease; ...``) or labels a prerelease latest that
+    stands because the package has no stable release; ``None`` when there is nothing to say.
+    """
+    tagged = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
+    if tagged is None or versioning.is_stable(tagged):
+        return tagged, None
+    stable = max(
+        (
+            rel.version
+            for rel in catalog.releases
+            if not rel.yanked and rel.installable and versioning.is_stable(rel.version)
+        ),
+        key=versioning.sort_key,
+        default=None,
+    )
+    if stable is None:
+        return (
+            tagged,
+            f"latest {tagged} is a prerelease: {catalog.datasource} has no stable release",
         )
-    else:
-        chosen = versioning.max_satisfying(versions, constraint)
-    if chosen is None:
-        what = f"the range {constraint!r}" if constraint else "an unconstrained install"
-        return f"no published release satisfies {what}"
-    return chosen, "range"
+    if current is not None and not versioning.is_stable(current):
+        return tagged, None
+    tag = (
+        "dist-tags.latest"
+        if catalog.dist_tag("latest") == tagged
+        else f"{catalog.datasource} latest"
+    )
+    return stable, f"{tag} is {tagged}, a prerelease; latest shown is the newest stable release"
 
 
 def _candidates(
@@ -253,10 +314,16 @@ def _libyears(
 
 
 def _notes(
-    current_rel: Release | None, latest_rel: Release | None, latest: str | None, catalog: Catalog
+    current_rel: Release | None,
+    latest_rel: Release | None,
+    latest: str | None,
+    catalog: Catalog,
+    latest_note: str | None = None,
 ) -> str | None:
     """Return facts worth a user's attention: yanked or deprecated current or latest, caveat."""
     notes: list[str] = []
+    if latest_note is not None:
+        notes.append(latest_note)
     if current_rel is not None and current_rel.yanked:
         notes.append("current version is yanked")
     if current_rel is not None and current_rel.deprecated is not None:
