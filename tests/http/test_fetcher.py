@@ -362,3 +362,32 @@ async def test_lookups_queued_for_an_unreachable_host_fail_without_requests() ->
     # two waves of 4 plus the one that trips it, instead of 40 lookups x 4 attempts.
     assert route.call_count <= 9
     assert sum("is unreachable" in f for f in failures) >= 31
+
+
+@pytest.mark.anyio
+async def test_bare_host_limit_covers_every_port_unless_one_has_its_own() -> None:
+    """``127.0.0.1=2`` bounds ports 8080 and 9090 together; ``127.0.0.1:7070=3`` stands alone."""
+    in_flight: dict[str, int] = {"shared": 0, "7070": 0}
+    peak: dict[str, int] = {"shared": 0, "7070": 0}
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        group = "7070" if request.url.port == 7070 else "shared"
+        in_flight[group] += 1
+        peak[group] = max(peak[group], in_flight[group])
+        await anyio.sleep(0.01)
+        in_flight[group] -= 1
+        return httpx.Response(200)
+
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"http://127\.0\.0\.1:\d+/\d+").mock(side_effect=slow)
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, _Sleeps(), host_limits={"127.0.0.1": 2, "127.0.0.1:7070": 3})
+            await _gather(
+                fetcher,
+                [f"http://127.0.0.1:{port}/{i}" for port in (8080, 9090, 7070) for i in range(9)],
+            )
+    assert peak == {"shared": 2, "7070": 3}
+    assert fetcher.limit_for("127.0.0.1:8080") == 2
+    assert fetcher.limit_for("127.0.0.1:7070") == 3
+    assert fetcher.limit_for("127.0.0.2:8080") == 16
+    assert fetcher.limits_used() == {"127.0.0.1", "127.0.0.1:7070"}

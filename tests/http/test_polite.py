@@ -260,3 +260,22 @@ def test_transient_failures_are_retried(registry: FakeRegistry, tmp_path: Path, 
     assert [(r["status"], r["latest"]) for r in rows] == [("outdated", "1.1.0")]
     npm_stats = report["hosts"][_hostport(registry.url("npm"))]  # type: ignore[index]
     assert (npm_stats["requests"], npm_stats["retries"]) == (2, 1)
+
+
+def test_bare_host_limit_applies_to_its_ports(registry: FakeRegistry, tmp_path: Path) -> None:
+    """``--host-concurrency 127.0.0.1=3`` bounds the npm registry on 127.0.0.1:PORT at 3."""
+    _seed_more(registry, 60)
+    registry.set_latency(0.05)
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(_repo(tmp_path, npm=range(60), pypi=range(0))),
+            *_registries(registry),
+            *("--host-concurrency", "127.0.0.1=3", "--format", "json"),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0
+    assert registry.host("npm").peak_concurrency == 3
+    assert "was not used" not in result.stderr

@@ -184,8 +184,9 @@ class Fetcher:
     """GET with per-host limits, the shared cool-down governor, single-flight and statistics.
 
     ``host_limits`` maps a host (lower-case; ``host:port`` for non-default ports) to its
-    concurrency limit (1-100); other hosts get ``default_limit``. ``timer`` supplies time and
-    sleep so tests never sleep for real.
+    concurrency limit (1-100); a bare host's limit is shared by all its ports that have no
+    ``host:port`` entry of their own; other hosts get ``default_limit``. ``timer`` supplies
+    time and sleep so tests never sleep for real.
 
     ``request_deadline`` (seconds) bounds the request's own time: every attempt on the network
     (each gets what is left), every redirect hop and every back-off pause. Waiting for a host
@@ -442,15 +443,36 @@ class Fetcher:
                 await self._timer.sleep(ready - now)
             self._next_at[host] = max(ready, now) + interval
 
+    def _limit_entry(self, host: str) -> str | None:
+        """The ``host_limits`` key governing ``host`` (a ``host_key``), or ``None``.
+
+        ``host:port`` itself when given, else the bare host: a limit for ``127.0.0.1`` covers
+        ``127.0.0.1:8080`` unless ``127.0.0.1:8080`` has a limit of its own.
+        """
+        if host in self._host_limits:
+            return host
+        bare, colon, port = host.rpartition(":")
+        if colon and bare and port.isdigit() and bare in self._host_limits:
+            return bare
+        return None
+
     def limit_for(self, host: str) -> int:
-        """Return the concurrency limit in force for ``host``."""
-        return self._host_limits.get(host, self._default_limit)
+        """Return the concurrency limit in force for ``host`` (see ``_limit_entry``)."""
+        entry = self._limit_entry(host)
+        return self._host_limits[entry] if entry is not None else self._default_limit
+
+    def limits_used(self) -> set[str]:
+        """Return the ``host_limits`` keys that governed at least one request so far."""
+        return {entry for host in self.stats if (entry := self._limit_entry(host)) is not None}
 
     def _limiter(self, host: str) -> anyio.CapacityLimiter:
-        limiter = self._limiters.get(host)
+        # One limiter per limit entry: a bare host's limit bounds all its ports together, as
+        # a limit on the server is meant to, not each port separately.
+        key = self._limit_entry(host) or host
+        limiter = self._limiters.get(key)
         if limiter is None:
             limiter = anyio.CapacityLimiter(self.limit_for(host))
-            self._limiters[host] = limiter
+            self._limiters[key] = limiter
         return limiter
 
     async def _fetch(self, url: str, headers: Mapping[str, str]) -> FetchResponse:
