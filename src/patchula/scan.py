@@ -31,7 +31,6 @@ from patchula.datasource import DATASOURCES, crates
 from patchula.datasource.base import Fetch, SingleRequestDatasource
 from patchula.discovery import Discovery, Found, Walk, discover, read_regular
 from patchula.errors import LookupFailed, ManifestError
-from patchula.http.fetcher import host_key
 from patchula.manager import MANAGERS
 from patchula.models import (
     Catalog,
@@ -436,9 +435,11 @@ async def scan(
     slots = anyio.Semaphore(settings.concurrency)
     throttle = getattr(fetch, "throttle", None)
     if throttle is not None:
-        # crates.io's crawler policy: at most one web API request a second.
+        # crates.io's crawler policy: at most one web API request a second. It covers the API's
+        # URLs (``BASE/api/…``), not the host: a mirror serving the sparse index on the same
+        # host must not have every index lookup paced.
         api = settings.registries.get("crates-api", crates.DEFAULT_API_URL)
-        throttle(host_key(api), crates.API_MIN_INTERVAL_SECONDS)
+        throttle(f"{api.rstrip('/')}/api/", crates.API_MIN_INTERVAL_SECONDS)
     async with anyio.create_task_group() as tg:
         lookups = _Lookups(tg, fetch, settings, access)
         lookups.on_progress = on_progress

@@ -19,6 +19,7 @@ from patchula.http.fetcher import (
     make_client,
     retry_after_seconds,
 )
+from tests.faketime import FakeTime
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -280,10 +281,58 @@ async def test_throttled_host_gets_one_request_per_interval() -> None:
         router.get(url__regex=r"https://api\.test/\d+").mock(return_value=httpx.Response(200))
         async with httpx.AsyncClient() as client:
             fetcher = _fetcher(client, sleeps)
-            fetcher.throttle("api.test", 1.0)
+            fetcher.throttle("https://api.test", 1.0)
             for i in range(3):
                 await fetcher(f"https://api.test/{i}")
     assert sleeps.calls == [1.0, 1.0]
+
+
+@pytest.mark.anyio
+async def test_throttle_paces_its_base_url_not_the_whole_host() -> None:
+    """Pacing ``https://mirror.test/api/``: its API pages wait 1 s each, index files never do."""
+    sleeps = _Sleeps()
+    with respx.mock(assert_all_called=True) as router:
+        index = router.get(url__regex=r"https://mirror\.test/index/.*").mock(
+            return_value=httpx.Response(200)
+        )
+        api = router.get(url__regex=r"https://mirror\.test/api/v1/.*").mock(
+            return_value=httpx.Response(200)
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, sleeps)
+            fetcher.throttle("https://mirror.test/api", 1.0)
+            for name in ("se/rd/serde", "sy/n/syn", "3/l/log", "2/cc"):
+                await fetcher(f"https://mirror.test/index/{name}")
+            assert sleeps.calls == []
+            for name in ("serde", "syn", "log"):
+                await fetcher(f"https://mirror.test/api/v1/crates/{name}/versions?per_page=100")
+            await fetcher("https://mirror.test/index/1/a")
+    assert sleeps.calls == [1.0, 1.0]
+    assert (index.call_count, api.call_count) == (5, 3)
+
+
+@pytest.mark.anyio
+async def test_paced_requests_hold_at_most_one_host_slot() -> None:
+    """Ten API requests queued on their pace leave the host's other slot to index lookups."""
+    time = FakeTime()
+    seen: list[tuple[str, float]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.path.split("/")[1], time.t))
+        return httpx.Response(200)
+
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"https://mirror\.test/.*").mock(side_effect=answer)
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer(), host_limits={"mirror.test": 2})
+            fetcher.throttle("https://mirror.test/api/", 1.0)
+            async with time.driving(), anyio.create_task_group() as tg:
+                for i in range(10):
+                    tg.start_soon(fetcher, f"https://mirror.test/api/v1/crates/c{i}/versions")
+                for i in range(10):
+                    tg.start_soon(fetcher, f"https://mirror.test/index/3/c/c{i}")
+    assert [t for tree, t in seen if tree == "index"] == [0.0] * 10
+    assert [t for tree, t in seen if tree == "api"] == [float(i) for i in range(10)]
 
 
 @pytest.mark.anyio

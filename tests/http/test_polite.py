@@ -279,3 +279,56 @@ def test_bare_host_limit_applies_to_its_ports(registry: FakeRegistry, tmp_path: 
     assert result.exit_code == 0
     assert registry.host("npm").peak_concurrency == 3
     assert "was not used" not in result.stderr
+
+
+@pytest.mark.anyio
+async def test_api_pacing_leaves_the_index_on_the_same_host_alone(
+    registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A mirror serving the sparse index and the API on one host: index lookups are not paced."""
+    for name in ("serde", "syn", "log", "rand", "regex"):
+        registry.crates.add(name, {"1.0.0": OLD, "1.1.0": OLD + timedelta(days=30)})
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\n[dependencies]\n'
+        'serde = "1.0"\nsyn = "1.0"\nlog = "1.0"\nrand = "1.0"\nregex = "1.0"\n'
+    )
+    mirror = registry.url("crates-index")
+    settings = Settings.model_validate({"registries": {"crates": mirror, "crates-api": mirror}})
+    time = FakeTime(busy=lambda: _busy(registry, fetcher))
+    async with make_client() as client:
+        fetcher = Fetcher(client, timer=time.timer())
+        async with time.driving():
+            result = await scan([str(tmp_path)], settings, fetcher, FixedClock(datetime.now(UTC)))
+    assert [r.finding.latest for r in result.repos[0].rows] == ["1.1.0"] * 5
+    assert registry.host("crates-index").requests == 5
+    assert time.sleeps == []
+
+
+@pytest.mark.anyio
+async def test_crates_api_is_still_paced_at_one_request_a_second(
+    registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Three crates whose index has no pubtime cost three API pages, one second apart."""
+    for name in ("serde", "syn", "log"):
+        registry.crates.add(name, {"1.0.0": OLD, "1.1.0": OLD + timedelta(days=30)}, pubtime=False)
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\n[dependencies]\n'
+        'serde = "=1.0.0"\nsyn = "=1.0.0"\nlog = "=1.0.0"\n'
+    )
+    settings = Settings.model_validate(
+        {
+            "registries": {
+                "crates": registry.url("crates-index"),
+                "crates-api": registry.url("crates-api"),
+            },
+            "min_release_age": "3d",
+        }
+    )
+    time = FakeTime(busy=lambda: _busy(registry, fetcher))
+    async with make_client() as client:
+        fetcher = Fetcher(client, timer=time.timer())
+        async with time.driving():
+            result = await scan([str(tmp_path)], settings, fetcher, FixedClock(datetime.now(UTC)))
+    assert [r.finding.latest for r in result.repos[0].rows] == ["1.1.0"] * 3
+    assert registry.host("crates-api").requests == 3
+    assert time.sleeps == [1.0, 1.0]

@@ -10,10 +10,11 @@ one seam.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import random
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Generic, TypeVar, cast
@@ -227,7 +228,8 @@ class Fetcher:
         self._read_ahead: dict[str, HttpEntry | None] = {}
         # Minimum freshness (seconds) per representation, counted from the entry's fetch time.
         self._floors = dict(freshness_floors or {})
-        self._intervals: dict[str, float] = {}
+        # Paced URL trees per host: (path prefix, pace), longest prefix first.
+        self._paces: dict[str, list[tuple[str, _Pace]]] = {}
         self._unreachable: dict[str, str] = {}
         # Hosts that sent at least one status line and headers this run (a body need not follow).
         self._answered: set[str] = set()
@@ -237,8 +239,6 @@ class Fetcher:
         # The client's default headers and timeouts, read on the first request.
         self._defaults: list[tuple[str, str]] | None = None
         self._timeouts: dict[str, float | None] = {}
-        self._interval_locks: dict[str, anyio.Lock] = {}
-        self._next_at: dict[str, float] = {}
         # Registry documents are derived in worker threads, at most four at once, so the event
         # loop stays free while large packuments are parsed.
         self._derivers = anyio.CapacityLimiter(4)
@@ -427,21 +427,54 @@ class Fetcher:
         """The credential that goes with ``GET url`` (``None``: anonymous)."""
         return self._credentials.for_url(url) if self._credentials is not None else None
 
-    def throttle(self, host: str, min_interval: float) -> None:
-        """Space requests to ``host`` at least ``min_interval`` seconds apart (a crawler policy)."""
-        self._intervals[host.lower()] = min_interval
+    def throttle(self, base_url: str, min_interval: float) -> None:
+        """Space requests under ``base_url`` at least ``min_interval`` seconds apart.
 
-    async def _wait_interval(self, host: str) -> None:
-        interval = self._intervals.get(host)
-        if interval is None:
+        A crawler policy (crates.io's web API: one request a second) covers one service, not
+        the host it shares with others: only URLs on ``base_url``'s host and port whose path
+        lies under its path (``https://mirror.example/api/`` covers ``/api/v1/…``, not
+        ``/index/…``) are paced; the base ``https://crates.io`` covers the whole host.
+        """
+        host = host_key(base_url)
+        prefix = _url_path(base_url).rstrip("/") + "/"
+        paces = [(p, pace) for p, pace in self._paces.get(host, []) if p != prefix]
+        paces.append((prefix, _Pace(interval=min_interval)))
+        paces.sort(key=lambda entry: len(entry[0]), reverse=True)
+        self._paces[host] = paces
+
+    @contextlib.asynccontextmanager
+    async def _paced(self, host: str, url: str) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+        """Queue ``url`` behind the earlier requests of its paced tree; yield its turn.
+
+        The pace's lock is taken before the host slot, so paced requests waiting for their
+        interval hold at most one of the host's slots and never starve its other requests
+        (a mirror serving the sparse index beside the API). Awaiting the yielded turn sleeps
+        until the interval has passed since the previous paced request and lets the next one
+        queue; a request that never reaches its turn (cool-down failure) just lets it go.
+        """
+        path = _url_path(url)
+        pace = next((p for prefix, p in self._paces.get(host, []) if path.startswith(prefix)), None)
+        if pace is None:
+            yield anyio.lowlevel.checkpoint
             return
-        lock = self._interval_locks.setdefault(host, anyio.Lock())
-        async with lock:
+        await pace.lock.acquire()
+        held = True
+
+        async def turn() -> None:
+            nonlocal held
             now = self._timer.monotonic()
-            ready = self._next_at.get(host, now)
+            ready = pace.next_at if pace.next_at is not None else now
             if ready > now:
                 await self._timer.sleep(ready - now)
-            self._next_at[host] = max(ready, now) + interval
+            pace.next_at = max(ready, now) + pace.interval
+            pace.lock.release()
+            held = False
+
+        try:
+            yield turn
+        finally:
+            if held:
+                pace.lock.release()
 
     def _limit_entry(self, host: str) -> str | None:
         """The ``host_limits`` key governing ``host`` (a ``host_key``), or ``None``.
@@ -564,7 +597,7 @@ class Fetcher:
         The network part gets what is left of ``budget``; running out raises (see
         ``_past_deadline``), as does a body over the size bound (``RegistryError``).
         """
-        async with self._limiter(host):
+        async with self._paced(host, url) as pace_turn, self._limiter(host):
             down = self._unreachable.get(host)
             if down is not None:
                 # Checked after taking a slot, so requests queued before the host was found
@@ -579,7 +612,7 @@ class Fetcher:
             except RateLimited:
                 stats.errors += 1
                 raise
-            await self._wait_interval(host)
+            await pace_turn()
             stats.requests += 1
             stats.in_flight += 1
             stats.max_concurrency = max(stats.max_concurrency, stats.in_flight)
@@ -773,6 +806,22 @@ def _redirect_target(url: str, location: str) -> str:
         )
         raise RegistryError(msg)
     return str(target)
+
+
+@dataclass(slots=True)
+class _Pace:
+    """One paced URL tree: ``interval`` seconds between requests, the next allowed time."""
+
+    interval: float
+    next_at: float | None = None
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+
+def _url_path(url: str) -> str:
+    """The path of ``url`` (``/`` at least), without query or fragment."""
+    rest = url.partition("://")[2]
+    path = "/" + rest.partition("/")[2]
+    return path.partition("?")[0].partition("#")[0]
 
 
 def host_key(url: str) -> str:
