@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import ipaddress
 import random
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -112,9 +113,45 @@ def _proxied(url: str, proxies: Mapping[str, str]) -> bool:
     parsed = httpx.URL(url)
     if parsed.scheme not in proxies and "all" not in proxies:
         return False
-    # With the port, so NO_PROXY entries naming one (``127.0.0.1:8080``) apply as curl's do.
     host = parsed.host or ""
+    if _in_no_proxy_range(host, proxies.get("no", "")):
+        return False
+    # With the port, so NO_PROXY entries naming one (``127.0.0.1:8080``) apply as curl's do.
     return not urllib.request.proxy_bypass(f"{host}:{parsed.port}" if parsed.port else host)
+
+
+def _in_no_proxy_range(host: str, no_proxy: str) -> bool:
+    """Return whether the IP literal ``host`` lies in a CIDR entry of ``no_proxy``.
+
+    curl (since 7.86, ``CURLOPT_NOPROXY``), Go and requests accept ``10.0.0.0/8`` or
+    ``fd00::/8`` entries there; urllib's ``proxy_bypass`` does not. Like curl, a host name is
+    never resolved to test it against a range.
+    """
+    networks = _no_proxy_networks(no_proxy)
+    if not networks:
+        return False
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False  # a name, not an address
+    return any(address in network for network in networks)
+
+
+@functools.lru_cache(maxsize=8)
+def _no_proxy_networks(no_proxy: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """The CIDR entries of a ``NO_PROXY`` value (comma or space separated); others are skipped."""
+    networks = []
+    for entry in no_proxy.replace(",", " ").split():
+        if "/" not in entry:
+            continue
+        try:
+            # Not strict: curl compares only the prefix bits, so ``10.1.2.3/8`` means 10/8.
+            networks.append(
+                ipaddress.ip_network(entry.replace("[", "").replace("]", ""), strict=False)
+            )
+        except ValueError:
+            continue  # not a range: the name matching of ``proxy_bypass`` sees it
+    return tuple(networks)
 
 
 def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
