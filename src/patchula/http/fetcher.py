@@ -492,7 +492,9 @@ class Fetcher:
         path = _url_path(url)
         pace = next((p for prefix, p in self._paces.get(host, []) if path.startswith(prefix)), None)
         if pace is None:
-            yield anyio.lowlevel.checkpoint
+            # Not a checkpoint: a request that has just passed the cool-down check must be
+            # sent before any other task runs, or a 429 met meanwhile would not stop it.
+            yield _no_pause
             return
         await pace.lock.acquire()
         held = True
@@ -843,6 +845,10 @@ def _redirect_target(url: str, location: str) -> str:
         )
         raise RegistryError(msg)
     return str(target)
+
+
+async def _no_pause() -> None:
+    """The turn of a request that is not paced: returns at once, without yielding."""
 
 
 @dataclass(slots=True)
