@@ -263,7 +263,7 @@ def test_transient_failures_are_retried(registry: FakeRegistry, tmp_path: Path, 
 
 
 def test_bare_host_limit_applies_to_its_ports(registry: FakeRegistry, tmp_path: Path) -> None:
-    """``--host-concurrency 127.0.0.1=3`` bounds the npm registry on 127.0.0.1:PORT at 3."""
+    """``127.0.0.1=3`` bounds npm on 127.0.0.1:PORT at 3; only an idle limit gets the note."""
     _seed_more(registry, 60)
     registry.set_latency(0.05)
     result = runner.invoke(
@@ -272,13 +272,18 @@ def test_bare_host_limit_applies_to_its_ports(registry: FakeRegistry, tmp_path: 
             "run",
             str(_repo(tmp_path, npm=range(60), pypi=range(0))),
             *_registries(registry),
-            *("--host-concurrency", "127.0.0.1=3", "--format", "json"),
+            *("--host-concurrency", "127.0.0.1=3", "--host-concurrency", "idle.test=2"),
+            *("--format", "json"),
         ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0
     assert registry.host("npm").peak_concurrency == 3
-    assert "was not used" not in result.stderr
+    assert (
+        "note: no request went to idle.test: its --host-concurrency limit was not used"
+        in result.stderr
+    )
+    assert "127.0.0.1" not in result.stderr
 
 
 @pytest.mark.anyio
