@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from patchula.clock import FixedClock
 from patchula.http.fetcher import Fetcher, make_client
+from patchula.models import FetchResponse
 from patchula.scan import scan
 from patchula.settings import Settings
 from tests.fake_registry import FakeRegistry
@@ -117,3 +120,43 @@ async def test_every_row_of_a_package_gets_the_times(
         r for r in fake_registry.host("goproxy").requests_by_route.items() if r[0].endswith(".info")
     ]
     assert all(count == 1 for _, count in infos)
+
+
+@pytest.mark.anyio
+async def test_go_rows_of_one_repository_look_up_times_concurrently(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Three modules of one go.mod: their .info lookups are in flight together, rows in order."""
+    names = ["example.com/c", "example.com/a", "example.com/b"]
+    for name in names:
+        fake_registry.goproxy.add(
+            name, {"v1.0.0": NOW - timedelta(days=300), "v1.1.0": NOW - timedelta(days=30)}
+        )
+    (tmp_path / "go.mod").write_text(
+        "module example.com/app\n\nrequire (\n"
+        + "".join(f"\t{name} v1.0.0\n" for name in names)
+        + ")\n"
+    )
+    settings = Settings.model_validate({"registries": {"goproxy": fake_registry.url("goproxy")}})
+    asking: set[str] = set()
+    all_asking = anyio.Event()
+    async with make_client() as client:
+        fetcher = Fetcher(client)
+
+        async def fetch(url: str, **kwargs: Any) -> FetchResponse:
+            if url.endswith(".info"):
+                # Held until every module asks at once: rows evaluated one after another
+                # would never get there (the guard below fails the test instead of hanging).
+                asking.add(url.split("/@v/", maxsplit=1)[0])
+                if len(asking) == len(names):
+                    all_asking.set()
+                await all_asking.wait()
+            return await fetcher(url, **kwargs)
+
+        with anyio.fail_after(2):
+            result = await scan([str(tmp_path)], settings, fetch, FixedClock(NOW))
+    rows = result.repos[0].rows
+    assert [r.dependency.name for r in rows] == names
+    assert [(r.finding.status, r.finding.libyears is not None) for r in rows] == [
+        ("outdated", True)
+    ] * 3

@@ -31,7 +31,6 @@ from patchula.datasource import DATASOURCES, crates
 from patchula.datasource.base import Fetch, SingleRequestDatasource
 from patchula.discovery import Discovery, Found, Walk, discover, read_regular
 from patchula.errors import LookupFailed, ManifestError
-from patchula.http.fetcher import host_key
 from patchula.manager import MANAGERS
 from patchula.models import (
     Catalog,
@@ -436,9 +435,11 @@ async def scan(
     slots = anyio.Semaphore(settings.concurrency)
     throttle = getattr(fetch, "throttle", None)
     if throttle is not None:
-        # crates.io's crawler policy: at most one web API request a second.
+        # crates.io's crawler policy: at most one web API request a second. It covers the API's
+        # URLs (``BASE/api/…``), not the host: a mirror serving the sparse index on the same
+        # host must not have every index lookup paced.
         api = settings.registries.get("crates-api", crates.DEFAULT_API_URL)
-        throttle(host_key(api), crates.API_MIN_INTERVAL_SECONDS)
+        throttle(f"{api.rstrip('/')}/api/", crates.API_MIN_INTERVAL_SECONDS)
     async with anyio.create_task_group() as tg:
         lookups = _Lookups(tg, fetch, settings, access)
         lookups.on_progress = on_progress
@@ -484,6 +485,11 @@ async def _scan_repo(
     The per-target guard: a bug met while walking, extracting or matching lockfiles costs this
     repository (its problem names the exception type), never the run. Each row has its own
     guard too (``_guarded_row``), so one row's evaluation bug costs only that row.
+
+    Rows are kept in extraction order. Rows that may fetch publish times while evaluated
+    (datasources with ``release_times``: Go, crates) are evaluated concurrently, each in a
+    task, so their requests run under the host limits instead of one row after another; the
+    others only wait for lookups already in flight and are evaluated in place.
     """
     try:
         extracted = await _extract_and_request(repo, root, settings, lookups, slots, view)
@@ -492,8 +498,18 @@ async def _scan_repo(
             ManifestProblem(repo.target, None, _internal("scanning", repo.target, exc))
         )
         return
-    for item in extracted:
-        repo.rows.append(await _guarded_row(item, settings, policy, lookups, now, view))
+    rows: list[Row | None] = [None] * len(extracted)
+
+    async def fill(index: int, item: _Extracted) -> None:
+        rows[index] = await _guarded_row(item, settings, policy, lookups, now, view)
+
+    async with anyio.create_task_group() as tg:
+        for index, item in enumerate(extracted):
+            if item.dep.datasource in _LAZY_TIMES:
+                tg.start_soon(fill, index, item)
+            else:
+                await fill(index, item)
+    repo.rows.extend(row for row in rows if row is not None)
 
 
 def _internal(doing: str, what: str, exc: BaseException) -> str:
@@ -588,6 +604,11 @@ async def _row(
     )
     return Row(dep, finding, lock_file, info)
 
+
+# Datasources whose rows may fetch publish times while they are evaluated (``release_times``).
+_LAZY_TIMES = frozenset(
+    ident for ident, module in DATASOURCES.items() if hasattr(module, "release_times")
+)
 
 # Managers that read lockfiles (their results carry a ``Lockfile``).
 LOCKFILE_MANAGERS = frozenset({"package_lock", "uv_lock", "poetry_lock", "cargo_lock"})

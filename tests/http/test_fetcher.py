@@ -19,6 +19,7 @@ from patchula.http.fetcher import (
     make_client,
     retry_after_seconds,
 )
+from tests.faketime import FakeTime
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -280,10 +281,58 @@ async def test_throttled_host_gets_one_request_per_interval() -> None:
         router.get(url__regex=r"https://api\.test/\d+").mock(return_value=httpx.Response(200))
         async with httpx.AsyncClient() as client:
             fetcher = _fetcher(client, sleeps)
-            fetcher.throttle("api.test", 1.0)
+            fetcher.throttle("https://api.test", 1.0)
             for i in range(3):
                 await fetcher(f"https://api.test/{i}")
     assert sleeps.calls == [1.0, 1.0]
+
+
+@pytest.mark.anyio
+async def test_throttle_paces_its_base_url_not_the_whole_host() -> None:
+    """Pacing ``https://mirror.test/api/``: its API pages wait 1 s each, index files never do."""
+    sleeps = _Sleeps()
+    with respx.mock(assert_all_called=True) as router:
+        index = router.get(url__regex=r"https://mirror\.test/index/.*").mock(
+            return_value=httpx.Response(200)
+        )
+        api = router.get(url__regex=r"https://mirror\.test/api/v1/.*").mock(
+            return_value=httpx.Response(200)
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, sleeps)
+            fetcher.throttle("https://mirror.test/api", 1.0)
+            for name in ("se/rd/serde", "sy/n/syn", "3/l/log", "2/cc"):
+                await fetcher(f"https://mirror.test/index/{name}")
+            assert sleeps.calls == []
+            for name in ("serde", "syn", "log"):
+                await fetcher(f"https://mirror.test/api/v1/crates/{name}/versions?per_page=100")
+            await fetcher("https://mirror.test/index/1/a")
+    assert sleeps.calls == [1.0, 1.0]
+    assert (index.call_count, api.call_count) == (5, 3)
+
+
+@pytest.mark.anyio
+async def test_paced_requests_hold_at_most_one_host_slot() -> None:
+    """Ten API requests queued on their pace leave the host's other slot to index lookups."""
+    time = FakeTime()
+    seen: list[tuple[str, float]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.path.split("/")[1], time.t))
+        return httpx.Response(200)
+
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"https://mirror\.test/.*").mock(side_effect=answer)
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer(), host_limits={"mirror.test": 2})
+            fetcher.throttle("https://mirror.test/api/", 1.0)
+            async with time.driving(), anyio.create_task_group() as tg:
+                for i in range(10):
+                    tg.start_soon(fetcher, f"https://mirror.test/api/v1/crates/c{i}/versions")
+                for i in range(10):
+                    tg.start_soon(fetcher, f"https://mirror.test/index/3/c/c{i}")
+    assert [t for tree, t in seen if tree == "index"] == [0.0] * 10
+    assert [t for tree, t in seen if tree == "api"] == [float(i) for i in range(10)]
 
 
 @pytest.mark.anyio
@@ -362,3 +411,32 @@ async def test_lookups_queued_for_an_unreachable_host_fail_without_requests() ->
     # two waves of 4 plus the one that trips it, instead of 40 lookups x 4 attempts.
     assert route.call_count <= 9
     assert sum("is unreachable" in f for f in failures) >= 31
+
+
+@pytest.mark.anyio
+async def test_bare_host_limit_covers_every_port_unless_one_has_its_own() -> None:
+    """``127.0.0.1=2`` bounds ports 8080 and 9090 together; ``127.0.0.1:7070=3`` stands alone."""
+    in_flight: dict[str, int] = {"shared": 0, "7070": 0}
+    peak: dict[str, int] = {"shared": 0, "7070": 0}
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        group = "7070" if request.url.port == 7070 else "shared"
+        in_flight[group] += 1
+        peak[group] = max(peak[group], in_flight[group])
+        await anyio.sleep(0.01)
+        in_flight[group] -= 1
+        return httpx.Response(200)
+
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"http://127\.0\.0\.1:\d+/\d+").mock(side_effect=slow)
+        async with httpx.AsyncClient() as client:
+            fetcher = _fetcher(client, _Sleeps(), host_limits={"127.0.0.1": 2, "127.0.0.1:7070": 3})
+            await _gather(
+                fetcher,
+                [f"http://127.0.0.1:{port}/{i}" for port in (8080, 9090, 7070) for i in range(9)],
+            )
+    assert peak == {"shared": 2, "7070": 3}
+    assert fetcher.limit_for("127.0.0.1:8080") == 2
+    assert fetcher.limit_for("127.0.0.1:7070") == 3
+    assert fetcher.limit_for("127.0.0.2:8080") == 16
+    assert fetcher.limits_used() == {"127.0.0.1", "127.0.0.1:7070"}

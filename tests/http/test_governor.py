@@ -34,6 +34,30 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
             30.0,
             False,
         ),
+        (
+            429,
+            {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(NOW.timestamp() - 5)},
+            b"",
+            1,
+            2.0,
+            False,
+        ),
+        (
+            403,
+            {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW.timestamp()))},
+            b"",
+            0,
+            1.0,
+            False,
+        ),
+        (
+            200,
+            {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(NOW.timestamp() - 5)},
+            b"",
+            0,
+            None,
+            False,
+        ),
         (403, {}, b'{"message": "You have exceeded a secondary rate limit"}', 0, 60.0, False),
         (403, {}, b'{"message": "Resource not accessible by integration"}', 0, None, False),
         (
@@ -145,6 +169,27 @@ async def test_retries_are_bounded() -> None:
                     await fetcher("https://a.test/x")
     assert route.call_count == 4
     assert time.sleeps == [1.0, 2.0, 4.0]
+
+
+@pytest.mark.anyio
+async def test_reset_in_the_past_falls_back_to_the_back_off() -> None:
+    """A 429 whose ``x-ratelimit-reset`` has already passed waits 1, 2 and 4 s, not 0 s."""
+    time = FakeTime()
+    reset = str(int(NOW.timestamp()) - 30)
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get("https://api.github.test/x").mock(
+            return_value=httpx.Response(
+                429, headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset}
+            )
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            async with time.driving():
+                with pytest.raises(RateLimited, match="still rate limited after 3 retries"):
+                    await fetcher("https://api.github.test/x")
+    assert route.call_count == 4
+    assert time.sleeps == [1.0, 2.0, 4.0]
+    assert time.t == 7.0
 
 
 @pytest.mark.anyio

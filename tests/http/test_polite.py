@@ -260,3 +260,80 @@ def test_transient_failures_are_retried(registry: FakeRegistry, tmp_path: Path, 
     assert [(r["status"], r["latest"]) for r in rows] == [("outdated", "1.1.0")]
     npm_stats = report["hosts"][_hostport(registry.url("npm"))]  # type: ignore[index]
     assert (npm_stats["requests"], npm_stats["retries"]) == (2, 1)
+
+
+def test_bare_host_limit_applies_to_its_ports(registry: FakeRegistry, tmp_path: Path) -> None:
+    """``127.0.0.1=3`` bounds npm on 127.0.0.1:PORT at 3; only an idle limit gets the note."""
+    _seed_more(registry, 60)
+    registry.set_latency(0.05)
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(_repo(tmp_path, npm=range(60), pypi=range(0))),
+            *_registries(registry),
+            *("--host-concurrency", "127.0.0.1=3", "--host-concurrency", "idle.test=2"),
+            *("--format", "json"),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0
+    assert registry.host("npm").peak_concurrency == 3
+    assert (
+        "note: no request went to idle.test: its --host-concurrency limit was not used"
+        in result.stderr
+    )
+    assert "127.0.0.1" not in result.stderr
+
+
+@pytest.mark.anyio
+async def test_api_pacing_leaves_the_index_on_the_same_host_alone(
+    registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A mirror serving the sparse index and the API on one host: index lookups are not paced."""
+    for name in ("serde", "syn", "log", "rand", "regex"):
+        registry.crates.add(name, {"1.0.0": OLD, "1.1.0": OLD + timedelta(days=30)})
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\n[dependencies]\n'
+        'serde = "1.0"\nsyn = "1.0"\nlog = "1.0"\nrand = "1.0"\nregex = "1.0"\n'
+    )
+    mirror = registry.url("crates-index")
+    settings = Settings.model_validate({"registries": {"crates": mirror, "crates-api": mirror}})
+    time = FakeTime(busy=lambda: _busy(registry, fetcher))
+    async with make_client() as client:
+        fetcher = Fetcher(client, timer=time.timer())
+        async with time.driving():
+            result = await scan([str(tmp_path)], settings, fetcher, FixedClock(datetime.now(UTC)))
+    assert [r.finding.latest for r in result.repos[0].rows] == ["1.1.0"] * 5
+    assert registry.host("crates-index").requests == 5
+    assert time.sleeps == []
+
+
+@pytest.mark.anyio
+async def test_crates_api_is_still_paced_at_one_request_a_second(
+    registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Three crates whose index has no pubtime cost three API pages, one second apart."""
+    for name in ("serde", "syn", "log"):
+        registry.crates.add(name, {"1.0.0": OLD, "1.1.0": OLD + timedelta(days=30)}, pubtime=False)
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\n[dependencies]\n'
+        'serde = "=1.0.0"\nsyn = "=1.0.0"\nlog = "=1.0.0"\n'
+    )
+    settings = Settings.model_validate(
+        {
+            "registries": {
+                "crates": registry.url("crates-index"),
+                "crates-api": registry.url("crates-api"),
+            },
+            "min_release_age": "3d",
+        }
+    )
+    time = FakeTime(busy=lambda: _busy(registry, fetcher))
+    async with make_client() as client:
+        fetcher = Fetcher(client, timer=time.timer())
+        async with time.driving():
+            result = await scan([str(tmp_path)], settings, fetcher, FixedClock(datetime.now(UTC)))
+    assert [r.finding.latest for r in result.repos[0].rows] == ["1.1.0"] * 3
+    assert registry.host("crates-api").requests == 3
+    assert time.sleeps == [1.0, 1.0]

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gzip
 import importlib.util
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
@@ -13,7 +14,7 @@ import pytest
 import respx
 
 from patchula.errors import ConfigError, RegistryUnreachable
-from patchula.http.fetcher import Fetcher, make_client
+from patchula.http.fetcher import Fetcher, _proxied, make_client
 from patchula.http.transport import PerHostPoolTransport
 
 TIMEOUTS: dict[str, float | None] = {"connect": 2.0, "read": 2.0, "write": 2.0, "pool": 2.0}
@@ -389,6 +390,51 @@ async def test_no_proxy_entry_with_a_port_bypasses_the_proxy(
     async with make_client() as client:
         response = await Fetcher(client)(f"{server.url}/x")
     assert response.content == b"direct"
+
+
+@pytest.mark.anyio
+async def test_no_proxy_cidr_range_bypasses_the_proxy(
+    serve: Callable[[Handler], Awaitable[Server]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``NO_PROXY=10.0.0.0/8,127.0.0.0/8`` exempts 127.0.0.1 from a (dead) proxy, as in curl."""
+    server: Server
+
+    async def direct(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await server.read_request(reader) is not None:
+            writer.write(_answer(b"direct"))
+            await writer.drain()
+
+    server = await serve(direct)
+    _only_proxy(monkeypatch, HTTP_PROXY="http://127.0.0.1:9", NO_PROXY="10.0.0.0/8,127.0.0.0/8")
+    async with make_client() as client:
+        response = await Fetcher(client)(f"{server.url}/x")
+    assert response.content == b"direct"
+
+
+@pytest.mark.parametrize(
+    ("url", "proxied"),
+    [
+        ("http://10.1.2.3:8080/x", False),
+        ("http://11.0.0.1/x", True),
+        ("http://[fd00::1]/x", False),
+        ("http://[fe80::1]/x", True),
+        ("http://192.168.200.1/x", False),  # 192.168.1.7/16 means 192.168.0.0/16, as in curl
+        ("http://10.example.test/x", True),  # a name is never resolved to match a range
+        ("http://localhost/x", False),
+    ],
+)
+def test_no_proxy_ranges_decide_which_urls_are_proxied(
+    monkeypatch: pytest.MonkeyPatch,
+    url: str,
+    proxied: bool,  # noqa: FBT001 - parametrized
+) -> None:
+    """CIDR entries of ``NO_PROXY`` (IPv4, IPv6, non-strict) exempt IP literals inside them."""
+    _only_proxy(
+        monkeypatch,
+        HTTP_PROXY="http://proxy.test:3128",
+        NO_PROXY="localhost, 10.0.0.0/8 [fd00::]/8,192.168.1.7/16,not/a-range",
+    )
+    assert _proxied(url, urllib.request.getproxies()) is proxied
 
 
 @pytest.mark.anyio

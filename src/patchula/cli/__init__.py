@@ -328,7 +328,7 @@ async def _scan_with(
                 )
         else:
             result = await scan(targets, settings, fetcher, SystemClock(), access=access)
-        unused = sorted(set(settings.host_concurrency) - set(fetcher.stats))
+        unused = sorted(set(settings.host_concurrency) - fetcher.limits_used())
         if unused and not settings.quiet:
             err.print(
                 f"patchula: note: no request went to {', '.join(unused)}: "

@@ -10,10 +10,12 @@ one seam.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import ipaddress
 import random
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Generic, TypeVar, cast
@@ -111,9 +113,45 @@ def _proxied(url: str, proxies: Mapping[str, str]) -> bool:
     parsed = httpx.URL(url)
     if parsed.scheme not in proxies and "all" not in proxies:
         return False
-    # With the port, so NO_PROXY entries naming one (``127.0.0.1:8080``) apply as curl's do.
     host = parsed.host or ""
+    if _in_no_proxy_range(host, proxies.get("no", "")):
+        return False
+    # With the port, so NO_PROXY entries naming one (``127.0.0.1:8080``) apply as curl's do.
     return not urllib.request.proxy_bypass(f"{host}:{parsed.port}" if parsed.port else host)
+
+
+def _in_no_proxy_range(host: str, no_proxy: str) -> bool:
+    """Return whether the IP literal ``host`` lies in a CIDR entry of ``no_proxy``.
+
+    curl (since 7.86, ``CURLOPT_NOPROXY``), Go and requests accept ``10.0.0.0/8`` or
+    ``fd00::/8`` entries there; urllib's ``proxy_bypass`` does not. Like curl, a host name is
+    never resolved to test it against a range.
+    """
+    networks = _no_proxy_networks(no_proxy)
+    if not networks:
+        return False
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False  # a name, not an address
+    return any(address in network for network in networks)
+
+
+@functools.lru_cache(maxsize=8)
+def _no_proxy_networks(no_proxy: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """The CIDR entries of a ``NO_PROXY`` value (comma or space separated); others are skipped."""
+    networks = []
+    for entry in no_proxy.replace(",", " ").split():
+        if "/" not in entry:
+            continue
+        try:
+            # Not strict: curl compares only the prefix bits, so ``10.1.2.3/8`` means 10/8.
+            networks.append(
+                ipaddress.ip_network(entry.replace("[", "").replace("]", ""), strict=False)
+            )
+        except ValueError:
+            continue  # not a range: the name matching of ``proxy_bypass`` sees it
+    return tuple(networks)
 
 
 def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
@@ -184,8 +222,9 @@ class Fetcher:
     """GET with per-host limits, the shared cool-down governor, single-flight and statistics.
 
     ``host_limits`` maps a host (lower-case; ``host:port`` for non-default ports) to its
-    concurrency limit (1-100); other hosts get ``default_limit``. ``timer`` supplies time and
-    sleep so tests never sleep for real.
+    concurrency limit (1-100); a bare host's limit is shared by all its ports that have no
+    ``host:port`` entry of their own; other hosts get ``default_limit``. ``timer`` supplies
+    time and sleep so tests never sleep for real.
 
     ``request_deadline`` (seconds) bounds the request's own time: every attempt on the network
     (each gets what is left), every redirect hop and every back-off pause. Waiting for a host
@@ -226,7 +265,8 @@ class Fetcher:
         self._read_ahead: dict[str, HttpEntry | None] = {}
         # Minimum freshness (seconds) per representation, counted from the entry's fetch time.
         self._floors = dict(freshness_floors or {})
-        self._intervals: dict[str, float] = {}
+        # Paced URL trees per host: (path prefix, pace), longest prefix first.
+        self._paces: dict[str, list[tuple[str, _Pace]]] = {}
         self._unreachable: dict[str, str] = {}
         # Hosts that sent at least one status line and headers this run (a body need not follow).
         self._answered: set[str] = set()
@@ -236,8 +276,6 @@ class Fetcher:
         # The client's default headers and timeouts, read on the first request.
         self._defaults: list[tuple[str, str]] | None = None
         self._timeouts: dict[str, float | None] = {}
-        self._interval_locks: dict[str, anyio.Lock] = {}
-        self._next_at: dict[str, float] = {}
         # Registry documents are derived in worker threads, at most four at once, so the event
         # loop stays free while large packuments are parsed.
         self._derivers = anyio.CapacityLimiter(4)
@@ -426,31 +464,87 @@ class Fetcher:
         """The credential that goes with ``GET url`` (``None``: anonymous)."""
         return self._credentials.for_url(url) if self._credentials is not None else None
 
-    def throttle(self, host: str, min_interval: float) -> None:
-        """Space requests to ``host`` at least ``min_interval`` seconds apart (a crawler policy)."""
-        self._intervals[host.lower()] = min_interval
+    def throttle(self, base_url: str, min_interval: float) -> None:
+        """Space requests under ``base_url`` at least ``min_interval`` seconds apart.
 
-    async def _wait_interval(self, host: str) -> None:
-        interval = self._intervals.get(host)
-        if interval is None:
+        A crawler policy (crates.io's web API: one request a second) covers one service, not
+        the host it shares with others: only URLs on ``base_url``'s host and port whose path
+        lies under its path (``https://mirror.example/api/`` covers ``/api/v1/…``, not
+        ``/index/…``) are paced; the base ``https://crates.io`` covers the whole host.
+        """
+        host = host_key(base_url)
+        prefix = _url_path(base_url).rstrip("/") + "/"
+        paces = [(p, pace) for p, pace in self._paces.get(host, []) if p != prefix]
+        paces.append((prefix, _Pace(interval=min_interval)))
+        paces.sort(key=lambda entry: len(entry[0]), reverse=True)
+        self._paces[host] = paces
+
+    @contextlib.asynccontextmanager
+    async def _paced(self, host: str, url: str) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+        """Queue ``url`` behind the earlier requests of its paced tree; yield its turn.
+
+        The pace's lock is taken before the host slot, so paced requests waiting for their
+        interval hold at most one of the host's slots and never starve its other requests
+        (a mirror serving the sparse index beside the API). Awaiting the yielded turn sleeps
+        until the interval has passed since the previous paced request and lets the next one
+        queue; a request that never reaches its turn (cool-down failure) just lets it go.
+        """
+        path = _url_path(url)
+        pace = next((p for prefix, p in self._paces.get(host, []) if path.startswith(prefix)), None)
+        if pace is None:
+            # Not a checkpoint: a request that has just passed the cool-down check must be
+            # sent before any other task runs, or a 429 met meanwhile would not stop it.
+            yield _no_pause
             return
-        lock = self._interval_locks.setdefault(host, anyio.Lock())
-        async with lock:
+        await pace.lock.acquire()
+        held = True
+
+        async def turn() -> None:
+            nonlocal held
             now = self._timer.monotonic()
-            ready = self._next_at.get(host, now)
+            ready = pace.next_at if pace.next_at is not None else now
             if ready > now:
                 await self._timer.sleep(ready - now)
-            self._next_at[host] = max(ready, now) + interval
+            pace.next_at = max(ready, now) + pace.interval
+            pace.lock.release()
+            held = False
+
+        try:
+            yield turn
+        finally:
+            if held:
+                pace.lock.release()
+
+    def _limit_entry(self, host: str) -> str | None:
+        """The ``host_limits`` key governing ``host`` (a ``host_key``), or ``None``.
+
+        ``host:port`` itself when given, else the bare host: a limit for ``127.0.0.1`` covers
+        ``127.0.0.1:8080`` unless ``127.0.0.1:8080`` has a limit of its own.
+        """
+        if host in self._host_limits:
+            return host
+        bare, colon, port = host.rpartition(":")
+        if colon and bare and port.isdigit() and bare in self._host_limits:
+            return bare
+        return None
 
     def limit_for(self, host: str) -> int:
-        """Return the concurrency limit in force for ``host``."""
-        return self._host_limits.get(host, self._default_limit)
+        """Return the concurrency limit in force for ``host`` (see ``_limit_entry``)."""
+        entry = self._limit_entry(host)
+        return self._host_limits[entry] if entry is not None else self._default_limit
+
+    def limits_used(self) -> set[str]:
+        """Return the ``host_limits`` keys that governed at least one request so far."""
+        return {entry for host in self.stats if (entry := self._limit_entry(host)) is not None}
 
     def _limiter(self, host: str) -> anyio.CapacityLimiter:
-        limiter = self._limiters.get(host)
+        # One limiter per limit entry: a bare host's limit bounds all its ports together, as
+        # a limit on the server is meant to, not each port separately.
+        key = self._limit_entry(host) or host
+        limiter = self._limiters.get(key)
         if limiter is None:
             limiter = anyio.CapacityLimiter(self.limit_for(host))
-            self._limiters[host] = limiter
+            self._limiters[key] = limiter
         return limiter
 
     async def _fetch(self, url: str, headers: Mapping[str, str]) -> FetchResponse:
@@ -542,7 +636,7 @@ class Fetcher:
         The network part gets what is left of ``budget``; running out raises (see
         ``_past_deadline``), as does a body over the size bound (``RegistryError``).
         """
-        async with self._limiter(host):
+        async with self._paced(host, url) as pace_turn, self._limiter(host):
             down = self._unreachable.get(host)
             if down is not None:
                 # Checked after taking a slot, so requests queued before the host was found
@@ -557,7 +651,7 @@ class Fetcher:
             except RateLimited:
                 stats.errors += 1
                 raise
-            await self._wait_interval(host)
+            await pace_turn()
             stats.requests += 1
             stats.in_flight += 1
             stats.max_concurrency = max(stats.max_concurrency, stats.in_flight)
@@ -751,6 +845,26 @@ def _redirect_target(url: str, location: str) -> str:
         )
         raise RegistryError(msg)
     return str(target)
+
+
+async def _no_pause() -> None:
+    """The turn of a request that is not paced: returns at once, without yielding."""
+
+
+@dataclass(slots=True)
+class _Pace:
+    """One paced URL tree: ``interval`` seconds between requests, the next allowed time."""
+
+    interval: float
+    next_at: float | None = None
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+
+def _url_path(url: str) -> str:
+    """The path of ``url`` (``/`` at least), without query or fragment."""
+    rest = url.partition("://")[2]
+    path = "/" + rest.partition("/")[2]
+    return path.partition("?")[0].partition("#")[0]
 
 
 def host_key(url: str) -> str:

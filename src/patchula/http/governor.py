@@ -3,7 +3,8 @@
 A 429 (or a GitHub primary/secondary limit answer) starts a **host-wide cool-down**: every queued
 and every new request to that host waits until it ends, none bypasses it, other hosts are not
 affected. The wait comes from ``Retry-After`` (delta-seconds or HTTP-date, RFC 9110 §10.2.3),
-else ``x-ratelimit-reset`` when ``x-ratelimit-remaining`` is 0 (GitHub's primary limit), else one
+else ``x-ratelimit-reset`` when ``x-ratelimit-remaining`` is 0 (GitHub's primary limit) and the
+reset is still ahead, else one
 minute for a GitHub secondary limit, else 1, 2, 4 s by attempt. At most ``MAX_RATE_RETRIES``
 retries; a required wait above ``MAX_WAIT_SECONDS`` fails at once — for that request and, since
 the cool-down stays recorded, for every request queued behind it — with a reason naming the host
@@ -130,7 +131,11 @@ def _reset_wait(value: str | None, now: datetime) -> float | None:
         return None
     if not math.isfinite(reset):
         return None
-    return max(reset - now.timestamp(), 0.0)
+    wait = reset - now.timestamp()
+    # A reset already reached (clock skew, or the window turned over in flight) says nothing
+    # about how long to wait; a 0 s wait would fire every retry at once, so the caller falls
+    # back to the 1, 2, 4 s back-off instead.
+    return wait if wait > 0 else None
 
 
 def _docker_pull_quota(headers: Mapping[str, str], text: str) -> bool:
