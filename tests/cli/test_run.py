@@ -358,3 +358,24 @@ def test_failed_lookup_row_keeps_the_pinned_version(tmp_path: Path) -> None:
         ("flask", "error", "3.1.0", "pin"),
         ("requests", "error", None, None),
     ]
+
+
+def test_piped_table_without_columns_prints_every_line_in_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped with ``COLUMNS`` unset, a wide row is one full line: no cell is folded or cut."""
+    import socket  # noqa: PLC0415 - only this test needs a closed port
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.delenv("COLUMNS", raising=False)
+    name = "a-rather-long-distribution-name-" + "x" * 40
+    pin = "1.0.0.dev20241129210726000000000000"
+    (tmp_path / "requirements.txt").write_text(f"{name}=={pin}\n")
+    _, out = _run(str(tmp_path), "--no-cache", "--registry", f"pypi=http://127.0.0.1:{port}")
+    rows = [line for line in out.splitlines() if line.startswith(name)]
+    assert len(rows) == 1
+    assert f"| =={pin} | {pin} | pin |" in rows[0]
+    assert "is unreachable (ConnectError)" in rows[0]
+    assert len(rows[0]) > 200  # wider than the old fixed width: nothing was folded into it

@@ -396,11 +396,12 @@ def _print(report: ScanReport, settings: Settings) -> None:
             if settings.verbose:
                 _print_hosts(report, console)
         else:
-            # Piped: plain ASCII, as wide as COLUMNS says (200 when unset), no trailing blanks.
+            # Piped: plain ASCII, no trailing blanks. A log or file has no width: unless COLUMNS
+            # asks for one (long cells then fold inside it), every line is printed in full.
             buffer = io.StringIO()
             plain = Console(
                 file=buffer,
-                width=_columns(default=200),
+                width=_columns(default=UNBOUNDED_WIDTH),
                 no_color=True,
                 highlight=False,
                 soft_wrap=False,
@@ -411,6 +412,10 @@ def _print(report: ScanReport, settings: Settings) -> None:
             sys.stdout.write(
                 "".join(f"{line.rstrip()}\n" for line in buffer.getvalue().splitlines())
             )
+
+
+# Wider than any row (rich needs a number): piped output without COLUMNS is never folded.
+UNBOUNDED_WIDTH = 1_000_000
 
 
 def _columns(default: int) -> int:

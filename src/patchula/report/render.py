@@ -123,7 +123,9 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
 
     Up-to-date and skipped rows are shown only with ``show_all``. On a terminal it uses colour
     and box drawing and drops the less essential columns when narrow; piped, it prints plain
-    ASCII columns. Lone surrogates are shown as U+FFFD (``scrubbed``).
+    ASCII columns. Text is never dropped: a cell wider than its column folds onto the next
+    line, so a caller wanting whole lines (a log) passes a console wider than any row. Lone
+    surrogates are shown as U+FFFD (``scrubbed``).
     """
     report = scrubbed(report)
     plain = not console.is_terminal
