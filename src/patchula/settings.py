@@ -26,7 +26,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
@@ -100,6 +100,29 @@ _SIZE_UNITS = {
     "gb": 1000**3,
     "gib": 1024**3,
 }
+
+
+def parse_timestamp(value: str | date) -> datetime:
+    """Parse an ISO 8601 instant: ``2026-12-07T09:00:00Z``, ``…T10:00+01:00``, ``2026-12-07``.
+
+    Returns an aware UTC datetime. A time without an offset, or a bare date (midnight), is read
+    as UTC: a report must not depend on the machine's time zone. Also takes the datetimes and
+    dates a TOML file gives. Raises ``ValueError`` with a usage message.
+    """
+    if isinstance(value, datetime):
+        when = value
+    elif isinstance(value, date):
+        when = datetime(value.year, value.month, value.day)  # noqa: DTZ001 - UTC just below
+    else:
+        try:
+            when = datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            msg = (
+                f"invalid timestamp {value!r}: use ISO 8601, e.g. '2026-12-07T09:00:00Z' "
+                "or '2026-12-07'"
+            )
+            raise ValueError(msg) from None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
 
 def parse_size(value: str | int) -> int:
@@ -259,6 +282,10 @@ class Settings(BaseModel):
     go_proxy_off: str | None = Field(
         default=None, description="Why no Go proxy is used (GOPROXY=direct or off), if so"
     )
+    now: datetime | None = Field(
+        default=None,
+        description="The instant the release-age policy is evaluated at (default: the real now)",
+    )
     verbose: int = Field(default=0, ge=0)
     quiet: bool = False
     progress: bool = True
@@ -287,6 +314,11 @@ class Settings(BaseModel):
     @classmethod
     def _duration(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         return value if isinstance(value, timedelta) else parse_duration(value)
+
+    @field_validator("now", mode="before")
+    @classmethod
+    def _timestamp(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
+        return parse_timestamp(value) if isinstance(value, str | date) else value
 
     @field_validator("cache_budget", "max_body_bytes", mode="before")
     @classmethod
@@ -337,6 +369,7 @@ _ENV_SCALARS = (
     "go_freshness_secs",
     "request_deadline",
     "max_body_bytes",
+    "now",
 )
 
 

@@ -379,3 +379,29 @@ def test_piped_table_without_columns_prints_every_line_in_full(
     assert f"| =={pin} | {pin} | pin |" in rows[0]
     assert "is unreachable (ConnectError)" in rows[0]
     assert len(rows[0]) > 200  # wider than the old fixed width: nothing was folded into it
+
+
+def test_now_evaluates_the_release_age_policy_at_another_time(
+    tmp_path: Path, registry: respx.MockRouter
+) -> None:
+    """--now three days ahead admits a release held back today; evaluatedAt is that instant."""
+    (tmp_path / "package.json").write_text(json.dumps({"dependencies": {"left-pad": "^1.0.0"}}))
+    (tmp_path / "package-lock.json").write_text(
+        json.dumps(
+            {
+                "lockfileVersion": 3,
+                "packages": {"": {}, "node_modules/left-pad": {"version": "1.3.0"}},
+            }
+        )
+    )
+    args = [str(tmp_path), "--no-cache", "--format", "json", "--min-release-age", "3d"]
+    args += ["--registry", f"npm={NPM}"]
+    _, today = _run(*args)
+    monday = (datetime.now(UTC) + timedelta(days=3)).replace(microsecond=0)
+    _, later = _run(*args, "--now", monday.isoformat())
+    [row] = json.loads(today)["repositories"][0]["dependencies"]
+    assert (row["status"], row["heldBack"][0]["version"]) == ("held-back", "1.4.0")
+    report = json.loads(later)
+    [row] = report["repositories"][0]["dependencies"]
+    assert (row["status"], row["eligible"], row["heldBack"]) == ("outdated", "1.4.0", [])
+    assert datetime.fromisoformat(report["evaluatedAt"]) == monday

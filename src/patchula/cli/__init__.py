@@ -21,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from patchula import __version__
 from patchula.cache import Cache, CacheError, default_cache_path
-from patchula.clock import SystemClock
+from patchula.clock import Clock, FixedClock, SystemClock
 from patchula.credentials import RegistryAccess
 from patchula.datasource import goproxy
 from patchula.errors import ConfigError
@@ -193,6 +193,14 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             metavar="SIZE",
         ),
     ] = None,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            help="Evaluate the release-age policy as of this ISO 8601 time, e.g. "
+            "2026-12-07T09:00:00Z (UTC when no offset is given) [default: now].",
+            metavar="TIMESTAMP",
+        ),
+    ] = None,
 ) -> None:
     """Scan checkouts and report how far behind their npm, Python, Rust and Go dependencies are."""
     cli: dict[str, Any] = {
@@ -212,6 +220,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "go_freshness_secs": go_freshness_secs,
         "request_deadline": request_deadline,
         "max_body_bytes": max_body_bytes,
+        "now": now,
     }
     err = Console(stderr=True, soft_wrap=True)
     try:
@@ -302,6 +311,9 @@ async def _scan_with(
             request_deadline=settings.request_deadline,
             max_body_bytes=settings.max_body_bytes,
         )
+        # --now moves only the policy's "now" (and evaluatedAt); HTTP freshness, deadlines
+        # and back-off keep the real time of the fetcher's own timer.
+        clock: Clock = FixedClock(settings.now) if settings.now is not None else SystemClock()
         show_progress = (
             settings.format == "table"
             and not settings.quiet
@@ -322,12 +334,12 @@ async def _scan_with(
                     targets,
                     settings,
                     fetcher,
-                    SystemClock(),
+                    clock,
                     on_progress=lambda done, total: bar.update(task, completed=done, total=total),
                     access=access,
                 )
         else:
-            result = await scan(targets, settings, fetcher, SystemClock(), access=access)
+            result = await scan(targets, settings, fetcher, clock, access=access)
         unused = sorted(set(settings.host_concurrency) - set(fetcher.stats))
         if unused and not settings.quiet:
             err.print(
