@@ -189,3 +189,24 @@ def test_invalid_now_names_its_source(tmp_path: Path) -> None:
         load_settings({"now": "monday"}, env={}, cwd=tmp_path)
     with pytest.raises(ConfigError, match="PATCHULA_NOW"):
         load_settings({}, env={"PATCHULA_NOW": "13/12/2026"}, cwd=tmp_path)
+
+
+def test_managers_are_chosen_by_flag_environment_and_config(tmp_path: Path) -> None:
+    """enabled-managers narrows the set, disabled-managers removes from it, in MANAGERS order."""
+    (tmp_path / "patchula.toml").write_text('enabled-managers = ["go_mod", "cargo_toml"]\n')
+    assert load_settings({}, env={}, cwd=tmp_path).managers() == ("cargo_toml", "go_mod")
+    env = {"PATCHULA_DISABLED_MANAGERS": "cargo_toml"}
+    assert load_settings({}, env=env, cwd=tmp_path).managers() == ("go_mod",)
+    flag = load_settings({"disabled_managers": "cargo_lock, go_mod"}, env={}, cwd=tmp_path / "x")
+    assert "cargo_lock" not in flag.managers()
+    assert "go_mod" not in flag.managers()
+    assert len(flag.managers()) == 7
+
+
+def test_unknown_manager_ids_are_refused_with_the_known_ones(tmp_path: Path) -> None:
+    """A manager id that does not exist is a usage error listing the ids that do."""
+    with pytest.raises(ConfigError, match=r"--enabled-managers: unknown manager 'npm' \(known: "):
+        load_settings({"enabled_managers": "npm"}, env={}, cwd=tmp_path)
+    (tmp_path / "patchula.toml").write_text('disabled-managers = ["cargo"]\n')
+    with pytest.raises(ConfigError, match=r"patchula.toml: disabled-managers: unknown manager"):
+        load_settings({}, env={}, cwd=tmp_path)

@@ -193,6 +193,24 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             metavar="SIZE",
         ),
     ] = None,
+    enabled_managers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--enabled-managers",
+            metavar="ID[,ID]",
+            help="Use only these managers (package_json, package_lock, requirements_txt, "
+            "pyproject, uv_lock, poetry_lock, cargo_toml, cargo_lock, go_mod); repeatable "
+            "[default: all].",
+        ),
+    ] = None,
+    disabled_managers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--disabled-managers",
+            metavar="ID[,ID]",
+            help="Leave these managers out, e.g. cargo_toml,cargo_lock; repeatable.",
+        ),
+    ] = None,
     now: Annotated[
         str | None,
         typer.Option(
@@ -221,6 +239,8 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "request_deadline": request_deadline,
         "max_body_bytes": max_body_bytes,
         "now": now,
+        "enabled_managers": ",".join(enabled_managers) if enabled_managers else None,
+        "disabled_managers": ",".join(disabled_managers) if disabled_managers else None,
     }
     err = Console(stderr=True, soft_wrap=True)
     try:
@@ -348,7 +368,13 @@ async def _scan_with(
                 markup=False,
                 highlight=False,
             )
-        return build_report(result, settings, fetcher.stats, _cache_report(cache, fetcher))
+        return build_report(
+            result,
+            settings,
+            fetcher.stats,
+            _cache_report(cache, fetcher),
+            unreachable=fetcher.unreachable,
+        )
 
 
 def _emit(report: ScanReport, settings: Settings) -> int:

@@ -242,6 +242,14 @@ class Fetcher:
         # loop stays free while large packuments are parsed.
         self._derivers = anyio.CapacityLimiter(4)
 
+    @property
+    def unreachable(self) -> dict[str, str]:
+        """Hosts found unreachable this run: why (``"ConnectError"``, ``"no answer within 30 s"``).
+
+        Their remaining lookups failed at once with a reason starting ``"<host> is unreachable ("``.
+        """
+        return dict(self._unreachable)
+
     async def __call__(
         self,
         url: str,
