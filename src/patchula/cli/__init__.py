@@ -27,7 +27,13 @@ from patchula.datasource import goproxy
 from patchula.errors import ConfigError
 from patchula.http.fetcher import Fetcher, make_client
 from patchula.report.model import CacheReport, ScanReport, build_report
-from patchula.report.render import render_json, render_markdown, render_table, summary_line
+from patchula.report.render import (
+    render_json,
+    render_markdown,
+    render_table,
+    summary_line,
+    unvalidated_line,
+)
 from patchula.scan import freeze_startup_objects, scan
 from patchula.settings import Settings, load_settings
 
@@ -487,6 +493,8 @@ def _print_hosts(report: ScanReport, console: Console) -> None:
             markup=False,
             highlight=False,
         )
+        if s.unvalidated:
+            console.print(unvalidated_line(host, s.unvalidated), markup=False, highlight=False)
 
 
 def _cache_report(cache: Cache | None, fetcher: Fetcher) -> CacheReport | None:

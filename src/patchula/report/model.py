@@ -181,6 +181,11 @@ class HostReport(_Model):
     cooldown_seconds: float
     errors: int
     max_concurrency: int
+    unvalidated: int = Field(
+        default=0,
+        description="Documents it sent with neither validators (ETag, Last-Modified) nor "
+        "freshness (Cache-Control max-age, Expires): the cache must fetch them again in full.",
+    )
     unreachable: str | None = Field(
         default=None,
         description="Why the host was found unreachable this run (e.g. 'ConnectError'); its "
@@ -282,6 +287,7 @@ def build_report(
                 cooldown_seconds=round(s.cooldown_seconds, 3),
                 errors=s.errors,
                 max_concurrency=s.max_concurrency,
+                unvalidated=s.unvalidated,
                 unreachable=redact_text(down[host]) if host in down else None,
             )
             for host, s in sorted(hosts.items())

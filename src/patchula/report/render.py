@@ -89,7 +89,10 @@ def _host_lines(counts: Counter[str], down: dict[str, str]) -> list[str]:
 
 
 def summary_line(report: ScanReport) -> str:
-    """Return the one-line summary: counts per status, total libyears and unreachable hosts."""
+    """Return the one-line summary: counts per status, total libyears and host troubles.
+
+    Host troubles: unreachable hosts, and hosts whose answers the cache cannot keep usefully.
+    """
     s = report.summary
     counts = s.by_status.model_dump(by_alias=True)
     parts = [f"{n} {status}" for status, n in counts.items() if n]
@@ -109,7 +112,28 @@ def summary_line(report: ScanReport) -> str:
     deps = [d for r in report.repositories for d in r.dependencies]
     for text in _host_lines(_not_done(deps, down), down):
         line += f"; {text}"
+    for host, h in report.hosts.items():
+        if h.unvalidated:
+            line += (
+                f"; {host} sent no ETag, Last-Modified or Cache-Control lifetime: "
+                f"{h.unvalidated} {'document is' if h.unvalidated == 1 else 'documents are'} "
+                "refetched every run (-v says what helps)"
+            )
     return line
+
+
+def unvalidated_line(host: str, count: int) -> str:
+    """Say why the cache could not spare ``count`` of ``host``'s documents, and what helps.
+
+    RFC 9111 §4.2 (freshness) and §4.3 (validation): with neither, a stored response can only
+    be fetched again in full.
+    """
+    return (
+        f"{host}: {count} {'answer' if count == 1 else 'answers'} carried neither validators "
+        "(ETag, Last-Modified) nor freshness (Cache-Control max-age, Expires), so every run "
+        "fetches them again in full; a registry or proxy that passes those headers through "
+        "lets the cache revalidate them (304) or reuse them"
+    )
 
 
 def _when(value: datetime | None) -> str:
