@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -151,3 +151,62 @@ def test_goproxy_environment(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert flag.registries == {"goproxy": "http://127.0.0.1:9"}
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("2026-12-07T09:00:00Z", datetime(2026, 12, 7, 9, tzinfo=UTC)),
+        ("2026-12-07T10:30+01:00", datetime(2026, 12, 7, 9, 30, tzinfo=UTC)),
+        ("2026-12-07T09:00:00", datetime(2026, 12, 7, 9, tzinfo=UTC)),
+        ("2026-12-07", datetime(2026, 12, 7, tzinfo=UTC)),
+    ],
+)
+def test_now_from_environment_is_an_aware_utc_instant(
+    tmp_path: Path, given: str, expected: datetime
+) -> None:
+    """PATCHULA_NOW takes ISO 8601; a time without an offset or a bare date is read as UTC."""
+    now = load_settings({}, env={"PATCHULA_NOW": given}, cwd=tmp_path).now
+    assert now == expected
+    assert now is not None
+    assert now.utcoffset() == timedelta(0)
+
+
+def test_now_flag_wins_and_config_dates_are_read(tmp_path: Path) -> None:
+    """--now beats PATCHULA_NOW, which beats a TOML datetime in patchula.toml; unset is None."""
+    (tmp_path / "patchula.toml").write_text("now = 2026-12-01T00:00:00Z\n")
+    env = {"PATCHULA_NOW": "2026-12-02"}
+    assert load_settings({}, env={}, cwd=tmp_path).now == datetime(2026, 12, 1, tzinfo=UTC)
+    assert load_settings({}, env=env, cwd=tmp_path).now == datetime(2026, 12, 2, tzinfo=UTC)
+    flag = load_settings({"now": "2026-12-03T00:00:00Z"}, env=env, cwd=tmp_path).now
+    assert flag == datetime(2026, 12, 3, tzinfo=UTC)
+    assert load_settings({}, env={}, cwd=tmp_path / "none").now is None
+
+
+def test_invalid_now_names_its_source(tmp_path: Path) -> None:
+    """An unreadable timestamp is a usage error naming the flag and the expected form."""
+    with pytest.raises(ConfigError, match=r"--now: invalid timestamp 'monday'.*ISO 8601"):
+        load_settings({"now": "monday"}, env={}, cwd=tmp_path)
+    with pytest.raises(ConfigError, match="PATCHULA_NOW"):
+        load_settings({}, env={"PATCHULA_NOW": "13/12/2026"}, cwd=tmp_path)
+
+
+def test_managers_are_chosen_by_flag_environment_and_config(tmp_path: Path) -> None:
+    """enabled-managers narrows the set, disabled-managers removes from it, in MANAGERS order."""
+    (tmp_path / "patchula.toml").write_text('enabled-managers = ["go_mod", "cargo_toml"]\n')
+    assert load_settings({}, env={}, cwd=tmp_path).managers() == ("cargo_toml", "go_mod")
+    env = {"PATCHULA_DISABLED_MANAGERS": "cargo_toml"}
+    assert load_settings({}, env=env, cwd=tmp_path).managers() == ("go_mod",)
+    flag = load_settings({"disabled_managers": "cargo_lock, go_mod"}, env={}, cwd=tmp_path / "x")
+    assert "cargo_lock" not in flag.managers()
+    assert "go_mod" not in flag.managers()
+    assert len(flag.managers()) == 7
+
+
+def test_unknown_manager_ids_are_refused_with_the_known_ones(tmp_path: Path) -> None:
+    """A manager id that does not exist is a usage error listing the ids that do."""
+    with pytest.raises(ConfigError, match=r"--enabled-managers: unknown manager 'npm' \(known: "):
+        load_settings({"enabled_managers": "npm"}, env={}, cwd=tmp_path)
+    (tmp_path / "patchula.toml").write_text('disabled-managers = ["cargo"]\n')
+    with pytest.raises(ConfigError, match=r"patchula.toml: disabled-managers: unknown manager"):
+        load_settings({}, env={}, cwd=tmp_path)

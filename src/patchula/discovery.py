@@ -14,14 +14,14 @@ import errno
 import functools
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
 
 from patchula.errors import ManifestError
-from patchula.manager import MANAGERS
+from patchula.manager import MANAGERS, Manager
 
 ALWAYS_SKIPPED_DIRS = frozenset(
     {
@@ -79,13 +79,17 @@ class Discovery:
     unread_lockfiles: dict[str, str] = field(default_factory=dict)
 
 
-def discover(root: Path, ignore_paths: Iterable[str]) -> Discovery:
+def discover(
+    root: Path, ignore_paths: Iterable[str], managers: Iterable[str] | None = None
+) -> Discovery:
     """Walk ``root`` and return the manifest files in a stable (sorted) order.
 
     ``ignore_paths`` are gitwildmatch globs matched against repository-relative paths
-    (``**/tests/**``). Never raises for unreadable directories: they are listed in ``refused``.
+    (``**/tests/**``). ``managers`` (``MANAGERS`` ids; default: all) are the ones asked about
+    each file; files only the others read are not found, refused or warned about. Never
+    raises for unreadable directories: they are listed in ``refused``.
     """
-    walk = Walk(root, ignore_paths)
+    walk = Walk(root, ignore_paths, managers)
     for _ in walk.steps():
         pass
     return walk.result
@@ -99,15 +103,20 @@ class Walk:
     a switch interval at every system call) and still stays responsive on a huge one.
     """
 
-    def __init__(self, root: Path, ignore_paths: Iterable[str]) -> None:
+    def __init__(
+        self, root: Path, ignore_paths: Iterable[str], managers: Iterable[str] | None = None
+    ) -> None:
         self._root = root.resolve()
         self._ignore = _ignore_spec(tuple(ignore_paths))
+        chosen = set(MANAGERS if managers is None else managers)
+        self._managers = {k: m for k, m in MANAGERS.items() if k in chosen}
         self.result = Discovery()
 
     def steps(self) -> Iterator[None]:
         """Walk, yielding after each directory; ``result`` is complete when this ends."""
         result = self.result
-        for item in _walk(self._root, self._root, self._ignore, [], result):
+        walk = _walk(self._root, self._root, self._ignore, [], result, self._managers)
+        for item in walk:
             if item is not None:
                 result.files.append(Found(*item))
             yield
@@ -126,8 +135,9 @@ def _walk(
     ignore: pathspec.GitIgnoreSpec,
     gitignores: list[tuple[str, pathspec.GitIgnoreSpec]],
     result: Discovery,
+    managers: Mapping[str, Manager],
 ) -> Iterator[tuple[str, str] | None]:
-    """Yield ``(path, manager)`` for each manifest, and ``None`` after each directory read."""
+    """Yield ``(path, manager)`` per file ``managers`` read; ``None`` after each directory."""
     rel_dir = directory.relative_to(root).as_posix()
     prefix = "" if rel_dir == "." else rel_dir + "/"
     specs = gitignores
@@ -152,22 +162,23 @@ def _walk(
                 continue
             if ignore.match_file(rel + "/") or _gitignored(specs, rel + "/"):
                 continue
-            _refuse_named(rel, "not a regular file (directory)", result)
-            yield from _walk(root, Path(entry.path), ignore, specs, result)
+            _refuse_named(rel, "not a regular file (directory)", result, managers)
+            yield from _walk(root, Path(entry.path), ignore, specs, result, managers)
             continue
         if ignore.match_file(rel) or _gitignored(specs, rel):
             continue
         if entry.is_symlink():
             refusal = _symlink_refusal(root, Path(entry.path))
             if refusal is not None:
-                _refuse_named(rel, refusal, result)
+                _refuse_named(rel, refusal, result, managers)
                 continue
         elif not entry.is_file(follow_symlinks=False):
-            _refuse_named(rel, not_regular(_lstat_mode(entry)), result)
+            _refuse_named(rel, not_regular(_lstat_mode(entry)), result, managers)
             continue
-        if entry.name in UNREAD_LOCKFILES:
-            result.unread_lockfiles[rel] = UNREAD_LOCKFILES[entry.name]
-        for manager_id, manager in MANAGERS.items():
+        unread = UNREAD_LOCKFILES.get(entry.name)
+        if unread is not None and any(unread == m.DATASOURCE for m in managers.values()):
+            result.unread_lockfiles[rel] = unread
+        for manager_id, manager in managers.items():
             if manager.matches(rel):
                 yield rel, manager_id
 
@@ -183,9 +194,11 @@ def _is_virtualenv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))  # noqa: PTH113, PTH118 - hot loop on DirEntry paths
 
 
-def _refuse_named(rel: str, reason: str, result: Discovery) -> None:
+def _refuse_named(
+    rel: str, reason: str, result: Discovery, managers: Mapping[str, Manager]
+) -> None:
     """Refuse ``rel`` with ``reason`` when a manager would read it; anything else is skipped."""
-    if any(m.matches(rel) for m in MANAGERS.values()):
+    if any(m.matches(rel) for m in managers.values()):
         result.refused.append((rel, reason))
 
 

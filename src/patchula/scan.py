@@ -634,13 +634,13 @@ WALK_SLICE_SECONDS = 0.002
 
 def _discover(root: Path, settings: Settings) -> tuple[Discovery, int]:
     """Walk ``root`` (blocking): its manifests and their total size in bytes."""
-    found = discover(root, settings.ignore_paths)
+    found = discover(root, settings.ignore_paths, settings.managers())
     return found, _total_size(root, found)
 
 
 async def _discover_sliced(root: Path, settings: Settings) -> tuple[Discovery, int]:
     """``_discover`` on the event loop, in slices of at most ``WALK_SLICE_SECONDS``."""
-    walk = Walk(root, settings.ignore_paths)
+    walk = Walk(root, settings.ignore_paths, settings.managers())
     deadline = time.perf_counter() + WALK_SLICE_SECONDS
     for _ in walk.steps():
         if time.perf_counter() >= deadline:

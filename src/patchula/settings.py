@@ -26,7 +26,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from patchula.discovery import read_regular
 from patchula.errors import ConfigError, ManifestError
 from patchula.http.auth import Credential, basic_credential, redact_url, split_userinfo
+from patchula.manager import MANAGERS
 from patchula.policy import ReleaseAgePolicy
 
 T = TypeVar("T")
@@ -100,6 +101,29 @@ _SIZE_UNITS = {
     "gb": 1000**3,
     "gib": 1024**3,
 }
+
+
+def parse_timestamp(value: str | date) -> datetime:
+    """Parse an ISO 8601 instant: ``2026-12-07T09:00:00Z``, ``…T10:00+01:00``, ``2026-12-07``.
+
+    Returns an aware UTC datetime. A time without an offset, or a bare date (midnight), is read
+    as UTC: a report must not depend on the machine's time zone. Also takes the datetimes and
+    dates a TOML file gives. Raises ``ValueError`` with a usage message.
+    """
+    if isinstance(value, datetime):
+        when = value
+    elif isinstance(value, date):
+        when = datetime(value.year, value.month, value.day)  # noqa: DTZ001 - UTC just below
+    else:
+        try:
+            when = datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            msg = (
+                f"invalid timestamp {value!r}: use ISO 8601, e.g. '2026-12-07T09:00:00Z' "
+                "or '2026-12-07'"
+            )
+            raise ValueError(msg) from None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
 
 def parse_size(value: str | int) -> int:
@@ -178,6 +202,27 @@ def parse_registry(value: str) -> tuple[str, str]:
     return name, url
 
 
+def parse_managers(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Parse manager ids (``MANAGERS`` keys such as ``cargo_toml``), a list or ``a,b c`` text.
+
+    Repeats are dropped; raises ``ValueError`` naming an unknown id and the known ones.
+    """
+    items = re.split(r"[,\s]+", value) if isinstance(value, str) else list(value)
+    ids: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            msg = f"expected manager ids (strings), got {item!r}"
+            raise ValueError(msg)  # noqa: TRY004 - pydantic reports ValueError, not TypeError
+        name = item.strip()
+        if not name:
+            continue
+        if name not in MANAGERS:
+            msg = f"unknown manager {name!r} (known: {', '.join(MANAGERS)})"
+            raise ValueError(msg)
+        ids.append(name)
+    return tuple(dict.fromkeys(ids))
+
+
 def _strip_userinfo(url: str, found: list[Credential]) -> str:
     """``url`` (a Go proxy chain is several, split by ``,``/``|``) without userinfo.
 
@@ -233,6 +278,12 @@ class Settings(BaseModel):
     # URLs' scopes): never dumped into the report, never shown in a repr.
     registry_credentials: tuple[Credential, ...] = Field(default=(), exclude=True, repr=False)
     ignore_paths: tuple[str, ...] = DEFAULT_IGNORE_PATHS
+    enabled_managers: tuple[str, ...] = Field(
+        default=(), description="Manager ids to run (Renovate's enabledManagers); empty: all"
+    )
+    disabled_managers: tuple[str, ...] = Field(
+        default=(), description="Manager ids never run, even when enabled"
+    )
     max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, ge=1)
     cache: Path | None = Field(
         default=None, description="SQLite cache file; default: the platform's user cache dir"
@@ -258,6 +309,10 @@ class Settings(BaseModel):
     )
     go_proxy_off: str | None = Field(
         default=None, description="Why no Go proxy is used (GOPROXY=direct or off), if so"
+    )
+    now: datetime | None = Field(
+        default=None,
+        description="The instant the release-age policy is evaluated at (default: the real now)",
     )
     verbose: int = Field(default=0, ge=0)
     quiet: bool = False
@@ -288,6 +343,16 @@ class Settings(BaseModel):
     def _duration(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         return value if isinstance(value, timedelta) else parse_duration(value)
 
+    @field_validator("enabled_managers", "disabled_managers", mode="before")
+    @classmethod
+    def _managers(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
+        return parse_managers(value) if isinstance(value, str | list | tuple) else value
+
+    @field_validator("now", mode="before")
+    @classmethod
+    def _timestamp(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
+        return parse_timestamp(value) if isinstance(value, str | date) else value
+
     @field_validator("cache_budget", "max_body_bytes", mode="before")
     @classmethod
     def _size(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
@@ -306,6 +371,14 @@ class Settings(BaseModel):
         if isinstance(value, dict):
             return dict(parse_registry(f"{k}={v}") for k, v in value.items())
         return value
+
+    def managers(self) -> tuple[str, ...]:
+        """The manager ids this run uses, in ``MANAGERS`` order.
+
+        The enabled ones (all when none is given) minus the disabled ones.
+        """
+        enabled = self.enabled_managers or tuple(MANAGERS)
+        return tuple(m for m in MANAGERS if m in enabled and m not in self.disabled_managers)
 
     def release_age_policy(self) -> ReleaseAgePolicy:
         """Return the release-age policy these settings describe."""
@@ -337,6 +410,9 @@ _ENV_SCALARS = (
     "go_freshness_secs",
     "request_deadline",
     "max_body_bytes",
+    "now",
+    "enabled_managers",
+    "disabled_managers",
 )
 
 

@@ -328,7 +328,7 @@ def test_unreachable_registry_fails_fast_with_rows_and_host_statistics(tmp_path:
         app, ["run", str(tmp_path), "--no-cache", "-v", "--registry", f"pypi={registry}"]
     )
     assert result.exit_code == 3
-    assert f"127.0.0.1:{port} is unreachable (ConnectError)" in result.stdout
+    assert f"  127.0.0.1:{port} unreachable (ConnectError): 40 lookups not done" in result.stdout
     hosts = [line for line in result.stdout.splitlines() if line.startswith(f"127.0.0.1:{port}:")]
     assert len(hosts) == 1
     assert "(no HTTP answer)" in hosts[0]
@@ -358,3 +358,66 @@ def test_failed_lookup_row_keeps_the_pinned_version(tmp_path: Path) -> None:
         ("flask", "error", "3.1.0", "pin"),
         ("requests", "error", None, None),
     ]
+
+
+def test_piped_table_without_columns_prints_every_line_in_full(
+    tmp_path: Path, registry: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped with ``COLUMNS`` unset, a wide row is one full line: no cell is folded or cut."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    name = "a-rather-long-distribution-name-" + "x" * 40
+    pin = "2024.11.29.2107260000.1234567890.99"
+    registry.get(f"{PYPI}/simple/{name}/").mock(
+        return_value=httpx.Response(200, headers=SIMPLE, json=_simple(name, {pin: 10}))
+    )
+    (tmp_path / "requirements.txt").write_text(f"{name}=={pin}\n")
+    _, out = _run(str(tmp_path), "-v", "--no-cache", "--registry", f"pypi={PYPI}")
+    rows = [line for line in out.splitlines() if line.startswith(name)]
+    assert len(rows) == 1
+    assert f"| =={pin} | {pin} | pin | {pin} |" in rows[0]
+    assert rows[0].endswith("| up-to-date |")
+    assert len(rows[0]) > 200  # wider than the old fixed width: nothing was folded into it
+
+
+def test_now_evaluates_the_release_age_policy_at_another_time(
+    tmp_path: Path, registry: respx.MockRouter
+) -> None:
+    """--now three days ahead admits a release held back today; evaluatedAt is that instant."""
+    (tmp_path / "package.json").write_text(json.dumps({"dependencies": {"left-pad": "^1.0.0"}}))
+    (tmp_path / "package-lock.json").write_text(
+        json.dumps(
+            {
+                "lockfileVersion": 3,
+                "packages": {"": {}, "node_modules/left-pad": {"version": "1.3.0"}},
+            }
+        )
+    )
+    args = [str(tmp_path), "--no-cache", "--format", "json", "--min-release-age", "3d"]
+    args += ["--registry", f"npm={NPM}"]
+    _, today = _run(*args)
+    monday = (datetime.now(UTC) + timedelta(days=3)).replace(microsecond=0)
+    _, later = _run(*args, "--now", monday.isoformat())
+    [row] = json.loads(today)["repositories"][0]["dependencies"]
+    assert (row["status"], row["heldBack"][0]["version"]) == ("held-back", "1.4.0")
+    report = json.loads(later)
+    [row] = report["repositories"][0]["dependencies"]
+    assert (row["status"], row["eligible"], row["heldBack"]) == ("outdated", "1.4.0", [])
+    assert datetime.fromisoformat(report["evaluatedAt"]) == monday
+
+
+def test_disabled_managers_leave_their_files_out(
+    tmp_path: Path, registry: respx.MockRouter
+) -> None:
+    """--disabled-managers (repeatable, comma-separated) drops those managers' files and rows."""
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "a"\n[dependencies]\nserde = "1"\n')
+    (tmp_path / "requirements.txt").write_text("flask==3.1.0\n")
+    args = [str(tmp_path), "--no-cache", "--format", "json", "--registry", f"pypi={PYPI}"]
+    code, out = _run(*args, "--disabled-managers", "cargo_toml", "--disabled-managers", "go_mod")
+    assert code == 0
+    repo = json.loads(out)["repositories"][0]
+    assert [(d["manager"], d["name"]) for d in repo["dependencies"]] == [
+        ("requirements_txt", "flask")
+    ]
+    assert repo["extraction"]["files"] == ["requirements.txt"]
+    code, _ = _run(*args, "--enabled-managers", "cargo")
+    assert code == 2

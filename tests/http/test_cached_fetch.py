@@ -216,3 +216,72 @@ async def test_scan_answers_fresh_entries_together_and_fetches_the_rest(
     assert use == [(0, 0, 6), (6, 0, 2), (0, 8, 0)]
     assert fake_registry.host("npm").requests == 5 + 2 + 7
     assert fake_registry.host("npm").not_modified == 7
+
+
+@pytest.mark.parametrize(
+    ("validators", "cache_control", "floor", "counted"),
+    [
+        (False, None, 0.0, 1),  # nothing to revalidate with, nothing to reuse: counted
+        (False, "no-cache", 0.0, 1),
+        (False, "no-cache", 3600.0, 1),  # a floor never covers no-cache
+        (True, None, 0.0, 0),  # an ETag: the next run revalidates (304)
+        (False, "max-age=300", 0.0, 0),  # a lifetime: the next run reuses it
+        (False, None, 3600.0, 0),  # a configured floor reuses it
+    ],
+)
+@pytest.mark.anyio
+async def test_answers_without_validators_or_freshness_are_counted_per_host(
+    fake_registry: FakeRegistry,
+    tmp_path: Path,
+    validators: bool,  # noqa: FBT001 - a parametrized case
+    cache_control: str | None,
+    floor: float,
+    counted: int,
+) -> None:
+    """A success the cache can neither revalidate nor reuse counts in its host's statistics."""
+    host = fake_registry.host("npm")
+    host.validators = validators
+    host.cache_control = cache_control
+    cache = Cache.open(tmp_path / "c.sqlite3")
+    async with make_client() as client:
+        fetcher = Fetcher(
+            client, cache=cache, freshness_floors={npm.REPRESENTATION: floor} if floor else None
+        )
+        await _get(fetcher, fake_registry, CountingDerive())
+    await cache.aclose()
+    [stats] = fetcher.stats.values()
+    assert stats.unvalidated == counted
+
+
+def test_a_registry_without_validators_or_freshness_is_named_once(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Summary and -v say once per host that its answers are refetched, and what would help."""
+    for i in range(3):
+        fake_registry.npm.add(f"pkg{i}", {"1.0.0": OLD})
+    npm_host = fake_registry.host("npm")
+    npm_host.validators = False
+    npm_host.cache_control = None
+    repo = _repo(tmp_path / "repo", 3)
+    args = ["run", str(repo), "--cache", str(tmp_path / "c.sqlite3"), "-v"]
+    args += ["--registry", f"npm={fake_registry.url('npm')}"]
+    runner = CliRunner()
+    runner.invoke(app, args, catch_exceptions=False)
+    out = runner.invoke(app, args, catch_exceptions=False).stdout
+    assert npm_host.requests == 6  # the warm run refetched everything
+    where = fake_registry.url("npm").split("//", 1)[1]
+    summary = [line for line in out.splitlines() if line.startswith("3 dependencies")]
+    assert summary == [
+        (
+            f"3 dependencies in 1 repository: 3 up-to-date; 0.0 libyears; {where} sent no ETag, "
+            "Last-Modified or Cache-Control lifetime: 3 documents are refetched every run "
+            "(-v says what helps)"
+        )
+    ]
+    detail = [line for line in out.splitlines() if line.startswith(f"{where}: 3 answers")]
+    assert len(detail) == 1
+    assert "a registry or proxy that passes those headers through" in detail[0]
+    report = json.loads(
+        runner.invoke(app, [*args, "--format", "json"], catch_exceptions=False).stdout
+    )
+    assert report["hosts"][where]["unvalidated"] == 3

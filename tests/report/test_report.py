@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
+from patchula.http.fetcher import HostStats
 from patchula.models import Dependency, Finding, HeldBack, ManifestProblem
 from patchula.report.model import build_report
 from patchula.report.render import render_json, render_markdown, render_table, summary_line
@@ -162,3 +163,48 @@ def test_renderers_replace_lone_surrogates_with_the_replacement_character() -> N
     text = out.getvalue()
     text.encode("utf-8")  # a terminal or pipe would raise UnicodeEncodeError here
     assert "boom \ufffd" in text
+
+
+def _down_result() -> ScanResult:
+    """Three rows whose host was found unreachable, one that failed otherwise, one outdated."""
+    down = "index.crates.io is unreachable (ConnectError); not retried"
+    repo = RepoResult(target="ruff", root="/src/ruff", commit=None)
+    repo.rows = [
+        Row(_dep("Cargo.toml", i, f"crate{i}"), Finding(status="error", reason=down))
+        for i in range(1, 4)
+    ]
+    repo.rows.append(
+        Row(_dep("Cargo.toml", 9, "odd"), Finding(status="error", reason="HTTP 500 from x.test"))
+    )
+    repo.rows.append(Row(_dep("requirements.txt", 1), _result().repos[0].rows[0].finding))
+    return ScanResult(evaluated_at=NOW, repos=[repo], host_stats={})
+
+
+def test_rows_of_an_unreachable_host_are_one_line_per_host_and_named_in_the_summary() -> None:
+    """A down host's failed lookups become one table line; the summary names it; JSON keeps rows."""
+    stats = {"index.crates.io": HostStats(requests=2, errors=3)}
+    report = build_report(
+        _down_result(), Settings(), stats, unreachable={"index.crates.io": "ConnectError"}
+    )
+    out = io.StringIO()
+    render_table(report, Console(file=out, width=200))
+    text = out.getvalue()
+    assert "  index.crates.io unreachable (ConnectError): 3 lookups not done\n" in text
+    assert "crate1" not in text
+    assert "HTTP 500 from x.test" in text  # another failure stays a row of its own
+    assert summary_line(report).endswith(
+        "; index.crates.io unreachable (ConnectError): 3 lookups not done"
+    )
+    data = json.loads(render_json(report))
+    assert data["hosts"]["index.crates.io"]["unreachable"] == "ConnectError"
+    assert len(data["repositories"][0]["dependencies"]) == 5
+
+
+def test_markdown_groups_the_rows_of_an_unreachable_host() -> None:
+    """The Markdown dashboard lists a down host once per repository instead of each row."""
+    stats = {"index.crates.io": HostStats(requests=2, errors=3)}
+    report = build_report(_down_result(), Settings(), stats, unreachable={"index.crates.io": "DNS"})
+    md = render_markdown(report)
+    assert "\n- index.crates.io unreachable (DNS): 3 lookups not done\n" in md
+    assert "crate2" not in md
+    assert "| odd |" in md

@@ -21,13 +21,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from patchula import __version__
 from patchula.cache import Cache, CacheError, default_cache_path
-from patchula.clock import SystemClock
+from patchula.clock import Clock, FixedClock, SystemClock
 from patchula.credentials import RegistryAccess
 from patchula.datasource import goproxy
 from patchula.errors import ConfigError
 from patchula.http.fetcher import Fetcher, make_client
 from patchula.report.model import CacheReport, ScanReport, build_report
-from patchula.report.render import render_json, render_markdown, render_table, summary_line
+from patchula.report.render import (
+    render_json,
+    render_markdown,
+    render_table,
+    summary_line,
+    unvalidated_line,
+)
 from patchula.scan import freeze_startup_objects, scan
 from patchula.settings import Settings, load_settings
 
@@ -193,6 +199,32 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             metavar="SIZE",
         ),
     ] = None,
+    enabled_managers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--enabled-managers",
+            metavar="ID[,ID]",
+            help="Use only these managers (package_json, package_lock, requirements_txt, "
+            "pyproject, uv_lock, poetry_lock, cargo_toml, cargo_lock, go_mod); repeatable "
+            "[default: all].",
+        ),
+    ] = None,
+    disabled_managers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--disabled-managers",
+            metavar="ID[,ID]",
+            help="Leave these managers out, e.g. cargo_toml,cargo_lock; repeatable.",
+        ),
+    ] = None,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            help="Evaluate the release-age policy as of this ISO 8601 time, e.g. "
+            "2026-12-07T09:00:00Z (UTC when no offset is given) [default: now].",
+            metavar="TIMESTAMP",
+        ),
+    ] = None,
 ) -> None:
     """Scan checkouts and report how far behind their npm, Python, Rust and Go dependencies are."""
     cli: dict[str, Any] = {
@@ -212,6 +244,9 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "go_freshness_secs": go_freshness_secs,
         "request_deadline": request_deadline,
         "max_body_bytes": max_body_bytes,
+        "now": now,
+        "enabled_managers": ",".join(enabled_managers) if enabled_managers else None,
+        "disabled_managers": ",".join(disabled_managers) if disabled_managers else None,
     }
     err = Console(stderr=True, soft_wrap=True)
     try:
@@ -302,6 +337,9 @@ async def _scan_with(
             request_deadline=settings.request_deadline,
             max_body_bytes=settings.max_body_bytes,
         )
+        # --now moves only the policy's "now" (and evaluatedAt); HTTP freshness, deadlines
+        # and back-off keep the real time of the fetcher's own timer.
+        clock: Clock = FixedClock(settings.now) if settings.now is not None else SystemClock()
         show_progress = (
             settings.format == "table"
             and not settings.quiet
@@ -322,12 +360,12 @@ async def _scan_with(
                     targets,
                     settings,
                     fetcher,
-                    SystemClock(),
+                    clock,
                     on_progress=lambda done, total: bar.update(task, completed=done, total=total),
                     access=access,
                 )
         else:
-            result = await scan(targets, settings, fetcher, SystemClock(), access=access)
+            result = await scan(targets, settings, fetcher, clock, access=access)
         unused = sorted(set(settings.host_concurrency) - fetcher.limits_used())
         if unused and not settings.quiet:
             err.print(
@@ -336,7 +374,13 @@ async def _scan_with(
                 markup=False,
                 highlight=False,
             )
-        return build_report(result, settings, fetcher.stats, _cache_report(cache, fetcher))
+        return build_report(
+            result,
+            settings,
+            fetcher.stats,
+            _cache_report(cache, fetcher),
+            unreachable=fetcher.unreachable,
+        )
 
 
 def _emit(report: ScanReport, settings: Settings) -> int:
@@ -396,11 +440,12 @@ def _print(report: ScanReport, settings: Settings) -> None:
             if settings.verbose:
                 _print_hosts(report, console)
         else:
-            # Piped: plain ASCII, as wide as COLUMNS says (200 when unset), no trailing blanks.
+            # Piped: plain ASCII, no trailing blanks. A log or file has no width: unless COLUMNS
+            # asks for one (long cells then fold inside it), every line is printed in full.
             buffer = io.StringIO()
             plain = Console(
                 file=buffer,
-                width=_columns(default=200),
+                width=_columns(default=UNBOUNDED_WIDTH),
                 no_color=True,
                 highlight=False,
                 soft_wrap=False,
@@ -411,6 +456,10 @@ def _print(report: ScanReport, settings: Settings) -> None:
             sys.stdout.write(
                 "".join(f"{line.rstrip()}\n" for line in buffer.getvalue().splitlines())
             )
+
+
+# Wider than any row (rich needs a number): piped output without COLUMNS is never folded.
+UNBOUNDED_WIDTH = 1_000_000
 
 
 def _columns(default: int) -> int:
@@ -444,6 +493,8 @@ def _print_hosts(report: ScanReport, console: Console) -> None:
             markup=False,
             highlight=False,
         )
+        if s.unvalidated:
+            console.print(unvalidated_line(host, s.unvalidated), markup=False, highlight=False)
 
 
 def _cache_report(cache: Cache | None, fetcher: Fetcher) -> CacheReport | None:

@@ -98,6 +98,9 @@ class HostStats:
     errors: int = 0
     in_flight: int = 0
     max_concurrency: int = 0
+    # Successes stored with neither validators (ETag, Last-Modified) nor a freshness lifetime
+    # (Cache-Control max-age, Expires) or floor: the cache can only refetch them in full.
+    unvalidated: int = 0
 
 
 T = TypeVar("T")
@@ -280,6 +283,14 @@ class Fetcher:
         # loop stays free while large packuments are parsed.
         self._derivers = anyio.CapacityLimiter(4)
 
+    @property
+    def unreachable(self) -> dict[str, str]:
+        """Hosts found unreachable this run: why (``"ConnectError"``, ``"no answer within 30 s"``).
+
+        Their remaining lookups failed at once with a reason starting ``"<host> is unreachable ("``.
+        """
+        return dict(self._unreachable)
+
     async def __call__(
         self,
         url: str,
@@ -387,6 +398,12 @@ class Fetcher:
             return replace(response, content=content)
         stats.misses += 1
         fresh = freshness(response.status, lower, fetched)
+        reusable = fresh.expires_at > fetched or (
+            floor > 0 and "no-cache" not in directives(fresh.cache_control)
+        )
+        if fresh.storable and not reusable and not lower.keys() & {"etag", "last-modified"}:
+            # Counted so the report can say why a warm run refetched this host's documents.
+            self.stats.setdefault(host_key(response.url), HostStats()).unvalidated += 1
         if fresh.storable:
             await cache.put_http(
                 HttpEntry(

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -180,6 +181,16 @@ class HostReport(_Model):
     cooldown_seconds: float
     errors: int
     max_concurrency: int
+    unvalidated: int = Field(
+        default=0,
+        description="Documents it sent with neither validators (ETag, Last-Modified) nor "
+        "freshness (Cache-Control max-age, Expires): the cache must fetch them again in full.",
+    )
+    unreachable: str | None = Field(
+        default=None,
+        description="Why the host was found unreachable this run (e.g. 'ConnectError'); its "
+        "remaining lookups failed without a request. Null when it answered or was not tried.",
+    )
 
 
 class CacheReport(_Model):
@@ -222,11 +233,14 @@ def build_report(
     settings: Settings,
     hosts: dict[str, Any],
     cache: CacheReport | None = None,
+    unreachable: Mapping[str, str] | None = None,
 ) -> ScanReport:
     """Turn a ``ScanResult`` into the versioned report model.
 
-    ``hosts`` maps host name to the fetch facade's ``HostStats`` (any object with its fields).
+    ``hosts`` maps host name to the fetch facade's ``HostStats`` (any object with its fields);
+    ``unreachable`` maps the hosts the facade found unreachable to why (``Fetcher.unreachable``).
     """
+    down = unreachable or {}
     repos = [_repo(r) for r in result.repos]
     all_rows = [d for r in repos for d in r.dependencies]
     by_ecosystem: dict[str, Counter[str]] = {}
@@ -273,6 +287,8 @@ def build_report(
                 cooldown_seconds=round(s.cooldown_seconds, 3),
                 errors=s.errors,
                 max_concurrency=s.max_concurrency,
+                unvalidated=s.unvalidated,
+                unreachable=redact_text(down[host]) if host in down else None,
             )
             for host, s in sorted(hosts.items())
         },

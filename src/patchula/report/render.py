@@ -60,8 +60,39 @@ def scrubbed(report: ScanReport) -> ScanReport:
     return ScanReport.model_validate(data) if changed else report
 
 
+def _down_hosts(report: ScanReport) -> dict[str, str]:
+    """The hosts found unreachable this run, and why (``HostReport.unreachable``)."""
+    return {host: s.unreachable for host, s in report.hosts.items() if s.unreachable}
+
+
+def _unreachable_host(dep: DependencyReport, down: dict[str, str]) -> str | None:
+    """The unreachable host ``dep``'s lookup failed on, or ``None``.
+
+    The fetch facade starts such a reason with ``"<host> is unreachable ("``.
+    """
+    if dep.status != "error" or not dep.reason:
+        return None
+    return next((h for h in down if dep.reason.startswith(f"{h} is unreachable (")), None)
+
+
+def _not_done(deps: Iterable[DependencyReport], down: dict[str, str]) -> Counter[str]:
+    """Rows per unreachable host whose lookup was not done because the host was down."""
+    return Counter(h for d in deps if (h := _unreachable_host(d, down)) is not None)
+
+
+def _host_lines(counts: Counter[str], down: dict[str, str]) -> list[str]:
+    """One line per unreachable host: ``"h unreachable (ConnectError): 683 lookups not done"``."""
+    return [
+        f"{host} unreachable ({down[host]}): {n} {'lookup' if n == 1 else 'lookups'} not done"
+        for host, n in sorted(counts.items())
+    ]
+
+
 def summary_line(report: ScanReport) -> str:
-    """Return the one-line summary: counts per status and total libyears."""
+    """Return the one-line summary: counts per status, total libyears and host troubles.
+
+    Host troubles: unreachable hosts, and hosts whose answers the cache cannot keep usefully.
+    """
     s = report.summary
     counts = s.by_status.model_dump(by_alias=True)
     parts = [f"{n} {status}" for status, n in counts.items() if n]
@@ -77,7 +108,32 @@ def summary_line(report: ScanReport) -> str:
         n = severities[severity]
         if n:
             line += f"; {n} manifest {severity}{'s' if n != 1 else ''}"
+    down = _down_hosts(report)
+    deps = [d for r in report.repositories for d in r.dependencies]
+    for text in _host_lines(_not_done(deps, down), down):
+        line += f"; {text}"
+    for host, h in report.hosts.items():
+        if h.unvalidated:
+            line += (
+                f"; {host} sent no ETag, Last-Modified or Cache-Control lifetime: "
+                f"{h.unvalidated} {'document is' if h.unvalidated == 1 else 'documents are'} "
+                "refetched every run (-v says what helps)"
+            )
     return line
+
+
+def unvalidated_line(host: str, count: int) -> str:
+    """Say why the cache could not spare ``count`` of ``host``'s documents, and what helps.
+
+    RFC 9111 §4.2 (freshness) and §4.3 (validation): with neither, a stored response can only
+    be fetched again in full.
+    """
+    return (
+        f"{host}: {count} {'answer' if count == 1 else 'answers'} carried neither validators "
+        "(ETag, Last-Modified) nor freshness (Cache-Control max-age, Expires), so every run "
+        "fetches them again in full; a registry or proxy that passes those headers through "
+        "lets the cache revalidate them (304) or reuse them"
+    )
 
 
 def _when(value: datetime | None) -> str:
@@ -123,16 +179,23 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
 
     Up-to-date and skipped rows are shown only with ``show_all``. On a terminal it uses colour
     and box drawing and drops the less essential columns when narrow; piped, it prints plain
-    ASCII columns. Lone surrogates are shown as U+FFFD (``scrubbed``).
+    ASCII columns. Text is never dropped: a cell wider than its column folds onto the next
+    line, so a caller wanting whole lines (a log) passes a console wider than any row. Rows
+    whose lookup failed because their host was unreachable are one line per host and
+    repository ("127.0.0.1:9 unreachable (ConnectError): 40 lookups not done"); the JSON
+    report keeps each row. Lone surrogates are shown as U+FFFD (``scrubbed``).
     """
     report = scrubbed(report)
     plain = not console.is_terminal
     width = console.width
+    down = _down_hosts(report)
     for repo in report.repositories:
         head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
         console.print(Text(head, style="" if plain else "bold"))
         rows = _visible(repo.dependencies, show_all=show_all)
         hidden = len(repo.dependencies) - len(rows)
+        not_done = _not_done(rows, down)
+        rows = [d for d in rows if _unreachable_host(d, down) is None]
         if not repo.dependencies and not repo.problems:
             console.print("  no dependencies found")
         by_file: dict[str, list[DependencyReport]] = {}
@@ -183,6 +246,8 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
             for row in cells:
                 table.add_row(*row)
             console.print(table)
+        for text in _host_lines(not_done, down):
+            console.print(Text(f"  {text}", style="" if plain else STATUS_STYLE["error"]))
         if hidden:
             rows_word = "row" if hidden == 1 else "rows"
             console.print(
@@ -205,9 +270,11 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
     """Return a Markdown dashboard: summary, then per repository the rows that need attention.
 
     ``show_all`` (``-v``) lists up-to-date and skipped rows too; otherwise their number is said.
+    Lookups not done because their host was unreachable are one item per host, as in the table.
     Lone surrogates are written as U+FFFD (``scrubbed``).
     """
     report = scrubbed(report)
+    down = _down_hosts(report)
     out = ["# Dependency freshness", "", summary_line(report), ""]
     out.append(f"Evaluated at {_when(report.evaluated_at)} by patchula {report.tool.version}.")
     out.append("")
@@ -216,6 +283,11 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
         out.append("")
         rows = _visible(repo.dependencies, show_all=show_all)
         hidden = len(repo.dependencies) - len(rows)
+        not_done = _not_done(rows, down)
+        rows = [d for d in rows if _unreachable_host(d, down) is None]
+        if not_done:
+            out.extend(f"- {_md(text)}" for text in _host_lines(not_done, down))
+            out.append("")
         if rows:
             out.append(
                 "| file | package | declared | current | latest | eligible | update | behind "
@@ -241,7 +313,7 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
             if hidden:
                 note = f"{hidden} up-to-date or skipped rows not shown (`-v` shows them)."
                 out.extend(["", note])
-        else:
+        elif not not_done:
             out.append(f"Nothing needs attention among {len(repo.dependencies)} dependencies.")
         if repo.problems:
             out.extend(["", "Problems:", ""])
