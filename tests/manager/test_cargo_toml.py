@@ -284,7 +284,10 @@ def test_dotted_tables_and_dotted_keys() -> None:
 
 
 def test_path_git_and_registry_dependencies_are_skipped() -> None:
-    """Path, path+version, git and alternative-registry dependencies carry their skip reason."""
+    """Path, path+version, git and alternative-registry dependencies carry their skip reason.
+
+    One with neither version, path nor git is refused by Cargo: a problem, no row.
+    """
     result = _extract("sources")
     assert _rows(result) == [
         (
@@ -316,7 +319,6 @@ def test_path_git_and_registry_dependencies_are_skipped() -> None:
         ),
         (9, "pinned-git", "pinned-git", "dependencies", "1.2", "1.2", "git dependency"),
         (10, "internal", "internal", "dependencies", "0.3", "0.3", "alternative registry 'other'"),
-        (11, "featured", "featured", "dependencies", None, None, None),
         (12, "exact", "exact", "dependencies", "=1.2.3", "=1.2.3", None),
     ]
     assert result.problems == (
@@ -324,8 +326,7 @@ def test_path_git_and_registry_dependencies_are_skipped() -> None:
             "Cargo.toml",
             11,
             "dependency `dependencies.featured` has no `version`, `path`, `git` or `workspace`;"
-            " Cargo reads it as any version",
-            "warning",
+            " Cargo refuses it; not looked up",
         ),
     )
 

@@ -107,6 +107,27 @@ def test_alias_without_range_accepts_any_version(
     assert package_json.classify("alias", spec) == (package_name, constraint, None)
 
 
+@pytest.mark.parametrize(
+    ("spec", "package_name", "constraint"),
+    [
+        ("npm:^1.2.3", "c", "^1.2.3"),
+        ("npm:1.2.3", "c", "1.2.3"),
+        ("npm:>=1.0.0 <2", "c", ">=1.0.0 <2"),
+        ("npm:1.x || ^2.0.0-rc.1", "c", "1.x || ^2.0.0-rc.1"),
+        ("npm:1.0.0 - 2.0.0", "c", "1.0.0 - 2.0.0"),
+        ("npm:*", "c", "*"),
+        # Names stay aliases, also when they start with a digit or look like `x`.
+        ("npm:7zip-bin", "7zip-bin", None),
+        ("npm:x", "x", None),
+    ],
+)
+def test_npm_protocol_with_a_range_is_a_range_of_the_own_name(
+    spec: str, package_name: str, constraint: str | None
+) -> None:
+    """`"c": "npm:^1.2.3"` (Yarn 2+/pnpm npm protocol) is the range ^1.2.3 of package c."""
+    assert package_json.classify("c", spec) == (package_name, constraint, None)
+
+
 def test_local_git_and_url_specs_are_skipped_with_a_reason() -> None:
     """file:, link:, workspace:, portal:, patch:, git, shorthand, URL and path specs are skipped."""
     reasons = {dep.name: dep.skip_reason for dep in _extract("local-and-git-specs").dependencies}

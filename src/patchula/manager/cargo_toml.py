@@ -217,11 +217,15 @@ class _Collector:
         elif isinstance(registry, str):
             skip_reason = f"alternative registry '{registry}'"
         elif version is None:
+            # Cargo refuses such a manifest ("dependency (x) specified without providing a
+            # local path, Git repository, version, or workspace dependency to use", once a
+            # warning, now an error): there is nothing to look up.
             message = (
                 f"dependency `{_dotted(keys)}` has no `version`, `path`, `git` or"
-                " `workspace`; Cargo reads it as any version"
+                " `workspace`; Cargo refuses it; not looked up"
             )
-            self.problem(line, message, "warning")
+            self.problem(line, message)
+            return
         declared = version.strip() if isinstance(version, str) else location
         constraint = version.strip() if isinstance(version, str) else None
         real = package if isinstance(package, str) and package else name
