@@ -252,6 +252,28 @@ def test_uv_lock_with_one_version_per_environment_says_so(tmp_path: Path) -> Non
     ]
 
 
+def test_locked_version_outside_the_requirement_is_not_current(tmp_path: Path) -> None:
+    """`syn = "1.0"` with only syn 2.0.1 in Cargo.lock: current comes from the range, said why."""
+    _write(
+        tmp_path,
+        "Cargo.toml",
+        '[package]\nname = "app"\nversion = "0.1.0"\n[dependencies]\nsyn = "1.0"\nserde = "1"\n',
+    )
+    registry = 'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+    _write(
+        tmp_path,
+        "Cargo.lock",
+        'version = 3\n[[package]]\nname = "app"\nversion = "0.1.0"\n'
+        f'[[package]]\nname = "syn"\nversion = "2.0.1"\n{registry}'
+        f'[[package]]\nname = "serde"\nversion = "1.0.200"\n{registry}',
+    )
+    found = {i.dep.name: (i.locked, i.lock_file, i.note) for i in _extract(tmp_path)}
+    assert found == {
+        "syn": (None, None, "Cargo.lock locks syn 2.0.1, outside 1.0: current from the range"),
+        "serde": ("1.0.200", "Cargo.lock", None),
+    }
+
+
 def test_unread_lockfile_is_said(tmp_path: Path) -> None:
     """A yarn.lock beside a manifest is a warning, and rows resolved from ranges say so."""
     _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))

@@ -817,7 +817,8 @@ def _locked_version(
 
     ``(None, None, None)`` when no lockfile covers it; ``(None, None, note)`` when the covering
     lockfile records several versions this dependency could be (uv locks one per environment
-    marker split), the note naming them.
+    marker split), or only versions its requirement does not admit (a stale lock: Cargo's
+    "a locked version is used only if it matches the requirement"), the note naming them.
 
     npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
     way Node resolves ``node_modules``. ``pyproject.toml`` and ``Cargo.toml``: the outermost
@@ -852,21 +853,43 @@ def _locked_version(
             chosen = lock
     if chosen is None:
         return None, None, None
-    versions = list(dict.fromkeys(p.version for p in chosen.packages if p.name == dep.package_name))
-    if len(versions) > 1:
-        # A lockfile may hold several versions of one package (Cargo keeps one per semver-
-        # incompatible requirement): the one this dependency's requirement admits is its own.
-        scheme = VERSIONINGS.get(dep.versioning)
-        if scheme is not None and dep.constraint:
-            versions = [v for v in versions if scheme.matches(v, dep.constraint)]
-        if len(versions) > 1:
-            # uv locks one version per environment-marker split: none of them is *the* current.
-            several = ", ".join(sorted(versions, key=_sort_key(dep)))
-            note = f"{chosen.file} locks several versions ({several}): current from the range"
-            return None, None, note
-        if not versions:
+    locked = list(dict.fromkeys(p.version for p in chosen.packages if p.name == dep.package_name))
+    # A lockfile may hold several versions of one package (Cargo keeps one per semver-
+    # incompatible requirement), and a stale one a version the manifest no longer admits: only a
+    # version this dependency's requirement admits is its own (cargo, uv and poetry re-lock
+    # rather than install one that does not).
+    versions = [v for v in locked if _admits(dep, v)]
+    if not versions:
+        if not locked:
             return None, None, None
-    return (versions[0], chosen.file, None) if versions else (None, None, None)
+        shown = ", ".join(sorted(locked, key=_sort_key(dep)))
+        note = (
+            f"{chosen.file} locks {dep.package_name} {shown}, outside {dep.constraint}:"
+            " current from the range"
+        )
+        return None, None, note
+    if len(versions) > 1:
+        # uv locks one version per environment-marker split: none of them is *the* current.
+        several = ", ".join(sorted(versions, key=_sort_key(dep)))
+        note = f"{chosen.file} locks several versions ({several}): current from the range"
+        return None, None, note
+    return versions[0], chosen.file, None
+
+
+def _admits(dep: Dependency, version: str) -> bool:
+    """Whether ``dep``'s declared requirement admits the locked ``version``.
+
+    No requirement, or one its scheme cannot read, admits every version. A locked prerelease is
+    taken as locked: the lock tool chose it on purpose (``cargo update --precise``, uv's
+    ``prerelease = "allow"``), although a range alone would not pick it.
+    """
+    scheme = VERSIONINGS.get(dep.versioning)
+    constraint = (dep.constraint or "").strip()
+    if scheme is None or not constraint or not scheme.is_valid_constraint(constraint):
+        return True
+    if scheme.matches(version, constraint):
+        return True
+    return scheme.is_valid(version) and not scheme.is_stable(version)
 
 
 def _sort_key(dep: Dependency) -> Callable[[str], Any]:
