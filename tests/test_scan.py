@@ -274,6 +274,19 @@ def test_locked_version_outside_the_requirement_is_not_current(tmp_path: Path) -
     }
 
 
+def test_package_lock_outside_the_range_is_not_current(tmp_path: Path) -> None:
+    """A package-lock.json out of sync with package.json (a@1.0.0 for ^2.0.0) is not current."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^2.0.0"}}))
+    lock = {"lockfileVersion": 3, "packages": {"node_modules/a": {"version": "1.0.0"}}}
+    _write(tmp_path, "package-lock.json", json.dumps(lock))
+    finding = _scan([tmp_path], FakeFetch(PKGS)).repos[0].rows[0].finding
+    assert (finding.current, finding.current_source, finding.reason) == (
+        "2.0.0",
+        "range",
+        "package-lock.json locks a 1.0.0, outside ^2.0.0: current from the range",
+    )
+
+
 def test_unread_lockfile_is_said(tmp_path: Path) -> None:
     """A yarn.lock beside a manifest is a warning, and rows resolved from ranges say so."""
     _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))

@@ -841,7 +841,12 @@ def _locked_version(
             if member and (lock.members is None or member not in lock.members):
                 continue
             version = _npm_resolve(lock, member, dep)
-            return (version, lock.file, None) if version is not None else (None, None, None)
+            if version is None:
+                return None, None, None
+            if not _admits(dep, version):
+                # `npm ci` refuses a lock out of sync with package.json.
+                return None, None, _outside_note(lock.file, dep, [version])
+            return version, lock.file, None
         return None, None, None
     if dep.manager not in _WORKSPACE_LOCKED:
         return None, None, None
@@ -862,18 +867,19 @@ def _locked_version(
     if not versions:
         if not locked:
             return None, None, None
-        shown = ", ".join(sorted(locked, key=_sort_key(dep)))
-        note = (
-            f"{chosen.file} locks {dep.package_name} {shown}, outside {dep.constraint}:"
-            " current from the range"
-        )
-        return None, None, note
+        return None, None, _outside_note(chosen.file, dep, locked)
     if len(versions) > 1:
         # uv locks one version per environment-marker split: none of them is *the* current.
         several = ", ".join(sorted(versions, key=_sort_key(dep)))
         note = f"{chosen.file} locks several versions ({several}): current from the range"
         return None, None, note
     return versions[0], chosen.file, None
+
+
+def _outside_note(lock_file: str, dep: Dependency, versions: list[str]) -> str:
+    shown = ", ".join(sorted(versions, key=_sort_key(dep)))
+    where = f"{lock_file} locks {dep.package_name} {shown}, outside {dep.constraint}"
+    return f"{where}: current from the range"
 
 
 def _admits(dep: Dependency, version: str) -> bool:
