@@ -287,6 +287,28 @@ def test_package_lock_outside_the_range_is_not_current(tmp_path: Path) -> None:
     )
 
 
+def test_one_line_declaring_a_name_twice_gives_two_rows(tmp_path: Path) -> None:
+    """Minified package.json with react as dev and peer dependency; numpy under two markers."""
+    minified = {"devDependencies": {"react": "^18.2.0"}, "peerDependencies": {"react": ">=17"}}
+    _write(tmp_path, "web/package.json", json.dumps(minified))
+    _write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\ndependencies = ["numpy<2; python_version<\'3.10\'",'
+        " \"numpy>=2; python_version>='3.10'\"]\n",
+    )
+    found = [
+        (i.dep.file, i.dep.line, i.dep.name, i.dep.dep_type, i.dep.markers)
+        for i in _extract(tmp_path)
+    ]
+    assert found == [
+        ("pyproject.toml", 3, "numpy", "project", 'python_version < "3.10"'),
+        ("pyproject.toml", 3, "numpy", "project", 'python_version >= "3.10"'),
+        ("web/package.json", 1, "react", "devDependencies", None),
+        ("web/package.json", 1, "react", "peerDependencies", None),
+    ]
+
+
 def test_unread_lockfile_is_said(tmp_path: Path) -> None:
     """A yarn.lock beside a manifest is a warning, and rows resolved from ranges say so."""
     _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))

@@ -669,8 +669,10 @@ def _extract_repo(
     }
     out: list[_Extracted] = []
     # A file pulled in by another's -r/-c is also discovered on its own: report each row and
-    # each problem once.
-    seen: set[tuple[object, ...]] = set()
+    # each problem once. Only an identical dependency is the same row: one line may declare a
+    # name twice (devDependencies and peerDependencies of a minified package.json, numpy under
+    # two environment markers), and each declaration is a row of its own.
+    seen: set[Dependency] = set()
     seen_problems: set[ManifestProblem] = set(repo.problems)
     for _, result in results:
         for problem in result.problems:
@@ -678,10 +680,9 @@ def _extract_repo(
                 seen_problems.add(problem)
                 repo.problems.append(problem)
         for dep in result.dependencies:
-            key = (dep.file, dep.line, dep.name)
-            if key in seen:
+            if dep in seen:
                 continue
-            seen.add(key)
+            seen.add(dep)
             if (
                 dep.skip_reason is None
                 and dep.datasource == "npm"
