@@ -229,7 +229,7 @@ def test_uv_workspace_member_uses_the_root_lock(tmp_path: Path) -> None:
 
 
 def test_uv_lock_with_one_version_per_environment_says_so(tmp_path: Path) -> None:
-    """uv.lock locking numpy twice (marker split): no version is picked, the note names both."""
+    """uv.lock locking numpy twice (marker split): the oldest is current, the note names 2.3.4."""
     _write(tmp_path, "pyproject.toml", '[project]\nname = "app"\ndependencies = ["numpy>=2"]\n')
     _write(
         tmp_path,
@@ -243,12 +243,7 @@ def test_uv_lock_with_one_version_per_environment_says_so(tmp_path: Path) -> Non
     )
     found = _extract(tmp_path)
     assert [(i.dep.name, i.locked, i.lock_file, i.note) for i in found] == [
-        (
-            "numpy",
-            None,
-            None,
-            "uv.lock locks several versions (2.2.6, 2.3.4): current from the range",
-        )
+        ("numpy", "2.2.6", "uv.lock", "uv.lock also locks numpy 2.3.4; judged at the oldest locked")
     ]
 
 

@@ -577,7 +577,9 @@ async def _row(
         )
         return Row(dep, failed, lock_file)
     catalog, finding = await lookups.evaluate(dep, catalog, policy, now, locked, key)
-    if item.note and finding.current_source == "range":
+    # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
+    # range for want of it, never to an exact pin.
+    if item.note and finding.current_source in {"range", "lockfile"}:
         reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
         finding = replace(finding, reason=reason)
     info = CatalogInfo(
@@ -817,9 +819,11 @@ def _locked_version(
     """Find the version a lockfile records for ``dep``: ``(version, lockfile, note)``.
 
     ``(None, None, None)`` when no lockfile covers it; ``(None, None, note)`` when the covering
-    lockfile records several versions this dependency could be (uv locks one per environment
-    marker split), or only versions its requirement does not admit (a stale lock: Cargo's
-    "a locked version is used only if it matches the requirement"), the note naming them.
+    lockfile records only versions its requirement does not admit (a stale lock: Cargo's "a
+    locked version is used only if it matches the requirement"), the note naming them. When it
+    records several versions this dependency could be (uv locks one per environment marker
+    split), all are in use: the version is the oldest (the row is as outdated as its oldest
+    locked version) and the note names the others.
 
     npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
     way Node resolves ``node_modules``. ``pyproject.toml`` and ``Cargo.toml``: the outermost
@@ -870,10 +874,12 @@ def _locked_version(
             return None, None, None
         return None, None, _outside_note(chosen.file, dep, locked)
     if len(versions) > 1:
-        # uv locks one version per environment-marker split: none of them is *the* current.
-        several = ", ".join(sorted(versions, key=_sort_key(dep)))
-        note = f"{chosen.file} locks several versions ({several}): current from the range"
-        return None, None, note
+        # uv locks one version per environment-marker split, and each is installed somewhere:
+        # every one is judged, so the row is as far behind as the oldest, naming the others.
+        ordered = sorted(versions, key=_sort_key(dep))
+        others = ", ".join(ordered[1:])
+        note = f"{chosen.file} also locks {dep.package_name} {others}; judged at the oldest locked"
+        return ordered[0], chosen.file, note
     return versions[0], chosen.file, None
 
 
