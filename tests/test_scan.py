@@ -304,6 +304,35 @@ def test_one_line_declaring_a_name_twice_gives_two_rows(tmp_path: Path) -> None:
     ]
 
 
+def test_cargo_workspace_dependency_is_one_row_naming_its_inheritors(tmp_path: Path) -> None:
+    """[workspace.dependencies] serde inherited by two members: one row, at the root, naming both.
+
+    A member that declares the same requirement itself keeps a row of its own.
+    """
+    _write(
+        tmp_path,
+        "Cargo.toml",
+        '[workspace]\nmembers = ["crates/*"]\n[workspace.dependencies]\nserde = "1.0.100"\n',
+    )
+    for name in ("app", "core"):
+        _write(
+            tmp_path,
+            f"crates/{name}/Cargo.toml",
+            f'[package]\nname = "{name}"\nversion = "0.1.0"\n'
+            "[dependencies]\nserde = { workspace = true }\n",
+        )
+    _write(
+        tmp_path,
+        "crates/own/Cargo.toml",
+        '[package]\nname = "own"\nversion = "0.1.0"\n[dependencies]\nserde = "1.0.100"\n',
+    )
+    found = [(i.dep.file, i.dep.line, i.dep.dep_type, i.note) for i in _extract(tmp_path)]
+    assert found == [
+        ("Cargo.toml", 4, "workspace.dependencies", "inherited by app, core"),
+        ("crates/own/Cargo.toml", 5, "dependencies", None),
+    ]
+
+
 def test_unread_lockfile_is_said(tmp_path: Path) -> None:
     """A yarn.lock beside a manifest is a warning, and rows resolved from ranges say so."""
     _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))

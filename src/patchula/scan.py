@@ -16,6 +16,7 @@ import fnmatch
 import gc
 import posixpath
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -32,7 +33,7 @@ from patchula.datasource.base import Fetch, SingleRequestDatasource
 from patchula.discovery import Discovery, Found, Walk, discover, read_regular
 from patchula.errors import LookupFailed, ManifestError
 from patchula.http.fetcher import host_key
-from patchula.manager import MANAGERS
+from patchula.manager import MANAGERS, cargo_toml
 from patchula.models import (
     Catalog,
     CurrentSource,
@@ -676,6 +677,7 @@ def _extract_repo(
     # two environment markers), and each declaration is a row of its own.
     seen: set[Dependency] = set()
     seen_problems: set[ManifestProblem] = set(repo.problems)
+    inheritors = _workspace_inheritors(results)
     for _, result in results:
         for problem in result.problems:
             if problem not in seen_problems:
@@ -703,8 +705,37 @@ def _extract_repo(
                 unread = _nearest_unread(dep, found.unread_lockfiles)
                 if unread is not None:
                     note = f"from the range: {unread} not read"
-            out.append(_Extracted(dep, locked, lock_file, note))
+            out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
     return out
+
+
+def _with_inheritors(
+    note: str | None, dep: Dependency, inheritors: dict[Dependency, list[str]]
+) -> str | None:
+    if dep not in inheritors:
+        return note
+    inherited = f"inherited by {', '.join(inheritors[dep])}"
+    return f"{note}; {inherited}" if note else inherited
+
+
+def _workspace_inheritors(results: list[tuple[str, ExtractResult]]) -> dict[Dependency, list[str]]:
+    """Map each Cargo ``[workspace.dependencies]`` row to the packages that inherit it.
+
+    A member's ``workspace = true`` entry is extracted as the root's declaration itself, so it
+    is one row; every extra occurrence in a manifest's result (beyond the root's own
+    declaration) is an inheritance by that manifest's package (its name, else its path).
+    """
+    found: dict[Dependency, list[str]] = {}
+    for path, result in results:
+        counts = Counter(
+            dep
+            for dep in result.dependencies
+            if dep.manager == cargo_toml.ID and dep.dep_type == cargo_toml.WORKSPACE_DEP_TYPE
+        )
+        for dep, count in counts.items():
+            if count > (1 if dep.file == path else 0):
+                found.setdefault(dep, []).append(result.project_name or path)
+    return found
 
 
 def _extract_file(item: Found, reader: _Reader, repo: RepoResult) -> ExtractResult | None:

@@ -73,12 +73,13 @@ def test_rows_carry_manager_datasource_and_versioning() -> None:
 
 
 def test_workspace_root_lists_its_own_and_shared_dependencies() -> None:
-    """A root gives its package rows (inheriting from itself) and [workspace.dependencies]."""
+    """A root gives its [workspace.dependencies]; its package's inheriting row is the same one."""
     result = _extract("workspace")
     assert result.project_name == "ruff"
     assert result.problems == ()
     assert _rows(result) == [
-        (25, "anyhow", "anyhow", "dependencies", "1.0.80", "1.0.80", None),
+        # `anyhow = { workspace = true }` of the root package (line 25) is the declaration's row.
+        (12, "anyhow", "anyhow", "workspace.dependencies", "1.0.80", "1.0.80", None),
         (9, "char_str", "char_str", "workspace.dependencies", "0.0.2", "0.0.2", None),
         (
             10,
@@ -122,42 +123,54 @@ def test_workspace_root_lists_its_own_and_shared_dependencies() -> None:
 
 
 def test_workspace_member_inherits_requirements_from_the_root() -> None:
-    """`workspace = true` rows take the root's requirement, rename and source at their own line."""
+    """`workspace = true` entries give the root's declaration rows (one declaration, one row)."""
     served: list[str] = []
     result = _extract("workspace", "crates/member/Cargo.toml", served)
     assert result.project_name == "ruff_cache"
+    assert {d.file for d in result.dependencies} == {"Cargo.toml"}
+    assert {d.dep_type for d in result.dependencies} == {"workspace.dependencies"}
+    root = set(_extract("workspace").dependencies)
+    assert set(result.dependencies) <= root
     assert _rows(result) == [
-        (7, "char_str", "char_str", "dependencies", "0.0.2", "0.0.2", None),
-        (8, "serde", "serde", "dependencies", "1.0.197", "1.0.197", None),
-        (9, "reqwest-middleware", "astral-reqwest-middleware", "dependencies", "0.5", "0.5", None),
+        (9, "char_str", "char_str", "workspace.dependencies", "0.0.2", "0.0.2", None),
+        (16, "serde", "serde", "workspace.dependencies", "1.0.197", "1.0.197", None),
         (
-            10,
+            13,
+            "reqwest-middleware",
+            "astral-reqwest-middleware",
+            "workspace.dependencies",
+            "0.5",
+            "0.5",
+            None,
+        ),
+        (
+            14,
             "salsa",
             "salsa",
-            "dependencies",
+            "workspace.dependencies",
             "https://github.com/salsa-rs/salsa.git",
             None,
             "git dependency",
         ),
         (
-            14,
+            11,
             "ruff_macros",
             "ruff_macros",
-            "dev-dependencies",
+            "workspace.dependencies",
             "crates/ruff_macros",
             None,
             "local path dependency",
         ),
         (
-            15,
+            10,
             "ruff_cache",
             "ruff_cache",
-            "dev-dependencies",
+            "workspace.dependencies",
             "0.0.10",
             "0.0.10",
             "local path dependency (workspace member)",
         ),
-        (18, "anyhow", "anyhow", "target.cfg(unix).dependencies", "1.0.80", "1.0.80", None),
+        (12, "anyhow", "anyhow", "workspace.dependencies", "1.0.80", "1.0.80", None),
     ]
     assert result.problems == (
         ManifestProblem(
@@ -190,7 +203,7 @@ def test_package_workspace_key_names_the_root() -> None:
     """`package.workspace = "../.."` is followed to the root instead of the nearest ancestor."""
     served: list[str] = []
     result = _extract("explicit-root", "tools/sub/Cargo.toml", served)
-    assert _rows(result) == [(7, "log", "log", "dependencies", "0.4.20", "0.4.20", None)]
+    assert _rows(result) == [(2, "log", "log", "workspace.dependencies", "0.4.20", "0.4.20", None)]
     assert result.problems == ()
     assert served == ["tools/sub/Cargo.toml", "Cargo.toml"]
 
