@@ -333,6 +333,70 @@ def test_cargo_workspace_dependency_is_one_row_naming_its_inheritors(tmp_path: P
     ]
 
 
+def _pip_rows(root: Path) -> list[tuple[object, ...]]:
+    return sorted(
+        (i.dep.file, i.dep.name, i.dep.constraint, i.locked, i.lock_file, i.note)
+        for i in _extract(root)
+    )
+
+
+def test_pip_constraints_pin_current_and_are_never_rows(tmp_path: Path) -> None:
+    """-c requirements/constraints.txt: its pins are current for the requirements, not rows."""
+    _write(
+        tmp_path,
+        "requirements.txt",
+        "-c requirements/constraints.txt\n-r requirements-dev.txt\nflask>=2\nrequests\n",
+    )
+    _write(tmp_path, "requirements-dev.txt", "pytest>=7\n")
+    _write(
+        tmp_path,
+        "requirements/constraints.txt",
+        "flask==3.0.0\nrequests<3\npytest==8.0.0\nnumpy==1.26.4\n",
+    )
+    pins = "requirements/constraints.txt"
+    assert _pip_rows(tmp_path) == [
+        (
+            "requirements-dev.txt",
+            "pytest",
+            ">=7",
+            "8.0.0",
+            pins,
+            f"pinned by the constraint in {pins}:3",
+        ),
+        (
+            "requirements.txt",
+            "flask",
+            ">=2",
+            "3.0.0",
+            pins,
+            f"pinned by the constraint in {pins}:1",
+        ),
+        ("requirements.txt", "requests", "<3", None, None, None),
+    ]
+
+
+def test_a_file_referenced_by_c_is_no_manifest_of_its_own(tmp_path: Path) -> None:
+    """requirements/pins.txt, read by -c, gives no rows; a pin outside the range is a problem."""
+    _write(tmp_path, "requirements/base.txt", "-c pins.txt\nflask<3\n")
+    _write(tmp_path, "requirements/pins.txt", "flask==3.0.0\n")
+    repo = RepoResult(target=str(tmp_path), root=str(tmp_path), commit=None)
+    found, _ = _discover(tmp_path, Settings())
+    extracted = _extract_repo(tmp_path, Settings(), repo, found)
+    assert [(i.dep.file, i.dep.constraint, i.locked) for i in extracted] == [
+        ("requirements/base.txt", "<3", None)
+    ]
+    assert [(p.file, p.line, p.message) for p in repo.problems] == [
+        (
+            "requirements/base.txt",
+            2,
+            (
+                "constraint flask==3.0.0 (requirements/pins.txt:1) conflicts with flask<3:"
+                " pip cannot install both"
+            ),
+        )
+    ]
+
+
 def test_unread_lockfile_is_said(tmp_path: Path) -> None:
     """A yarn.lock beside a manifest is a warning, and rows resolved from ranges say so."""
     _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))

@@ -33,7 +33,7 @@ from patchula.datasource.base import Fetch, SingleRequestDatasource
 from patchula.discovery import Discovery, Found, Walk, discover, read_regular
 from patchula.errors import LookupFailed, ManifestError
 from patchula.http.fetcher import host_key
-from patchula.manager import MANAGERS, cargo_toml
+from patchula.manager import MANAGERS, cargo_toml, requirements_txt
 from patchula.models import (
     Catalog,
     CurrentSource,
@@ -678,15 +678,18 @@ def _extract_repo(
     seen: set[Dependency] = set()
     seen_problems: set[ManifestProblem] = set(repo.problems)
     inheritors = _workspace_inheritors(results)
-    for _, result in results:
-        for problem in result.problems:
-            if problem not in seen_problems:
-                seen_problems.add(problem)
-                repo.problems.append(problem)
+    constraints = _PipConstraints.of(results)
+    for path, result in results:
+        repo.problems.extend(_new_problems(result.problems, seen_problems))
         for dep in result.dependencies:
-            if dep in seen:
+            if dep in seen or constraints.not_a_row(dep, path):
                 continue
             seen.add(dep)
+            constrained = constraints.apply(dep, repo.problems)
+            if isinstance(constrained, _Extracted):
+                out.append(constrained)
+                continue
+            dep = constrained  # noqa: PLW2901 - the row is the constrained dependency
             if (
                 dep.skip_reason is None
                 and dep.datasource == "npm"
@@ -707,6 +710,85 @@ def _extract_repo(
                     note = f"from the range: {unread} not read"
             out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
     return out
+
+
+def _new_problems(
+    problems: Sequence[ManifestProblem], seen: set[ManifestProblem]
+) -> list[ManifestProblem]:
+    """The problems not ``seen`` yet (added to it): each is reported once."""
+    new = [problem for problem in dict.fromkeys(problems) if problem not in seen]
+    seen.update(new)
+    return new
+
+
+@dataclass
+class _PipConstraints:
+    """pip constraints (``-c`` files and files named as constraints) of one repository.
+
+    pip installs nothing from a constraints file; its entries limit what the requirements
+    install (https://pip.pypa.io/en/stable/user_guide/#constraints-files). So they are never
+    rows: an exact pin ``==V`` makes ``V`` the current version of the requirement it applies
+    to, any other specifier narrows the requirement's range.
+    """
+
+    files: set[str]
+    # Each requirement: the constraint entries that apply to it (same walk, same package).
+    applying: dict[Dependency, list[Dependency]]
+
+    @classmethod
+    def of(cls, results: list[tuple[str, ExtractResult]]) -> _PipConstraints:
+        files: set[str] = set()
+        applying: dict[Dependency, list[Dependency]] = {}
+        for _, result in results:
+            pip = [d for d in result.dependencies if d.manager == requirements_txt.ID]
+            entries = [d for d in pip if d.dep_type == "constraint"]
+            files.update(d.file for d in entries)
+            usable = [d for d in entries if d.skip_reason is None and d.constraint]
+            for dep in pip:
+                if dep.dep_type == "constraint" or dep.skip_reason is not None:
+                    continue
+                for entry in usable:
+                    same = entry.package_name == dep.package_name
+                    if same and entry.markers in {None, dep.markers}:
+                        found = applying.setdefault(dep, [])
+                        if entry not in found:
+                            found.append(entry)
+        return cls(files, applying)
+
+    def not_a_row(self, dep: Dependency, path: str) -> bool:
+        """Whether ``dep`` is a constraint, or comes from a constraints file read on its own."""
+        if dep.manager != requirements_txt.ID:
+            return False
+        return dep.dep_type == "constraint" or (dep.file == path and path in self.files)
+
+    def apply(self, dep: Dependency, problems: list[ManifestProblem]) -> Dependency | _Extracted:
+        """Return ``dep`` narrowed by its constraints, or its row pinned by one.
+
+        A pin that the requirement does not admit makes pip fail ("ResolutionImpossible"): it
+        is a problem at the requirement, and the row keeps its own range.
+        """
+        entries = self.applying.get(dep, [])
+        scheme = VERSIONINGS.get(dep.versioning)
+        if not entries or scheme is None:
+            return dep
+        ranges: list[str] = []
+        for entry in entries:
+            where = f"{entry.file}:{entry.line}" if entry.line else entry.file
+            pin = scheme.exact_pin(entry.constraint or "")
+            if pin is None:
+                ranges.append(entry.constraint or "")
+            elif not _admits(dep, pin):
+                message = (
+                    f"constraint {entry.name}{entry.constraint} ({where}) conflicts with"
+                    f" {dep.name}{dep.constraint}: pip cannot install both"
+                )
+                problems.append(ManifestProblem(dep.file, dep.line, message))
+            elif scheme.exact_pin((dep.constraint or "").strip()) is None:
+                return _Extracted(dep, pin, entry.file, f"pinned by the constraint in {where}")
+        if not ranges:
+            return dep
+        narrowed = ",".join(part for part in (dep.constraint, *ranges) if part)
+        return replace(dep, constraint=narrowed)
 
 
 def _with_inheritors(
