@@ -96,6 +96,28 @@ def test_bad_files_are_problems_and_the_rest_is_scanned(tmp_path: Path) -> None:
     assert [(r.dependency.name, r.finding.status) for r in repo.rows] == [("a", "outdated")]
 
 
+def test_non_string_dependency_value_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    """`"enabled": false` inside dependencies: npm warns and drops it; the rest is scanned."""
+    _write(
+        tmp_path,
+        "package.json",
+        '{\n  "dependencies": {\n    "enabled": false,\n    "a": "^1.0.0"\n  }\n}\n',
+    )
+    repo = _scan([tmp_path], FakeFetch(PKGS)).repos[0]
+    assert [(r.dependency.name, r.finding.current) for r in repo.rows] == [("a", "1.0.0")]
+    assert [(p.file, p.line, p.severity, p.message) for p in repo.problems] == [
+        (
+            "package.json",
+            3,
+            "warning",
+            (
+                "version of 'enabled' in `dependencies` must be a string, got a boolean;"
+                " ignored, as npm does"
+            ),
+        )
+    ]
+
+
 def test_include_cycle_reported_once(tmp_path: Path) -> None:
     """Requirements files that include each other are reported as a cycle, and their deps kept."""
     _write(tmp_path, "requirements.txt", "-r requirements-dev.txt\nflask==3.0.0\n")

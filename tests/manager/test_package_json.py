@@ -206,14 +206,26 @@ def test_real_asdf_docs_manifest_without_a_name() -> None:
 
 
 def test_wrong_types_are_problems_and_good_entries_survive() -> None:
-    """A non-object section, non-string versions and a non-string name are problems by line."""
+    """A non-string name is an error; a non-object section or non-string version is dropped.
+
+    npm warns and drops those entries and installs the rest, so they are warnings.
+    """
     result = _extract("wrong-types")
-    assert [(p.line, p.message) for p in result.problems] == [
-        (2, "`name` must be a string, got a number"),
-        (3, "`dependencies` must be an object, got an array"),
-        (5, "version of 'numeric' in `devDependencies` must be a string, got a number"),
-        (7, "version of 'nothing' in `devDependencies` must be a string, got null"),
-        (9, "`peerDependencies` must be an object, got a string"),
+    dropped = "ignored, as npm does"
+    assert [(p.line, p.message, p.severity) for p in result.problems] == [
+        (2, "`name` must be a string, got a number", "error"),
+        (3, f"`dependencies` must be an object, got an array; {dropped}", "warning"),
+        (
+            5,
+            f"version of 'numeric' in `devDependencies` must be a string, got a number; {dropped}",
+            "warning",
+        ),
+        (
+            7,
+            f"version of 'nothing' in `devDependencies` must be a string, got null; {dropped}",
+            "warning",
+        ),
+        (9, f"`peerDependencies` must be an object, got a string; {dropped}", "warning"),
     ]
     assert [(dep.name, dep.line) for dep in result.dependencies] == [("fine", 6)]
     assert result.project_name is None

@@ -53,6 +53,9 @@ _COMPARATOR = rf"(?:[\^~]|[<>]=?|=)?\s*{_PARTIAL}"
 _SEMVER_RANGE = re.compile(rf"\s*{_COMPARATOR}(?:\s*(?:\|\||-|\s)\s*{_COMPARATOR})*\s*", re.ASCII)
 
 
+_DROPPED = "ignored, as npm does"
+
+
 def matches(path: str) -> bool:
     """Return whether ``path`` is a ``package.json`` outside ``node_modules``."""
     parts = path.split("/")
@@ -67,7 +70,8 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     ``name`` into ``project_name``. ``npm:`` aliases look up their target; ``file:``,
     ``link:``, ``workspace:``, git, GitHub shorthand and URL specs are skipped with a reason;
     dist-tags such as ``latest`` are kept with the tag as constraint; ``""`` and ``"*"`` become
-    ``"*"``. Bad JSON and wrong types are problems, never exceptions.
+    ``"*"``. Bad JSON and wrong types are problems, never exceptions; a section that is not an
+    object and an entry whose value is not a string are dropped with a warning, as npm does.
     """
     data, problem = parse_json_object(path, text)
     if problem is not None:
@@ -89,17 +93,23 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         entries = data.get(section)
         if entries is None:
             continue
+        # npm warns and drops what is not a dependency (normalize-package-data's
+        # nonObjectDependencies and nonStringDependency warnings) and installs the rest: a
+        # warning here too, so the manifest does not count as unreadable.
         if not isinstance(entries, dict):
-            message = f"`{section}` must be an object, got {json_type(entries)}"
-            problems.append(ManifestProblem(path, line(section), message))
+            message = f"`{section}` must be an object, got {json_type(entries)}; {_DROPPED}"
+            problems.append(ManifestProblem(path, line(section), message, "warning"))
             continue
         for name, value in entries.items():
             where = line(section, name)
             if isinstance(value, str):
                 dependencies.append(_dependency(path, where, section, name, value))
             else:
-                message = f"version of {name!r} in `{section}` must be a string, got "
-                problems.append(ManifestProblem(path, where, message + json_type(value)))
+                message = (
+                    f"version of {name!r} in `{section}` must be a string, got"
+                    f" {json_type(value)}; {_DROPPED}"
+                )
+                problems.append(ManifestProblem(path, where, message, "warning"))
     return ExtractResult(
         dependencies=tuple(dependencies),
         problems=tuple(problems),
