@@ -96,6 +96,28 @@ def test_bad_files_are_problems_and_the_rest_is_scanned(tmp_path: Path) -> None:
     assert [(r.dependency.name, r.finding.status) for r in repo.rows] == [("a", "outdated")]
 
 
+def test_non_string_dependency_value_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    """`"enabled": false` inside dependencies: npm warns and drops it; the rest is scanned."""
+    _write(
+        tmp_path,
+        "package.json",
+        '{\n  "dependencies": {\n    "enabled": false,\n    "a": "^1.0.0"\n  }\n}\n',
+    )
+    repo = _scan([tmp_path], FakeFetch(PKGS)).repos[0]
+    assert [(r.dependency.name, r.finding.current) for r in repo.rows] == [("a", "1.0.0")]
+    assert [(p.file, p.line, p.severity, p.message) for p in repo.problems] == [
+        (
+            "package.json",
+            3,
+            "warning",
+            (
+                "version of 'enabled' in `dependencies` must be a string, got a boolean;"
+                " ignored, as npm does"
+            ),
+        )
+    ]
+
+
 def test_include_cycle_reported_once(tmp_path: Path) -> None:
     """Requirements files that include each other are reported as a cycle, and their deps kept."""
     _write(tmp_path, "requirements.txt", "-r requirements-dev.txt\nflask==3.0.0\n")
@@ -229,7 +251,7 @@ def test_uv_workspace_member_uses_the_root_lock(tmp_path: Path) -> None:
 
 
 def test_uv_lock_with_one_version_per_environment_says_so(tmp_path: Path) -> None:
-    """uv.lock locking numpy twice (marker split): no version is picked, the note names both."""
+    """uv.lock locking numpy twice (marker split): the oldest is current, the note names 2.3.4."""
     _write(tmp_path, "pyproject.toml", '[project]\nname = "app"\ndependencies = ["numpy>=2"]\n')
     _write(
         tmp_path,
@@ -243,11 +265,156 @@ def test_uv_lock_with_one_version_per_environment_says_so(tmp_path: Path) -> Non
     )
     found = _extract(tmp_path)
     assert [(i.dep.name, i.locked, i.lock_file, i.note) for i in found] == [
+        ("numpy", "2.2.6", "uv.lock", "uv.lock also locks numpy 2.3.4; judged at the oldest locked")
+    ]
+
+
+def test_locked_version_outside_the_requirement_is_not_current(tmp_path: Path) -> None:
+    """`syn = "1.0"` with only syn 2.0.1 in Cargo.lock: current comes from the range, said why."""
+    _write(
+        tmp_path,
+        "Cargo.toml",
+        '[package]\nname = "app"\nversion = "0.1.0"\n[dependencies]\nsyn = "1.0"\nserde = "1"\n',
+    )
+    registry = 'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+    _write(
+        tmp_path,
+        "Cargo.lock",
+        'version = 3\n[[package]]\nname = "app"\nversion = "0.1.0"\n'
+        f'[[package]]\nname = "syn"\nversion = "2.0.1"\n{registry}'
+        f'[[package]]\nname = "serde"\nversion = "1.0.200"\n{registry}',
+    )
+    found = {i.dep.name: (i.locked, i.lock_file, i.note) for i in _extract(tmp_path)}
+    assert found == {
+        "syn": (None, None, "Cargo.lock locks syn 2.0.1, outside 1.0: current from the range"),
+        "serde": ("1.0.200", "Cargo.lock", None),
+    }
+
+
+def test_package_lock_outside_the_range_is_not_current(tmp_path: Path) -> None:
+    """A package-lock.json out of sync with package.json (a@1.0.0 for ^2.0.0) is not current."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^2.0.0"}}))
+    lock = {"lockfileVersion": 3, "packages": {"node_modules/a": {"version": "1.0.0"}}}
+    _write(tmp_path, "package-lock.json", json.dumps(lock))
+    finding = _scan([tmp_path], FakeFetch(PKGS)).repos[0].rows[0].finding
+    assert (finding.current, finding.current_source, finding.reason) == (
+        "2.0.0",
+        "range",
+        "package-lock.json locks a 1.0.0, outside ^2.0.0: current from the range",
+    )
+
+
+def test_one_line_declaring_a_name_twice_gives_two_rows(tmp_path: Path) -> None:
+    """Minified package.json with react as dev and peer dependency; numpy under two markers."""
+    minified = {"devDependencies": {"react": "^18.2.0"}, "peerDependencies": {"react": ">=17"}}
+    _write(tmp_path, "web/package.json", json.dumps(minified))
+    _write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\ndependencies = ["numpy<2; python_version<\'3.10\'",'
+        " \"numpy>=2; python_version>='3.10'\"]\n",
+    )
+    found = [
+        (i.dep.file, i.dep.line, i.dep.name, i.dep.dep_type, i.dep.markers)
+        for i in _extract(tmp_path)
+    ]
+    assert found == [
+        ("pyproject.toml", 3, "numpy", "project", 'python_version < "3.10"'),
+        ("pyproject.toml", 3, "numpy", "project", 'python_version >= "3.10"'),
+        ("web/package.json", 1, "react", "devDependencies", None),
+        ("web/package.json", 1, "react", "peerDependencies", None),
+    ]
+
+
+def test_cargo_workspace_dependency_is_one_row_naming_its_inheritors(tmp_path: Path) -> None:
+    """[workspace.dependencies] serde inherited by two members: one row, at the root, naming both.
+
+    A member that declares the same requirement itself keeps a row of its own.
+    """
+    _write(
+        tmp_path,
+        "Cargo.toml",
+        '[workspace]\nmembers = ["crates/*"]\n[workspace.dependencies]\nserde = "1.0.100"\n',
+    )
+    for name in ("app", "core"):
+        _write(
+            tmp_path,
+            f"crates/{name}/Cargo.toml",
+            f'[package]\nname = "{name}"\nversion = "0.1.0"\n'
+            "[dependencies]\nserde = { workspace = true }\n",
+        )
+    _write(
+        tmp_path,
+        "crates/own/Cargo.toml",
+        '[package]\nname = "own"\nversion = "0.1.0"\n[dependencies]\nserde = "1.0.100"\n',
+    )
+    found = [(i.dep.file, i.dep.line, i.dep.dep_type, i.note) for i in _extract(tmp_path)]
+    assert found == [
+        ("Cargo.toml", 4, "workspace.dependencies", "inherited by app, core"),
+        ("crates/own/Cargo.toml", 5, "dependencies", None),
+    ]
+
+
+def _pip_rows(root: Path) -> list[tuple[object, ...]]:
+    return sorted(
+        (i.dep.file, i.dep.name, i.dep.constraint, i.locked, i.lock_file, i.note)
+        for i in _extract(root)
+    )
+
+
+def test_pip_constraints_pin_current_and_are_never_rows(tmp_path: Path) -> None:
+    """-c requirements/constraints.txt: its pins are current for the requirements, not rows."""
+    _write(
+        tmp_path,
+        "requirements.txt",
+        "-c requirements/constraints.txt\n-r requirements-dev.txt\nflask>=2\nrequests\n",
+    )
+    _write(tmp_path, "requirements-dev.txt", "pytest>=7\n")
+    _write(
+        tmp_path,
+        "requirements/constraints.txt",
+        "flask==3.0.0\nrequests<3\npytest==8.0.0\nnumpy==1.26.4\n",
+    )
+    pins = "requirements/constraints.txt"
+    assert _pip_rows(tmp_path) == [
         (
-            "numpy",
-            None,
-            None,
-            "uv.lock locks several versions (2.2.6, 2.3.4): current from the range",
+            "requirements-dev.txt",
+            "pytest",
+            ">=7",
+            "8.0.0",
+            pins,
+            f"pinned by the constraint in {pins}:3",
+        ),
+        (
+            "requirements.txt",
+            "flask",
+            ">=2",
+            "3.0.0",
+            pins,
+            f"pinned by the constraint in {pins}:1",
+        ),
+        ("requirements.txt", "requests", "<3", None, None, None),
+    ]
+
+
+def test_a_file_referenced_by_c_is_no_manifest_of_its_own(tmp_path: Path) -> None:
+    """requirements/pins.txt, read by -c, gives no rows; a pin outside the range is a problem."""
+    _write(tmp_path, "requirements/base.txt", "-c pins.txt\nflask<3\n")
+    _write(tmp_path, "requirements/pins.txt", "flask==3.0.0\n")
+    repo = RepoResult(target=str(tmp_path), root=str(tmp_path), commit=None)
+    found, _ = _discover(tmp_path, Settings())
+    extracted = _extract_repo(tmp_path, Settings(), repo, found)
+    assert [(i.dep.file, i.dep.constraint, i.locked) for i in extracted] == [
+        ("requirements/base.txt", "<3", None)
+    ]
+    assert [(p.file, p.line, p.message) for p in repo.problems] == [
+        (
+            "requirements/base.txt",
+            2,
+            (
+                "constraint flask==3.0.0 (requirements/pins.txt:1) conflicts with flask<3:"
+                " pip cannot install both"
+            ),
         )
     ]
 

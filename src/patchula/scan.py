@@ -16,6 +16,7 @@ import fnmatch
 import gc
 import posixpath
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -31,7 +32,7 @@ from patchula.datasource import DATASOURCES, crates
 from patchula.datasource.base import Fetch, SingleRequestDatasource
 from patchula.discovery import Discovery, Found, Walk, discover, read_regular
 from patchula.errors import LookupFailed, ManifestError
-from patchula.manager import MANAGERS
+from patchula.manager import MANAGERS, cargo_toml, requirements_txt
 from patchula.models import (
     Catalog,
     CurrentSource,
@@ -593,7 +594,9 @@ async def _row(
         )
         return Row(dep, failed, lock_file)
     catalog, finding = await lookups.evaluate(dep, catalog, policy, now, locked, key)
-    if item.note and finding.current_source == "range":
+    # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
+    # range for want of it, never to an exact pin.
+    if item.note and finding.current_source in {"range", "lockfile"}:
         reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
         finding = replace(finding, reason=reason)
     info = CatalogInfo(
@@ -690,19 +693,24 @@ def _extract_repo(
     }
     out: list[_Extracted] = []
     # A file pulled in by another's -r/-c is also discovered on its own: report each row and
-    # each problem once.
-    seen: set[tuple[object, ...]] = set()
+    # each problem once. Only an identical dependency is the same row: one line may declare a
+    # name twice (devDependencies and peerDependencies of a minified package.json, numpy under
+    # two environment markers), and each declaration is a row of its own.
+    seen: set[Dependency] = set()
     seen_problems: set[ManifestProblem] = set(repo.problems)
-    for _, result in results:
-        for problem in result.problems:
-            if problem not in seen_problems:
-                seen_problems.add(problem)
-                repo.problems.append(problem)
+    inheritors = _workspace_inheritors(results)
+    constraints = _PipConstraints.of(results)
+    for path, result in results:
+        repo.problems.extend(_new_problems(result.problems, seen_problems))
         for dep in result.dependencies:
-            key = (dep.file, dep.line, dep.name)
-            if key in seen:
+            if dep in seen or constraints.not_a_row(dep, path):
                 continue
-            seen.add(key)
+            seen.add(dep)
+            constrained = constraints.apply(dep, repo.problems)
+            if isinstance(constrained, _Extracted):
+                out.append(constrained)
+                continue
+            dep = constrained  # noqa: PLW2901 - the row is the constrained dependency
             if (
                 dep.skip_reason is None
                 and dep.datasource == "npm"
@@ -721,8 +729,116 @@ def _extract_repo(
                 unread = _nearest_unread(dep, found.unread_lockfiles)
                 if unread is not None:
                     note = f"from the range: {unread} not read"
-            out.append(_Extracted(dep, locked, lock_file, note))
+            out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
     return out
+
+
+def _new_problems(
+    problems: Sequence[ManifestProblem], seen: set[ManifestProblem]
+) -> list[ManifestProblem]:
+    """The problems not ``seen`` yet (added to it): each is reported once."""
+    new = [problem for problem in dict.fromkeys(problems) if problem not in seen]
+    seen.update(new)
+    return new
+
+
+@dataclass
+class _PipConstraints:
+    """pip constraints (``-c`` files and files named as constraints) of one repository.
+
+    pip installs nothing from a constraints file; its entries limit what the requirements
+    install (https://pip.pypa.io/en/stable/user_guide/#constraints-files). So they are never
+    rows: an exact pin ``==V`` makes ``V`` the current version of the requirement it applies
+    to, any other specifier narrows the requirement's range.
+    """
+
+    files: set[str]
+    # Each requirement: the constraint entries that apply to it (same walk, same package).
+    applying: dict[Dependency, list[Dependency]]
+
+    @classmethod
+    def of(cls, results: list[tuple[str, ExtractResult]]) -> _PipConstraints:
+        files: set[str] = set()
+        applying: dict[Dependency, list[Dependency]] = {}
+        for _, result in results:
+            pip = [d for d in result.dependencies if d.manager == requirements_txt.ID]
+            entries = [d for d in pip if d.dep_type == "constraint"]
+            files.update(d.file for d in entries)
+            usable = [d for d in entries if d.skip_reason is None and d.constraint]
+            for dep in pip:
+                if dep.dep_type == "constraint" or dep.skip_reason is not None:
+                    continue
+                for entry in usable:
+                    same = entry.package_name == dep.package_name
+                    if same and entry.markers in {None, dep.markers}:
+                        found = applying.setdefault(dep, [])
+                        if entry not in found:
+                            found.append(entry)
+        return cls(files, applying)
+
+    def not_a_row(self, dep: Dependency, path: str) -> bool:
+        """Whether ``dep`` is a constraint, or comes from a constraints file read on its own."""
+        if dep.manager != requirements_txt.ID:
+            return False
+        return dep.dep_type == "constraint" or (dep.file == path and path in self.files)
+
+    def apply(self, dep: Dependency, problems: list[ManifestProblem]) -> Dependency | _Extracted:
+        """Return ``dep`` narrowed by its constraints, or its row pinned by one.
+
+        A pin that the requirement does not admit makes pip fail ("ResolutionImpossible"): it
+        is a problem at the requirement, and the row keeps its own range.
+        """
+        entries = self.applying.get(dep, [])
+        scheme = VERSIONINGS.get(dep.versioning)
+        if not entries or scheme is None:
+            return dep
+        ranges: list[str] = []
+        for entry in entries:
+            where = f"{entry.file}:{entry.line}" if entry.line else entry.file
+            pin = scheme.exact_pin(entry.constraint or "")
+            if pin is None:
+                ranges.append(entry.constraint or "")
+            elif not _admits(dep, pin):
+                message = (
+                    f"constraint {entry.name}{entry.constraint} ({where}) conflicts with"
+                    f" {dep.name}{dep.constraint}: pip cannot install both"
+                )
+                problems.append(ManifestProblem(dep.file, dep.line, message))
+            elif scheme.exact_pin((dep.constraint or "").strip()) is None:
+                return _Extracted(dep, pin, entry.file, f"pinned by the constraint in {where}")
+        if not ranges:
+            return dep
+        narrowed = ",".join(part for part in (dep.constraint, *ranges) if part)
+        return replace(dep, constraint=narrowed)
+
+
+def _with_inheritors(
+    note: str | None, dep: Dependency, inheritors: dict[Dependency, list[str]]
+) -> str | None:
+    if dep not in inheritors:
+        return note
+    inherited = f"inherited by {', '.join(inheritors[dep])}"
+    return f"{note}; {inherited}" if note else inherited
+
+
+def _workspace_inheritors(results: list[tuple[str, ExtractResult]]) -> dict[Dependency, list[str]]:
+    """Map each Cargo ``[workspace.dependencies]`` row to the packages that inherit it.
+
+    A member's ``workspace = true`` entry is extracted as the root's declaration itself, so it
+    is one row; every extra occurrence in a manifest's result (beyond the root's own
+    declaration) is an inheritance by that manifest's package (its name, else its path).
+    """
+    found: dict[Dependency, list[str]] = {}
+    for path, result in results:
+        counts = Counter(
+            dep
+            for dep in result.dependencies
+            if dep.manager == cargo_toml.ID and dep.dep_type == cargo_toml.WORKSPACE_DEP_TYPE
+        )
+        for dep, count in counts.items():
+            if count > (1 if dep.file == path else 0):
+                found.setdefault(dep, []).append(result.project_name or path)
+    return found
 
 
 def _extract_file(item: Found, reader: _Reader, repo: RepoResult) -> ExtractResult | None:
@@ -837,8 +953,11 @@ def _locked_version(
     """Find the version a lockfile records for ``dep``: ``(version, lockfile, note)``.
 
     ``(None, None, None)`` when no lockfile covers it; ``(None, None, note)`` when the covering
-    lockfile records several versions this dependency could be (uv locks one per environment
-    marker split), the note naming them.
+    lockfile records only versions its requirement does not admit (a stale lock: Cargo's "a
+    locked version is used only if it matches the requirement"), the note naming them. When it
+    records several versions this dependency could be (uv locks one per environment marker
+    split), all are in use: the version is the oldest (the row is as outdated as its oldest
+    locked version) and the note names the others.
 
     npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
     way Node resolves ``node_modules``. ``pyproject.toml`` and ``Cargo.toml``: the outermost
@@ -861,7 +980,12 @@ def _locked_version(
             if member and (lock.members is None or member not in lock.members):
                 continue
             version = _npm_resolve(lock, member, dep)
-            return (version, lock.file, None) if version is not None else (None, None, None)
+            if version is None:
+                return None, None, None
+            if not _admits(dep, version):
+                # `npm ci` refuses a lock out of sync with package.json.
+                return None, None, _outside_note(lock.file, dep, [version])
+            return version, lock.file, None
         return None, None, None
     if dep.manager not in _WORKSPACE_LOCKED:
         return None, None, None
@@ -873,21 +997,46 @@ def _locked_version(
             chosen = lock
     if chosen is None:
         return None, None, None
-    versions = list(dict.fromkeys(p.version for p in chosen.packages if p.name == dep.package_name))
-    if len(versions) > 1:
-        # A lockfile may hold several versions of one package (Cargo keeps one per semver-
-        # incompatible requirement): the one this dependency's requirement admits is its own.
-        scheme = VERSIONINGS.get(dep.versioning)
-        if scheme is not None and dep.constraint:
-            versions = [v for v in versions if scheme.matches(v, dep.constraint)]
-        if len(versions) > 1:
-            # uv locks one version per environment-marker split: none of them is *the* current.
-            several = ", ".join(sorted(versions, key=_sort_key(dep)))
-            note = f"{chosen.file} locks several versions ({several}): current from the range"
-            return None, None, note
-        if not versions:
+    locked = list(dict.fromkeys(p.version for p in chosen.packages if p.name == dep.package_name))
+    # A lockfile may hold several versions of one package (Cargo keeps one per semver-
+    # incompatible requirement), and a stale one a version the manifest no longer admits: only a
+    # version this dependency's requirement admits is its own (cargo, uv and poetry re-lock
+    # rather than install one that does not).
+    versions = [v for v in locked if _admits(dep, v)]
+    if not versions:
+        if not locked:
             return None, None, None
-    return (versions[0], chosen.file, None) if versions else (None, None, None)
+        return None, None, _outside_note(chosen.file, dep, locked)
+    if len(versions) > 1:
+        # uv locks one version per environment-marker split, and each is installed somewhere:
+        # every one is judged, so the row is as far behind as the oldest, naming the others.
+        ordered = sorted(versions, key=_sort_key(dep))
+        others = ", ".join(ordered[1:])
+        note = f"{chosen.file} also locks {dep.package_name} {others}; judged at the oldest locked"
+        return ordered[0], chosen.file, note
+    return versions[0], chosen.file, None
+
+
+def _outside_note(lock_file: str, dep: Dependency, versions: list[str]) -> str:
+    shown = ", ".join(sorted(versions, key=_sort_key(dep)))
+    where = f"{lock_file} locks {dep.package_name} {shown}, outside {dep.constraint}"
+    return f"{where}: current from the range"
+
+
+def _admits(dep: Dependency, version: str) -> bool:
+    """Whether ``dep``'s declared requirement admits the locked ``version``.
+
+    No requirement, or one its scheme cannot read, admits every version. A locked prerelease is
+    taken as locked: the lock tool chose it on purpose (``cargo update --precise``, uv's
+    ``prerelease = "allow"``), although a range alone would not pick it.
+    """
+    scheme = VERSIONINGS.get(dep.versioning)
+    constraint = (dep.constraint or "").strip()
+    if scheme is None or not constraint or not scheme.is_valid_constraint(constraint):
+        return True
+    if scheme.matches(version, constraint):
+        return True
+    return scheme.is_valid(version) and not scheme.is_stable(version)
 
 
 def _sort_key(dep: Dependency) -> Callable[[str], Any]:

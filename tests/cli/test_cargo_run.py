@@ -15,7 +15,7 @@ OLD = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def test_cargo_workspace_with_lock(fake_registry: FakeRegistry, tmp_path: Path) -> None:
-    """Versions come from Cargo.lock, inherited requirements from the root; yanks are skipped."""
+    """Versions come from Cargo.lock; an inherited requirement is the root's row; no yanks."""
     fake_registry.crates.add(
         "serde",
         {"1.0.100": OLD, "1.0.200": OLD + timedelta(days=30), "1.0.201": OLD + timedelta(days=40)},
@@ -51,13 +51,16 @@ def test_cargo_workspace_with_lock(fake_registry: FakeRegistry, tmp_path: Path) 
     )
     report = json.loads(result.stdout)
     rows = {(d["file"], d["name"]): d for d in report["repositories"][0]["dependencies"]}
-    serde = rows[("app/Cargo.toml", "serde")]
+    # One declaration, one row: the root's, naming the member that inherits it.
+    assert [key for key in rows if key[1] == "serde"] == [("Cargo.toml", "serde")]
+    serde = rows[("Cargo.toml", "serde")]
     assert (serde["current"], serde["currentSource"], serde["latest"], serde["eligible"]) == (
         "1.0.100",
         "lockfile",
         "1.0.200",
         "1.0.200",
     )
+    assert serde["reason"] == "inherited by app"
     regex = rows[("app/Cargo.toml", "regex")]
     assert (regex["current"], regex["latest"], regex["updateType"]) == ("1.9.0", "1.10.0", "minor")
     assert rows[("app/Cargo.toml", "local")]["status"] == "skipped"

@@ -73,12 +73,13 @@ def test_rows_carry_manager_datasource_and_versioning() -> None:
 
 
 def test_workspace_root_lists_its_own_and_shared_dependencies() -> None:
-    """A root gives its package rows (inheriting from itself) and [workspace.dependencies]."""
+    """A root gives its [workspace.dependencies]; its package's inheriting row is the same one."""
     result = _extract("workspace")
     assert result.project_name == "ruff"
     assert result.problems == ()
     assert _rows(result) == [
-        (25, "anyhow", "anyhow", "dependencies", "1.0.80", "1.0.80", None),
+        # `anyhow = { workspace = true }` of the root package (line 25) is the declaration's row.
+        (12, "anyhow", "anyhow", "workspace.dependencies", "1.0.80", "1.0.80", None),
         (9, "char_str", "char_str", "workspace.dependencies", "0.0.2", "0.0.2", None),
         (
             10,
@@ -122,42 +123,54 @@ def test_workspace_root_lists_its_own_and_shared_dependencies() -> None:
 
 
 def test_workspace_member_inherits_requirements_from_the_root() -> None:
-    """`workspace = true` rows take the root's requirement, rename and source at their own line."""
+    """`workspace = true` entries give the root's declaration rows (one declaration, one row)."""
     served: list[str] = []
     result = _extract("workspace", "crates/member/Cargo.toml", served)
     assert result.project_name == "ruff_cache"
+    assert {d.file for d in result.dependencies} == {"Cargo.toml"}
+    assert {d.dep_type for d in result.dependencies} == {"workspace.dependencies"}
+    root = set(_extract("workspace").dependencies)
+    assert set(result.dependencies) <= root
     assert _rows(result) == [
-        (7, "char_str", "char_str", "dependencies", "0.0.2", "0.0.2", None),
-        (8, "serde", "serde", "dependencies", "1.0.197", "1.0.197", None),
-        (9, "reqwest-middleware", "astral-reqwest-middleware", "dependencies", "0.5", "0.5", None),
+        (9, "char_str", "char_str", "workspace.dependencies", "0.0.2", "0.0.2", None),
+        (16, "serde", "serde", "workspace.dependencies", "1.0.197", "1.0.197", None),
         (
-            10,
+            13,
+            "reqwest-middleware",
+            "astral-reqwest-middleware",
+            "workspace.dependencies",
+            "0.5",
+            "0.5",
+            None,
+        ),
+        (
+            14,
             "salsa",
             "salsa",
-            "dependencies",
+            "workspace.dependencies",
             "https://github.com/salsa-rs/salsa.git",
             None,
             "git dependency",
         ),
         (
-            14,
+            11,
             "ruff_macros",
             "ruff_macros",
-            "dev-dependencies",
+            "workspace.dependencies",
             "crates/ruff_macros",
             None,
             "local path dependency",
         ),
         (
-            15,
+            10,
             "ruff_cache",
             "ruff_cache",
-            "dev-dependencies",
+            "workspace.dependencies",
             "0.0.10",
             "0.0.10",
             "local path dependency (workspace member)",
         ),
-        (18, "anyhow", "anyhow", "target.cfg(unix).dependencies", "1.0.80", "1.0.80", None),
+        (12, "anyhow", "anyhow", "workspace.dependencies", "1.0.80", "1.0.80", None),
     ]
     assert result.problems == (
         ManifestProblem(
@@ -190,7 +203,7 @@ def test_package_workspace_key_names_the_root() -> None:
     """`package.workspace = "../.."` is followed to the root instead of the nearest ancestor."""
     served: list[str] = []
     result = _extract("explicit-root", "tools/sub/Cargo.toml", served)
-    assert _rows(result) == [(7, "log", "log", "dependencies", "0.4.20", "0.4.20", None)]
+    assert _rows(result) == [(2, "log", "log", "workspace.dependencies", "0.4.20", "0.4.20", None)]
     assert result.problems == ()
     assert served == ["tools/sub/Cargo.toml", "Cargo.toml"]
 
@@ -284,7 +297,10 @@ def test_dotted_tables_and_dotted_keys() -> None:
 
 
 def test_path_git_and_registry_dependencies_are_skipped() -> None:
-    """Path, path+version, git and alternative-registry dependencies carry their skip reason."""
+    """Path, path+version, git and alternative-registry dependencies carry their skip reason.
+
+    One with neither version, path nor git is refused by Cargo: a problem, no row.
+    """
     result = _extract("sources")
     assert _rows(result) == [
         (
@@ -316,7 +332,6 @@ def test_path_git_and_registry_dependencies_are_skipped() -> None:
         ),
         (9, "pinned-git", "pinned-git", "dependencies", "1.2", "1.2", "git dependency"),
         (10, "internal", "internal", "dependencies", "0.3", "0.3", "alternative registry 'other'"),
-        (11, "featured", "featured", "dependencies", None, None, None),
         (12, "exact", "exact", "dependencies", "=1.2.3", "=1.2.3", None),
     ]
     assert result.problems == (
@@ -324,8 +339,7 @@ def test_path_git_and_registry_dependencies_are_skipped() -> None:
             "Cargo.toml",
             11,
             "dependency `dependencies.featured` has no `version`, `path`, `git` or `workspace`;"
-            " Cargo reads it as any version",
-            "warning",
+            " Cargo refuses it; not looked up",
         ),
     )
 

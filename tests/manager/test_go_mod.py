@@ -213,6 +213,29 @@ def test_replace_to_module_path_and_local_directory() -> None:
     ]
 
 
+def test_placeholder_version_without_a_replace_here_is_skipped() -> None:
+    """The zero pseudo-version names no commit: skipped unless a replace here gives a version."""
+    placeholder = "v0.0.0-00010101000000-000000000000"
+    text = (
+        "module example.com/m\n"
+        f"require example.com/sibling {placeholder}\n"
+        f"require example.com/forked {placeholder}\n"
+        "replace example.com/forked => example.com/fork v1.2.0\n"
+    )
+    assert _rows(_text(text)) == [
+        (
+            2,
+            "example.com/sibling",
+            "example.com/sibling",
+            "require",
+            placeholder,
+            placeholder,
+            f"placeholder version {placeholder}: provided by a replace outside this go.mod",
+        ),
+        (3, "example.com/forked", "example.com/fork", "require", placeholder, "v1.2.0", None),
+    ]
+
+
 def test_replace_applies_wherever_it_appears_in_the_file() -> None:
     """A replace written before its require still applies (go.mod directives are unordered)."""
     text = (

@@ -107,6 +107,27 @@ def test_alias_without_range_accepts_any_version(
     assert package_json.classify("alias", spec) == (package_name, constraint, None)
 
 
+@pytest.mark.parametrize(
+    ("spec", "package_name", "constraint"),
+    [
+        ("npm:^1.2.3", "c", "^1.2.3"),
+        ("npm:1.2.3", "c", "1.2.3"),
+        ("npm:>=1.0.0 <2", "c", ">=1.0.0 <2"),
+        ("npm:1.x || ^2.0.0-rc.1", "c", "1.x || ^2.0.0-rc.1"),
+        ("npm:1.0.0 - 2.0.0", "c", "1.0.0 - 2.0.0"),
+        ("npm:*", "c", "*"),
+        # Names stay aliases, also when they start with a digit or look like `x`.
+        ("npm:7zip-bin", "7zip-bin", None),
+        ("npm:x", "x", None),
+    ],
+)
+def test_npm_protocol_with_a_range_is_a_range_of_the_own_name(
+    spec: str, package_name: str, constraint: str | None
+) -> None:
+    """`"c": "npm:^1.2.3"` (Yarn 2+/pnpm npm protocol) is the range ^1.2.3 of package c."""
+    assert package_json.classify("c", spec) == (package_name, constraint, None)
+
+
 def test_local_git_and_url_specs_are_skipped_with_a_reason() -> None:
     """file:, link:, workspace:, portal:, patch:, git, shorthand, URL and path specs are skipped."""
     reasons = {dep.name: dep.skip_reason for dep in _extract("local-and-git-specs").dependencies}
@@ -185,14 +206,26 @@ def test_real_asdf_docs_manifest_without_a_name() -> None:
 
 
 def test_wrong_types_are_problems_and_good_entries_survive() -> None:
-    """A non-object section, non-string versions and a non-string name are problems by line."""
+    """A non-string name is an error; a non-object section or non-string version is dropped.
+
+    npm warns and drops those entries and installs the rest, so they are warnings.
+    """
     result = _extract("wrong-types")
-    assert [(p.line, p.message) for p in result.problems] == [
-        (2, "`name` must be a string, got a number"),
-        (3, "`dependencies` must be an object, got an array"),
-        (5, "version of 'numeric' in `devDependencies` must be a string, got a number"),
-        (7, "version of 'nothing' in `devDependencies` must be a string, got null"),
-        (9, "`peerDependencies` must be an object, got a string"),
+    dropped = "ignored, as npm does"
+    assert [(p.line, p.message, p.severity) for p in result.problems] == [
+        (2, "`name` must be a string, got a number", "error"),
+        (3, f"`dependencies` must be an object, got an array; {dropped}", "warning"),
+        (
+            5,
+            f"version of 'numeric' in `devDependencies` must be a string, got a number; {dropped}",
+            "warning",
+        ),
+        (
+            7,
+            f"version of 'nothing' in `devDependencies` must be a string, got null; {dropped}",
+            "warning",
+        ),
+        (9, f"`peerDependencies` must be an object, got a string; {dropped}", "warning"),
     ]
     assert [(dep.name, dep.line) for dep in result.dependencies] == [("fine", 6)]
     assert result.project_name is None

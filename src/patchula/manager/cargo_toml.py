@@ -30,6 +30,7 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 PATH_REASON = "local path dependency"
 MEMBER_PATH_REASON = "local path dependency (workspace member)"
 GIT_REASON = "git dependency"
+WORKSPACE_DEP_TYPE = "workspace.dependencies"
 
 
 def matches(path: str) -> bool:
@@ -45,9 +46,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
     in a workspace root, ``[workspace.dependencies]`` (dep_type ``workspace.dependencies``).
     ``constraint`` is the Cargo requirement as written; ``package = "…"`` renames look up the
     real crate. Path, git and alternative-registry dependencies are skipped with a reason. A
-    ``workspace = true`` entry takes its requirement from the ``[workspace.dependencies]`` of
-    the workspace root, found by reading the ``Cargo.toml`` files above ``path`` through
-    ``read`` (or the one ``package.workspace`` names). ``project_name`` is ``[package] name``.
+    ``workspace = true`` entry gives the row of the ``[workspace.dependencies]`` declaration it
+    inherits (the root's file, line and dep_type, equal to the root's own row), the workspace
+    root found by reading the ``Cargo.toml`` files above ``path`` through ``read`` (or the one
+    ``package.workspace`` names). ``project_name`` is ``[package] name``.
     """
     if not text.strip():
         return ExtractResult()
@@ -67,7 +69,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
             collector.dependency_table(platform, (*keys, kind), f"target.{spec}.{kind}")
     workspace = collector.table(data, ("workspace",))
     collector.dependency_table(
-        workspace, ("workspace", "dependencies"), "workspace.dependencies", inherit=False
+        workspace, ("workspace", "dependencies"), WORKSPACE_DEP_TYPE, inherit=False
     )
     name = package.get("name")
     return ExtractResult(
@@ -91,10 +93,15 @@ def _key_pattern(keys: tuple[str, ...]) -> str:
 
 @dataclass
 class _Workspace:
-    """The ``[workspace.dependencies]`` table found for this manifest, or why there is none."""
+    """The ``[workspace.dependencies]`` table found for this manifest, or why there is none.
+
+    ``locator`` and ``data`` are the root manifest's, to give an inherited row its declaration.
+    """
 
     file: str | None
     dependencies: dict[str, object]
+    locator: TomlLocator | None = None
+    data: dict[str, object] = field(default_factory=dict)
     error: str | None = None
 
 
@@ -185,10 +192,8 @@ class _Collector:
             if value["workspace"] is not True:
                 self.problem(line, f"`workspace` of dependency `{_dotted(keys)}` must be `true`")
                 return
-            resolved = self.inherited(name, line)
-            if resolved is None:
-                return
-            value = resolved
+            self.inherit(name, line)
+            return
         self.table_entry(keys, line, name, value, dep_type)
 
     def table_entry(
@@ -217,11 +222,15 @@ class _Collector:
         elif isinstance(registry, str):
             skip_reason = f"alternative registry '{registry}'"
         elif version is None:
+            # Cargo refuses such a manifest ("dependency (x) specified without providing a
+            # local path, Git repository, version, or workspace dependency to use", once a
+            # warning, now an error): there is nothing to look up.
             message = (
                 f"dependency `{_dotted(keys)}` has no `version`, `path`, `git` or"
-                " `workspace`; Cargo reads it as any version"
+                " `workspace`; Cargo refuses it; not looked up"
             )
-            self.problem(line, message, "warning")
+            self.problem(line, message)
+            return
         declared = version.strip() if isinstance(version, str) else location
         constraint = version.strip() if isinstance(version, str) else None
         real = package if isinstance(package, str) and package else name
@@ -253,24 +262,35 @@ class _Collector:
             )
         )
 
-    def inherited(self, name: str, line: int | None) -> dict[str, object] | None:
-        """Return the ``[workspace.dependencies]`` entry ``name`` as a table, or report why not."""
+    def inherit(self, name: str, line: int | None) -> None:
+        """Add the row of the ``[workspace.dependencies]`` entry ``name`` (or report why not).
+
+        The row is the root's declaration itself (its file, line and ``dep_type``
+        ``workspace.dependencies``), equal to the one the root's own extraction gives: one
+        declaration is one row, however many members inherit it (the scan lists them on it).
+        """
         workspace = self.workspace()
         prefix = f"cannot resolve `{name}.workspace = true`"
-        if workspace.error is not None:
+        if workspace.error is not None or workspace.file is None or workspace.locator is None:
             self.problem(line, f"{prefix}: {workspace.error}")
-            return None
+            return
         entry = workspace.dependencies.get(name)
         if entry is None:
             self.problem(line, f"{prefix}: not in [workspace.dependencies] of {workspace.file}")
-            return None
-        if isinstance(entry, str):
-            return {"version": entry}
-        if not isinstance(entry, dict):
+            return
+        # The root's problems with its own entry are the root's to report, once.
+        root = _Collector(workspace.file, workspace.locator, workspace.data, self.read)
+        root.entry(
+            ("workspace", "dependencies", name),
+            name,
+            entry,
+            WORKSPACE_DEP_TYPE,
+            inherit=False,
+        )
+        if not root.dependencies:
             message = f"{prefix}: [workspace.dependencies] entry in {workspace.file} is not valid"
             self.problem(line, message)
-            return None
-        return entry
+        self.dependencies.extend(root.dependencies)
 
     def workspace(self) -> _Workspace:
         """Find the workspace root once: this file, ``package.workspace`` or an ancestor."""
@@ -281,7 +301,7 @@ class _Collector:
     def _find_workspace(self) -> _Workspace:
         own = self.data.get("workspace")
         if isinstance(own, dict):
-            return _dependencies_of(self.path, own)
+            return _dependencies_of(self.path, own, self.locator, self.data)
         directory = posixpath.dirname(self.path)
         package = self.data.get("package")
         explicit = package.get("workspace") if isinstance(package, dict) else None
@@ -300,15 +320,19 @@ class _Collector:
                 continue
             data, _problem = parse_toml(candidate, text)
             if data is None:
-                return _Workspace(None, {}, f"{candidate} is not valid TOML")
+                return _Workspace(None, {}, error=f"{candidate} is not valid TOML")
             workspace = data.get("workspace")
             if isinstance(workspace, dict):
-                return _dependencies_of(candidate, workspace)
-        return _Workspace(None, {}, f"no workspace root Cargo.toml found for {self.path}")
+                locator = TomlLocator(strip_bom(text))
+                return _dependencies_of(candidate, workspace, locator, data)
+        return _Workspace(None, {}, error=f"no workspace root Cargo.toml found for {self.path}")
 
 
-def _dependencies_of(file: str, workspace: dict[str, object]) -> _Workspace:
+def _dependencies_of(
+    file: str, workspace: dict[str, object], locator: TomlLocator, data: dict[str, object]
+) -> _Workspace:
     dependencies = workspace.get("dependencies", {})
     if not isinstance(dependencies, dict):
-        return _Workspace(file, {}, f"[workspace.dependencies] of {file} is not a table")
-    return _Workspace(file, dependencies)
+        message = f"[workspace.dependencies] of {file} is not a table"
+        return _Workspace(file, {}, locator, data, message)
+    return _Workspace(file, dependencies, locator, data)

@@ -14,6 +14,14 @@ VERSIONING = "go"
 
 _TOOLCHAIN_SKIP = "the Go toolchain has no module proxy lookup yet"
 _LOCAL_SKIP = "replaced by a local path"
+# The zero pseudo-version (time 0001-01-01, revision 000000000000) names no commit: it is the
+# placeholder written for a module that a `replace` provides (go.dev/ref/mod#pseudo-versions).
+# Without a replace in this file (one in go.work or the main module does it), the go command
+# cannot fetch it either, so the proxy is not asked.
+PLACEHOLDER_VERSION = "v0.0.0-00010101000000-000000000000"
+_PLACEHOLDER_SKIP = (
+    f"placeholder version {PLACEHOLDER_VERSION}: provided by a replace outside this go.mod"
+)
 _MAX_PROBLEMS_PER_FILE = 20
 
 # Tokens of golang.org/x/mod/modfile's lexer: comments, interpreted and raw strings, the
@@ -70,8 +78,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     and ``toolchain`` lines give a skipped ``go`` row (``golang``/``toolchain``). A ``replace``
     of a required module (for all its versions, or only the required one) makes the row look
     up the replacement path and version, keeping ``declared``; a replacement by a directory is
-    skipped. ``exclude``, ``retract``, ``godebug``, ``tool`` and ``ignore`` are checked for
-    shape only. ``project_name`` is the ``module`` path. Bad lines are problems.
+    skipped, and so is the placeholder ``v0.0.0-00010101000000-000000000000`` left without a
+    replacement here (a go.work or main module replaces it). ``exclude``, ``retract``,
+    ``godebug``, ``tool`` and ``ignore`` are checked for shape only. ``project_name`` is the
+    ``module`` path. Bad lines are problems.
     """
     nul = nul_problem(path, text)
     if nul is not None:
@@ -350,6 +360,8 @@ class _Parser:
                 skip_reason = _LOCAL_SKIP
             elif replace is not None and replace.new_version is not None:
                 package_name, constraint = replace.new_path, replace.new_version
+            if skip_reason is None and constraint == PLACEHOLDER_VERSION:
+                skip_reason = _PLACEHOLDER_SKIP
             rows.append(
                 Dependency(
                     manager=ID,

@@ -42,6 +42,18 @@ _LOCAL_PATH_PREFIXES = ("./", "../", "/", "~/", ".\\", "..\\")
 _TARBALL_SUFFIXES = (".tgz", ".tar.gz", ".tar")
 _GITHUB_SHORTHAND = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+(?:#.*)?")
 _ALIAS = re.compile(r"npm:((?:@[^/@\s]+/)?[^@\s]+)(?:@(.*))?", re.DOTALL)
+# A semver range as node-semver's `validRange` reads it: comparator sets of (partial) versions
+# with ^ ~ < > = operators, hyphen ranges and `||`. Yarn 2+ and pnpm read `npm:<range>` as that
+# range of the dependency's own name (yarn's NpmSemverResolver); a package name never matches
+# (a name's first part cannot be followed by anything but `-prerelease`). `npm:x` stays the
+# package `x` (npm's reading): a range here needs a digit or a `*`.
+_PART = r"(?:0|[1-9]\d*|[xX*])"
+_PARTIAL = rf"v?{_PART}(?:\.{_PART}){{0,2}}(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?"
+_COMPARATOR = rf"(?:[\^~]|[<>]=?|=)?\s*{_PARTIAL}"
+_SEMVER_RANGE = re.compile(rf"\s*{_COMPARATOR}(?:\s*(?:\|\||-|\s)\s*{_COMPARATOR})*\s*", re.ASCII)
+
+
+_DROPPED = "ignored, as npm does"
 
 
 def matches(path: str) -> bool:
@@ -58,7 +70,8 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     ``name`` into ``project_name``. ``npm:`` aliases look up their target; ``file:``,
     ``link:``, ``workspace:``, git, GitHub shorthand and URL specs are skipped with a reason;
     dist-tags such as ``latest`` are kept with the tag as constraint; ``""`` and ``"*"`` become
-    ``"*"``. Bad JSON and wrong types are problems, never exceptions.
+    ``"*"``. Bad JSON and wrong types are problems, never exceptions; a section that is not an
+    object and an entry whose value is not a string are dropped with a warning, as npm does.
     """
     data, problem = parse_json_object(path, text)
     if problem is not None:
@@ -80,17 +93,23 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         entries = data.get(section)
         if entries is None:
             continue
+        # npm warns and drops what is not a dependency (normalize-package-data's
+        # nonObjectDependencies and nonStringDependency warnings) and installs the rest: a
+        # warning here too, so the manifest does not count as unreadable.
         if not isinstance(entries, dict):
-            message = f"`{section}` must be an object, got {json_type(entries)}"
-            problems.append(ManifestProblem(path, line(section), message))
+            message = f"`{section}` must be an object, got {json_type(entries)}; {_DROPPED}"
+            problems.append(ManifestProblem(path, line(section), message, "warning"))
             continue
         for name, value in entries.items():
             where = line(section, name)
             if isinstance(value, str):
                 dependencies.append(_dependency(path, where, section, name, value))
             else:
-                message = f"version of {name!r} in `{section}` must be a string, got "
-                problems.append(ManifestProblem(path, where, message + json_type(value)))
+                message = (
+                    f"version of {name!r} in `{section}` must be a string, got"
+                    f" {json_type(value)}; {_DROPPED}"
+                )
+                problems.append(ManifestProblem(path, where, message, "warning"))
     return ExtractResult(
         dependencies=tuple(dependencies),
         problems=tuple(problems),
@@ -119,11 +138,15 @@ def classify(name: str, spec: str) -> tuple[str, str | None, str | None]:
     """Return ``(package_name, constraint, skip_reason)`` for the npm spec ``spec`` of ``name``.
 
     Follows npm-package-arg's reading of a dependency value: ``npm:target@range`` aliases
-    (``npm:target`` alone: constraint ``None``), protocol and path specs (skipped), GitHub
+    (``npm:target`` alone: constraint ``None``), ``npm:<semver range>`` as that range of
+    ``name`` itself (Yarn 2+ and pnpm's npm protocol), protocol and path specs (skipped), GitHub
     ``user/repo`` shorthand (skipped), ``""``/``"*"`` (constraint ``"*"``), and semver ranges
     or dist-tags (constraint = the value as written, trimmed).
     """
     value = spec.strip()
+    if _is_npm_protocol_range(value):
+        # `npm:^1.2.3`: the npm protocol with a range, for the dependency's own name.
+        return name, value[4:].strip(), None
     if value.startswith("npm:"):
         alias = _ALIAS.fullmatch(value)
         if alias is None:
@@ -139,6 +162,13 @@ def classify(name: str, spec: str) -> tuple[str, str | None, str | None]:
     # A semver range, or a dist-tag (`latest`, `next`) that the lookup resolves: either way the
     # value as written is the constraint.
     return name, value or "*", None
+
+
+def _is_npm_protocol_range(value: str) -> bool:
+    rest = value.removeprefix("npm:")
+    if rest == value or _SEMVER_RANGE.fullmatch(rest) is None:
+        return False
+    return "*" in rest or any(char.isdigit() for char in rest)
 
 
 def _skip_reason(value: str) -> str | None:

@@ -91,6 +91,20 @@ def matches(path: str) -> bool:
     return parent == "requirements" and basename.endswith(_SUFFIXES)
 
 
+_CONSTRAINTS_STEM = re.compile(r"(?:.*[-_.])?constraints(?:[-_.].*)?", re.IGNORECASE)
+
+
+def is_constraints_name(path: str) -> bool:
+    """Return whether ``path`` is named as a pip constraints file.
+
+    ``constraints.txt``, ``constraints-dev.txt``, ``requirements/constraints.in``,
+    ``test_constraints.txt``: the word ``constraints`` as a dash, underscore or dot separated
+    part of the name without its suffix.
+    """
+    stem = posixpath.basename(path).rsplit(".", 1)[0]
+    return _CONSTRAINTS_STEM.fullmatch(stem) is not None
+
+
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
     r"""Extract the requirements of a pip requirements file and of the files it includes.
 
@@ -99,13 +113,15 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
     ``\`` continuations (a requirement's line is its first physical line), option lines
     (ignored), per-requirement options such as ``--hash`` (stripped). ``-r``/``-c`` includes
     are resolved relative to the including file and read through ``read``; their entries carry
-    their own file and line, constraint files' entries have ``dep_type`` ``"constraint"``,
+    their own file and line, constraint files' entries have ``dep_type`` ``"constraint"``
+    (also those of a file named as constraints, ``is_constraints_name``: pip installs nothing
+    from a constraints file, so the scan makes no rows of them; they pin the requirements),
     and their paths are listed in ``included_files``. Requirements are PEP 508; editable,
     URL, VCS and path requirements are reported skipped. Invalid lines, unreadable or escaping
     includes and include cycles are problems; ``${VAR}`` references are kept as text.
     """
     walker = _Walker(read=read, visited={path})
-    walker.visit(path, text, "requirements", (path,))
+    walker.visit(path, text, "constraint" if is_constraints_name(path) else "requirements", (path,))
     return ExtractResult(
         dependencies=tuple(walker.dependencies),
         problems=tuple(walker.problems),
