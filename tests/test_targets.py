@@ -239,3 +239,16 @@ def test_workspace_globs_match_segment_by_segment(
 ) -> None:
     """`*` never crosses `/`, `**` spans segments, `./` and a trailing `/` are ignored."""
     assert _globs_match(patterns, rel) is expected
+
+
+def test_named_file_is_read_even_where_the_walk_would_skip_it(tmp_path: Path) -> None:
+    """A file under an ignored directory is read when named; an unread lockfile above is said."""
+    (tmp_path / ".git").mkdir()
+    _write(tmp_path, ".gitignore", "fixtures/\n")
+    _write(tmp_path, "fixtures/package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    _write(tmp_path, "yarn.lock", "# yarn lockfile v1\n")
+    _write(tmp_path, "poetry.lock", "")  # another ecosystem's lockfile: not this file's
+    repo = _one(tmp_path / "fixtures" / "package.json")
+    assert _rows(repo) == [("fixtures/package.json", "a", "1.0.0", None)]
+    assert [(p.file, p.severity) for p in repo.problems] == [("yarn.lock", "warning")]
+    assert repo.rows[0].finding.reason == "from the range: yarn.lock not read"
