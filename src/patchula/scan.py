@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import codecs
 import fnmatch
+import functools
 import gc
+import json
+import os
 import posixpath
 import time
+import tomllib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,7 +34,14 @@ import anyio.lowlevel
 from patchula.credentials import CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES, crates
 from patchula.datasource.base import Fetch, SingleRequestDatasource
-from patchula.discovery import Discovery, Found, Walk, discover, read_regular
+from patchula.discovery import (
+    UNREAD_LOCKFILES,
+    Discovery,
+    Found,
+    Walk,
+    discover,
+    read_regular,
+)
 from patchula.errors import LookupFailed, ManifestError
 from patchula.manager import MANAGERS, cargo_toml, requirements_txt
 from patchula.models import (
@@ -409,9 +420,11 @@ async def scan(
 ) -> ScanResult:
     """Scan every target and return the result.
 
-    ``targets`` are local checkout paths (repeats are scanned once). A target that cannot be
-    scanned (missing, not a directory, a remote target this build cannot fetch) is reported as
-    a repository with one error problem; the other targets are still scanned. ``fetch`` is the
+    ``targets`` are local paths (repeats are scanned once): a checkout directory, a
+    workspace member's directory (scanned from its workspace root, only the member's files
+    reported), or one manifest file (see ``_resolve_target``). A target that cannot be
+    scanned (missing, a remote target this build cannot fetch) is reported as a repository
+    with one error problem; the other targets are still scanned. ``fetch`` is the
     run's fetch facade; ``access`` the run's registry credentials, which that facade must have
     been given as its ``credentials`` (default: only what ``settings`` holds, no user files).
     """
@@ -420,10 +433,11 @@ async def scan(
     evaluated_at = clock.now()
     policy = settings.release_age_policy()
     repos: list[RepoResult] = []
-    todo: list[tuple[RepoResult, Path]] = []
+    todo: list[tuple[RepoResult, Path, _Scope]] = []
     for target in dict.fromkeys(targets):
+        scope = _WHOLE
         try:
-            root, problem = _resolve_target(target)
+            root, problem, scope = _resolve_target(target)
             commit = read_commit(root) if root is not None else None
         except Exception as exc:  # noqa: BLE001 - the per-target guard (resolution, .git)
             root, problem, commit = None, _internal("resolving", target, exc), None
@@ -432,7 +446,7 @@ async def scan(
         if root is None:
             repo.problems.append(ManifestProblem(target, None, problem))
             continue
-        todo.append((repo, root))
+        todo.append((repo, root, scope))
     slots = anyio.Semaphore(settings.concurrency)
     throttle = getattr(fetch, "throttle", None)
     if throttle is not None:
@@ -444,31 +458,192 @@ async def scan(
     async with anyio.create_task_group() as tg:
         lookups = _Lookups(tg, fetch, settings, access)
         lookups.on_progress = on_progress
-        for repo, root in todo:
+        for repo, root, scope in todo:
             view = access.for_checkout(root)
             repo.problems.extend(
                 ManifestProblem(".npmrc", None, warning, severity="warning")
                 for warning in view.warnings
             )
+            scan_repo = functools.partial(_scan_repo, scope=scope)
             tg.start_soon(
-                _scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at, view
+                scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at, view
             )
     return ScanResult(evaluated_at=evaluated_at, repos=repos, host_stats={})
 
 
-def _resolve_target(target: str) -> tuple[Path | None, str]:
-    """Return the checkout directory of ``target``, or ``None`` and the reason it cannot be used."""
+def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:
+    """Return where ``target`` is scanned from and what of it is reported.
+
+    ``(root, "", scope)``, or ``(None, reason, _WHOLE)`` when it cannot be used. A directory
+    is a checkout of its own (``_WHOLE``) unless it is a member of a Cargo, npm or uv workspace
+    above it (``_workspace_root``): then the workspace root is scanned, so the member keeps
+    the root's lockfile and inherited versions, and only the member's files are reported. A
+    file is one manifest: the root is the nearest directory at or above it holding ``.git``,
+    else the workspace root of its directory (an unpacked source tree), else that directory;
+    only that file (with what it includes) and the lockfiles that cover it are read.
+    """
     if target.startswith("github:"):
-        return None, "remote GitHub targets are not supported yet; clone it and pass the path"
+        return (
+            None,
+            "remote GitHub targets are not supported yet; clone it and pass the path",
+            _WHOLE,
+        )
     path = Path(target).expanduser()
     if not path.exists():  # also a symlink loop: ``exists`` is false for ELOOP
-        return None, "target does not exist"
-    if not path.is_dir():
-        return None, "target is not a directory"
+        return None, "target does not exist", _WHOLE
     try:
-        return path.resolve(), ""
+        resolved = path.resolve()
     except (RuntimeError, OSError):  # a loop met while resolving (RuntimeError in 3.11)
-        return None, "target path contains a symlink loop"
+        return None, "target path contains a symlink loop", _WHOLE
+    if not resolved.is_dir():
+        directory = resolved.parent
+        root = _checkout_root(directory) or _workspace_root(directory) or directory
+        return root, "", _Scope(file=resolved.relative_to(root).as_posix())
+    workspace = _workspace_root(resolved)
+    if workspace is None:
+        return resolved, "", _WHOLE
+    return workspace, "", _Scope(member=resolved.relative_to(workspace).as_posix())
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """What of a scanned root a target reports (repository-relative POSIX paths).
+
+    ``file``: one manifest (a file target); ``member``: a workspace member's directory;
+    neither: everything (``_WHOLE``).
+    """
+
+    file: str | None = None
+    member: str | None = None
+
+    def reports(self, path: str) -> bool:
+        """Whether the rows and problems of the extracted file ``path`` are reported."""
+        if self.file is not None:
+            return path == self.file
+        if self.member is not None:
+            return path.startswith(self.member + "/")
+        return True
+
+    def covers(self, path: str) -> bool:
+        """Whether ``path`` is reported or lies in a directory above the scope (its lockfile)."""
+        if self.reports(path):
+            return True
+        if self.file is not None:
+            where = posixpath.dirname(self.file)
+        elif self.member is not None:
+            where = self.member
+        else:
+            return True
+        return _covers(posixpath.dirname(path), where)
+
+
+_WHOLE = _Scope()
+
+# The most of an ancestor's Cargo.toml, package.json or pyproject.toml read to find whether a
+# target directory is one of its workspace members.
+WORKSPACE_MANIFEST_MAX_BYTES = 4 * 1024 * 1024
+
+
+def _checkout_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding ``.git`` (a directory or a file)."""
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def _workspace_root(directory: Path) -> Path | None:
+    """The workspace root above ``directory`` when it is a member, else ``None``.
+
+    Looked for from the parent up to the checkout root (the nearest ``.git``; a directory that
+    holds ``.git`` itself is a checkout, never a member), nearest first, as each tool does:
+    Cargo a ``Cargo.toml`` with ``[workspace]`` whose ``members`` (minus ``exclude``) match
+    (Cargo reference, "Workspaces"); npm a ``package.json`` whose ``workspaces`` match (npm
+    docs, "workspaces"); uv a ``pyproject.toml`` with ``[tool.uv.workspace]`` ``members``
+    (minus ``exclude``) (uv docs, "Workspaces"). The member must hold that tool's manifest.
+    An unreadable or invalid ancestor manifest is not a workspace.
+    """
+    checkout = _checkout_root(directory)
+    if checkout == directory:
+        return None
+    for parent in directory.parents:
+        rel = directory.relative_to(parent).as_posix()
+        if any(_member_of(parent, rel, directory, kind) for kind in _WORKSPACE_KINDS):
+            return parent
+        if parent == checkout:
+            break
+    return None
+
+
+# (manifest, where its member globs are, where its excluded globs are).
+_WORKSPACE_KINDS = (
+    ("Cargo.toml", ("workspace", "members"), ("workspace", "exclude")),
+    ("package.json", ("workspaces",), None),
+    (
+        "pyproject.toml",
+        ("tool", "uv", "workspace", "members"),
+        ("tool", "uv", "workspace", "exclude"),
+    ),
+)
+
+
+def _member_of(
+    parent: Path,
+    rel: str,
+    directory: Path,
+    kind: tuple[str, tuple[str, ...], tuple[str, ...] | None],
+) -> bool:
+    """Whether ``directory`` (``rel`` below ``parent``) is a workspace member of ``kind``."""
+    name, members_at, exclude_at = kind
+    if not (directory / name).is_file() or not (parent / name).is_file():
+        return False
+    try:
+        text = read_regular(parent / name, name, WORKSPACE_MANIFEST_MAX_BYTES).decode("utf-8")
+        data: object = json.loads(text) if name.endswith(".json") else tomllib.loads(text)
+    except (ManifestError, UnicodeDecodeError, ValueError):
+        return False
+    members = _at(data, members_at)
+    if isinstance(members, dict):  # npm (and yarn) also accept {"packages": [...]}
+        members = members.get("packages")
+    excluded = _at(data, exclude_at) if exclude_at is not None else None
+    return _globs_match(members, rel) and not _globs_match(excluded, rel)
+
+
+def _at(data: object, keys: tuple[str, ...]) -> object:
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _globs_match(patterns: object, rel: str) -> bool:
+    """Whether a list of workspace globs (``crates/*``, ``packages/**``) matches ``rel``.
+
+    Matched path segment by segment (``*`` never crosses ``/``; ``**`` spans any number of
+    segments), as the glob crate (Cargo, uv) and npm's minimatch do.
+    """
+    if not isinstance(patterns, list):
+        return False
+    parts = rel.split("/")
+    for pattern in patterns:
+        if isinstance(pattern, str):
+            cleaned = pattern.strip().removeprefix("./").rstrip("/")
+            if cleaned and _segments_match(parts, cleaned.split("/")):
+                return True
+    return False
+
+
+def _segments_match(parts: list[str], pattern: list[str]) -> bool:
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":
+        return any(_segments_match(parts[i:], pattern[1:]) for i in range(len(parts) + 1))
+    return (
+        bool(parts)
+        and fnmatch.fnmatchcase(parts[0], pattern[0])
+        and _segments_match(parts[1:], pattern[1:])
+    )
 
 
 async def _scan_repo(
@@ -480,6 +655,8 @@ async def _scan_repo(
     slots: anyio.Semaphore,
     now: datetime,
     view: CheckoutAccess,
+    *,
+    scope: _Scope = _WHOLE,
 ) -> None:
     """Scan one repository into ``repo``; any unexpected exception becomes a problem of it.
 
@@ -493,7 +670,7 @@ async def _scan_repo(
     others only wait for lookups already in flight and are evaluated in place.
     """
     try:
-        extracted = await _extract_and_request(repo, root, settings, lookups, slots, view)
+        extracted = await _extract_and_request(repo, root, settings, lookups, slots, view, scope)
     except Exception as exc:  # noqa: BLE001 - the per-target guard: a bug costs this target only
         repo.problems.append(
             ManifestProblem(repo.target, None, _internal("scanning", repo.target, exc))
@@ -525,16 +702,26 @@ async def _extract_and_request(
     lookups: _Lookups,
     slots: anyio.Semaphore,
     view: CheckoutAccess,
+    scope: _Scope = _WHOLE,
 ) -> list[_Extracted]:
-    """Walk and extract ``repo`` in a repository slot, then request its lookups."""
+    """Walk and extract ``repo`` in a repository slot, then request its lookups.
+
+    A file target is not walked: only the file and its lockfiles are read (``_discover_file``).
+    """
     async with slots:
-        found, size = await _discover_sliced(root, settings)
+        if scope.file is not None:
+            found = _discover_file(root, scope.file, settings)
+            size = _total_size(root, found)
+        else:
+            found, size = await _discover_sliced(root, settings)
         if size <= INLINE_EXTRACTION_BYTES:
             # A few small manifests parse in about a millisecond: a thread hand-off (and the
             # worker waiting for the GIL behind the event loop) would cost more than the work.
-            extracted = _extract_repo(root, settings, repo, found)
+            extracted = _extract_repo(root, settings, repo, found, scope)
         else:
-            extracted = await anyio.to_thread.run_sync(_extract_repo, root, settings, repo, found)
+            extracted = await anyio.to_thread.run_sync(
+                _extract_repo, root, settings, repo, found, scope
+            )
         for item in extracted:
             if item.dep.datasource == "goproxy" and _go_skip(item.dep.package_name, settings):
                 continue
@@ -652,6 +839,60 @@ async def _discover_sliced(root: Path, settings: Settings) -> tuple[Discovery, i
     return walk.result, _total_size(root, walk.result)
 
 
+# The lockfile managers that resolve each manifest manager's dependencies.
+_LOCKS_OF = {
+    "package_json": ("package_lock",),
+    "cargo_toml": ("cargo_lock",),
+    "pyproject": ("uv_lock", "poetry_lock"),
+}
+
+# The endings of a file a user names as a target that no manager matches by name, read as a
+# pip requirements file: pip reads any file given to ``-r``, whatever its name.
+_REQUIREMENTS_SUFFIXES = (".txt", ".in", ".pip")
+
+
+def _discover_file(root: Path, rel: str, settings: Settings) -> Discovery:
+    """The discovery of a one-file target ``rel`` (below ``root``), without walking the checkout.
+
+    The file is read by the enabled managers whose name rule matches it, else, ending in
+    ``.txt``, ``.in`` or ``.pip``, as a pip requirements file; naming a file is asking for it,
+    so ignore globs and ``.gitignore`` do not apply. Its lockfiles (``package-lock.json``,
+    ``Cargo.lock``, ``uv.lock``, ``poetry.lock``, and those of formats not read yet) are looked
+    for in its directory and every one above it up to ``root``; the lockfile matching then
+    picks the one that covers it, as in a whole-checkout scan. A file no enabled manager reads
+    is refused with that reason.
+    """
+    enabled = settings.managers()
+    found = Discovery()
+    managers = [m for m in enabled if MANAGERS[m].matches(rel)]
+    if not managers and rel.endswith(_REQUIREMENTS_SUFFIXES) and requirements_txt.ID in enabled:
+        managers = [requirements_txt.ID]
+    if not managers:
+        found.refused.append((rel, "no enabled manager reads this file"))
+        return found
+    found.files.extend(Found(rel, manager) for manager in managers)
+    locks = [lock for m in managers for lock in _LOCKS_OF.get(m, ()) if lock in enabled]
+    ecosystems = {MANAGERS[lock].DATASOURCE for lock in locks}
+    directory = posixpath.dirname(rel)
+    while True:
+        try:
+            names = sorted(e.name for e in os.scandir(root / directory) if e.is_file())
+        except OSError:
+            names = []
+        for name in names:
+            path = posixpath.join(directory, name)
+            found.files.extend(
+                Found(path, lock) for lock in locks if path != rel and MANAGERS[lock].matches(path)
+            )
+            if UNREAD_LOCKFILES.get(name) in ecosystems:
+                found.unread_lockfiles[path] = UNREAD_LOCKFILES[name]
+        if not directory:
+            break
+        directory = posixpath.dirname(directory)
+    found.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
+    return found
+
+
 def _total_size(root: Path, found: Discovery) -> int:
     size = 0
     for item in found.files:
@@ -663,22 +904,25 @@ def _total_size(root: Path, found: Discovery) -> int:
 
 
 def _extract_repo(
-    root: Path, settings: Settings, repo: RepoResult, found: Discovery
+    root: Path, settings: Settings, repo: RepoResult, found: Discovery, scope: _Scope = _WHOLE
 ) -> list[_Extracted]:
-    """Extract one discovered repository (blocking)."""
-    for path, reason in found.refused:
-        repo.problems.append(ManifestProblem(path, None, reason, severity="warning"))
-    for path in found.unread_lockfiles:
-        message = (
-            "lockfile format not read yet: current versions of its manifests "
-            "are resolved from their ranges"
-        )
-        repo.problems.append(ManifestProblem(path, None, message, severity="warning"))
+    """Extract one discovered repository (blocking).
+
+    Everything found is extracted (a member's workspace siblings and root still count), but
+    only the rows and problems of files ``scope`` reports are kept, and only those files and
+    the lockfiles above them are listed.
+    """
+    _walk_warnings(found, repo, scope)
     reader = _Reader(root, settings.max_file_bytes)
     results: list[tuple[str, ExtractResult]] = []
     for item in found.files:
-        repo.files.append(item.path)
-        result = _extract_file(item, reader, repo)
+        shown = scope.reports(item.path) or (
+            item.manager in LOCKFILE_MANAGERS and scope.covers(item.path)
+        )
+        if shown:
+            repo.files.append(item.path)
+        # A file outside the scope is still extracted (workspace siblings), its problems unshown.
+        result = _extract_file(item, reader, repo if shown else RepoResult("", "", None))
         if item.manager in LOCKFILE_MANAGERS and (result is None or result.lockfile is None):
             # An unreadable lockfile: its manifests' rows say current came from the range.
             found.unread_lockfiles[item.path] = MANAGERS[item.manager].DATASOURCE
@@ -700,8 +944,12 @@ def _extract_repo(
     seen_problems: set[ManifestProblem] = set(repo.problems)
     inheritors = _workspace_inheritors(results)
     constraints = _PipConstraints.of(results)
+    listed = set(repo.files)
     for path, result in results:
-        repo.problems.extend(_new_problems(result.problems, seen_problems))
+        if path in listed:  # reported, or a lockfile above the scope
+            repo.problems.extend(_new_problems(result.problems, seen_problems))
+        if not scope.reports(path):
+            continue
         for dep in result.dependencies:
             if dep in seen or constraints.not_a_row(dep, path):
                 continue
@@ -731,6 +979,20 @@ def _extract_repo(
                     note = f"from the range: {unread} not read"
             out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
     return out
+
+
+def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:
+    """Add what the walk refused and the lockfiles it cannot read, in or above ``scope``."""
+    for path, reason in found.refused:
+        if scope.covers(path):
+            repo.problems.append(ManifestProblem(path, None, reason, severity="warning"))
+    message = (
+        "lockfile format not read yet: current versions of its manifests "
+        "are resolved from their ranges"
+    )
+    for path in found.unread_lockfiles:
+        if scope.covers(path):
+            repo.problems.append(ManifestProblem(path, None, message, severity="warning"))
 
 
 def _new_problems(

@@ -297,6 +297,25 @@ def test_missing_target_costs_only_itself(tmp_path: Path, registry: respx.MockRo
     assert [d["status"] for d in scanned["dependencies"]] == ["up-to-date"]
 
 
+def test_a_manifest_file_is_a_target(tmp_path: Path, registry: respx.MockRouter) -> None:
+    """`run sub/requirements.txt` scans that file at its checkout root, and nothing else."""
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()
+    (repo / "py").mkdir()
+    (repo / "requirements.txt").rename(repo / "py" / "requirements.txt")
+    target = str(repo / "py" / "requirements.txt")
+    code, out = _run(target, "--format", "json", "--registry", f"pypi={PYPI}")
+    [scanned] = json.loads(out)["repositories"]
+    assert code == 0  # the broken pyproject.toml and the npm 404 elsewhere are not this target's
+    assert (scanned["target"], scanned["path"]) == (target, str(repo))
+    assert scanned["extraction"]["files"] == ["py/requirements.txt"]
+    assert scanned["problems"] == []
+    assert [(d["file"], d["name"]) for d in scanned["dependencies"]] == [
+        ("py/requirements.txt", "requests"),
+        ("py/requirements.txt", "flask"),
+    ]
+
+
 def test_broken_manifest_fails_the_run(tmp_path: Path) -> None:
     """A manifest that cannot be parsed makes the exit code 3 even with nothing else to report."""
     (tmp_path / "package.json").write_text("{ not json")

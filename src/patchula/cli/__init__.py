@@ -96,7 +96,13 @@ def _root(
 def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     targets: Annotated[
         list[str] | None,
-        typer.Argument(help="Local checkouts to scan (default: .).", metavar="TARGET"),
+        typer.Argument(
+            help=(
+                "Local checkouts, workspace member directories or manifest files to scan"
+                " (default: .)."
+            ),
+            metavar="TARGET",
+        ),
     ] = None,
     concurrency: Annotated[
         int | None, typer.Option(help="Repositories scanned at once [default: 8].", metavar="N")
