@@ -376,3 +376,26 @@ def test_uv_sources_skip_non_index_packages() -> None:
         "torch": None,
         "pydantic-docs": "uv source: local path",
     }
+
+
+def test_uv_legacy_dev_dependencies_are_rows_with_their_own_dep_type() -> None:
+    """``[tool.uv] dev-dependencies`` entries are rows (``uv-dev``), uv sources still apply."""
+    result = _extract("uv-legacy-dev-dependencies")
+    assert result.problems == ()
+    assert _rows(result) == [
+        (6, "project", "fastapi", ">=0.115"),
+        (7, "project", "httpx", None),
+        (13, "uv-dev", "pytest", ">=8.3.3"),
+        (14, "uv-dev", "ruff", "==0.7.1"),
+        (15, "uv-dev", "mypy-local", None),
+    ]
+    skips = {d.name: d.skip_reason for d in result.dependencies if d.skip_reason}
+    assert skips == {"mypy-local": "uv source: local path"}
+
+
+def test_uv_dev_dependencies_of_the_wrong_type_are_a_problem() -> None:
+    """A ``dev-dependencies`` that is not an array is a problem at its line, not a crash."""
+    text = '[project]\nname = "x"\n[tool.uv]\ndev-dependencies = "pytest"\n'
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert result.dependencies == ()
+    assert _problems(result) == [(4, "`tool.uv.dev-dependencies` must be an array of strings")]

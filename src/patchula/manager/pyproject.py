@@ -49,7 +49,8 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     Reads PEP 621 ``[project] dependencies`` (dep_type ``project``) and
     ``[project.optional-dependencies]`` (``optional:<extra>``), PEP 735
     ``[dependency-groups]`` (``group:<name>``; ``{include-group = …}`` entries are checked,
-    not copied: unknown groups and cycles are problems), and Poetry's
+    not copied: unknown groups and cycles are problems), uv's legacy
+    ``[tool.uv] dev-dependencies`` (``uv-dev``), and Poetry's
     ``[tool.poetry.dependencies]`` (``poetry``, without ``python``),
     ``[tool.poetry.dev-dependencies]`` (``poetry-dev``) and
     ``[tool.poetry.group.<g>.dependencies]`` (``poetry-group:<g>``), whose constraints are
@@ -71,6 +72,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     collector.dependency_groups(collector.table(data, ("dependency-groups",)))
     tool = collector.table(data, ("tool",))
     uv = collector.table(tool, ("tool", "uv"))
+    # Deprecated by PEP 735 groups, but uv still installs and locks it as the `dev` group
+    # (https://docs.astral.sh/uv/concepts/projects/dependencies/#legacy-dev-dependencies).
+    keys = ("tool", "uv", "dev-dependencies")
+    collector.requirements(uv.get("dev-dependencies"), keys, "uv-dev")
     sources = _uv_source_skips(collector.table(uv, ("tool", "uv", "sources")))
     if sources:
         collector.dependencies = [
