@@ -193,7 +193,8 @@ def pipenv_specifier(version: str) -> str | None:
 
     ``"*"`` and ``""`` are any version; a value starting with a PEP 440 operator is kept
     (``">=2.7,<3"``, ``"==4.*"``); a bare version gets ``==`` (``"3.*"`` → ``==3.*``), as
-    pipenv writes it into the requirement it installs.
+    pipenv writes it into the requirement it installs (``dependency_as_pip_install_line`` in
+    pipenv's ``utils/dependencies.py``).
 
     Raises:
         ValueError: the result is not a valid PEP 440 specifier.

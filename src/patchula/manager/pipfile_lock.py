@@ -19,7 +19,7 @@ VERSIONING = "pep440"
 
 _KNOWN_SPECS = (6,)
 # Pipfile.lock names the Pipfile's `[packages]` and `[dev-packages]` `default` and `develop`;
-# custom categories keep their name.
+# custom categories keep their name (pipenv's get_pipfile_category_using_lockfile_section).
 _GROUPS = {"default": "packages", "develop": "dev-packages"}
 # Entries installed from elsewhere than an index carry one of these keys instead of a pin.
 _NOT_REGISTRY = frozenset({"git", "hg", "svn", "bzr", "path", "file", "editable"})
