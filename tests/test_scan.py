@@ -490,3 +490,39 @@ def test_broken_lockfile_is_named_on_its_rows(tmp_path: Path) -> None:
     assert (finding.current, finding.current_source) == ("1.0.0", "range")
     assert finding.reason == "from the range: package-lock.json not read"
     assert [p.file for p in result.repos[0].problems] == ["package-lock.json"]
+
+
+def test_pipfile_lock_gives_locked_versions_to_the_pipfile_beside_it(tmp_path: Path) -> None:
+    """Pipfile rows take their own category's Pipfile.lock pin; a pyproject beside it does not."""
+    _write(
+        tmp_path,
+        "Pipfile",
+        '[packages]\npytz = "*"\nexceptiongroup = "*"\n'
+        '[dev-packages]\nexceptiongroup = "==1.1.0"\nclick = ">=9"\n',
+    )
+    lock = {
+        "_meta": {"pipfile-spec": 6},
+        "default": {
+            "pytz": {"version": "==2026.1.post1"},
+            "exceptiongroup": {"version": "==1.3.1"},
+        },
+        "develop": {
+            "exceptiongroup": {"version": "==1.1.0"},
+            "click": {"version": "==8.0.3"},
+        },
+    }
+    _write(tmp_path, "Pipfile.lock", json.dumps(lock, indent=4))
+    _write(tmp_path, "pyproject.toml", '[project]\nname = "app"\ndependencies = ["pytz"]\n')
+    found = [
+        (i.dep.file, i.dep.dep_type, i.dep.name, i.locked, i.lock_file) for i in _extract(tmp_path)
+    ]
+    assert sorted(found, key=str) == sorted(
+        [
+            ("Pipfile", "packages", "pytz", "2026.1.post1", "Pipfile.lock"),
+            ("Pipfile", "packages", "exceptiongroup", "1.3.1", "Pipfile.lock"),
+            ("Pipfile", "dev-packages", "exceptiongroup", "1.1.0", "Pipfile.lock"),
+            ("Pipfile", "dev-packages", "click", None, None),
+            ("pyproject.toml", "project", "pytz", None, None),
+        ],
+        key=str,
+    )

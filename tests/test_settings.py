@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from patchula.errors import ConfigError
+from patchula.manager import MANAGERS
 from patchula.settings import load_settings, parse_duration
 
 
@@ -200,7 +201,7 @@ def test_managers_are_chosen_by_flag_environment_and_config(tmp_path: Path) -> N
     flag = load_settings({"disabled_managers": "cargo_lock, go_mod"}, env={}, cwd=tmp_path / "x")
     assert "cargo_lock" not in flag.managers()
     assert "go_mod" not in flag.managers()
-    assert len(flag.managers()) == 7
+    assert len(flag.managers()) == len(MANAGERS) - 2
 
 
 def test_unknown_manager_ids_are_refused_with_the_known_ones(tmp_path: Path) -> None:

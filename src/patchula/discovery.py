@@ -50,7 +50,6 @@ UNREAD_LOCKFILES = {
     "pnpm-lock.yaml": "npm",
     "bun.lock": "npm",
     "bun.lockb": "npm",
-    "Pipfile.lock": "pypi",
     "pdm.lock": "pypi",
 }
 

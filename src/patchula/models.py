@@ -52,13 +52,16 @@ class LockedPackage:
     ``install_path`` is where the package manager installs it, relative to the lockfile's
     directory (npm: ``node_modules/a``, ``packages/x/node_modules/a``); ``""`` when the lockfile
     has no notion of install paths (Python lockfiles). ``name`` is the registry name (the npm
-    alias target, the PEP 503 normalised Python name).
+    alias target, the PEP 503 normalised Python name). ``group`` is the ``dep_type`` of the
+    manifest rows this entry was locked for when the lockfile locks each group apart
+    (Pipfile.lock: ``packages``, ``dev-packages``, custom categories), else ``""``.
     """
 
     name: str
     version: str
     line: int | None = None
     install_path: str = ""
+    group: str = ""
 
 
 @dataclass(frozen=True, slots=True)

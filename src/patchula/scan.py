@@ -801,7 +801,9 @@ _LAZY_TIMES = frozenset(
 )
 
 # Managers that read lockfiles (their results carry a ``Lockfile``).
-LOCKFILE_MANAGERS = frozenset({"package_lock", "uv_lock", "poetry_lock", "cargo_lock"})
+LOCKFILE_MANAGERS = frozenset(
+    {"package_lock", "uv_lock", "poetry_lock", "pipfile_lock", "cargo_lock"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1204,9 +1206,15 @@ def _covers(lock_dir: str, manifest_dir: str) -> bool:
     return not lock_dir or manifest_dir == lock_dir or manifest_dir.startswith(lock_dir + "/")
 
 
-# Manifests resolved through a workspace lockfile (uv.lock, poetry.lock, Cargo.lock): the file
-# beside them, or the outermost one whose workspace lists the project.
-_WORKSPACE_LOCKED = frozenset({"pyproject", "cargo_toml"})
+# Manifests resolved through a workspace lockfile (uv.lock, poetry.lock, Pipfile.lock,
+# Cargo.lock): the file beside them, or the outermost one whose workspace lists the project.
+# Each is read only by its own tools' lockfiles (pipenv never reads pyproject.toml, uv and
+# Poetry never read a Pipfile).
+_WORKSPACE_LOCKED = {
+    "pyproject": frozenset({"uv_lock", "poetry_lock"}),
+    "pipfile": frozenset({"pipfile_lock"}),
+    "cargo_toml": frozenset({"cargo_lock"}),
+}
 
 
 def _locked_version(
@@ -1222,9 +1230,9 @@ def _locked_version(
     locked version) and the note names the others.
 
     npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
-    way Node resolves ``node_modules``. ``pyproject.toml`` and ``Cargo.toml``: the outermost
-    lockfile whose workspace lists the project (uv and Cargo ignore a member's own lock), else
-    the lockfile beside the manifest.
+    way Node resolves ``node_modules``. ``pyproject.toml``, ``Pipfile`` and ``Cargo.toml``: the
+    outermost lockfile of their own tools whose workspace lists the project (uv and Cargo ignore
+    a member's own lock), else the lockfile beside the manifest.
     """
     manifest_dir = posixpath.dirname(dep.file)
     candidates = [
@@ -1249,8 +1257,10 @@ def _locked_version(
                 return None, None, _outside_note(lock.file, dep, [version])
             return version, lock.file, None
         return None, None, None
-    if dep.manager not in _WORKSPACE_LOCKED:
+    lock_managers = _WORKSPACE_LOCKED.get(dep.manager)
+    if lock_managers is None:
         return None, None, None
+    candidates = [lf for lf in candidates if lf.manager in lock_managers]
     chosen: Lockfile | None = None
     for lock in sorted(candidates, key=lambda lf: len(posixpath.dirname(lf.file))):
         beside = posixpath.dirname(lock.file) == manifest_dir
@@ -1259,7 +1269,11 @@ def _locked_version(
             chosen = lock
     if chosen is None:
         return None, None, None
-    locked = list(dict.fromkeys(p.version for p in chosen.packages if p.name == dep.package_name))
+    entries = [p for p in chosen.packages if p.name == dep.package_name]
+    # Pipfile.lock locks each category apart (`[packages]` at 1.3.1, `[dev-packages]` at 1.1.0):
+    # a row takes its own group's entry when the lock has one.
+    own = [p for p in entries if p.group and p.group == dep.dep_type]
+    locked = list(dict.fromkeys(p.version for p in own or entries))
     # A lockfile may hold several versions of one package (Cargo keeps one per semver-
     # incompatible requirement), and a stale one a version the manifest no longer admits: only a
     # version this dependency's requirement admits is its own (cargo, uv and poetry re-lock

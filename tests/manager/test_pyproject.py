@@ -376,3 +376,62 @@ def test_uv_sources_skip_non_index_packages() -> None:
         "torch": None,
         "pydantic-docs": "uv source: local path",
     }
+
+
+def test_uv_legacy_dev_dependencies_are_rows_with_their_own_dep_type() -> None:
+    """``[tool.uv] dev-dependencies`` entries are rows (``uv-dev``), uv sources still apply."""
+    result = _extract("uv-legacy-dev-dependencies")
+    assert result.problems == ()
+    assert _rows(result) == [
+        (6, "project", "fastapi", ">=0.115"),
+        (7, "project", "httpx", None),
+        (13, "uv-dev", "pytest", ">=8.3.3"),
+        (14, "uv-dev", "ruff", "==0.7.1"),
+        (15, "uv-dev", "mypy-local", None),
+    ]
+    skips = {d.name: d.skip_reason for d in result.dependencies if d.skip_reason}
+    assert skips == {"mypy-local": "uv source: local path"}
+
+
+def test_uv_dev_dependencies_of_the_wrong_type_are_a_problem() -> None:
+    """A ``dev-dependencies`` that is not an array is a problem at its line, not a crash."""
+    text = '[project]\nname = "x"\n[tool.uv]\ndev-dependencies = "pytest"\n'
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert result.dependencies == ()
+    assert _problems(result) == [(4, "`tool.uv.dev-dependencies` must be an array of strings")]
+
+
+def test_poetry2_entries_enriching_project_dependencies_are_not_extra_rows() -> None:
+    """A ``tool.poetry.dependencies`` entry named in ``[project]`` enriches that row, no new one."""
+    result = _extract("poetry2-enriching-project")
+    assert result.problems == ()
+    assert _rows(result) == [
+        (10, "project", "aiohttp", "<4.0.0,>=3.8.1"),
+        (11, "project", "requests", "<3.0,>=2.28"),
+        (12, "project", "tomli", "<3.0.0,>=2.0.1"),
+        (13, "project", "cleo", None),
+        (14, "project", "pendulum", "<4.0.0,>=3.1.0"),
+        (18, "optional:my-extra", "rich", "<14,>=13"),
+        (30, "poetry-group:dev", "pytest", ">=8.0,<9.0"),
+        (31, "poetry-group:dev", "requests", ">=2.31,<3.0"),
+    ]
+    deps = {(d.dep_type, d.name): d for d in result.dependencies}
+    assert deps["project", "aiohttp"].markers == "platform_python_implementation == 'CPython'"
+    assert deps["project", "tomli"].markers == 'python_version < "3.11"'
+    assert deps["project", "cleo"].skip_reason == "VCS requirement"
+    assert deps["project", "pendulum"].skip_reason == "local path"
+    assert deps["project", "requests"].skip_reason is None
+
+
+def test_poetry_only_dependencies_stay_rows_next_to_a_project_table() -> None:
+    """A ``tool.poetry.dependencies`` entry that no ``[project]`` row names is still a row."""
+    text = (
+        '[project]\nname = "x"\ndependencies = ["httpx>=0.27"]\n'
+        '[tool.poetry.dependencies]\npython = "^3.11"\nhttpx = { source = "corp" }\n'
+        'click = "^8.1"\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert _rows(result) == [
+        (3, "project", "httpx", ">=0.27"),
+        (7, "poetry", "click", ">=8.1,<9.0"),
+    ]

@@ -55,6 +55,8 @@ def test_every_manager_turns_garbage_into_problems_not_exceptions(
         ("pyproject.toml", "pyproject"),
         ("uv.lock", "uv_lock"),
         ("poetry.lock", "poetry_lock"),
+        ("examples/Pipfile", "pipfile"),
+        ("examples/Pipfile.lock", "pipfile_lock"),
     ],
 )
 def test_each_file_kind_has_exactly_one_manager(path: str, owner: str) -> None:

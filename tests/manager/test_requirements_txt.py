@@ -63,10 +63,26 @@ def _problems(result: ExtractResult) -> list[tuple[str, int | None, str]]:
         ("notes.txt", False),
         ("requirements.txt.orig", False),
         ("requirements", False),
+        ("requirements.dev.txt", True),
+        ("requirements1.txt", True),
+        ("dev_requirements.txt", True),
+        ("requirements-dev-py3.txt", True),
+        ("requirements.pip", True),
+        ("tools.in", True),
+        ("ci/dev-tools.in", True),
+        ("constraints-dev.txt", True),
+        ("constraints.dev.txt", True),
+        ("test_constraints.txt", True),
+        ("MANIFEST.in", False),
+        ("Makefile.in", False),
+        ("configure.in", False),
+        ("setup.cfg.in", False),
+        ("requirements.md", False),
+        ("my requirements.txt", False),
     ],
 )
 def test_matches_requirements_file_names(path: str, *, expected: bool) -> None:
-    """Requirements and constraints names match, and any .txt/.in directly in requirements/."""
+    """Names as users write them match (Renovate's pattern, widened; pip-tools' ``*.in``)."""
     assert requirements_txt.matches(path) is expected
 
 

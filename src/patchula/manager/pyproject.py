@@ -49,12 +49,15 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     Reads PEP 621 ``[project] dependencies`` (dep_type ``project``) and
     ``[project.optional-dependencies]`` (``optional:<extra>``), PEP 735
     ``[dependency-groups]`` (``group:<name>``; ``{include-group = …}`` entries are checked,
-    not copied: unknown groups and cycles are problems), and Poetry's
+    not copied: unknown groups and cycles are problems), uv's legacy
+    ``[tool.uv] dev-dependencies`` (``uv-dev``), and Poetry's
     ``[tool.poetry.dependencies]`` (``poetry``, without ``python``),
     ``[tool.poetry.dev-dependencies]`` (``poetry-dev``) and
     ``[tool.poetry.group.<g>.dependencies]`` (``poetry-group:<g>``), whose constraints are
-    converted to PEP 440 by ``poetry_constraint``. ``project_name`` is ``[project] name`` or
-    ``[tool.poetry] name``, PEP 503 normalised. An empty file gives an empty result.
+    converted to PEP 440 by ``poetry_constraint``; a ``[tool.poetry.dependencies]`` entry
+    named in ``[project]`` only enriches that row (``_enrich_project``). ``project_name`` is
+    ``[project] name`` or ``[tool.poetry] name``, PEP 503 normalised. An empty file gives an
+    empty result.
     """
     if not text.strip():
         return ExtractResult()
@@ -71,6 +74,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     collector.dependency_groups(collector.table(data, ("dependency-groups",)))
     tool = collector.table(data, ("tool",))
     uv = collector.table(tool, ("tool", "uv"))
+    # Deprecated by PEP 735 groups, but uv still installs and locks it as the `dev` group
+    # (https://docs.astral.sh/uv/concepts/projects/dependencies/#legacy-dev-dependencies).
+    keys = ("tool", "uv", "dev-dependencies")
+    collector.requirements(uv.get("dev-dependencies"), keys, "uv-dev")
     sources = _uv_source_skips(collector.table(uv, ("tool", "uv", "sources")))
     if sources:
         collector.dependencies = [
@@ -82,10 +89,40 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     poetry = collector.table(tool, ("tool", "poetry"))
     collector.poetry(poetry)
     return ExtractResult(
-        dependencies=tuple(collector.dependencies),
+        dependencies=_enrich_project(collector.dependencies),
         problems=tuple(collector.problems),
         project_name=_project_name(project, poetry),
     )
+
+
+def _enrich_project(dependencies: list[Dependency]) -> tuple[Dependency, ...]:
+    """Fold ``[tool.poetry.dependencies]`` entries that enrich ``[project]`` rows into them.
+
+    With both tables, Poetry builds from ``[project]`` and uses a ``tool.poetry`` entry of the
+    same name "only to enrich project.dependencies for locking" (a source, markers, prerelease
+    permission; optional dependencies alike:
+    https://python-poetry.org/docs/dependency-specification/): one declaration, one row. The
+    ``[project]`` row stays, taking the entry's markers and its git/path/URL skip reason when it
+    has none of its own; a ``tool.poetry`` entry no ``[project]`` row names stays a row.
+    """
+    project: dict[str, list[int]] = {}
+    for index, dep in enumerate(dependencies):
+        if dep.dep_type == "project" or dep.dep_type.startswith("optional:"):
+            project.setdefault(dep.package_name, []).append(index)
+    rows = list(dependencies)
+    enriching: set[int] = set()
+    for index, dep in enumerate(dependencies):
+        if dep.dep_type != "poetry" or dep.package_name not in project:
+            continue
+        enriching.add(index)
+        for target in project[dep.package_name]:
+            row = rows[target]
+            rows[target] = replace(
+                row,
+                skip_reason=row.skip_reason or dep.skip_reason,
+                markers=row.markers or dep.markers,
+            )
+    return tuple(row for index, row in enumerate(rows) if index not in enriching)
 
 
 _UV_SOURCE_KINDS = (

@@ -1,8 +1,7 @@
-"""The pip requirements file manager: ``requirements*.txt``/``.in``, ``-r``/``-c`` includes."""
+"""The pip requirements file manager: requirements, constraints and `*.in` files, `-r`/`-c`."""
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 import re
 import shlex
@@ -29,8 +28,14 @@ ID = "requirements_txt"
 DATASOURCE = "pypi"
 VERSIONING = "pep440"
 
-_BASENAMES = frozenset({"requirements.txt", "requirements.in", "constraints.txt"})
-_PATTERNS = ("requirements-*.txt", "requirements_*.txt", "*-requirements.txt", "requirements-*.in")
+# Renovate's default pip_requirements pattern `(^|/)[\w-]*requirements([-.]\w+)?\.(txt|pip)$`
+# (https://docs.renovatebot.com/modules/manager/pip_requirements/), widened to what users also
+# write (`requirements1.txt`, `requirements-dev-py3.txt`), and the same for constraints files.
+_NAMED = re.compile(r"[\w-]*(?:requirements|constraints)[\w-]*(?:\.[\w-]+)?\.(?:txt|pip)", re.ASCII)
+# pip-tools' inputs are `*.in` (`tools.in`, `requirements/dev.in`); these `.in` names are other
+# tools' templates (setuptools, make, autoconf), never requirements.
+_IN = re.compile(r"[\w-]+\.in", re.ASCII)
+_NOT_REQUIREMENTS_IN = frozenset({"manifest", "makefile", "gnumakefile", "configure"})
 _SUFFIXES = (".txt", ".in")
 
 # pip's COMMENT_RE (pip/_internal/req/req_file.py): `#` at line start or after whitespace.
@@ -76,17 +81,20 @@ _LEADING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 def matches(path: str) -> bool:
     """Return whether ``path`` is a pip requirements or constraints file by its name.
 
-    Matches ``requirements.txt``, ``requirements.in``, ``constraints.txt``,
-    ``requirements-*.txt``, ``requirements_*.txt``, ``*-requirements.txt``,
-    ``requirements-*.in``, and any ``.txt``/``.in`` file directly inside a ``requirements/``
-    directory.
+    Matches names containing ``requirements`` or ``constraints`` that end in ``.txt`` or
+    ``.pip`` (``requirements.txt``, ``requirements-dev.txt``, ``requirements.dev.txt``,
+    ``requirements1.txt``, ``dev_requirements.txt``, ``requirements.pip``,
+    ``constraints-dev.txt``: Renovate's default pattern, widened), pip-tools inputs ``*.in``
+    with a one-part stem except ``MANIFEST.in``, ``Makefile.in`` and ``configure.in``
+    (``requirements.in``, ``tools.in``), and any ``.txt``/``.in`` file directly inside a
+    ``requirements/`` directory.
     """
     parts = path.split("/")
     basename = parts[-1]
-    if basename in _BASENAMES:
+    if _NAMED.fullmatch(basename) is not None:
         return True
-    if any(fnmatch.fnmatchcase(basename, pattern) for pattern in _PATTERNS):
-        return True
+    if _IN.fullmatch(basename) is not None:
+        return basename[: -len(".in")].lower() not in _NOT_REQUIREMENTS_IN
     parent = parts[-2] if len(parts) > 1 else ""
     return parent == "requirements" and basename.endswith(_SUFFIXES)
 
