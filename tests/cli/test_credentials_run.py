@@ -445,3 +445,16 @@ def test_a_query_in_a_registry_url_is_refused_without_showing_its_token(tmp_path
     assert "must not have a query" in result.stderr
     assert "token=***" in result.stderr
     assert token not in result.stdout + result.stderr
+
+
+def test_a_password_in_a_declared_url_is_not_shown(tmp_path: Path) -> None:
+    """A direct-URL requirement with userinfo is a skipped row whose declared value is redacted."""
+    secret = "STANDIN-declared-url-m13"  # noqa: S105 - a stand-in, never a real credential
+    (tmp_path / "requirements.txt").write_text(
+        f"pkg @ https://user:{secret}@files.example.com/pkg-1.0.tar.gz\n"
+    )
+    result = CliRunner().invoke(app, ["run", str(tmp_path), "--no-cache", "--format", "json"])
+    assert secret not in result.stdout + result.stderr
+    [row] = json.loads(result.stdout)["repositories"][0]["dependencies"]
+    assert row["status"] == "skipped"
+    assert "https://***@files.example.com/pkg-1.0.tar.gz" in row["declared"]

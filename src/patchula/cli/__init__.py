@@ -26,6 +26,7 @@ from patchula.credentials import RegistryAccess
 from patchula.datasource import goproxy
 from patchula.errors import ConfigError
 from patchula.http.fetcher import Fetcher, make_client
+from patchula.manager import MANAGERS
 from patchula.report.model import CacheReport, ScanReport, build_report
 from patchula.report.render import (
     render_json,
@@ -210,9 +211,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         typer.Option(
             "--enabled-managers",
             metavar="ID[,ID]",
-            help="Use only these managers (package_json, package_lock, requirements_txt, "
-            "pyproject, uv_lock, poetry_lock, cargo_toml, cargo_lock, go_mod); repeatable "
-            "[default: all].",
+            help=f"Use only these managers ({', '.join(MANAGERS)}); repeatable [default: all].",
         ),
     ] = None,
     disabled_managers: Annotated[

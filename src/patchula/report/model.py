@@ -339,7 +339,7 @@ def _row(row: Row) -> DependencyReport:
         name=dep.name,
         package_name=dep.package_name,
         dep_type=dep.dep_type,
-        declared=dep.declared,
+        declared=redact_text(dep.declared) if dep.declared else dep.declared,
         markers=dep.markers,
         current=f.current,
         current_source=f.current_source,
