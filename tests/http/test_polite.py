@@ -286,6 +286,31 @@ def test_bare_host_limit_applies_to_its_ports(registry: FakeRegistry, tmp_path: 
     assert "127.0.0.1" not in result.stderr
 
 
+def test_a_bare_limit_overridden_by_every_port_is_said_so(
+    registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Requests went to the host, but only to a port with its own limit: the note says that."""
+    _seed_more(registry, 8)
+    npm = _hostport(registry.url("npm"))
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(_repo(tmp_path, npm=range(8), pypi=range(0))),
+            *_registries(registry),
+            *("--host-concurrency", "127.0.0.1=2", "--host-concurrency", f"{npm}=5"),
+            *("--format", "json"),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0
+    assert "no request went to 127.0.0.1" not in result.stderr
+    assert (
+        f"note: the --host-concurrency limit for 127.0.0.1 governed no request: {npm} had "
+        "limits of their own" in result.stderr
+    )
+
+
 @pytest.mark.anyio
 async def test_api_pacing_leaves_the_index_on_the_same_host_alone(
     registry: FakeRegistry, tmp_path: Path

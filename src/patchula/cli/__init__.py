@@ -10,6 +10,7 @@ import errno
 import io
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -373,18 +374,45 @@ async def _scan_with(
             result = await scan(targets, settings, fetcher, clock, access=access)
         unused = sorted(set(settings.host_concurrency) - fetcher.limits_used())
         if unused and not settings.quiet:
-            err.print(
-                f"patchula: note: no request went to {', '.join(unused)}: "
-                "its --host-concurrency limit was not used",
-                markup=False,
-                highlight=False,
-            )
+            _note_unused_limits(unused, fetcher.stats, err)
         return build_report(
             result,
             settings,
             fetcher.stats,
             _cache_report(cache, fetcher),
             unreachable=fetcher.unreachable,
+        )
+
+
+def _bare_host(host: str) -> str:
+    """``host`` without a ``:port`` suffix (``host_key`` form)."""
+    name, sep, port = host.rpartition(":")
+    return name if sep and port.isdigit() else host
+
+
+def _note_unused_limits(unused: list[str], contacted: Mapping[str, object], err: Console) -> None:
+    """Say which ``--host-concurrency`` limits governed no request, and why.
+
+    A bare host's limit covers its ports unless a ``host:port`` entry is more specific: when
+    requests went only to such ports, the host was contacted and the note says so.
+    """
+    never = [e for e in unused if e not in {_bare_host(h) for h in contacted} or ":" in e]
+    for entry in unused:
+        if entry in never:
+            continue
+        ports = sorted(h for h in contacted if _bare_host(h) == entry and h != entry)
+        err.print(
+            f"patchula: note: the --host-concurrency limit for {entry} governed no request: "
+            f"{', '.join(ports)} had limits of their own",
+            markup=False,
+            highlight=False,
+        )
+    if never:
+        err.print(
+            f"patchula: note: no request went to {', '.join(never)}: "
+            "its --host-concurrency limit was not used",
+            markup=False,
+            highlight=False,
         )
 
 
