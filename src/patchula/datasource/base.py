@@ -72,6 +72,31 @@ class Fetch(Protocol):
         ...
 
 
+class MethodFetch(Fetch, Protocol):
+    """The fetch facade with a method: ``GET`` (the default), ``HEAD`` or ``POST`` with a body.
+
+    What a datasource needs beyond documents — a ``HEAD`` for a container digest, a ``POST``
+    of a GraphQL query (``body``, bytes; it must be safe to repeat: it is retried and cached
+    like a GET). Cache and single-flight keys name the method and a digest of the body;
+    redirects follow RFC 9110 §15.4 (307/308 keep method and body, 303 makes a POST a GET).
+    A HEAD's ``content`` is empty. ``Fetch`` stays the GET-only shape, so GET-only facades
+    (test doubles, adapters) keep satisfying it; ``http.fetcher.Fetcher`` satisfies both.
+    """
+
+    async def __call__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        representation: str = "raw",
+        derive: Derive | None = None,
+        method: str = "GET",
+        body: bytes | None = None,
+    ) -> FetchResponse:
+        """Return the response to ``method url`` (with ``body``; redirects followed)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class CatalogRequest:
     """The one GET a single-request datasource needs for a catalog (see ``catalog_request``).

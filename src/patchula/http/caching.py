@@ -39,13 +39,16 @@ def cache_key(
     vary: Mapping[str, str] | None = None,
     representation: str = "raw",
     credential: str | None = None,
+    body: bytes | None = None,
 ) -> str:
     """Return the normalised cache key of a request.
 
     ``vary`` holds the request headers the response depends on (e.g. ``Accept``);
     ``representation`` names the stored document's format (``raw`` or a versioned compact
     representation such as ``npm-packument-v1``: raw and derived entries never share a key or
-    validators); ``credential`` is a credential identity, digested here.
+    validators); ``credential`` is a credential identity, digested here. ``body`` (a POST's
+    request body, e.g. a GraphQL query) adds a SHA-256 digest of it, so two queries to one URL
+    never share an entry; keys of requests without a body are unchanged by it.
     """
     # urllib's split is a tenth of the cost of a full httpx.URL parse; a warm run makes one
     # key per lookup. Userinfo is dropped: credentials count only through ``credential``.
@@ -63,7 +66,10 @@ def cache_key(
         for name, value in sorted((vary or {}).items(), key=lambda kv: kv[0].strip().lower())
     )
     identity = credential_digest(credential)
-    return f"{representation}|{method.strip().upper()}|{target}|{headers}|{identity}"
+    key = f"{representation}|{method.strip().upper()}|{target}|{headers}|{identity}"
+    if body is not None:
+        key += f"|body-sha256:{hashlib.sha256(body).hexdigest()}"
+    return key
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,10 @@ DEFAULT_REQUEST_DEADLINE = 30.0
 MAX_REDIRECTS = 5
 # RFC 9110 §15.4: the redirections that name a target in Location (300 and 304 do not).
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# The methods the facade sends: GET (documents), HEAD (digests), POST with a body (GraphQL).
+METHODS = frozenset({"GET", "HEAD", "POST"})
+# Request headers that describe a body: dropped with it when a redirect turns a POST into a GET.
+_BODY_HEADERS = frozenset({"content-type", "content-length", "content-encoding"})
 # Request headers that belong to the origin they were given for, dropped on a hop to another
 # origin (as browsers and httpx do; RFC 9110 §15.4 leaves it to the client).
 _ORIGIN_BOUND_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
@@ -222,7 +226,7 @@ def _proxy_for(url: str, proxies: Mapping[str, str]) -> str | None:
 
 
 class Fetcher:
-    """GET with per-host limits, the shared cool-down governor, single-flight and statistics.
+    """GET, HEAD and POST with per-host limits, the cool-down governor, single-flight, stats.
 
     ``host_limits`` maps a host (lower-case; ``host:port`` for non-default ports) to its
     concurrency limit (1-100); a bare host's limit is shared by all its ports that have no
@@ -298,8 +302,21 @@ class Fetcher:
         headers: Mapping[str, str] | None = None,
         representation: str = "raw",
         derive: Derive | None = None,
+        method: str = "GET",
+        body: bytes | None = None,
     ) -> FetchResponse:
         """Return the response to ``GET url``; identical concurrent calls share one request.
+
+        ``method`` is ``GET`` (the default), ``HEAD`` (the answer's ``content`` is empty) or
+        ``POST`` with ``body`` (bytes; e.g. a GraphQL query, which must be safe to repeat:
+        a POST is retried and cached like a GET). The cache key and the single-flight key
+        name the method, and a POST's key a digest of its body (``caching.cache_key``), so a
+        HEAD never answers a GET, nor one query another. A POST is sent without validators
+        (RFC 9110 §13.1.2: on other methods than GET and HEAD, ``If-None-Match`` is a
+        precondition, not a revalidation). Redirects follow RFC 9110 §15.4: 307 and 308 keep
+        the method and body; 303 turns a POST into a GET without a body (a HEAD stays a HEAD);
+        301 and 302 turn a POST into a GET too, as the RFC allows and as browsers, curl and
+        httpx do. Raises ``ValueError`` for another method, or a body without POST.
 
         With a cache: a fresh entry is returned without a request; an expired one is
         revalidated with its validators (a 304 reuses the stored body without deriving it
@@ -312,8 +329,16 @@ class Fetcher:
         redirects loop (more than ``MAX_REDIRECTS``) or lead off HTTP(S), or ``derive``
         refuses the body.
         """
+        method = method.upper()
+        if method not in METHODS or (body is not None and method != "POST"):
+            msg = f"the fetch facade sends GET, HEAD or POST with a body, not {method}"
+            if body is not None and method in METHODS:
+                msg = f"a {method} request has no body"
+            raise ValueError(msg)
+        if method == "POST" and body is None:
+            body = b""
         credential = self._credential_for(url)
-        key = self._key(url, headers, representation, credential)
+        key = self._key(url, headers, representation, credential, method=method, body=body)
         floor = self._floors.get(representation, 0.0)
         shared = self._inflight.get(key)
         if shared is not None:
@@ -321,7 +346,9 @@ class Fetcher:
         flight: _Flight[FetchResponse] = _Flight()
         self._inflight[key] = flight
         try:
-            response = await self._cached_fetch(key, url, headers or {}, derive, floor)
+            response = await self._cached_fetch(
+                key, url, headers or {}, derive, floor, method=method, body=body
+            )
         except BaseException as exc:
             flight.fail(exc)
             raise
@@ -349,6 +376,9 @@ class Fetcher:
         headers: Mapping[str, str],
         derive: Derive | None,
         floor: float = 0.0,
+        *,
+        method: str = "GET",
+        body: bytes | None = None,
     ) -> FetchResponse:
         cache = self.cache
         stats = self.cache_stats
@@ -360,11 +390,12 @@ class Fetcher:
             stats.hits += 1
             return _fresh_response(entry, url)
         conditional = dict(headers)
-        if entry is not None and entry.etag:
+        # Validators revalidate only GET and HEAD (RFC 9110 §13.1.1-2); a POST is sent afresh.
+        if entry is not None and entry.etag and method != "POST":
             conditional["If-None-Match"] = entry.etag
-        if entry is not None and entry.last_modified:
+        if entry is not None and entry.last_modified and method != "POST":
             conditional["If-Modified-Since"] = entry.last_modified
-        response = await self._fetch(url, conditional)
+        response = await self._fetch(url, conditional, method=method, body=body)
         lower = dict(response.headers)
         fetched = response.fetched_at.timestamp()
         if response.status == 304 and entry is not None and cache is not None:  # noqa: PLR2004
@@ -468,13 +499,21 @@ class Fetcher:
         headers: Mapping[str, str] | None,
         representation: str,
         credential: Credential | None = None,
+        *,
+        method: str = "GET",
+        body: bytes | None = None,
     ) -> str:
-        """The cache key of ``GET url``: credentialed answers live apart from anonymous ones."""
+        """The cache key of ``method url`` (and ``body``): credentialed answers live apart."""
         if credential is None:
             credential = self._credential_for(url)
         identity = credential.cache_identity if credential is not None else None
         return cache_key(
-            "GET", url, vary=headers, representation=representation, credential=identity
+            method,
+            url,
+            vary=headers,
+            representation=representation,
+            credential=identity,
+            body=body,
         )
 
     def _credential_for(self, url: str) -> Credential | None:
@@ -564,8 +603,17 @@ class Fetcher:
             self._limiters[key] = limiter
         return limiter
 
-    async def _fetch(self, url: str, headers: Mapping[str, str]) -> FetchResponse:
-        """GET ``url``, following at most ``MAX_REDIRECTS`` redirects, within the deadline.
+    async def _fetch(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        *,
+        method: str = "GET",
+        body: bytes | None = None,
+    ) -> FetchResponse:
+        """Send ``method url``, following at most ``MAX_REDIRECTS`` redirects, within the deadline.
+
+        A redirect keeps the method and body, or turns a POST into a GET (see ``__call__``).
 
         Each hop goes through its own host's limiter, cool-down, throttle and statistics. The
         credential for each hop's URL is attached to that hop only; the caller's
@@ -583,26 +631,37 @@ class Fetcher:
             credential = self._credential_for(hop)
             if credential is not None:
                 sent = {**sent, credential.header: credential.value}
-            response = await self._attempts(hop, sent, budget)
+            response = await self._attempts(hop, sent, budget, method=method, body=body)
             location = response.header("location") if response.status in _REDIRECTS else None
             if location is None:
                 if credential is not None:
                     return replace(response, credential=credential.source)
                 return response
             hop = _redirect_target(hop, location)
+            if _redirected_method(method, response.status) != method:
+                method, body = "GET", None
+                headers = {k: v for k, v in headers.items() if k.lower() not in _BODY_HEADERS}
         msg = f"too many redirects ({MAX_REDIRECTS + 1}) starting at {host_key(url)}"
         raise RegistryError(msg)
 
     async def _attempts(
-        self, url: str, headers: Mapping[str, str], budget: _Budget
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        budget: _Budget,
+        *,
+        method: str = "GET",
+        body: bytes | None = None,
     ) -> FetchResponse:
-        """GET ``url`` once, retrying transient failures (network, 5xx, 429) within ``budget``."""
+        """Send ``method url``, retrying transient failures (network, 5xx, 429) in ``budget``."""
         host = host_key(url)
         stats = self.stats.setdefault(host, HostStats())
         rate_attempt = 0
         error_attempt = 0
         while True:
-            response, failure = await self._send(host, url, headers, stats, budget)
+            response, failure = await self._send(
+                host, url, headers, stats, budget, method=method, body=body
+            )
             if response is not None:
                 if self._rate_limited(host, response, rate_attempt, stats):
                     rate_attempt += 1
@@ -647,8 +706,11 @@ class Fetcher:
         headers: Mapping[str, str],
         stats: HostStats,
         budget: _Budget,
+        *,
+        method: str = "GET",
+        body: bytes | None = None,
     ) -> tuple[FetchResponse | None, str]:
-        """Send one GET inside the host's slot; return the response or a transport failure.
+        """Send one request inside the host's slot; return the response or a transport failure.
 
         The network part gets what is left of ``budget``; running out raises (see
         ``_past_deadline``), as does a body over the size bound (``RegistryError``).
@@ -690,7 +752,7 @@ class Fetcher:
             started = anyio.current_time()
             try:
                 with anyio.move_on_after(budget.left) as scope:
-                    response = await self._get(url, headers, heard)
+                    response = await self._get(url, headers, heard, method=method, body=body)
             except BodyTooLarge as exc:
                 # An answer (``heard`` counted it), but one not to read: the connection is
                 # closed, not retried.
@@ -717,9 +779,17 @@ class Fetcher:
         ), ""
 
     async def _get(
-        self, url: str, headers: Mapping[str, str], on_head: Callable[[int], None]
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        on_head: Callable[[int], None],
+        *,
+        method: str = "GET",
+        body: bytes | None = None,
     ) -> RawResponse:
-        """GET ``url`` and read its body, bounded by ``max_body_bytes`` (redirects returned).
+        """Send ``method url`` (``body``); read the answer's body within ``max_body_bytes``.
+
+        Redirects are returned; a HEAD's body is empty.
 
         ``on_head`` gets the status code once the status line and headers have arrived,
         before the body is read.
@@ -733,11 +803,15 @@ class Fetcher:
         transport = self._client._transport  # noqa: SLF001 - our own PerHostPoolTransport
         if not isinstance(transport, PerHostPoolTransport) or _proxied(url, self._proxies):
             async with self._client.stream(
-                "GET", url, headers=dict(headers), follow_redirects=False
+                method, url, headers=dict(headers), content=body, follow_redirects=False
             ) as response:
                 on_head(response.status_code)
                 names = tuple((k.lower(), v) for k, v in response.headers.multi_items())
-                content = await read_body(response.aiter_raw(), names, self._max_body)
+                content = (
+                    b""
+                    if method == "HEAD"
+                    else await read_body(response.aiter_raw(), names, self._max_body)
+                )
             return RawResponse(
                 status=response.status_code, url=str(response.url), headers=names, content=content
             )
@@ -747,7 +821,9 @@ class Fetcher:
         extra = [(k.lower(), v) for k, v in headers.items()]
         replaced = {k for k, _ in extra}  # a caller's "Accept" replaces the default "accept"
         merged = [(k, v) for k, v in self._defaults if k not in replaced] + extra
-        return await transport.get(url, merged, self._timeouts, self._max_body, on_head)
+        return await transport.get(
+            url, merged, self._timeouts, self._max_body, on_head, method=method, body=body
+        )
 
     def _past_deadline(self, host: str, stats: HostStats, detail: str) -> LookupFailed:
         """The error for a request whose deadline passed talking to ``host``.
@@ -842,6 +918,19 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     """``(scheme, host, port)`` of ``url``: what the caller's credentials are bound to."""
     parsed = httpx.URL(url)
     return parsed.scheme, (parsed.host or "").lower(), parsed.port
+
+
+def _redirected_method(method: str, status: int) -> str:
+    """The method of the request a ``status`` redirect asks for (RFC 9110 §15.4).
+
+    307 and 308 keep it (and the body); 303 asks for a GET, except of a HEAD; 301 and 302 turn
+    a POST into a GET, as §15.4.2-3 allow and browsers, curl and httpx do.
+    """
+    if status == 303 and method != "HEAD":  # noqa: PLR2004 - See Other
+        return "GET"
+    if status in {301, 302} and method == "POST":  # Moved Permanently, Found
+        return "GET"
+    return method
 
 
 def _redirect_target(url: str, location: str) -> str:

@@ -133,8 +133,15 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         timeouts: dict[str, float | None],
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         on_head: Callable[[int], None] | None = None,
+        *,
+        method: str = "GET",
+        body: bytes | None = None,
     ) -> RawResponse:
         """GET ``url`` with ``headers`` (sent as given, plus ``Host``); redirects are returned.
+
+        ``method`` ``HEAD`` reads no body (``content`` is empty, whatever ``Content-Length``
+        announces: RFC 9110 §9.3.2); ``body`` is sent as the request content with its
+        ``Content-Length`` (a ``POST``).
 
         ``timeouts`` maps ``connect``/``read``/``write``/``pool`` to seconds (httpx's
         ``Timeout.as_dict()``). ``on_head`` is called with the status code as soon as the
@@ -146,8 +153,13 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         and ``BodyTooLarge`` over the bound (the connection is then closed, not reused).
         """
         parsed = httpx.URL(url)
+        sized = (
+            [(b"Content-Length", str(len(body)).encode("ascii"))]
+            if body is not None and not any(k.lower() == "content-length" for k, _ in headers)
+            else []
+        )
         request = httpcore.Request(
-            b"GET",
+            method.encode("ascii"),
             httpcore.URL(
                 scheme=parsed.raw_scheme,
                 host=parsed.raw_host,
@@ -157,7 +169,9 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
             headers=[
                 (b"Host", parsed.netloc),
                 *[(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers],
+                *sized,
             ],
+            content=body,
             extensions={"timeout": timeouts},
         )
         origin, connection = await self._checkout(request.url.origin)
@@ -175,7 +189,9 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
                     if not isinstance(stream, AsyncIterable):  # pragma: no cover - httpcore
                         msg = "httpcore returned a synchronous stream to an async request"
                         raise TypeError(msg)
-                    content = await read_body(stream, names, max_body_bytes)
+                    content = (
+                        b"" if method == "HEAD" else await read_body(stream, names, max_body_bytes)
+                    )
                 finally:
                     await response.aclose()
         except BaseException:

@@ -1,0 +1,487 @@
+"""``patchula run``: options → settings → one scan → printed results, ``--report``, exit code."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from patchula.cache import Cache, CacheError, default_cache_path
+from patchula.cli.exit_codes import EXIT_USAGE, exit_code
+from patchula.clock import Clock, FixedClock, SystemClock
+from patchula.credentials import RegistryAccess
+from patchula.datasource import goproxy
+from patchula.errors import ConfigError
+from patchula.http.fetcher import Fetcher, make_client
+from patchula.manager import MANAGERS
+from patchula.report.model import CacheReport, ScanReport, build_report
+from patchula.report.render import (
+    render_json,
+    render_markdown,
+    render_table,
+    summary_line,
+    unvalidated_line,
+)
+from patchula.scan import freeze_startup_objects, scan
+from patchula.settings import Settings, load_settings
+
+
+def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help=(
+                "Local checkouts, workspace member directories or manifest files to scan"
+                " (default: .)."
+            ),
+            metavar="TARGET",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Repositories scanned at once [default: 8].", metavar="N")
+    ] = None,
+    host_concurrency: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--host-concurrency",
+            metavar="HOST=N",
+            help="HOST=N request limit for one host, 1-100 (repeatable) [default: 16].",
+        ),
+    ] = None,
+    registry: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--registry",
+            metavar="NAME=URL",
+            help="NAME=URL base URL for a datasource (npm, pypi, crates, crates-api, goproxy); "
+            "repeatable. Userinfo in URL (https://user:pass@host) is sent as Basic auth to that "
+            "URL only and never shown.",
+        ),
+    ] = None,
+    output_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help="table, json or markdown [default: table].", metavar="FORMAT"
+        ),
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="Also write the JSON report to this file.", metavar="PATH")
+    ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            help="Findings that exit 1: none; major (an outdated dependency with a major "
+            "update); outdated (any outdated); held-back (any outdated or held back) "
+            "[default: none].",
+            metavar="LEVEL",
+        ),
+    ] = None,
+    min_release_age: Annotated[
+        str | None,
+        typer.Option(
+            help="Minimum release age before an update is proposed, e.g. 72h, 3d [default: 0].",
+            metavar="DURATION",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(help="Config file (patchula.toml or a pyproject.toml).", metavar="PATH"),
+    ] = None,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            show_default=False,
+            help="Show every row and host statistics.",
+        ),
+    ] = 0,
+    quiet: Annotated[  # noqa: FBT002 - a typer flag
+        bool, typer.Option("--quiet", "-q", help="Print only the summary line.")
+    ] = False,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            help="SQLite cache file [default: see `patchula cache path`].", metavar="PATH"
+        ),
+    ] = None,
+    no_cache: Annotated[  # noqa: FBT002 - a typer flag
+        bool, typer.Option("--no-cache", help="Neither read nor write the cache.")
+    ] = False,
+    cache_budget: Annotated[
+        str | None,
+        typer.Option(
+            help="Compressed bytes of HTTP bodies kept [default: 256MiB].", metavar="SIZE"
+        ),
+    ] = None,
+    go_freshness_secs: Annotated[
+        int | None,
+        typer.Option(
+            help="Keep Go proxy @v/list and @latest fresh at least this long; 0 = upstream "
+            "freshness [default: 3600].",
+            metavar="N",
+        ),
+    ] = None,
+    request_deadline: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds one registry request may take in all: attempts, redirects, back-off "
+            "(0 < S <= 600) [default: 30].",
+            metavar="SECONDS",
+        ),
+    ] = None,
+    max_body_bytes: Annotated[
+        str | None,
+        typer.Option(
+            help="Largest response body accepted, on the wire and decompressed [default: 256MiB].",
+            metavar="SIZE",
+        ),
+    ] = None,
+    enabled_managers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--enabled-managers",
+            metavar="ID[,ID]",
+            help=f"Use only these managers ({', '.join(MANAGERS)}); repeatable [default: all].",
+        ),
+    ] = None,
+    disabled_managers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--disabled-managers",
+            metavar="ID[,ID]",
+            help="Leave these managers out, e.g. cargo_toml,cargo_lock; repeatable.",
+        ),
+    ] = None,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            help="Evaluate the release-age policy as of this ISO 8601 time, e.g. "
+            "2026-12-07T09:00:00Z (UTC when no offset is given) [default: now].",
+            metavar="TIMESTAMP",
+        ),
+    ] = None,
+) -> None:
+    """Scan checkouts and report how far behind their npm, Python, Rust and Go dependencies are."""
+    cli: dict[str, Any] = {
+        "concurrency": concurrency,
+        "host_concurrency": host_concurrency,
+        "registries": registry,
+        "format": output_format,
+        "report": report,
+        "fail_on": fail_on,
+        "min_release_age": min_release_age,
+        "config": config,
+        "verbose": verbose or None,
+        "quiet": quiet or None,
+        "cache": cache,
+        "no_cache": no_cache or None,
+        "cache_budget": cache_budget,
+        "go_freshness_secs": go_freshness_secs,
+        "request_deadline": request_deadline,
+        "max_body_bytes": max_body_bytes,
+        "now": now,
+        "enabled_managers": ",".join(enabled_managers) if enabled_managers else None,
+        "disabled_managers": ",".join(disabled_managers) if disabled_managers else None,
+    }
+    err = Console(stderr=True, soft_wrap=True)
+    try:
+        settings = load_settings(cli)
+        freeze_startup_objects()
+        result = anyio.run(_run, targets or ["."], settings, err)
+    except ConfigError as exc:
+        err.print(f"patchula: error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        err.print("patchula: interrupted", markup=False, highlight=False)
+        raise typer.Exit(130) from None
+    try:
+        code = _emit(result, settings)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`patchula run | head`): not an error of the scan.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = exit_code(result, settings.fail_on)
+    raise typer.Exit(code)
+
+
+def open_cache(settings: Settings, err: Console) -> Cache | None:
+    """Open the run's cache, or ``None`` with ``--no-cache``.
+
+    A cache that cannot be used (a newer patchula's schema, an unwritable or busy file) is
+    replaced by an in-memory one, so the scan still completes; the reason is printed on
+    stderr and kept as the cache's ``fallback`` (the report's ``cache.fallback``).
+    """
+    if settings.no_cache:
+        return None
+    path = settings.cache or default_cache_path()
+    try:
+        cache = Cache.open(path, budget_bytes=settings.cache_budget)
+    except CacheError as exc:
+        cache = Cache.open(None, budget_bytes=settings.cache_budget, fallback=str(exc))
+    for warning in cache.warnings:
+        err.print(f"patchula: warning: {warning}", markup=False, highlight=False)
+    return cache
+
+
+async def _run(targets: list[str], settings: Settings, err: Console) -> ScanReport:
+    cache = open_cache(settings, err)
+    shown = len(cache.warnings) if cache is not None else 0
+    try:
+        return await _scan_with(targets, settings, err, cache)
+    finally:
+        if cache is not None:
+            await cache.aclose()
+            # Warnings the cache raised during the scan (a damaged row, a busy file), once each.
+            for warning in cache.warnings[shown:]:
+                err.print(f"patchula: warning: {warning}", markup=False, highlight=False)
+
+
+def registry_access(settings: Settings, err: Console) -> RegistryAccess:
+    """The run's credential sources (``credentials``), read from this process's env and home.
+
+    Their warnings (an unset ``${VAR}`` in ~/.npmrc, a damaged ~/.netrc) go to stderr; they
+    name files, lines and variables, never a secret.
+    """
+    try:
+        home: Path | None = Path.home()
+    except RuntimeError:  # no HOME and no passwd entry: no user files to read
+        home = None
+    access = RegistryAccess(settings, env=os.environ, home=home)
+    if not settings.quiet:
+        for warning in access.warnings:
+            err.print(f"patchula: warning: {warning}", markup=False, highlight=False)
+    return access
+
+
+async def _scan_with(
+    targets: list[str], settings: Settings, err: Console, cache: Cache | None
+) -> ScanReport:
+    access = registry_access(settings, err)
+    # Reads may take as long as the request deadline: the deadline is the one bound of time.
+    async with make_client(timeout=settings.request_deadline) as client:
+        fetcher = Fetcher(
+            client,
+            credentials=access,
+            host_limits=settings.host_concurrency,
+            default_limit=settings.default_host_concurrency,
+            cache=cache,
+            freshness_floors=dict.fromkeys(
+                goproxy.FRESHNESS_FLOOR_REPRESENTATIONS, float(settings.go_freshness_secs)
+            ),
+            request_deadline=settings.request_deadline,
+            max_body_bytes=settings.max_body_bytes,
+        )
+        # --now moves only the policy's "now" (and evaluatedAt); HTTP freshness, deadlines
+        # and back-off keep the real time of the fetcher's own timer.
+        clock: Clock = FixedClock(settings.now) if settings.now is not None else SystemClock()
+        show_progress = (
+            settings.format == "table"
+            and not settings.quiet
+            and err.is_terminal
+            and settings.progress
+        )
+        if show_progress:
+            with Progress(
+                TextColumn("looking up"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+            ) as bar:
+                task = bar.add_task("lookups", total=None)
+                result = await scan(
+                    targets,
+                    settings,
+                    fetcher,
+                    clock,
+                    on_progress=lambda done, total: bar.update(task, completed=done, total=total),
+                    access=access,
+                )
+        else:
+            result = await scan(targets, settings, fetcher, clock, access=access)
+        unused = sorted(set(settings.host_concurrency) - fetcher.limits_used())
+        if unused and not settings.quiet:
+            _note_unused_limits(unused, fetcher.stats, err)
+        return build_report(
+            result,
+            settings,
+            fetcher.stats,
+            _cache_report(cache, fetcher),
+            unreachable=fetcher.unreachable,
+        )
+
+
+def _bare_host(host: str) -> str:
+    """``host`` without a ``:port`` suffix (``host_key`` form)."""
+    name, sep, port = host.rpartition(":")
+    return name if sep and port.isdigit() else host
+
+
+def _note_unused_limits(unused: list[str], contacted: Mapping[str, object], err: Console) -> None:
+    """Say which ``--host-concurrency`` limits governed no request, and why.
+
+    A bare host's limit covers its ports unless a ``host:port`` entry is more specific: when
+    requests went only to such ports, the host was contacted and the note says so.
+    """
+    never = [e for e in unused if e not in {_bare_host(h) for h in contacted} or ":" in e]
+    for entry in unused:
+        if entry in never:
+            continue
+        ports = sorted(h for h in contacted if _bare_host(h) == entry and h != entry)
+        err.print(
+            f"patchula: note: the --host-concurrency limit for {entry} governed no request: "
+            f"{', '.join(ports)} had limits of their own",
+            markup=False,
+            highlight=False,
+        )
+    if never:
+        err.print(
+            f"patchula: note: no request went to {', '.join(never)}: "
+            "its --host-concurrency limit was not used",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _emit(report: ScanReport, settings: Settings) -> int:
+    """Print the results, then write ``--report``; a report that cannot be written exits 2.
+
+    The results come first, so a scan's output is never lost to an unwritable report path (a
+    directory, a read-only one); the failure is then said on stderr, naming the path.
+    """
+    _print(report, settings)
+    code = exit_code(report, settings.fail_on)
+    if settings.report is not None:
+        try:
+            write_report(settings.report, render_json(report))
+        except OSError as exc:
+            sys.stdout.flush()
+            Console(stderr=True, soft_wrap=True).print(
+                f"patchula: error: cannot write report {settings.report}: {exc.strerror or exc}",
+                markup=False,
+                highlight=False,
+            )
+            return EXIT_USAGE
+    return code
+
+
+def write_report(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (parents created), never blocking on a FIFO without a reader.
+
+    The file is opened with ``O_NONBLOCK``: a FIFO nobody reads fails at once (``ENXIO``)
+    instead of hanging the run; one with a reader (``--report /dev/stdout`` into a pipe) is
+    then written normally. Raises ``OSError``.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            msg = "a FIFO that nobody reads"
+            raise OSError(exc.errno, msg) from None
+        raise
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.set_blocking(fd, True)  # opened: a reader exists, so writes may wait for it
+        handle.write(text)
+
+
+def _print(report: ScanReport, settings: Settings) -> None:
+    if settings.format == "json":
+        sys.stdout.write(render_json(report))
+    elif settings.format == "markdown":
+        sys.stdout.write(render_markdown(report, show_all=settings.verbose > 0) + "\n")
+    elif settings.quiet:
+        sys.stdout.write(summary_line(report) + "\n")
+    else:
+        console = Console(no_color=bool(os.environ.get("NO_COLOR")) or None)
+        if console.is_terminal:
+            render_table(report, console, show_all=settings.verbose > 0)
+            if settings.verbose:
+                _print_hosts(report, console)
+        else:
+            # Piped: plain ASCII, no trailing blanks. A log or file has no width: unless COLUMNS
+            # asks for one (long cells then fold inside it), every line is printed in full.
+            buffer = io.StringIO()
+            plain = Console(
+                file=buffer,
+                width=_columns(default=UNBOUNDED_WIDTH),
+                no_color=True,
+                highlight=False,
+                soft_wrap=False,
+            )
+            render_table(report, plain, show_all=settings.verbose > 0)
+            if settings.verbose:
+                _print_hosts(report, plain)
+            sys.stdout.write(
+                "".join(f"{line.rstrip()}\n" for line in buffer.getvalue().splitlines())
+            )
+
+
+# Wider than any row (rich needs a number): piped output without COLUMNS is never folded.
+UNBOUNDED_WIDTH = 1_000_000
+
+
+def _columns(default: int) -> int:
+    """``COLUMNS`` (at least 40, at most 1000) when it is set to a number, else ``default``."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return default
+    return min(max(columns, 40), 1000) if columns > 0 else default
+
+
+def _print_hosts(report: ScanReport, console: Console) -> None:
+    if not report.hosts:
+        console.print("no registry requests were sent", markup=False, highlight=False)
+    if report.cache is not None:
+        c = report.cache
+        memory = f"(in memory: {c.fallback})" if c.fallback else "(in memory)"
+        console.print(
+            f"cache {c.path or memory}: {c.hits} fresh hits, {c.revalidated} revalidated "
+            f"(304), {c.misses} fetched; {c.bytes_stored} compressed bytes stored",
+            markup=False,
+            highlight=False,
+        )
+    for host, s in report.hosts.items():
+        responses = ", ".join(f"{k}: {v}" for k, v in sorted(s.responses.items()))
+        console.print(
+            f"{host}: {s.requests} requests ({responses or 'no HTTP answer'}); "
+            f"304s {s.not_modified}, 429s {s.rate_limited}, retries {s.retries}, "
+            f"errors {s.errors}, "
+            f"cool-down {s.cooldown_seconds:.1f}s, peak concurrency {s.max_concurrency}",
+            markup=False,
+            highlight=False,
+        )
+        if s.unvalidated:
+            console.print(unvalidated_line(host, s.unvalidated), markup=False, highlight=False)
+
+
+def _cache_report(cache: Cache | None, fetcher: Fetcher) -> CacheReport | None:
+    if cache is None:
+        return None
+    use = fetcher.cache_stats
+    return CacheReport(
+        path=str(cache.path) if cache.path else None,
+        hits=use.hits,
+        revalidated=use.revalidated,
+        misses=use.misses,
+        bytes_stored=cache.stats.bytes_stored,
+        corrupt_bodies=cache.stats.corrupt_bodies,
+        write_failures=cache.stats.write_failures,
+        fallback=cache.fallback,
+        warnings=list(cache.warnings),
+    )
