@@ -33,7 +33,7 @@ import anyio.lowlevel
 
 from patchula.credentials import CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES, crates
-from patchula.datasource.base import Fetch, SingleRequestDatasource
+from patchula.datasource.base import Fetch, SingleDocument
 from patchula.discovery import (
     UNREAD_LOCKFILES,
     Discovery,
@@ -232,9 +232,8 @@ class _Lookups:
         unknown and says so in the reason.
         """
         versioning = VERSIONINGS[dep.versioning]
-        module = DATASOURCES[dep.datasource]
-        release_times = getattr(module, "release_times", None)
-        if release_times is None:
+        lazy = DATASOURCES[dep.datasource].release_times
+        if lazy is None:
             return catalog, evaluate(dep, catalog, versioning, policy, now, locked)
         known = self._times.setdefault(key, {})
         async with self._time_locks.setdefault(key, anyio.Lock()):
@@ -247,7 +246,7 @@ class _Lookups:
                         catalog,
                         versioning,
                         set(known),
-                        for_libyears=getattr(module, "TIMES_FOR_LIBYEARS", False),
+                        for_libyears=lazy.for_libyears,
                     )
                     if not wanted:
                         break
@@ -255,7 +254,7 @@ class _Lookups:
                     view = self._views[key[3]]
                     with self._access.using(view):
                         known.update(
-                            await release_times(
+                            await lazy.lookup(
                                 self._fetch, view.registries, dep.package_name, wanted
                             )
                         )
@@ -302,9 +301,9 @@ class _Lookups:
         built: list[_Key] = []
         for key in keys:
             datasource_id, package, base_url, _ = key
-            module = cast("SingleRequestDatasource", _single_request(datasource_id))
+            document = cast("SingleDocument", _single_request(datasource_id))
             try:
-                requests.append(module.catalog_request(base_url, package))
+                requests.append(document.request(base_url, package))
             except LookupFailed as exc:  # a name the datasource refuses to put in a URL
                 self._finish(key, exc)
                 continue
@@ -333,9 +332,9 @@ class _Lookups:
             if response is None:
                 self._tg.start_soon(self._run, key)
                 continue
-            module = cast("SingleRequestDatasource", _single_request(key[0]))
+            document = cast("SingleDocument", _single_request(key[0]))
             try:
-                result: Catalog | LookupFailed = module.catalog_from(response, key[1], request.url)
+                result: Catalog | LookupFailed = document.build(response, key[1], request.url)
             except LookupFailed as exc:
                 result = exc
             except Exception as exc:  # noqa: BLE001 - a datasource bug is an error row
@@ -380,12 +379,9 @@ class _Lookups:
             event.set()
 
 
-def _single_request(datasource: str) -> SingleRequestDatasource | None:
-    """The datasource module when its catalog is one request, else ``None``."""
-    module = DATASOURCES[datasource]
-    if hasattr(module, "catalog_request") and hasattr(module, "catalog_from"):
-        return cast("SingleRequestDatasource", module)
-    return None
+def _single_request(datasource: str) -> SingleDocument | None:
+    """How the datasource's catalog is one request, else ``None``."""
+    return DATASOURCES[datasource].single_document
 
 
 def _internal_error(package: str, exc: Exception) -> LookupFailed:
@@ -796,9 +792,7 @@ async def _row(
 
 
 # Datasources whose rows may fetch publish times while they are evaluated (``release_times``).
-_LAZY_TIMES = frozenset(
-    ident for ident, module in DATASOURCES.items() if hasattr(module, "release_times")
-)
+_LAZY_TIMES = frozenset(ident for ident, ds in DATASOURCES.items() if ds.release_times is not None)
 
 # Managers that read lockfiles (their results carry a ``Lockfile``).
 LOCKFILE_MANAGERS = frozenset(
