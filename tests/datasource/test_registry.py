@@ -88,3 +88,14 @@ def test_default_base_urls_are_https() -> None:
         assert not ds.default_base_url.endswith("/")
     assert DATASOURCES["npm"].default_base_url == "https://registry.npmjs.org"
     assert DATASOURCES["pypi"].default_base_url == "https://pypi.org"
+
+
+def test_no_datasource_is_probed() -> None:
+    """No code asks a datasource module whether it has an ability: the contract names them."""
+    src = Path(patchula.datasource.__file__).parent.parent
+    probes = ("getattr(module", "hasattr(module", "getattr(ds", "hasattr(ds", "DATASOURCES[")
+    for path in src.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for line in text.splitlines():
+            if "getattr(" in line or "hasattr(" in line:
+                assert not any(p in line for p in probes), f"{path}: {line.strip()}"
