@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from patchula import lookup as lookup_module
 from patchula import scan as scan_module
 from patchula.datasource import DATASOURCES
 from patchula.discovery import discover, read_regular
@@ -301,7 +302,7 @@ def test_an_evaluation_bug_costs_only_its_row(
             raise KeyError("oops")
         return real(dep, catalog, *args, **kwargs)
 
-    monkeypatch.setattr("patchula.scan.evaluate", flaky)
+    monkeypatch.setattr("patchula.lookup.evaluate", flaky)
     pkgs = {**PKGS, "b": {"1.0.0": "2025-01-01T00:00:00Z"}}
     result = _scan([tmp_path], FakeFetch(pkgs))
     rows = {r.dependency.name: r.finding for r in result.repos[0].rows}
@@ -319,7 +320,7 @@ def test_a_times_needed_bug_costs_only_its_row(
     def broken(*args: object, **kwargs: object) -> list[str]:
         raise TypeError("bad")
 
-    monkeypatch.setattr(scan_module, "_times_needed", broken)
+    monkeypatch.setattr(lookup_module, "_times_needed", broken)
     monkeypatch.setattr(DATASOURCES["crates"], "get_catalog", _crates_catalog, raising=True)
     result = _scan([tmp_path], FakeFetch({}))
     [row] = result.repos[0].rows

@@ -441,7 +441,7 @@ class CheckoutAccess:
         """The base URL ``package`` of ``datasource`` is looked up on."""
         if datasource == "npm":
             return self.npm.for_package(package)
-        return self.registries.get(datasource) or DATASOURCES[datasource].DEFAULT_BASE_URL
+        return self.registries.get(datasource) or DATASOURCES[datasource].default_base_url
 
 
 # The checkout whose lookup the running task makes: the fetch facade asks ``for_url`` with a
@@ -596,7 +596,7 @@ class RegistryAccess:
     def _origins(self, registries: Mapping[str, str], npm: NpmRegistries) -> list[str]:
         """Every registry base URL a lookup may use (datasource defaults included)."""
         urls = [npm.default, *npm.scopes.values(), crates.DEFAULT_API_URL]
-        urls += [registries.get(i) or m.DEFAULT_BASE_URL for i, m in DATASOURCES.items()]
+        urls += [registries.get(i) or m.default_base_url for i, m in DATASOURCES.items()]
         for value in registries.values():
             urls += [u.strip() for u in re.split(r"[,|]", value) if u.strip()]
         return list(dict.fromkeys(urls))

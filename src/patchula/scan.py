@@ -6,7 +6,9 @@ by the per-host limits of the fetch facade, so a repository slot is never held w
 the network. Each (datasource, package) is looked up once per run however many repositories
 declare it (single-flight) on the same registry with the same credentials: each checkout's
 lookups use its own registries and credentials (its ``.npmrc`` over the user's, see
-``credentials``). Every failure becomes data: a manifest problem or an ``error`` row.
+``credentials``). The lookup machinery (single-flight, batched answers from fresh cache entries,
+lazy publish times, progress) is ``patchula.lookup``. Every failure becomes data: a manifest
+problem or an ``error`` row.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -33,7 +35,7 @@ import anyio.lowlevel
 
 from patchula.credentials import CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES, crates
-from patchula.datasource.base import Fetch, SingleRequestDatasource
+from patchula.datasource.base import Fetch
 from patchula.discovery import (
     UNREAD_LOCKFILES,
     Discovery,
@@ -43,25 +45,22 @@ from patchula.discovery import (
     read_regular,
 )
 from patchula.errors import LookupFailed, ManifestError
+from patchula.lookup import Lookups, Progress
 from patchula.manager import MANAGERS, cargo_toml, requirements_txt
 from patchula.models import (
-    Catalog,
     CurrentSource,
     Dependency,
     ExtractResult,
-    FetchResponse,
     Finding,
     LockedPackage,
     Lockfile,
     ManifestProblem,
 )
 from patchula.names import has_lone_surrogate, name_problem
-from patchula.policy import ReleaseAgePolicy, evaluate
+from patchula.policy import ReleaseAgePolicy
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
-from patchula.versioning.base import MAX_NUMBER_DIGITS, Versioning, has_long_number
-
-Progress = Callable[[int, int], None]
+from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +112,6 @@ class Clock(Protocol):
         ...
 
 
-# At most this many rounds of lazy publish-time lookups per dependency (each round asks for the
-# newest release whose unknown age holds it back, plus current and latest for libyears).
-MAX_TIME_ROUNDS = 6
-
-
 def _go_skip(module: str, settings: Settings) -> str | None:
     """Why a Go module is not looked up on a proxy (GOPROXY off/direct, GONOPROXY), or ``None``.
 
@@ -133,264 +127,6 @@ def _go_skip(module: str, settings: Settings) -> str | None:
         if len(parts) >= width and fnmatch.fnmatchcase(prefix, pattern.rstrip("/")):
             return f"private module (matches GONOPROXY/GOPRIVATE pattern {pattern!r})"
     return None
-
-
-def _dated(catalog: Catalog, known: dict[str, datetime | None]) -> Catalog:
-    """Return ``catalog`` with the publish times looked up so far filled in."""
-    if not any(known.values()):
-        return catalog
-    releases = tuple(
-        r._replace(released_at=known[r.version])
-        if r.released_at is None and known.get(r.version) is not None
-        else r
-        for r in catalog.releases
-    )
-    return replace(catalog, releases=releases)
-
-
-def _times_needed(
-    finding: Finding,
-    catalog: Catalog,
-    versioning: Versioning,
-    asked: set[str],
-    *,
-    for_libyears: bool,
-) -> list[str]:
-    """Versions whose publish time would change the verdict or the libyears, newest first.
-
-    The newest held-back release of unknown age (the release-age policy); with ``for_libyears``
-    also current and latest when either date is unknown. Versions already asked for are not
-    asked again.
-    """
-    wanted: list[str] = []
-    for version, when in (
-        (finding.current, finding.current_released_at),
-        (finding.latest, finding.latest_released_at),
-    ):
-        if not for_libyears:
-            break
-        if version is not None and when is None and catalog.release(version) is not None:
-            wanted.append(version)
-    unknown = [h.version for h in finding.held_back if h.released_at is None]
-    if unknown:
-        wanted.append(max(unknown, key=versioning.sort_key))
-    return [v for v in dict.fromkeys(wanted) if v not in asked]
-
-
-# Lookups answered from the cache per task (one reader job each; see ``_Lookups._dispatch``).
-FRESH_BATCH = 64
-
-# A lookup: (datasource, package name, registry base URL, ``CheckoutAccess.key``). Checkouts
-# whose .npmrc choose another registry or other credentials never share an answer.
-_Key = tuple[str, str, str, int]
-
-
-class _Lookups:
-    """Run-wide single-flight of catalog lookups keyed by ``_Key``."""
-
-    def __init__(
-        self, tg: anyio.abc.TaskGroup, fetch: Fetch, settings: Settings, access: RegistryAccess
-    ) -> None:
-        self._tg = tg
-        self._fetch = fetch
-        self._settings = settings
-        self._access = access
-        self._views: dict[int, CheckoutAccess] = {}
-        self._results: dict[_Key, Catalog | LookupFailed] = {}
-        self._requested: set[_Key] = set()
-        # Answering many lookups from fresh cache entries at once (a fetch facade with a cache).
-        self._fresh_many = getattr(fetch, "fresh_many", None)
-        self._pending: list[_Key] = []
-        self._dispatching = False
-        # Made only for lookups someone waits on before they finish (a warm run has few).
-        self._events: dict[_Key, anyio.Event] = {}
-        self.started = 0
-        self.done = 0
-        self.on_progress: Progress | None = None
-        self._times: dict[_Key, dict[str, datetime | None]] = {}
-        self._time_locks: dict[_Key, anyio.Lock] = {}
-
-    def key(self, datasource: str, package: str, view: CheckoutAccess) -> _Key:
-        """The lookup of ``package`` for a checkout with ``view``'s registries and credentials."""
-        self._views.setdefault(view.key, view)
-        return (datasource, package, view.base_url(datasource, package), view.key)
-
-    async def evaluate(
-        self,
-        dep: Dependency,
-        catalog: Catalog,
-        policy: ReleaseAgePolicy,
-        now: datetime,
-        locked: str | None,
-        key: _Key,
-    ) -> tuple[Catalog, Finding]:
-        """Evaluate ``dep``, looking up publish times the verdict or libyears need, lazily.
-
-        Times are kept per lookup ``key`` (a package on one registry, with one set of
-        credentials), so every row of it (any file, any repository) gets the same dates; one
-        row at a time asks, the others wait and reuse. A failed time lookup leaves those dates
-        unknown and says so in the reason.
-        """
-        versioning = VERSIONINGS[dep.versioning]
-        module = DATASOURCES[dep.datasource]
-        release_times = getattr(module, "release_times", None)
-        if release_times is None:
-            return catalog, evaluate(dep, catalog, versioning, policy, now, locked)
-        known = self._times.setdefault(key, {})
-        async with self._time_locks.setdefault(key, anyio.Lock()):
-            catalog = _dated(catalog, known)
-            finding = evaluate(dep, catalog, versioning, policy, now, locked)
-            try:
-                for _ in range(MAX_TIME_ROUNDS):
-                    wanted = _times_needed(
-                        finding,
-                        catalog,
-                        versioning,
-                        set(known),
-                        for_libyears=getattr(module, "TIMES_FOR_LIBYEARS", False),
-                    )
-                    if not wanted:
-                        break
-                    known.update(dict.fromkeys(wanted))  # asked once, even if it fails
-                    view = self._views[key[3]]
-                    with self._access.using(view):
-                        known.update(
-                            await release_times(
-                                self._fetch, view.registries, dep.package_name, wanted
-                            )
-                        )
-                    catalog = _dated(catalog, known)
-                    finding = evaluate(dep, catalog, versioning, policy, now, locked)
-            except LookupFailed as exc:
-                note = f"publish times unavailable: {exc.reason}"
-                reason = f"{finding.reason}; {note}" if finding.reason else note
-                finding = replace(finding, reason=reason)
-        return catalog, finding
-
-    def request(self, key: _Key) -> None:
-        """Start the lookup ``key`` unless it is started already."""
-        datasource = key[0]
-        if key in self._requested:
-            return
-        self._requested.add(key)
-        self.started += 1
-        if self._fresh_many is not None and _single_request(datasource) is not None:
-            # Single-request datasources: the lookups requested in this event-loop turn are
-            # first answered together from fresh cache entries, without a task each.
-            self._pending.append(key)
-            if not self._dispatching:
-                self._dispatching = True
-                self._tg.start_soon(self._dispatch)
-        else:
-            self._tg.start_soon(self._run, key)
-
-    async def _dispatch(self) -> None:
-        """Answer this turn's pending lookups from fresh cache entries; start tasks for the rest.
-
-        In chunks of ``FRESH_BATCH``, each its own task: the first chunk is parsed and its rows
-        evaluated while the cache's reader threads still read the next ones.
-        """
-        await anyio.lowlevel.checkpoint()  # let the rest of this turn's requests join
-        self._dispatching = False
-        keys, self._pending = self._pending, []
-        for start in range(0, len(keys), FRESH_BATCH):
-            self._tg.start_soon(self._answer_from_cache, keys[start : start + FRESH_BATCH])
-
-    async def _answer_from_cache(self, keys: list[_Key]) -> None:
-        fresh_many = self._fresh_many
-        requests = []
-        built: list[_Key] = []
-        for key in keys:
-            datasource_id, package, base_url, _ = key
-            module = cast("SingleRequestDatasource", _single_request(datasource_id))
-            try:
-                requests.append(module.catalog_request(base_url, package))
-            except LookupFailed as exc:  # a name the datasource refuses to put in a URL
-                self._finish(key, exc)
-                continue
-            except Exception as exc:  # noqa: BLE001 - a datasource bug is an error row
-                self._finish(key, _internal_error(package, exc))
-                continue
-            built.append(key)
-        keys = built
-        answers: list[FetchResponse | None] = [None] * len(keys)
-        # One batch per checkout view: the cache key of a request depends on its credential.
-        for view_key in dict.fromkeys(k[3] for k in keys):
-            index = [i for i, k in enumerate(keys) if k[3] == view_key]
-            try:
-                with self._access.using(self._views[view_key]):
-                    found = await fresh_many(  # type: ignore[misc]
-                        [
-                            (requests[i].url, requests[i].headers, requests[i].representation)
-                            for i in index
-                        ]
-                    )
-            except Exception:  # noqa: BLE001, S112 - the cache is an optimisation: look them up
-                continue
-            for i, response in zip(index, found, strict=True):
-                answers[i] = response
-        for key, request, response in zip(keys, requests, answers, strict=True):
-            if response is None:
-                self._tg.start_soon(self._run, key)
-                continue
-            module = cast("SingleRequestDatasource", _single_request(key[0]))
-            try:
-                result: Catalog | LookupFailed = module.catalog_from(response, key[1], request.url)
-            except LookupFailed as exc:
-                result = exc
-            except Exception as exc:  # noqa: BLE001 - a datasource bug is an error row
-                result = _internal_error(key[1], exc)
-            self._finish(key, result)
-
-    async def get(self, key: _Key) -> Catalog | LookupFailed:
-        """The result of the lookup ``key`` (started now if it was not yet)."""
-        done = self._results.get(key)
-        if done is not None:
-            return done  # already looked up: no need to yield to the event loop again
-        self.request(key)
-        done = self._results.get(key)
-        if done is None:
-            event = self._events.get(key)
-            if event is None:
-                event = self._events[key] = anyio.Event()
-            await event.wait()
-        return self._results[key]
-
-    async def _run(self, key: _Key) -> None:
-        datasource_id, package, base_url, view_key = key
-        module = DATASOURCES[datasource_id]
-        try:
-            with self._access.using(self._views[view_key]):
-                result: Catalog | LookupFailed = await module.get_catalog(
-                    self._fetch, base_url, package
-                )
-        except LookupFailed as exc:
-            result = exc
-        except Exception as exc:  # noqa: BLE001 - any datasource bug becomes an error row, not a crash
-            result = _internal_error(package, exc)
-        self._finish(key, result)
-
-    def _finish(self, key: _Key, result: Catalog | LookupFailed) -> None:
-        self._results[key] = result
-        self.done += 1
-        if self.on_progress is not None:
-            self.on_progress(self.done, self.started)
-        event = self._events.pop(key, None)
-        if event is not None:
-            event.set()
-
-
-def _single_request(datasource: str) -> SingleRequestDatasource | None:
-    """The datasource module when its catalog is one request, else ``None``."""
-    module = DATASOURCES[datasource]
-    if hasattr(module, "catalog_request") and hasattr(module, "catalog_from"):
-        return cast("SingleRequestDatasource", module)
-    return None
-
-
-def _internal_error(package: str, exc: Exception) -> LookupFailed:
-    """A datasource bug, as the failed lookup of ``package`` (an error row, not a crash)."""
-    return LookupFailed(f"internal error looking up {package}: {type(exc).__name__}: {exc}")
 
 
 def freeze_startup_objects() -> None:
@@ -456,7 +192,7 @@ async def scan(
         api = settings.registries.get("crates-api", crates.DEFAULT_API_URL)
         throttle(f"{api.rstrip('/')}/api/", crates.API_MIN_INTERVAL_SECONDS)
     async with anyio.create_task_group() as tg:
-        lookups = _Lookups(tg, fetch, settings, access)
+        lookups = Lookups(tg, fetch, settings, access)
         lookups.on_progress = on_progress
         for repo, root, scope in todo:
             view = access.for_checkout(root)
@@ -651,7 +387,7 @@ async def _scan_repo(
     root: Path,
     settings: Settings,
     policy: ReleaseAgePolicy,
-    lookups: _Lookups,
+    lookups: Lookups,
     slots: anyio.Semaphore,
     now: datetime,
     view: CheckoutAccess,
@@ -699,7 +435,7 @@ async def _extract_and_request(
     repo: RepoResult,
     root: Path,
     settings: Settings,
-    lookups: _Lookups,
+    lookups: Lookups,
     slots: anyio.Semaphore,
     view: CheckoutAccess,
     scope: _Scope = _WHOLE,
@@ -734,7 +470,7 @@ async def _guarded_row(
     item: _Extracted,
     settings: Settings,
     policy: ReleaseAgePolicy,
-    lookups: _Lookups,
+    lookups: Lookups,
     now: datetime,
     view: CheckoutAccess,
 ) -> Row:
@@ -754,7 +490,7 @@ async def _row(
     item: _Extracted,
     settings: Settings,
     policy: ReleaseAgePolicy,
-    lookups: _Lookups,
+    lookups: Lookups,
     now: datetime,
     view: CheckoutAccess,
 ) -> Row:
@@ -796,9 +532,7 @@ async def _row(
 
 
 # Datasources whose rows may fetch publish times while they are evaluated (``release_times``).
-_LAZY_TIMES = frozenset(
-    ident for ident, module in DATASOURCES.items() if hasattr(module, "release_times")
-)
+_LAZY_TIMES = frozenset(ident for ident, ds in DATASOURCES.items() if ds.release_times is not None)
 
 # Managers that read lockfiles (their results carry a ``Lockfile``).
 LOCKFILE_MANAGERS = frozenset(

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import inspect
 import pkgutil
 from pathlib import Path
 
 import patchula.datasource
 from patchula.datasource import DATASOURCES
+from patchula.datasource.base import Datasource, LazyTimes, SingleDocument
+from patchula.versioning import VERSIONINGS
 
 
 def _folder_modules() -> set[str]:
@@ -20,16 +24,78 @@ def test_map_equals_folder() -> None:
 
 
 def test_id_equals_module_name() -> None:
-    """Each datasource's ``ID`` is its module's name, so ids and files cannot drift apart."""
-    for datasource_id, module in DATASOURCES.items():
-        assert datasource_id == module.ID
-        assert importlib.import_module(f"patchula.datasource.{datasource_id}") is module
+    """Each datasource's ``id`` is its module's name, and the map holds that module's object."""
+    for datasource_id, ds in DATASOURCES.items():
+        assert datasource_id == ds.id
+        module = importlib.import_module(f"patchula.datasource.{datasource_id}")
+        assert module.DATASOURCE is ds
+        assert ds.id == module.ID
+        assert ds.default_base_url == module.DEFAULT_BASE_URL
+
+
+def test_every_datasource_satisfies_the_contract() -> None:
+    """Every registered datasource names each ability, with a value of the contract's shape."""
+    names = {f.name for f in dataclasses.fields(Datasource)}
+    assert names == {
+        "id",
+        "default_base_url",
+        "default_versioning",
+        "get_catalog",
+        "single_document",
+        "release_times",
+        "get_digest",
+        "freshness_floor_representations",
+        "dependencies",
+    }
+    for ds in DATASOURCES.values():
+        assert isinstance(ds, Datasource)
+        assert ds.default_versioning in VERSIONINGS
+        assert inspect.iscoroutinefunction(ds.get_catalog)
+        assert ds.single_document is None or isinstance(ds.single_document, SingleDocument)
+        if ds.release_times is not None:
+            assert isinstance(ds.release_times, LazyTimes)
+            assert inspect.iscoroutinefunction(ds.release_times.lookup)
+        assert ds.get_digest is None  # no datasource supplies digests yet
+        assert ds.dependencies is None  # nor dependencies of a version
+        assert isinstance(ds.freshness_floor_representations, tuple)
+        assert all(isinstance(r, str) for r in ds.freshness_floor_representations)
+
+
+def test_declared_abilities() -> None:
+    """The abilities each datasource declares, as the scan relies on them."""
+    assert {i for i, ds in DATASOURCES.items() if ds.single_document is not None} == {
+        "npm",
+        "pypi",
+    }
+    lazy = {i: ds.release_times.for_libyears for i, ds in DATASOURCES.items() if ds.release_times}
+    assert lazy == {"crates": False, "goproxy": True}
+    assert DATASOURCES["goproxy"].freshness_floor_representations == (
+        "goproxy-list-v1",
+        "goproxy-latest-raw",
+    )
+    assert {i: ds.default_versioning for i, ds in DATASOURCES.items()} == {
+        "npm": "npm",
+        "pypi": "pep440",
+        "crates": "cargo",
+        "goproxy": "go",
+    }
 
 
 def test_default_base_urls_are_https() -> None:
     """Every datasource names an https default registry without a trailing slash."""
     for ds in DATASOURCES.values():
-        assert ds.DEFAULT_BASE_URL.startswith("https://")
-        assert not ds.DEFAULT_BASE_URL.endswith("/")
-    assert DATASOURCES["npm"].DEFAULT_BASE_URL == "https://registry.npmjs.org"
-    assert DATASOURCES["pypi"].DEFAULT_BASE_URL == "https://pypi.org"
+        assert ds.default_base_url.startswith("https://")
+        assert not ds.default_base_url.endswith("/")
+    assert DATASOURCES["npm"].default_base_url == "https://registry.npmjs.org"
+    assert DATASOURCES["pypi"].default_base_url == "https://pypi.org"
+
+
+def test_no_datasource_is_probed() -> None:
+    """No code asks a datasource module whether it has an ability: the contract names them."""
+    src = Path(patchula.datasource.__file__).parent.parent
+    probes = ("getattr(module", "hasattr(module", "getattr(ds", "hasattr(ds", "DATASOURCES[")
+    for path in src.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for line in text.splitlines():
+            if "getattr(" in line or "hasattr(" in line:
+                assert not any(p in line for p in probes), f"{path}: {line.strip()}"

@@ -278,7 +278,8 @@ async def _scan_with(
             default_limit=settings.default_host_concurrency,
             cache=cache,
             freshness_floors=dict.fromkeys(
-                goproxy.FRESHNESS_FLOOR_REPRESENTATIONS, float(settings.go_freshness_secs)
+                goproxy.DATASOURCE.freshness_floor_representations,
+                float(settings.go_freshness_secs),
             ),
             request_deadline=settings.request_deadline,
             max_body_bytes=settings.max_body_bytes,

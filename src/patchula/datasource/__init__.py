@@ -1,17 +1,14 @@
-"""Registry protocols, one module per registry; ``DATASOURCES`` maps each id to its module."""
+"""Registry protocols, one module per registry; ``DATASOURCES`` maps each id to its ``Datasource``.
+
+Each module exports one ``DATASOURCE`` (``patchula.datasource.base.Datasource``) naming every
+ability it has; callers ask the object, never the module (see README "Adding a datasource").
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from patchula.datasource import crates, goproxy, npm, pypi
-
-if TYPE_CHECKING:
-    from patchula.datasource.base import Datasource
+from patchula.datasource.base import Datasource
 
 DATASOURCES: dict[str, Datasource] = {
-    npm.ID: npm,
-    pypi.ID: pypi,
-    crates.ID: crates,
-    goproxy.ID: goproxy,
+    ds.id: ds for ds in (npm.DATASOURCE, pypi.DATASOURCE, crates.DATASOURCE, goproxy.DATASOURCE)
 }

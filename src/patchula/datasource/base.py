@@ -1,16 +1,17 @@
-"""What every datasource module provides: a pure ``parse`` and a thin async ``get_catalog``.
+"""The ``Datasource`` contract every datasource module satisfies, and the helpers they share.
 
 A datasource module defines ``ID``, ``DEFAULT_BASE_URL``, ``parse(...) -> Catalog`` (pure: bytes
-in, Catalog out, raising ``RegistryError`` on an unusable body) and
-``async get_catalog(fetch, base_url, package_name) -> Catalog``. It never opens sockets: the fetch
-facade is passed in, and it maps HTTP outcomes to the ``LookupFailed`` tree (404/410 →
-``PackageNotFound``, other non-2xx → ``RegistryError``).
+in, Catalog out, raising ``RegistryError`` on an unusable body), an
+``async get_catalog(fetch, base_url, package_name) -> Catalog`` and one ``DATASOURCE``
+(``Datasource``) naming all its abilities. It never opens sockets: the fetch facade is passed
+in, and it maps HTTP outcomes to the ``LookupFailed`` tree (404/410 → ``PackageNotFound``,
+other non-2xx → ``RegistryError``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -99,12 +100,7 @@ class MethodFetch(Fetch, Protocol):
 
 @dataclass(frozen=True, slots=True)
 class CatalogRequest:
-    """The one GET a single-request datasource needs for a catalog (see ``catalog_request``).
-
-    Datasources whose catalog is one document (npm, PyPI) expose ``catalog_request(base_url,
-    package_name)`` and ``catalog_from(response, package_name, url)``: a scan can then answer
-    many lookups at once from fresh cache entries without a task each.
-    """
+    """The one GET a single-document datasource needs for a catalog (see ``SingleDocument``)."""
 
     url: str
     headers: Mapping[str, str]
@@ -128,29 +124,122 @@ async def fetch_catalog(
     return build(response, package_name, request.url)
 
 
-class SingleRequestDatasource(Protocol):
-    """A datasource whose catalog is one document (see ``CatalogRequest``)."""
+class GetCatalog(Protocol):
+    """Fetch and parse the release list of a package: ``(fetch, base_url, package_name)``.
 
-    DEFAULT_BASE_URL: str
+    Raises ``LookupFailed`` subclasses (``PackageNotFound`` for 404/410, ``RegistryError`` for
+    other non-2xx answers or unusable bodies, ``RegistryUnreachable`` from ``fetch``).
+    """
 
-    def catalog_request(self, base_url: str, package_name: str) -> CatalogRequest:
-        """The GET that fetches ``package_name``'s catalog."""
+    async def __call__(self, fetch: Fetch, base_url: str, package_name: str) -> Catalog:
+        """Return the catalog of ``package_name`` on the registry at ``base_url``."""
         ...
 
-    def catalog_from(self, response: FetchResponse, package_name: str, url: str) -> Catalog:
-        """The catalog in the answer to ``catalog_request``."""
+
+class ReleaseTimesLookup(Protocol):
+    """Publish times of some versions, asked for lazily (only those a verdict or libyears need).
+
+    ``(fetch, registries, package_name, versions)`` → version → aware UTC time (``None`` when
+    the registry does not know it). ``registries`` is the checkout's datasource id → base URL
+    map. Raises ``LookupFailed`` subclasses like ``GetCatalog``.
+    """
+
+    async def __call__(
+        self,
+        fetch: Fetch,
+        registries: Mapping[str, str],
+        package_name: str,
+        versions: Sequence[str],
+    ) -> dict[str, datetime | None]:
+        """Return the publish times of ``versions`` (at least those, maybe more)."""
         ...
 
 
-class Datasource(Protocol):
-    """The shape of a datasource module."""
+class DigestLookup(Protocol):
+    """The content digest of one version (e.g. an OCI manifest digest); no datasource has one yet.
 
-    ID: str
-    DEFAULT_BASE_URL: str
+    ``(fetch, base_url, package_name, version)`` → digest string, or ``None`` when unknown.
+    """
 
-    async def get_catalog(self, fetch: Fetch, base_url: str, package_name: str) -> Catalog:
-        """Fetch and parse the release list of ``package_name``."""
+    async def __call__(
+        self, fetch: Fetch, base_url: str, package_name: str, version: str
+    ) -> str | None:
+        """Return the digest of ``package_name`` at ``version``."""
         ...
+
+
+class DependenciesLookup(Protocol):
+    """The dependencies one version declares, for the lookup task queue; none supply it yet.
+
+    ``(fetch, base_url, package_name, version)`` → ``(dependency name, declared constraint)``
+    pairs in the registry's order.
+    """
+
+    async def __call__(
+        self, fetch: Fetch, base_url: str, package_name: str, version: str
+    ) -> Sequence[tuple[str, str]]:
+        """Return what ``package_name`` at ``version`` depends on."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SingleDocument:
+    """How a datasource whose catalog is one document builds and reads that one GET.
+
+    ``request(base_url, package_name)`` gives the ``CatalogRequest`` (raising ``LookupFailed``
+    for a name it refuses to put in a URL); ``build(response, package_name, url)`` the catalog
+    in its answer (raising like ``GetCatalog``). A scan can then answer many lookups at once
+    from fresh cache entries without a task each.
+    """
+
+    request: Callable[[str, str], CatalogRequest]
+    build: Callable[[FetchResponse, str, str], Catalog]
+
+
+@dataclass(frozen=True, slots=True)
+class LazyTimes:
+    """Publish times a datasource supplies apart from its catalog, and when they may be asked.
+
+    ``for_libyears``: whether the dates of current and latest may be asked for libyears alone
+    (``False`` when the lookup is costly, e.g. a throttled API: libyears then stay unknown).
+    """
+
+    lookup: ReleaseTimesLookup
+    for_libyears: bool
+
+
+@dataclass(slots=True)  # not frozen: a test may replace one ability of a registered datasource
+class Datasource:
+    """Everything a datasource offers, each ability named (an absent one is ``None`` or empty).
+
+    Modelled on Renovate's datasource base class (``getReleases``, ``getDigest``, default
+    registry URLs and versioning, release-timestamp support declared in one place). Each
+    datasource module exports one as ``DATASOURCE``; ``patchula.datasource.DATASOURCES`` maps
+    ``id`` to it. Every field is required, so mypy names the one a new datasource forgot.
+
+    - ``id``: the datasource id dependencies name (``Dependency.datasource``), its module name.
+    - ``default_base_url``: the public registry (https, no trailing slash).
+    - ``default_versioning``: the ``patchula.versioning.VERSIONINGS`` id its versions follow.
+    - ``get_catalog``: the release list (every datasource has one).
+    - ``single_document``: how the catalog is one GET (``SingleDocument``), or ``None`` when it
+      takes several requests (index pages, a proxy chain).
+    - ``release_times``: lazily fetched publish times (``LazyTimes``), or ``None`` when the
+      catalog carries every date it can.
+    - ``get_digest``: a version's digest, or ``None``.
+    - ``freshness_floor_representations``: the stored representations a configured freshness
+      floor keeps fresh (e.g. ``--go-freshness-secs``); empty when none.
+    - ``dependencies``: the dependencies of one version, or ``None``.
+    """
+
+    id: str
+    default_base_url: str
+    default_versioning: str
+    get_catalog: GetCatalog
+    single_document: SingleDocument | None
+    release_times: LazyTimes | None
+    get_digest: DigestLookup | None
+    freshness_floor_representations: tuple[str, ...]
+    dependencies: DependenciesLookup | None
 
 
 # Where a user can put a credential for a registry that answered 401/403 to an anonymous request.

@@ -19,7 +19,14 @@ from urllib.parse import quote
 
 import orjson
 
-from patchula.datasource.base import check_status, from_epoch, parse_time, url_safe_name
+from patchula.datasource.base import (
+    Datasource,
+    LazyTimes,
+    check_status,
+    from_epoch,
+    parse_time,
+    url_safe_name,
+)
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.models import Catalog, Release
 from patchula.versioning import cargo as cargo_versioning
@@ -187,3 +194,16 @@ async def release_times(
             break
         query = next_page if next_page.startswith("?") else f"?{next_page}"
     return found
+
+
+DATASOURCE = Datasource(
+    id=ID,
+    default_base_url=DEFAULT_BASE_URL,
+    default_versioning=cargo_versioning.ID,
+    get_catalog=get_catalog,
+    single_document=None,  # a sparse-index file, then the API only for missing pubtimes
+    release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS),
+    get_digest=None,
+    freshness_floor_representations=(),
+    dependencies=None,
+)

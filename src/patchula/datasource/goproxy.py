@@ -20,7 +20,13 @@ from urllib.parse import quote
 import anyio
 import orjson
 
-from patchula.datasource.base import check_status, parse_time, url_safe_name
+from patchula.datasource.base import (
+    Datasource,
+    LazyTimes,
+    check_status,
+    parse_time,
+    url_safe_name,
+)
 from patchula.errors import LookupFailed, PackageNotFound, RegistryError
 from patchula.models import Catalog, Release
 from patchula.versioning import go as go_versioning
@@ -477,3 +483,16 @@ async def release_times(
         info = parse_info(response.content)
         found[version] = info.time if info is not None else None
     return found
+
+
+DATASOURCE = Datasource(
+    id=ID,
+    default_base_url=DEFAULT_BASE_URL,
+    default_versioning=go_versioning.ID,
+    get_catalog=get_catalog,
+    single_document=None,  # @v/list, @latest and a .mod, along a GOPROXY chain
+    release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS),
+    get_digest=None,
+    freshness_floor_representations=FRESHNESS_FLOOR_REPRESENTATIONS,
+    dependencies=None,
+)

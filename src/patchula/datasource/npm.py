@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from patchula.datasource.base import (
     CatalogRequest,
+    Datasource,
+    SingleDocument,
     check_status,
     describe_validation,
     fetch_catalog,
@@ -216,3 +218,16 @@ def _deprecation(value: JsonValue) -> str | None:
     if isinstance(value, str):
         return value if value.strip() else None
     return "deprecated"
+
+
+DATASOURCE = Datasource(
+    id=ID,
+    default_base_url=DEFAULT_BASE_URL,
+    default_versioning=npm_versioning.ID,
+    get_catalog=get_catalog,
+    single_document=SingleDocument(request=catalog_request, build=catalog_from),
+    release_times=None,  # the catalog document carries every publish time it knows
+    get_digest=None,
+    freshness_floor_representations=(),
+    dependencies=None,
+)

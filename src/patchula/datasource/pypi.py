@@ -31,6 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from patchula.datasource.base import (
     REASON_LIMIT,
     CatalogRequest,
+    Datasource,
+    SingleDocument,
     check_status,
     describe_validation,
     fetch_catalog,
@@ -439,3 +441,16 @@ def _parse_version(text: str) -> Version | None:
         return Version(text)
     except InvalidVersion:
         return None
+
+
+DATASOURCE = Datasource(
+    id=ID,
+    default_base_url=DEFAULT_BASE_URL,
+    default_versioning=pep440.ID,
+    get_catalog=get_catalog,
+    single_document=SingleDocument(request=catalog_request, build=catalog_from),
+    release_times=None,  # the catalog document carries every publish time it knows
+    get_digest=None,
+    freshness_floor_representations=(),
+    dependencies=None,
+)

@@ -1,0 +1,300 @@
+"""Run-wide registry lookups: single-flight, batched fresh answers, lazy publish times, progress.
+
+``scan`` asks one ``Lookups`` per run for every dependency: ``key`` names a lookup (datasource,
+package, registry base URL, credentials view), ``request`` starts it as soon as a repository's
+dependencies are known, ``get`` waits for its ``Catalog`` (or the ``LookupFailed`` it ended
+in) and ``evaluate`` gives the row's verdict, fetching the publish times it needs lazily. Each
+key is looked up once per run however many repositories declare it; lookups of single-document
+datasources requested in one event-loop turn are first answered together from fresh cache
+entries (``fresh_many`` of a caching fetch facade). A datasource bug is a failed lookup (an
+error row), never a crash. Every lookup ends in ``Lookups._finish``: the one place outcomes and
+progress are recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import cast
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+
+from patchula.credentials import CheckoutAccess, RegistryAccess
+from patchula.datasource import DATASOURCES
+from patchula.datasource.base import Fetch, SingleDocument
+from patchula.errors import LookupFailed
+from patchula.models import Catalog, Dependency, FetchResponse, Finding
+from patchula.policy import ReleaseAgePolicy, evaluate
+from patchula.settings import Settings
+from patchula.versioning import VERSIONINGS
+from patchula.versioning.base import Versioning
+
+# ``(done, started)`` lookups, called each time one finishes.
+Progress = Callable[[int, int], None]
+
+# At most this many rounds of lazy publish-time lookups per dependency (each round asks for the
+# newest release whose unknown age holds it back, plus current and latest for libyears).
+MAX_TIME_ROUNDS = 6
+
+
+def _dated(catalog: Catalog, known: dict[str, datetime | None]) -> Catalog:
+    """Return ``catalog`` with the publish times looked up so far filled in."""
+    if not any(known.values()):
+        return catalog
+    releases = tuple(
+        r._replace(released_at=known[r.version])
+        if r.released_at is None and known.get(r.version) is not None
+        else r
+        for r in catalog.releases
+    )
+    return replace(catalog, releases=releases)
+
+
+def _times_needed(
+    finding: Finding,
+    catalog: Catalog,
+    versioning: Versioning,
+    asked: set[str],
+    *,
+    for_libyears: bool,
+) -> list[str]:
+    """Versions whose publish time would change the verdict or the libyears, newest first.
+
+    The newest held-back release of unknown age (the release-age policy); with ``for_libyears``
+    also current and latest when either date is unknown. Versions already asked for are not
+    asked again.
+    """
+    wanted: list[str] = []
+    for version, when in (
+        (finding.current, finding.current_released_at),
+        (finding.latest, finding.latest_released_at),
+    ):
+        if not for_libyears:
+            break
+        if version is not None and when is None and catalog.release(version) is not None:
+            wanted.append(version)
+    unknown = [h.version for h in finding.held_back if h.released_at is None]
+    if unknown:
+        wanted.append(max(unknown, key=versioning.sort_key))
+    return [v for v in dict.fromkeys(wanted) if v not in asked]
+
+
+# Lookups answered from the cache per task (one reader job each; see ``Lookups._dispatch``).
+FRESH_BATCH = 64
+
+# A lookup: (datasource, package name, registry base URL, ``CheckoutAccess.key``). Checkouts
+# whose .npmrc choose another registry or other credentials never share an answer.
+LookupKey = tuple[str, str, str, int]
+
+
+class Lookups:
+    """Run-wide single-flight of catalog lookups keyed by ``LookupKey``.
+
+    The interface ``scan`` uses: ``key``, ``request``, ``get``, ``evaluate``, and the
+    ``started``/``done`` counts reported through ``on_progress``. Tasks are started in ``tg``
+    (the run's task group); ``fetch`` is the run's fetch facade and ``access`` the credentials
+    it was given, each lookup running under its checkout's view (``RegistryAccess.using``).
+    """
+
+    def __init__(
+        self, tg: anyio.abc.TaskGroup, fetch: Fetch, settings: Settings, access: RegistryAccess
+    ) -> None:
+        self._tg = tg
+        self._fetch = fetch
+        self._settings = settings
+        self._access = access
+        self._views: dict[int, CheckoutAccess] = {}
+        self._results: dict[LookupKey, Catalog | LookupFailed] = {}
+        self._requested: set[LookupKey] = set()
+        # Answering many lookups from fresh cache entries at once (a fetch facade with a cache).
+        self._fresh_many = getattr(fetch, "fresh_many", None)
+        self._pending: list[LookupKey] = []
+        self._dispatching = False
+        # Made only for lookups someone waits on before they finish (a warm run has few).
+        self._events: dict[LookupKey, anyio.Event] = {}
+        self.started = 0
+        self.done = 0
+        self.on_progress: Progress | None = None
+        self._times: dict[LookupKey, dict[str, datetime | None]] = {}
+        self._time_locks: dict[LookupKey, anyio.Lock] = {}
+
+    def key(self, datasource: str, package: str, view: CheckoutAccess) -> LookupKey:
+        """The lookup of ``package`` for a checkout with ``view``'s registries and credentials."""
+        self._views.setdefault(view.key, view)
+        return (datasource, package, view.base_url(datasource, package), view.key)
+
+    async def evaluate(
+        self,
+        dep: Dependency,
+        catalog: Catalog,
+        policy: ReleaseAgePolicy,
+        now: datetime,
+        locked: str | None,
+        key: LookupKey,
+    ) -> tuple[Catalog, Finding]:
+        """Evaluate ``dep``, looking up publish times the verdict or libyears need, lazily.
+
+        Times are kept per lookup ``key`` (a package on one registry, with one set of
+        credentials), so every row of it (any file, any repository) gets the same dates; one
+        row at a time asks, the others wait and reuse. A failed time lookup leaves those dates
+        unknown and says so in the reason.
+        """
+        versioning = VERSIONINGS[dep.versioning]
+        lazy = DATASOURCES[dep.datasource].release_times
+        if lazy is None:
+            return catalog, evaluate(dep, catalog, versioning, policy, now, locked)
+        known = self._times.setdefault(key, {})
+        async with self._time_locks.setdefault(key, anyio.Lock()):
+            catalog = _dated(catalog, known)
+            finding = evaluate(dep, catalog, versioning, policy, now, locked)
+            try:
+                for _ in range(MAX_TIME_ROUNDS):
+                    wanted = _times_needed(
+                        finding,
+                        catalog,
+                        versioning,
+                        set(known),
+                        for_libyears=lazy.for_libyears,
+                    )
+                    if not wanted:
+                        break
+                    known.update(dict.fromkeys(wanted))  # asked once, even if it fails
+                    view = self._views[key[3]]
+                    with self._access.using(view):
+                        known.update(
+                            await lazy.lookup(
+                                self._fetch, view.registries, dep.package_name, wanted
+                            )
+                        )
+                    catalog = _dated(catalog, known)
+                    finding = evaluate(dep, catalog, versioning, policy, now, locked)
+            except LookupFailed as exc:
+                note = f"publish times unavailable: {exc.reason}"
+                reason = f"{finding.reason}; {note}" if finding.reason else note
+                finding = replace(finding, reason=reason)
+        return catalog, finding
+
+    def request(self, key: LookupKey) -> None:
+        """Start the lookup ``key`` unless it is started already."""
+        datasource = key[0]
+        if key in self._requested:
+            return
+        self._requested.add(key)
+        self.started += 1
+        if self._fresh_many is not None and _single_request(datasource) is not None:
+            # Single-request datasources: the lookups requested in this event-loop turn are
+            # first answered together from fresh cache entries, without a task each.
+            self._pending.append(key)
+            if not self._dispatching:
+                self._dispatching = True
+                self._tg.start_soon(self._dispatch)
+        else:
+            self._tg.start_soon(self._run, key)
+
+    async def _dispatch(self) -> None:
+        """Answer this turn's pending lookups from fresh cache entries; start tasks for the rest.
+
+        In chunks of ``FRESH_BATCH``, each its own task: the first chunk is parsed and its rows
+        evaluated while the cache's reader threads still read the next ones.
+        """
+        await anyio.lowlevel.checkpoint()  # let the rest of this turn's requests join
+        self._dispatching = False
+        keys, self._pending = self._pending, []
+        for start in range(0, len(keys), FRESH_BATCH):
+            self._tg.start_soon(self._answer_from_cache, keys[start : start + FRESH_BATCH])
+
+    async def _answer_from_cache(self, keys: list[LookupKey]) -> None:
+        fresh_many = self._fresh_many
+        requests = []
+        built: list[LookupKey] = []
+        for key in keys:
+            datasource_id, package, base_url, _ = key
+            document = cast("SingleDocument", _single_request(datasource_id))
+            try:
+                requests.append(document.request(base_url, package))
+            except LookupFailed as exc:  # a name the datasource refuses to put in a URL
+                self._finish(key, exc)
+                continue
+            except Exception as exc:  # noqa: BLE001 - a datasource bug is an error row
+                self._finish(key, _internal_error(package, exc))
+                continue
+            built.append(key)
+        keys = built
+        answers: list[FetchResponse | None] = [None] * len(keys)
+        # One batch per checkout view: the cache key of a request depends on its credential.
+        for view_key in dict.fromkeys(k[3] for k in keys):
+            index = [i for i, k in enumerate(keys) if k[3] == view_key]
+            try:
+                with self._access.using(self._views[view_key]):
+                    found = await fresh_many(  # type: ignore[misc]
+                        [
+                            (requests[i].url, requests[i].headers, requests[i].representation)
+                            for i in index
+                        ]
+                    )
+            except Exception:  # noqa: BLE001, S112 - the cache is an optimisation: look them up
+                continue
+            for i, response in zip(index, found, strict=True):
+                answers[i] = response
+        for key, request, response in zip(keys, requests, answers, strict=True):
+            if response is None:
+                self._tg.start_soon(self._run, key)
+                continue
+            document = cast("SingleDocument", _single_request(key[0]))
+            try:
+                result: Catalog | LookupFailed = document.build(response, key[1], request.url)
+            except LookupFailed as exc:
+                result = exc
+            except Exception as exc:  # noqa: BLE001 - a datasource bug is an error row
+                result = _internal_error(key[1], exc)
+            self._finish(key, result)
+
+    async def get(self, key: LookupKey) -> Catalog | LookupFailed:
+        """The result of the lookup ``key`` (started now if it was not yet)."""
+        done = self._results.get(key)
+        if done is not None:
+            return done  # already looked up: no need to yield to the event loop again
+        self.request(key)
+        done = self._results.get(key)
+        if done is None:
+            event = self._events.get(key)
+            if event is None:
+                event = self._events[key] = anyio.Event()
+            await event.wait()
+        return self._results[key]
+
+    async def _run(self, key: LookupKey) -> None:
+        datasource_id, package, base_url, view_key = key
+        module = DATASOURCES[datasource_id]
+        try:
+            with self._access.using(self._views[view_key]):
+                result: Catalog | LookupFailed = await module.get_catalog(
+                    self._fetch, base_url, package
+                )
+        except LookupFailed as exc:
+            result = exc
+        except Exception as exc:  # noqa: BLE001 - any datasource bug becomes an error row, not a crash
+            result = _internal_error(package, exc)
+        self._finish(key, result)
+
+    def _finish(self, key: LookupKey, result: Catalog | LookupFailed) -> None:
+        self._results[key] = result
+        self.done += 1
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.started)
+        event = self._events.pop(key, None)
+        if event is not None:
+            event.set()
+
+
+def _single_request(datasource: str) -> SingleDocument | None:
+    """How the datasource's catalog is one request, else ``None``."""
+    return DATASOURCES[datasource].single_document
+
+
+def _internal_error(package: str, exc: Exception) -> LookupFailed:
+    """A datasource bug, as the failed lookup of ``package`` (an error row, not a crash)."""
+    return LookupFailed(f"internal error looking up {package}: {type(exc).__name__}: {exc}")
