@@ -148,6 +148,13 @@ def _parse(version: str) -> Version | None:
     return _semver(cleaned)
 
 
+@functools.lru_cache(maxsize=65536)
+def _keyed(version: str) -> tuple[Version, Key] | None:
+    """The parsed version and its precedence key, or ``None`` when invalid."""
+    parsed = _parse(version)
+    return None if parsed is None else (parsed, _key(parsed))
+
+
 # --- node-semver's range desugaring (classes/range.js), default options -------------------
 
 
@@ -425,10 +432,10 @@ def sort_key(version: str) -> Any:  # noqa: ANN401 - the protocol leaves the key
     A valid key is ``(1, major, minor, patch, pre)`` where a release's ``pre`` is ``(1,)``, above
     every prerelease's ``(0, identifiers...)``; build metadata is ignored.
     """
-    parsed = _parse(version)
-    if parsed is None:
+    keyed = _keyed(version)
+    if keyed is None:
         return (0, version)
-    return (1, *_key(parsed))
+    return (1, *keyed[1])
 
 
 def compare(a: str, b: str) -> int:
@@ -454,10 +461,10 @@ def exact_pin(constraint: str) -> str | None:
 
 def matches(version: str, constraint: str) -> bool:
     """Return whether ``version`` satisfies the range ``constraint`` (npm's prerelease rule)."""
-    parsed, sets = _parse(version), _parse_range(constraint)
-    if parsed is None or sets is None:
+    keyed, sets = _keyed(version), _parse_range(constraint)
+    if keyed is None or sets is None:
         return False
-    return _test(sets, parsed, _key(parsed))
+    return _test(sets, *keyed)
 
 
 def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
@@ -473,11 +480,11 @@ def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
     best: str | None = None
     best_key: Any = None
     for version in versions:
-        parsed = _parse(version)
-        if parsed is None:
+        keyed = _keyed(version)
+        if keyed is None:
             continue
-        key = _key(parsed)
-        if (best is None or key > best_key) and _test(sets, parsed, key):
+        key = keyed[1]
+        if (best is None or key > best_key) and _test(sets, *keyed):
             best, best_key = version, key
     return best
 
