@@ -340,13 +340,12 @@ def _parse_set(part: str) -> list[_Parsed] | None:
     part = _CARET_TRIM.sub(lambda m: m[1] + "^", part)
     words = " ".join(_parse_comparator(comp) for comp in part.split(" "))
     comps = [_GTE0.sub("", _trim(comp), count=1) for comp in _SPACE_RUN.split(words)]
-    comparators = [_comparator(comp) for comp in comps]
+    # Every comparator is parsed (and may throw) before the null-set check, as in range.js.
+    comparators = [c for c in (_comparator(comp) for comp in comps) if c is not None]
+    if len(comparators) < len(comps):
+        return None
     parsed: dict[str, _Parsed] = {}
     for comparator in comparators:
-        if comparator is None:
-            return None  # every comparator is parsed (and may throw) before the null-set check
-    for comparator in comparators:
-        assert comparator is not None  # noqa: S101 - checked above; narrows for mypy
         if comparator[0] == _NULL_SET:
             return [comparator]
         parsed[comparator[0]] = comparator
