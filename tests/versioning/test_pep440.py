@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from patchula.versioning import pep440
 
@@ -298,3 +300,22 @@ def test_max_satisfying(versions: list[str], constraint: str, expected: str | No
 def test_update_type(current: str, new: str, expected: str | None) -> None:
     """The first differing release component (padded to three) names the update; epoch is major."""
     assert pep440.update_type(current, new) == expected
+
+
+def test_specifiers_are_given_parsed_versions_not_strings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Matching hands packaging the parsed ``Version`` (no second parse); ``===`` gets the text."""
+    seen: list[object] = []
+    contains = SpecifierSet.contains
+
+    def spy(self: SpecifierSet, item: object, prereleases: bool | None = None) -> bool:  # noqa: FBT001 - packaging's signature
+        seen.append(item)
+        return contains(self, item, prereleases=prereleases)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SpecifierSet, "contains", spy)
+    pep440._parse_constraint.cache_clear()
+    assert pep440.max_satisfying(["1.0", "1.4", "2.0"], ">=1.0,<2") == "1.4"
+    assert seen
+    assert all(isinstance(item, Version) for item in seen)
+    seen.clear()
+    assert pep440.matches("1.0a", "===1.0a")
+    assert seen == ["1.0a"]

@@ -22,7 +22,6 @@ No I/O and no wall clock: ``now`` is a parameter. The rules follow design.md §1
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from patchula.models import (
     Catalog,
@@ -34,8 +33,13 @@ from patchula.models import (
     Status,
     UpdateType,
 )
+from patchula.policy.memo import CatalogView, EvaluationMemo, releases_at
 from patchula.policy.release_age import ReleaseAgePolicy, judge
 from patchula.versioning.base import Versioning
+
+# The process-wide default memo: bounded (policy/memo.py), keyed by catalog identity, so rows of
+# one package share parsed versions, picks and verdicts, and nothing outlives its bounds.
+MEMO = EvaluationMemo()
 
 DAYS_PER_YEAR = 365.25
 
@@ -47,26 +51,49 @@ def evaluate(
     policy: ReleaseAgePolicy,
     now: datetime,
     locked: str | None = None,
+    memo: EvaluationMemo | None = None,
 ) -> Finding:
     """Evaluate one dependency against its catalog at ``now``.
 
     ``locked`` is the version a lockfile records for this dependency, if any. Returns a
     ``Finding`` whose status is ``up-to-date``, ``outdated``, ``held-back`` or ``unknown`` (with
     a reason when current cannot be determined); this function never raises on bad versions.
+
+    The verdict depends on the dependency only through its constraint, so it is memoised per
+    (catalog, versioning, constraint, locked, policy, now) in ``memo`` (default ``MEMO``), and
+    the catalog's versions are parsed and ordered once for all its rows (``CatalogView``).
     """
-    resolved = _resolve_current(dep, catalog, versioning, locked)
+    entry = (MEMO if memo is None else memo).entry(catalog, versioning)
+    verdict_key = ((dep.constraint or "").strip(), locked, policy, now)
+    finding = entry.verdicts.get(verdict_key)
+    if finding is None:
+        finding = _evaluate(dep, catalog, entry.view, policy, now, locked)
+        entry.verdicts[verdict_key] = finding
+    return finding
+
+
+def _evaluate(
+    dep: Dependency,
+    catalog: Catalog,
+    view: CatalogView,
+    policy: ReleaseAgePolicy,
+    now: datetime,
+    locked: str | None,
+) -> Finding:
+    versioning = view.versioning
+    resolved = _resolve_current(dep, catalog, view, locked)
     if isinstance(resolved, str):
-        shown, _ = _select_latest(catalog, versioning, None)
+        shown, _ = _select_latest(catalog, view, None)
         return Finding(
             status="unknown",
             reason=resolved,
             latest=shown,
-            latest_released_at=_released_at(catalog, shown, versioning),
+            latest_released_at=_released_at(catalog, shown, view),
         )
     current, source = resolved
-    current_rel = _find(catalog, current, versioning)
-    latest, latest_note = _select_latest(catalog, versioning, current)
-    latest_rel = _find(catalog, latest, versioning) if latest else None
+    current_rel = _find(catalog, current, view)
+    latest, latest_note = _select_latest(catalog, view, current)
+    latest_rel = _find(catalog, latest, view) if latest else None
     pseudo_time = _pseudo_time(versioning, current)
     if current_rel is None and (catalog.lists_every_version or pseudo_time is None):
         # A pin or lock naming a version the registry never published (or unpublished): any
@@ -81,7 +108,7 @@ def evaluate(
             latest_released_at=latest_rel.released_at if latest_rel else None,
         )
 
-    candidates = _candidates(catalog, versioning, current, latest)
+    candidates = _candidates(catalog, view, current, latest)
     admitted: list[Release] = []
     held: list[HeldBack] = []
     for rel in candidates:
@@ -139,9 +166,10 @@ def evaluate(
 
 
 def _resolve_current(
-    dep: Dependency, catalog: Catalog, versioning: Versioning, locked: str | None
+    dep: Dependency, catalog: Catalog, view: CatalogView, locked: str | None
 ) -> tuple[str, CurrentSource] | str:
     """Return ``(current, source)``, or a reason string when current cannot be determined."""
+    versioning = view.versioning
     if locked is not None:
         if not versioning.is_valid(locked):
             return f"locked version {locked!r} is not a valid {versioning.ID} version"
@@ -158,24 +186,20 @@ def _resolve_current(
             if catalog.dist_tags:
                 return f"{constraint!r} is neither a valid range nor a dist-tag of this package"
             return f"{constraint!r} is not a valid {versioning.ID} range"
-    usable = [r for r in catalog.releases if not r.yanked and r.installable]
-    preferred = [r.version for r in usable if r.deprecated is None]
     # npm-pick-manifest installs dist-tags.latest whenever the range admits it and it is not
     # deprecated.
     if (
         catalog.datasource == "npm"
-        and catalog.latest in preferred
-        and (not constraint or versioning.matches(catalog.latest, constraint))
+        and catalog.latest in view.preferred_set
+        and (not constraint or view.admits(catalog.latest, constraint))
     ):
         return catalog.latest, "range"
     # Deprecated versions are avoided only while the range admits another one: npm-pick-manifest
     # sorts them last and installs one rather than failing (``left-pad ~1.2.0``); the row then
     # flags the deprecated current.
-    pools = (
-        [preferred] if len(preferred) == len(usable) else [preferred, [r.version for r in usable]]
-    )
-    for versions in pools:
-        chosen = _pick(versions, constraint, versioning)
+    pools = [False] if len(view.preferred) == len(view.usable) else [False, True]
+    for any_usable in pools:
+        chosen = view.pick(constraint, any_usable=any_usable, choose=_pick)
         if chosen is not None:
             return chosen, "range"
     what = f"the range {constraint!r}" if constraint else "an unconstrained install"
@@ -201,7 +225,7 @@ def _pick(versions: list[str], constraint: str, versioning: Versioning) -> str |
 
 
 def _select_latest(
-    catalog: Catalog, versioning: Versioning, current: str | None
+    catalog: Catalog, view: CatalogView, current: str | None
 ) -> tuple[str | None, str | None]:
     """Return ``(latest, note)``: the latest a user on ``current`` is measured against.
 
@@ -211,18 +235,11 @@ def _select_latest(
     (``dist-tags.latest is 1.0.0-pre1, a prerelease; ...``) or labels a prerelease latest that
     stands because the package has no stable release; ``None`` when there is nothing to say.
     """
+    versioning = view.versioning
     tagged = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
     if tagged is None or versioning.is_stable(tagged):
         return tagged, None
-    stable = max(
-        (
-            rel.version
-            for rel in catalog.releases
-            if not rel.yanked and rel.installable and versioning.is_stable(rel.version)
-        ),
-        key=versioning.sort_key,
-        default=None,
-    )
+    stable = view.newest_stable
     if stable is None:
         return (
             tagged,
@@ -239,49 +256,27 @@ def _select_latest(
 
 
 def _candidates(
-    catalog: Catalog, versioning: Versioning, current: str, latest: str | None
+    catalog: Catalog, view: CatalogView, current: str, latest: str | None
 ) -> list[Release]:
-    """Return the releases a user on ``current`` could move to, oldest first by version."""
-    want_prerelease = not versioning.is_stable(current)
-    key = versioning.sort_key
-    floor = key(current)
-    ceiling = (
-        key(latest) if latest is not None and versioning.compare(current, latest) <= 0 else None
-    )
-    if ceiling is not None and ceiling <= floor:
-        return []  # current is latest: nothing lies between them (the most common row)
-    keyed: list[tuple[Any, Release]] = []
-    for rel in catalog.releases:
-        v = rel.version
-        if rel.yanked or not rel.installable or rel.deprecated is not None:
-            continue
-        if not versioning.is_valid(v):
-            continue
-        k = key(v)
-        if k <= floor or (ceiling is not None and k > ceiling):
-            continue
-        if not want_prerelease and not versioning.is_stable(v):
-            continue
-        keyed.append((k, rel))
-    keyed.sort(key=lambda pair: pair[0])
-    return [rel for _, rel in keyed]
+    """Return the releases a user on ``current`` could move to, oldest first by version.
+
+    Newer than current and, unless current is above latest already, no newer than latest.
+    """
+    versioning = view.versioning
+    ceiling = latest if latest is not None and versioning.compare(current, latest) <= 0 else None
+    return releases_at(catalog, view.candidates(current, ceiling))
 
 
-def _find(catalog: Catalog, version: str | None, versioning: Versioning) -> Release | None:
+def _find(catalog: Catalog, version: str | None, view: CatalogView) -> Release | None:
     """Return the release equal to ``version`` in the scheme (``1.0`` equals ``1.0.0``)."""
     if version is None:
         return None
-    exact = catalog.release(version)
-    if exact is not None:
-        return exact
-    for rel in catalog.releases:
-        if versioning.is_valid(rel.version) and versioning.compare(rel.version, version) == 0:
-            return rel
-    return None
+    index = view.find(version)
+    return None if index is None else catalog.releases[index]
 
 
-def _released_at(catalog: Catalog, version: str | None, versioning: Versioning) -> datetime | None:
-    rel = _find(catalog, version, versioning)
+def _released_at(catalog: Catalog, version: str | None, view: CatalogView) -> datetime | None:
+    rel = _find(catalog, version, view)
     return rel.released_at if rel else None
 
 

@@ -1,9 +1,18 @@
-"""npm semver versions and ranges, on ``nodesemver`` (a port of npm's node-semver).
+"""npm semver versions and ranges, evaluated on parsed tuples (npm's node-semver semantics).
 
-Parsing is strict except where npm itself is lenient: a leading ``v`` or ``=`` (and spaces) is
-dropped first, as ``semver.clean`` does. Range membership follows node-semver's default
-prerelease rule: a prerelease satisfies a range only through a comparator that has a
-prerelease on the same ``[major, minor, patch]`` (github.com/npm/node-semver#prerelease-tags).
+A range is parsed once, exactly as node-semver 7.8 (``classes/range.js``, ``internal/re.js``)
+desugars it with default options (not loose, ``includePrerelease`` false): the same regular
+expressions rewrite hyphen ranges, x-ranges, ``~``, ``^`` (0.x rules included), ``*`` and
+``""`` into sets of primitive comparators, which are then compiled to precedence keys. Matching
+a version is tuple comparison. A prerelease satisfies a comparator set only when a comparator
+of that set has a prerelease on the same ``[major, minor, patch]``
+(github.com/npm/node-semver#prerelease-tags).
+
+Versions are parsed as ``semver.clean`` does (surrounding spaces and leading ``=``/``v``
+dropped, then strict semver 2.0.0), with node-semver's bounds: at most 256 characters and
+components no larger than ``Number.MAX_SAFE_INTEGER``. The one deliberate difference from
+node-semver: numeric prerelease identifiers of 16 digits and more compare exactly (semver
+2.0.0 §11) rather than as JavaScript doubles.
 """
 
 from __future__ import annotations
@@ -12,42 +21,108 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any
 
-import nodesemver
-
 from patchula.versioning.base import has_long_number
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from patchula.models import UpdateType
 
 ID = "npm"
 
+# node-semver ``internal/constants.js``.
+MAX_LENGTH = 256
+MAX_SAFE_INTEGER = 2**53 - 1
+
+# What JavaScript's ``\s`` and ``String.prototype.trim`` treat as white space (ECMA-262
+# WhiteSpace and LineTerminator); Python's ``\s`` and ``str.strip`` differ (``\x1c``-``\x1f``,
+# ``\x85``; no ``\ufeff``), so node-semver's whitespace rules are spelled out.
+_SPACE = "\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_S = f"[{_SPACE}]"
+_SPACE_RUN = re.compile(f"{_S}+")
+_TRIM = re.compile(f"\\A{_S}+|{_S}+\\Z")
+
+
+def _trim(text: str) -> str:
+    return _TRIM.sub("", text)
+
+
 # What ``semver.clean`` strips before parsing: surrounding spaces and leading ``=`` / ``v``.
-_LENIENT_PREFIX = re.compile(r"^[=v\s]+")
+_LENIENT_PREFIX = re.compile(f"\\A[=v{_SPACE}]+")
 
 
-# Versions are parsed again and again while sorting and comparing one catalog; they are
-# immutable strings, so memoise.
-@functools.lru_cache(maxsize=65536)
-def _parse(version: str) -> Any | None:  # noqa: ANN401 - nodesemver.SemVer is untyped
-    cleaned = _LENIENT_PREFIX.sub("", version.strip())
-    if not cleaned or has_long_number(cleaned):
-        return None
-    try:
-        return nodesemver.make_semver(cleaned, loose=False)
-    except ValueError:
-        return None
+def _safe(source: str) -> str:
+    """Apply node-semver's ``makeSafeRegex``: bound the greedy tokens it bounds."""
+    for token, most in (("\\s", 1), ("\\d", MAX_LENGTH), ("[a-zA-Z0-9-]", MAX_LENGTH - 6)):
+        source = source.replace(f"{token}*", f"{token}{{0,{most}}}")
+        source = source.replace(f"{token}+", f"{token}{{1,{most}}}")
+    return source
 
 
-@functools.lru_cache(maxsize=4096)
-def _parse_range(constraint: str) -> Any | None:  # noqa: ANN401 - nodesemver.Range is untyped
-    if has_long_number(constraint):
+def _compile(source: str, *, safe: bool = True) -> re.Pattern[str]:
+    # ``$`` in JavaScript (no ``m`` flag) is only the end; Python's also matches before a final
+    # newline. ``\d`` is ASCII in JavaScript; ``\s`` follows ECMA-262 (``_S``).
+    text = (_safe(source) if safe else source).replace("$", r"\Z")
+    return re.compile(
+        text.replace("[v=\\s]", f"[v={_SPACE}]").replace("\\s", _S).replace("\\d", "[0-9]")
+    )
+
+
+# The sources of node-semver ``internal/re.js``, token for token.
+_NUMERIC = r"0|[1-9]\d*"
+_NUMERIC_LOOSE = r"\d+"
+_NON_NUMERIC = r"\d*[a-zA-Z-][a-zA-Z0-9-]*"
+_MAIN = rf"({_NUMERIC})\.({_NUMERIC})\.({_NUMERIC})"
+_MAIN_LOOSE = rf"({_NUMERIC_LOOSE})\.({_NUMERIC_LOOSE})\.({_NUMERIC_LOOSE})"
+_PRE_ID = rf"(?:{_NON_NUMERIC}|{_NUMERIC})"
+_PRE_ID_LOOSE = rf"(?:{_NON_NUMERIC}|{_NUMERIC_LOOSE})"
+_PRE = rf"(?:-({_PRE_ID}(?:\.{_PRE_ID})*))"
+_PRE_LOOSE = rf"(?:-?({_PRE_ID_LOOSE}(?:\.{_PRE_ID_LOOSE})*))"
+_BUILD_ID = r"[a-zA-Z0-9-]+"
+_BUILD = rf"(?:\+({_BUILD_ID}(?:\.{_BUILD_ID})*))"
+_FULL_PLAIN = rf"v?{_MAIN}{_PRE}?{_BUILD}?"
+_LOOSE_PLAIN = rf"[v=\s]*{_MAIN_LOOSE}{_PRE_LOOSE}?{_BUILD}?"
+_GTLT = r"((?:<|>)?=?)"
+_XID = rf"{_NUMERIC}|x|X|\*"
+_XRANGE_PLAIN = rf"[v=\s]*({_XID})(?:\.({_XID})(?:\.({_XID})(?:{_PRE})?{_BUILD}?)?)?"
+
+_FULL = _compile(rf"^{_FULL_PLAIN}$")
+_XRANGE = _compile(rf"^{_GTLT}\s*{_XRANGE_PLAIN}$")
+_TILDE_TRIM = _compile(r"(\s*)(?:~>?)\s+")
+_TILDE = _compile(rf"^(?:~>?){_XRANGE_PLAIN}$")
+_CARET_TRIM = _compile(r"(\s*)(?:\^)\s+")
+_CARET = _compile(rf"^(?:\^){_XRANGE_PLAIN}$")
+_COMPARATOR = _compile(rf"^{_GTLT}\s*({_FULL_PLAIN})$|^$")
+_COMPARATOR_TRIM = _compile(rf"(\s*){_GTLT}\s*({_LOOSE_PLAIN}|{_XRANGE_PLAIN})")
+_HYPHEN = _compile(rf"^\s*({_XRANGE_PLAIN})\s+-\s+({_XRANGE_PLAIN})\s*$")
+_STAR = _compile(r"(<|>)?=?\s*\*")
+_GTE0 = _compile(r"^\s*>=\s*0\.0\.0\s*$")
+_BUILD_SAFE = _compile(_BUILD)
+# ``BUILDSTRIPRE`` in range.js is built from the unbounded source.
+_BUILD_STRIP = _compile(_BUILD, safe=False)
+_DIGITS = re.compile(r"[0-9]+")
+
+# A parsed version: (major, minor, patch, prerelease identifiers); build metadata dropped.
+Version = tuple[int, int, int, tuple[int | str, ...]]
+# A precedence key: (major, minor, patch, pre) where a release's ``pre`` is ``(1,)``, above every
+# prerelease's ``(0, identifier keys...)``.
+Key = tuple[Any, ...]
+
+
+def _semver(text: str) -> Version | None:
+    """node-semver's ``new SemVer(text)`` (strict), or ``None`` where it throws."""
+    if len(text) > MAX_LENGTH:
         return None
-    try:
-        return nodesemver.make_range(constraint.strip(), loose=False)
-    except ValueError:
+    match = _FULL.match(_trim(text))
+    if match is None:
         return None
+    major, minor, patch = int(match[1]), int(match[2]), int(match[3])
+    if max(major, minor, patch) > MAX_SAFE_INTEGER:
+        return None
+    pre: tuple[int | str, ...] = ()
+    if match[4]:
+        pre = tuple(int(i) if _DIGITS.fullmatch(i) else i for i in match[4].split("."))
+    return (major, minor, patch, pre)
 
 
 def _identifier_key(identifier: int | str) -> tuple[int, int, str]:
@@ -55,6 +130,287 @@ def _identifier_key(identifier: int | str) -> tuple[int, int, str]:
     if isinstance(identifier, int):
         return (0, identifier, "")
     return (1, 0, identifier)
+
+
+def _key(version: Version) -> Key:
+    major, minor, patch, pre = version
+    pre_key: tuple[Any, ...] = (0, *(_identifier_key(i) for i in pre)) if pre else (1,)
+    return (major, minor, patch, pre_key)
+
+
+# Versions are parsed again and again while sorting and comparing catalogs; they are immutable
+# strings, so memoise.
+@functools.lru_cache(maxsize=65536)
+def _parse(version: str) -> Version | None:
+    cleaned = _LENIENT_PREFIX.sub("", _trim(version))
+    if not cleaned or has_long_number(cleaned):
+        return None
+    return _semver(cleaned)
+
+
+@functools.lru_cache(maxsize=65536)
+def _keyed(version: str) -> tuple[Version, Key] | None:
+    """The parsed version and its precedence key, or ``None`` when invalid."""
+    parsed = _parse(version)
+    return None if parsed is None else (parsed, _key(parsed))
+
+
+# --- node-semver's range desugaring (classes/range.js), default options -------------------
+
+
+def _is_x(part: str | None) -> bool:
+    return not part or part.lower() == "x" or part == "*"
+
+
+def _each_word(replace: Callable[[str], str]) -> Callable[[str], str]:
+    """Apply ``replace`` to each white-space separated word, as node-semver's replacers do."""
+
+    def apply(comp: str) -> str:
+        return " ".join(replace(word) for word in _SPACE_RUN.split(_trim(comp)))
+
+    return apply
+
+
+def _replace_tilde(comp: str) -> str:
+    def tilde(match: re.Match[str]) -> str:
+        major, minor, patch, pre = match[1], match[2], match[3], match[4]
+        if _is_x(major):
+            return ""
+        if _is_x(minor):
+            return f">={major}.0.0 <{int(major) + 1}.0.0-0"
+        if _is_x(patch):
+            return f">={major}.{minor}.0 <{major}.{int(minor) + 1}.0-0"
+        if pre:
+            return f">={major}.{minor}.{patch}-{pre} <{major}.{int(minor) + 1}.0-0"
+        return f">={major}.{minor}.{patch} <{major}.{int(minor) + 1}.0-0"
+
+    return _TILDE.sub(tilde, comp, count=1)
+
+
+def _replace_caret(comp: str) -> str:
+    def caret(match: re.Match[str]) -> str:
+        major, minor, patch, pre = match[1], match[2], match[3], match[4]
+        if _is_x(major):
+            return ""
+        if _is_x(minor):
+            return f">={major}.0.0 <{int(major) + 1}.0.0-0"
+        if _is_x(patch):
+            if major == "0":
+                return f">={major}.{minor}.0 <{major}.{int(minor) + 1}.0-0"
+            return f">={major}.{minor}.0 <{int(major) + 1}.0.0-0"
+        low = f">={major}.{minor}.{patch}-{pre}" if pre else f">={major}.{minor}.{patch}"
+        if major == "0":
+            if minor == "0":
+                return f"{low} <{major}.{minor}.{int(patch) + 1}-0"
+            return f"{low} <{major}.{int(minor) + 1}.0-0"
+        return f"{low} <{int(major) + 1}.0.0-0"
+
+    return _CARET.sub(caret, comp, count=1)
+
+
+def _replace_xrange(comp: str) -> str:
+    comp = _trim(comp)
+
+    def xrange(match: re.Match[str]) -> str:
+        gtlt, major, minor, patch = match[1], match[2], match[3], match[4]
+        if (_is_x(major) and not _is_x(minor)) or (_is_x(minor) and patch and not _is_x(patch)):
+            return comp  # ``invalidXRangeOrder``: left for the comparator parser to refuse
+        x_major = _is_x(major)
+        x_minor = x_major or _is_x(minor)
+        any_x = x_minor or _is_x(patch)
+        if gtlt == "=" and any_x:
+            gtlt = ""
+        if x_major:
+            return "<0.0.0-0" if gtlt in {">", "<"} else "*"
+        if gtlt and any_x:
+            m_num = 0 if x_minor else int(minor)
+            p_num = 0
+            M_num = int(major)  # noqa: N806 - node-semver's M/m/p
+            if gtlt == ">":
+                # >1 => >=2.0.0, >1.2 => >=1.3.0
+                gtlt = ">="
+                if x_minor:
+                    M_num, m_num = M_num + 1, 0  # noqa: N806
+                else:
+                    m_num += 1
+            elif gtlt == "<=":
+                # <=0.7.x is <0.8.0-0: any 0.7.x passes.
+                gtlt = "<"
+                if x_minor:
+                    M_num += 1  # noqa: N806
+                else:
+                    m_num += 1
+            pre = "-0" if gtlt == "<" else ""
+            return f"{gtlt}{M_num}.{m_num}.{p_num}{pre}"
+        if x_minor:
+            return f">={major}.0.0 <{int(major) + 1}.0.0-0"
+        if any_x:
+            return f">={major}.{minor}.0 <{major}.{int(minor) + 1}.0-0"
+        return match[0]
+
+    return _XRANGE.sub(xrange, comp, count=1)
+
+
+def _hyphen(match: re.Match[str]) -> str:
+    groups = match.groups()
+    start, f_major, f_minor, f_patch = groups[0:4]
+    end, t_major, t_minor, t_patch, t_pre = groups[6:11]
+    if _is_x(f_major):
+        low = ""
+    elif _is_x(f_minor):
+        low = f">={f_major}.0.0"
+    elif _is_x(f_patch):
+        low = f">={f_major}.{f_minor}.0"
+    else:
+        low = f">={start}"
+    if _is_x(t_major):
+        high = ""
+    elif _is_x(t_minor):
+        high = f"<{int(t_major) + 1}.0.0-0"
+    elif _is_x(t_patch):
+        high = f"<{t_major}.{int(t_minor) + 1}.0-0"
+    elif t_pre:
+        high = f"<={t_major}.{t_minor}.{t_patch}-{t_pre}"
+    else:
+        high = f"<={end}"
+    return _trim(f"{low} {high}")
+
+
+_replace_tildes = _each_word(_replace_tilde)
+_replace_carets = _each_word(_replace_caret)
+
+
+def _replace_xranges(comp: str) -> str:
+    return " ".join(_replace_xrange(word) for word in _SPACE_RUN.split(comp))
+
+
+def _parse_comparator(comp: str) -> str:
+    comp = _BUILD_SAFE.sub("", comp, count=1)
+    comp = _replace_carets(comp)
+    comp = _replace_tildes(comp)
+    comp = _replace_xranges(comp)
+    return _STAR.sub("", _trim(comp), count=1)
+
+
+# One compiled comparator: an operator among "", "<", "<=", ">", ">=" and the precedence key
+# of its version. node-semver's ANY comparator (``""``, ``*``) is left out of a compiled set:
+# it admits every version and never lets a prerelease in.
+Comparator = tuple[str, Key]
+# One comparator set: its comparators (ANDed) and the ``[major, minor, patch]`` of those with
+# a prerelease (npm's prerelease rule).
+ComparatorSet = tuple[tuple[Comparator, ...], frozenset[tuple[int, int, int]]]
+
+_NULL_SET = "<0.0.0-0"
+
+
+# node-semver's ``Comparator``: its ``value`` (operator and version, ``""`` for ANY), operator
+# and version (``None`` for ANY).
+_Parsed = tuple[str, str, Version | None]
+
+
+def _comparator(comp: str) -> _Parsed | None:
+    """node-semver's ``new Comparator(comp)``; ``None`` where it throws."""
+    comp = " ".join(_SPACE_RUN.split(_trim(comp)))
+    match = _COMPARATOR.match(comp)
+    if match is None:
+        return None
+    operator = match[1] or ""
+    if operator == "=":
+        operator = ""
+    if not match[2]:
+        return "", "", None
+    version = _semver(match[2])
+    if version is None:
+        return None
+    return operator + _format(version), operator, version
+
+
+def _format(version: Version) -> str:
+    major, minor, patch, pre = version
+    release = f"{major}.{minor}.{patch}"
+    return f"{release}-{'.'.join(str(i) for i in pre)}" if pre else release
+
+
+def _parse_set(part: str) -> list[_Parsed] | None:
+    """node-semver's ``Range.parseRange``: the comparators of one ``||`` alternative."""
+    part = _BUILD_STRIP.sub("", part)
+    part = _HYPHEN.sub(_hyphen, part, count=1)
+    part = _COMPARATOR_TRIM.sub(lambda m: m[1] + m[2] + m[3], part)
+    part = _TILDE_TRIM.sub(lambda m: m[1] + "~", part)
+    part = _CARET_TRIM.sub(lambda m: m[1] + "^", part)
+    words = " ".join(_parse_comparator(comp) for comp in part.split(" "))
+    comps = [_GTE0.sub("", _trim(comp), count=1) for comp in _SPACE_RUN.split(words)]
+    # Every comparator is parsed (and may throw) before the null-set check, as in range.js.
+    comparators = [c for c in (_comparator(comp) for comp in comps) if c is not None]
+    if len(comparators) < len(comps):
+        return None
+    parsed: dict[str, _Parsed] = {}
+    for comparator in comparators:
+        if comparator[0] == _NULL_SET:
+            return [comparator]
+        parsed[comparator[0]] = comparator
+    if len(parsed) > 1:
+        parsed.pop("", None)
+    return list(parsed.values())
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_range(constraint: str) -> tuple[ComparatorSet, ...] | None:
+    """node-semver's ``new Range(constraint)`` compiled to keys; ``None`` where it throws."""
+    if has_long_number(constraint):
+        return None
+    raw = _SPACE_RUN.sub(" ", _trim(constraint))
+    sets: list[list[_Parsed]] = []
+    for part in raw.split("||"):
+        parsed = _parse_set(_trim(part))
+        if parsed is None:
+            return None
+        sets.append(parsed)
+    if len(sets) > 1:
+        # Null sets go when another set remains; a lone ANY set makes the whole range ANY.
+        kept = [s for s in sets if s[0][0] != _NULL_SET] or sets[:1]
+        sets = next(([s] for s in kept if len(s) == 1 and s[0][0] == ""), kept)
+    return tuple(_compile_set(s) for s in sets)
+
+
+def _compile_set(comparators: list[_Parsed]) -> ComparatorSet:
+    compiled: list[Comparator] = []
+    pre_releases: set[tuple[int, int, int]] = set()
+    for _value, operator, version in comparators:
+        if version is None:
+            continue
+        compiled.append((operator, _key(version)))
+        if version[3]:
+            pre_releases.add(version[:3])
+    return tuple(compiled), frozenset(pre_releases)
+
+
+def _test(sets: tuple[ComparatorSet, ...], version: Version, key: Key) -> bool:
+    """node-semver's ``Range.test``/``testSet`` with ``includePrerelease`` false."""
+    for comparators, pre_releases in sets:
+        if version[3] and version[:3] not in pre_releases:
+            continue
+        for operator, bound in comparators:
+            if operator == ">=":
+                if key < bound:
+                    break
+            elif operator == "<":
+                if key >= bound:
+                    break
+            elif operator == ">":
+                if key <= bound:
+                    break
+            elif operator == "<=":
+                if key > bound:
+                    break
+            elif key != bound:
+                break
+        else:
+            return True
+    return False
+
+
+# --- the Versioning functions --------------------------------------------------------------
 
 
 def is_valid(version: str) -> bool:
@@ -65,7 +421,7 @@ def is_valid(version: str) -> bool:
 def is_stable(version: str) -> bool:
     """Return whether ``version`` is valid and has no prerelease part (build metadata ignored)."""
     parsed = _parse(version)
-    return parsed is not None and not parsed.prerelease
+    return parsed is not None and not parsed[3]
 
 
 @functools.lru_cache(maxsize=65536)
@@ -75,13 +431,10 @@ def sort_key(version: str) -> Any:  # noqa: ANN401 - the protocol leaves the key
     A valid key is ``(1, major, minor, patch, pre)`` where a release's ``pre`` is ``(1,)``, above
     every prerelease's ``(0, identifiers...)``; build metadata is ignored.
     """
-    parsed = _parse(version)
-    if parsed is None:
+    keyed = _keyed(version)
+    if keyed is None:
         return (0, version)
-    pre: tuple[Any, ...] = (
-        (0, *(_identifier_key(i) for i in parsed.prerelease)) if parsed.prerelease else (1,)
-    )
-    return (1, parsed.major, parsed.minor, parsed.patch, pre)
+    return (1, *keyed[1])
 
 
 def compare(a: str, b: str) -> int:
@@ -102,34 +455,35 @@ def exact_pin(constraint: str) -> str | None:
     gives it.
     """
     parsed = _parse(constraint)
-    return None if parsed is None else str(parsed.version)
+    return None if parsed is None else _format(parsed)
 
 
 def matches(version: str, constraint: str) -> bool:
     """Return whether ``version`` satisfies the range ``constraint`` (npm's prerelease rule)."""
-    parsed, semver_range = _parse(version), _parse_range(constraint)
-    if parsed is None or semver_range is None:
+    keyed, sets = _keyed(version), _parse_range(constraint)
+    if keyed is None or sets is None:
         return False
-    return bool(semver_range.test(parsed))
+    return _test(sets, *keyed)
 
 
 def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
     """Return the highest version in ``versions`` that satisfies ``constraint``.
 
-    npm prefers the ``latest`` dist-tag when it satisfies the range; that choice belongs to the
+    The first of equal versions (``1.2.3``, ``1.2.3+build``) wins, as in node-semver. npm
+    prefers the ``latest`` dist-tag when it satisfies the range; that choice belongs to the
     policy, which has the catalog.
     """
-    semver_range = _parse_range(constraint)
-    if semver_range is None:
+    sets = _parse_range(constraint)
+    if sets is None:
         return None
     best: str | None = None
     best_key: Any = None
     for version in versions:
-        parsed = _parse(version)
-        if parsed is None or not semver_range.test(parsed):
+        keyed = _keyed(version)
+        if keyed is None:
             continue
-        key = sort_key(version)
-        if best is None or key > best_key:
+        key = keyed[1]
+        if (best is None or key > best_key) and _test(sets, *keyed):
             best, best_key = version, key
     return best
 
@@ -143,8 +497,8 @@ def update_type(current: str, new: str) -> UpdateType | None:
     old_parsed, new_parsed = _parse(current), _parse(new)
     if old_parsed is None or new_parsed is None or sort_key(new) <= sort_key(current):
         return None
-    if old_parsed.major != new_parsed.major:
+    if old_parsed[0] != new_parsed[0]:
         return "major"
-    if old_parsed.minor != new_parsed.minor:
+    if old_parsed[1] != new_parsed[1]:
         return "minor"
     return "patch"

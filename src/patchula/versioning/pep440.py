@@ -101,7 +101,10 @@ def _contains(specs: SpecifierSet, version: str, *, prereleases: bool) -> bool:
         return len(specs) > 0 and all(_arbitrary_equal(spec, version) for spec in specs)
     if parsed.is_prerelease and not prereleases:
         return False
-    return specs.contains(version, prereleases=True)
+    # The parsed Version, not the string, which ``contains`` would parse again on every call;
+    # arbitrary equality (``===``) compares the string as written, so it gets the string.
+    arbitrary = any(spec.operator == "===" for spec in specs)
+    return specs.contains(version if arbitrary else parsed, prereleases=True)
 
 
 def _arbitrary_equal(spec: Specifier, version: str) -> bool:
