@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -160,3 +161,31 @@ async def test_go_rows_of_one_repository_look_up_times_concurrently(
     assert [(r.finding.status, r.finding.libyears is not None) for r in rows] == [
         ("outdated", True)
     ] * 3
+
+
+@pytest.mark.anyio
+async def test_a_run_evaluates_with_its_own_memo_not_the_process_one(
+    fake_registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Catalog views and verdicts live for one run: the process-wide memo is never consulted."""
+    # The module, not the function ``patchula.policy`` re-exports under the same name.
+    evaluate_module = importlib.import_module("patchula.policy.evaluate")
+
+    class Refusing(evaluate_module.EvaluationMemo):
+        def entry(self, *_: object, **__: object) -> Any:
+            raise AssertionError("the process-wide memo was used by a run")
+
+    monkeypatch.setattr(evaluate_module, "MEMO", Refusing())
+    fake_registry.npm.add("left-pad", {"1.0.0": NOW - timedelta(days=90)})
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "package.json").write_text('{"dependencies": {"left-pad": "^1.0.0"}}')
+    settings = Settings.model_validate({"registries": {"npm": fake_registry.url("npm")}})
+    async with make_client() as client:
+        result = await scan(
+            [str(tmp_path / "a"), str(tmp_path / "b")], settings, Fetcher(client), FixedClock(NOW)
+        )
+    findings = [repo.rows[0].finding for repo in result.repos]
+    assert [(f.current, f.latest, f.status) for f in findings] == [
+        ("1.0.0", "1.0.0", "up-to-date")
+    ] * 2

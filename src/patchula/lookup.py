@@ -28,6 +28,7 @@ from patchula.datasource.base import Fetch, SingleDocument
 from patchula.errors import LookupFailed
 from patchula.models import Catalog, Dependency, FetchResponse, Finding
 from patchula.policy import ReleaseAgePolicy, evaluate
+from patchula.policy.memo import EvaluationMemo
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import Versioning
@@ -120,6 +121,8 @@ class Lookups:
         self.on_progress: Progress | None = None
         self._times: dict[LookupKey, dict[str, datetime | None]] = {}
         self._time_locks: dict[LookupKey, anyio.Lock] = {}
+        # Catalog views and verdicts shared by every row of this run, and only of this run.
+        self._memo = EvaluationMemo()
 
     def key(self, datasource: str, package: str, view: CheckoutAccess) -> LookupKey:
         """The lookup of ``package`` for a checkout with ``view``'s registries and credentials."""
@@ -145,11 +148,11 @@ class Lookups:
         versioning = VERSIONINGS[dep.versioning]
         lazy = DATASOURCES[dep.datasource].release_times
         if lazy is None:
-            return catalog, evaluate(dep, catalog, versioning, policy, now, locked)
+            return catalog, evaluate(dep, catalog, versioning, policy, now, locked, memo=self._memo)
         known = self._times.setdefault(key, {})
         async with self._time_locks.setdefault(key, anyio.Lock()):
             catalog = _dated(catalog, known)
-            finding = evaluate(dep, catalog, versioning, policy, now, locked)
+            finding = evaluate(dep, catalog, versioning, policy, now, locked, memo=self._memo)
             try:
                 for _ in range(MAX_TIME_ROUNDS):
                     wanted = _times_needed(
@@ -170,7 +173,9 @@ class Lookups:
                             )
                         )
                     catalog = _dated(catalog, known)
-                    finding = evaluate(dep, catalog, versioning, policy, now, locked)
+                    finding = evaluate(
+                        dep, catalog, versioning, policy, now, locked, memo=self._memo
+                    )
             except LookupFailed as exc:
                 note = f"publish times unavailable: {exc.reason}"
                 reason = f"{finding.reason}; {note}" if finding.reason else note
