@@ -13,6 +13,7 @@ import pytest
 from patchula.clock import FixedClock
 from patchula.http.fetcher import Fetcher, make_client
 from patchula.models import FetchResponse
+from patchula.policy.memo import EvaluationMemo
 from patchula.scan import scan
 from patchula.settings import Settings
 from tests.fake_registry import FakeRegistry
@@ -171,7 +172,7 @@ async def test_a_run_evaluates_with_its_own_memo_not_the_process_one(
     # The module, not the function ``patchula.policy`` re-exports under the same name.
     evaluate_module = importlib.import_module("patchula.policy.evaluate")
 
-    class Refusing(evaluate_module.EvaluationMemo):
+    class Refusing(EvaluationMemo):
         def entry(self, *_: object, **__: object) -> Any:
             raise AssertionError("the process-wide memo was used by a run")
 
