@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from patchula.datasource import DATASOURCES, crates
+from patchula.datasource import DATASOURCES
 from patchula.http.auth import (
     Credential,
     StaticCredentials,
@@ -570,7 +570,9 @@ class RegistryAccess:
         unused = {s: why for s, why in user.unused.items() if s not in above_user}
         unused |= {s: why for s, why in own.unused.items() if s not in above_own}
         covered = {c.scope.split("/", 3)[2] for c in by_scope.values()}
-        for url in self._origins(registries, npm):
+        # Without ~/.netrc logins there is nothing to match: the origins (which import every
+        # datasource for its default base URL) are not listed.
+        for url in self._origins(registries, npm) if self._netrc else ():
             # netrc names machines, not ports or schemes: a login for a host applies to every
             # registry origin on it that has no other credential (as curl and pip use it).
             root = scope_of(url).split("/", 3)
@@ -595,6 +597,8 @@ class RegistryAccess:
 
     def _origins(self, registries: Mapping[str, str], npm: NpmRegistries) -> list[str]:
         """Every registry base URL a lookup may use (datasource defaults included)."""
+        from patchula.datasource import crates  # noqa: PLC0415 - lazy: start-up
+
         urls = [npm.default, *npm.scopes.values(), crates.DEFAULT_API_URL]
         urls += [registries.get(i) or m.default_base_url for i, m in DATASOURCES.items()]
         for value in registries.values():

@@ -17,11 +17,15 @@ import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pathspec
 
 from patchula.errors import ManifestError
-from patchula.manager import MANAGERS, Manager
+from patchula.manager import MANAGERS
+
+if TYPE_CHECKING:
+    from patchula.manager.base import Manager
 
 ALWAYS_SKIPPED_DIRS = frozenset(
     {
@@ -107,8 +111,8 @@ class Walk:
     ) -> None:
         self._root = root.resolve()
         self._ignore = _ignore_spec(tuple(ignore_paths))
-        chosen = set(MANAGERS if managers is None else managers)
-        self._managers = {k: m for k, m in MANAGERS.items() if k in chosen}
+        # Still lazy: a manager's module is imported when the first file is matched.
+        self._managers = MANAGERS if managers is None else MANAGERS.only(managers)
         self.result = Discovery()
 
     def steps(self) -> Iterator[None]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import anyio
 import anyio.abc
@@ -24,7 +24,6 @@ import anyio.lowlevel
 
 from patchula.credentials import CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES
-from patchula.datasource.base import Fetch, SingleDocument
 from patchula.errors import LookupFailed
 from patchula.models import Catalog, Dependency, FetchResponse, Finding
 from patchula.policy import ReleaseAgePolicy, evaluate
@@ -32,6 +31,9 @@ from patchula.policy.memo import EvaluationMemo
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import Versioning
+
+if TYPE_CHECKING:
+    from patchula.datasource.base import Fetch, SingleDocument
 
 # ``(done, started)`` lookups, called each time one finishes.
 Progress = Callable[[int, int], None]
@@ -123,6 +125,9 @@ class Lookups:
         self._time_locks: dict[LookupKey, anyio.Lock] = {}
         # Catalog views and verdicts shared by every row of this run, and only of this run.
         self._memo = EvaluationMemo()
+        # Run once, before the first lookup of a datasource (``scan``: crates.io's pacing), so
+        # what a datasource needs set up costs nothing in a run that never looks one up.
+        self.prepare: dict[str, Callable[[], None]] = {}
 
     def key(self, datasource: str, package: str, view: CheckoutAccess) -> LookupKey:
         """The lookup of ``package`` for a checkout with ``view``'s registries and credentials."""
@@ -189,6 +194,9 @@ class Lookups:
             return
         self._requested.add(key)
         self.started += 1
+        prepare = self.prepare.pop(datasource, None)
+        if prepare is not None:
+            prepare()
         if self._fresh_many is not None and _single_request(datasource) is not None:
             # Single-request datasources: the lookups requested in this event-loop turn are
             # first answered together from fresh cache entries, without a task each.

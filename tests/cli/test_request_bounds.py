@@ -131,7 +131,7 @@ def test_reads_may_last_as_long_as_the_deadline(
     """--request-deadline 120: no per-read timeout shorter than the deadline cuts an attempt."""
     import httpx  # noqa: PLC0415 - only this test inspects the client
 
-    from patchula.cli import run as cli_run  # noqa: PLC0415
+    from patchula.http import fetcher  # noqa: PLC0415
     from patchula.http.fetcher import make_client  # noqa: PLC0415
 
     made: list[httpx.Timeout] = []
@@ -142,7 +142,8 @@ def test_reads_may_last_as_long_as_the_deadline(
         made.append(client.timeout)
         return client
 
-    monkeypatch.setattr(cli_run, "make_client", spy)
+    # The fetcher makes the run's client when it sends the first request.
+    monkeypatch.setattr(fetcher, "make_client", spy)
     (tmp_path / "package.json").write_text(json.dumps({"dependencies": {"fine": "1.0.0"}}))
     args = ["run", str(tmp_path), "--no-cache", "--registry", f"npm={registry.url('npm')}"]
     result = runner.invoke(app, [*args, "--request-deadline", "120"], catch_exceptions=False)

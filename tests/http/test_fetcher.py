@@ -19,6 +19,7 @@ from patchula.http.fetcher import (
     make_client,
     retry_after_seconds,
 )
+from tests.fake_registry import FakeRegistry
 from tests.faketime import FakeTime
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -440,3 +441,28 @@ async def test_bare_host_limit_covers_every_port_unless_one_has_its_own() -> Non
     assert fetcher.limit_for("127.0.0.1:7070") == 3
     assert fetcher.limit_for("127.0.0.2:8080") == 16
     assert fetcher.limits_used() == {"127.0.0.1", "127.0.0.1:7070"}
+
+
+def test_the_fetcher_names_the_transport_body_bound() -> None:
+    """``fetcher.DEFAULT_MAX_BODY_BYTES`` (named there: no transport import) is the transport's."""
+    from patchula.http import fetcher, transport  # noqa: PLC0415 - the two modules compared
+
+    assert fetcher.DEFAULT_MAX_BODY_BYTES == transport.DEFAULT_MAX_BODY_BYTES == 256 * 1024**2
+
+
+@pytest.mark.anyio
+async def test_a_fetcher_without_a_client_makes_one_at_its_first_request(
+    fake_registry: FakeRegistry,
+) -> None:
+    """``Fetcher()`` makes the run's client (``make_client``) at its first request; closes it."""
+    fake_registry.npm.add("lazy", {"1.0.0": datetime(2025, 1, 1, tzinfo=UTC)})
+    fetcher = Fetcher(request_deadline=7.0)
+    assert fetcher._own_client is None
+    response = await fetcher(f"{fake_registry.url('npm')}/lazy")
+    assert response.status == 200
+    client = fetcher._own_client
+    assert client is not None
+    assert client.timeout.read == 7.0
+    await fetcher.aclose()
+    assert client.is_closed
+    assert fetcher._own_client is None

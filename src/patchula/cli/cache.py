@@ -1,4 +1,7 @@
-"""``patchula cache path`` and ``patchula cache prune``: the SQLite cache file and its budget."""
+"""``patchula cache path`` and ``patchula cache prune``: the SQLite cache file and its budget.
+
+The cache engine, settings and rich are imported when a command runs (issue 12: start-up).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from patchula.cache import Cache, CacheError, default_cache_path
 from patchula.cli.exit_codes import EXIT_USAGE
 from patchula.errors import ConfigError
-from patchula.settings import load_settings
 
 cache_app = typer.Typer(help="Inspect and maintain the SQLite cache.", no_args_is_help=True)
 
@@ -22,6 +22,11 @@ def cache_path(
     config: Annotated[Path | None, typer.Option(help="Config file.", metavar="PATH")] = None,
 ) -> None:
     """Print the cache file in use (from --cache, PATCHULA_CACHE, config, or the default)."""
+    from rich.console import Console  # noqa: PLC0415 - lazy: start-up
+
+    from patchula.cache import default_cache_path  # noqa: PLC0415 - lazy: start-up
+    from patchula.settings import load_settings  # noqa: PLC0415 - lazy: start-up
+
     try:
         settings = load_settings({"config": config, "cache": cache})
     except ConfigError as exc:
@@ -38,6 +43,11 @@ def cache_prune(
     ] = None,
 ) -> None:
     """Evict least recently used HTTP entries down to the budget and compact the file."""
+    from rich.console import Console  # noqa: PLC0415 - lazy: start-up
+
+    from patchula.cache import Cache, CacheError, default_cache_path  # noqa: PLC0415 - lazy: start-up
+    from patchula.settings import load_settings  # noqa: PLC0415 - lazy: start-up
+
     err = Console(stderr=True, soft_wrap=True)
     try:
         settings = load_settings({"cache": cache, "cache_budget": cache_budget})

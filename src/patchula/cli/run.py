@@ -1,38 +1,64 @@
-"""``patchula run``: options → settings → one scan → printed results, ``--report``, exit code."""
+"""``patchula run``: options → settings → one scan → printed results, ``--report``, exit code.
+
+What only a run needs (settings, the scan, the cache, HTTP, the report, rich) is imported when
+the command runs, not when the CLI is built: ``patchula --version`` imports none of it, and a
+run imports HTTP only for its first request and rich only to draw (issue 12: start-up).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from patchula.cache import Cache, CacheError, default_cache_path
 from patchula.cli.exit_codes import EXIT_USAGE, exit_code
-from patchula.clock import Clock, FixedClock, SystemClock
-from patchula.credentials import RegistryAccess
-from patchula.datasource import goproxy
 from patchula.errors import ConfigError
-from patchula.http.fetcher import Fetcher, make_client
 from patchula.manager import MANAGERS
-from patchula.report.model import CacheReport, ScanReport, build_report
-from patchula.report.render import (
-    render_json,
-    render_markdown,
-    render_table,
-    summary_line,
-    unvalidated_line,
-)
-from patchula.scan import freeze_startup_objects, scan
-from patchula.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from patchula.cache import Cache
+    from patchula.clock import Clock
+    from patchula.credentials import RegistryAccess
+    from patchula.http.fetcher import Fetcher
+    from patchula.report.model import CacheReport, ScanReport
+    from patchula.settings import Settings
+
+
+class LazyConsole:
+    """rich's stderr console (soft-wrapped), made when something is first printed or asked.
+
+    A run that says nothing on stderr and draws no progress bar never imports rich.
+    """
+
+    def __init__(self) -> None:
+        self._console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        """The console itself (made now if it was not yet)."""
+        if self._console is None:
+            from rich.console import Console  # noqa: PLC0415 - lazy: start-up
+
+            self._console = Console(stderr=True, soft_wrap=True)
+        return self._console
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether stderr is a terminal, as rich decides (``FORCE_COLOR``, ``TTY_COMPATIBLE``)."""
+        return self.console.is_terminal
+
+    def print(self, text: str, *, markup: bool, highlight: bool) -> None:
+        """``Console.print`` of one message."""
+        self.console.print(text, markup=markup, highlight=highlight)
 
 
 def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
@@ -194,7 +220,12 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "enabled_managers": ",".join(enabled_managers) if enabled_managers else None,
         "disabled_managers": ",".join(disabled_managers) if disabled_managers else None,
     }
-    err = Console(stderr=True, soft_wrap=True)
+    import anyio  # noqa: PLC0415 - lazy: start-up
+
+    from patchula.scan import freeze_startup_objects  # noqa: PLC0415 - lazy: start-up
+    from patchula.settings import load_settings  # noqa: PLC0415 - lazy: start-up
+
+    err = LazyConsole()
     try:
         settings = load_settings(cli)
         freeze_startup_objects()
@@ -216,13 +247,15 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     raise typer.Exit(code)
 
 
-def open_cache(settings: Settings, err: Console) -> Cache | None:
+def open_cache(settings: Settings, err: LazyConsole) -> Cache | None:
     """Open the run's cache, or ``None`` with ``--no-cache``.
 
     A cache that cannot be used (a newer patchula's schema, an unwritable or busy file) is
     replaced by an in-memory one, so the scan still completes; the reason is printed on
     stderr and kept as the cache's ``fallback`` (the report's ``cache.fallback``).
     """
+    from patchula.cache import Cache, CacheError, default_cache_path  # noqa: PLC0415 - lazy: start-up
+
     if settings.no_cache:
         return None
     path = settings.cache or default_cache_path()
@@ -235,7 +268,7 @@ def open_cache(settings: Settings, err: Console) -> Cache | None:
     return cache
 
 
-async def _run(targets: list[str], settings: Settings, err: Console) -> ScanReport:
+async def _run(targets: list[str], settings: Settings, err: LazyConsole) -> ScanReport:
     cache = open_cache(settings, err)
     shown = len(cache.warnings) if cache is not None else 0
     try:
@@ -248,12 +281,14 @@ async def _run(targets: list[str], settings: Settings, err: Console) -> ScanRepo
                 err.print(f"patchula: warning: {warning}", markup=False, highlight=False)
 
 
-def registry_access(settings: Settings, err: Console) -> RegistryAccess:
+def registry_access(settings: Settings, err: LazyConsole) -> RegistryAccess:
     """The run's credential sources (``credentials``), read from this process's env and home.
 
     Their warnings (an unset ``${VAR}`` in ~/.npmrc, a damaged ~/.netrc) go to stderr; they
     name files, lines and variables, never a secret.
     """
+    from patchula.credentials import RegistryAccess  # noqa: PLC0415 - lazy: start-up
+
     try:
         home: Path | None = Path.home()
     except RuntimeError:  # no HOME and no passwd entry: no user files to read
@@ -266,40 +301,51 @@ def registry_access(settings: Settings, err: Console) -> RegistryAccess:
 
 
 async def _scan_with(
-    targets: list[str], settings: Settings, err: Console, cache: Cache | None
+    targets: list[str], settings: Settings, err: LazyConsole, cache: Cache | None
 ) -> ScanReport:
+    from patchula.clock import FixedClock, SystemClock  # noqa: PLC0415 - lazy: start-up
+    from patchula.http.fetcher import Fetcher  # noqa: PLC0415 - lazy: start-up
+    from patchula.report.model import build_report  # noqa: PLC0415 - lazy: start-up
+    from patchula.scan import scan  # noqa: PLC0415 - lazy: start-up
+
     access = registry_access(settings, err)
-    # Reads may take as long as the request deadline: the deadline is the one bound of time.
-    async with make_client(timeout=settings.request_deadline) as client:
-        fetcher = Fetcher(
-            client,
+    # The fetcher makes the run's client (``make_client``) when the first request is sent, its
+    # reads bounded by the request deadline, the one bound of time; the scan sets the Go
+    # proxy's freshness floor (``--go-freshness-secs``) before the first Go lookup.
+    async with contextlib.aclosing(
+        Fetcher(
             credentials=access,
             host_limits=settings.host_concurrency,
             default_limit=settings.default_host_concurrency,
             cache=cache,
-            freshness_floors=dict.fromkeys(
-                goproxy.DATASOURCE.freshness_floor_representations,
-                float(settings.go_freshness_secs),
-            ),
             request_deadline=settings.request_deadline,
             max_body_bytes=settings.max_body_bytes,
         )
+    ) as fetcher:
         # --now moves only the policy's "now" (and evaluatedAt); HTTP freshness, deadlines
         # and back-off keep the real time of the fetcher's own timer.
         clock: Clock = FixedClock(settings.now) if settings.now is not None else SystemClock()
         show_progress = (
             settings.format == "table"
             and not settings.quiet
-            and err.is_terminal
             and settings.progress
+            and err.is_terminal
         )
         if show_progress:
+            from rich.progress import (  # noqa: PLC0415 - lazy: start-up
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             with Progress(
                 TextColumn("looking up"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
-                console=err,
+                console=err.console,
                 transient=True,
             ) as bar:
                 task = bar.add_task("lookups", total=None)
@@ -331,7 +377,9 @@ def _bare_host(host: str) -> str:
     return name if sep and port.isdigit() else host
 
 
-def _note_unused_limits(unused: list[str], contacted: Mapping[str, object], err: Console) -> None:
+def _note_unused_limits(
+    unused: list[str], contacted: Mapping[str, object], err: LazyConsole
+) -> None:
     """Say which ``--host-concurrency`` limits governed no request, and why.
 
     A bare host's limit covers its ports unless a ``host:port`` entry is more specific: when
@@ -363,6 +411,8 @@ def _emit(report: ScanReport, settings: Settings) -> int:
     The results come first, so a scan's output is never lost to an unwritable report path (a
     directory, a read-only one); the failure is then said on stderr, naming the path.
     """
+    from patchula.report.render import render_json  # noqa: PLC0415 - lazy: start-up
+
     _print(report, settings)
     code = exit_code(report, settings.fail_on)
     if settings.report is not None:
@@ -370,7 +420,7 @@ def _emit(report: ScanReport, settings: Settings) -> int:
             write_report(settings.report, render_json(report))
         except OSError as exc:
             sys.stdout.flush()
-            Console(stderr=True, soft_wrap=True).print(
+            LazyConsole().print(
                 f"patchula: error: cannot write report {settings.report}: {exc.strerror or exc}",
                 markup=False,
                 highlight=False,
@@ -401,6 +451,13 @@ def write_report(path: Path, text: str) -> None:
 
 
 def _print(report: ScanReport, settings: Settings) -> None:
+    from patchula.report.render import (  # noqa: PLC0415 - lazy: start-up
+        render_json,
+        render_markdown,
+        render_table,
+        summary_line,
+    )
+
     if settings.format == "json":
         sys.stdout.write(render_json(report))
     elif settings.format == "markdown":
@@ -408,6 +465,8 @@ def _print(report: ScanReport, settings: Settings) -> None:
     elif settings.quiet:
         sys.stdout.write(summary_line(report) + "\n")
     else:
+        from rich.console import Console  # noqa: PLC0415 - lazy: start-up
+
         console = Console(no_color=bool(os.environ.get("NO_COLOR")) or None)
         if console.is_terminal:
             render_table(report, console, show_all=settings.verbose > 0)
@@ -446,6 +505,8 @@ def _columns(default: int) -> int:
 
 
 def _print_hosts(report: ScanReport, console: Console) -> None:
+    from patchula.report.render import unvalidated_line  # noqa: PLC0415 - lazy: start-up
+
     if not report.hosts:
         console.print("no registry requests were sent", markup=False, highlight=False)
     if report.cache is not None:
@@ -472,6 +533,8 @@ def _print_hosts(report: ScanReport, console: Console) -> None:
 
 
 def _cache_report(cache: Cache | None, fetcher: Fetcher) -> CacheReport | None:
+    from patchula.report.model import CacheReport  # noqa: PLC0415 - lazy: start-up
+
     if cache is None:
         return None
     use = fetcher.cache_stats

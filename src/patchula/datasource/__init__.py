@@ -2,13 +2,20 @@
 
 Each module exports one ``DATASOURCE`` (``patchula.datasource.base.Datasource``) naming every
 ability it has; callers ask the object, never the module (see README "Adding a datasource").
+A module is imported when its id is first looked up (``plugins.LazyRegistry``): a run makes no
+lookup of a registry it needs nothing from, so it never imports that datasource.
 """
 
 from __future__ import annotations
 
-from patchula.datasource import crates, goproxy, npm, pypi
-from patchula.datasource.base import Datasource
+from typing import TYPE_CHECKING
 
-DATASOURCES: dict[str, Datasource] = {
-    ds.id: ds for ds in (npm.DATASOURCE, pypi.DATASOURCE, crates.DATASOURCE, goproxy.DATASOURCE)
-}
+from patchula.plugins import LazyRegistry
+
+if TYPE_CHECKING:
+    from patchula.datasource.base import Datasource
+
+DATASOURCES: LazyRegistry[Datasource] = LazyRegistry(
+    {ident: f"patchula.datasource.{ident}" for ident in ("npm", "pypi", "crates", "goproxy")},
+    attribute="DATASOURCE",
+)

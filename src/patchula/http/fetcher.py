@@ -18,11 +18,10 @@ import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
-import httpx
 
 from patchula import __version__
 from patchula.cache import Cache, HttpEntry
@@ -37,15 +36,14 @@ from patchula.http.governor import (
     read_signal,
     retry_after_seconds,
 )
-from patchula.http.transport import (
-    ACCEPT_ENCODING,
-    DEFAULT_MAX_BODY_BYTES,
-    BodyTooLarge,
-    PerHostPoolTransport,
-    RawResponse,
-    read_body,
-)
 from patchula.models import Derive, FetchResponse
+
+if TYPE_CHECKING:
+    # httpx, httpcore and the transport are imported when the first request is sent (or a
+    # client is made): a run that looks nothing up never imports them (issue 12: start-up).
+    import httpx
+
+    from patchula.http.transport import PerHostPoolTransport, RawResponse
 
 __all__ = [
     "MAX_REDIRECTS",
@@ -60,6 +58,9 @@ __all__ = [
 ]
 
 DEFAULT_HOST_CONCURRENCY = 16
+# ``transport.DEFAULT_MAX_BODY_BYTES`` (a test keeps them equal), named here so that building a
+# ``Fetcher`` imports no transport.
+DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
 MAX_RETRIES = 3
 # Seconds one request may take in all (attempts, redirect hops, back-off pauses).
 DEFAULT_REQUEST_DEADLINE = 30.0
@@ -117,6 +118,8 @@ def _proxied(url: str, proxies: Mapping[str, str]) -> bool:
     """Return whether the proxy variables (``proxies``, read once per run) route ``url``."""
     if not proxies:
         return False
+    import httpx  # noqa: PLC0415 - lazy: start-up
+
     parsed = httpx.URL(url)
     if parsed.scheme not in proxies and "all" not in proxies:
         return False
@@ -175,6 +178,13 @@ def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
     ``Fetcher`` follows them (PyPI answers non-canonical names with 301), each hop through its
     own host's limiter.
     """
+    import httpx  # noqa: PLC0415 - lazy: start-up
+
+    from patchula.http.transport import (  # noqa: PLC0415 - lazy: start-up
+        ACCEPT_ENCODING,
+        PerHostPoolTransport,
+    )
+
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
         transport=PerHostPoolTransport(),
@@ -191,6 +201,8 @@ def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
     httpx reads the proxy variables only for clients without a transport of their own, so they
     are mounted here. ``NO_PROXY`` is applied per request by the fetcher (``_proxied``).
     """
+    import httpx  # noqa: PLC0415 - lazy: start-up
+
     proxies = urllib.request.getproxies()
     mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
     for scheme in ("http", "https"):
@@ -243,7 +255,7 @@ class Fetcher:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: httpx.AsyncClient | None = None,
         *,
         host_limits: Mapping[str, int] | None = None,
         default_limit: int = DEFAULT_HOST_CONCURRENCY,
@@ -254,7 +266,10 @@ class Fetcher:
         request_deadline: float = DEFAULT_REQUEST_DEADLINE,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
-        self._client = client
+        # ``None``: the run's own client (``make_client``), made when the first request is sent
+        # and closed by ``aclose``, so a run that sends none never imports httpx.
+        self._given_client = client
+        self._own_client: httpx.AsyncClient | None = None
         self._credentials = credentials
         self._deadline = request_deadline
         self._max_body = max_body_bytes
@@ -286,6 +301,21 @@ class Fetcher:
         # Registry documents are derived in worker threads, at most four at once, so the event
         # loop stays free while large packuments are parsed.
         self._derivers = anyio.CapacityLimiter(4)
+
+    @property
+    def _client(self) -> httpx.AsyncClient:
+        """The client requests go through: the one given, else the run's own, made now."""
+        if self._given_client is not None:
+            return self._given_client
+        if self._own_client is None:
+            self._own_client = make_client(timeout=self._deadline)
+        return self._own_client
+
+    async def aclose(self) -> None:
+        """Close the client this fetcher made (a client given to it is its owner's to close)."""
+        own, self._own_client = self._own_client, None
+        if own is not None:
+            await own.aclose()
 
     @property
     def unreachable(self) -> dict[str, str]:
@@ -520,6 +550,15 @@ class Fetcher:
         """The credential that goes with ``GET url`` (``None``: anonymous)."""
         return self._credentials.for_url(url) if self._credentials is not None else None
 
+    def keep_fresh(self, representations: Sequence[str], seconds: float) -> None:
+        """Keep cached ``representations`` fresh for at least ``seconds`` after their fetch.
+
+        A floor under the upstream freshness (the Go proxy's ``@v/list`` and ``@latest`` say
+        nothing useful). A floor given to the constructor (``freshness_floors``) is kept.
+        """
+        for representation in representations:
+            self._floors.setdefault(representation, seconds)
+
     def throttle(self, base_url: str, min_interval: float) -> None:
         """Space requests under ``base_url`` at least ``min_interval`` seconds apart.
 
@@ -715,6 +754,10 @@ class Fetcher:
         The network part gets what is left of ``budget``; running out raises (see
         ``_past_deadline``), as does a body over the size bound (``RegistryError``).
         """
+        import httpx  # noqa: PLC0415 - lazy: start-up
+
+        from patchula.http.transport import BodyTooLarge  # noqa: PLC0415 - lazy: start-up
+
         async with self._paced(host, url) as pace_turn, self._limiter(host):
             down = self._unreachable.get(host)
             if down is not None:
@@ -800,6 +843,12 @@ class Fetcher:
         otherwise (streamed, so the same bound applies). Raises httpx's ``TransportError`` or
         ``DecodingError``, or ``BodyTooLarge``.
         """
+        from patchula.http.transport import (  # noqa: PLC0415 - lazy: start-up
+            PerHostPoolTransport,
+            RawResponse,
+            read_body,
+        )
+
         transport = self._client._transport  # noqa: SLF001 - our own PerHostPoolTransport
         if not isinstance(transport, PerHostPoolTransport) or _proxied(url, self._proxies):
             async with self._client.stream(
@@ -916,6 +965,8 @@ class _Budget:
 
 def _origin(url: str) -> tuple[str, str, int | None]:
     """``(scheme, host, port)`` of ``url``: what the caller's credentials are bound to."""
+    import httpx  # noqa: PLC0415 - lazy: start-up
+
     parsed = httpx.URL(url)
     return parsed.scheme, (parsed.host or "").lower(), parsed.port
 
@@ -940,6 +991,8 @@ def _redirect_target(url: str, location: str) -> str:
     or not a URL at all; the message names only the scheme, never the location (it could carry
     a secret).
     """
+    import httpx  # noqa: PLC0415 - lazy: start-up
+
     try:
         target = httpx.URL(url).join(location.strip())
     except httpx.InvalidURL:
@@ -982,6 +1035,8 @@ def host_key(url: str) -> str:
 @functools.lru_cache(maxsize=1024)
 def _origin_host_key(origin: str) -> str:
     """``host_key`` of ``scheme://authority``: a scan talks to a handful of origins."""
+    import httpx  # noqa: PLC0415 - lazy: start-up
+
     parsed = httpx.URL(origin)
     host = (parsed.host or "").lower()
     default = {"http": 80, "https": 443}.get(parsed.scheme)
@@ -1076,3 +1131,12 @@ class _ReadBatch(_Flight[dict[str, HttpEntry | None]]):
     def __init__(self) -> None:
         super().__init__()
         self.keys: dict[str, None] = {}
+
+
+def __getattr__(name: str) -> Any:  # noqa: ANN401 - PEP 562: a re-exported class
+    # ``PerHostPoolTransport`` is the transport's (it imports httpx): on demand only.
+    if name == "PerHostPoolTransport":
+        from patchula.http.transport import PerHostPoolTransport  # noqa: PLC0415 - lazy: start-up
+
+        return PerHostPoolTransport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,34 +1,44 @@
-"""Managers: one module per manifest or lockfile kind, registered by id (= module name)."""
+"""Managers: one module per manifest or lockfile kind, registered by id (= module name).
+
+``MANAGERS`` imports a manager's module when it is first looked up (``plugins.LazyRegistry``):
+the ids are known without importing any of them.
+"""
 
 from __future__ import annotations
 
-from patchula.manager import (
-    cargo_lock,
-    cargo_toml,
-    go_mod,
-    package_json,
-    package_lock,
-    pipfile,
-    pipfile_lock,
-    poetry_lock,
-    pyproject,
-    requirements_txt,
-    uv_lock,
-)
-from patchula.manager.base import Manager
+from typing import TYPE_CHECKING, Any
 
-MANAGERS: dict[str, Manager] = {
-    "package_json": package_json,
-    "package_lock": package_lock,
-    "requirements_txt": requirements_txt,
-    "pyproject": pyproject,
-    "uv_lock": uv_lock,
-    "poetry_lock": poetry_lock,
-    "pipfile": pipfile,
-    "pipfile_lock": pipfile_lock,
-    "cargo_toml": cargo_toml,
-    "cargo_lock": cargo_lock,
-    "go_mod": go_mod,
-}
+from patchula.plugins import LazyRegistry
+
+if TYPE_CHECKING:
+    from patchula.manager.base import Manager
+
+MANAGERS: LazyRegistry[Manager] = LazyRegistry(
+    {
+        manager_id: f"patchula.manager.{manager_id}"
+        for manager_id in (
+            "package_json",
+            "package_lock",
+            "requirements_txt",
+            "pyproject",
+            "uv_lock",
+            "poetry_lock",
+            "pipfile",
+            "pipfile_lock",
+            "cargo_toml",
+            "cargo_lock",
+            "go_mod",
+        )
+    }
+)
 
 __all__ = ["MANAGERS", "Manager"]
+
+
+def __getattr__(name: str) -> Any:  # noqa: ANN401 - PEP 562: the re-exported protocol
+    # ``Manager`` lives in ``manager.base``, which imports ``packaging``: only on demand.
+    if name == "Manager":
+        from patchula.manager.base import Manager  # noqa: PLC0415 - lazy: start-up
+
+        return Manager
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import orjson
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from patchula.names import scrub_surrogates
 from patchula.report.model import DependencyReport, RepositoryReport, ScanReport
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 STATUS_STYLE = {
     "up-to-date": "green",
@@ -185,6 +185,11 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
     repository ("127.0.0.1:9 unreachable (ConnectError): 40 lookups not done"); the JSON
     report keeps each row. Lone surrogates are shown as U+FFFD (``scrubbed``).
     """
+    # rich is imported to draw a table, not to render JSON or Markdown (issue 12: start-up).
+    from rich import box  # noqa: PLC0415 - lazy: start-up
+    from rich.table import Table  # noqa: PLC0415 - lazy: start-up
+    from rich.text import Text  # noqa: PLC0415 - lazy: start-up
+
     report = scrubbed(report)
     plain = not console.is_terminal
     width = console.width

@@ -1,17 +1,17 @@
-"""Version schemes, one module per scheme; ``VERSIONINGS`` maps each id to its module."""
+"""Version schemes, one module per scheme; ``VERSIONINGS`` maps each id to its module.
+
+A scheme's module is imported when it is first looked up (``plugins.LazyRegistry``).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from patchula.versioning import cargo, go, npm, pep440
+from patchula.plugins import LazyRegistry
 
 if TYPE_CHECKING:
     from patchula.versioning.base import Versioning
 
-VERSIONINGS: dict[str, Versioning] = {
-    npm.ID: npm,
-    pep440.ID: pep440,
-    go.ID: go,
-    cargo.ID: cargo,
-}
+VERSIONINGS: LazyRegistry[Versioning] = LazyRegistry(
+    {scheme: f"patchula.versioning.{scheme}" for scheme in ("npm", "pep440", "go", "cargo")}
+)

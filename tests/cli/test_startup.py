@@ -1,0 +1,148 @@
+"""Start-up imports only what a command needs (issue 12), checked on ``sys.modules``, untimed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import patchula.datasource
+import patchula.manager
+import patchula.versioning
+
+# Run in a fresh interpreter: the CLI's entry point with these arguments, then the names of
+# every module imported, written to the file named by the last argument.
+_PROBE = """
+import json, sys
+out = sys.argv.pop()
+sys.argv = ["patchula", *sys.argv[1:]]
+from patchula.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+with open(out, "w") as handle:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, handle)
+"""
+
+NETWORK = ("httpx", "httpcore", "h2", "hpack", "hyperframe", "patchula.http.transport")
+
+
+def _plugins(package: object, *, skip: tuple[str, ...] = ("base",)) -> list[str]:
+    folder = Path(package.__file__).parent  # type: ignore[attr-defined]
+    return [
+        f"{package.__name__}.{p.stem}"  # type: ignore[attr-defined]
+        for p in sorted(folder.glob("*.py"))
+        if p.stem not in {"__init__", *skip}
+    ]
+
+
+DATASOURCE_MODULES = _plugins(patchula.datasource)
+MANAGER_MODULES = _plugins(patchula.manager)
+VERSIONING_MODULES = _plugins(patchula.versioning)
+PLUGINS = (*DATASOURCE_MODULES, *MANAGER_MODULES, *VERSIONING_MODULES)
+
+
+def _imported(tmp_path: Path, *args: str) -> tuple[int, set[str], str]:
+    """Run ``patchula ARGS`` in a new interpreter; its exit code, modules and stdout."""
+    out = tmp_path / "modules.json"
+    home = tmp_path / "home"  # no ~/.npmrc, ~/.netrc or config of the machine's user
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHULA_")}
+    env |= {"HOME": str(home), "NO_COLOR": "1"}
+    done = subprocess.run(  # noqa: S603 - our own interpreter and probe
+        [sys.executable, "-c", _PROBE, *args, str(out)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(out.read_text())
+    return found["code"], set(found["modules"]), done.stdout
+
+
+def test_the_plugin_lists_are_real() -> None:
+    """The probe's module lists name every plugin module (so the checks below can fail)."""
+    assert "patchula.datasource.npm" in DATASOURCE_MODULES
+    assert len(DATASOURCE_MODULES) == len(patchula.datasource.DATASOURCES)
+    assert len(MANAGER_MODULES) == len(patchula.manager.MANAGERS)
+    assert len(VERSIONING_MODULES) == len(patchula.versioning.VERSIONINGS)
+
+
+def test_importing_the_cli_imports_no_command_machinery() -> None:
+    """``import patchula.cli`` builds the typer app only: no HTTP, pydantic, rich or plugin."""
+    probe = "import sys, patchula.cli; print('\\n'.join(sorted(sys.modules)))"
+    done = subprocess.run(  # noqa: S603 - our own interpreter
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    modules = set(done.stdout.split())
+    assert "patchula.cli" in modules
+    unwanted = {*NETWORK, "pydantic", "rich", "sqlite3", "anyio", *PLUGINS}
+    unwanted |= {"patchula.settings", "patchula.scan", "patchula.cache", "patchula.report.model"}
+    assert sorted(modules & unwanted) == []
+
+
+def test_version_imports_no_command_machinery(tmp_path: Path) -> None:
+    """``patchula --version`` prints the version; no HTTP, pydantic, rich or plugin is imported."""
+    code, modules, stdout = _imported(tmp_path, "--version")
+    assert (code, stdout) == (0, "patchula 0.1.0\n")
+    unwanted = {*NETWORK, "pydantic", "rich", "sqlite3", *PLUGINS, "patchula.settings"}
+    assert sorted(modules & unwanted) == []
+
+
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_a_run_without_manifests_imports_no_http_and_no_plugin(tmp_path: Path, output: str) -> None:
+    """A checkout without manifests: the cache is opened and a report made, no plugin imported.
+
+    No HTTP client, datasource, manager or versioning scheme; rich only to draw the table.
+    """
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cache = tmp_path / "cache.sqlite"
+    code, modules, stdout = _imported(
+        tmp_path, "run", str(empty), "--cache", str(cache), "--format", output
+    )
+    assert code == 0
+    assert cache.is_file()  # the cache was opened (and created): a real run, not a shortcut
+    assert ("no dependencies found" in stdout) == (output == "table")
+    assert "patchula.scan" in modules
+    unwanted = {*NETWORK, *PLUGINS}
+    if output == "json":
+        assert json.loads(stdout)["summary"]["dependencies"] == 0
+        unwanted.add("rich")
+    assert sorted(modules & unwanted) == []
+
+
+def test_a_run_with_lookups_imports_what_it_uses(tmp_path: Path) -> None:
+    """A run with a package.json imports the npm manager, datasource and scheme and HTTP.
+
+    The registry is unreachable (port 9 on loopback), so the lookup is an error row (exit 3);
+    the other ecosystems' plugins stay unimported.
+    """
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "package.json").write_text('{"dependencies": {"left-pad": "1.0.0"}}')
+    code, modules, _ = _imported(
+        tmp_path,
+        *("run", str(checkout), "--no-cache", "--format", "json"),
+        *("--registry", "npm=http://127.0.0.1:9", "--request-deadline", "5"),
+    )
+    assert code == 3
+    used = {"httpx", "patchula.http.transport", "patchula.datasource.npm"}
+    used |= {"patchula.manager.package_json", "patchula.versioning.npm"}
+    assert used <= modules
+    others = {
+        "patchula.datasource.pypi",
+        "patchula.datasource.crates",
+        "patchula.datasource.goproxy",
+    }
+    assert sorted(modules & others) == []
