@@ -91,7 +91,13 @@ class CacheUse:
 
 @dataclass(slots=True)
 class HostStats:
-    """Request statistics for one host; ``max_concurrency`` is the peak of requests in flight."""
+    """Request statistics for one host; ``max_concurrency`` is the peak of requests in flight.
+
+    ``connections`` counts the TCP connections the run's pooled transport opened to the host,
+    ``tls_handshakes`` the TLS handshakes completed on them, ``protocols`` the connections per
+    protocol they spoke (``"h2"``, ``"http/1.1"``). Requests through a proxy are not counted
+    there (httpx's proxy transport opens those connections).
+    """
 
     requests: int = 0
     responses: dict[str, int] = field(default_factory=dict)
@@ -105,6 +111,9 @@ class HostStats:
     # Successes stored with neither validators (ETag, Last-Modified) nor a freshness lifetime
     # (Cache-Control max-age, Expires) or floor: the cache can only refetch them in full.
     unvalidated: int = 0
+    connections: int = 0
+    tls_handshakes: int = 0
+    protocols: dict[str, int] = field(default_factory=dict)
 
 
 T = TypeVar("T")
@@ -286,6 +295,20 @@ class Fetcher:
         # Registry documents are derived in worker threads, at most four at once, so the event
         # loop stays free while large packuments are parsed.
         self._derivers = anyio.CapacityLimiter(4)
+        transport = client._transport  # noqa: SLF001 - our own PerHostPoolTransport
+        if isinstance(transport, PerHostPoolTransport):
+            transport.listener = self
+
+    def connection_opened(self, host: str) -> None:
+        """Count a TCP connection the transport opened to ``host`` (``ConnectionListener``)."""
+        self.stats.setdefault(host, HostStats()).connections += 1
+
+    def protocol_negotiated(self, host: str, protocol: str, *, tls: bool) -> None:
+        """Count a connection to ``host`` speaking ``protocol`` (``ConnectionListener``)."""
+        stats = self.stats.setdefault(host, HostStats())
+        stats.protocols[protocol] = stats.protocols.get(protocol, 0) + 1
+        if tls:
+            stats.tls_handshakes += 1
 
     @property
     def unreachable(self) -> dict[str, str]:
