@@ -8,18 +8,33 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 import socket
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
 import httpx
 import pytest
 import trustme
+from typer.testing import CliRunner
 
-from patchula.http.fetcher import Fetcher, make_client
+from patchula.cli import app
+from patchula.http.fetcher import Fetcher, HostStats, make_client
 from patchula.http.transport import BodyTooLarge, PerHostPoolTransport
-from tests.http.tls_server import HOST, Answer, TlsServer, resolve_to_loopback, trust
+from patchula.report.model import build_report
+from patchula.report.render import render_json
+from patchula.scan import ScanResult
+from patchula.settings import Settings
+from tests.http.tls_server import (
+    HOST,
+    Answer,
+    TlsServer,
+    resolve_to_loopback,
+    serving_in_thread,
+    trust,
+)
 
 TIMEOUTS: dict[str, float | None] = {"connect": 2.0, "read": 2.0, "write": 2.0, "pool": 2.0}
 
@@ -362,3 +377,63 @@ async def test_httpx_client_path_speaks_h2_and_resets_an_unread_stream(
             await asyncio.sleep(0.01)
         assert server.seen.resets == [3]
         assert (await client.get(f"{server.url}/b")).text == "/b"
+
+
+def test_run_reports_connections_handshakes_and_protocol_per_host(
+    ca: trustme.CA, lookups: dict[str, int], tmp_path: Path
+) -> None:
+    """``-v`` host lines and the JSON ``hosts`` say connections, TLS handshakes and protocol."""
+    packument = {
+        "name": "left-pad",
+        "dist-tags": {"latest": "1.3.0"},
+        "versions": {v: {"name": "left-pad", "version": v} for v in ("1.0.0", "1.3.0")},
+        "time": {"1.0.0": "2015-01-01T00:00:00.000Z", "1.3.0": "2018-04-09T00:00:00.000Z"},
+    }
+
+    async def npm(path: str, _headers: dict[str, str]) -> Answer:
+        if path == "/left-pad":
+            return 200, [("content-type", "application/json")], json.dumps(packument).encode()
+        return 404, [("content-type", "application/json")], b'{"error": "Not found"}'
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    deps = {"left-pad": "^1.0.0", "nope-a": "^1.0.0", "nope-b": "^2.0.0"}
+    (repo / "package.json").write_text(json.dumps({"name": "demo", "dependencies": deps}))
+    report = tmp_path / "report.json"
+    with serving_in_thread(TlsServer(ca, npm, delay=0.02)) as server:
+        result = CliRunner().invoke(
+            app,
+            [
+                *("run", str(repo), "--no-cache", "-v", "--registry", f"npm={server.url}"),
+                "--report",
+                str(report),
+            ],
+            catch_exceptions=False,
+        )
+    host = f"{HOST}:{server.port}"
+    line = next(x for x in result.output.splitlines() if x.startswith(f"{host}: "))
+    assert line.startswith(f"{host}: 3 requests (2xx: 1, 4xx: 2)")
+    assert line.endswith("; connections 1 (h2), TLS handshakes 1")
+    hosts = json.loads(report.read_text())["hosts"]
+    assert {k: hosts[host][k] for k in ("connections", "tlsHandshakes", "protocol")} == {
+        "connections": 1,
+        "tlsHandshakes": 1,
+        "protocol": "h2",
+    }
+    assert hosts[host]["connectionsByProtocol"] == {"h2": 1}
+    assert server.seen.connections == 1
+
+
+def test_json_host_statistics_name_mixed_protocols_and_hosts_without_connections() -> None:
+    """``protocol`` is ``mixed`` when connections spoke both; null when none was opened."""
+    stats = {
+        "a.test": HostStats(requests=3, connections=3, tls_handshakes=3, protocols={"h2": 1}),
+        "b.test": HostStats(requests=2),
+    }
+    stats["a.test"].protocols["http/1.1"] = 2
+    result = ScanResult(evaluated_at=datetime.now(UTC), repos=[], host_stats={})
+    hosts = json.loads(render_json(build_report(result, Settings(), stats)))["hosts"]
+    assert hosts["a.test"]["protocol"] == "mixed"
+    assert hosts["a.test"]["connectionsByProtocol"] == {"h2": 1, "http/1.1": 2}
+    assert (hosts["b.test"]["protocol"], hosts["b.test"]["connections"]) == (None, 0)
+    assert hosts["b.test"]["tlsHandshakes"] == 0

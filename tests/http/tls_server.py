@@ -14,7 +14,8 @@ import asyncio
 import contextlib
 import socket
 import ssl
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -307,3 +308,21 @@ def resolve_to_loopback(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
     monkeypatch.setattr(asyncio.BaseEventLoop, "getaddrinfo", getaddrinfo)
     return counts
+
+
+@contextlib.contextmanager
+def serving_in_thread(server: TlsServer) -> Iterator[TlsServer]:
+    """Run ``server`` on an event loop of its own thread (for a synchronous CLI run)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        asyncio.run_coroutine_threadsafe(server.__aenter__(), loop).result(5)
+        try:
+            yield server
+        finally:
+            asyncio.run_coroutine_threadsafe(server.__aexit__(), loop).result(5)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()

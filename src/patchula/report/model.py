@@ -191,6 +191,24 @@ class HostReport(_Model):
         description="Why the host was found unreachable this run (e.g. 'ConnectError'); its "
         "remaining lookups failed without a request. Null when it answered or was not tried.",
     )
+    connections: int = Field(
+        default=0,
+        description="TCP connections opened to the host this run (not counting those through "
+        "a proxy).",
+    )
+    tls_handshakes: int = Field(
+        default=0, description="TLS handshakes completed with the host this run."
+    )
+    protocol: str | None = Field(
+        default=None,
+        description="The protocol its connections spoke: 'h2' (HTTP/2, chosen by ALPN) or "
+        "'http/1.1'; 'mixed' when some spoke each (see connectionsByProtocol); null when no "
+        "connection was opened (every answer came from the cache, or through a proxy).",
+    )
+    connections_by_protocol: dict[str, int] = Field(
+        default_factory=dict,
+        description="Connections per protocol, e.g. {'h2': 1}.",
+    )
 
 
 class CacheReport(_Model):
@@ -289,11 +307,23 @@ def build_report(
                 max_concurrency=s.max_concurrency,
                 unvalidated=s.unvalidated,
                 unreachable=redact_text(down[host]) if host in down else None,
+                connections=s.connections,
+                tls_handshakes=s.tls_handshakes,
+                protocol=_protocol(s.protocols),
+                connections_by_protocol=dict(sorted(s.protocols.items())),
             )
             for host, s in sorted(hosts.items())
         },
         cache=cache,
     )
+
+
+def _protocol(protocols: Mapping[str, int]) -> str | None:
+    """The one protocol of ``protocols`` (connections per protocol), ``"mixed"``, or None."""
+    spoken = [name for name, n in protocols.items() if n]
+    if not spoken:
+        return None
+    return spoken[0] if len(spoken) == 1 else "mixed"
 
 
 def _counts(counter: Counter[str]) -> StatusCounts:
