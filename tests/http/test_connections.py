@@ -437,3 +437,24 @@ def test_json_host_statistics_name_mixed_protocols_and_hosts_without_connections
     assert hosts["a.test"]["connectionsByProtocol"] == {"h2": 1, "http/1.1": 2}
     assert (hosts["b.test"]["protocol"], hosts["b.test"]["connections"]) == (None, 0)
     assert hosts["b.test"]["tlsHandshakes"] == 0
+
+
+@pytest.mark.anyio
+async def test_through_a_proxy_only_the_proxy_host_is_resolved_once(
+    plain: _Plain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``HTTP_PROXY=http://proxy.test:PORT``: one lookup of proxy.test, none of the registries."""
+    counts = resolve_to_loopback(monkeypatch)
+    for name in ("HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://proxy.test:{plain.port}")
+    monkeypatch.setenv("http_proxy", f"http://proxy.test:{plain.port}")
+    async with make_client() as client:
+        fetcher = Fetcher(client)
+        async with anyio.create_task_group() as tg:
+            for i in range(10):
+                for name in ("a.test", "b.test"):
+                    tg.start_soon(fetcher, f"http://{name}/{i}")
+    assert counts == {"proxy.test": 1}
+    assert plain.connections >= 2

@@ -22,6 +22,7 @@ from typing import Generic, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
+import httpcore
 import httpx
 
 from patchula import __version__
@@ -180,25 +181,32 @@ def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
     User-Agent, ``Accept-Encoding`` naming only the codings decoded with a size bound, and the
     standard proxy and CA variables honoured (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``,
     ``NO_PROXY``, ``SSL_CERT_FILE``): proxied URLs go through httpx's proxy transports, the
-    rest straight to the pooled transport. Redirects are not followed by the client: the
+    rest straight to the pooled transport; both resolve host names through its per-run
+    ``Resolver`` (through a proxy, only the proxy's host is resolved here; the proxy resolves
+    the registry's). Redirects are not followed by the client: the
     ``Fetcher`` follows them (PyPI answers non-canonical names with 301), each hop through its
     own host's limiter.
     """
+    transport = PerHostPoolTransport()
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
-        transport=PerHostPoolTransport(),
-        mounts=_proxy_mounts(),
+        transport=transport,
+        mounts=_proxy_mounts(transport.backend),
         headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
         follow_redirects=False,
         trust_env=True,
     )
 
 
-def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
+def _proxy_mounts(
+    backend: httpcore.AsyncNetworkBackend | None = None,
+) -> dict[str, httpx.AsyncBaseTransport | None]:
     """Proxy transports from the environment, per scheme (``http://``, ``https://``).
 
     httpx reads the proxy variables only for clients without a transport of their own, so they
     are mounted here. ``NO_PROXY`` is applied per request by the fetcher (``_proxied``).
+    ``backend`` (the pooled transport's) connects to the proxy, so its host is resolved once
+    per run like any other.
     """
     proxies = urllib.request.getproxies()
     mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
@@ -210,7 +218,7 @@ def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
         if "://" not in proxy:
             proxy = f"http://{proxy}"  # curl's reading of a bare host:port
         try:
-            mounts[f"{scheme}://"] = httpx.AsyncHTTPTransport(
+            mount = httpx.AsyncHTTPTransport(
                 proxy=proxy, verify=httpx.create_ssl_context(trust_env=True), trust_env=True
             )
         except ImportError:
@@ -222,6 +230,12 @@ def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
         except (ValueError, httpx.InvalidURL) as exc:
             msg = f"{variable} names an unusable proxy ({redact_url(proxy)}): {exc}"
             raise ConfigError(msg) from None
+        # httpx takes no network backend; its proxy pool (httpcore's AsyncHTTPProxy or
+        # AsyncSOCKSProxy) keeps the one it connects with here.
+        pool = getattr(mount, "_pool", None)
+        if backend is not None and hasattr(pool, "_network_backend"):
+            pool._network_backend = backend  # type: ignore[union-attr]  # noqa: SLF001
+        mounts[f"{scheme}://"] = mount
     return mounts
 
 

@@ -154,7 +154,8 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         self._pools: dict[tuple[bytes, bytes, int], _Pool] = {}
         self._open: set[_Link] = set()
         self.resolver = resolver if resolver is not None else Resolver()
-        self._backend = AsyncioBackend(self.resolver)
+        # Connects every connection of the run, and those of the client's proxy mounts.
+        self.backend = AsyncioBackend(self.resolver)
         self.listener: ConnectionListener | None = None
         # One TLS context for every connection, made on first use: building one reads the CA
         # bundle (tens of milliseconds, megabytes), which plain-HTTP mirrors never need.
@@ -343,7 +344,7 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
             ssl_context=ssl_context,
             keepalive_expiry=KEEPALIVE_EXPIRY,
             http2=pool.https,
-            network_backend=_LinkBackend(self._backend, self, link),
+            network_backend=_LinkBackend(self.backend, self, link),
         )
         self._open.add(link)
         return link
