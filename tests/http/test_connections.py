@@ -69,7 +69,7 @@ async def _gather(transport: PerHostPoolTransport, urls: list[str]) -> list[byte
 class _Plain:
     """A loopback HTTP/1.1 server that counts connections and answers after ``delay``."""
 
-    def __init__(self, delay: float = 0.02) -> None:
+    def __init__(self, delay: float = 0.1) -> None:
         self.delay = delay
         self.connections = 0
         self.port = 0
@@ -192,7 +192,7 @@ async def test_alpn_picks_h2_and_20_concurrent_requests_share_one_connection(
 
     The first request opens the connection; the others wait for its handshake.
     """
-    async with TlsServer(ca, delay=0.05) as server:
+    async with TlsServer(ca, delay=0.2) as server:
         transport = PerHostPoolTransport()
         try:
             bodies = await _gather(transport, [f"{server.url}/{i}" for i in range(20)])
@@ -209,7 +209,7 @@ async def test_fetcher_reports_connections_handshakes_and_protocol(
     ca: trustme.CA, lookups: dict[str, int]
 ) -> None:
     """Host statistics count the connections, TLS handshakes and protocols they spoke."""
-    async with TlsServer(ca, delay=0.02) as server, make_client() as client:
+    async with TlsServer(ca, delay=0.2) as server, make_client() as client:
         fetcher = Fetcher(client)
         async with anyio.create_task_group() as tg:
             for i in range(16):
@@ -226,7 +226,7 @@ async def test_tls_server_offering_only_http11_stays_http11(
     ca: trustme.CA, lookups: dict[str, int]
 ) -> None:
     """Without h2 in ALPN: HTTP/1.1, one request per connection, opened as requests queue."""
-    async with TlsServer(ca, alpn=("http/1.1",), delay=0.05) as server, make_client() as client:
+    async with TlsServer(ca, alpn=("http/1.1",), delay=0.2) as server, make_client() as client:
         fetcher = Fetcher(client)
         async with anyio.create_task_group() as tg:
             for i in range(6):
@@ -249,7 +249,7 @@ async def test_a_second_h2_connection_opens_only_when_streams_run_out(
 
     The second connection is opened only when both streams of the first are taken.
     """
-    async with TlsServer(ca, max_streams=2, delay=0.05) as server:
+    async with TlsServer(ca, max_streams=2, delay=0.2) as server:
         transport = PerHostPoolTransport()
         try:
             assert (await transport.get(f"{server.url}/first", [], TIMEOUTS)).content == b"/first"
@@ -458,3 +458,26 @@ async def test_through_a_proxy_only_the_proxy_host_is_resolved_once(
                     tg.start_soon(fetcher, f"http://{name}/{i}")
     assert counts == {"proxy.test": 1}
     assert plain.connections >= 2
+
+
+@pytest.mark.anyio
+async def test_h2_server_may_send_1_mib_frames_after_the_first_request(
+    ca: trustme.CA, lookups: dict[str, int]
+) -> None:
+    """SETTINGS_MAX_FRAME_SIZE 1 MiB is asked after the first request; large frames are read."""
+    document = bytes(range(256)) * 8192  # 2 MiB
+
+    async def big(path: str, _headers: dict[str, str]) -> Answer:
+        return 200, [], document if path == "/big" else b"small"
+
+    async with TlsServer(ca, big) as server:
+        transport = PerHostPoolTransport()
+        try:
+            assert (await transport.get(f"{server.url}/first", [], TIMEOUTS)).content == b"small"
+            assert server.seen.largest_frame == 5
+            for _ in range(3):
+                assert (await transport.get(f"{server.url}/big", [], TIMEOUTS)).content == document
+        finally:
+            await transport.aclose()
+    assert server.seen.largest_frame == 1 << 20
+    assert server.seen.connections == 1

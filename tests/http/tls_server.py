@@ -53,6 +53,7 @@ class Seen:
     peak_streams_per_connection: int = 0
     resets: list[int] = field(default_factory=list)  # stream ids the client reset
     goaways: int = 0
+    largest_frame: int = 0  # the largest DATA frame sent (the client's SETTINGS_MAX_FRAME_SIZE)
 
 
 class TlsServer:
@@ -273,6 +274,7 @@ class _H2Session:
             if self.server.drip:
                 room = min(room, 16384)
             chunk, body = body[:room], body[room:]
+            self.server.seen.largest_frame = max(self.server.seen.largest_frame, len(chunk))
             self.conn.send_data(stream_id, chunk, end_stream=not body)
             self.flush()
             await self.writer.drain()

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Protocol, cast
 
 import anyio
+import h2.settings
 import httpcore
 import httpx
 import zstandard
@@ -275,7 +276,10 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
             try:
                 with _as_httpx_errors():
                     try:
-                        return link, await link.core.handle_async_request(request)
+                        response = await link.core.handle_async_request(request)
+                        if link.protocol == H2 and not link.tuned:
+                            await _tune(link, request)
+                        return link, response  # noqa: TRY300 - the except clauses replay
                     except httpcore.ConnectionNotAvailable:
                         # Above a GOAWAY's last stream id, or the connection closed first.
                         pass
@@ -440,6 +444,10 @@ H2 = "h2"
 REPLAYS = 3
 # httpcore's own SETTINGS_MAX_CONCURRENT_STREAMS: streams beyond it would wait inside httpcore.
 _MAX_STREAMS = 100
+# Largest HTTP/2 DATA frame the server may send (RFC 9113 allows 16 KiB to 16 MiB), and the
+# bytes read from the socket at once (httpcore reads 64 KiB).
+_H2_MAX_FRAME = 1 << 20
+_H2_READ_BYTES = 1 << 20
 # RFC 9113 §7 error codes.
 _REFUSED_STREAM = 0x7
 _CANCEL = 0x8
@@ -501,7 +509,7 @@ class _Pool:
 class _Link:
     """One connection with its origin's pool, its protocol and the requests on it."""
 
-    __slots__ = ("core", "pool", "protocol", "retired", "streams")
+    __slots__ = ("core", "pool", "protocol", "retired", "streams", "tuned")
 
     def __init__(self, pool: _Pool) -> None:
         self.pool = pool
@@ -509,6 +517,7 @@ class _Link:
         self.protocol: str | None = None
         self.streams = 1
         self.retired = False
+        self.tuned = False  # HTTP/2: larger frames and reads asked for (``_tune``)
 
 
 def _stream_capacity(link: _Link) -> int:
@@ -522,6 +531,30 @@ def _stream_capacity(link: _Link) -> int:
     if not isinstance(remote, int):
         return _MAX_STREAMS
     return max(1, min(remote, _MAX_STREAMS))
+
+
+async def _tune(link: _Link, request: httpcore.Request) -> None:
+    """Let the server send HTTP/2 DATA frames of up to ``_H2_MAX_FRAME`` bytes; read 1 MiB at once.
+
+    httpcore announces the default 16 KiB frames, and h2 costs Python time per frame (parse,
+    flow-control acknowledgement, a lock per write): measured on the npm registry, 22 MB of
+    packuments arrive in 1,387 frames and HTTP/2 took 3x the CPU of HTTP/1.1. The registries
+    send larger frames when allowed (RFC 9113 §6.5.2 SETTINGS_MAX_FRAME_SIZE; h2 accepts them
+    once the server has acknowledged). Asked once per connection, after its first request
+    (httpcore sends its own SETTINGS with it).
+    """
+    link.tuned = True
+    connection = getattr(link.core, "_connection", None)
+    state = getattr(connection, "_h2_state", None)
+    if connection is None or state is None:
+        return
+    connection.READ_NUM_BYTES = _H2_READ_BYTES
+    with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+        state.update_settings({h2.settings.SettingCodes.MAX_FRAME_SIZE: _H2_MAX_FRAME})
+        # Accepted from now on, not only from the server's acknowledgement: h2 applies the new
+        # limit between reads, so a large frame read together with the ACK would be refused.
+        state.max_inbound_frame_size = _H2_MAX_FRAME
+        await connection._write_outgoing_data(request)  # noqa: SLF001
 
 
 def _refused(exc: httpcore.RemoteProtocolError) -> bool:
