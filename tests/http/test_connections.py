@@ -481,3 +481,50 @@ async def test_h2_server_may_send_1_mib_frames_after_the_first_request(
             await transport.aclose()
     assert server.seen.largest_frame == 1 << 20
     assert server.seen.connections == 1
+
+
+@pytest.mark.anyio
+async def test_https_through_a_connect_tunnel_stays_http11_and_resolves_only_the_proxy(
+    ca: trustme.CA, lookups: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTPS_PROXY: a CONNECT tunnel (TLS on the registry's name inside it), HTTP/1.1 only."""
+    tunnels: list[bytes] = []
+
+    async def connect_proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        tunnels.append(head.split(b"\r\n")[0])
+        port = int(head.split(b" ")[1].rsplit(b":", 1)[1])
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except ConnectionError:
+                pass
+            finally:
+                dst.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    listener = await asyncio.start_server(connect_proxy, "127.0.0.1", 0)
+    proxy_port = listener.sockets[0].getsockname()[1]
+    for name in ("HTTP_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", f"http://proxy.test:{proxy_port}")
+    monkeypatch.setenv("https_proxy", f"http://proxy.test:{proxy_port}")
+    try:
+        async with TlsServer(ca) as server, make_client() as client:
+            fetcher = Fetcher(client)
+            for i in range(3):
+                assert (await fetcher(f"{server.url}/{i}")).content == f"/{i}".encode()
+    finally:
+        listener.close()
+        await listener.wait_closed()
+    assert tunnels[0] == f"CONNECT {HOST}:{server.port} HTTP/1.1".encode()
+    assert lookups == {"proxy.test": 1}
+    assert set(server.seen.protocols) == {"http/1.1"}
+    assert fetcher.stats[f"{HOST}:{server.port}"].connections == 0  # the proxy's, not counted
