@@ -528,3 +528,42 @@ async def test_https_through_a_connect_tunnel_stays_http11_and_resolves_only_the
     assert lookups == {"proxy.test": 1}
     assert set(server.seen.protocols) == {"http/1.1"}
     assert fetcher.stats[f"{HOST}:{server.port}"].connections == 0  # the proxy's, not counted
+
+
+@pytest.mark.anyio
+async def test_a_request_cancelled_at_its_deadline_resets_only_its_own_stream(
+    ca: trustme.CA, lookups: dict[str, int]
+) -> None:
+    """A deadline that cancels one stream mid-body leaves the others on the connection alone."""
+
+    async def answers(path: str, _headers: dict[str, str]) -> Answer:
+        # /quick drips for about 0.14 s from 0.05 s: still in flight when /slow is cancelled.
+        return 200, [], (b"z" * 400_000 if path == "/slow" else b"q" * 100_000)
+
+    async with TlsServer(ca, answers, drip=0.02) as server:
+        transport = PerHostPoolTransport()
+        try:
+            assert len((await transport.get(f"{server.url}/warm", [], TIMEOUTS)).content) == 100_000
+            done: dict[str, bytes] = {}
+
+            async def slow() -> None:
+                with anyio.move_on_after(0.1):
+                    await transport.get(f"{server.url}/slow", [], TIMEOUTS)
+                    done["slow"] = b"finished"
+
+            async def quick() -> None:
+                await anyio.sleep(0.05)
+                done["quick"] = (await transport.get(f"{server.url}/quick", [], TIMEOUTS)).content
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slow)
+                tg.start_soon(quick)
+            assert done == {"quick": b"q" * 100_000}
+            for _ in range(100):
+                if server.seen.resets:
+                    break
+                await asyncio.sleep(0.01)
+            assert server.seen.resets == [3]
+        finally:
+            await transport.aclose()
+    assert server.seen.connections == 1

@@ -1,29 +1,35 @@
-"""The run's HTTP transport: keep-alive HTTP/1.1 connections per origin, over asyncio streams.
+"""The run's HTTP transport: per-origin connections over asyncio streams, HTTP/2 by ALPN.
 
-httpcore speaks the protocol (h11) and owns each connection's state; this module decides which
-connection a request uses and how bytes move. A scan sends thousands of small requests, and
-measured per request the generic layers cost more CPU than the protocol itself: httpx's
-request/response models, httpcore's connection pool (it scans every connection for every queued
-request) and the anyio stream adapter (a cancel scope per read and write). So:
+httpcore speaks the protocols (h11 for HTTP/1.1, h2 for HTTP/2) and owns each connection's
+state; this module decides which connection a request uses and how bytes move. A scan sends
+thousands of small requests, and measured per request the generic layers cost more CPU than
+the protocol itself: httpx's request/response models, httpcore's connection pool (it scans
+every connection for every queued request) and the anyio stream adapter (a cancel scope per
+read and write). So:
 
-- ``PerHostPoolTransport`` keeps, per origin (scheme, host, port), a stack of idle
-  ``httpcore.AsyncHTTPConnection`` objects, each used by one request at a time; the fetcher's
-  host limiter bounds how many run at once, and up to ``IDLE_CONNECTIONS_PER_HOST`` idle ones
-  are kept. ``get`` is the fetcher's lean path (raw headers in, status/headers/decoded body
-  out); ``handle_async_request`` serves the same connections to an ``httpx.AsyncClient``.
+- ``PerHostPoolTransport`` keeps, per origin (scheme, host, port), its HTTP/2 connections
+  (each carrying many streams) and a stack of idle HTTP/1.1 ``httpcore.AsyncHTTPConnection``
+  objects (each used by one request at a time), and opens connections as requests need them
+  (see its docstring); the fetcher's host limiter bounds how many requests run at once, and
+  up to ``IDLE_CONNECTIONS_PER_HOST`` idle HTTP/1.1 connections are kept. ``get`` is the
+  fetcher's lean path (raw headers in, status/headers/decoded body out);
+  ``handle_async_request`` serves the same connections to an ``httpx.AsyncClient``.
+- ``Resolver`` looks each host name up once per run (single-flight ``getaddrinfo``).
 - ``AsyncioBackend`` is an httpcore network backend (httpcore's documented extension point,
-  ``network_backend=``) on ``asyncio.open_connection`` streams, with ``asyncio.timeout`` for
-  the connect/read/write timeouts. patchula always runs on asyncio (``anyio.run``'s default).
+  ``network_backend=``) on asyncio streams, with ``asyncio.timeout`` for the connect/read/write
+  timeouts. patchula always runs on asyncio (``anyio.run``'s default).
 
 Errors surface as httpx's exception classes (``httpx.ConnectError``, ``httpx.ReadTimeout`` …),
 as from any httpx transport. Bodies are read incrementally and bounded (``read_body``): a
 ``Content-Length`` over the bound, more bytes than the bound on the wire, or content codings
 (gzip, deflate, zstd; RFC 9110 §8.4) that decode to more than the bound raise ``BodyTooLarge``
-as soon as it is known, and the connection is closed, never reused. The status line and
-headers are bounded by httpcore itself: h11's ``max_incomplete_event_size``, which httpcore sets
-to 100 KiB, refuses a larger head (``httpx.RemoteProtocolError``), so their count is bounded
-too. Redirects are not followed here: the fetcher follows them, each hop through its own
-host's limits.
+as soon as it is known; an HTTP/1.1 connection is then closed, never reused, an HTTP/2 stream
+reset. The status line and headers are bounded by httpcore itself: on HTTP/1.1 h11's
+``max_incomplete_event_size``, which httpcore sets to 100 KiB, refuses a larger head; on
+HTTP/2 hpack refuses a decoded header list over the 64 KiB that httpcore announces as
+``SETTINGS_MAX_HEADER_LIST_SIZE`` (both ``httpx.RemoteProtocolError``), so their count is
+bounded too. Redirects are not followed here: the fetcher follows them, each hop through its
+own host's limits.
 """
 
 from __future__ import annotations
@@ -140,10 +146,12 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
     fails (a reset, a body over the bound, a cancelled request) is reset (``RST_STREAM``,
     CANCEL) and its connection retired: it takes no new streams and is closed when its last
     stream ends. A request the server did not process, by RFC 9113 §8.7 (a stream above a
-    GOAWAY's last stream id, or refused with ``REFUSED_STREAM``), is sent again on another
-    connection, at most ``REPLAYS`` times. Host names are resolved once per transport (the
-    run) by ``Resolver``. TLS verification and the CA variables of the environment apply
-    (``httpx.create_ssl_context(trust_env=True)``), on the host name (SNI and certificate).
+    GOAWAY's last stream id, or refused with ``REFUSED_STREAM``), is sent again at once — after
+    a GOAWAY on another connection — and sent at most ``REPLAYS`` times in all (then
+    ``httpx.RemoteProtocolError``, which the fetcher retries with back-off). Host names are
+    resolved once per transport (the run) by ``Resolver``. TLS verification and the CA
+    variables of the environment apply (``httpx.create_ssl_context(trust_env=True)``), on the
+    host name (SNI and certificate).
 
     ``listener`` (optional) hears of each connection: ``connection_opened(host)`` when TCP is
     up, ``protocol_negotiated(host, protocol, tls)`` when its protocol is known (``"h2"`` or
