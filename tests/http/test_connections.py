@@ -567,3 +567,12 @@ async def test_a_request_cancelled_at_its_deadline_resets_only_its_own_stream(
         finally:
             await transport.aclose()
     assert server.seen.connections == 1
+
+
+def test_schema_describes_the_connection_statistics() -> None:
+    """``patchula schema``: hosts carry connections, tlsHandshakes, protocol (an enum or null)."""
+    result = CliRunner().invoke(app, ["schema"])
+    host = json.loads(result.stdout)["$defs"]["HostReport"]["properties"]
+    assert host["connections"]["type"] == host["tlsHandshakes"]["type"] == "integer"
+    assert {"enum": ["h2", "http/1.1", "mixed"], "type": "string"} in host["protocol"]["anyOf"]
+    assert host["connectionsByProtocol"]["additionalProperties"] == {"type": "integer"}

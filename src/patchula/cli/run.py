@@ -476,7 +476,7 @@ def _connections(s: HostReport) -> str:
     """``"connections 1 (h2), TLS handshakes 1"``; mixed protocols are counted each."""
     if not s.connections:
         return "no connections opened"
-    protocol = s.protocol or "no protocol negotiated"
+    protocol: str = s.protocol or "no protocol negotiated"
     if s.protocol == "mixed":
         protocol = ", ".join(f"{name} {n}" for name, n in s.connections_by_protocol.items())
     return f"connections {s.connections} ({protocol}), TLS handshakes {s.tls_handshakes}"

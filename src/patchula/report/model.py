@@ -170,6 +170,10 @@ class Summary(_Model):
     failed_lookups: int
 
 
+# What a host's connections spoke (ALPN: RFC 7301; plain http:// is always HTTP/1.1).
+Protocol = Literal["h2", "http/1.1", "mixed"]
+
+
 class HostReport(_Model):
     """Request statistics for one registry host."""
 
@@ -199,7 +203,7 @@ class HostReport(_Model):
     tls_handshakes: int = Field(
         default=0, description="TLS handshakes completed with the host this run."
     )
-    protocol: str | None = Field(
+    protocol: Protocol | None = Field(
         default=None,
         description="The protocol its connections spoke: 'h2' (HTTP/2, chosen by ALPN) or "
         "'http/1.1'; 'mixed' when some spoke each (see connectionsByProtocol); null when no "
@@ -318,12 +322,14 @@ def build_report(
     )
 
 
-def _protocol(protocols: Mapping[str, int]) -> str | None:
+def _protocol(protocols: Mapping[str, int]) -> Protocol | None:
     """The one protocol of ``protocols`` (connections per protocol), ``"mixed"``, or None."""
     spoken = [name for name, n in protocols.items() if n]
     if not spoken:
         return None
-    return spoken[0] if len(spoken) == 1 else "mixed"
+    if len(spoken) > 1:
+        return "mixed"
+    return "h2" if spoken[0] == "h2" else "http/1.1"
 
 
 def _counts(counter: Counter[str]) -> StatusCounts:
