@@ -153,6 +153,11 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
     variables of the environment apply (``httpx.create_ssl_context(trust_env=True)``), on the
     host name (SNI and certificate).
 
+    On HTTP/2, bytes that arrive for streams whose readers have not taken them yet wait in
+    httpcore's buffers; flow control bounds them (httpcore opens 16 MiB windows per connection
+    and per stream, and acknowledges bytes only as they are read), so a connection holds at
+    most about 16 MiB that nobody asked for yet, besides each body's own ``read_body`` bound.
+
     ``listener`` (optional) hears of each connection: ``connection_opened(host)`` when TCP is
     up, ``protocol_negotiated(host, protocol, tls)`` when its protocol is known (``"h2"`` or
     ``"http/1.1"``; ``tls`` says whether a TLS handshake completed); ``host`` is a host key
