@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from patchula.clock import Clock
     from patchula.credentials import RegistryAccess
     from patchula.http.fetcher import Fetcher
-    from patchula.report.model import CacheReport, ScanReport
+    from patchula.report.model import CacheReport, HostReport, ScanReport
     from patchula.settings import Settings
 
 
@@ -524,12 +524,23 @@ def _print_hosts(report: ScanReport, console: Console) -> None:
             f"{host}: {s.requests} requests ({responses or 'no HTTP answer'}); "
             f"304s {s.not_modified}, 429s {s.rate_limited}, retries {s.retries}, "
             f"errors {s.errors}, "
-            f"cool-down {s.cooldown_seconds:.1f}s, peak concurrency {s.max_concurrency}",
+            f"cool-down {s.cooldown_seconds:.1f}s, peak concurrency {s.max_concurrency}; "
+            f"{_connections(s)}",
             markup=False,
             highlight=False,
         )
         if s.unvalidated:
             console.print(unvalidated_line(host, s.unvalidated), markup=False, highlight=False)
+
+
+def _connections(s: HostReport) -> str:
+    """``"connections 1 (h2), TLS handshakes 1"``; mixed protocols are counted each."""
+    if not s.connections:
+        return "no connections opened"
+    protocol: str = s.protocol or "no protocol negotiated"
+    if s.protocol == "mixed":
+        protocol = ", ".join(f"{name} {n}" for name, n in s.connections_by_protocol.items())
+    return f"connections {s.connections} ({protocol}), TLS handshakes {s.tls_handshakes}"
 
 
 def _cache_report(cache: Cache | None, fetcher: Fetcher) -> CacheReport | None:

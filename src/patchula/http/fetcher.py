@@ -41,6 +41,7 @@ from patchula.models import Derive, FetchResponse
 if TYPE_CHECKING:
     # httpx, httpcore and the transport are imported when the first request is sent (or a
     # client is made): a run that looks nothing up never imports them (issue 12: start-up).
+    import httpcore
     import httpx
 
     from patchula.http.transport import PerHostPoolTransport, RawResponse
@@ -92,7 +93,13 @@ class CacheUse:
 
 @dataclass(slots=True)
 class HostStats:
-    """Request statistics for one host; ``max_concurrency`` is the peak of requests in flight."""
+    """Request statistics for one host; ``max_concurrency`` is the peak of requests in flight.
+
+    ``connections`` counts the TCP connections the run's pooled transport opened to the host,
+    ``tls_handshakes`` the TLS handshakes completed on them, ``protocols`` the connections per
+    protocol they spoke (``"h2"``, ``"http/1.1"``). Requests through a proxy are not counted
+    there (httpx's proxy transport opens those connections).
+    """
 
     requests: int = 0
     responses: dict[str, int] = field(default_factory=dict)
@@ -106,6 +113,9 @@ class HostStats:
     # Successes stored with neither validators (ETag, Last-Modified) nor a freshness lifetime
     # (Cache-Control max-age, Expires) or floor: the cache can only refetch them in full.
     unvalidated: int = 0
+    connections: int = 0
+    tls_handshakes: int = 0
+    protocols: dict[str, int] = field(default_factory=dict)
 
 
 T = TypeVar("T")
@@ -174,7 +184,9 @@ def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
     User-Agent, ``Accept-Encoding`` naming only the codings decoded with a size bound, and the
     standard proxy and CA variables honoured (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``,
     ``NO_PROXY``, ``SSL_CERT_FILE``): proxied URLs go through httpx's proxy transports, the
-    rest straight to the pooled transport. Redirects are not followed by the client: the
+    rest straight to the pooled transport; both resolve host names through its per-run
+    ``Resolver`` (through a proxy, only the proxy's host is resolved here; the proxy resolves
+    the registry's). Redirects are not followed by the client: the
     ``Fetcher`` follows them (PyPI answers non-canonical names with 301), each hop through its
     own host's limiter.
     """
@@ -185,21 +197,26 @@ def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
         PerHostPoolTransport,
     )
 
+    transport = PerHostPoolTransport()
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
-        transport=PerHostPoolTransport(),
-        mounts=_proxy_mounts(),
+        transport=transport,
+        mounts=_proxy_mounts(transport.backend),
         headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
         follow_redirects=False,
         trust_env=True,
     )
 
 
-def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
+def _proxy_mounts(
+    backend: httpcore.AsyncNetworkBackend | None = None,
+) -> dict[str, httpx.AsyncBaseTransport | None]:
     """Proxy transports from the environment, per scheme (``http://``, ``https://``).
 
     httpx reads the proxy variables only for clients without a transport of their own, so they
     are mounted here. ``NO_PROXY`` is applied per request by the fetcher (``_proxied``).
+    ``backend`` (the pooled transport's) connects to the proxy, so its host is resolved once
+    per run like any other.
     """
     import httpx  # noqa: PLC0415 - lazy: start-up
 
@@ -213,7 +230,7 @@ def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
         if "://" not in proxy:
             proxy = f"http://{proxy}"  # curl's reading of a bare host:port
         try:
-            mounts[f"{scheme}://"] = httpx.AsyncHTTPTransport(
+            mount = httpx.AsyncHTTPTransport(
                 proxy=proxy, verify=httpx.create_ssl_context(trust_env=True), trust_env=True
             )
         except ImportError:
@@ -225,6 +242,12 @@ def _proxy_mounts() -> dict[str, httpx.AsyncBaseTransport | None]:
         except (ValueError, httpx.InvalidURL) as exc:
             msg = f"{variable} names an unusable proxy ({redact_url(proxy)}): {exc}"
             raise ConfigError(msg) from None
+        # httpx takes no network backend; its proxy pool (httpcore's AsyncHTTPProxy or
+        # AsyncSOCKSProxy) keeps the one it connects with here.
+        pool = getattr(mount, "_pool", None)
+        if backend is not None and hasattr(pool, "_network_backend"):
+            pool._network_backend = backend  # type: ignore[union-attr]  # noqa: SLF001
+        mounts[f"{scheme}://"] = mount
     return mounts
 
 
@@ -301,15 +324,36 @@ class Fetcher:
         # Registry documents are derived in worker threads, at most four at once, so the event
         # loop stays free while large packuments are parsed.
         self._derivers = anyio.CapacityLimiter(4)
+        # Whether the client's pooled transport reports its connections here yet (``_client``).
+        self._listening = False
+
+    def connection_opened(self, host: str) -> None:
+        """Count a TCP connection the transport opened to ``host`` (``ConnectionListener``)."""
+        self.stats.setdefault(host, HostStats()).connections += 1
+
+    def protocol_negotiated(self, host: str, protocol: str, *, tls: bool) -> None:
+        """Count a connection to ``host`` speaking ``protocol`` (``ConnectionListener``)."""
+        stats = self.stats.setdefault(host, HostStats())
+        stats.protocols[protocol] = stats.protocols.get(protocol, 0) + 1
+        if tls:
+            stats.tls_handshakes += 1
 
     @property
     def _client(self) -> httpx.AsyncClient:
         """The client requests go through: the one given, else the run's own, made now."""
-        if self._given_client is not None:
-            return self._given_client
-        if self._own_client is None:
-            self._own_client = make_client(timeout=self._deadline)
-        return self._own_client
+        client = self._given_client
+        if client is None:
+            if self._own_client is None:
+                self._own_client = make_client(timeout=self._deadline)
+            client = self._own_client
+        if not self._listening:
+            self._listening = True
+            from patchula.http.transport import PerHostPoolTransport  # noqa: PLC0415 - lazy: start-up
+
+            transport = client._transport  # noqa: SLF001 - our own PerHostPoolTransport
+            if isinstance(transport, PerHostPoolTransport):
+                transport.listener = self
+        return client
 
     async def aclose(self) -> None:
         """Close the client this fetcher made (a client given to it is its owner's to close)."""

@@ -1,35 +1,42 @@
-"""The run's HTTP transport: keep-alive HTTP/1.1 connections per origin, over asyncio streams.
+"""The run's HTTP transport: per-origin connections over asyncio streams, HTTP/2 by ALPN.
 
-httpcore speaks the protocol (h11) and owns each connection's state; this module decides which
-connection a request uses and how bytes move. A scan sends thousands of small requests, and
-measured per request the generic layers cost more CPU than the protocol itself: httpx's
-request/response models, httpcore's connection pool (it scans every connection for every queued
-request) and the anyio stream adapter (a cancel scope per read and write). So:
+httpcore speaks the protocols (h11 for HTTP/1.1, h2 for HTTP/2) and owns each connection's
+state; this module decides which connection a request uses and how bytes move. A scan sends
+thousands of small requests, and measured per request the generic layers cost more CPU than
+the protocol itself: httpx's request/response models, httpcore's connection pool (it scans
+every connection for every queued request) and the anyio stream adapter (a cancel scope per
+read and write). So:
 
-- ``PerHostPoolTransport`` keeps, per origin (scheme, host, port), a stack of idle
-  ``httpcore.AsyncHTTPConnection`` objects, each used by one request at a time; the fetcher's
-  host limiter bounds how many run at once, and up to ``IDLE_CONNECTIONS_PER_HOST`` idle ones
-  are kept. ``get`` is the fetcher's lean path (raw headers in, status/headers/decoded body
-  out); ``handle_async_request`` serves the same connections to an ``httpx.AsyncClient``.
+- ``PerHostPoolTransport`` keeps, per origin (scheme, host, port), its HTTP/2 connections
+  (each carrying many streams) and a stack of idle HTTP/1.1 ``httpcore.AsyncHTTPConnection``
+  objects (each used by one request at a time), and opens connections as requests need them
+  (see its docstring); the fetcher's host limiter bounds how many requests run at once, and
+  up to ``IDLE_CONNECTIONS_PER_HOST`` idle HTTP/1.1 connections are kept. ``get`` is the
+  fetcher's lean path (raw headers in, status/headers/decoded body out);
+  ``handle_async_request`` serves the same connections to an ``httpx.AsyncClient``.
+- ``Resolver`` looks each host name up once per run (single-flight ``getaddrinfo``).
 - ``AsyncioBackend`` is an httpcore network backend (httpcore's documented extension point,
-  ``network_backend=``) on ``asyncio.open_connection`` streams, with ``asyncio.timeout`` for
-  the connect/read/write timeouts. patchula always runs on asyncio (``anyio.run``'s default).
+  ``network_backend=``) on asyncio streams, with ``asyncio.timeout`` for the connect/read/write
+  timeouts. patchula always runs on asyncio (``anyio.run``'s default).
 
 Errors surface as httpx's exception classes (``httpx.ConnectError``, ``httpx.ReadTimeout`` …),
 as from any httpx transport. Bodies are read incrementally and bounded (``read_body``): a
 ``Content-Length`` over the bound, more bytes than the bound on the wire, or content codings
 (gzip, deflate, zstd; RFC 9110 §8.4) that decode to more than the bound raise ``BodyTooLarge``
-as soon as it is known, and the connection is closed, never reused. The status line and
-headers are bounded by httpcore itself: h11's ``max_incomplete_event_size``, which httpcore sets
-to 100 KiB, refuses a larger head (``httpx.RemoteProtocolError``), so their count is bounded
-too. Redirects are not followed here: the fetcher follows them, each hop through its own
-host's limits.
+as soon as it is known; an HTTP/1.1 connection is then closed, never reused, an HTTP/2 stream
+reset. The status line and headers are bounded by httpcore itself: on HTTP/1.1 h11's
+``max_incomplete_event_size``, which httpcore sets to 100 KiB, refuses a larger head; on
+HTTP/2 hpack refuses a decoded header list over the 64 KiB that httpcore announces as
+``SETTINGS_MAX_HEADER_LIST_SIZE`` (both ``httpx.RemoteProtocolError``), so their count is
+bounded too. Redirects are not followed here: the fetcher follows them, each hop through its
+own host's limits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import ssl
 import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
@@ -37,6 +44,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Protocol, cast
 
 import anyio
+import h2.settings
 import httpcore
 import httpx
 import zstandard
@@ -48,8 +56,10 @@ __all__ = [
     "KEEPALIVE_EXPIRY",
     "AsyncioBackend",
     "BodyTooLarge",
+    "ConnectionListener",
     "PerHostPoolTransport",
     "RawResponse",
+    "Resolver",
     "read_body",
 ]
 
@@ -92,6 +102,13 @@ def _as_httpx_errors() -> Iterator[None]:
     try:
         yield
     except Exception as exc:
+        cause = exc.args[0] if exc.args else None
+        if isinstance(exc, httpcore.LocalProtocolError) and type(cause).__module__.startswith(
+            "h2."
+        ):
+            # httpcore calls every h2 protocol error local; the h2 state machine raises them
+            # on what the server sent (an oversized header list, a bad frame).
+            raise httpx.RemoteProtocolError(str(exc)) from exc
         for source, target in _ERRORS:
             if isinstance(exc, source):
                 raise target(str(exc)) from exc
@@ -109,19 +126,51 @@ class RawResponse:
 
 
 class PerHostPoolTransport(httpx.AsyncBaseTransport):
-    """Keep-alive connections per origin, each used by one request at a time.
+    """Connections per origin, opened as demand grows; HTTP/2 streams where ALPN offers ``h2``.
 
-    A request takes the newest idle connection of its origin that the server has not closed
-    and that is younger than ``KEEPALIVE_EXPIRY``, or opens a new one; it gives it back when
-    the response is read (``get``) or closed (``handle_async_request``). A connection a request
-    failed on is closed, never reused. TLS verification and the CA variables of the
-    environment apply (``httpx.create_ssl_context(trust_env=True)``).
+    Per origin (scheme, host, port):
+
+    - The first request to an ``https`` origin whose protocol is not known yet opens one
+      connection; requests arriving meanwhile wait for its TLS handshake (the ALPN answer,
+      RFC 7301) instead of each opening a connection of their own.
+    - When the server chose ``h2`` (RFC 9113), every request becomes a stream on that one
+      connection, up to the server's ``SETTINGS_MAX_CONCURRENT_STREAMS`` (capped at httpcore's
+      own 100); a second connection is opened only when those streams are all taken, or the
+      connection goes away (GOAWAY, an error). The fetcher's host limiter then bounds streams.
+    - When it chose ``http/1.1`` (or offered no ALPN), and always for plain ``http://`` (no
+      h2c), each request takes the newest idle connection that the server has not closed and
+      that is younger than ``KEEPALIVE_EXPIRY``, or opens a new one: one request per
+      connection; up to ``IDLE_CONNECTIONS_PER_HOST`` idle ones are kept.
+
+    A connection an HTTP/1.1 request failed on is closed, never reused. An HTTP/2 stream that
+    fails (a reset, a body over the bound, a cancelled request) is reset (``RST_STREAM``,
+    CANCEL) and its connection retired: it takes no new streams and is closed when its last
+    stream ends. A request the server did not process, by RFC 9113 §8.7 (a stream above a
+    GOAWAY's last stream id, or refused with ``REFUSED_STREAM``), is sent again at once — after
+    a GOAWAY on another connection — and sent at most ``REPLAYS`` times in all (then
+    ``httpx.RemoteProtocolError``, which the fetcher retries with back-off). Host names are
+    resolved once per transport (the run) by ``Resolver``. TLS verification and the CA
+    variables of the environment apply (``httpx.create_ssl_context(trust_env=True)``), on the
+    host name (SNI and certificate).
+
+    On HTTP/2, bytes that arrive for streams whose readers have not taken them yet wait in
+    httpcore's buffers; flow control bounds them (httpcore opens 16 MiB windows per connection
+    and per stream, and acknowledges bytes only as they are read), so a connection holds at
+    most about 16 MiB that nobody asked for yet, besides each body's own ``read_body`` bound.
+
+    ``listener`` (optional) hears of each connection: ``connection_opened(host)`` when TCP is
+    up, ``protocol_negotiated(host, protocol, tls)`` when its protocol is known (``"h2"`` or
+    ``"http/1.1"``; ``tls`` says whether a TLS handshake completed); ``host`` is a host key
+    (lower-case host, ``:port`` when not the scheme's default).
     """
 
-    def __init__(self) -> None:
-        self._idle: dict[tuple[bytes, bytes, int], list[httpcore.AsyncHTTPConnection]] = {}
-        self._open: set[httpcore.AsyncHTTPConnection] = set()
-        self._backend = AsyncioBackend()
+    def __init__(self, resolver: Resolver | None = None) -> None:
+        self._pools: dict[tuple[bytes, bytes, int], _Pool] = {}
+        self._open: set[_Link] = set()
+        self.resolver = resolver if resolver is not None else Resolver()
+        # Connects every connection of the run, and those of the client's proxy mounts.
+        self.backend = AsyncioBackend(self.resolver)
+        self.listener: ConnectionListener | None = None
         # One TLS context for every connection, made on first use: building one reads the CA
         # bundle (tens of milliseconds, megabytes), which plain-HTTP mirrors never need.
         self._ssl: ssl.SSLContext | None = None
@@ -150,7 +199,8 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         completes. The body is read incrementally and bounded by
         ``max_body_bytes`` (see ``read_body``). Raises httpx's ``TransportError`` subclasses on
         network and protocol failures, ``httpx.DecodingError`` on a body that does not decode
-        and ``BodyTooLarge`` over the bound (the connection is then closed, not reused).
+        and ``BodyTooLarge`` over the bound (an HTTP/1.1 connection is then closed, an HTTP/2
+        stream reset).
         """
         parsed = httpx.URL(url)
         sized = (
@@ -174,10 +224,9 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
             content=body,
             extensions={"timeout": timeouts},
         )
-        origin, connection = await self._checkout(request.url.origin)
+        link, response = await self._send(request)
         try:
             with _as_httpx_errors():
-                response = await connection.handle_async_request(request)
                 try:
                     if on_head is not None:
                         on_head(response.status)
@@ -188,17 +237,19 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
                     stream = response.stream
                     if not isinstance(stream, AsyncIterable):  # pragma: no cover - httpcore
                         msg = "httpcore returned a synchronous stream to an async request"
-                        raise TypeError(msg)
+                        raise TypeError(msg)  # noqa: TRY301 - reset like any failure
                     content = (
                         b"" if method == "HEAD" else await read_body(stream, names, max_body_bytes)
                     )
+                except BaseException:
+                    await _reset_stream(link, response, request)
+                    raise
                 finally:
                     await response.aclose()
-        except BaseException:
-            await _discard(connection)
-            self._open.discard(connection)
+        except BaseException as exc:
+            await self._release(link, failed=True, error=exc)
             raise
-        await self._checkin(origin, connection)
+        await self._release(link)
         return RawResponse(status=response.status, url=url, headers=names, content=content)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -213,79 +264,336 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
             content=request.stream,
             extensions=request.extensions,
         )
-        origin, connection = await self._checkout(core.url.origin)
-        try:
-            with _as_httpx_errors():
-                response = await connection.handle_async_request(core)
-        except BaseException:
-            await _discard(connection)
-            self._open.discard(connection)
-            raise
+        link, response = await self._send(core)
         stream = response.stream
         if not isinstance(stream, AsyncIterable):  # pragma: no cover - httpcore contract
-            await self._checkin(origin, connection)
+            await self._release(link)
             msg = "httpcore returned a synchronous stream to an async request"
             raise TypeError(msg)
         return httpx.Response(
             status_code=response.status,
             headers=response.headers,
-            stream=_ReleasingStream(stream, self, origin, connection),
+            stream=_ReleasingStream(stream, self, link, response, core),
             extensions=response.extensions,
         )
 
-    async def _checkout(
-        self, origin: httpcore.Origin
-    ) -> tuple[tuple[bytes, bytes, int], httpcore.AsyncHTTPConnection]:
+    async def _send(self, request: httpcore.Request) -> tuple[_Link, httpcore.Response]:
+        """Send ``request`` on a connection of its origin; return it with the response head.
+
+        A request the server did not process (see the class docstring) is sent again on
+        another connection; other failures release the connection as failed and raise.
+        """
+        origin = request.url.origin
+        for _ in range(REPLAYS):
+            link = await self._checkout(origin)
+            try:
+                with _as_httpx_errors():
+                    try:
+                        response = await link.core.handle_async_request(request)
+                        if link.protocol == H2 and not link.tuned:
+                            await _tune(link, request)
+                        return link, response  # noqa: TRY300 - the except clauses replay
+                    except httpcore.ConnectionNotAvailable:
+                        # Above a GOAWAY's last stream id, or the connection closed first.
+                        pass
+                    except httpcore.RemoteProtocolError as exc:
+                        if not _refused(exc):
+                            raise
+                        # REFUSED_STREAM: the server is at its limit; this connection stays.
+                        await self._release(link)
+                        continue
+            except BaseException as exc:
+                await self._release(link, failed=True, error=exc)
+                raise
+            await self._release(link, failed=True)
+        msg = f"{origin} did not process the request on {REPLAYS} connections in a row"
+        raise httpx.RemoteProtocolError(msg)
+
+    def _pool(self, origin: httpcore.Origin) -> _Pool:
         key = (origin.scheme, origin.host, origin.port)
-        idle = self._idle.get(key)
-        while idle:
-            connection = idle.pop()
-            if not connection.is_closed() and not connection.has_expired():
-                return key, connection
-            await _discard(connection)
-            self._open.discard(connection)
+        pool = self._pools.get(key)
+        if pool is None:
+            default = {b"http": 80, b"https": 443}.get(origin.scheme)
+            host = origin.host.decode("ascii").lower()
+            name = host + (f":{origin.port}" if origin.port != default else "")
+            pool = self._pools[key] = _Pool(origin, name, https=origin.scheme == b"https")
+        return pool
+
+    async def _checkout(self, origin: httpcore.Origin) -> _Link:
+        pool = self._pool(origin)
+        while True:
+            if not pool.https or pool.protocol == HTTP11:
+                while pool.idle:
+                    link = pool.idle.pop()
+                    if not link.core.is_closed() and not link.core.has_expired():
+                        link.streams = 1
+                        return link
+                    await self._drop(link)
+                return self._new_link(pool)
+            # HTTP/2, or not known yet: a stream on an open connection with room for one.
+            for link in list(pool.h2):
+                if link.retired or not link.core.is_available():
+                    if link.streams == 0:
+                        await self._drop(link)
+                    continue
+                if link.streams == 0 and link.core.has_expired():
+                    await self._drop(link)
+                    continue
+                if link.streams < _stream_capacity(link):
+                    link.streams += 1
+                    return link
+            if pool.handshake is not None:
+                await pool.handshake.wait()
+                continue
+            link = self._new_link(pool)
+            pool.handshake = _Handshake(link)
+            return link
+
+    def _new_link(self, pool: _Pool) -> _Link:
         ssl_context = None
-        if origin.scheme == b"https":
+        if pool.https:
             if self._ssl is None:
                 self._ssl = httpx.create_ssl_context(trust_env=True)
             ssl_context = self._ssl
-        connection = httpcore.AsyncHTTPConnection(
-            origin,
+        link = _Link(pool)
+        link.core = httpcore.AsyncHTTPConnection(
+            pool.origin,
             ssl_context=ssl_context,
             keepalive_expiry=KEEPALIVE_EXPIRY,
-            network_backend=self._backend,
+            http2=pool.https,
+            network_backend=_LinkBackend(self.backend, self, link),
         )
-        self._open.add(connection)
-        return key, connection
+        self._open.add(link)
+        return link
 
-    async def _checkin(
-        self, key: tuple[bytes, bytes, int], connection: httpcore.AsyncHTTPConnection
+    def _opened(self, link: _Link) -> None:
+        """TCP is up for ``link`` (called by its backend)."""
+        if self.listener is not None:
+            self.listener.connection_opened(link.pool.name)
+        if not link.pool.https:
+            self._negotiated(link, HTTP11, tls=False)
+
+    def _negotiated(self, link: _Link, protocol: str, *, tls: bool) -> None:
+        """``link`` speaks ``protocol``: waiters for its handshake may go on."""
+        pool = link.pool
+        link.protocol = pool.protocol = protocol
+        if protocol == H2:
+            pool.h2.append(link)
+        if self.listener is not None:
+            self.listener.protocol_negotiated(pool.name, protocol, tls=tls)
+        self._end_handshake(link, None)
+
+    def _end_handshake(self, link: _Link, error: BaseException | None) -> None:
+        handshake = link.pool.handshake
+        if handshake is not None and handshake.link is link:
+            link.pool.handshake = None
+            handshake.finish(error)
+
+    async def _release(
+        self, link: _Link, *, failed: bool = False, error: BaseException | None = None
     ) -> None:
-        idle = self._idle.setdefault(key, [])
-        if len(idle) < IDLE_CONNECTIONS_PER_HOST and not connection.is_closed():
-            idle.append(connection)
+        """Hand ``link`` back after a request; ``failed`` closes or retires it (class doc).
+
+        ``error`` is what the request failed with, shared with the requests waiting for the
+        handshake of ``link`` when it was a failure to connect.
+        """
+        pool = link.pool
+        if pool.handshake is not None and pool.handshake.link is link:
+            # The request ended before a handshake was seen (it failed to connect, or a test
+            # double answered it): its waiters learn of the failure, or go on as HTTP/1.1.
+            if not failed and pool.protocol is None:
+                pool.protocol = HTTP11
+            self._end_handshake(link, error)
+        link.streams = max(0, link.streams - 1)
+        if link.protocol == H2:
+            if failed:
+                link.retired = True
+            if link.streams == 0 and (link.retired or not link.core.is_available()):
+                await self._drop(link)
             return
-        self._open.discard(connection)
-        await _discard(connection)
+        if failed:
+            await self._drop(link)
+            return
+        pool.returned = True
+        if len(pool.idle) < IDLE_CONNECTIONS_PER_HOST and not link.core.is_closed():
+            pool.idle.append(link)
+            return
+        await self._drop(link)
+
+    async def _drop(self, link: _Link) -> None:
+        with contextlib.suppress(ValueError):
+            link.pool.h2.remove(link)
+        self._open.discard(link)
+        await _discard(link.core)
 
     def idle_connections(self) -> dict[str, int]:
         """Return the number of idle keep-alive connections per origin (``scheme://host:port``).
 
-        The port is left out when it is the scheme's default.
+        The port is left out when it is the scheme's default. HTTP/2 connections with no
+        stream open count as idle. Origins no connection was handed back to are left out.
         """
         counts: dict[str, int] = {}
-        for (scheme, host, port), idle in self._idle.items():
+        for (scheme, host, port), pool in self._pools.items():
+            if not pool.returned and not pool.h2:
+                continue
             default = {b"http": 80, b"https": 443}.get(scheme)
             name = f"{scheme.decode()}://{host.decode()}" + (f":{port}" if port != default else "")
-            counts[name] = len(idle)
+            h2_idle = sum(1 for link in pool.h2 if link.streams == 0 and not link.core.is_closed())
+            counts[name] = len(pool.idle) + h2_idle
         return counts
 
     async def aclose(self) -> None:
         """Close every connection."""
-        for connection in list(self._open):
-            await _discard(connection)
+        for link in list(self._open):
+            await _discard(link.core)
         self._open.clear()
-        self._idle.clear()
+        self._pools.clear()
+
+
+HTTP11 = "http/1.1"
+H2 = "h2"
+# Sends of one request on fresh connections when the server did not process it (RFC 9113
+# §8.7): a server that keeps refusing is failing, and the fetcher's retries take over.
+REPLAYS = 3
+# httpcore's own SETTINGS_MAX_CONCURRENT_STREAMS: streams beyond it would wait inside httpcore.
+_MAX_STREAMS = 100
+# Largest HTTP/2 DATA frame the server may send (RFC 9113 allows 16 KiB to 16 MiB), and the
+# bytes read from the socket at once (httpcore reads 64 KiB).
+_H2_MAX_FRAME = 1 << 20
+_H2_READ_BYTES = 1 << 20
+# RFC 9113 §7 error codes.
+_REFUSED_STREAM = 0x7
+_CANCEL = 0x8
+
+
+class ConnectionListener(Protocol):
+    """Hears of the connections a ``PerHostPoolTransport`` opens (see its docstring)."""
+
+    def connection_opened(self, host: str) -> None:
+        """A TCP connection to ``host`` is up."""
+
+    def protocol_negotiated(self, host: str, protocol: str, *, tls: bool) -> None:
+        """A connection to ``host`` speaks ``protocol``; ``tls``: after a TLS handshake."""
+
+
+class _Handshake:
+    """The first connection of an origin being opened; requests that arrive meanwhile wait.
+
+    A failure to connect is shared by those waiting (each raises a copy); the next request
+    after it tries again.
+    """
+
+    __slots__ = ("_error", "_event", "link")
+
+    def __init__(self, link: _Link) -> None:
+        self.link = link
+        self._event = anyio.Event()
+        self._error: BaseException | None = None
+
+    def finish(self, error: BaseException | None) -> None:
+        self._error = error
+        self._event.set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+        error = self._error
+        if isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout)):
+            raise type(error)(str(error))
+        # No error, or the opener was cancelled or failed otherwise: look again.
+
+
+class _Pool:
+    """The connections of one origin, and what its server speaks."""
+
+    __slots__ = ("h2", "handshake", "https", "idle", "name", "origin", "protocol", "returned")
+
+    def __init__(self, origin: httpcore.Origin, name: str, *, https: bool) -> None:
+        self.origin = origin
+        self.name = name
+        self.https = https
+        # The protocol of the last connection negotiated; None before the first one.
+        self.protocol: str | None = None
+        self.idle: list[_Link] = []
+        self.h2: list[_Link] = []
+        self.handshake: _Handshake | None = None
+        self.returned = False  # an HTTP/1.1 connection was handed back once
+
+
+class _Link:
+    """One connection with its origin's pool, its protocol and the requests on it."""
+
+    __slots__ = ("core", "pool", "protocol", "retired", "streams", "tuned")
+
+    def __init__(self, pool: _Pool) -> None:
+        self.pool = pool
+        self.core: httpcore.AsyncHTTPConnection
+        self.protocol: str | None = None
+        self.streams = 1
+        self.retired = False
+        self.tuned = False  # HTTP/2: larger frames and reads asked for (``_tune``)
+
+
+def _stream_capacity(link: _Link) -> int:
+    """Streams ``link`` may carry at once: the server's ``SETTINGS_MAX_CONCURRENT_STREAMS``.
+
+    Read from httpcore's h2 state (not public); 100 (httpcore's own bound) until it is known.
+    """
+    connection = getattr(link.core, "_connection", None)
+    state = getattr(connection, "_h2_state", None)
+    remote = getattr(getattr(state, "remote_settings", None), "max_concurrent_streams", None)
+    if not isinstance(remote, int):
+        return _MAX_STREAMS
+    return max(1, min(remote, _MAX_STREAMS))
+
+
+async def _tune(link: _Link, request: httpcore.Request) -> None:
+    """Let the server send HTTP/2 DATA frames of up to ``_H2_MAX_FRAME`` bytes; read 1 MiB at once.
+
+    httpcore announces the default 16 KiB frames, and h2 costs Python time per frame (parse,
+    flow-control acknowledgement, a lock per write): measured on the npm registry, 22 MB of
+    packuments arrive in 1,387 frames and HTTP/2 took 3x the CPU of HTTP/1.1. The registries
+    send larger frames when allowed (RFC 9113 §6.5.2 SETTINGS_MAX_FRAME_SIZE; h2 accepts them
+    once the server has acknowledged). Asked once per connection, after its first request
+    (httpcore sends its own SETTINGS with it).
+    """
+    link.tuned = True
+    connection = getattr(link.core, "_connection", None)
+    state = getattr(connection, "_h2_state", None)
+    if connection is None or state is None:
+        return
+    connection.READ_NUM_BYTES = _H2_READ_BYTES
+    with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+        state.update_settings({h2.settings.SettingCodes.MAX_FRAME_SIZE: _H2_MAX_FRAME})
+        # Accepted from now on, not only from the server's acknowledgement: h2 applies the new
+        # limit between reads, so a large frame read together with the ACK would be refused.
+        state.max_inbound_frame_size = _H2_MAX_FRAME
+        await connection._write_outgoing_data(request)  # noqa: SLF001
+
+
+def _refused(exc: httpcore.RemoteProtocolError) -> bool:
+    """Whether ``exc`` is an HTTP/2 stream reset with ``REFUSED_STREAM`` (not processed)."""
+    event = exc.args[0] if exc.args else None
+    return getattr(event, "error_code", None) == _REFUSED_STREAM and hasattr(event, "stream_id")
+
+
+async def _reset_stream(
+    link: _Link, response: httpcore.Response, request: httpcore.Request
+) -> None:
+    """Reset the HTTP/2 stream of ``response`` (CANCEL), so the server stops sending it.
+
+    httpcore closes a stream without telling the server; the server would go on sending a
+    body nobody reads. Does nothing on HTTP/1.1 (closing the connection stops it there) or
+    when the stream has already ended.
+    """
+    stream_id = response.extensions.get("stream_id")
+    connection = getattr(link.core, "_connection", None)
+    state = getattr(connection, "_h2_state", None)
+    if link.protocol != H2 or not isinstance(stream_id, int) or state is None:
+        return
+    link.retired = True
+    with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+        state.reset_stream(stream_id, error_code=_CANCEL)
+        await connection._write_outgoing_data(request)  # type: ignore[union-attr]  # noqa: SLF001
 
 
 class BodyTooLarge(Exception):  # noqa: N818 - names the outcome, like RateLimited
@@ -484,33 +792,140 @@ async def _discard(connection: httpcore.AsyncHTTPConnection) -> None:
 
 
 class _ReleasingStream(httpx.AsyncByteStream):
-    """A response body for httpx that hands its connection back when closed."""
+    """A response body for httpx that hands its connection back when closed.
+
+    A body closed before its end resets an HTTP/2 stream (``_reset_stream``); an HTTP/1.1
+    connection left mid-body is closed by httpcore.
+    """
 
     def __init__(
         self,
         stream: AsyncIterable[bytes],
         transport: PerHostPoolTransport,
-        origin: tuple[bytes, bytes, int],
-        connection: httpcore.AsyncHTTPConnection,
+        link: _Link,
+        response: httpcore.Response,
+        request: httpcore.Request,
     ) -> None:
         self._stream = stream
         self._transport = transport
-        self._origin = origin
-        self._connection: httpcore.AsyncHTTPConnection | None = connection
+        self._link: _Link | None = link
+        self._response = response
+        self._request = request
+        self._complete = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         with _as_httpx_errors():
             async for chunk in self._stream:
                 yield chunk
+        self._complete = True
 
     async def aclose(self) -> None:
-        close = getattr(self._stream, "aclose", None)
-        if close is not None:
-            with _as_httpx_errors():
-                await close()
-        if self._connection is not None:
-            connection, self._connection = self._connection, None
-            await self._transport._checkin(self._origin, connection)  # noqa: SLF001
+        link, self._link = self._link, None
+        try:
+            if link is not None and not self._complete:
+                await _reset_stream(link, self._response, self._request)
+            close = getattr(self._stream, "aclose", None)
+            if close is not None:
+                with _as_httpx_errors():
+                    await close()
+        finally:
+            if link is not None:
+                failed = not self._complete and link.protocol == H2
+                await self._transport._release(link, failed=failed)  # noqa: SLF001
+
+
+# One resolved address, as ``getaddrinfo`` gives it: (family, type, proto, canonname, sockaddr).
+Address = tuple[int, int, int, str, tuple[Any, ...]]
+
+
+class Resolver:
+    """Resolve each (host, port) once per run; concurrent lookups share one ``getaddrinfo``.
+
+    A run talks to a handful of hosts through dozens of connections; a lookup per connection
+    (asyncio's ``open_connection`` does one each time) sends dozens of identical queries at
+    once, and a resolver that answers a burst of about 25 stalls the rest for seconds. Here
+    the first connect to a host asks ``loop.getaddrinfo`` (the system resolver, in asyncio's
+    thread pool) and every other connect to it, concurrent or later, gets the same answer:
+    the addresses in the order the system gives them (its RFC 6724 preference, IPv6 and IPv4
+    alike). Answers are kept for the transport's life (one run: minutes, not a record's TTL).
+    A failed lookup is shared by the connects waiting for it, and not kept: the next connect
+    asks again. ``lookups`` counts the ``getaddrinfo`` calls per host.
+    """
+
+    def __init__(self) -> None:
+        self._answers: dict[tuple[str, int], list[Address]] = {}
+        self._pending: dict[tuple[str, int], asyncio.Task[list[Address]]] = {}
+        self.lookups: dict[str, int] = {}
+
+    async def resolve(self, host: str, port: int) -> list[Address]:
+        """Return the addresses of ``host`` for TCP ``port``; raises ``OSError`` (gaierror)."""
+        key = (host, port)
+        answer = self._answers.get(key)
+        if answer is not None:
+            return answer
+        task = self._pending.get(key)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._lookup(key))
+            # Retrieved here too, so a lookup whose waiters were all cancelled never logs
+            # "exception was never retrieved".
+            task.add_done_callback(_retrieve)
+            self._pending[key] = task
+        # Shielded: one waiter's cancellation (its deadline) must not cancel the others' lookup.
+        return await asyncio.shield(task)
+
+    async def _lookup(self, key: tuple[str, int]) -> list[Address]:
+        host, port = key
+        self.lookups[host] = self.lookups.get(host, 0) + 1
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                host, port, type=socket.SOCK_STREAM
+            )
+        finally:
+            del self._pending[key]
+        if not infos:
+            msg = f"no address for {host}"
+            raise OSError(msg)
+        answer: list[Address] = [
+            (family, type_, proto, canonname, tuple(sockaddr))
+            for family, type_, proto, canonname, sockaddr in infos
+        ]
+        self._answers[key] = answer
+        return answer
+
+
+def _retrieve(task: asyncio.Task[list[Address]]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+async def _connect_first(
+    addresses: Sequence[Address], local_address: str | None
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect to the first of ``addresses`` that accepts, in order; raise the last ``OSError``.
+
+    Like asyncio's own ``create_connection`` without Happy Eyeballs: one address at a time.
+    """
+    loop = asyncio.get_running_loop()
+    errors: list[OSError] = []
+    for family, type_, proto, _, address in addresses:
+        sock = socket.socket(family, type_, proto)
+        try:
+            sock.setblocking(False)  # noqa: FBT003 - the socket API
+            if local_address:
+                sock.bind((local_address, 0))
+            await loop.sock_connect(sock, address)
+        except OSError as exc:
+            sock.close()
+            errors.append(exc)
+            continue
+        except BaseException:
+            sock.close()
+            raise
+        return await asyncio.open_connection(sock=sock)
+    if len({str(e) for e in errors}) == 1:
+        raise errors[0]
+    msg = "; ".join(str(e) for e in errors)
+    raise OSError(msg)
 
 
 class _AsyncioStream(httpcore.AsyncNetworkStream):
@@ -519,6 +934,8 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader = reader
         self._writer = writer
+        # Told the ALPN answer (None: none) when a TLS handshake completes.
+        self.on_tls: Callable[[str | None], None] | None = None
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
         """Return up to ``max_bytes`` bytes; ``b""`` at end of stream."""
@@ -564,6 +981,9 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
         except (OSError, ssl.SSLError) as exc:
             self._writer.close()
             raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+        if self.on_tls is not None:
+            ssl_object = self._writer.get_extra_info("ssl_object")
+            self.on_tls(ssl_object.selected_alpn_protocol() if ssl_object is not None else None)
         return self
 
     def get_extra_info(self, info: str) -> Any:  # noqa: ANN401 - httpcore's interface
@@ -582,7 +1002,13 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
 
 
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
-    """httpcore network backend on asyncio streams (TCP only; no Unix sockets)."""
+    """httpcore network backend on asyncio streams (TCP only; no Unix sockets).
+
+    Host names are resolved by ``resolver`` (once per run; a fresh ``Resolver`` by default).
+    """
+
+    def __init__(self, resolver: Resolver | None = None) -> None:
+        self.resolver = resolver if resolver is not None else Resolver()
 
     async def connect_tcp(
         self,
@@ -591,12 +1017,16 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        """Open a TCP connection (Happy Eyeballs is asyncio's) within ``timeout`` seconds."""
-        local = (local_address, 0) if local_address else None
+    ) -> _AsyncioStream:
+        """Open a TCP connection within ``timeout`` seconds (the lookup included).
+
+        The addresses of ``host`` are tried in the resolver's order; TLS, if any, is started
+        later on the host name (``start_tls``), never on an address.
+        """
         try:
             async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(host, port, local_addr=local)
+                addresses = await self.resolver.resolve(host, port)
+                reader, writer = await _connect_first(addresses, local_address)
         except TimeoutError as exc:
             msg = str(exc) or f"connect to {host}:{port} timed out"
             raise httpcore.ConnectTimeout(msg) from exc
@@ -616,6 +1046,47 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         """Not used by patchula: registries are reached over TCP."""
         msg = f"Unix sockets are not supported ({path})"
         raise httpcore.ConnectError(msg)
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep ``seconds`` on the running loop."""
+        await asyncio.sleep(seconds)
+
+
+class _LinkBackend(httpcore.AsyncNetworkBackend):
+    """The shared backend as one connection sees it: tells the pool it is up, and its protocol."""
+
+    def __init__(
+        self, backend: AsyncioBackend, transport: PerHostPoolTransport, link: _Link
+    ) -> None:
+        self._backend = backend
+        self._transport = transport
+        self._link = link
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        """Connect through the shared backend; report the connection and its handshake."""
+        stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        transport, link = self._transport, self._link
+        stream.on_tls = lambda alpn: transport._negotiated(  # noqa: SLF001 - its pool
+            link, H2 if alpn == H2 else HTTP11, tls=True
+        )
+        transport._opened(link)  # noqa: SLF001
+        return stream
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        """Not used by patchula (see ``AsyncioBackend``)."""
+        return await self._backend.connect_unix_socket(path, timeout, socket_options)
 
     async def sleep(self, seconds: float) -> None:
         """Sleep ``seconds`` on the running loop."""

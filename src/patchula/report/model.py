@@ -170,6 +170,10 @@ class Summary(_Model):
     failed_lookups: int
 
 
+# What a host's connections spoke (ALPN: RFC 7301; plain http:// is always HTTP/1.1).
+Protocol = Literal["h2", "http/1.1", "mixed"]
+
+
 class HostReport(_Model):
     """Request statistics for one registry host."""
 
@@ -190,6 +194,24 @@ class HostReport(_Model):
         default=None,
         description="Why the host was found unreachable this run (e.g. 'ConnectError'); its "
         "remaining lookups failed without a request. Null when it answered or was not tried.",
+    )
+    connections: int = Field(
+        default=0,
+        description="TCP connections opened to the host this run (not counting those through "
+        "a proxy).",
+    )
+    tls_handshakes: int = Field(
+        default=0, description="TLS handshakes completed with the host this run."
+    )
+    protocol: Protocol | None = Field(
+        default=None,
+        description="The protocol its connections spoke: 'h2' (HTTP/2, chosen by ALPN) or "
+        "'http/1.1'; 'mixed' when some spoke each (see connectionsByProtocol); null when no "
+        "connection was opened (every answer came from the cache, or through a proxy).",
+    )
+    connections_by_protocol: dict[str, int] = Field(
+        default_factory=dict,
+        description="Connections per protocol, e.g. {'h2': 1}.",
     )
 
 
@@ -289,11 +311,25 @@ def build_report(
                 max_concurrency=s.max_concurrency,
                 unvalidated=s.unvalidated,
                 unreachable=redact_text(down[host]) if host in down else None,
+                connections=s.connections,
+                tls_handshakes=s.tls_handshakes,
+                protocol=_protocol(s.protocols),
+                connections_by_protocol=dict(sorted(s.protocols.items())),
             )
             for host, s in sorted(hosts.items())
         },
         cache=cache,
     )
+
+
+def _protocol(protocols: Mapping[str, int]) -> Protocol | None:
+    """The one protocol of ``protocols`` (connections per protocol), ``"mixed"``, or None."""
+    spoken = [name for name, n in protocols.items() if n]
+    if not spoken:
+        return None
+    if len(spoken) > 1:
+        return "mixed"
+    return "h2" if spoken[0] == "h2" else "http/1.1"
 
 
 def _counts(counter: Counter[str]) -> StatusCounts:
