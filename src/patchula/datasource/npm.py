@@ -13,15 +13,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+import msgspec
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from patchula.datasource.base import (
     CatalogRequest,
     Datasource,
     SingleDocument,
     check_status,
-    describe_validation,
+    describe_decode_error,
     fetch_catalog,
     parse_time,
     times_from_epochs,
@@ -47,25 +47,28 @@ CREDENTIAL_HINT = ".npmrc or ~/.netrc"
 _ACCEPT = "application/json"
 
 
-class _VersionManifest(BaseModel):
-    """One ``versions[v]`` entry, reduced to the one field a freshness scan reads."""
+class _VersionManifest(msgspec.Struct, frozen=True):
+    """One ``versions[v]`` entry, reduced to the one field a freshness scan reads.
 
-    model_config = ConfigDict(frozen=True)
+    ``deprecated`` stays undecoded JSON (empty when absent): any value is allowed and only its
+    kind matters, so a huge number or a deep structure there is never built.
+    """
 
-    deprecated: JsonValue = None
+    deprecated: msgspec.Raw = msgspec.Raw()
 
 
-class _Packument(BaseModel):
-    """The fields of a packument a freshness scan reads; the rest is skipped while parsing."""
-
-    model_config = ConfigDict(frozen=True)
+class _Packument(msgspec.Struct, frozen=True):
+    """The fields of a packument a freshness scan reads; msgspec skips the rest unbuilt."""
 
     name: str | None = None
-    dist_tags: dict[str, str] = Field(default_factory=dict, alias="dist-tags")
-    versions: dict[str, _VersionManifest] = Field(default_factory=dict)
+    dist_tags: dict[str, str] = msgspec.field(default_factory=dict, name="dist-tags")
+    versions: dict[str, _VersionManifest] = msgspec.field(default_factory=dict)
     # Version keys map to ISO timestamps; ``created``/``modified`` (and ``unpublished``, an
-    # object) share the map, so values stay loosely typed and are read per version.
-    time: dict[str, JsonValue] = Field(default_factory=dict)
+    # object) share the map, so values stay undecoded and only those of versions are read.
+    time: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
+
+
+_DECODER = msgspec.json.Decoder(_Packument)
 
 
 def package_url(base_url: str, package_name: str) -> str:
@@ -124,24 +127,25 @@ def derive(content: bytes, *, package_name: str) -> bytes:
     ``RegistryError`` when the body is not JSON or not shaped like a packument.
     """
     try:
-        packument = _Packument.model_validate_json(content)
-    except ValidationError as exc:
-        reason = describe_validation(exc)
+        packument = _DECODER.decode(content)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        reason = describe_decode_error(exc)
         msg = f"npm package {package_name!r}: unusable packument ({reason})"
         raise RegistryError(msg) from exc
-    modified = packument.time.get("modified")
+    modified = _text(packument.time.get("modified"))
     versions = list(packument.versions)
     deprecated = {
         version: message
         for version, manifest in packument.versions.items()
-        if (message := _deprecation(manifest.deprecated)) is not None
+        if manifest.deprecated and (message := _deprecation(manifest.deprecated)) is not None
     }
+    time = packument.time
     compact = {
         "name": packument.name,
         "distTags": packument.dist_tags,
-        "modified": modified if isinstance(modified, str) else None,
+        "modified": modified,
         "versions": versions,
-        "times": [_epoch(packument.time.get(version)) for version in versions],
+        "times": [_epoch(time.get(version)) for version in versions],
         "deprecated": deprecated,
     }
     return orjson.dumps(compact)
@@ -206,17 +210,29 @@ def parse_compact(
     )
 
 
-def _epoch(value: JsonValue) -> int | None:
-    when = parse_time(value)
+def _text(raw: msgspec.Raw | None) -> str | None:
+    """Return undecoded JSON as a string when it is one (``None`` for any other value)."""
+    if raw is None or not bytes(raw).startswith(b'"'):
+        return None
+    return msgspec.json.decode(raw, type=str)
+
+
+def _epoch(raw: msgspec.Raw | None) -> int | None:
+    when = parse_time(_text(raw))
     return int(when.timestamp()) if when is not None else None
 
 
-def _deprecation(value: JsonValue) -> str | None:
-    """Return the deprecation message; ``""`` un-deprecates, other non-strings say "deprecated"."""
-    if value is None or value is False:
+def _deprecation(raw: msgspec.Raw) -> str | None:
+    """Return the deprecation message; ``""`` un-deprecates, other non-strings say "deprecated".
+
+    ``null`` and ``false`` (like an absent field) mean not deprecated.
+    """
+    text = bytes(raw)
+    if text.startswith(b'"'):
+        message = msgspec.json.decode(raw, type=str)
+        return message if message.strip() else None
+    if text in {b"null", b"false"}:
         return None
-    if isinstance(value, str):
-        return value if value.strip() else None
     return "deprecated"
 
 
