@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import re
 import sys
 import threading
@@ -219,20 +220,20 @@ def parse_compact(
 #
 # A msgpack array ``[latest, columns, packed, tags, deprecated]``. ``latest`` is
 # ``dist-tags.latest`` and ``tags`` the other ``[[tag, version], ...]``, a stored version given by
-# its position; ``deprecated`` is ``[[position, message], ...]``; the version and time columns
-# (``_Columns``) are either inline (``packed`` empty) or, when that
-# is smaller, in ``packed``: their msgpack, zstd-compressed with one block per column, which
-# gives each column its own entropy tables (times, small integers and version text compress far
-# better apart than mixed, and the cache's compression of a whole mixed document cannot split
-# them) while ``columns`` is ``None``.
+# its position; ``deprecated`` is ``[[position, message], ...]``. The version and time columns
+# (``_Columns``) are inline, or, when that is smaller, ``columns`` is ``None`` and ``packed``
+# holds their msgpack zstd-compressed with one block per column: each column gets its own
+# entropy tables (times, small integers and version text compress far better apart than
+# mixed, which the cache's compression of a whole document cannot do).
 #
-# Versions are stored in publish order, each split as ``MAJOR.MINOR.PATCH`` (delta-coded
-# integers, interleaved) + a label (the lead and the text up to the next ``-``: ``-canary``,
-# ``-rc.1``) + the rest after that ``-`` (``0066e0b68-20240306``). Labels and rests are interned
-# (a table in first-appearance order, one reference per version, see ``_columns``); publish
-# times are deltas of epoch seconds (never negative in publish order). Integer columns are
-# LEB128 bytes (ZigZag for signed deltas) up to ``_VARINT_MAX`` values and msgpack lists,
-# which msgspec decodes in C, beyond.
+# Versions are stored in publish order (the real documents' times compress only as deltas in
+# that order), each split as ``MAJOR.MINOR.PATCH`` + a label (the lead and the text up to the
+# next ``-``: ``-canary``, ``-rc.1``) + the rest after that ``-`` (``0066e0b68-20240306``).
+# Labels, rests and (in a long catalog) cores are interned: a table in first-appearance order
+# and one reference per version (see ``_columns``); a short catalog's cores are deltas.
+# Publish times are deltas of epoch seconds. Short integer columns are LEB128 bytes (ZigZag for
+# signed deltas; times fixed-width uint32), long ones msgpack lists, which msgspec decodes in C.
+# Trailing fields at their defaults are left out (``_trimmed``).
 
 _CANONICAL = re.compile(
     r"((0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15}))"
@@ -240,6 +241,10 @@ _CANONICAL = re.compile(
 )
 _VARINT_MAX = 64
 _PACKED_MAX = 64 << 20  # bytes: far above any packument's columns (typescript's: 70 KB)
+_CHUNK = 1 << 20  # bytes read at once from the packed columns
+# Columns of at most this many bytes stay inline: a frame and a header per block cost more than
+# compressing so few bytes saves.
+_INLINE_MAX = 256
 ZSTD_LEVEL = 6  # of the packed columns
 _Ints: TypeAlias = bytes | list[int]
 
@@ -303,16 +308,8 @@ def _encode(
     columns = _columns(rows)
     encode = msgspec.msgpack.encode
     plain = encode(_trimmed(columns))
-    fields = [encode(getattr(columns, name)) for name in _Columns.__struct_fields__]
-    header = bytes([0x90 | len(fields)])  # a msgpack fixarray (fewer than 16 fields)
-    stream = _compressor().compressobj()
-    flush_block = zstandard.COMPRESSOBJ_FLUSH_BLOCK
-    blocks = [stream.compress(header)]
-    for field in fields:
-        blocks += (stream.compress(field), stream.flush(flush_block))
-    blocks.append(stream.flush())
-    packed = b"".join(blocks)
-    inline = len(packed) >= len(plain)
+    packed = _packed(columns) if len(plain) > _INLINE_MAX else b""
+    inline = not packed or len(packed) >= len(plain)
     latest = tags.get("latest")
     document = _Compact(
         latest=None if latest is None else position.get(latest, latest),
@@ -322,6 +319,20 @@ def _encode(
         deprecated=[(position[v], message) for v, message in deprecated.items() if v in position],
     )
     return encode(_trimmed(document))
+
+
+def _packed(columns: _Columns) -> bytes:
+    """Return the msgpack of every column, zstd-compressed with one block per column."""
+    encode = msgspec.msgpack.encode
+    fields = [encode(getattr(columns, name)) for name in _Columns.__struct_fields__]
+    header = bytes([0x90 | len(fields)])  # a msgpack fixarray (fewer than 16 fields)
+    stream = _compressor().compressobj()
+    flush_block = zstandard.COMPRESSOBJ_FLUSH_BLOCK
+    blocks = [stream.compress(header)]
+    for field in fields:
+        blocks += (stream.compress(field), stream.flush(flush_block))
+    blocks.append(stream.flush())
+    return b"".join(blocks)
 
 
 def _trimmed(struct: msgspec.Struct) -> list[object]:
@@ -434,12 +445,7 @@ def _decode(content: bytes) -> tuple[list[str], list[int | None], dict[str, str]
     document = _COMPACT.decode(content)
     columns = document.columns
     if columns is None:
-        with _decompressor().stream_reader(document.packed) as reader:
-            packed = reader.read(_PACKED_MAX + 1)  # bounded, whatever the frame says
-        if len(packed) > _PACKED_MAX:
-            msg = "packed columns too large"
-            raise ValueError(msg)
-        columns = _COLUMNS.decode(packed)
+        columns = _COLUMNS.decode(_unpacked(document.packed))
     accumulate = itertools.accumulate
     if columns.cores:
         core_table = columns.cores.split("\n")
@@ -457,31 +463,14 @@ def _decode(content: bytes) -> tuple[list[str], list[int | None], dict[str, str]
                 strict=True,
             )
         ]
-    label_refs = _unpack(columns.label_refs, signed=False) or [0] * len(cores)
-    # Index -1 is the empty label of a version without one.
-    label_table = [*columns.labels.split("\n"), ""] if columns.labels else [""]
-    new = itertools.count()
-    label_index = [
-        -1 if ref < 2 else next(new) if ref < 4 else (ref >> 1) - 2  # noqa: PLR2004 - see _columns
-        for ref in label_refs
-    ]
-    rest_table = [
-        head + end
-        for head, end in zip(columns.rests.split("\n"), columns.rest_ends.split("\n"), strict=True)
-    ]
-    new = itertools.count()
-    rest_refs = _unpack(columns.rest_refs, signed=False)
-    rest_text = iter(["-" + rest_table[next(new) if ref == 0 else ref - 1] for ref in rest_refs])
-    versions = [
-        core + label_table[index] + (next(rest_text) if ref & 1 else "")
-        for core, index, ref in zip(cores, label_index, label_refs, strict=True)
-    ]
+    # Releases only (no labels): nothing follows the cores.
+    versions = _with_tails(cores, columns) if columns.labels else cores
     for position, version in columns.other:
         versions.insert(position, version)
     times: list[int | None] = list(accumulate(_unpack_times(columns.times)))
     for position in columns.unknown:
         times.insert(position, None)
-    if len(times) != len(versions) or next(rest_text, None) is not None:
+    if len(times) != len(versions):
         msg = "columns of different lengths"
         raise ValueError(msg)
     named = document.tags
@@ -490,6 +479,60 @@ def _decode(content: bytes) -> tuple[list[str], list[int | None], dict[str, str]
     tags = {tag: _at(versions, v) if isinstance(v, int) else v for tag, v in named}
     deprecated = {_at(versions, index): message for index, message in document.deprecated}
     return versions, times, tags, deprecated
+
+
+def _unpacked(packed: bytes) -> bytes:
+    """Return the decompressed columns, read in chunks up to ``_PACKED_MAX`` bytes.
+
+    The frame carries no content size (see ``_compressor``): a bound keeps a damaged or forged
+    row from expanding without limit. Raises ``zstandard.ZstdError`` or ``ValueError``.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    with _decompressor().stream_reader(packed) as reader:
+        while chunk := reader.read(_CHUNK):
+            size += len(chunk)
+            if size > _PACKED_MAX:
+                msg = "packed columns too large"
+                raise ValueError(msg)
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _with_tails(cores: list[str], columns: _Columns) -> list[str]:
+    """Return each core followed by its label and its ``-rest`` (see ``_columns``).
+
+    Raises ``IndexError`` or ``ValueError`` when the references do not match the tables.
+    """
+    label_refs = _unpack(columns.label_refs, signed=False)
+    # Index -1 is the empty label of a version without one.
+    label_table = [*columns.labels.split("\n"), ""]
+    new = itertools.count()
+    label_index = [
+        -1 if ref < 2 else next(new) if ref < 4 else (ref >> 1) - 2  # noqa: PLR2004 - see _columns
+        for ref in label_refs
+    ]
+    tails = list(map(label_table.__getitem__, label_index))
+    rest_refs = _unpack(columns.rest_refs, signed=False)
+    if rest_refs:
+        rest_table = [
+            "-" + head + end
+            for head, end in zip(
+                columns.rests.split("\n"), columns.rest_ends.split("\n"), strict=True
+            )
+        ]
+        new = itertools.count()
+        rests = [rest_table[next(new) if ref == 0 else ref - 1] for ref in rest_refs]
+        with_rest = [position for position, ref in enumerate(label_refs) if ref & 1]
+        if len(with_rest) != len(rests):
+            msg = "rest references and rests differ in number"
+            raise ValueError(msg)
+        for position, rest in zip(with_rest, rests, strict=True):
+            tails[position] += rest
+    if len(tails) != len(cores):
+        msg = "labels and cores differ in number"
+        raise ValueError(msg)
+    return list(map(operator.add, cores, tails))
 
 
 def _at(versions: list[str], position: int) -> str:
