@@ -280,3 +280,52 @@ def test_error_reasons_redact_the_url() -> None:
         npm.catalog_from(_answer(404, None), "@acme/x", "https://npm.example.com/x")
     assert "pw" not in str(caught.value)
     assert "https://***@npm.example.com/@acme%2fx?token=***" in str(caught.value)
+
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'{"versions": {"1.0.0": {"x": ' + b"[" * 50_000 + b"]" * 50_000 + b"}}}", "recursion"),
+        (b'{"versions": {"1.0.0": {"description": "a\\ud800"}}}', "Invalid JSON"),
+        (b'{"dist-tags": {"latest": 1}}', "Expected str, got int at dist-tags.*"),
+        (b'{"versions": {"1.0.0": []}}', "Expected object, got array at versions.*"),
+        (b'{"name": 5}', "Expected str | null, got int at name"),
+        (b"", "Invalid JSON: input data was truncated"),
+    ],
+    ids=["deep-nesting", "lone-surrogate", "tag-not-string", "manifest-array", "name", "empty"],
+)
+def test_hostile_packuments_are_registry_errors(body: bytes, reason: str) -> None:
+    """Deep nesting, a lone surrogate and wrong types are short registry errors, never crashes."""
+    with pytest.raises(RegistryError) as caught:
+        _parse(body)
+    assert reason in caught.value.reason
+    assert caught.value.reason.startswith("npm package 'express': unusable packument (")
+    assert len(caught.value.reason) < 300
+
+
+def test_values_the_scan_does_not_read_are_skipped_unbuilt() -> None:
+    """A 5,000-digit number in an unread field, in ``deprecated`` or in ``time`` is no error."""
+    body = (
+        f'{{"versions": {{"1.0.0": {{"size": {HUGE}}}, "2.0.0": {{"deprecated": {HUGE}}},'
+        f' "3.0.0": {{"deprecated": 1e999}}}},'
+        f' "time": {{"1.0.0": "2020-01-01T00:00:00Z", "2.0.0": {HUGE}, "unpublished": {{}}}}}}'
+    ).encode()
+    assert _parse(body).releases == (
+        Release("1.0.0", datetime(2020, 1, 1, tzinfo=UTC)),
+        Release("2.0.0", None, deprecated="deprecated"),
+        Release("3.0.0", None, deprecated="deprecated"),
+    )
+
+
+def test_escaped_deprecation_message_and_time_are_decoded() -> None:
+    """JSON escapes in a deprecation message and a publish time are decoded, not kept raw."""
+    body = (
+        b'{"versions": {"1.0.0": {"deprecated": "use \\"b\\" \\u00e9"}},'
+        b' "time": {"1.0.0": "2020-01-01T00:00:0\\u0030Z"}}'
+    )
+    assert _parse(body).releases == (
+        Release("1.0.0", datetime(2020, 1, 1, tzinfo=UTC), deprecated='use "b" \u00e9'),
+    )

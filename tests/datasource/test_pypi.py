@@ -324,3 +324,39 @@ def test_unusable_page(content: bytes, reason: str) -> None:
         _parse(content)
     assert caught.value.reason.startswith("PyPI project 'acme-widget': ")
     assert len(caught.value.reason) < 300
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b'{"meta": {}}', "Field required at meta.api-version"),
+        (b'{"meta": {"api-version": 1.1}}', "Expected str, got float at meta.api-version"),
+        (
+            b'{"meta": {"api-version": "1.1"}, "files": [{"filename": "a-1.tgz", "yanked": null}]}',
+            "Expected bool | str, got null at files.0.yanked",
+        ),
+        (b'{"meta": {"api-version": "1.1"}, "versions": "1.0"}', "at versions"),
+        (
+            b'{"meta": {"api-version": "1.1"}, "x": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+            "recursion",
+        ),
+    ],
+    ids=["no-api-version", "api-version-number", "yanked-null", "versions-string", "deep"],
+)
+def test_hostile_pages_are_registry_errors(content: bytes, reason: str) -> None:
+    """Wrong types and nesting past the decoder's limit are short errors naming the place."""
+    with pytest.raises(RegistryError) as caught:
+        _parse(content)
+    assert reason in caught.value.reason
+    assert caught.value.reason.startswith("PyPI project 'acme-widget': unusable Simple API page (")
+    assert len(caught.value.reason) < 300
+
+
+def test_unread_fields_with_huge_numbers_are_skipped() -> None:
+    """A 5,000-digit ``size`` (a field the scan never reads) does not make the page unusable."""
+    huge = b"9" * 5000
+    content = (
+        b'{"meta": {"api-version": "1.1"}, "versions": ["1.0"], "files": [{"filename":'
+        b' "acme_widget-1.0.tar.gz", "size": ' + huge + b', "upload-time": "2020-01-01T00:00Z"}]}'
+    )
+    assert _parse(content).releases == (Release("1.0", _utc(2020, 1, 1)),)

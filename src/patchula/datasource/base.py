@@ -14,15 +14,16 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote, urlsplit
-
-from pydantic import ValidationError
 
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import redact_url
 from patchula.models import Catalog, Derive, FetchResponse
 from patchula.names import has_lone_surrogate
+
+if TYPE_CHECKING:
+    import msgspec
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # C0 controls and DEL: never part of a package name
 # Percent-decoding rounds undone when checking a name (``%252e`` is ``%2e`` is ``.``).
@@ -326,12 +327,32 @@ def from_epoch(value: object) -> datetime | None:
     return None
 
 
-def describe_validation(exc: ValidationError) -> str:
-    """Return a one-line summary of the first validation error, without the offending input."""
-    errors = exc.errors(include_url=False, include_input=False, include_context=False)
-    first = errors[0]
-    where = ".".join(str(part) for part in first["loc"])
-    reason = f"{first['msg']} at {where}" if where else first["msg"]
-    if len(errors) > 1:
-        reason += f" and {len(errors) - 1} more"
-    return reason[:REASON_LIMIT]
+# msgspec names a place as ``$.files[0].filename`` (``[...]`` for a map key it does not repeat).
+_INDEX = re.compile(r"\[(\d+)\]")
+_MISSING = "Object missing required field "
+
+
+def describe_decode_error(exc: msgspec.DecodeError | RecursionError) -> str:
+    """Return a one-line reason for a document msgspec could not decode, without its input.
+
+    Malformed JSON reads ``Invalid JSON: <what>``; a wrong shape names what was expected and
+    where, with dotted places (``Expected str, got int at files.0.filename``, ``Field required at
+    meta``; a map key msgspec does not repeat is ``*``); nesting past the decoder's recursion
+    limit reads ``Invalid JSON: recursion limit exceeded``. At most ``REASON_LIMIT`` characters.
+    """
+    import msgspec  # noqa: PLC0415 - loaded by the datasource that decoded; keeps this leaf light
+
+    if isinstance(exc, RecursionError):
+        return "Invalid JSON: recursion limit exceeded"
+    text = str(exc)
+    if not isinstance(exc, msgspec.ValidationError):
+        detail = text.removeprefix("JSON is malformed: ")
+        return f"Invalid JSON: {detail[:1].lower()}{detail[1:]}"[:REASON_LIMIT]
+    message, _, place = text.partition(" - at `")
+    dotted = _INDEX.sub(r".\1", place.rstrip("`").replace("[...]", ".*"))
+    where = [part for part in dotted.split(".")[1:] if part]  # the first part is ``$``
+    if message.startswith(_MISSING):
+        where.append(message.removeprefix(_MISSING).strip("`"))
+        message = "Field required"
+    reason = message.replace("`", "")
+    return (f"{reason} at {'.'.join(where)}" if where else reason)[:REASON_LIMIT]

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+import msgspec
 import orjson
 from packaging.utils import (
     InvalidSdistFilename,
@@ -26,7 +27,6 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from patchula.datasource.base import (
     REASON_LIMIT,
@@ -34,7 +34,7 @@ from patchula.datasource.base import (
     Datasource,
     SingleDocument,
     check_status,
-    describe_validation,
+    describe_decode_error,
     fetch_catalog,
     parse_time,
     times_from_epochs,
@@ -80,19 +80,15 @@ _LEGACY_EXTENSIONS = (
 )
 
 
-class _Meta(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    api_version: str = Field(alias="api-version")
+class _Meta(msgspec.Struct, frozen=True):
+    api_version: str = msgspec.field(name="api-version")
 
 
-class _File(BaseModel):
+class _File(msgspec.Struct, frozen=True):
     """One file entry, reduced to what dates a release and says whether it is yanked."""
 
-    model_config = ConfigDict(frozen=True)
-
     filename: str
-    upload_time: str | None = Field(default=None, alias="upload-time")
+    upload_time: str | None = msgspec.field(default=None, name="upload-time")
     # ``false``, ``true`` or a non-empty reason string (PEP 592 / PEP 691).
     yanked: bool | str = False
 
@@ -102,14 +98,15 @@ class _File(BaseModel):
         return self.yanked is True or isinstance(self.yanked, str)
 
 
-class _Project(BaseModel):
-    """The fields of a project page a freshness scan reads; the rest is skipped while parsing."""
-
-    model_config = ConfigDict(frozen=True)
+class _Project(msgspec.Struct, frozen=True):
+    """The fields of a project page a freshness scan reads; msgspec skips the rest unbuilt."""
 
     meta: _Meta
     versions: list[str] | None = None
-    files: list[_File] = Field(default_factory=list)
+    files: list[_File] = msgspec.field(default_factory=list)
+
+
+_DECODER = msgspec.json.Decoder(_Project)
 
 
 def project_url(base_url: str, package_name: str) -> str:
@@ -176,9 +173,9 @@ def derive(content: bytes, *, package_name: str) -> bytes:
         msg = f"{what}: mirror did not serve the PEP 691 JSON form (got HTML)"
         raise RegistryError(msg)
     try:
-        project = _Project.model_validate_json(content)
-    except ValidationError as exc:
-        msg = f"{what}: unusable Simple API page ({describe_validation(exc)})"
+        project = _DECODER.decode(content)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        msg = f"{what}: unusable Simple API page ({describe_decode_error(exc)})"
         raise RegistryError(msg) from exc
     api_version = project.meta.api_version
     if api_version.split(".", 1)[0] != _SUPPORTED_MAJOR:
