@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print("== figures")
         for figure in harness.EMITTED:
             print(figure.line())
-    print(f"(total {time.perf_counter() - start:.0f} s)")
+    print(f"== total {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

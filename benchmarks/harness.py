@@ -21,8 +21,9 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -103,6 +104,20 @@ def median(values: Iterable[float]) -> float:
     return statistics.median(list(values))
 
 
+def rounds(most: int, budget: float) -> Iterator[int]:
+    """Yield round numbers 0, 1, …: at least one, at most ``most``.
+
+    Another round starts only while it is likely to end within ``budget`` seconds of the first,
+    so a slow build's benchmark stays short (its figure says how many rounds its medians are of).
+    """
+    start = time.perf_counter()
+    for number in range(most):
+        elapsed = time.perf_counter() - start
+        if number and elapsed + elapsed / number > budget:
+            return
+        yield number
+
+
 def real_document(name: str) -> bytes:
     """One of the real registry documents in ``benchmarks/data`` (``npm-react`` …), raw JSON."""
     blob = (DATA_DIR / f"{name}.json.zst").read_bytes()
@@ -141,6 +156,22 @@ class Process:
     stderr: str
 
 
+# Runs one command and writes "<wall seconds> <ru_maxrss KiB>" to the file argv[1]. Linux keeps
+# the peak RSS of a process across fork and exec, so a child started straight from this large
+# benchmark process would report the benchmark's own peak; started from this small launcher it
+# reports its own. The wall time excludes the launcher's start-up.
+_LAUNCHER = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+with open(sys.argv[1], "w") as out:
+    out.write(f"{wall!r} {usage.ru_maxrss}")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_process(
     command: Sequence[str],
     env: Mapping[str, str],
@@ -150,29 +181,26 @@ def run_process(
 ) -> Process:
     """Run ``command`` to its end; its stdout goes to ``stdout`` (default: discarded).
 
-    The peak RSS is the child's own (``os.wait4``), not the maximum over all children.
-    Raises ``RuntimeError`` (with the end of its stderr) when the exit status is not in ``ok``.
+    Wall time and peak RSS are the command's own, measured by a small launcher process (see
+    ``_LAUNCHER``). Raises ``RuntimeError`` (with the end of its stderr) when the exit status
+    is not in ``ok``.
     """
-    start = time.perf_counter()
-    child = subprocess.Popen(  # noqa: S603 - our own interpreter and console script
-        list(command),
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=stdout if stdout is not None else subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert child.stderr is not None
-    errors = child.stderr.read()  # the child never fills a pipe it writes little to
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    child.stderr.close()
-    text = errors.decode(errors="replace")
-    if child.returncode not in set(ok):
+    with tempfile.NamedTemporaryFile("r", suffix=".measure", encoding="ascii") as measure:
+        done = subprocess.run(  # noqa: S603 - our own interpreter and console script
+            [sys.executable, "-S", "-c", _LAUNCHER, measure.name, *command],
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout if stdout is not None else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+        measured = measure.read().split()
+    text = done.stderr.decode(errors="replace")
+    if done.returncode not in set(ok) or len(measured) != 2:
         tail = text.strip().splitlines()[-5:]
-        msg = f"{' '.join(command[:3])} … exited {child.returncode}: {' / '.join(tail)}"
+        msg = f"{' '.join(command[:3])} … exited {done.returncode}: {' / '.join(tail)}"
         raise RuntimeError(msg)
-    return Process(wall, usage.ru_maxrss, child.returncode, text)
+    return Process(float(measured[0]), int(measured[1]), done.returncode, text)
 
 
 def run_patchula(

@@ -32,6 +32,7 @@ QUICK_SIZES = (10, 40)
 RUNS = {1_000: 5, 8_000: 1, 32_000: 1}
 FIRST_LIMIT = 60.0  # seconds for all runs at the smallest size
 MIN_LIMIT = 2.0
+MAX_LIMIT = 30.0  # a size is stopped after this long in any case
 SCALING_TARGET = 1.5
 SECONDS_TARGET = 1.0
 CUT = 2 * SCALING_TARGET
