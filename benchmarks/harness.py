@@ -2,8 +2,9 @@
 
 A figure is one line, ``NAME | measured values | ratio R [unit] | target OP T [unit] | VERDICT``,
 e.g. ``scan.n400 | wall 0.731 s, bound 0.650 s (…) | ratio 1.12 | target <= 1.15 | PASS``.
-``R`` is a quotient measured in this run (never a wall time on its own: this 2-core VM is shared
-and its speed varies by tens of percent); ``> R`` says the measurement was stopped at a time
+``R`` is a quotient measured in this run, not a wall time on its own (this 2-core VM is shared
+and its speed varies by tens of percent); the few figures judged against a fixed amount say so
+(``seconds / 1 s``, ``requests / run``). ``> R`` says the measurement was stopped at a time
 limit and ``R`` is a lower bound. ``VERDICT`` is PASS or MISS against the target, INFO where
 the figure has none (``target none``). :data:`FIGURE_LINE` parses such a line (the smoke test
 does, so a benchmark never rots unnoticed).
