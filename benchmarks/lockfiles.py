@@ -115,7 +115,8 @@ FORMATS: dict[str, tuple[str, str, Callable[[int], str]]] = {
 }
 
 
-def _unreadable(path: str) -> str:
+def unreadable(path: str) -> str:
+    """The ``read`` of a lockfile manager: lockfiles include no other file."""
     raise FileNotFoundError(path)
 
 
@@ -126,7 +127,7 @@ def _extract(conn: Connection, manager_id: str, path: str, text: str, runs: int)
     result = None
     for _ in range(runs):
         start = time.perf_counter()
-        result = manager.extract(path, text, _unreadable)
+        result = manager.extract(path, text, unreadable)
         walls.append(time.perf_counter() - start)
     assert result is not None
     packages = len(result.lockfile.packages) if result.lockfile is not None else 0

@@ -24,6 +24,7 @@ from benchmarks import (
 )
 from benchmarks.__main__ import main as bench_main
 from benchmarks.harness import FIGURE_LINE, Figure
+from patchula.manager import MANAGERS
 
 QUICK: dict[str, Callable[..., None]] = {
     "network": network.main,
@@ -126,3 +127,20 @@ def test_main_refuses_an_unknown_benchmark(capsys: pytest.CaptureFixture[str]) -
         bench_main(["nonsense"])
     assert exit_info.value.code == 2
     assert "unknown benchmark nonsense (choose from network, startup" in capsys.readouterr().err
+
+
+def test_scan_bound_is_the_busiest_hosts_rounds() -> None:
+    """Hosts are served in parallel: the bound is the busiest host's ceil(requests / limit)."""
+    bound, how = network.scan_bound({"npm": 21, "pypi": 16}, 16, 0.05)
+    assert bound == pytest.approx(0.10)
+    assert "= 2 rounds on npm" in how
+
+
+@pytest.mark.parametrize("name", sorted(lockfiles.FORMATS))
+def test_generated_lockfiles_are_read_whole(name: str) -> None:
+    """Each generated lockfile is one its manager reads without a problem, every package kept."""
+    manager_id, path, generate = lockfiles.FORMATS[name]
+    result = MANAGERS[manager_id].extract(path, generate(25), lockfiles.unreadable)
+    assert result.problems == ()
+    assert result.lockfile is not None
+    assert len(result.lockfile.packages) == 25
