@@ -16,7 +16,7 @@
    per-host limits, governor, datasource parsing); ``network.scan`` -- ``scan`` of 10
    repositories declaring 1,000 unique packages over 4 hosts (npm, PyPI, crates, Go modules; a
    Go module costs several requests). Bound as above with the default limit; target <= 1.5.
-   The fake registries run in a child process, so the peak RSS printed is the scanner's own.
+   The fake registries of these two run in a child process.
 """
 
 from __future__ import annotations
@@ -305,7 +305,7 @@ def in_process(per_host: int, repeats: int, latency: float) -> None:
         parent.send("stop")
         server.join()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    note(f"peak RSS of the in-process scanner: {rss:.1f} MiB")
+    note(f"peak RSS of this benchmark process (fake registries included): {rss:.1f} MiB")
 
 
 def main(*, quick: bool = False) -> None:
