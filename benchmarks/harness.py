@@ -149,18 +149,23 @@ def isolated_env(root: Path) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Process:
-    """A finished child: wall seconds, peak RSS (KiB, ``ru_maxrss``), exit status, stderr."""
+    """A finished child: wall seconds, peak RSS (KiB, ``ru_maxrss``), exit status, stderr.
+
+    ``cpu`` is its user + system CPU seconds: unlike wall time, barely moved by the load of
+    other processes on the machine.
+    """
 
     wall: float
     max_rss_kib: int
     returncode: int
     stderr: str
+    cpu: float
 
 
-# Runs one command and writes "<wall seconds> <ru_maxrss KiB>" to the file argv[1]. Linux keeps
-# the peak RSS of a process across fork and exec, so a child started straight from this large
-# benchmark process would report the benchmark's own peak; started from this small launcher it
-# reports its own. The wall time excludes the launcher's start-up.
+# Runs one command and writes "<wall s> <ru_maxrss KiB> <CPU s>" to the file argv[1]. Linux
+# keeps the peak RSS of a process across fork and exec, so a child started straight from this
+# large benchmark process would report the benchmark's own peak; started from this small
+# launcher it reports its own. The wall time excludes the launcher's start-up.
 _LAUNCHER = """
 import os, sys, time
 start = time.perf_counter()
@@ -168,7 +173,7 @@ pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - start
 with open(sys.argv[1], "w") as out:
-    out.write(f"{wall!r} {usage.ru_maxrss}")
+    out.write(f"{wall!r} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime!r}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -197,11 +202,11 @@ def run_process(
         )
         measured = measure.read().split()
     text = done.stderr.decode(errors="replace")
-    if done.returncode not in set(ok) or len(measured) != 2:
+    if done.returncode not in set(ok) or len(measured) != 3:
         tail = text.strip().splitlines()[-5:]
         msg = f"{' '.join(command[:3])} … exited {done.returncode}: {' / '.join(tail)}"
         raise RuntimeError(msg)
-    return Process(float(measured[0]), int(measured[1]), done.returncode, text)
+    return Process(float(measured[0]), int(measured[1]), done.returncode, text, float(measured[2]))
 
 
 def run_patchula(

@@ -98,19 +98,23 @@ def main(*, quick: bool = False) -> None:
             f"ranges: cold run filling the cache {filled.wall:.3f} s; rows {rows['dependencies']}, "
             f"errors {rows['errors']}; {len(PACKAGES)} packages x {versions} versions"
         )
-        one: list[float] = [filled.wall] if quick else []  # quick: the cold run stands for it
-        many: list[float] = []
+        # (wall, CPU) seconds of each run; quick: the cold run stands for the one-checkout run.
+        one: list[tuple[float, float]] = [(filled.wall, filled.cpu)] if quick else []
+        many: list[tuple[float, float]] = []
         for attempt in rounds(repeats, BUDGET):
             if not quick:
-                one.append(run_patchula([*args, checkouts[0]], env, output=root / "one.json").wall)
-            many.append(run_patchula([*args, *checkouts], env, output=root / "many.json").wall)
+                done = run_patchula([*args, checkouts[0]], env, output=root / "one.json")
+                one.append((done.wall, done.cpu))
+            done = run_patchula([*args, *checkouts], env, output=root / "many.json")
+            many.append((done.wall, done.cpu))
             errors = report_summary(root / "many.json")["errors"]
             note(
-                f"ranges run {attempt + 1}: 1 checkout {one[-1]:.3f} s, all {many[-1]:.3f} s "
+                f"ranges run {attempt + 1}: 1 checkout {one[-1][0]:.3f} s, all {many[-1][0]:.3f} s "
                 f"({errors} error rows)"
             )
         requests = registry.host("npm").requests
-        wall_one, wall_many = median(one), median(many)
+        wall_one, wall_many = median(w for w, _ in one), median(w for w, _ in many)
+        cpu_one, cpu_many = median(c for _, c in one), median(c for _, c in many)
         total = len(PACKAGES) * repositories
         extra = total - len(PACKAGES)
         marginal = extra / (wall_many - wall_one) if wall_many > wall_one else float("inf")
@@ -121,7 +125,8 @@ def main(*, quick: bool = False) -> None:
                 f"{repositories} checkouts x {len(PACKAGES)} ranges on {versions} versions "
                 f"({total} rows): {wall_many:.3f} s, {total / wall_many:.0f} rows/s; bound = 1 "
                 f"checkout ({len(PACKAGES)} rows, same catalogs): {wall_one:.3f} s; extra "
-                f"{extra} rows at {marginal:.0f} rows/s; warm cache, medians of {len(many)}",
+                f"{extra} rows at {marginal:.0f} rows/s; warm cache, medians of {len(many)}; CPU "
+                f"time {cpu_many:.2f} s / {cpu_one:.2f} s = {cpu_many / cpu_one:.2f}",
                 wall_many / wall_one,
                 TARGET,
             )

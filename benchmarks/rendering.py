@@ -81,21 +81,25 @@ def main(*, quick: bool = False) -> None:
             f"rendering: cold run filling the cache {filled.wall:.3f} s, rows "
             f"{summary['dependencies']}, errors {summary['errors']}"
         )
-        runs: dict[str, list[tuple[float, int]]] = {"table": [], "json": [], "json-small": []}
+        runs: dict[str, list[tuple[float, int, float]]] = {
+            "table": [],
+            "json": [],
+            "json-small": [],
+        }
         if quick:  # fewer processes: the cold run stands for the small one
-            runs["json-small"].append((filled.wall, filled.max_rss_kib))
+            runs["json-small"].append((filled.wall, filled.max_rss_kib, filled.cpu))
         for attempt in rounds(repeats, BUDGET):
             table = run_patchula([*args, *targets], env, output=root / "table.txt")
             as_json = run_patchula(
                 [*args, "--format", "json", *targets], env, output=root / "j.json"
             )
             rows = report_summary(root / "j.json")
-            runs["table"].append((table.wall, table.max_rss_kib))
-            runs["json"].append((as_json.wall, as_json.max_rss_kib))
+            runs["table"].append((table.wall, table.max_rss_kib, table.cpu))
+            runs["json"].append((as_json.wall, as_json.max_rss_kib, as_json.cpu))
             if not quick:
                 few = run_patchula([*args, "--format", "json", *fewer], env, output=root / "s.json")
-                runs["json-small"].append((few.wall, few.max_rss_kib))
-            few_wall, few_rss = runs["json-small"][-1]
+                runs["json-small"].append((few.wall, few.max_rss_kib, few.cpu))
+            few_wall, few_rss, _ = runs["json-small"][-1]
             lines = len((root / "table.txt").read_bytes().splitlines())
             note(
                 f"rendering run {attempt + 1}: table {table.wall:.3f} s ({lines} lines, peak RSS "
@@ -106,19 +110,22 @@ def main(*, quick: bool = False) -> None:
             )
         requests = registry.host("npm").requests + registry.host("pypi").requests
         note(f"rendering: {requests} requests in all (the cold run's only)")
-        wall_table = median(wall for wall, _ in runs["table"])
-        wall_json = median(wall for wall, _ in runs["json"])
+        wall_table = median(wall for wall, _, _ in runs["table"])
+        wall_json = median(wall for wall, _, _ in runs["json"])
+        cpu_table = median(cpu for _, _, cpu in runs["table"])
+        cpu_json = median(cpu for _, _, cpu in runs["json"])
         emit(
             Figure(
                 "rendering.table-json",
                 f"whole process, stdout to a file, {large} rows: table {wall_table:.3f} s / JSON "
-                f"{wall_json:.3f} s (warm cache, medians of {len(runs['json'])})",
+                f"{wall_json:.3f} s (warm cache, medians of {len(runs['json'])}; CPU time "
+                f"{cpu_table:.2f} s / {cpu_json:.2f} s = {cpu_table / cpu_json:.2f})",
                 wall_table / wall_json,
                 RENDER_TARGET,
             )
         )
-        rss_large = median(rss for _, rss in runs["json"])
-        rss_small = median(rss for _, rss in runs["json-small"])
+        rss_large = median(rss for _, rss, _ in runs["json"])
+        rss_small = median(rss for _, rss, _ in runs["json-small"])
         emit(
             Figure(
                 "memory.rss-per-row",
