@@ -30,6 +30,6 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Run the benchmarks; they print ratios measured in one run."""
+    """Run the benchmarks (``nox -s bench -- NAME`` runs one); each prints ratios of one run."""
     session.install("-e", ".[test]")
     session.run("python", "-m", "benchmarks", *session.posargs)

@@ -1,21 +1,22 @@
-"""Cold lookups and a cold scan against the loopback fake registry: wall time / network bound.
+"""Whole-process cold scans against the loopback fake registry: wall time / network bound.
 
-The network lower bound is ``ceil(requests_per_host / limit) * latency`` for the slowest host,
-with ``requests_per_host`` as the fake registry counted them, the default limit of 16 per host
-and 50 ms latency per request. Two measurements, each repeated ``REPEATS`` times in this run
-(this VM's speed varies by tens of percent from one second to the next; the median is judged,
-every value printed):
-
-1. cold lookups: 1,000 unique packages over 4 hosts (two fake registries, each with an npm and
-   a PyPI host, 250 packages per host), each looked up through the run's real machinery
-   (shared client, per-host limits, governor, datasource parsing) -- the client's CPU per
-   request is what this measures;
-2. cold scan: ``scan`` of 10 repositories declaring 1,000 unique packages over 4 hosts (250
-   npm, 250 PyPI, 250 crates, 250 Go modules): extraction, lookups (a Go module costs several
-   requests: version list, latest, go.mod, publish times), evaluation.
-
-Target: ratio <= 1.5 for both. The fake registries run in a child process, so the peak RSS
-printed is the scanner's own.
+1. ``scan.nN`` (N = 40, 400, 5,000): ``patchula run --format json`` in a fresh process (start-up
+   included) over one generated checkout declaring N dependencies, half npm (``package.json``,
+   exact pins) and half PyPI (``requirements.txt``, ``==`` pins), into a fresh, empty cache file
+   (cold: every lookup is a request). The fake registry answers each request after 50 ms
+   (``BENCH_LATENCY``) with Nagle off (TCP_NODELAY), npm packuments and PEP 691 pages of 30
+   releases. Each fake host gets ``--host-concurrency 127.0.0.1:PORT=16``, the default limit,
+   given explicitly so the limit in the bound is the one the run used. The two hosts are served
+   in parallel, so the bound is the busiest host's: ``max over hosts of ceil(requests on the
+   host / 16) x 50 ms`` with the requests the fake registry counted (N/2 each, one per lookup).
+   Targets: <= 1.5 at 40, <= 1.15 at 400 and 5,000; the median of the runs is judged.
+2. In-process, the network machinery alone (no start-up, no rendering):
+   ``network.lookups`` -- 1,000 unique packages over 4 hosts (two fake registries, each with an
+   npm and a PyPI host), each looked up through the run's real machinery (shared client,
+   per-host limits, governor, datasource parsing); ``network.scan`` -- ``scan`` of 10
+   repositories declaring 1,000 unique packages over 4 hosts (npm, PyPI, crates, Go modules; a
+   Go module costs several requests). Bound as above with the default limit; target <= 1.5.
+   The fake registries of these two run in a child process.
 """
 
 from __future__ import annotations
@@ -25,16 +26,28 @@ import math
 import multiprocessing
 import os
 import resource
-import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 import anyio
 
+from benchmarks.harness import (
+    RELEASES,
+    VERSIONS,
+    Figure,
+    emit,
+    isolated_env,
+    median,
+    note,
+    report_summary,
+    rounds,
+    run_patchula,
+    write_checkout,
+)
 from patchula.clock import FixedClock
 from patchula.datasource import npm, pypi
 from patchula.http.fetcher import DEFAULT_HOST_CONCURRENCY, Fetcher, make_client
@@ -44,34 +57,102 @@ from tests.fake_registry import FakeRegistry
 
 LATENCY = float(os.environ.get("BENCH_LATENCY", "0.05"))
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
+LIMIT = 16  # the default per-host limit, passed explicitly to every fake host
+SIZES = (40, 400, 5_000)
+TARGETS = {40: 1.5, 400: 1.15, 5_000: 1.15}
+RUNS = {40: 5, 400: 3, 5_000: 3}
+BUDGET = 40.0  # seconds for the runs of one size (at least one)
 PER_HOST = 250
-VERSIONS = 30
 REPOSITORIES = 10
 TARGET = 1.5
 START = datetime(2024, 1, 1, tzinfo=UTC)
-SCAN_HOSTS = ("npm", "pypi", "crates-index", "goproxy")
 
 
-def _serve(conn: Connection, latency: float) -> None:
+def scan_bound(requests: Mapping[str, int], limit: int, latency: float) -> tuple[float, str]:
+    """The network lower bound of a run whose hosts are served in parallel, and how it is made.
+
+    It is the busiest host's ``ceil(requests / limit)`` rounds of ``latency`` seconds.
+    """
+    host, most = max(requests.items(), key=lambda item: item[1])
+    rounds = math.ceil(most / limit)
+    spread = ", ".join(f"{name} {count}" for name, count in sorted(requests.items()))
+    how = (
+        f"max over {len(requests)} hosts ({spread} requests) of ceil(requests / {limit}) x "
+        f"{latency * 1000:.0f} ms = {rounds} rounds on {host}"
+    )
+    return rounds * latency, how
+
+
+def whole_process(sizes: tuple[int, ...], runs: Mapping[int, int], latency: float) -> None:
+    """The ``scan.nN`` figures: cold ``patchula run`` processes against the fake registry."""
+    largest = max(sizes)
+    with tempfile.TemporaryDirectory() as tmp, FakeRegistry(latency=latency) as registry:
+        root = Path(tmp)
+        env = isolated_env(root)
+        for i in range((largest + 1) // 2):
+            registry.npm.add(f"bench-{i}", VERSIONS)
+            registry.pypi.add(f"bench-{i}", RELEASES)
+        hosts = {"npm": registry.host("npm"), "pypi": registry.host("pypi")}
+        args = ["run", "--format", "json", "--registry", f"npm={registry.url('npm')}"]
+        args += ["--registry", f"pypi={registry.url('pypi')}"]
+        for host in hosts.values():
+            args += ["--host-concurrency", f"{host.url.removeprefix('http://')}={LIMIT}"]
+        for size in sizes:
+            npm_count = (size + 1) // 2
+            checkout = write_checkout(
+                root / f"n{size}",
+                npm={f"bench-{i}": "1.3.0" for i in range(npm_count)},
+                pypi={f"bench-{i}": "==1.3" for i in range(size - npm_count)},
+            )
+            ratios: list[float] = []
+            walls: list[float] = []
+            how = ""
+            bound = 0.0
+            for attempt in rounds(runs[size], BUDGET):
+                registry.reset_stats()
+                cache = root / f"cache-n{size}-{attempt}.sqlite3"  # fresh: a cold run
+                out = root / f"n{size}-{attempt}.json"
+                done = run_patchula([*args, "--cache", str(cache), str(checkout)], env, output=out)
+                summary = report_summary(out)
+                requests = {name: host.requests for name, host in hosts.items()}
+                peaks = {name: host.peak_concurrency for name, host in hosts.items()}
+                bound, how = scan_bound(requests, LIMIT, latency)
+                walls.append(done.wall)
+                ratios.append(done.wall / bound)
+                note(
+                    f"scan.n{size} run {attempt + 1}: wall {done.wall:.3f} s, ratio "
+                    f"{done.wall / bound:.2f}; rows {summary['dependencies']}, errors "
+                    f"{summary['errors']}; server-side peak concurrency "
+                    + ", ".join(f"{h} {p}" for h, p in peaks.items())
+                )
+            emit(
+                Figure(
+                    f"scan.n{size}",
+                    f"median wall {median(walls):.3f} s over {len(walls)} cold runs, bound "
+                    f"{bound:.3f} s ({how})",
+                    median(ratios),
+                    TARGETS.get(size, TARGET),
+                )
+            )
+
+
+def _serve(conn: Connection, latency: float, per_host: int) -> None:
     """Child process: two seeded fake registries; answer commands until told to stop.
 
     Commands: ``"counts"`` (requests and peak concurrency per host since the last reset, then
     reset), ``"stop"``.
     """
     registries = [FakeRegistry(latency=latency), FakeRegistry(latency=latency)]
-    versions = {f"1.{i}.0": START + timedelta(days=7 * i) for i in range(VERSIONS)}
-    releases = {f"1.{i}": START + timedelta(days=7 * i) for i in range(VERSIONS)}
-    modules = {f"v1.{i}.0": START + timedelta(days=7 * i) for i in range(VERSIONS)}
+    modules = {f"v1.{i}.0": START + timedelta(days=7 * i) for i in range(30)}
     for r, registry in enumerate(registries):
-        for i in range(PER_HOST):
-            registry.npm.add(f"bench-{r}-{i}", versions)
-            registry.pypi.add(f"bench-{r}-{i}", releases)
-            registry.crates.add(f"bench-{r}-{i}", versions)
+        for i in range(per_host):
+            registry.npm.add(f"bench-{r}-{i}", VERSIONS)
+            registry.pypi.add(f"bench-{r}-{i}", RELEASES)
+            registry.crates.add(f"bench-{r}-{i}", VERSIONS)
             registry.goproxy.add(f"example.com/bench/m{r}x{i}", modules)
         registry.reset_stats()
         registry.start()
     conn.send([reg.urls() for reg in registries])
-    cpu = time.process_time()
     while conn.recv() != "stop":
         hosts = {
             f"{r}:{name}": host
@@ -86,28 +167,27 @@ def _serve(conn: Connection, latency: float) -> None:
         )
         for registry in registries:
             registry.reset_stats()
-    print(f"  (fake registry process CPU while serving: {time.process_time() - cpu:.2f} s)")
     for registry in registries:
         registry.stop()
 
 
-async def _lookups(urls: list[dict[str, str]]) -> float:
+async def _lookups(urls: list[dict[str, str]], per_host: int) -> float:
     async with make_client() as client:
         fetcher = Fetcher(client)
         start = time.perf_counter()
         async with anyio.create_task_group() as tg:
             for r, hosts in enumerate(urls):
-                for i in range(PER_HOST):
+                for i in range(per_host):
                     tg.start_soon(npm.get_catalog, fetcher, hosts["npm"], f"bench-{r}-{i}")
                     tg.start_soon(pypi.get_catalog, fetcher, hosts["pypi"], f"bench-{r}-{i}")
         return time.perf_counter() - start
 
 
-def _write_repositories(root: Path) -> list[str]:
-    """10 repositories, each declaring 25 npm, 25 PyPI, 25 crates and 25 Go modules."""
+def _write_repositories(root: Path, per_host: int) -> list[str]:
+    """10 repositories sharing ``per_host`` each of npm, PyPI, crates and Go modules."""
     targets = []
-    share = PER_HOST // REPOSITORIES
-    for repo in range(REPOSITORIES):
+    share = max(1, per_host // REPOSITORIES)
+    for repo in range(min(REPOSITORIES, per_host)):
         path = root / f"repo{repo}"
         path.mkdir()
         numbers = range(repo * share, repo * share + share)
@@ -147,75 +227,92 @@ async def _scan(urls: list[dict[str, str]], targets: list[str]) -> tuple[float, 
     return wall, len(rows), sum(1 for row in rows if row.finding.status == "error")
 
 
-def _bound(counts: dict[str, int]) -> tuple[float, str, int]:
-    """The network lower bound of one measurement: the slowest host's rounds times latency."""
-    host, requests = max(counts.items(), key=lambda item: item[1])
-    return math.ceil(requests / DEFAULT_HOST_CONCURRENCY) * LATENCY, host, requests
-
-
 def _measure(
-    name: str, conn: Connection, run: Callable[[], float], describe: Callable[[], str]
+    name: str,
+    conn: Connection,
+    run: Callable[[], float],
+    describe: Callable[[], str],
+    *,
+    repeats: int,
+    latency: float,
 ) -> None:
     ratios: list[float] = []
-    for attempt in range(REPEATS):
+    how = ""
+    for attempt in range(repeats):
         wall = run()
         conn.send("counts")
         counts: dict[str, int]
         peaks: dict[str, int]
         counts, peaks = conn.recv()
-        bound, host, requests = _bound(counts)
+        bound, how = scan_bound(
+            {h: n for h, n in counts.items() if n}, DEFAULT_HOST_CONCURRENCY, latency
+        )
         ratios.append(wall / bound)
         if attempt == 0:
-            busy = ", ".join(f"{h} {n}" for h, n in sorted(counts.items()) if n)
-            print(f"{name}: {describe()}")
-            print(f"  requests per host: {busy}")
             peak = ", ".join(f"{h} {n}" for h, n in sorted(peaks.items()) if n)
-            print(f"  server-side peak concurrency per host: {peak}")
-            print(f"  network lower bound {bound:.3f} s (slowest host {host}: {requests} requests)")
-        print(f"  run {attempt + 1}: wall {wall:.3f} s, ratio {wall / bound:.2f}")
-    median = statistics.median(ratios)
-    verdict = "met" if median <= TARGET else "MISSED"
-    print(f"  median ratio {median:.2f} over {REPEATS} runs (target <= {TARGET}: {verdict})")
+            note(f"{name}: {describe()}; server-side peak concurrency per host: {peak}")
+        note(f"{name} run {attempt + 1}: wall {wall:.3f} s, ratio {wall / bound:.2f}")
+    emit(
+        Figure(
+            name,
+            f"in-process, median of {repeats} runs, bound {bound:.3f} s ({how})",
+            median(ratios),
+            TARGET,
+        )
+    )
 
 
-def main(_argv: list[str]) -> None:
-    """Run both measurements and print their ratios and the peak RSS."""
+def in_process(per_host: int, repeats: int, latency: float) -> None:
+    """The ``network.lookups`` and ``network.scan`` figures (the machinery, in this process)."""
     parent, child = multiprocessing.Pipe()
-    server = multiprocessing.get_context("fork").Process(target=_serve, args=(child, LATENCY))
+    server = multiprocessing.get_context("fork").Process(
+        target=_serve, args=(child, latency, per_host)
+    )
     server.start()
     freeze_startup_objects()  # as the CLI does before it scans
     try:
         urls: list[dict[str, str]] = parent.recv()
         _measure(
-            "cold lookups",
+            "network.lookups",
             parent,
-            lambda: anyio.run(_lookups, urls),
-            lambda: (
-                f"{PER_HOST * 4} packages over 4 hosts (npm and PyPI on two registries), "
-                f"limit {DEFAULT_HOST_CONCURRENCY}, latency {LATENCY * 1000:.0f} ms"
-            ),
+            lambda: anyio.run(_lookups, urls, per_host),
+            lambda: f"{per_host * 4} packages over 4 hosts (npm and PyPI on two registries)",
+            repeats=repeats,
+            latency=latency,
         )
         with tempfile.TemporaryDirectory() as tmp:
             summary: list[tuple[int, int]] = []
 
             def one_scan() -> float:
                 with tempfile.TemporaryDirectory(dir=tmp) as repos:
-                    targets = _write_repositories(Path(repos))
+                    targets = _write_repositories(Path(repos), per_host)
                     wall, rows, errors = anyio.run(_scan, urls, targets)
                 summary.append((rows, errors))
                 return wall
 
             _measure(
-                "cold scan",
+                "network.scan",
                 parent,
                 one_scan,
                 lambda: (
-                    f"{REPOSITORIES} repositories, {PER_HOST} each of npm, PyPI, crates and Go "
-                    f"modules on 4 hosts; rows {summary[0][0]}, errors {summary[0][1]}"
+                    f"{per_host} each of npm, PyPI, crates and Go modules on 4 hosts; rows "
+                    f"{summary[0][0]}, errors {summary[0][1]}"
                 ),
+                repeats=repeats,
+                latency=latency,
             )
     finally:
         parent.send("stop")
         server.join()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS of the scanner process: {rss:.1f} MiB")
+    note(f"peak RSS of this benchmark process (fake registries included): {rss:.1f} MiB")
+
+
+def main(*, quick: bool = False) -> None:
+    """Print the whole-process ``scan.nN`` figures, then the in-process ones."""
+    if quick:  # the smoke test's configuration: every code path, no meaningful timing
+        whole_process((10,), {10: 1}, 0.01)
+        in_process(4, 1, 0.01)
+        return
+    whole_process(SIZES, RUNS, LATENCY)
+    in_process(PER_HOST, REPEATS, LATENCY)

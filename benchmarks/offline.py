@@ -5,15 +5,16 @@ that answers every npm and PyPI lookup with a synthetic 200-release catalog, and
 
 * extraction time alone (discover + read + parse every manifest),
 * the whole scan (extraction + lookups through the fetch seam + policy evaluation),
-* their ratio (how much lookup and evaluation add on top of parsing), and peak RSS.
+* their ratio (how much lookup and evaluation add on top of parsing; no target), and peak RSS.
 
+It reads scan internals (``_discover``, ``_extract_repo``) to time extraction alone.
 """
 
 from __future__ import annotations
 
 import json
 import resource
-import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import anyio
 
+from benchmarks.harness import Figure, emit, note
 from patchula.clock import FixedClock
 from patchula.models import Derive, FetchResponse
 from patchula.scan import RepoResult, _discover, _extract_repo, scan
@@ -77,13 +79,22 @@ class SyntheticRegistry:
         return FetchResponse(200, url, (("content-type", "application/json"),), body, NOW)
 
 
-def main(argv: list[str]) -> None:
-    """Run the benchmark and print its measurements."""
+def main(argv: list[str] | None = None, *, quick: bool = False) -> None:
+    """Run the benchmark over ``argv`` (checkout paths; default: the shared corpus)."""
+    if quick:  # the smoke test's configuration: one tiny checkout
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "package.json").write_text('{"dependencies": {"left-pad": "^1.0.0"}}')
+            (Path(tmp) / "requirements.txt").write_text("requests>=2\n")
+            _measure([Path(tmp)])
+        return
     corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus"
     if not argv and not corpus.is_dir():
-        print(f"corpus not found at {corpus}: pass checkout paths to benchmark (skipped)")
+        note(f"offline: corpus not found at {corpus}: pass checkout paths to benchmark (skipped)")
         return
-    targets = [Path(a) for a in argv] or sorted(p for p in corpus.iterdir() if p.is_dir())
+    _measure([Path(a) for a in argv or ()] or sorted(p for p in corpus.iterdir() if p.is_dir()))
+
+
+def _measure(targets: list[Path]) -> None:
     settings = Settings.model_validate(
         {
             "registries": {"npm": "http://npm.bench", "pypi": "http://pypi.bench"},
@@ -105,13 +116,13 @@ def main(argv: list[str]) -> None:
     rows = sum(len(r.rows) for r in result.repos)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    print(f"repositories: {len(targets)}, dependencies: {deps}, rows: {rows}")
-    print(f"lookups: {registry.requests}")
-    print(f"extraction only: {extract_s:.3f} s")
-    print(f"full offline scan: {scan_s:.3f} s")
-    print(f"scan / extraction ratio: {scan_s / extract_s:.2f}")
-    print(f"peak RSS: {peak_mib:.1f} MiB")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+    note(f"offline: peak RSS {peak_mib:.1f} MiB")
+    emit(
+        Figure(
+            "offline.scan-extraction",
+            f"{len(targets)} repositories, {deps} dependencies, {rows} rows, "
+            f"{registry.requests} lookups: full scan {scan_s:.3f} s / extraction only "
+            f"{extract_s:.3f} s (in-process, synthetic in-memory registry)",
+            scan_s / extract_s,
+        )
+    )

@@ -1,0 +1,68 @@
+"""Start-up: ``patchula --version`` and ``patchula run EMPTY_DIR`` against a bare interpreter.
+
+The baseline is ``python -c "import ssl, sqlite3"`` with the same interpreter: the least a
+process that speaks TLS and keeps an SQLite cache must import. The three commands run
+interleaved (baseline, ``--version``, ``run``; again and again) so the VM's drifting speed
+touches all three alike; one unmeasured round first warms the file system cache and creates the
+cache file of ``run``. Figures: median wall / median baseline wall over ``ROUNDS`` rounds.
+Targets (issue 12): ``run`` on a checkout without manifests within 5x, ``--version`` within 3x.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.harness import (
+    Figure,
+    emit,
+    isolated_env,
+    median,
+    note,
+    patchula_command,
+    run_process,
+)
+
+ROUNDS = 15
+TARGETS = {"version": 3.0, "run-empty": 5.0}
+
+
+def main(*, quick: bool = False) -> None:
+    """Print the ``startup.version`` and ``startup.run-empty`` figures."""
+    rounds = 1 if quick else ROUNDS
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env = isolated_env(root)
+        empty = root / "empty"
+        empty.mkdir()
+        commands = {
+            "baseline": [sys.executable, "-c", "import ssl, sqlite3"],
+            "version": [*patchula_command(), "--version"],
+            # The default cache file (under the isolated XDG cache directory) is opened, as a
+            # user's run does; the warm-up round has created it.
+            "run-empty": [*patchula_command(), "run", str(empty)],
+        }
+        walls: dict[str, list[float]] = {name: [] for name in commands}
+        warmup = 0 if quick else 1
+        for attempt in range(warmup + rounds):
+            for name, command in commands.items():
+                wall = run_process(command, env).wall
+                if attempt >= warmup:
+                    walls[name].append(wall)
+        base = median(walls["baseline"])
+        note(
+            f"baseline `{Path(sys.executable).name} -c 'import ssl, sqlite3'`: median "
+            f"{base * 1000:.1f} ms over {rounds} interleaved rounds"
+        )
+        for name, label in (("version", "patchula --version"), ("run-empty", "patchula run EMPTY")):
+            wall = median(walls[name])
+            emit(
+                Figure(
+                    f"startup.{name}",
+                    f"`{label}` median {wall * 1000:.1f} ms / baseline {base * 1000:.1f} ms "
+                    f"({rounds} interleaved rounds)",
+                    wall / base,
+                    TARGETS[name],
+                )
+            )
