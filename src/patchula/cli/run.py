@@ -198,7 +198,13 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     try:
         settings = load_settings(cli)
         freeze_startup_objects()
-        result = anyio.run(_run, targets or ["."], settings, err)
+        # The report leaves the event loop through a holder, not as the task's return value:
+        # CPython 3.11's asyncio.Runner checks its SIGINT handler with signal.getsignal, which
+        # formats the handler (a partial holding the main task) into a ValueError message, and
+        # a finished task's repr holds its result: every row of a large report, twice.
+        holder: list[ScanReport] = []
+        anyio.run(_run, targets or ["."], settings, err, holder)
+        result = holder.pop()
     except ConfigError as exc:
         err.print(f"patchula: error: {exc}", markup=False, highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
@@ -235,11 +241,14 @@ def open_cache(settings: Settings, err: Console) -> Cache | None:
     return cache
 
 
-async def _run(targets: list[str], settings: Settings, err: Console) -> ScanReport:
+async def _run(
+    targets: list[str], settings: Settings, err: Console, holder: list[ScanReport]
+) -> None:
+    """Scan ``targets`` and append the report to ``holder`` (the coroutine returns nothing)."""
     cache = open_cache(settings, err)
     shown = len(cache.warnings) if cache is not None else 0
     try:
-        return await _scan_with(targets, settings, err, cache)
+        holder.append(await _scan_with(targets, settings, err, cache))
     finally:
         if cache is not None:
             await cache.aclose()
