@@ -14,6 +14,7 @@ import respx
 from typer.testing import CliRunner
 
 from patchula.cli import app
+from patchula.report import render as render_module
 
 NPM = "http://npm.test"
 PYPI = "http://pypi.test"
@@ -440,3 +441,41 @@ def test_disabled_managers_leave_their_files_out(
     assert repo["extraction"]["files"] == ["requirements.txt"]
     code, _ = _run(*args, "--enabled-managers", "cargo")
     assert code == 2
+
+
+def test_piped_table_without_columns_is_rendered_without_rich_layout(
+    tmp_path: Path, registry: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped with ``COLUMNS`` unset, no rich table is laid out; with it, rich folds the cells."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    tables: list[object] = []
+    original = render_module.Table.__init__
+
+    def counting_init(self: object, *args: Any, **kwargs: Any) -> None:
+        tables.append(self)
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render_module.Table, "__init__", counting_init)
+    repo = _repo(tmp_path)
+    args = [str(repo), "-v", "--no-cache", "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}"]
+    _, out = _run(*args)
+    assert tables == []
+    lines = out.splitlines()
+    assert lines[0] == str(repo)
+    assert lines[1] == "package.json"
+    assert lines[2].startswith(
+        "package        | type            | declared      | current | via  |"
+    )
+    assert lines[3].startswith(
+        "---------------+-----------------+---------------+---------+------+"
+    )
+    assert any(
+        line.startswith("left-pad       | dependencies    | ^1.0.0        | 1.3.0   | lock | 1.4.0")
+        for line in lines
+    )
+    assert any(line.startswith("npm.test: ") for line in lines)  # -v host statistics follow
+    monkeypatch.setenv("COLUMNS", "100")
+    _, folded = _run(*args)
+    assert tables != []
+    assert max(len(line) for line in folded.splitlines() if " | " in line) <= 100

@@ -11,7 +11,13 @@ from rich.console import Console
 from patchula.http.fetcher import HostStats
 from patchula.models import Dependency, Finding, HeldBack, ManifestProblem
 from patchula.report.model import build_report
-from patchula.report.render import render_json, render_markdown, render_table, summary_line
+from patchula.report.render import (
+    render_json,
+    render_markdown,
+    render_plain,
+    render_table,
+    summary_line,
+)
 from patchula.scan import RepoResult, Row, ScanResult
 from patchula.settings import Settings
 
@@ -208,3 +214,109 @@ def test_markdown_groups_the_rows_of_an_unreachable_host() -> None:
     assert "\n- index.crates.io unreachable (DNS): 3 lookups not done\n" in md
     assert "crate2" not in md
     assert "| odd |" in md
+
+
+def _plain_result() -> ScanResult:
+    """Every column filled, an alias, a redacted secret, a surrogate and a down host's rows."""
+    result = _surrogate_result()
+    web = result.repos[0]
+    web.rows.append(
+        Row(
+            Dependency(
+                manager="package_json",
+                file="package.json",
+                line=3,
+                name="lp",
+                package_name="left-pad",
+                datasource="npm",
+                versioning="npm",
+                dep_type="dependencies",
+                declared="git+https://tok3n@github.com/a/b",
+                constraint=None,
+            ),
+            Finding(
+                status="error",
+                reason="HTTP 401 from https://bob:hunter2@npm.test/lp",
+                current="1.0.0",
+                current_source="lockfile",
+            ),
+        )
+    )
+    down = _down_result().repos[0]
+    return ScanResult(evaluated_at=NOW, repos=[web, down], host_stats={})
+
+
+PLAIN = """\
+web @ 0123456789ab
+package.json
+package       | type         | declared                       | current | via  | latest | eligible | update | behind | libyears | status | notes
+--------------+--------------+--------------------------------+---------+------+--------+----------+--------+--------+----------+--------+--------------------------------------
+lp (left-pad) | dependencies | git+https://***@github.com/a/b | 1.0.0   | lock |        |          |        |        |          | error  | HTTP 401 from https://***@npm.test/lp
+requirements/dev.txt
+package | type         | declared | current | via | latest | eligible | update | behind | libyears | status   | notes
+--------+--------------+----------+---------+-----+--------+----------+--------+--------+----------+----------+--------------------------------------------
+django  | requirements | ==4.2    | 4.2     | pin | 6.1    | 6.0      | major  | 12     | 2.50     | outdated | held back: 6.1 (eligible 2026-12-03 00:00Z)
+evil\ufffd   | requirements | ==4.2    |         |     |        |          |        |        |          | error    | internal error evaluating evil\ufffd: boom \ufffd
+requirements/prod.txt
+package | type         | declared | current | via | latest | eligible | update | behind | libyears | status   | notes
+--------+--------------+----------+---------+-----+--------+----------+--------+--------+----------+----------+--------------------------------------------
+django  | requirements | ==4.2    | 4.2     | pin | 6.1    | 6.0      | major  | 12     | 2.50     | outdated | held back: 6.1 (eligible 2026-12-03 00:00Z)
+  (2 up-to-date or skipped rows hidden; -v shows them)
+  error: package.json:4: invalid JSON
+  error: package.json:5: unknown key \ufffd
+
+ruff
+Cargo.toml
+package | type         | declared | current | via | latest | eligible | update | behind | libyears | status | notes
+--------+--------------+----------+---------+-----+--------+----------+--------+--------+----------+--------+---------------------
+odd     | requirements | ==4.2    |         |     |        |          |        |        |          | error  | HTTP 500 from x.test
+requirements.txt
+package | type         | declared | current | via | latest | eligible | update | behind | libyears | status   | notes
+--------+--------------+----------+---------+-----+--------+----------+--------+--------+----------+----------+--------------------------------------------
+django  | requirements | ==4.2    | 4.2     | pin | 6.1    | 6.0      | major  | 12     | 2.50     | outdated | held back: 6.1 (eligible 2026-12-03 00:00Z)
+  index.crates.io unreachable (ConnectError): 3 lookups not done
+
+11 dependencies in 2 repositories: 1 up-to-date, 3 outdated, 1 skipped, 6 error; 5.0 libyears; 2 manifest errors; index.crates.io unreachable (ConnectError): 3 lookups not done
+"""  # noqa: E501 - the exact table
+
+
+def test_plain_renderer_output_is_exact() -> None:
+    """Piped text: aligned columns, problems, down hosts grouped, secrets and surrogates hidden."""
+    stats = {"index.crates.io": HostStats(requests=2, errors=3)}
+    report = build_report(
+        _plain_result(), Settings(), stats, unreachable={"index.crates.io": "ConnectError"}
+    )
+    assert render_plain(report) == PLAIN
+
+
+def test_plain_renderer_prints_what_the_rich_table_prints_without_a_width() -> None:
+    """The plain renderer and rich on an unbounded console give the same lines."""
+    stats = {"index.crates.io": HostStats(requests=2, errors=3)}
+    reports = [
+        build_report(_result(), Settings(), {}),
+        build_report(_surrogate_result(), Settings(), {}),
+        build_report(_plain_result(), Settings(), stats, unreachable={"index.crates.io": "DNS"}),
+        build_report(ScanResult(NOW, [RepoResult("e", "/e", None)], {}), Settings(), {}),
+    ]
+    for report in reports:
+        for show_all in (False, True):
+            out = io.StringIO()
+            console = Console(file=out, width=1_000_000, no_color=True, soft_wrap=False)
+            render_table(report, console, show_all=show_all)
+            rich_lines = "".join(f"{line.rstrip()}\n" for line in out.getvalue().splitlines())
+            assert render_plain(report, show_all=show_all) == rich_lines
+
+
+def test_plain_renderer_aligns_wide_characters_and_keeps_text_literal() -> None:
+    """Wide characters count two cells; markup-like text stays; a tab or newline is a space."""
+    result = _result()
+    result.repos[0].rows = [
+        Row(_dep("r.txt", 1, "中文"), Finding(status="error", reason="[bold]x[/]\tsee\nbelow")),
+        Row(_dep("r.txt", 2, "ab"), Finding(status="error", reason="\x1b[31mred")),
+    ]
+    lines = render_plain(build_report(result, Settings(), {})).splitlines()
+    assert lines[2].startswith("package | type ")
+    assert lines[4].startswith("中文    | requirements |")
+    assert lines[4].endswith("| error  | [bold]x[/] see below")
+    assert lines[5].startswith("ab      | requirements |")
+    assert lines[5].endswith("| error  |  [31mred")

@@ -27,6 +27,7 @@ from patchula.report.model import CacheReport, ScanReport, build_report
 from patchula.report.render import (
     render_json,
     render_markdown,
+    render_plain,
     render_table,
     summary_line,
     unvalidated_line,
@@ -424,7 +425,8 @@ def _print(report: ScanReport, settings: Settings) -> None:
                 _print_hosts(report, console)
         else:
             # Piped: plain ASCII, no trailing blanks. A log or file has no width: unless COLUMNS
-            # asks for one (long cells then fold inside it), every line is printed in full.
+            # asks for one (rich then folds long cells inside it), every line is printed in
+            # full, by the plain renderer that aligns the columns in one pass.
             buffer = io.StringIO()
             plain = Console(
                 file=buffer,
@@ -433,7 +435,10 @@ def _print(report: ScanReport, settings: Settings) -> None:
                 highlight=False,
                 soft_wrap=False,
             )
-            render_table(report, plain, show_all=settings.verbose > 0)
+            if _columns(default=0):
+                render_table(report, plain, show_all=settings.verbose > 0)
+            else:
+                sys.stdout.write(render_plain(report, show_all=settings.verbose > 0))
             if settings.verbose:
                 _print_hosts(report, plain)
             sys.stdout.write(
