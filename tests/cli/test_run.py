@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import pytest
 import respx
+import rich.table
 from typer.testing import CliRunner
 
 from patchula.cli import app
-from patchula.report import render as render_module
 
 NPM = "http://npm.test"
 PYPI = "http://pypi.test"
@@ -450,13 +450,13 @@ def test_piped_table_without_columns_is_rendered_without_rich_layout(
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     tables: list[object] = []
-    original = render_module.Table.__init__
+    original = rich.table.Table.__init__
 
     def counting_init(self: object, *args: Any, **kwargs: Any) -> None:
         tables.append(self)
         original(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(render_module.Table, "__init__", counting_init)
+    monkeypatch.setattr(rich.table.Table, "__init__", counting_init)
     repo = _repo(tmp_path)
     args = [str(repo), "-v", "--no-cache", "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}"]
     _, out = _run(*args)
