@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
+import tracemalloc
 from datetime import UTC, datetime
 
+import orjson
 from rich.console import Console
 
 from patchula.http.fetcher import HostStats
@@ -18,7 +21,7 @@ from patchula.report.render import (
     render_table,
     summary_line,
 )
-from patchula.scan import RepoResult, Row, ScanResult
+from patchula.scan import CatalogInfo, RepoResult, Row, ScanResult
 from patchula.settings import Settings
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -320,3 +323,43 @@ def test_plain_renderer_aligns_wide_characters_and_keeps_text_literal() -> None:
     assert lines[4].endswith("| error  | [bold]x[/] see below")
     assert lines[5].startswith("ab      | requirements |")
     assert lines[5].endswith("| error  |  [31mred")
+
+
+def _many_rows(count: int) -> ScanResult:
+    """``count`` rows of one repository, each with catalog metadata and a held-back release."""
+    repo = RepoResult(target="big", root="/src/big", commit=None)
+    finding = _result().repos[0].rows[0].finding
+    catalog = CatalogInfo(NOW, reused=False, source_url="https://pypi.test/x", time_source="t")
+    repo.rows = [
+        Row(_dep("requirements.txt", i + 1, f"pkg-{i}"), finding, catalog=catalog)
+        for i in range(count)
+    ]
+    return ScanResult(evaluated_at=NOW, repos=[repo], host_stats={})
+
+
+def test_report_rows_take_little_memory() -> None:
+    """A report row costs well under 1.5 KB (pydantic models took about 5 KB each)."""
+    result = _many_rows(2000)
+    build_report(result, Settings(), {})  # warm caches (validators, interned names)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        report = build_report(result, Settings(), {})
+        gc.collect()
+        per_row = (tracemalloc.get_traced_memory()[0] - before) / 2000
+    finally:
+        tracemalloc.stop()
+    assert len(report.repositories[0].dependencies) == 2000
+    assert per_row < 1500
+
+
+def test_json_is_the_same_document_as_a_dump_of_the_model() -> None:
+    """Serialising the report directly gives the bytes a dump to Python values and orjson gave."""
+    stats = {"index.crates.io": HostStats(requests=2, errors=3, cooldown_seconds=1.25)}
+    for result in (_result(), _down_result(), _many_rows(3)):
+        report = build_report(result, Settings(), stats, unreachable={"index.crates.io": "DNS"})
+        dumped = report.model_dump(mode="json", by_alias=True)
+        assert (
+            render_json(report) == orjson.dumps(dumped, option=orjson.OPT_INDENT_2).decode() + "\n"
+        )

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 import orjson
+from pydantic_core import PydanticSerializationError
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -30,10 +31,15 @@ STATUS_STYLE = {
 def render_json(report: ScanReport) -> str:
     """Return the report as indented JSON (camelCase keys, RFC 3339 UTC times).
 
-    Lone surrogates (which orjson and UTF-8 refuse) are written as U+FFFD.
+    Lone surrogates (which UTF-8 refuses) are written as U+FFFD. The report is serialized
+    straight to text by pydantic; only a report holding such a string is first dumped to
+    Python values and scrubbed (a second copy of the whole tree).
     """
-    data, _ = _scrub(report.model_dump(mode="json", by_alias=True))
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+    try:
+        return report.model_dump_json(by_alias=True, indent=2) + "\n"
+    except PydanticSerializationError:
+        data, _ = _scrub(report.model_dump(mode="json", by_alias=True))
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def _scrub(value: object) -> tuple[object, bool]:
