@@ -19,6 +19,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
+from json.scanner import make_scanner
 from typing import Protocol
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -144,10 +145,14 @@ def json_type(value: object) -> str:
 
 
 JsonPath = tuple[str | int, ...]
-# JSON's insignificant whitespace (RFC 8259 §2) and the C scanners of the standard library: a
+# JSON's insignificant whitespace (RFC 8259 §2) around the ``:`` after a key and the ``,`` or
+# closing bracket after a value, and the C scanner of ``json`` (what ``json.loads`` runs): a
 # value that is not on the way to a wanted key is skipped at the decoder's speed.
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
-_JSON_SKIP = json.JSONDecoder().raw_decode
+_JSON_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+_JSON_NEXT = re.compile(r"[ \t\n\r]*(?:(,)[ \t\n\r]*|[}\]])")
+# typeshed types the context as the scanner itself; the decoder is the documented context.
+_JSON_SCAN = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 class JsonKeys:
@@ -194,29 +199,31 @@ class JsonKeys:
 
     def _read(self, at: int) -> dict[str | int, tuple[int | None, int]]:
         """Map the members of the object or array starting at ``at`` to (key, value) offsets."""
-        text, space = self._text, _JSON_SPACE.match
+        text, scan, colon, follow = self._text, _JSON_SCAN, _JSON_COLON.match, _JSON_NEXT.match
         members: dict[str | int, tuple[int | None, int]] = {}
         opening = text[at : at + 1]
         if opening not in {"{", "["}:
             return members
-        pos = space(text, at + 1).end()  # type: ignore[union-attr]
+        pos = _JSON_SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+        if text[pos : pos + 1] in {"}", "]"}:
+            return members
         index = 0
         try:
-            while text[pos] not in "}]":
+            while True:
                 if opening == "{":
-                    name, after = _JSON_SKIP(text, pos)
-                    value = space(text, space(text, after).end() + 1).end()  # type: ignore[union-attr]
+                    name, after = scan(text, pos)
+                    value = colon(text, after).end()  # type: ignore[union-attr]
                     members[name] = (pos, value)
                 else:
                     value = pos
                     members[index] = (None, value)
                     index += 1
-                _, end = _JSON_SKIP(text, value)
-                pos = space(text, end).end()  # type: ignore[union-attr]
-                if text[pos] != ",":
+                _, end = scan(text, value)
+                more = follow(text, end)
+                if more is None or more.group(1) is None:
                     break
-                pos = space(text, pos + 1).end()  # type: ignore[union-attr]
-        except (IndexError, ValueError, TypeError):
+                pos = more.end()
+        except (StopIteration, ValueError, TypeError, AttributeError):
             pass  # not valid JSON after all: the members read so far are what can be located
         return members
 

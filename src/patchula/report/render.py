@@ -304,7 +304,7 @@ def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
         for dep in rows:
             by_file.setdefault(dep.file, []).append(dep)
         for file, deps in by_file.items():
-            out.append(_plain_text(file))
+            out.append(file)
             out.extend(_plain_table(deps))
         out.extend(f"  {text}" for text in _host_lines(not_done, down))
         if hidden:
