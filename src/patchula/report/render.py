@@ -293,7 +293,8 @@ def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
     down = _down_hosts(report)
     out: list[str] = []
     for repo in report.repositories:
-        out.append(f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else ""))
+        head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
+        out.append(_plain_text(head).rstrip())
         rows = _visible(repo.dependencies, show_all=show_all)
         hidden = len(repo.dependencies) - len(rows)
         not_done = _not_done(rows, down)
@@ -304,20 +305,22 @@ def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
         for dep in rows:
             by_file.setdefault(dep.file, []).append(dep)
         for file, deps in by_file.items():
-            out.append(file)
+            out.append(_plain_text(file).rstrip())
             out.extend(_plain_table(deps))
-        out.extend(f"  {text}" for text in _host_lines(not_done, down))
+        out.extend(_plain_text(f"  {text}").rstrip() for text in _host_lines(not_done, down))
         if hidden:
             rows_word = "row" if hidden == 1 else "rows"
             out.append(f"  ({hidden} up-to-date or skipped {rows_word} hidden; -v shows them)")
         out.extend(
-            f"  {p.severity}: {f'{p.file}:{p.line}' if p.line else p.file}: {p.message}"
+            _plain_text(
+                f"  {p.severity}: {f'{p.file}:{p.line}' if p.line else p.file}: {p.message}"
+            ).rstrip()
             for p in repo.problems
         )
         out.append("")
-    out.append(summary_line(report))
-    text = "\n".join(_plain_text(line).rstrip() for line in out) + "\n"
-    return scrub_surrogates(text)
+    out.append(_plain_text(summary_line(report)).rstrip())
+    # Table rows are clean already; the other lines were cleaned as they were added.
+    return scrub_surrogates("\n".join(out) + "\n")
 
 
 # C0 and C1 control characters and DEL: a tab, newline or escape in a cell would break the
@@ -341,23 +344,31 @@ def _cells(text: str) -> int:
     )
 
 
+_HEADER = [name for name, _, _ in COLUMNS]
+_CELLS = [cell for _, _, cell in COLUMNS]
+
+
 def _plain_table(deps: list[DependencyReport]) -> list[str]:
     """The header, the rule and one line per row of one file's table."""
-    header = [name for name, _, _ in COLUMNS]
-    rows = [[_plain_text(cell(dep)) for _, _, cell in COLUMNS] for dep in deps]
-    widths = [max(map(_cells, column)) for column in zip(header, *rows, strict=True)]
-    lines = [_plain_row(header, widths)]
+    rows = [[cell(dep) for cell in _CELLS] for dep in deps]
+    text = "".join("".join(row) for row in rows)
+    pad: Callable[[str, int], str]
+    if text.isascii() and text.isprintable():
+        # The common case, measured and padded by C string methods alone.
+        widths = [max(map(len, column)) for column in zip(_HEADER, *rows, strict=True)]
+        pad = str.ljust
+    else:
+        rows = [[_plain_text(cell) for cell in row] for row in rows]
+        widths = [max(map(_cells, column)) for column in zip(_HEADER, *rows, strict=True)]
+        pad = _pad
+    lines = [" | ".join(map(pad, _HEADER, widths)).rstrip()]
     lines.append("+".join("-" * (w + 2) for w in widths)[1:-1])
-    lines.extend(_plain_row(row, widths) for row in rows)
+    lines.extend(" | ".join(map(pad, row, widths)).rstrip() for row in rows)
     return lines
 
 
-def _plain_row(cells: list[str], widths: list[int]) -> str:
-    padded = [
-        cell.ljust(width) if cell.isascii() else cell + " " * (width - _cells(cell))
-        for cell, width in zip(cells, widths, strict=True)
-    ]
-    return " | ".join(padded).rstrip()
+def _pad(cell: str, width: int) -> str:
+    return cell + " " * (width - _cells(cell))
 
 
 def _print_problems(repo: RepositoryReport, console: Console) -> None:
