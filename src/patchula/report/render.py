@@ -382,9 +382,8 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
 
     ``show_all`` (``-v``) lists up-to-date and skipped rows too; otherwise their number is said.
     Lookups not done because their host was unreachable are one item per host, as in the table.
-    Lone surrogates are written as U+FFFD (``scrubbed``).
+    Lone surrogates are written as U+FFFD (in the finished text: no copy of the report).
     """
-    report = scrubbed(report)
     down = _down_hosts(report)
     out = ["# Dependency freshness", "", summary_line(report), ""]
     out.append(f"Evaluated at {_when(report.evaluated_at)} by patchula {report.tool.version}.")
@@ -433,7 +432,7 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
                 for p in repo.problems
             )
         out.append("")
-    return "\n".join(out)
+    return scrub_surrogates("\n".join(out))
 
 
 def _md(text: str) -> str:
