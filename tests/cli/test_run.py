@@ -479,3 +479,31 @@ def test_piped_table_without_columns_is_rendered_without_rich_layout(
     _, folded = _run(*args)
     assert tables != []
     assert max(len(line) for line in folded.splitlines() if " | " in line) <= 100
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "rich_layout"),
+    [
+        ("FORCE_COLOR", "1", True),
+        ("TTY_COMPATIBLE", "1", True),
+        ("FORCE_COLOR", "", False),
+        ("TTY_COMPATIBLE", "0", False),
+    ],
+)
+def test_force_color_or_tty_compatible_choose_the_terminal_table(
+    tmp_path: Path,
+    registry: respx.MockRouter,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    value: str,
+    *,
+    rich_layout: bool,
+) -> None:
+    """A pipe counts as a terminal (rich, in colour) with FORCE_COLOR or TTY_COMPATIBLE=1 only."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv(name, value)
+    repo = _repo(tmp_path)
+    _, out = _run(str(repo), "--no-cache", "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}")
+    assert ("\x1b[" in out) is rich_layout
+    assert (" | " in out) is not rich_layout  # the plain renderer's separators
