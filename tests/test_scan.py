@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,7 +14,7 @@ import pytest
 
 from patchula import scan as scan_module
 from patchula.clock import FixedClock
-from patchula.models import Dependency, Derive, FetchResponse
+from patchula.models import Dependency, Derive, FetchResponse, LockedPackage, Lockfile
 from patchula.scan import (
     RepoResult,
     ScanResult,
@@ -526,3 +526,52 @@ def test_pipfile_lock_gives_locked_versions_to_the_pipfile_beside_it(tmp_path: P
         ],
         key=str,
     )
+
+
+class _CountingPackages(tuple[LockedPackage, ...]):
+    """A lockfile's packages that count how often they are walked."""
+
+    __slots__ = ()
+    walks = 0
+
+    def __iter__(self) -> Iterator[LockedPackage]:
+        """Count the walk, then walk."""
+        _CountingPackages.walks += 1
+        return super().__iter__()
+
+
+@pytest.mark.parametrize(
+    ("datasource", "manager", "lock_manager", "lock_file", "install"),
+    [
+        ("npm", "package_json", "package_lock", "package-lock.json", "node_modules/"),
+        ("pypi", "pyproject", "uv_lock", "uv.lock", ""),
+    ],
+)
+def test_matching_many_dependencies_walks_a_lockfile_once(
+    datasource: str, manager: str, lock_manager: str, lock_file: str, install: str
+) -> None:
+    """Each dependency finds its locked version in an index built once per lockfile and run."""
+    _CountingPackages.walks = 0
+    packages = _CountingPackages(
+        LockedPackage(f"p{i}", f"1.0.{i}", i, f"{install}p{i}" if install else "")
+        for i in range(200)
+    )
+    lock = Lockfile(lock_file, lock_manager, datasource, packages, frozenset({""}))
+    indexes: dict[tuple[int, str], dict[str, list[LockedPackage]]] = {}
+    found = []
+    for i in range(0, 200, 2):
+        dep = Dependency(
+            manager=manager,
+            file="pyproject.toml" if datasource == "pypi" else "package.json",
+            line=1,
+            name=f"p{i}",
+            package_name=f"p{i}",
+            datasource=datasource,
+            versioning="npm" if datasource == "npm" else "pep440",
+            dep_type="dependencies",
+            declared=None,
+            constraint=None,
+        )
+        found.append(scan_module._locked_version(dep, None, [lock], indexes))
+    assert found == [(f"1.0.{i}", lock_file, None) for i in range(0, 200, 2)]
+    assert _CountingPackages.walks == 1

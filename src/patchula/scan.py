@@ -698,6 +698,7 @@ def _extract_repo(
         if result is not None:
             results.append((item.path, result))
     lockfiles = [r.lockfile for _, r in results if r.lockfile is not None]
+    lock_indexes: _LockIndexes = {}
     # npm workspace packages are installed from the checkout, not the registry.
     npm_workspace = {
         r.project_name: path
@@ -737,7 +738,9 @@ def _extract_repo(
                 out.append(_Extracted(replace(dep, skip_reason=f"workspace package ({where})")))
                 continue
             try:
-                locked, lock_file, note = _locked_version(dep, result.project_name, lockfiles)
+                locked, lock_file, note = _locked_version(
+                    dep, result.project_name, lockfiles, lock_indexes
+                )
             except Exception as exc:  # noqa: BLE001 - the per-file guard: current from the range
                 message = _internal("matching lockfiles for", dep.name, exc)
                 repo.problems.append(ManifestProblem(dep.file, dep.line, message))
@@ -991,9 +994,16 @@ _WORKSPACE_LOCKED = {
 
 
 def _locked_version(
-    dep: Dependency, project_name: str | None, lockfiles: list[Lockfile]
+    dep: Dependency,
+    project_name: str | None,
+    lockfiles: list[Lockfile],
+    indexes: _LockIndexes | None = None,
 ) -> tuple[str | None, str | None, str | None]:
     """Find the version a lockfile records for ``dep``: ``(version, lockfile, note)``.
+
+    ``indexes`` keeps each lockfile's packages grouped by install path and by name across the
+    calls for one repository, so matching n dependencies to a lockfile of m packages costs
+    O(n + m), not O(n x m).
 
     ``(None, None, None)`` when no lockfile covers it; ``(None, None, note)`` when the covering
     lockfile records only versions its requirement does not admit (a stale lock: Cargo's "a
@@ -1022,7 +1032,7 @@ def _locked_version(
             member = "" if member == "." else member
             if member and (lock.members is None or member not in lock.members):
                 continue
-            version = _npm_resolve(lock, member, dep)
+            version = _npm_resolve(_packages_by(lock, "install_path", indexes), member, dep)
             if version is None:
                 return None, None, None
             if not _admits(dep, version):
@@ -1042,7 +1052,7 @@ def _locked_version(
             chosen = lock
     if chosen is None:
         return None, None, None
-    entries = [p for p in chosen.packages if p.name == dep.package_name]
+    entries = _packages_by(chosen, "name", indexes).get(dep.package_name, [])
     # Pipfile.lock locks each category apart (`[packages]` at 1.3.1, `[dev-packages]` at 1.1.0):
     # a row takes its own group's entry when the lock has one.
     own = [p for p in entries if p.group and p.group == dep.dep_type]
@@ -1094,14 +1104,35 @@ def _sort_key(dep: Dependency) -> Callable[[str], Any]:
     return scheme.sort_key if scheme is not None else str
 
 
-def _npm_resolve(lock: Lockfile, member: str, dep: Dependency) -> str | None:
+# Per repository: (id of a Lockfile, attribute) -> its packages grouped by that attribute.
+_LockIndexes = dict[tuple[int, str], dict[str, list[LockedPackage]]]
+
+
+def _packages_by(
+    lock: Lockfile, attribute: str, indexes: _LockIndexes | None
+) -> dict[str, list[LockedPackage]]:
+    """``lock``'s packages grouped by ``install_path`` or ``name`` (lockfile order kept)."""
+    key = (id(lock), attribute)
+    grouped = indexes.get(key) if indexes is not None else None
+    if grouped is None:
+        grouped = {}
+        for package in lock.packages:
+            grouped.setdefault(getattr(package, attribute), []).append(package)
+        if indexes is not None:
+            indexes[key] = grouped
+    return grouped
+
+
+def _npm_resolve(
+    by_path: dict[str, list[LockedPackage]], member: str, dep: Dependency
+) -> str | None:
     """Resolve ``dep`` the way Node does: ``member/node_modules/<name>``, then each parent's."""
-    by_path = {p.install_path: p for p in lock.packages}
     directory = member
     while True:
         path = f"{directory}/node_modules/{dep.name}" if directory else f"node_modules/{dep.name}"
-        entry = by_path.get(path)
-        if entry is not None:
+        entries = by_path.get(path)
+        if entries:
+            entry = entries[-1]  # a repeated install path: the last entry, as json.loads keeps
             return entry.version if entry.name == dep.package_name else None
         if not directory:
             return None

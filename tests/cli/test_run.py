@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 import respx
+import rich.table
 from typer.testing import CliRunner
 
 from patchula.cli import app
@@ -440,3 +441,69 @@ def test_disabled_managers_leave_their_files_out(
     assert repo["extraction"]["files"] == ["requirements.txt"]
     code, _ = _run(*args, "--enabled-managers", "cargo")
     assert code == 2
+
+
+def test_piped_table_without_columns_is_rendered_without_rich_layout(
+    tmp_path: Path, registry: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped with ``COLUMNS`` unset, no rich table is laid out; with it, rich folds the cells."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    tables: list[object] = []
+    original = rich.table.Table.__init__
+
+    def counting_init(self: object, *args: Any, **kwargs: Any) -> None:
+        tables.append(self)
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rich.table.Table, "__init__", counting_init)
+    repo = _repo(tmp_path)
+    args = [str(repo), "-v", "--no-cache", "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}"]
+    _, out = _run(*args)
+    assert tables == []
+    lines = out.splitlines()
+    assert lines[0] == str(repo)
+    assert lines[1] == "package.json"
+    assert lines[2].startswith(
+        "package        | type            | declared      | current | via  |"
+    )
+    assert lines[3].startswith(
+        "---------------+-----------------+---------------+---------+------+"
+    )
+    assert any(
+        line.startswith("left-pad       | dependencies    | ^1.0.0        | 1.3.0   | lock | 1.4.0")
+        for line in lines
+    )
+    assert any(line.startswith("npm.test: ") for line in lines)  # -v host statistics follow
+    monkeypatch.setenv("COLUMNS", "100")
+    _, folded = _run(*args)
+    assert tables != []
+    assert max(len(line) for line in folded.splitlines() if " | " in line) <= 100
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "rich_layout"),
+    [
+        ("FORCE_COLOR", "1", True),
+        ("TTY_COMPATIBLE", "1", True),
+        ("FORCE_COLOR", "", False),
+        ("TTY_COMPATIBLE", "0", False),
+    ],
+)
+def test_force_color_or_tty_compatible_choose_the_terminal_table(
+    tmp_path: Path,
+    registry: respx.MockRouter,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    value: str,
+    *,
+    rich_layout: bool,
+) -> None:
+    """A pipe counts as a terminal (rich, in colour) with FORCE_COLOR or TTY_COMPATIBLE=1 only."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv(name, value)
+    repo = _repo(tmp_path)
+    _, out = _run(str(repo), "--no-cache", "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}")
+    assert ("\x1b[" in out) is rich_layout
+    assert (" | " in out) is not rich_layout  # the plain renderer's separators

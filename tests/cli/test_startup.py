@@ -54,7 +54,9 @@ def _imported(tmp_path: Path, *args: str) -> tuple[int, set[str], str]:
     out = tmp_path / "modules.json"
     home = tmp_path / "home"  # no ~/.npmrc, ~/.netrc or config of the machine's user
     home.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHULA_")}
+    # Piped output without a width: the plain table (COLUMNS or a forced TTY would choose rich).
+    unset = {"COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHULA_") and k not in unset}
     env |= {"HOME": str(home), "NO_COLOR": "1"}
     done = subprocess.run(  # noqa: S603 - our own interpreter and probe
         [sys.executable, "-c", _PROBE, *args, str(out)],
@@ -103,7 +105,8 @@ def test_version_imports_no_command_machinery(tmp_path: Path) -> None:
 def test_a_run_without_manifests_imports_no_http_and_no_plugin(tmp_path: Path, output: str) -> None:
     """A checkout without manifests: the cache is opened and a report made, no plugin imported.
 
-    No HTTP client, datasource, manager or versioning scheme; rich only to draw the table.
+    No HTTP client, datasource, manager or versioning scheme, and no rich: piped output is the
+    plain table.
     """
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -115,10 +118,9 @@ def test_a_run_without_manifests_imports_no_http_and_no_plugin(tmp_path: Path, o
     assert cache.is_file()  # the cache was opened (and created): a real run, not a shortcut
     assert ("no dependencies found" in stdout) == (output == "table")
     assert "patchula.scan" in modules
-    unwanted = {*NETWORK, *PLUGINS}
+    unwanted = {*NETWORK, *PLUGINS, "rich"}
     if output == "json":
         assert json.loads(stdout)["summary"]["dependencies"] == 0
-        unwanted.add("rich")
     assert sorted(modules & unwanted) == []
 
 

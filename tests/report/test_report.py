@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
+import tracemalloc
 from datetime import UTC, datetime
 
+import orjson
 from rich.console import Console
 
 from patchula.http.fetcher import HostStats
 from patchula.models import Dependency, Finding, HeldBack, ManifestProblem
 from patchula.report.model import build_report
-from patchula.report.render import render_json, render_markdown, render_table, summary_line
-from patchula.scan import RepoResult, Row, ScanResult
+from patchula.report.render import (
+    render_json,
+    render_markdown,
+    render_plain,
+    render_table,
+    summary_line,
+)
+from patchula.scan import CatalogInfo, RepoResult, Row, ScanResult
 from patchula.settings import Settings
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -208,3 +217,149 @@ def test_markdown_groups_the_rows_of_an_unreachable_host() -> None:
     assert "\n- index.crates.io unreachable (DNS): 3 lookups not done\n" in md
     assert "crate2" not in md
     assert "| odd |" in md
+
+
+def _plain_result() -> ScanResult:
+    """Every column filled, an alias, a redacted secret, a surrogate and a down host's rows."""
+    result = _surrogate_result()
+    web = result.repos[0]
+    web.rows.append(
+        Row(
+            Dependency(
+                manager="package_json",
+                file="package.json",
+                line=3,
+                name="lp",
+                package_name="left-pad",
+                datasource="npm",
+                versioning="npm",
+                dep_type="dependencies",
+                declared="git+https://tok3n@github.com/a/b",
+                constraint=None,
+            ),
+            Finding(
+                status="error",
+                reason="HTTP 401 from https://bob:hunter2@npm.test/lp",
+                current="1.0.0",
+                current_source="lockfile",
+            ),
+        )
+    )
+    down = _down_result().repos[0]
+    return ScanResult(evaluated_at=NOW, repos=[web, down], host_stats={})
+
+
+PLAIN = """\
+web @ 0123456789ab
+package.json
+package       | type         | declared                       | current | via  | latest | eligible | update | behind | libyears | status | notes
+--------------+--------------+--------------------------------+---------+------+--------+----------+--------+--------+----------+--------+--------------------------------------
+lp (left-pad) | dependencies | git+https://***@github.com/a/b | 1.0.0   | lock |        |          |        |        |          | error  | HTTP 401 from https://***@npm.test/lp
+requirements/dev.txt
+package | type         | declared | current | via | latest | eligible | update | behind | libyears | status   | notes
+--------+--------------+----------+---------+-----+--------+----------+--------+--------+----------+----------+--------------------------------------------
+django  | requirements | ==4.2    | 4.2     | pin | 6.1    | 6.0      | major  | 12     | 2.50     | outdated | held back: 6.1 (eligible 2026-12-03 00:00Z)
+evil\ufffd   | requirements | ==4.2    |         |     |        |          |        |        |          | error    | internal error evaluating evil\ufffd: boom \ufffd
+requirements/prod.txt
+package | type         | declared | current | via | latest | eligible | update | behind | libyears | status   | notes
+--------+--------------+----------+---------+-----+--------+----------+--------+--------+----------+----------+--------------------------------------------
+django  | requirements | ==4.2    | 4.2     | pin | 6.1    | 6.0      | major  | 12     | 2.50     | outdated | held back: 6.1 (eligible 2026-12-03 00:00Z)
+  (2 up-to-date or skipped rows hidden; -v shows them)
+  error: package.json:4: invalid JSON
+  error: package.json:5: unknown key \ufffd
+
+ruff
+Cargo.toml
+package | type         | declared | current | via | latest | eligible | update | behind | libyears | status | notes
+--------+--------------+----------+---------+-----+--------+----------+--------+--------+----------+--------+---------------------
+odd     | requirements | ==4.2    |         |     |        |          |        |        |          | error  | HTTP 500 from x.test
+requirements.txt
+package | type         | declared | current | via | latest | eligible | update | behind | libyears | status   | notes
+--------+--------------+----------+---------+-----+--------+----------+--------+--------+----------+----------+--------------------------------------------
+django  | requirements | ==4.2    | 4.2     | pin | 6.1    | 6.0      | major  | 12     | 2.50     | outdated | held back: 6.1 (eligible 2026-12-03 00:00Z)
+  index.crates.io unreachable (ConnectError): 3 lookups not done
+
+11 dependencies in 2 repositories: 1 up-to-date, 3 outdated, 1 skipped, 6 error; 5.0 libyears; 2 manifest errors; index.crates.io unreachable (ConnectError): 3 lookups not done
+"""  # noqa: E501 - the exact table
+
+
+def test_plain_renderer_output_is_exact() -> None:
+    """Piped text: aligned columns, problems, down hosts grouped, secrets and surrogates hidden."""
+    stats = {"index.crates.io": HostStats(requests=2, errors=3)}
+    report = build_report(
+        _plain_result(), Settings(), stats, unreachable={"index.crates.io": "ConnectError"}
+    )
+    assert render_plain(report) == PLAIN
+
+
+def test_plain_renderer_prints_what_the_rich_table_prints_without_a_width() -> None:
+    """The plain renderer and rich on an unbounded console give the same lines."""
+    stats = {"index.crates.io": HostStats(requests=2, errors=3)}
+    reports = [
+        build_report(_result(), Settings(), {}),
+        build_report(_surrogate_result(), Settings(), {}),
+        build_report(_plain_result(), Settings(), stats, unreachable={"index.crates.io": "DNS"}),
+        build_report(ScanResult(NOW, [RepoResult("e", "/e", None)], {}), Settings(), {}),
+    ]
+    for report in reports:
+        for show_all in (False, True):
+            out = io.StringIO()
+            console = Console(file=out, width=1_000_000, no_color=True, soft_wrap=False)
+            render_table(report, console, show_all=show_all)
+            rich_lines = "".join(f"{line.rstrip()}\n" for line in out.getvalue().splitlines())
+            assert render_plain(report, show_all=show_all) == rich_lines
+
+
+def test_plain_renderer_aligns_wide_characters_and_keeps_text_literal() -> None:
+    """Wide characters count two cells; markup-like text stays; a tab or newline is a space."""
+    result = _result()
+    result.repos[0].rows = [
+        Row(_dep("r.txt", 1, "中文"), Finding(status="error", reason="[bold]x[/]\tsee\nbelow")),
+        Row(_dep("r.txt", 2, "ab"), Finding(status="error", reason="\x1b[31mred")),
+    ]
+    lines = render_plain(build_report(result, Settings(), {})).splitlines()
+    assert lines[2].startswith("package | type ")
+    assert lines[4].startswith("中文    | requirements |")
+    assert lines[4].endswith("| error  | [bold]x[/] see below")
+    assert lines[5].startswith("ab      | requirements |")
+    assert lines[5].endswith("| error  |  [31mred")
+
+
+def _many_rows(count: int) -> ScanResult:
+    """``count`` rows of one repository, each with catalog metadata and a held-back release."""
+    repo = RepoResult(target="big", root="/src/big", commit=None)
+    finding = _result().repos[0].rows[0].finding
+    catalog = CatalogInfo(NOW, reused=False, source_url="https://pypi.test/x", time_source="t")
+    repo.rows = [
+        Row(_dep("requirements.txt", i + 1, f"pkg-{i}"), finding, catalog=catalog)
+        for i in range(count)
+    ]
+    return ScanResult(evaluated_at=NOW, repos=[repo], host_stats={})
+
+
+def test_report_rows_take_little_memory() -> None:
+    """A report row costs well under 1.5 KB (pydantic models took about 5 KB each)."""
+    result = _many_rows(2000)
+    build_report(result, Settings(), {})  # warm caches (validators, interned names)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        report = build_report(result, Settings(), {})
+        gc.collect()
+        per_row = (tracemalloc.get_traced_memory()[0] - before) / 2000
+    finally:
+        tracemalloc.stop()
+    assert len(report.repositories[0].dependencies) == 2000
+    assert per_row < 1500
+
+
+def test_json_is_the_same_document_as_a_dump_of_the_model() -> None:
+    """Serialising the report directly gives the bytes a dump to Python values and orjson gave."""
+    stats = {"index.crates.io": HostStats(requests=2, errors=3, cooldown_seconds=1.25)}
+    for result in (_result(), _down_result(), _many_rows(3)):
+        report = build_report(result, Settings(), stats, unreachable={"index.crates.io": "DNS"})
+        dumped = report.model_dump(mode="json", by_alias=True)
+        assert (
+            render_json(report) == orjson.dumps(dumped, option=orjson.OPT_INDENT_2).decode() + "\n"
+        )

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
 
@@ -54,7 +54,7 @@ class LazyConsole:
     @property
     def is_terminal(self) -> bool:
         """Whether stderr is a terminal, as rich decides (``FORCE_COLOR``, ``TTY_COMPATIBLE``)."""
-        return self.console.is_terminal
+        return _is_terminal(sys.stderr)
 
     def print(self, text: str, *, markup: bool, highlight: bool) -> None:
         """``Console.print`` of one message."""
@@ -229,7 +229,13 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     try:
         settings = load_settings(cli)
         freeze_startup_objects()
-        result = anyio.run(_run, targets or ["."], settings, err)
+        # The report leaves the event loop through a holder, not as the task's return value:
+        # CPython 3.11's asyncio.Runner checks its SIGINT handler with signal.getsignal, which
+        # formats the handler (a partial holding the main task) into a ValueError message, and
+        # a finished task's repr holds its result: every row of a large report, twice.
+        holder: list[ScanReport] = []
+        anyio.run(_run, targets or ["."], settings, err, holder)
+        result = holder.pop()
     except ConfigError as exc:
         err.print(f"patchula: error: {exc}", markup=False, highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
@@ -268,11 +274,14 @@ def open_cache(settings: Settings, err: LazyConsole) -> Cache | None:
     return cache
 
 
-async def _run(targets: list[str], settings: Settings, err: LazyConsole) -> ScanReport:
+async def _run(
+    targets: list[str], settings: Settings, err: LazyConsole, holder: list[ScanReport]
+) -> None:
+    """Scan ``targets`` and append the report to ``holder`` (the coroutine returns nothing)."""
     cache = open_cache(settings, err)
     shown = len(cache.warnings) if cache is not None else 0
     try:
-        return await _scan_with(targets, settings, err, cache)
+        holder.append(await _scan_with(targets, settings, err, cache))
     finally:
         if cache is not None:
             await cache.aclose()
@@ -454,27 +463,33 @@ def _print(report: ScanReport, settings: Settings) -> None:
     from patchula.report.render import (  # noqa: PLC0415 - lazy: start-up
         render_json,
         render_markdown,
+        render_plain,
         render_table,
         summary_line,
     )
 
+    show_all = settings.verbose > 0
     if settings.format == "json":
         sys.stdout.write(render_json(report))
     elif settings.format == "markdown":
-        sys.stdout.write(render_markdown(report, show_all=settings.verbose > 0) + "\n")
+        sys.stdout.write(render_markdown(report, show_all=show_all) + "\n")
     elif settings.quiet:
         sys.stdout.write(summary_line(report) + "\n")
-    else:
+    elif _is_terminal(sys.stdout):
         from rich.console import Console  # noqa: PLC0415 - lazy: start-up
 
         console = Console(no_color=bool(os.environ.get("NO_COLOR")) or None)
-        if console.is_terminal:
-            render_table(report, console, show_all=settings.verbose > 0)
-            if settings.verbose:
-                _print_hosts(report, console)
-        else:
-            # Piped: plain ASCII, no trailing blanks. A log or file has no width: unless COLUMNS
-            # asks for one (long cells then fold inside it), every line is printed in full.
+        render_table(report, console, show_all=show_all)
+        if settings.verbose:
+            _print_hosts(report, console)
+    else:
+        # Piped: plain ASCII, no trailing blanks. A log or file has no width: unless COLUMNS
+        # asks for one (rich then folds long cells inside it), every line is printed in
+        # full, by the plain renderer that aligns the columns in one pass (and needs no rich).
+        lines = _Lines()
+        if _columns(default=0):
+            from rich.console import Console  # noqa: PLC0415 - lazy: start-up
+
             buffer = io.StringIO()
             plain = Console(
                 file=buffer,
@@ -483,12 +498,50 @@ def _print(report: ScanReport, settings: Settings) -> None:
                 highlight=False,
                 soft_wrap=False,
             )
-            render_table(report, plain, show_all=settings.verbose > 0)
-            if settings.verbose:
-                _print_hosts(report, plain)
-            sys.stdout.write(
-                "".join(f"{line.rstrip()}\n" for line in buffer.getvalue().splitlines())
-            )
+            render_table(report, plain, show_all=show_all)
+            lines.text.append(buffer.getvalue())
+        else:
+            sys.stdout.write(render_plain(report, show_all=show_all))
+        if settings.verbose:
+            _print_hosts(report, lines)
+        sys.stdout.write("".join(f"{line.rstrip()}\n" for line in "".join(lines.text).splitlines()))
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    """Whether ``stream`` is a terminal, decided as rich's ``Console.is_terminal`` does.
+
+    ``TTY_COMPATIBLE=0``/``1`` decides first, then ``FORCE_COLOR`` (non-empty: a terminal;
+    https://force-color.org/), else whether the stream is a TTY. Deciding it here keeps rich out
+    of piped runs (stdout: the rich table or the plain one; stderr: the progress bar or none).
+    """
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible in {"0", "1"}:
+        return compatible == "1"
+    force = os.environ.get("FORCE_COLOR")
+    if force is not None:
+        return force != ""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no stream, or a closed one
+        return False
+
+
+class _Printer(Protocol):
+    """What the host lines are printed with: a rich ``Console`` or the piped ``_Lines``."""
+
+    def print(self, text: str, *, markup: bool, highlight: bool) -> None:
+        """Print one line of text."""
+
+
+class _Lines:
+    """The piped output's host lines: ``Console.print``'s shape, text kept as written."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+
+    def print(self, text: str, *, markup: bool, highlight: bool) -> None:  # noqa: ARG002 - Console's shape
+        """Keep ``text`` as one line (markup and highlighting never apply to piped text)."""
+        self.text.append(f"{text}\n")
 
 
 # Wider than any row (rich needs a number): piped output without COLUMNS is never folded.
@@ -504,7 +557,7 @@ def _columns(default: int) -> int:
     return min(max(columns, 40), 1000) if columns > 0 else default
 
 
-def _print_hosts(report: ScanReport, console: Console) -> None:
+def _print_hosts(report: ScanReport, console: _Printer) -> None:
     from patchula.report.render import unvalidated_line  # noqa: PLC0415 - lazy: start-up
 
     if not report.hosts:

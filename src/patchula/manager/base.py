@@ -11,11 +11,15 @@ outside the checkout, too large or not text. Problems in the file itself are ret
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import tomllib
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
+from json.scanner import make_scanner
 from typing import Protocol
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -43,8 +47,36 @@ class Manager(Protocol):
 
 
 def line_of(text: str, offset: int) -> int:
-    """Return the 1-based line number of character ``offset`` in ``text``."""
+    """Return the 1-based line number of character ``offset`` in ``text``.
+
+    It counts from the start of ``text``: for one position only. A caller asking for many
+    positions of one text (every package of a lockfile) builds a ``LineIndex`` once instead.
+    """
     return text.count("\n", 0, max(0, offset)) + 1
+
+
+class LineIndex:
+    """1-based line numbers of character offsets in one text, a newline ending a line.
+
+    Built in one pass over the text; each ``line`` is then a binary search over the line
+    starts (O(log lines)), so giving every one of n packages its line is O(n log n) rather
+    than the O(n x size) of counting newlines from offset 0 each time. ``line(o)`` equals
+    ``line_of(text, o)`` for every ``o``.
+    """
+
+    __slots__ = ("_starts",)
+
+    def __init__(self, text: str) -> None:
+        """Index the start offset of every line of ``text``."""
+        # Each line's length plus its newline, summed: the offset where the next line starts.
+        # The text after the last newline starts a line but ends none: it adds no start.
+        ended = text.split("\n")
+        ended.pop()
+        self._starts = list(accumulate(map((1).__add__, map(len, ended)), initial=0))
+
+    def line(self, offset: int) -> int:
+        """Return the 1-based line of character ``offset`` (negative offsets are line 1)."""
+        return bisect_right(self._starts, max(0, offset))
 
 
 # --- Helpers shared by several managers (no I/O; text in, values out) -------------------------
@@ -112,53 +144,88 @@ def json_type(value: object) -> str:
     return "a string"
 
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
-
 JsonPath = tuple[str | int, ...]
+# JSON's insignificant whitespace (RFC 8259 §2) around the ``:`` after a key and the ``,`` or
+# closing bracket after a value, and the C scanner of ``json`` (what ``json.loads`` runs): a
+# value that is not on the way to a wanted key is skipped at the decoder's speed.
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+_JSON_NEXT = re.compile(r"[ \t\n\r]*(?:(,)[ \t\n\r]*|[}\]])")
+# typeshed types the context as the scanner itself; the decoder is the documented context.
+_JSON_SCAN = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
-def json_key_offsets(text: str) -> dict[JsonPath, int]:
-    """Map the path of every object key in valid JSON ``text`` to the offset of that key.
+class JsonKeys:
+    """The offsets (and lines) of object keys in a valid JSON text, found on demand.
 
     Paths hold object keys (``str``) and array indexes (``int``):
     ``("packages", "node_modules/a")``. A repeated key keeps its last offset, as ``json.loads``
-    keeps the last value. Use with ``line_of`` to give parsed values their line.
+    keeps the last value. Only the containers on the way to an asked path are read key by key
+    (each once, then remembered); every other value is skipped by the C scanner of ``json``, so
+    locating each of n packages is linear in the size of the text, not a Python loop over every
+    token. The text must be JSON that ``json.loads`` accepted (a leading BOM is allowed).
     """
-    offsets: dict[JsonPath, int] = {}
-    path: list[str | int] = []
-    in_object: list[bool] = []
-    expect_key = False
-    for match in _JSON_TOKEN.finditer(text):
-        lexeme = match.group()
-        if lexeme[0] == '"':
-            if expect_key and path:
-                path[-1] = _json_string(lexeme)
-                offsets[tuple(path)] = match.start()
-            expect_key = False
-        elif lexeme in "{[":
-            in_object.append(lexeme == "{")
-            path.append("" if lexeme == "{" else 0)
-            expect_key = lexeme == "{"
-        elif lexeme in "}]":
-            if path:
-                path.pop()
-                in_object.pop()
-            expect_key = False
-        elif lexeme == ",":
-            expect_key = bool(in_object) and in_object[-1]
-            if path and not expect_key and isinstance(path[-1], int):
-                path[-1] += 1
-        else:  # ":"
-            expect_key = False
-    return offsets
 
+    __slots__ = ("_lines", "_members", "_root", "_text")
 
-def _json_string(lexeme: str) -> str:
-    try:
-        value = json.loads(lexeme)
-    except ValueError:
-        return lexeme[1:-1]
-    return value if isinstance(value, str) else lexeme[1:-1]
+    def __init__(self, text: str) -> None:
+        """Locate the top-level value of ``text``; nothing else is read until asked."""
+        self._text = text
+        self._lines: LineIndex | None = None
+        self._members: dict[int, dict[str | int, tuple[int | None, int]]] = {}
+        self._root = _JSON_SPACE.match(text, 1 if text.startswith(_BOM) else 0).end()  # type: ignore[union-attr]
+
+    def offset(self, path: JsonPath) -> int | None:
+        """Return the offset of the opening quote of the key at ``path``, or ``None``."""
+        value, key = self._root, None
+        for step in path:
+            members = self._members.get(value)
+            if members is None:
+                members = self._members[value] = self._read(value)
+            found = members.get(step)
+            if found is None:
+                return None
+            key, value = found
+        return key
+
+    def line(self, path: JsonPath) -> int | None:
+        """Return the 1-based line of the key at ``path``, or ``None`` when there is none."""
+        offset = self.offset(path)
+        if offset is None:
+            return None
+        if self._lines is None:
+            self._lines = LineIndex(self._text)
+        return self._lines.line(offset)
+
+    def _read(self, at: int) -> dict[str | int, tuple[int | None, int]]:
+        """Map the members of the object or array starting at ``at`` to (key, value) offsets."""
+        text, scan, colon, follow = self._text, _JSON_SCAN, _JSON_COLON.match, _JSON_NEXT.match
+        members: dict[str | int, tuple[int | None, int]] = {}
+        opening = text[at : at + 1]
+        if opening not in {"{", "["}:
+            return members
+        pos = _JSON_SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+        if text[pos : pos + 1] in {"}", "]"}:
+            return members
+        index = 0
+        try:
+            while True:
+                if opening == "{":
+                    name, after = scan(text, pos)
+                    value = colon(text, after).end()  # type: ignore[union-attr]
+                    members[name] = (pos, value)
+                else:
+                    value = pos
+                    members[index] = (None, value)
+                    index += 1
+                _, end = scan(text, value)
+                more = follow(text, end)
+                if more is None or more.group(1) is None:
+                    break
+                pos = more.end()
+        except (StopIteration, ValueError, TypeError, AttributeError):
+            pass  # not valid JSON after all: the members read so far are what can be located
+        return members
 
 
 def parse_toml(path: str, text: str) -> tuple[dict[str, object] | None, ManifestProblem | None]:
@@ -232,6 +299,17 @@ def _toml_key_path(raw: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
+@functools.lru_cache(maxsize=256)
+def _toml_key_pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
+    """The pattern of a line assigning the dotted key ``keys`` (built once per key path)."""
+    parts = []
+    for key in keys:
+        quoted = rf"""(?:"{re.escape(key)}"|'{re.escape(key)}')"""
+        bare = re.escape(key) if _TOML_BARE_KEY.fullmatch(key) else None
+        parts.append(f"(?:{bare}|{quoted[3:-1]})" if bare else quoted)
+    return re.compile(r"^[ \t]*" + r"[ \t]*\.[ \t]*".join(parts) + r"[ \t]*=", re.MULTILINE)
+
+
 class TomlLocator:
     """Best-effort line numbers for a TOML text, since ``tomllib`` gives none.
 
@@ -241,23 +319,27 @@ class TomlLocator:
     """
 
     def __init__(self, text: str) -> None:
-        """Index the table headers of ``text``."""
+        """Index the table headers and the line starts of ``text``."""
         self.text = text
+        self.lines = LineIndex(text)
         self.tables: list[TomlTable] = []
         heads: list[tuple[tuple[str, ...], bool, int, int]] = []
         offset = 0
         quote: str | None = None
         for line in text.splitlines(keepends=True):
-            if quote is None:
+            # The substring tests are cheap and rule out most lines of a lockfile (key = value)
+            # before any regular expression runs.
+            if quote is None and line.lstrip(" \t").startswith("["):
                 header = _TOML_HEADER.match(line.rstrip("\r\n"))
                 if header is not None:
                     path = _toml_key_path(header.group(2))
                     heads.append((path, header.group(1) == "[[", offset, offset + len(line)))
-            for mark in _TOML_MULTILINE_QUOTES.finditer(line):
-                if quote is None:
-                    quote = mark.group()
-                elif mark.group() == quote:
-                    quote = None
+            if "'''" in line or '"""' in line:
+                for mark in _TOML_MULTILINE_QUOTES.finditer(line):
+                    if quote is None:
+                        quote = mark.group()
+                    elif mark.group() == quote:
+                        quote = None
             offset += len(line)
         for index, (path, array, start, body) in enumerate(heads):
             end = heads[index + 1][2] if index + 1 < len(heads) else len(text)
@@ -267,7 +349,7 @@ class TomlLocator:
 
     def line(self, offset: int | None) -> int | None:
         """Return the 1-based line of ``offset``, passing ``None`` through."""
-        return None if offset is None else line_of(self.text, offset)
+        return None if offset is None else self.lines.line(offset)
 
     def array_tables(self, path: tuple[str, ...]) -> list[TomlTable]:
         """Return the ``[[path]]`` headers in document order (element ``i`` is entry ``i``)."""
@@ -277,13 +359,7 @@ class TomlLocator:
         """Return the offset of the line assigning the (dotted) key ``keys`` in ``table``."""
         if not keys:
             return table.start
-        parts = []
-        for key in keys:
-            quoted = rf"""(?:"{re.escape(key)}"|'{re.escape(key)}')"""
-            bare = re.escape(key) if _TOML_BARE_KEY.fullmatch(key) else None
-            parts.append(f"(?:{bare}|{quoted[3:-1]})" if bare else quoted)
-        pattern = re.compile(r"^[ \t]*" + r"[ \t]*\.[ \t]*".join(parts) + r"[ \t]*=", re.MULTILINE)
-        match = pattern.search(self.text, table.body, table.end)
+        match = _toml_key_pattern(keys).search(self.text, table.body, table.end)
         return None if match is None else match.start()
 
     def find(self, path: tuple[str, ...]) -> int | None:

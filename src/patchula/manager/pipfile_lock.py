@@ -5,10 +5,9 @@ from __future__ import annotations
 from packaging.utils import canonicalize_name
 
 from patchula.manager.base import (
+    JsonKeys,
     ReadFile,
-    json_key_offsets,
     json_type,
-    line_of,
     parse_json_object,
 )
 from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProblem
@@ -44,11 +43,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     data, problem = parse_json_object(path, text)
     if problem is not None:
         return ExtractResult(problems=(problem,))
-    offsets = json_key_offsets(text)
+    keys_of = JsonKeys(text)
 
     def line(*keys: str) -> int | None:
-        offset = offsets.get(keys)
-        return None if offset is None else line_of(text, offset)
+        return keys_of.line(keys)
 
     problems: list[ManifestProblem] = []
     meta = data.get("_meta")

@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from pydantic.dataclasses import dataclass
 
 from patchula import __version__
 from patchula.http.auth import redact_text, redact_url
@@ -30,8 +31,16 @@ STATUSES: tuple[Status, ...] = (
 )
 
 
+_CONFIG = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+    model_config = ConfigDict(**_CONFIG, frozen=True)
+
+
+# The parts of the report repeated per dependency are pydantic dataclasses with slots rather
+# than models: the same schema, validation and serialization, without a ``__dict__`` and a
+# fields-set per instance (4.4 KB per row as models, measured with tracemalloc).
 
 
 class Tool(_Model):
@@ -41,44 +50,54 @@ class Tool(_Model):
     version: str = __version__
 
 
-class HeldBackRelease(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class HeldBackRelease:
     """A release newer than current that the release-age policy does not admit yet."""
 
     version: str
-    released_at: datetime | None = Field(
-        description="Publish time; null when the registry gives none."
-    )
-    eligible_at: datetime | None = Field(
-        description="When the policy admits it; null when its age is unknown."
-    )
+    released_at: Annotated[
+        datetime | None, Field(description="Publish time; null when the registry gives none.")
+    ]
+    eligible_at: Annotated[
+        datetime | None,
+        Field(description="When the policy admits it; null when its age is unknown."),
+    ]
     update_type: UpdateType | None
     reason: str
 
 
-class CatalogMeta(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class CatalogMeta:
     """Where the release list came from."""
 
-    fetched_at: datetime = Field(description="When the catalog was retrieved or revalidated.")
-    reused: bool = Field(
-        description="True when a stored catalog view was reused without a request."
-    )
+    fetched_at: Annotated[
+        datetime, Field(description="When the catalog was retrieved or revalidated.")
+    ]
+    reused: Annotated[
+        bool, Field(description="True when a stored catalog view was reused without a request.")
+    ]
     source_url: str
-    time_source: str = Field(description="Provenance of publish times (e.g. 'npm packument time').")
+    time_source: Annotated[
+        str, Field(description="Provenance of publish times (e.g. 'npm packument time').")
+    ]
 
 
-class LookupMeta(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class LookupMeta:
     """Lookup metadata of one dependency."""
 
     catalog: CatalogMeta | None
 
 
-class DependencyMeta(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class DependencyMeta:
     """Metadata beside the verdict."""
 
     lookup: LookupMeta
 
 
-class DependencyReport(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class DependencyReport:
     """One declared dependency and its verdict."""
 
     manager: str
@@ -86,18 +105,20 @@ class DependencyReport(_Model):
     line: int | None
     ecosystem: str
     datasource: str
-    name: str = Field(
-        description="The name as declared (an npm alias key, a Python name as written)."
-    )
-    package_name: str = Field(description="The name looked up on the registry.")
+    name: Annotated[
+        str, Field(description="The name as declared (an npm alias key, a Python name as written).")
+    ]
+    package_name: Annotated[str, Field(description="The name looked up on the registry.")]
     dep_type: str
     declared: str | None
     markers: str | None
     current: str | None
-    current_source: CurrentSource | None = Field(description="lockfile, pin, range or dist-tag.")
+    current_source: Annotated[
+        CurrentSource | None, Field(description="lockfile, pin, range or dist-tag.")
+    ]
     lock_file: str | None
     latest: str | None
-    eligible: str | None = Field(description="Newest release the policy admits now.")
+    eligible: Annotated[str | None, Field(description="Newest release the policy admits now.")]
     update_type: UpdateType | None
     versions_behind: int | None
     current_released_at: datetime | None
@@ -105,16 +126,19 @@ class DependencyReport(_Model):
     eligible_released_at: datetime | None
     libyears: float | None
     held_back: list[HeldBackRelease]
-    major_available: str | None = Field(
-        default=None,
-        description="A newer major version published under another name: '<name> <version>'.",
-    )
+    major_available: Annotated[
+        str | None,
+        Field(
+            description="A newer major version published under another name: '<name> <version>'."
+        ),
+    ] = None
     status: Status
     reason: str | None
     metadata: DependencyMeta
 
 
-class Problem(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class Problem:
     """A manifest that could not be (fully) read."""
 
     file: str

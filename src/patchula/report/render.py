@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 import orjson
+from pydantic_core import PydanticSerializationError
 
 from patchula.names import scrub_surrogates
 from patchula.report.model import DependencyReport, RepositoryReport, ScanReport
@@ -28,10 +31,15 @@ STATUS_STYLE = {
 def render_json(report: ScanReport) -> str:
     """Return the report as indented JSON (camelCase keys, RFC 3339 UTC times).
 
-    Lone surrogates (which orjson and UTF-8 refuse) are written as U+FFFD.
+    Lone surrogates (which UTF-8 refuses) are written as U+FFFD. The report is serialized
+    straight to text by pydantic; only a report holding such a string is first dumped to
+    Python values and scrubbed (a second copy of the whole tree).
     """
-    data, _ = _scrub(report.model_dump(mode="json", by_alias=True))
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+    try:
+        return report.model_dump_json(by_alias=True, indent=2) + "\n"
+    except PydanticSerializationError:
+        data, _ = _scrub(report.model_dump(mode="json", by_alias=True))
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def _scrub(value: object) -> tuple[object, bool]:
@@ -174,6 +182,31 @@ def _package(dep: DependencyReport) -> str:
     return dep.name if dep.name == dep.package_name else f"{dep.name} ({dep.package_name})"
 
 
+def _behind(dep: DependencyReport) -> str:
+    return "" if dep.versions_behind is None else str(dep.versions_behind)
+
+
+def _libyears(dep: DependencyReport) -> str:
+    return "" if dep.libyears is None else f"{dep.libyears:.2f}"
+
+
+# The table's columns: header, the terminal width a column needs to be shown, and its cell.
+COLUMNS: tuple[tuple[str, int, Callable[[DependencyReport], str]], ...] = (
+    ("package", 0, _package),
+    ("type", _WIDE, lambda d: d.dep_type),
+    ("declared", _MEDIUM, lambda d: d.declared or ""),
+    ("current", 0, lambda d: d.current or ""),
+    ("via", _WIDE, lambda d: VIA.get(d.current_source or "", "")),
+    ("latest", 0, lambda d: d.latest or ""),
+    ("eligible", 0, lambda d: d.eligible or ""),
+    ("update", 0, lambda d: d.update_type or ""),
+    ("behind", _MEDIUM, _behind),
+    ("libyears", _MEDIUM, _libyears),
+    ("status", 0, lambda d: d.status),
+    ("notes", 0, _notes),
+)
+
+
 def render_table(report: ScanReport, console: Console, *, show_all: bool = False) -> None:
     """Print the report grouped by repository and file.
 
@@ -214,30 +247,16 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
                 show_edge=not plain,
                 pad_edge=False,
             )
-            columns: list[tuple[str, int, object]] = [
-                ("package", 0, _package),
-                ("type", _WIDE, lambda d: d.dep_type),
-                ("declared", _MEDIUM, lambda d: d.declared or ""),
-                ("current", 0, lambda d: d.current or ""),
-                ("via", _WIDE, lambda d: VIA.get(d.current_source or "", "")),
-                ("latest", 0, lambda d: d.latest or ""),
-                ("eligible", 0, lambda d: d.eligible or ""),
-                ("update", 0, lambda d: d.update_type or ""),
-                (
-                    "behind",
-                    _MEDIUM,
-                    lambda d: "" if d.versions_behind is None else str(d.versions_behind),
-                ),
-                ("libyears", _MEDIUM, lambda d: "" if d.libyears is None else f"{d.libyears:.2f}"),
-                (
-                    "status",
-                    0,
-                    lambda d: Text(d.status, style="" if plain else STATUS_STYLE[d.status]),
-                ),
-                ("notes", 0, _notes),
+            shown = [(name, cell) for name, need, cell in COLUMNS if width >= need]
+            cells: list[list[str | Text]] = [
+                [
+                    Text(dep.status, style="" if plain else STATUS_STYLE[dep.status])
+                    if name == "status"
+                    else cell(dep)
+                    for name, cell in shown
+                ]
+                for dep in deps
             ]
-            shown = [(name, cell) for name, need, cell in columns if width >= need]
-            cells = [[cell(dep) for _, cell in shown] for dep in deps]  # type: ignore[operator]
             for i, (name, _) in enumerate(shown):
                 longest = max([len(name)] + [len(str(row[i])) for row in cells])
                 if name == "notes":
@@ -265,6 +284,98 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
     console.print(summary_line(report))
 
 
+def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
+    """Return the table as plain text: what ``render_table`` prints piped, built in one pass.
+
+    The same lines as ``render_table`` on a console without a width limit: per repository its
+    head, per file a title and aligned columns (``" | "`` between cells, a ``-``/``+`` rule under
+    the header, every column), host lines for unreachable hosts, hidden rows counted, problems,
+    and the summary line last. Nothing is folded or cut; no line ends in blanks. Column widths
+    are display cells (an East Asian wide character counts 2, a combining mark 0). Text is
+    printed literally (no markup); a control character (tab, newline, escape …) is shown as a
+    space, so a row stays one line; lone surrogates become U+FFFD.
+    """
+    down = _down_hosts(report)
+    out: list[str] = []
+    for repo in report.repositories:
+        head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
+        out.append(_plain_text(head).rstrip())
+        rows = _visible(repo.dependencies, show_all=show_all)
+        hidden = len(repo.dependencies) - len(rows)
+        not_done = _not_done(rows, down)
+        rows = [d for d in rows if _unreachable_host(d, down) is None]
+        if not repo.dependencies and not repo.problems:
+            out.append("  no dependencies found")
+        by_file: dict[str, list[DependencyReport]] = {}
+        for dep in rows:
+            by_file.setdefault(dep.file, []).append(dep)
+        for file, deps in by_file.items():
+            out.append(_plain_text(file).rstrip())
+            out.extend(_plain_table(deps))
+        out.extend(_plain_text(f"  {text}").rstrip() for text in _host_lines(not_done, down))
+        if hidden:
+            rows_word = "row" if hidden == 1 else "rows"
+            out.append(f"  ({hidden} up-to-date or skipped {rows_word} hidden; -v shows them)")
+        out.extend(
+            _plain_text(
+                f"  {p.severity}: {f'{p.file}:{p.line}' if p.line else p.file}: {p.message}"
+            ).rstrip()
+            for p in repo.problems
+        )
+        out.append("")
+    out.append(_plain_text(summary_line(report)).rstrip())
+    # Table rows are clean already; the other lines were cleaned as they were added.
+    return scrub_surrogates("\n".join(out) + "\n")
+
+
+# C0 and C1 control characters and DEL: a tab, newline or escape in a cell would break the
+# row onto another line or reach the terminal a log is later shown on.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _plain_text(text: str) -> str:
+    if text.isascii() and text.isprintable():
+        return text
+    return _CONTROL.sub(" ", text)
+
+
+def _cells(text: str) -> int:
+    """Display width of ``text`` in terminal cells (East Asian wide 2, combining marks 0)."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
+
+
+_HEADER = [name for name, _, _ in COLUMNS]
+_CELLS = [cell for _, _, cell in COLUMNS]
+
+
+def _plain_table(deps: list[DependencyReport]) -> list[str]:
+    """The header, the rule and one line per row of one file's table."""
+    rows = [[cell(dep) for cell in _CELLS] for dep in deps]
+    text = "".join("".join(row) for row in rows)
+    pad: Callable[[str, int], str]
+    if text.isascii() and text.isprintable():
+        # The common case, measured and padded by C string methods alone.
+        widths = [max(map(len, column)) for column in zip(_HEADER, *rows, strict=True)]
+        pad = str.ljust
+    else:
+        rows = [[_plain_text(cell) for cell in row] for row in rows]
+        widths = [max(map(_cells, column)) for column in zip(_HEADER, *rows, strict=True)]
+        pad = _pad
+    lines = [" | ".join(map(pad, _HEADER, widths)).rstrip()]
+    lines.append("+".join("-" * (w + 2) for w in widths)[1:-1])
+    lines.extend(" | ".join(map(pad, row, widths)).rstrip() for row in rows)
+    return lines
+
+
+def _pad(cell: str, width: int) -> str:
+    return cell + " " * (width - _cells(cell))
+
+
 def _print_problems(repo: RepositoryReport, console: Console) -> None:
     for p in repo.problems:
         where = f"{p.file}:{p.line}" if p.line else p.file
@@ -276,9 +387,8 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
 
     ``show_all`` (``-v``) lists up-to-date and skipped rows too; otherwise their number is said.
     Lookups not done because their host was unreachable are one item per host, as in the table.
-    Lone surrogates are written as U+FFFD (``scrubbed``).
+    Lone surrogates are written as U+FFFD (in the finished text: no copy of the report).
     """
-    report = scrubbed(report)
     down = _down_hosts(report)
     out = ["# Dependency freshness", "", summary_line(report), ""]
     out.append(f"Evaluated at {_when(report.evaluated_at)} by patchula {report.tool.version}.")
@@ -327,7 +437,7 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
                 for p in repo.problems
             )
         out.append("")
-    return "\n".join(out)
+    return scrub_surrogates("\n".join(out))
 
 
 def _md(text: str) -> str:
