@@ -106,3 +106,50 @@ def test_prune_works_in_memory() -> None:
     """Pruning also works on the in-memory database and returns a byte count."""
     with Cache.open(None) as cache:
         assert cache.prune() >= 0
+
+
+async def test_stores_under_the_budget_read_the_stored_total_rarely(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading the file's total scans every row: 200 small stores read it a few times, not 200.
+
+    Once per store made a cold run of N lookups quadratic in N (issue 12).
+    """
+    reads = 0
+    real = cache_store.stored_bytes
+
+    def counting(conn: object) -> tuple[int, int]:
+        nonlocal reads
+        reads += 1
+        return real(conn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cache_store, "stored_bytes", counting)
+    size = blob_size(random_body())
+    # 200 stores are 200 / (budget / 32 / size) = 4 budget checks past the one at open.
+    budget = 200 * size * 32 // 4
+    async with Cache.open(tmp_path / "cache.sqlite3", budget_bytes=budget) as cache:
+        opened = reads
+        for i in range(200):
+            await cache.put_http(entry(f"k{i}", random_body()))
+    assert opened == 2  # the totals read at open, then the budget check at open
+    assert reads - opened == 4
+
+
+async def test_what_another_run_stored_is_evicted_within_a_32nd_of_the_budget(
+    tmp_path: Path,
+) -> None:
+    """Another run's bytes are not in this run's tally; the periodic check still catches them."""
+    path = tmp_path / "cache.sqlite3"
+    size = blob_size(random_body())
+    budget = 64 * size
+    async with (
+        Cache.open(path, budget_bytes=budget) as ours,
+        Cache.open(path, budget_bytes=budget) as theirs,
+    ):
+        for i in range(60):
+            await theirs.put_http(entry(f"theirs-{i}", random_body()))
+        for i in range(10):  # ours believes 10 rows are stored: under budget by its tally
+            await ours.put_http(entry(f"ours-{i}", random_body()))
+        stored = column(path, "SELECT total(body_size) FROM http_entries")
+    assert ours.stats.evictions > 0
+    assert float(stored) <= budget + budget / 32

@@ -921,7 +921,11 @@ async def _connect_first(
         except BaseException:
             sock.close()
             raise
-        return await asyncio.open_connection(sock=sock)
+        try:
+            return await asyncio.open_connection(sock=sock)
+        except BaseException:  # cancelled or timed out while the stream was being made
+            sock.close()
+            raise
     if len({str(e) for e in errors}) == 1:
         raise errors[0]
     msg = "; ".join(str(e) for e in errors)
@@ -962,8 +966,13 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
             raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
 
     async def aclose(self) -> None:
-        """Close the connection without waiting for the peer."""
-        self._writer.close()
+        """Close the connection without waiting for the peer.
+
+        ``abort``, not ``close``: a TLS transport's ``close`` waits for the peer's close_notify
+        (up to 30 s) before it closes the socket, so connections closed as a run ends would
+        outlive its event loop, unclosed. HTTP needs no close_notify (RFC 9110 §9.6).
+        """
+        self._writer.transport.abort()
 
     async def start_tls(
         self,
@@ -976,11 +985,14 @@ class _AsyncioStream(httpcore.AsyncNetworkStream):
             async with asyncio.timeout(timeout):
                 await self._writer.start_tls(ssl_context, server_hostname=server_hostname)
         except TimeoutError as exc:
-            self._writer.close()
+            self._writer.transport.abort()
             raise httpcore.ConnectTimeout(str(exc) or "TLS handshake timed out") from exc
         except (OSError, ssl.SSLError) as exc:
-            self._writer.close()
+            self._writer.transport.abort()
             raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+        except BaseException:  # cancelled mid-handshake: httpcore never sees this stream again
+            self._writer.transport.abort()
+            raise
         if self.on_tls is not None:
             ssl_object = self._writer.get_extra_info("ssl_object")
             self.on_tls(ssl_object.selected_alpn_protocol() if ssl_object is not None else None)
