@@ -363,3 +363,35 @@ def test_json_is_the_same_document_as_a_dump_of_the_model() -> None:
         assert (
             render_json(report) == orjson.dumps(dumped, option=orjson.OPT_INDENT_2).decode() + "\n"
         )
+
+
+def test_terminal_table_shows_checkout_and_registry_text_literally() -> None:
+    """Markup in a path, package or reason is not interpreted; no escape sequence reaches the tty.
+
+    A checkout may name a directory ``dir[bold]x[/bold]`` or declare ``^4 [red]``, a registry
+    answer may carry ``ESC[31m``: rich would style the rest of the line, and a raw escape
+    sequence would reach the user's terminal.
+    """
+    result = _result()
+    result.repos[0].rows = [
+        Row(
+            _dep("dir[bold]x[/bold]/r.txt", 1, "pkg\x1b[31mred"),
+            Finding(status="error", reason="[link]x[/link] \x1b]0;title\x07 [red]"),
+        )
+    ]
+    result.repos[0].problems = [ManifestProblem("[bold]bad[/bold]\x1b[2J.txt", 3, "oops [red]")]
+    out = io.StringIO()
+    render_table(
+        build_report(result, Settings(), {}),
+        Console(file=out, width=250, force_terminal=True, color_system="truecolor"),
+    )
+    text = out.getvalue()
+    assert "dir[bold]x[/bold]/r.txt" in text
+    assert "pkg [31mred" in text  # the escape character is a space, the rest is literal
+    assert "[link]x[/link]  ]0;title  [red]" in text
+    assert "[bold]bad[/bold] [2J.txt:3: oops [red]" in text
+    # rich's own styling (the status colour, bold heads) is the only escape sequence left.
+    assert "\x1b[31mred" not in text
+    assert "\x1b]0;" not in text
+    assert "\x07" not in text
+    assert "\x1b[2J" not in text

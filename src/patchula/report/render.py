@@ -229,7 +229,7 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
     down = _down_hosts(report)
     for repo in report.repositories:
         head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
-        console.print(Text(head, style="" if plain else "bold"))
+        console.print(Text(_plain_text(head), style="" if plain else "bold"))
         rows = _visible(repo.dependencies, show_all=show_all)
         hidden = len(repo.dependencies) - len(rows)
         not_done = _not_done(rows, down)
@@ -241,18 +241,21 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
             by_file.setdefault(dep.file, []).append(dep)
         for file, deps in by_file.items():
             table = Table(
-                title=file,
+                title=Text(_plain_text(file)),
                 title_justify="left",
                 box=box.ASCII2 if plain else box.SIMPLE_HEAVY,
                 show_edge=not plain,
                 pad_edge=False,
             )
             shown = [(name, cell) for name, need, cell in COLUMNS if width >= need]
-            cells: list[list[str | Text]] = [
+            # Every cell is a Text: what a checkout or registry wrote is shown literally (rich
+            # markup such as "[bold]" is not interpreted) and its control characters as spaces
+            # (no escape sequence reaches the terminal), as the plain renderer does.
+            cells: list[list[Text]] = [
                 [
                     Text(dep.status, style="" if plain else STATUS_STYLE[dep.status])
                     if name == "status"
-                    else cell(dep)
+                    else Text(_plain_text(cell(dep)))
                     for name, cell in shown
                 ]
                 for dep in deps
@@ -271,7 +274,9 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
                 table.add_row(*row)
             console.print(table)
         for text in _host_lines(not_done, down):
-            console.print(Text(f"  {text}", style="" if plain else STATUS_STYLE["error"]))
+            console.print(
+                Text(f"  {_plain_text(text)}", style="" if plain else STATUS_STYLE["error"])
+            )
         if hidden:
             rows_word = "row" if hidden == 1 else "rows"
             console.print(
@@ -281,7 +286,7 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
             )
         _print_problems(repo, console)
         console.print()
-    console.print(summary_line(report))
+    console.print(_plain_text(summary_line(report)), markup=False, highlight=False, emoji=False)
 
 
 def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
@@ -379,7 +384,8 @@ def _pad(cell: str, width: int) -> str:
 def _print_problems(repo: RepositoryReport, console: Console) -> None:
     for p in repo.problems:
         where = f"{p.file}:{p.line}" if p.line else p.file
-        console.print(f"  {p.severity}: {where}: {p.message}", markup=False, highlight=False)
+        text = _plain_text(f"  {p.severity}: {where}: {p.message}")
+        console.print(text, markup=False, highlight=False, emoji=False)
 
 
 def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
