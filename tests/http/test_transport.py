@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gzip
 import importlib.util
+import random
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -460,3 +461,30 @@ async def test_oversized_response_head_is_refused(
         assert transport.idle_connections() == {}
     finally:
         await transport.aclose()
+
+
+def test_request_parts_match_httpx_url_parsing() -> None:
+    """The per-origin fast path gives exactly what ``httpx.URL`` gives, on random URLs."""
+    from patchula.http.transport import _parts  # noqa: PLC0415 - the private fast path
+
+    rng = random.Random(12)  # noqa: S311 - reproducible test input, not a secret
+    origins = ["http://h", "https://Reg.npmjs.org:8443", "http://127.0.0.1:80", "https://u:p@h"]
+    alphabet = "aZ09-._~!$&'()*+,;=:@/?%# \u00e9[]"
+    urls = [
+        "http://h/a/./b",
+        "http://h/a/../b?x",
+        "http://h/a%zz",
+        "http://h/@scope%2fname",
+        "http://h/a#frag",
+        "http://h",
+        "HTTP://H:8080/x?q=1&b=2",
+        "http://[::1]:9/x",
+    ]
+    urls += [
+        rng.choice(origins) + "/" + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        for _ in range(5000)
+    ]
+    for url in urls:
+        parsed = httpx.URL(url)
+        expected = (parsed.raw_scheme, parsed.raw_host, parsed.port, parsed.netloc, parsed.raw_path)
+        assert _parts(url) == expected, url

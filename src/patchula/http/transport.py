@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import re
 import socket
 import ssl
 import zlib
@@ -202,7 +204,7 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         and ``BodyTooLarge`` over the bound (an HTTP/1.1 connection is then closed, an HTTP/2
         stream reset).
         """
-        parsed = httpx.URL(url)
+        scheme, host, port, netloc, target = _parts(url)
         sized = (
             [(b"Content-Length", str(len(body)).encode("ascii"))]
             if body is not None and not any(k.lower() == "content-length" for k, _ in headers)
@@ -210,14 +212,9 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         )
         request = httpcore.Request(
             method.encode("ascii"),
-            httpcore.URL(
-                scheme=parsed.raw_scheme,
-                host=parsed.raw_host,
-                port=parsed.port,
-                target=parsed.raw_path,
-            ),
+            httpcore.URL(scheme=scheme, host=host, port=port, target=target),
             headers=[
-                (b"Host", parsed.netloc),
+                (b"Host", netloc),
                 *[(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers],
                 *sized,
             ],
@@ -448,6 +445,37 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
             await _discard(link.core)
         self._open.clear()
         self._pools.clear()
+
+
+# Characters httpx leaves as they are in a path and a query (RFC 3986 ``pchar``, "/" and
+# "?"): no "%" (httpx re-encodes a malformed escape), "#", spaces or non-ASCII.
+_PLAIN_TARGET = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
+
+
+def _parts(url: str) -> tuple[bytes, bytes, int | None, bytes, bytes]:
+    """``(scheme, host, port, netloc, target)`` of ``url``, exactly as ``httpx.URL`` gives them.
+
+    A scan sends thousands of requests to a handful of origins: the origin is parsed once
+    (``_origin_parts``) and a plain target (``_PLAIN_TARGET``, no dot segment to remove) is
+    taken as it is, instead of parsing every URL in full (measured: 5 % of the event loop's
+    CPU). Anything else (user info, escapes, dot segments, no path) goes through ``httpx.URL``.
+    """
+    start = url.find("://") + 3
+    slash = url.find("/", start) if start > 2 else -1  # noqa: PLR2004 - "://" was found
+    if slash > start:
+        origin, target = url[:slash], url[slash:]
+        if "@" not in origin and "/." not in target and _PLAIN_TARGET.fullmatch(target):
+            scheme, host, port, netloc = _origin_parts(origin)
+            return scheme, host, port, netloc, target.encode("ascii")
+    parsed = httpx.URL(url)
+    return parsed.raw_scheme, parsed.raw_host, parsed.port, parsed.netloc, parsed.raw_path
+
+
+@functools.lru_cache(maxsize=256)
+def _origin_parts(origin: str) -> tuple[bytes, bytes, int | None, bytes]:
+    """``(scheme, host, port, netloc)`` of ``scheme://authority`` (``httpx.URL``'s forms)."""
+    parsed = httpx.URL(origin + "/")
+    return parsed.raw_scheme, parsed.raw_host, parsed.port, parsed.netloc
 
 
 HTTP11 = "http/1.1"
