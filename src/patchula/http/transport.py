@@ -41,7 +41,7 @@ import re
 import socket
 import ssl
 import zlib
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Protocol, cast
 
@@ -98,12 +98,23 @@ _ERRORS: tuple[tuple[type[Exception], type[httpx.TransportError]], ...] = (
 )
 
 
-@contextlib.contextmanager
-def _as_httpx_errors() -> Iterator[None]:
-    """Re-raise httpcore's exceptions as the matching httpx ``TransportError``."""
-    try:
-        yield
-    except Exception as exc:
+class _AsHttpxErrors:
+    """Re-raise httpcore's exceptions as the matching httpx ``TransportError``.
+
+    A class, not a ``contextlib.contextmanager`` generator: it wraps every request twice, and
+    entering a generator-based one costs a generator and its frame each time.
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object
+    ) -> None:
+        if exc is None or not isinstance(exc, Exception):
+            return  # success, or a cancellation (``BaseException``): passed on as it is
         cause = exc.args[0] if exc.args else None
         if isinstance(exc, httpcore.LocalProtocolError) and type(cause).__module__.startswith(
             "h2."
@@ -114,7 +125,10 @@ def _as_httpx_errors() -> Iterator[None]:
         for source, target in _ERRORS:
             if isinstance(exc, source):
                 raise target(str(exc)) from exc
-        raise
+
+
+# Stateless, so one instance serves every ``with``.
+_as_httpx_errors = _AsHttpxErrors()
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +237,7 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         )
         link, response = await self._send(request)
         try:
-            with _as_httpx_errors():
+            with _as_httpx_errors:
                 try:
                     if on_head is not None:
                         on_head(response.status)
@@ -284,7 +298,7 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         for _ in range(REPLAYS):
             link = await self._checkout(origin)
             try:
-                with _as_httpx_errors():
+                with _as_httpx_errors:
                     try:
                         response = await link.core.handle_async_request(request)
                         if link.protocol == H2 and not link.tuned:
@@ -842,7 +856,7 @@ class _ReleasingStream(httpx.AsyncByteStream):
         self._complete = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        with _as_httpx_errors():
+        with _as_httpx_errors:
             async for chunk in self._stream:
                 yield chunk
         self._complete = True
@@ -854,7 +868,7 @@ class _ReleasingStream(httpx.AsyncByteStream):
                 await _reset_stream(link, self._response, self._request)
             close = getattr(self._stream, "aclose", None)
             if close is not None:
-                with _as_httpx_errors():
+                with _as_httpx_errors:
                     await close()
         finally:
             if link is not None:
