@@ -9,6 +9,7 @@ import importlib.util
 import random
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -488,3 +489,30 @@ def test_request_parts_match_httpx_url_parsing() -> None:
         parsed = httpx.URL(url)
         expected = (parsed.raw_scheme, parsed.raw_host, parsed.port, parsed.netloc, parsed.raw_path)
         assert _parts(url) == expected, url
+
+
+@pytest.mark.anyio
+async def test_http11_connection_locks_do_not_yield_when_free(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """An HTTP/1.1 connection's httpcore locks take the fast path (no loop turn when free)."""
+    server: Server
+
+    async def keep_alive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await server.read_request(reader) is not None:
+            writer.write(_answer(b"ok"))
+            await writer.drain()
+
+    server = await serve(keep_alive)
+    transport = PerHostPoolTransport()
+    try:
+        for i in range(2):
+            response = await transport.get(f"{server.url}/{i}", [], TIMEOUTS)
+            assert (response.status, response.content) == (200, b"ok")
+        (link,) = transport._open
+        connection: Any = link.core._connection  # httpcore's HTTP/1.1 connection
+        locks = [link.core._request_lock, connection._state_lock]
+        assert [lock._anyio_lock._fast_acquire for lock in locks] == [True, True]
+    finally:
+        await transport.aclose()
+    assert server.connections == 1
