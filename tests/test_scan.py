@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -575,3 +576,20 @@ def test_matching_many_dependencies_walks_a_lockfile_once(
         found.append(scan_module._locked_version(dep, None, [lock], indexes))
     assert found == [(f"1.0.{i}", lock_file, None) for i in range(0, 200, 2)]
     assert _CountingPackages.walks == 1
+
+
+def test_preparing_the_process_for_a_scan_raises_the_young_collection_threshold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first GC threshold becomes 50,000 allocations (never lowered); the others stay."""
+    monkeypatch.setattr(gc, "get_freeze_count", lambda: 1)  # this test process stays unfrozen
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        scan_module.freeze_startup_objects()
+        assert gc.get_threshold() == (50_000, 10, 10)
+        gc.set_threshold(80_000, 5, 7)
+        scan_module.freeze_startup_objects()
+        assert gc.get_threshold() == (80_000, 5, 7)
+    finally:
+        gc.set_threshold(*saved)

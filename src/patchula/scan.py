@@ -167,10 +167,24 @@ def freeze_startup_objects() -> None:
     process freezes anything (repeated scans in one process must not pin their garbage).
     No collection comes first: at start-up it found nothing to free (0 of ~43,000 objects)
     and cost a full pass over them on every run.
+
+    It also raises the collector's first threshold to ``GC_YOUNG_THRESHOLD`` allocations
+    (CPython's default is 700): a cold scan of 5,000 lookups made about 660 collections, 0.6-1 s
+    of its 9-11 s of CPU, promoting the rows and catalogs it keeps into older generations that
+    full collections then re-examine; with the higher threshold it makes about 8 (0.1 s).
+    Only cyclic garbage waits longer (everything else is freed by reference counting), and
+    at most ``GC_YOUNG_THRESHOLD`` new container objects' worth.
     """
+    young, middle, oldest = gc.get_threshold()
+    gc.set_threshold(max(young, GC_YOUNG_THRESHOLD), middle, oldest)
     if gc.get_freeze_count():
         return
     gc.freeze()
+
+
+# Allocations (of container objects, net of frees) between young-generation collections
+# during a scan: see ``freeze_startup_objects``.
+GC_YOUNG_THRESHOLD = 50_000
 
 
 async def scan(

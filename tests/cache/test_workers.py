@@ -97,7 +97,10 @@ async def test_reads_are_dispatched_round_robin(tmp_path: Path) -> None:
 async def test_full_queue_applies_back_pressure_without_blocking_the_loop(
     tmp_path: Path,
 ) -> None:
-    """With the writer busy, 200 puts queue at most 128 jobs, the loop runs, and all complete."""
+    """With the writer busy, 200 writes queue at most 128 jobs, the loop runs, and all complete.
+
+    Extraction records: HTTP puts share jobs (``test_puts_made_while_the_writer_is_busy_...``).
+    """
     path = tmp_path / "cache.sqlite3"
     async with Cache.open(path) as cache:
         writer = cache._writer
@@ -105,15 +108,66 @@ async def test_full_queue_applies_back_pressure_without_blocking_the_loop(
         await wait_until(writer.queue.empty)  # the writer holds the blocking job
         async with anyio.create_task_group() as tasks:
             for i in range(200):
-                tasks.start_soon(cache.put_http, entry(f"k{i}", b"x"))
+                tasks.start_soon(cache.put_extraction, "acme/api", f"c{i}", "cfg", b"x")
             await wait_until(writer.queue.full)
             with anyio.fail_after(1):
                 await anyio.sleep(0.05)  # the loop is free while callers wait for room
             assert writer.queue.qsize() == writer.queue.maxsize == 128
             gate.set()
-        assert cache.stats.stores == 200
     with raw(path) as conn:
-        assert conn.execute("SELECT count(*) FROM http_entries").fetchone() == (200,)
+        assert conn.execute("SELECT count(*) FROM extractions").fetchone() == (200,)
+
+
+async def test_puts_made_while_the_writer_is_busy_share_jobs_and_keep_every_entry_in_order(
+    tmp_path: Path,
+) -> None:
+    """150 puts behind a busy writer travel as 3 jobs of at most 64; every entry is stored.
+
+    Puts of one key are applied in call order (the last one wins), and each caller returns
+    only after its entry is stored.
+    """
+    path = tmp_path / "cache.sqlite3"
+    returned: list[str] = []
+
+    async def put(key: str, body: bytes) -> None:
+        await cache.put_http(entry(key, body))
+        returned.append(key)
+
+    async with Cache.open(path) as cache:
+        writer = cache._writer
+        gate = block(cache)
+        await wait_until(writer.queue.empty)
+        before = writer.jobs_done
+        async with anyio.create_task_group() as tasks:
+            for i in range(150):
+                tasks.start_soon(put, f"k{i}", b"x")
+            tasks.start_soon(put, "same", b"first")
+            tasks.start_soon(put, "same", b"second")
+            await wait_until(lambda: writer.queue.qsize() == 3)  # 64 + 64 + 24 entries
+            await anyio.sleep(0.05)
+            assert returned == []  # nobody returns before the writer stored its entry
+            gate.set()
+        assert writer.jobs_done - before == 1 + 3  # the blocking job, then the three batches
+        assert len(returned) == 152
+        assert cache.stats.stores == 152
+        stored = await cache.get_http("same")
+        assert stored is not None
+        assert stored.body == b"second"
+    with raw(path) as conn:
+        assert conn.execute("SELECT count(*) FROM http_entries").fetchone() == (151,)
+        keys = {row[0] for row in conn.execute("SELECT key FROM http_entries")}
+        assert keys == {f"k{i}" for i in range(150)} | {"same"}
+
+
+async def test_a_put_to_an_idle_writer_is_stored_at_once(tmp_path: Path) -> None:
+    """Batching never delays a lone put: it is its own job, stored when the call returns."""
+    async with Cache.open(tmp_path / "cache.sqlite3") as cache:
+        before = cache._writer.jobs_done
+        await cache.put_http(entry("alone", b"body"))
+        assert cache._writer.jobs_done - before == 1
+        await cache.put_http(entry("next", b"body"))
+        assert cache._writer.jobs_done - before == 2  # a started batch takes no more entries
+        assert cache.stats.stores == 2
 
 
 async def test_a_cancelled_caller_still_completes_its_write(tmp_path: Path) -> None:

@@ -6,8 +6,10 @@ import asyncio
 import contextlib
 import gzip
 import importlib.util
+import random
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -460,3 +462,57 @@ async def test_oversized_response_head_is_refused(
         assert transport.idle_connections() == {}
     finally:
         await transport.aclose()
+
+
+def test_request_parts_match_httpx_url_parsing() -> None:
+    """The per-origin fast path gives exactly what ``httpx.URL`` gives, on random URLs."""
+    from patchula.http.transport import _parts  # noqa: PLC0415 - the private fast path
+
+    rng = random.Random(12)  # noqa: S311 - reproducible test input, not a secret
+    origins = ["http://h", "https://Reg.npmjs.org:8443", "http://127.0.0.1:80", "https://u:p@h"]
+    alphabet = "aZ09-._~!$&'()*+,;=:@/?%# \u00e9[]"
+    urls = [
+        "http://h/a/./b",
+        "http://h/a/../b?x",
+        "http://h/a%zz",
+        "http://h/@scope%2fname",
+        "http://h/a#frag",
+        "http://h",
+        "HTTP://H:8080/x?q=1&b=2",
+        "http://[::1]:9/x",
+    ]
+    urls += [
+        rng.choice(origins) + "/" + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        for _ in range(5000)
+    ]
+    for url in urls:
+        parsed = httpx.URL(url)
+        expected = (parsed.raw_scheme, parsed.raw_host, parsed.port, parsed.netloc, parsed.raw_path)
+        assert _parts(url) == expected, url
+
+
+@pytest.mark.anyio
+async def test_http11_connection_locks_do_not_yield_when_free(
+    serve: Callable[[Handler], Awaitable[Server]],
+) -> None:
+    """An HTTP/1.1 connection's httpcore locks take the fast path (no loop turn when free)."""
+    server: Server
+
+    async def keep_alive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await server.read_request(reader) is not None:
+            writer.write(_answer(b"ok"))
+            await writer.drain()
+
+    server = await serve(keep_alive)
+    transport = PerHostPoolTransport()
+    try:
+        for i in range(2):
+            response = await transport.get(f"{server.url}/{i}", [], TIMEOUTS)
+            assert (response.status, response.content) == (200, b"ok")
+        (link,) = transport._open
+        connection: Any = link.core._connection  # httpcore's HTTP/1.1 connection
+        locks = [link.core._request_lock, connection._state_lock]
+        assert [lock._anyio_lock._fast_acquire for lock in locks] == [True, True]
+    finally:
+        await transport.aclose()
+    assert server.connections == 1

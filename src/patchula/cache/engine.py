@@ -7,6 +7,7 @@ https://www.sqlite.org/wal.html for why WAL readers never block the writer.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import logging
@@ -367,6 +368,54 @@ class _Writer(Worker):
         return rows
 
 
+# Entries per batch of puts: enough that a cold run's stores share the writer's hand-offs
+# and commits, few enough that one transaction stays short.
+PUT_BATCH_ENTRIES = 64
+
+
+class _PutBatch:
+    """Puts that travel to the writer as one job and are stored in one transaction.
+
+    A cold run stores thousands of small documents; one job each cost the event loop a queue
+    hand-off and a wake-up, and the writer a commit, per entry. Puts join the newest batch
+    until the writer starts it (``seal``, under ``lock``: the writer thread seals, the event
+    loop joins) or it holds ``PUT_BATCH_ENTRIES``; every joiner waits for the same job.
+    """
+
+    __slots__ = ("done", "entries", "job", "lock", "loop", "sealed", "write")
+
+    def __init__(
+        self, entry: HttpEntry, write: Callable[[sqlite3.Connection, Sequence[HttpEntry]], None]
+    ) -> None:
+        self.entries = [entry]
+        self.write = write
+        self.lock = threading.Lock()
+        self.sealed = False
+        self.done = anyio.Event()
+        # Only puts on the same event loop join: the job wakes this loop when it has run.
+        self.loop = asyncio.get_running_loop()
+        self.job: Job[None] = Job(self.run)
+
+    def run(self, conn: sqlite3.Connection) -> None:
+        """The writer's job: seal, then store the entries (run again after a rebuild)."""
+        self.write(conn, self.seal())
+
+    def join(self, entry: HttpEntry) -> bool:
+        """Add ``entry`` unless the writer started the batch or it is full; say whether."""
+        with self.lock:
+            full = len(self.entries) >= PUT_BATCH_ENTRIES
+            if self.sealed or full or asyncio.get_running_loop() is not self.loop:
+                return False
+            self.entries.append(entry)
+            return True
+
+    def seal(self) -> list[HttpEntry]:
+        """Close the batch to new entries (in the writer); return its entries in put order."""
+        with self.lock:
+            self.sealed = True
+            return self.entries
+
+
 class Cache:
     """The SQLite cache of one run: HTTP entries, release lists and extraction records.
 
@@ -382,6 +431,8 @@ class Cache:
         self._reader_generation = shared.generation
         self._turn = itertools.count()
         self._closed = False
+        # The newest batch of puts, joined by puts made before the writer starts it.
+        self._puts: _PutBatch | None = None
 
     @classmethod
     def open(
@@ -553,7 +604,21 @@ class Cache:
         """
         if not 200 <= entry.status < 300:  # noqa: PLR2004 - only successes are stored
             raise ValueError(f"only 2xx responses are cached, not {entry.status}")
-        await self._store(partial(self._put_http, entry=entry), None)
+        self._check_open()
+        batch = self._puts
+        if batch is not None and batch.join(entry):
+            # The writer has not started that batch yet: this entry rides along with it.
+            try:
+                await batch.done.wait()
+                batch.job.future.result()
+            except CacheUnavailable as exc:
+                self._shared.write_failed(exc)
+            return
+        batch = self._puts = _PutBatch(entry, self._put_http)
+        try:
+            await call(self._writer, batch.job, batch.done)
+        except CacheUnavailable as exc:
+            self._shared.write_failed(exc)
 
     async def touch_http(
         self,
@@ -655,11 +720,16 @@ class Cache:
     def _tick(self) -> int:
         return self._shared.tick()
 
-    def _put_http(self, conn: sqlite3.Connection, entry: HttpEntry) -> None:
-        blob = store.compress(entry.body)  # before BEGIN: the write lock is held briefly
+    def _put_http(self, conn: sqlite3.Connection, entries: Sequence[HttpEntry]) -> None:
+        """Store ``entries`` in order, in one transaction (a later one replaces an earlier one)."""
+        # Compressed before BEGIN: the write lock is held briefly.
+        blobs = [store.compress(entry.body) for entry in entries]
         with transaction(conn):
-            delta = store.write_http(conn, entry, blob, self._tick())
-        self._shared.count(stores=1, bytes_stored=delta)
+            delta = sum(
+                store.write_http(conn, entry, blob, self._tick())
+                for entry, blob in zip(entries, blobs, strict=True)
+            )
+        self._shared.count(stores=len(entries), bytes_stored=delta)
         if not self._writer.budget_check_due(delta):
             return
         try:

@@ -150,8 +150,10 @@ class Reader(Worker):
         return super().execute(job)
 
 
-async def call(worker: Worker, job: Job[T]) -> T:
+async def call(worker: Worker, job: Job[T], done: anyio.Event | None = None) -> T:
     """Queue ``job`` on ``worker`` and await its result without blocking the event loop.
+
+    ``done`` (optional) is the event set when the job has run, for others to wait on too.
 
     A full queue is waited on in a worker thread (anyio's default limiter bounds how many such
     threads wait), so memory stays bounded. Cancelling the caller does not cancel the job once
@@ -159,19 +161,19 @@ async def call(worker: Worker, job: Job[T]) -> T:
     is delivered, and the worker runs every queued job.
     """
     loop = asyncio.get_running_loop()
-    done = anyio.Event()
+    event = done if done is not None else anyio.Event()
 
     def wake(_: Future[T]) -> None:
         # The loop may have closed if the caller went away; then nobody waits any more.
         with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(done.set)
+            loop.call_soon_threadsafe(event.set)
 
     job.future.add_done_callback(wake)
     try:
         worker.queue.put_nowait(job)
     except queue.Full:
         await anyio.to_thread.run_sync(worker.queue.put, job)
-    await done.wait()
+    await event.wait()
     return job.future.result()
 
 

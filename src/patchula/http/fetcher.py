@@ -68,6 +68,8 @@ DEFAULT_REQUEST_DEADLINE = 30.0
 MAX_REDIRECTS = 5
 # RFC 9110 §15.4: the redirections that name a target in Location (300 and 304 do not).
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# Statuses that may signal a rate limit (``governor.read_signal``); others do so only by header.
+_LIMIT_STATUSES = frozenset({403, 429})
 # The methods the facade sends: GET (documents), HEAD (digests), POST with a body (GraphQL).
 METHODS = frozenset({"GET", "HEAD", "POST"})
 # Request headers that describe a body: dropped with it when a redirect turns a POST into a GET.
@@ -618,8 +620,9 @@ class Fetcher:
         paces.sort(key=lambda entry: len(entry[0]), reverse=True)
         self._paces[host] = paces
 
-    @contextlib.asynccontextmanager
-    async def _paced(self, host: str, url: str) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    def _paced(
+        self, host: str, url: str
+    ) -> contextlib.AbstractAsyncContextManager[Callable[[], Awaitable[None]]]:
         """Queue ``url`` behind the earlier requests of its paced tree; yield its turn.
 
         The pace's lock is taken before the host slot, so paced requests waiting for their
@@ -627,14 +630,19 @@ class Fetcher:
         (a mirror serving the sparse index beside the API). Awaiting the yielded turn sleeps
         until the interval has passed since the previous paced request and lets the next one
         queue; a request that never reaches its turn (cool-down failure) just lets it go.
+        A URL outside every paced tree gets ``_UNPACED`` (no generator per request).
         """
-        path = _url_path(url)
-        pace = next((p for prefix, p in self._paces.get(host, []) if path.startswith(prefix)), None)
-        if pace is None:
-            # Not a checkpoint: a request that has just passed the cool-down check must be
-            # sent before any other task runs, or a 429 met meanwhile would not stop it.
-            yield _no_pause
-            return
+        paces = self._paces.get(host)
+        if paces:
+            path = _url_path(url)
+            pace = next((p for prefix, p in paces if path.startswith(prefix)), None)
+            if pace is not None:
+                return self._pace_turn(pace)
+        return _UNPACED
+
+    @contextlib.asynccontextmanager
+    async def _pace_turn(self, pace: _Pace) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+        """Hold ``pace``'s lock until the yielded turn has been taken (see ``_paced``)."""
         await pace.lock.acquire()
         held = True
 
@@ -943,6 +951,10 @@ class Fetcher:
 
         Raises ``RateLimited`` for a quota answer, a wait over the bound, or exhausted retries.
         """
+        if response.status not in _LIMIT_STATUSES and all(
+            name != "x-ratelimit-remaining" for name, _ in response.headers
+        ):
+            return False  # the common case: no rate-limit signal to read (``read_signal``)
         headers = dict(response.headers)
         signal = read_signal(
             response.status, headers, response.content, attempt, self._timer.wall()
@@ -1052,6 +1064,25 @@ def _redirect_target(url: str, location: str) -> str:
 
 async def _no_pause() -> None:
     """The turn of a request that is not paced: returns at once, without yielding."""
+
+
+class _Unpaced:
+    """``_paced`` for a URL in no paced tree: its turn is ``_no_pause``.
+
+    Entering is not a checkpoint: a request that has just passed the cool-down check must be
+    sent before any other task runs, or a 429 met meanwhile would not stop it.
+    """
+
+    __slots__ = ()
+
+    async def __aenter__(self) -> Callable[[], Awaitable[None]]:
+        return _no_pause
+
+    async def __aexit__(self, *_: object) -> None:
+        return None
+
+
+_UNPACED = _Unpaced()
 
 
 @dataclass(slots=True)
