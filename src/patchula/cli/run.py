@@ -602,7 +602,8 @@ def _cache_report(cache: Cache | None, fetcher: Fetcher) -> CacheReport | None:
     if cache is None:
         return None
     use = fetcher.cache_stats
-    return CacheReport(
+    # Constructed from the cache's own typed counters (``build_report`` says why).
+    return CacheReport.model_construct(
         path=str(cache.path) if cache.path else None,
         hits=use.hits,
         revalidated=use.revalidated,
