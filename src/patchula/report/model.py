@@ -361,12 +361,14 @@ def _protocol(protocols: Mapping[str, int]) -> Protocol | None:
 
 
 def _counts(counter: Counter[str]) -> StatusCounts:
-    return StatusCounts.model_construct(**{_field(s): counter.get(s, 0) for s in STATUSES})
-
-
-def _field(status: str) -> str:
-    """The ``StatusCounts`` field of ``status``: ``held-back`` → ``held_back``."""
-    return status.replace("-", "_")
+    return StatusCounts.model_construct(
+        up_to_date=counter.get("up-to-date", 0),
+        outdated=counter.get("outdated", 0),
+        held_back=counter.get("held-back", 0),
+        unknown=counter.get("unknown", 0),
+        skipped=counter.get("skipped", 0),
+        error=counter.get("error", 0),
+    )
 
 
 def _repo(repo: RepoResult) -> RepositoryReport:
