@@ -138,8 +138,8 @@ def test_a_run_without_manifests_imports_no_http_and_no_plugin(tmp_path: Path, o
     assert ("no dependencies found" in stdout) == (output == "table")
     assert "patchula.scan" in modules
     unwanted = {*NETWORK, *PLUGINS, "rich"}
-    # Nothing to match, no proxy to consult, no ~/.netrc to parse (issue 12).
-    unwanted |= {"pathspec", "urllib.request", "netrc"}
+    # Nothing to match, no proxy to consult, no ~/.netrc or config file to parse (issue 12).
+    unwanted |= {"pathspec", "urllib.request", "netrc", "tomllib"}
     if output == "json":
         assert json.loads(stdout)["summary"]["dependencies"] == 0
     assert sorted(modules & unwanted) == []
