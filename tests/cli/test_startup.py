@@ -138,8 +138,8 @@ def test_a_run_without_manifests_imports_no_http_and_no_plugin(tmp_path: Path, o
     assert ("no dependencies found" in stdout) == (output == "table")
     assert "patchula.scan" in modules
     unwanted = {*NETWORK, *PLUGINS, "rich"}
-    # Nothing to match, no proxy to consult, no ~/.netrc or config file to parse (issue 12).
-    unwanted |= {"pathspec", "urllib.request", "netrc", "tomllib"}
+    # Nothing to match or look up, no ~/.netrc or config file to parse (issue 12).
+    unwanted |= {"pathspec", "urllib.request", "netrc", "tomllib", "patchula.http.fetcher"}
     if output == "json":
         assert json.loads(stdout)["summary"]["dependencies"] == 0
     assert sorted(modules & unwanted) == []
@@ -160,7 +160,7 @@ def test_a_run_with_lookups_imports_what_it_uses(tmp_path: Path) -> None:
         *("--registry", "npm=http://127.0.0.1:9", "--request-deadline", "5"),
     )
     assert code == 3
-    used = {"httpx", "patchula.http.transport", "patchula.datasource.npm"}
+    used = {"httpx", "patchula.http.transport", "patchula.http.fetcher", "patchula.datasource.npm"}
     used |= {"patchula.manager.package_json", "patchula.versioning.npm"}
     assert used <= modules
     others = {
