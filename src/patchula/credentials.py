@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import configparser
 import contextlib
 import contextvars
 import json
-import netrc
 import os
 import re
 import stat
@@ -349,6 +347,8 @@ def pip_index(
         text = _read(path)
         if text is None:
             continue
+        import configparser  # noqa: PLC0415 - lazy: start-up (most machines have no pip.conf)
+
         parser = configparser.ConfigParser(interpolation=None)
         try:
             parser.read_string(text)
@@ -370,6 +370,8 @@ def netrc_logins(path: Path) -> tuple[dict[str, tuple[str, str]], list[str]]:
     text = _read(path)
     if text is None:
         return {}, []
+    import netrc  # noqa: PLC0415 - lazy: start-up (read only when the file exists)
+
     try:
         parsed = netrc.netrc(os.fspath(path))
     except netrc.NetrcParseError as exc:

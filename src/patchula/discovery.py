@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pathspec
-
 from patchula.errors import ManifestError
 from patchula.manager import MANAGERS
 
 if TYPE_CHECKING:
+    import pathspec
+
     from patchula.manager.base import Manager
 
 ALWAYS_SKIPPED_DIRS = frozenset(
@@ -110,7 +110,7 @@ class Walk:
         self, root: Path, ignore_paths: Iterable[str], managers: Iterable[str] | None = None
     ) -> None:
         self._root = root.resolve()
-        self._ignore = _ignore_spec(tuple(ignore_paths))
+        self._ignore = _IgnoreGlobs(tuple(ignore_paths))
         # Still lazy: a manager's module is imported when the first file is matched.
         self._managers = MANAGERS if managers is None else MANAGERS.only(managers)
         self.result = Discovery()
@@ -129,13 +129,38 @@ class Walk:
 @functools.lru_cache(maxsize=64)
 def _ignore_spec(ignore_paths: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     """The compiled ``ignore-paths`` globs (the same for every repository of a run)."""
-    return pathspec.GitIgnoreSpec.from_lines(list(ignore_paths))
+    return _gitignore_spec(ignore_paths)
+
+
+def _gitignore_spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
+    """``lines`` compiled with git's wildmatch semantics."""
+    import pathspec  # noqa: PLC0415 - lazy: start-up (a checkout without entries matches nothing)
+
+    return pathspec.GitIgnoreSpec.from_lines(list(lines))
+
+
+class _IgnoreGlobs:
+    """The ``ignore-paths`` globs, compiled when the walk meets its first entry.
+
+    A checkout without entries never imports ``pathspec`` nor compiles them (issue 12:
+    start-up); the compiled spec is shared by every walk of a run (``_ignore_spec``).
+    """
+
+    def __init__(self, globs: tuple[str, ...]) -> None:
+        self._globs = globs
+        self._spec: pathspec.GitIgnoreSpec | None = None
+
+    def match_file(self, rel: str) -> bool:
+        """Whether ``rel`` (a ``/``-separated path, ``/``-ended for a directory) is ignored."""
+        if self._spec is None:
+            self._spec = _ignore_spec(self._globs)
+        return self._spec.match_file(rel)
 
 
 def _walk(
     root: Path,
     directory: Path,
-    ignore: pathspec.GitIgnoreSpec,
+    ignore: _IgnoreGlobs,
     gitignores: list[tuple[str, pathspec.GitIgnoreSpec]],
     result: Discovery,
     managers: Mapping[str, Manager],
@@ -149,7 +174,7 @@ def _walk(
         try:
             data = read_regular(gitignore, prefix + ".gitignore", GITIGNORE_MAX_BYTES)
             lines = data.decode("utf-8", errors="replace").splitlines()
-            specs = [*gitignores, (prefix, pathspec.GitIgnoreSpec.from_lines(lines))]
+            specs = [*gitignores, (prefix, _gitignore_spec(lines))]
         except ManifestError as exc:
             result.refused.append((exc.file, f"unreadable: {exc.message}"))
     try:

@@ -21,7 +21,6 @@ import json
 import os
 import posixpath
 import time
-import tomllib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -373,6 +372,8 @@ def _member_of(
     name, members_at, exclude_at = kind
     if not (directory / name).is_file() or not (parent / name).is_file():
         return False
+    import tomllib  # noqa: PLC0415 - lazy: start-up (only workspace members are read here)
+
     try:
         text = read_regular(parent / name, name, WORKSPACE_MANIFEST_MAX_BYTES).decode("utf-8")
         data: object = json.loads(text) if name.endswith(".json") else tomllib.loads(text)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -555,6 +554,8 @@ def _load_toml(path: Path) -> dict[str, Any]:
         data = read_regular(path, str(path), CONFIG_MAX_BYTES)
     except ManifestError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.message}") from None
+    import tomllib  # noqa: PLC0415 - lazy: start-up (most runs have no config file)
+
     try:
         return tomllib.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:

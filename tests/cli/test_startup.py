@@ -27,8 +27,17 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
+# The report classes whose validators and serializers were built (pydantic's "complete").
+model = sys.modules.get("patchula.report.model")
+built = sorted(
+    name
+    for name, cls in (vars(model) if model else {}).items()
+    if isinstance(cls, type)
+    and cls.__module__ == "patchula.report.model"
+    and getattr(cls, "__pydantic_complete__", False)
+)
 with open(out, "w") as handle:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, handle)
+    json.dump({"code": code, "modules": sorted(sys.modules), "built": built}, handle)
 """
 
 NETWORK = ("httpx", "httpcore", "h2", "hpack", "hyperframe", "patchula.http.transport")
@@ -51,6 +60,12 @@ PLUGINS = (*DATASOURCE_MODULES, *MANAGER_MODULES, *VERSIONING_MODULES)
 
 def _imported(tmp_path: Path, *args: str) -> tuple[int, set[str], str]:
     """Run ``patchula ARGS`` in a new interpreter; its exit code, modules and stdout."""
+    code, modules, stdout, _ = _probed(tmp_path, *args)
+    return code, modules, stdout
+
+
+def _probed(tmp_path: Path, *args: str) -> tuple[int, set[str], str, list[str]]:
+    """``_imported``, and the report classes whose schemas the run built."""
     out = tmp_path / "modules.json"
     home = tmp_path / "home"  # no ~/.npmrc, ~/.netrc or config of the machine's user
     home.mkdir(exist_ok=True)
@@ -69,7 +84,7 @@ def _imported(tmp_path: Path, *args: str) -> tuple[int, set[str], str]:
     )
     assert done.returncode == 0, done.stderr
     found = json.loads(out.read_text())
-    return found["code"], set(found["modules"]), done.stdout
+    return found["code"], set(found["modules"]), done.stdout, found["built"]
 
 
 def test_the_plugin_lists_are_real() -> None:
@@ -111,14 +126,20 @@ def test_a_run_without_manifests_imports_no_http_and_no_plugin(tmp_path: Path, o
     empty = tmp_path / "empty"
     empty.mkdir()
     cache = tmp_path / "cache.sqlite"
-    code, modules, stdout = _imported(
+    code, modules, stdout, built = _probed(
         tmp_path, "run", str(empty), "--cache", str(cache), "--format", output
     )
     assert code == 0
+    # The table reads the report's fields; only JSON builds its serializers (defer_build).
+    assert ("ScanReport" in built) == (output == "json")
+    if output == "table":
+        assert built == []
     assert cache.is_file()  # the cache was opened (and created): a real run, not a shortcut
     assert ("no dependencies found" in stdout) == (output == "table")
     assert "patchula.scan" in modules
     unwanted = {*NETWORK, *PLUGINS, "rich"}
+    # Nothing to match or look up, no ~/.netrc or config file to parse (issue 12).
+    unwanted |= {"pathspec", "urllib.request", "netrc", "tomllib", "patchula.http.fetcher"}
     if output == "json":
         assert json.loads(stdout)["summary"]["dependencies"] == 0
     assert sorted(modules & unwanted) == []
@@ -139,7 +160,7 @@ def test_a_run_with_lookups_imports_what_it_uses(tmp_path: Path) -> None:
         *("--registry", "npm=http://127.0.0.1:9", "--request-deadline", "5"),
     )
     assert code == 3
-    used = {"httpx", "patchula.http.transport", "patchula.datasource.npm"}
+    used = {"httpx", "patchula.http.transport", "patchula.http.fetcher", "patchula.datasource.npm"}
     used |= {"patchula.manager.package_json", "patchula.versioning.npm"}
     assert used <= modules
     others = {

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from patchula.clock import Clock
     from patchula.credentials import RegistryAccess
     from patchula.http.fetcher import Fetcher
+    from patchula.http.lazy import LazyFetcher
     from patchula.report.model import CacheReport, HostReport, ScanReport
     from patchula.settings import Settings
 
@@ -313,16 +314,16 @@ async def _scan_with(
     targets: list[str], settings: Settings, err: LazyConsole, cache: Cache | None
 ) -> ScanReport:
     from patchula.clock import FixedClock, SystemClock  # noqa: PLC0415 - lazy: start-up
-    from patchula.http.fetcher import Fetcher  # noqa: PLC0415 - lazy: start-up
+    from patchula.http.lazy import LazyFetcher  # noqa: PLC0415 - lazy: start-up
     from patchula.report.model import build_report  # noqa: PLC0415 - lazy: start-up
     from patchula.scan import scan  # noqa: PLC0415 - lazy: start-up
 
     access = registry_access(settings, err)
-    # The fetcher makes the run's client (``make_client``) when the first request is sent, its
-    # reads bounded by the request deadline, the one bound of time; the scan sets the Go
-    # proxy's freshness floor (``--go-freshness-secs``) before the first Go lookup.
-    async with contextlib.aclosing(
-        Fetcher(
+
+    def make_fetcher() -> Fetcher:
+        from patchula.http.fetcher import Fetcher  # noqa: PLC0415 - lazy: start-up
+
+        return Fetcher(
             credentials=access,
             host_limits=settings.host_concurrency,
             default_limit=settings.default_host_concurrency,
@@ -330,7 +331,12 @@ async def _scan_with(
             request_deadline=settings.request_deadline,
             max_body_bytes=settings.max_body_bytes,
         )
-    ) as fetcher:
+
+    # The fetcher is made at the first lookup (a run without one never imports it); it makes
+    # the run's client (``make_client``) when the first request is sent, its reads bounded by
+    # the request deadline, the one bound of time; the scan sets the Go proxy's freshness
+    # floor (``--go-freshness-secs``) before the first Go lookup.
+    async with contextlib.aclosing(LazyFetcher(make_fetcher)) as fetcher:
         # --now moves only the policy's "now" (and evaluatedAt); HTTP freshness, deadlines
         # and back-off keep the real time of the fetcher's own timer.
         clock: Clock = FixedClock(settings.now) if settings.now is not None else SystemClock()
@@ -596,17 +602,18 @@ def _connections(s: HostReport) -> str:
     return f"connections {s.connections} ({protocol}), TLS handshakes {s.tls_handshakes}"
 
 
-def _cache_report(cache: Cache | None, fetcher: Fetcher) -> CacheReport | None:
+def _cache_report(cache: Cache | None, fetcher: LazyFetcher) -> CacheReport | None:
     from patchula.report.model import CacheReport  # noqa: PLC0415 - lazy: start-up
 
     if cache is None:
         return None
-    use = fetcher.cache_stats
-    return CacheReport(
+    use = fetcher.cache_stats  # None: no lookup, so no hit, revalidation or miss
+    # Constructed from the cache's own typed counters (``build_report`` says why).
+    return CacheReport.model_construct(
         path=str(cache.path) if cache.path else None,
-        hits=use.hits,
-        revalidated=use.revalidated,
-        misses=use.misses,
+        hits=use.hits if use else 0,
+        revalidated=use.revalidated if use else 0,
+        misses=use.misses if use else 0,
         bytes_stored=cache.stats.bytes_stored,
         corrupt_bodies=cache.stats.corrupt_bodies,
         write_failures=cache.stats.write_failures,

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import ipaddress
 import random
-import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -39,6 +37,8 @@ from patchula.http.governor import (
 from patchula.models import Derive, FetchResponse
 
 if TYPE_CHECKING:
+    import ipaddress
+
     # httpx, httpcore and the transport are imported when the first request is sent (or a
     # client is made): a run that looks nothing up never imports them (issue 12: start-up).
     import httpcore
@@ -138,6 +138,8 @@ def _proxied(url: str, proxies: Mapping[str, str]) -> bool:
     host = parsed.host or ""
     if _in_no_proxy_range(host, proxies.get("no", "")):
         return False
+    import urllib.request  # noqa: PLC0415 - lazy: start-up
+
     # With the port, so NO_PROXY entries naming one (``127.0.0.1:8080``) apply as curl's do.
     return not urllib.request.proxy_bypass(f"{host}:{parsed.port}" if parsed.port else host)
 
@@ -152,6 +154,8 @@ def _in_no_proxy_range(host: str, no_proxy: str) -> bool:
     networks = _no_proxy_networks(no_proxy)
     if not networks:
         return False
+    import ipaddress  # noqa: PLC0415 - lazy: start-up
+
     try:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
@@ -162,6 +166,8 @@ def _in_no_proxy_range(host: str, no_proxy: str) -> bool:
 @functools.lru_cache(maxsize=8)
 def _no_proxy_networks(no_proxy: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
     """The CIDR entries of a ``NO_PROXY`` value (comma or space separated); others are skipped."""
+    import ipaddress  # noqa: PLC0415 - lazy: start-up
+
     networks = []
     for entry in no_proxy.replace(",", " ").split():
         if "/" not in entry:
@@ -174,6 +180,13 @@ def _no_proxy_networks(no_proxy: str) -> tuple[ipaddress.IPv4Network | ipaddress
         except ValueError:
             continue  # not a range: the name matching of ``proxy_bypass`` sees it
     return tuple(networks)
+
+
+def _getproxies() -> dict[str, str]:
+    """``urllib.request.getproxies()``: imported when a run first needs it, not at start-up."""
+    import urllib.request  # noqa: PLC0415 - lazy: start-up
+
+    return urllib.request.getproxies()
 
 
 def make_client(timeout: float = 30.0) -> httpx.AsyncClient:
@@ -222,7 +235,7 @@ def _proxy_mounts(
     """
     import httpx  # noqa: PLC0415 - lazy: start-up
 
-    proxies = urllib.request.getproxies()
+    proxies = _getproxies()
     mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
     for scheme in ("http", "https"):
         variable = f"{scheme.upper()}_PROXY" if proxies.get(scheme) else "ALL_PROXY"
@@ -318,8 +331,9 @@ class Fetcher:
         # Hosts that sent at least one status line and headers this run (a body need not follow).
         self._answered: set[str] = set()
         self._failures: dict[str, int] = {}  # network failures per host since its last answer
-        # Read once: scanning the environment per request cost a quarter of the client's CPU.
-        self._proxies = urllib.request.getproxies()
+        # Read once, before the first request: scanning the environment per request cost a
+        # quarter of the client's CPU (``_proxies``).
+        self._proxy_variables: dict[str, str] | None = None
         # The client's default headers and timeouts, read on the first request.
         self._defaults: list[tuple[str, str]] | None = None
         self._timeouts: dict[str, float | None] = {}
@@ -328,6 +342,13 @@ class Fetcher:
         self._derivers = anyio.CapacityLimiter(4)
         # Whether the client's pooled transport reports its connections here yet (``_client``).
         self._listening = False
+
+    @property
+    def _proxies(self) -> dict[str, str]:
+        """The proxy variables (``urllib.request.getproxies``), read at the first request."""
+        if self._proxy_variables is None:
+            self._proxy_variables = _getproxies()
+        return self._proxy_variables
 
     def connection_opened(self, host: str) -> None:
         """Count a TCP connection the transport opened to ``host`` (``ConnectionListener``)."""

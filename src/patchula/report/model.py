@@ -31,7 +31,11 @@ STATUSES: tuple[Status, ...] = (
 )
 
 
-_CONFIG = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+# Schemas are built when first used, not at import: a run builds its report with
+# ``model_construct`` from values it typed itself (``build_report``), so a plain table never
+# builds the tree's validators or serializers, which cost more than the rest of an empty run's
+# own code (issue 12: start-up). JSON, Markdown and ``patchula schema`` build them then.
+_CONFIG = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
 
 class _Model(BaseModel):
@@ -265,7 +269,7 @@ class ScanReport(_Model):
     """The whole report of one ``patchula run``."""
 
     schema_version: str = SCHEMA_VERSION
-    tool: Tool = Tool()
+    tool: Tool = Tool.model_construct()
     evaluated_at: datetime
     options: dict[str, Any]
     summary: Summary
@@ -302,12 +306,12 @@ def build_report(
     unknown_libyears = sum(
         1 for d in all_rows if d.libyears is None and d.status in {"outdated", "held-back"}
     )
-    summary = Summary(
+    summary = Summary.model_construct(
         repositories=len(repos),
         dependencies=len(all_rows),
         by_status=_counts(Counter(d.status for d in all_rows)),
         by_ecosystem={k: _counts(v) for k, v in sorted(by_ecosystem.items())},
-        libyears=round(libyears, 2),
+        libyears=float(round(libyears, 2)),
         libyears_unknown=unknown_libyears,
         problems=sum(len(r.problems) for r in repos),
         failed_lookups=sum(1 for d in all_rows if d.status == "error"),
@@ -318,19 +322,19 @@ def build_report(
     # Userinfo never reaches Settings.registries (moved to credentials at parse time); a token
     # in a query string could: every URL the report shows is redacted.
     options["registries"] = {k: redact_text(v) for k, v in options["registries"].items()}
-    return ScanReport(
+    return ScanReport.model_construct(
         evaluated_at=result.evaluated_at,
         options=options,
         summary=summary,
         repositories=repos,
         hosts={
-            host: HostReport(
+            host: HostReport.model_construct(
                 requests=s.requests,
                 responses=dict(s.responses),
                 not_modified=s.not_modified,
                 rate_limited=s.rate_limited,
                 retries=s.retries,
-                cooldown_seconds=round(s.cooldown_seconds, 3),
+                cooldown_seconds=float(round(s.cooldown_seconds, 3)),
                 errors=s.errors,
                 max_concurrency=s.max_concurrency,
                 unvalidated=s.unvalidated,
@@ -357,7 +361,14 @@ def _protocol(protocols: Mapping[str, int]) -> Protocol | None:
 
 
 def _counts(counter: Counter[str]) -> StatusCounts:
-    return StatusCounts.model_validate({s: counter.get(s, 0) for s in STATUSES})
+    return StatusCounts.model_construct(
+        up_to_date=counter.get("up-to-date", 0),
+        outdated=counter.get("outdated", 0),
+        held_back=counter.get("held-back", 0),
+        unknown=counter.get("unknown", 0),
+        skipped=counter.get("skipped", 0),
+        error=counter.get("error", 0),
+    )
 
 
 def _repo(repo: RepoResult) -> RepositoryReport:
@@ -365,11 +376,11 @@ def _repo(repo: RepoResult) -> RepositoryReport:
         repo.rows, key=lambda r: (r.dependency.file, r.dependency.line or 0, r.dependency.name)
     )
     problems = sorted(repo.problems, key=lambda p: (p.file, p.line or 0, p.message))
-    return RepositoryReport(
+    return RepositoryReport.model_construct(
         target=repo.target,
         path=repo.root,
         commit=repo.commit,
-        extraction=Extraction(files=list(repo.files)),
+        extraction=Extraction.model_construct(files=list(repo.files)),
         problems=[
             Problem(file=p.file, line=p.line, message=redact_text(p.message), severity=p.severity)
             for p in problems

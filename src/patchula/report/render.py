@@ -13,7 +13,7 @@ import orjson
 from pydantic_core import PydanticSerializationError
 
 from patchula.names import scrub_surrogates
-from patchula.report.model import DependencyReport, RepositoryReport, ScanReport
+from patchula.report.model import STATUSES, DependencyReport, RepositoryReport, ScanReport
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -102,7 +102,8 @@ def summary_line(report: ScanReport) -> str:
     Host troubles: unreachable hosts, and hosts whose answers the cache cannot keep usefully.
     """
     s = report.summary
-    counts = s.by_status.model_dump(by_alias=True)
+    # Read by field, not ``model_dump``: a plain table never builds the report's serializers.
+    counts = {status: getattr(s.by_status, status.replace("-", "_")) for status in STATUSES}
     parts = [f"{n} {status}" for status, n in counts.items() if n]
     line = (
         f"{s.dependencies} {'dependency' if s.dependencies == 1 else 'dependencies'} in "
