@@ -176,7 +176,7 @@ def test_renderers_replace_lone_surrogates_with_the_replacement_character() -> N
 
 def _down_result() -> ScanResult:
     """Three rows whose host was found unreachable, one that failed otherwise, one outdated."""
-    down = "index.crates.io is unreachable (ConnectError); not retried"
+    down = "index.crates.io is unreachable (ConnectError): no answer this run"
     repo = RepoResult(target="ruff", root="/src/ruff", commit=None)
     repo.rows = [
         Row(_dep("Cargo.toml", i, f"crate{i}"), Finding(status="error", reason=down))

@@ -790,7 +790,7 @@ class Fetcher:
                 # the same retries.
                 stats.errors += 1
                 down = self._unreachable.setdefault(host, _failure_reason(failure, host))
-                msg = f"{host} is unreachable ({down}): no answer this run after two attempts"
+                msg = _unreachable(host, down)
                 raise RegistryUnreachable(msg)
             if error_attempt >= MAX_RETRIES:
                 stats.errors += 1
@@ -837,7 +837,7 @@ class Fetcher:
                 # Checked after taking a slot, so requests queued before the host was found
                 # unreachable fail at once too, without a request.
                 stats.errors += 1
-                msg = f"{host} is unreachable ({down}); not retried"
+                msg = _unreachable(host, down)
                 raise RegistryUnreachable(msg)
             # Checked after taking a slot: a request queued before a 429 arrived must not
             # slip through the cool-down that 429 started.
@@ -1026,6 +1026,15 @@ def _fresh_response(entry: HttpEntry, url: str) -> FetchResponse:
         fetched_at=datetime.fromtimestamp(entry.fetched_at, UTC),
         cache="fresh",
     )
+
+
+def _unreachable(host: str, down: str) -> str:
+    """The reason of every lookup failed because ``host`` is unreachable, worded once.
+
+    The lookup that found the host down and those failed at once afterwards get the same text,
+    so a report says the same of every row of that host whichever found it first.
+    """
+    return f"{host} is unreachable ({down}): no answer this run; its lookups were not tried again"
 
 
 def _failure_reason(failure: str, host: str) -> str:
