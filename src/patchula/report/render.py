@@ -173,6 +173,27 @@ def _visible(deps: Iterable[DependencyReport], *, show_all: bool) -> list[Depend
     return [d for d in deps if show_all or d.status not in {"up-to-date", "skipped"}]
 
 
+def _selected(
+    repo: RepositoryReport, down: dict[str, str], *, show_all: bool
+) -> tuple[list[DependencyReport], int, Counter[str]]:
+    """What every renderer shows of ``repo``: its rows, how many are hidden, lookups not done.
+
+    Rows whose host was unreachable are left out of the rows and counted per host instead.
+    """
+    rows = _visible(repo.dependencies, show_all=show_all)
+    hidden = len(repo.dependencies) - len(rows)
+    not_done = _not_done(rows, down)
+    return [d for d in rows if _unreachable_host(d, down) is None], hidden, not_done
+
+
+def _by_file(rows: Iterable[DependencyReport]) -> dict[str, list[DependencyReport]]:
+    """``rows`` grouped by manifest file, files in first-seen order."""
+    by_file: dict[str, list[DependencyReport]] = {}
+    for dep in rows:
+        by_file.setdefault(dep.file, []).append(dep)
+    return by_file
+
+
 VIA = {"lockfile": "lock", "pin": "pin", "range": "range", "dist-tag": "tag"}
 # Columns by the terminal width they need: narrow terminals keep what a decision needs.
 _WIDE = 150
@@ -231,16 +252,10 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
     for repo in report.repositories:
         head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
         console.print(Text(_plain_text(head), style="" if plain else "bold"))
-        rows = _visible(repo.dependencies, show_all=show_all)
-        hidden = len(repo.dependencies) - len(rows)
-        not_done = _not_done(rows, down)
-        rows = [d for d in rows if _unreachable_host(d, down) is None]
+        rows, hidden, not_done = _selected(repo, down, show_all=show_all)
         if not repo.dependencies and not repo.problems:
             console.print("  no dependencies found")
-        by_file: dict[str, list[DependencyReport]] = {}
-        for dep in rows:
-            by_file.setdefault(dep.file, []).append(dep)
-        for file, deps in by_file.items():
+        for file, deps in _by_file(rows).items():
             table = Table(
                 title=Text(_plain_text(file)),
                 title_justify="left",
@@ -306,16 +321,10 @@ def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
     for repo in report.repositories:
         head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
         out.append(_plain_text(head).rstrip())
-        rows = _visible(repo.dependencies, show_all=show_all)
-        hidden = len(repo.dependencies) - len(rows)
-        not_done = _not_done(rows, down)
-        rows = [d for d in rows if _unreachable_host(d, down) is None]
+        rows, hidden, not_done = _selected(repo, down, show_all=show_all)
         if not repo.dependencies and not repo.problems:
             out.append("  no dependencies found")
-        by_file: dict[str, list[DependencyReport]] = {}
-        for dep in rows:
-            by_file.setdefault(dep.file, []).append(dep)
-        for file, deps in by_file.items():
+        for file, deps in _by_file(rows).items():
             out.append(_plain_text(file).rstrip())
             out.extend(_plain_table(deps))
         out.extend(_plain_text(f"  {text}").rstrip() for text in _host_lines(not_done, down))
@@ -403,10 +412,7 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
     for repo in report.repositories:
         out.append(f"## {repo.target}" + (f" (`{repo.commit[:12]}`)" if repo.commit else ""))
         out.append("")
-        rows = _visible(repo.dependencies, show_all=show_all)
-        hidden = len(repo.dependencies) - len(rows)
-        not_done = _not_done(rows, down)
-        rows = [d for d in rows if _unreachable_host(d, down) is None]
+        rows, hidden, not_done = _selected(repo, down, show_all=show_all)
         if not_done:
             out.extend(f"- {_md(text)}" for text in _host_lines(not_done, down))
             out.append("")
