@@ -1,1 +1,9 @@
-"""http."""
+"""http: the run's fetch facade, transport, governor and HTTP caching rules.
+
+``DEFAULT_MAX_BODY_BYTES`` lives here, a module importing nothing, so the fetcher (built at
+start-up) and the transport (imported at the first request) share one value.
+"""
+
+# The default bound on a response body, on the wire and decoded: the largest real npm
+# packuments are tens of MB.
+DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024

@@ -24,6 +24,7 @@ import anyio.lowlevel
 from patchula import __version__
 from patchula.cache import Cache, HttpEntry
 from patchula.errors import ConfigError, LookupFailed, RegistryError, RegistryUnreachable
+from patchula.http import DEFAULT_MAX_BODY_BYTES
 from patchula.http.auth import Credential, Credentials, redact_url
 from patchula.http.caching import cache_key, directives, freshness
 from patchula.http.governor import (
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from patchula.http.transport import PerHostPoolTransport, RawResponse
 
 __all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
     "MAX_REDIRECTS",
     "Fetcher",
     "HostStats",
@@ -59,9 +61,6 @@ __all__ = [
 ]
 
 DEFAULT_HOST_CONCURRENCY = 16
-# ``transport.DEFAULT_MAX_BODY_BYTES`` (a test keeps them equal), named here so that building a
-# ``Fetcher`` imports no transport.
-DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
 MAX_RETRIES = 3
 # Seconds one request may take in all (attempts, redirect hops, back-off pauses).
 DEFAULT_REQUEST_DEADLINE = 30.0

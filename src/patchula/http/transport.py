@@ -51,6 +51,8 @@ import httpcore
 import httpx
 import zstandard
 
+from patchula.http import DEFAULT_MAX_BODY_BYTES
+
 __all__ = [
     "ACCEPT_ENCODING",
     "DEFAULT_MAX_BODY_BYTES",
@@ -68,9 +70,6 @@ __all__ = [
 IDLE_CONNECTIONS_PER_HOST = 32
 # Seconds an idle connection is kept (httpx's default); older ones are closed, not reused.
 KEEPALIVE_EXPIRY = 5.0
-# The default bound on a response body, on the wire and decoded: the largest real npm
-# packuments are tens of MB.
-DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
 # Exactly the content codings ``read_body`` decodes with a bound (httpx would also offer br
 # when brotli is installed, which has no bounded decoder here).
 ACCEPT_ENCODING = "gzip, deflate, zstd"
