@@ -28,7 +28,14 @@ class Dependency:
     becomes ``>=1.2,<2.0``; an npm alias ``npm:foo@^1`` becomes ``^1``), or ``None`` when any
     version is accepted. ``package_name`` is the name to look up on ``datasource`` (the alias
     target for npm, the PEP 503 normalised name for Python). A dependency with a
-    ``skip_reason`` is reported but never looked up.
+    ``skip_reason`` is reported but never looked up. ``digest`` is a content digest the
+    declaration pins (a container image's ``@sha256:…``), ``None`` when it pins none.
+
+    Container images (datasource ``docker``): ``name`` is the image as written without tag or
+    digest (``python``, ``ghcr.io/o/img``); ``package_name`` the canonical
+    ``<registry host[:port]>/<repository>`` (Docker Hub: ``docker.io/library/python``);
+    ``constraint`` the tag (``latest`` when neither a tag nor a digest is written, ``None``
+    for a digest without a tag).
     """
 
     manager: str
@@ -43,6 +50,7 @@ class Dependency:
     constraint: str | None
     skip_reason: str | None = None
     markers: str | None = None
+    digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

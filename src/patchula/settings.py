@@ -161,7 +161,16 @@ def parse_host_limit(value: str) -> tuple[str, int]:
 
 
 # Datasource ids a base URL can be given for (design.md §3); more arrive with their datasources.
-REGISTRY_NAMES = ("npm", "pypi", "crates", "crates-api", "goproxy", "github", "docker")
+REGISTRY_NAMES = (
+    "npm",
+    "pypi",
+    "crates",
+    "crates-api",
+    "goproxy",
+    "github",
+    "docker",
+    "docker-hub",
+)
 
 
 def parse_registry(value: str) -> tuple[str, str]:
