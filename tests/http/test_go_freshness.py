@@ -117,4 +117,4 @@ def test_a_floor_given_to_the_fetcher_wins_over_keep_fresh() -> None:
     """``keep_fresh`` fills in floors; one given to the constructor is kept."""
     fetcher = Fetcher(freshness_floors={"goproxy-list-v1": 5.0})
     fetcher.keep_fresh(goproxy.FRESHNESS_FLOOR_REPRESENTATIONS, 3600.0)
-    assert fetcher._floors == {"goproxy-list-v1": 5.0, "goproxy-latest-raw": 3600.0}
+    assert fetcher.freshness_floors == {"goproxy-list-v1": 5.0, "goproxy-latest-raw": 3600.0}

@@ -67,6 +67,6 @@ async def test_throttle_and_freshness_floor_make_the_fetcher() -> None:
     assert maker.made == 1
     fetcher = lazy.fetcher()
     # What keep_fresh and throttle set, read from the fetcher itself.
-    assert fetcher._floors == {"goproxy-list-v1": 600.0}
+    assert fetcher.freshness_floors == {"goproxy-list-v1": 600.0}
     assert list(fetcher._paces) == ["crates.test"]
     await lazy.aclose()

@@ -10,6 +10,7 @@ other non-2xx → ``RegistryError``).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -83,6 +84,15 @@ class MethodFetch(Fetch, Protocol):
     redirects follow RFC 9110 §15.4 (307/308 keep method and body, 303 makes a POST a GET).
     A HEAD's ``content`` is empty. ``Fetch`` stays the GET-only shape, so GET-only facades
     (test doubles, adapters) keep satisfying it; ``http.fetcher.Fetcher`` satisfies both.
+
+    ``scope`` names the registry token scope the request needs (the distribution token
+    specification's ``repository:<name>:pull``): a bearer token cached for the URL's host and
+    that scope is sent up front, and a ``401`` with a ``WWW-Authenticate: Bearer`` challenge is
+    answered by fetching one. The token never enters a cache key, a log or a response.
+
+    ``all_or_nothing()`` groups the requests made inside it: their cache writes are kept back
+    and applied only when the block ends without an exception, so a paginated catalog whose
+    page 2 failed stores none of its pages.
     """
 
     async def __call__(
@@ -94,8 +104,13 @@ class MethodFetch(Fetch, Protocol):
         derive: Derive | None = None,
         method: str = "GET",
         body: bytes | None = None,
+        scope: str | None = None,
     ) -> FetchResponse:
         """Return the response to ``method url`` (with ``body``; redirects followed)."""
+        ...
+
+    def all_or_nothing(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """A block whose requests' cache writes are applied together, or not at all."""
         ...
 
 

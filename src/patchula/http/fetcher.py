@@ -11,6 +11,7 @@ one seam.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -323,7 +324,7 @@ class Fetcher:
         # Entries ``fresh_many`` read but could not use: the requests that follow reuse them.
         self._read_ahead: dict[str, HttpEntry | None] = {}
         # Minimum freshness (seconds) per representation, counted from the entry's fetch time.
-        self._floors = dict(freshness_floors or {})
+        self._floors = {k: _Floor(v) for k, v in (freshness_floors or {}).items()}
         # Paced URL trees per host: (path prefix, pace), longest prefix first.
         self._paces: dict[str, list[tuple[str, _Pace]]] = {}
         self._unreachable: dict[str, str] = {}
@@ -400,6 +401,7 @@ class Fetcher:
         derive: Derive | None = None,
         method: str = "GET",
         body: bytes | None = None,
+        scope: str | None = None,
     ) -> FetchResponse:
         """Return the response to ``GET url``; identical concurrent calls share one request.
 
@@ -424,7 +426,11 @@ class Fetcher:
         when server errors persist, the deadline passes, the body is over the size bound,
         redirects loop (more than ``MAX_REDIRECTS``) or lead off HTTP(S), or ``derive``
         refuses the body.
+
+        ``scope`` is the registry token scope the request needs (``MethodFetch``). Inside
+        ``all_or_nothing()`` the cache writes of this request wait for the block's end.
         """
+        del scope  # bearer-token challenges: issue 13 (the OCI datasource)
         method = method.upper()
         if method not in METHODS or (body is not None and method != "POST"):
             msg = f"the fetch facade sends GET, HEAD or POST with a body, not {method}"
@@ -435,7 +441,7 @@ class Fetcher:
             body = b""
         credential = self._credential_for(url)
         key = self._key(url, headers, representation, credential, method=method, body=body)
-        floor = self._floors.get(representation, 0.0)
+        floor = self._floors.get(representation, _NO_FLOOR)
         shared = self._inflight.get(key)
         if shared is not None:
             return self._explained(await shared.wait())
@@ -471,13 +477,14 @@ class Fetcher:
         url: str,
         headers: Mapping[str, str],
         derive: Derive | None,
-        floor: float = 0.0,
+        floor: _Floor | None = None,
         *,
         method: str = "GET",
         body: bytes | None = None,
     ) -> FetchResponse:
         cache = self.cache
         stats = self.cache_stats
+        floor = floor or _NO_FLOOR
         if key in self._read_ahead:
             entry = self._read_ahead.pop(key)  # read a moment ago by ``fresh_many``
         else:
@@ -497,7 +504,8 @@ class Fetcher:
         if response.status == 304 and entry is not None and cache is not None:  # noqa: PLR2004
             stats.revalidated += 1
             fresh = freshness(200, lower, fetched)
-            await cache.touch_http(
+            await self._write(
+                cache.touch_http,
                 key,
                 fetched_at=fetched,
                 expires_at=fresh.expires_at,
@@ -525,14 +533,16 @@ class Fetcher:
             return replace(response, content=content)
         stats.misses += 1
         fresh = freshness(response.status, lower, fetched)
+        validated = bool(lower.keys() & {"etag", "last-modified"})
         reusable = fresh.expires_at > fetched or (
-            floor > 0 and "no-cache" not in directives(fresh.cache_control)
+            floor.applies(validated=validated) and "no-cache" not in directives(fresh.cache_control)
         )
         if fresh.storable and not reusable and not lower.keys() & {"etag", "last-modified"}:
             # Counted so the report can say why a warm run refetched this host's documents.
             self.stats.setdefault(host_key(response.url), HostStats()).unvalidated += 1
         if fresh.storable:
-            await cache.put_http(
+            await self._write(
+                cache.put_http,
                 HttpEntry(
                     key=key,
                     status=response.status,
@@ -544,11 +554,42 @@ class Fetcher:
                     expires_at=fresh.expires_at,
                     cache_control=fresh.cache_control,
                     representation=key.split("|", 1)[0],
-                )
+                ),
             )
         elif entry is not None:
-            await cache.delete_http(key)
+            await self._write(cache.delete_http, key)
         return replace(response, content=content, cache="miss")
+
+    async def _write(self, write: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> None:  # noqa: ANN401 - forwarded as given
+        """Apply one cache write now, or keep it for the end of an ``all_or_nothing`` block."""
+        group = _GROUP.get()
+        if group is None:
+            await write(*args, **kwargs)
+        else:
+            group.append(functools.partial(write, *args, **kwargs))
+
+    @contextlib.asynccontextmanager
+    async def all_or_nothing(self) -> AsyncIterator[None]:
+        """Keep back the cache writes of the requests made inside; apply them at a clean end.
+
+        For documents that are only whole together (the pages of a paginated OCI tag list,
+        seed 003: "a rate-limited pagination attempt cannot become a complete catalog"): when
+        the block raises, none of its responses is stored, and stored entries stay as they
+        were. Blocks nest: an inner block's writes join the outer one's. The group belongs to
+        the running task's context, so concurrent lookups never share one.
+        """
+        outer = _GROUP.get()
+        writes: list[Callable[[], Awaitable[Any]]] = []
+        token = _GROUP.set(writes)
+        try:
+            yield
+        finally:
+            _GROUP.reset(token)
+        if outer is not None:
+            outer.extend(writes)
+            return
+        for write in writes:
+            await write()
 
     async def fresh_many(
         self, requests: Sequence[tuple[str, Mapping[str, str] | None, str]]
@@ -579,7 +620,8 @@ class Fetcher:
         answers: list[FetchResponse | None] = []
         for key, (url, _, representation) in zip(keys, requests, strict=True):
             entry = found.get(key)
-            if entry is None or not _is_fresh(entry, self._floors.get(representation, 0.0), now):
+            floor = self._floors.get(representation, _NO_FLOOR)
+            if entry is None or not _is_fresh(entry, floor, now):
                 if key in found:  # read here (keys in flight were not)
                     # Handed to the request that follows, so it does not read it again.
                     self._read_ahead[key] = entry
@@ -616,14 +658,26 @@ class Fetcher:
         """The credential that goes with ``GET url`` (``None``: anonymous)."""
         return self._credentials.for_url(url) if self._credentials is not None else None
 
-    def keep_fresh(self, representations: Sequence[str], seconds: float) -> None:
+    @property
+    def freshness_floors(self) -> dict[str, float]:
+        """The configured minimum freshness per representation, in seconds."""
+        return {representation: floor.seconds for representation, floor in self._floors.items()}
+
+    def keep_fresh(
+        self, representations: Sequence[str], seconds: float, *, unvalidated_only: bool = False
+    ) -> None:
         """Keep cached ``representations`` fresh for at least ``seconds`` after their fetch.
 
         A floor under the upstream freshness (the Go proxy's ``@v/list`` and ``@latest`` say
-        nothing useful). A floor given to the constructor (``freshness_floors``) is kept.
+        nothing useful). With ``unvalidated_only`` the floor covers only entries stored with
+        neither ``ETag`` nor ``Last-Modified`` (seed 003, ``--registry-freshness-secs``: OCI tag
+        lists that can be revalidated keep their upstream policy). A floor given to the
+        constructor (``freshness_floors``) is kept.
         """
         for representation in representations:
-            self._floors.setdefault(representation, seconds)
+            self._floors.setdefault(
+                representation, _Floor(seconds, unvalidated_only=unvalidated_only)
+            )
 
     def throttle(self, base_url: str, min_interval: float) -> None:
         """Space requests under ``base_url`` at least ``min_interval`` seconds apart.
@@ -1003,17 +1057,39 @@ class Fetcher:
         raise RateLimited(msg)
 
 
-def _is_fresh(entry: HttpEntry, floor: float, now: float) -> bool:
+@dataclass(frozen=True, slots=True)
+class _Floor:
+    """A configured minimum freshness: ``seconds`` after the fetch, maybe only when unvalidated."""
+
+    seconds: float
+    unvalidated_only: bool = False
+
+    def applies(self, *, validated: bool) -> bool:
+        """Whether this floor covers an entry that has (or lacks) validators."""
+        return self.seconds > 0 and not (self.unvalidated_only and validated)
+
+
+_NO_FLOOR = _Floor(0.0)
+
+# The cache writes an ``all_or_nothing`` block of the running task keeps back (``None``: none).
+_GROUP: contextvars.ContextVar[list[Callable[[], Awaitable[Any]]] | None] = contextvars.ContextVar(
+    "patchula_write_group", default=None
+)
+
+
+def _is_fresh(entry: HttpEntry, floor: _Floor, now: float) -> bool:
     """Whether ``entry`` may be used without a request at ``now`` (epoch seconds).
 
     Fresh per its upstream expiry (RFC 9111), or within ``floor`` seconds of its own fetch
-    time (a configured freshness floor, never extended by reads; ``no-cache`` entries get none).
+    time (a configured freshness floor, never extended by reads; ``no-cache`` entries get none,
+    nor do entries with validators when the floor is for unvalidated ones only).
     """
     if now < entry.expires_at:
         return True
-    if floor <= 0 or "no-cache" in directives(entry.cache_control):
+    validated = bool(entry.etag or entry.last_modified)
+    if not floor.applies(validated=validated) or "no-cache" in directives(entry.cache_control):
         return False
-    return now < entry.fetched_at + floor
+    return now < entry.fetched_at + floor.seconds
 
 
 def _fresh_response(entry: HttpEntry, url: str) -> FetchResponse:
