@@ -1,4 +1,4 @@
-"""Lookup decisions for container image tags: compatible candidates, derived latest, unknown ages."""
+"""Lookup decisions for image tags: compatible candidates, derived latest, unknown ages."""
 
 from __future__ import annotations
 
