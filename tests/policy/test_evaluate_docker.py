@@ -214,3 +214,23 @@ def test_rows_of_one_tag_list_share_a_view_but_not_their_latest() -> None:
     assert (slim.latest, bare.latest, patch.latest) == ("3.13-slim", "3.13", "3.13.1-slim")
     assert (slim.versions_behind, bare.versions_behind, patch.versions_behind) == (1, 0, 1)
     assert again is slim
+
+
+def test_a_version_published_with_and_without_v_is_proposed_in_the_form_in_use() -> None:
+    """``3.12`` moves to ``3.13`` and ``v3.12`` to ``v3.13``, each counting one version behind."""
+    cat = _tags("3.12", "3.13", "v3.12", "v3.13")
+    memo = EvaluationMemo()
+    bare = evaluate(_image("3.12"), cat, docker, NO_WAIT, NOW, memo=memo)
+    with_v = evaluate(_image("v3.12"), cat, docker, NO_WAIT, NOW, memo=memo)
+    assert (bare.latest, bare.eligible, bare.versions_behind) == ("3.13", "3.13", 1)
+    assert (with_v.latest, with_v.eligible, with_v.versions_behind) == ("v3.13", "v3.13", 1)
+
+
+def test_a_missing_tag_is_not_found_through_an_equal_version() -> None:
+    """``18.4`` is not listed although ``18.04`` is: the pinned tag is missing, not up to date."""
+    cat = _tags("18.04", "20.04")
+    f = evaluate(_image("18.4"), cat, docker, NO_WAIT, NOW, memo=EvaluationMemo())
+    assert (f.status, f.reason) == (
+        "unknown",
+        "pinned version 18.4 is not in the docker release list",
+    )

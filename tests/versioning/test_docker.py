@@ -98,11 +98,13 @@ def test_a_shorter_tag_sorts_above_the_longer_ones_it_prefixes() -> None:
     assert docker.compare("3.12.5", "3.13") == -1
 
 
-def test_distinct_tags_never_compare_equal() -> None:
-    """``18.04`` and ``18.4`` are two tags: ordered deterministically, equal only to themselves."""
-    assert docker.compare("18.04", "18.4") != 0
-    assert docker.compare("18.04", "18.04") == 0
-    assert docker.compare("v1.2", "1.2") != 0
+def test_tags_of_one_version_compare_equal_but_each_pins_itself() -> None:
+    """``18.04`` and ``18.4``, ``v1.2`` and ``1.2``: one version in order, two pins."""
+    assert docker.compare("18.04", "18.4") == 0
+    assert docker.compare("v1.2", "1.2") == 0
+    assert docker.compare("18.04", "18.10") == -1
+    assert not docker.matches("18.4", "18.04")
+    assert docker.update_type("18.04", "18.4") is None
 
 
 def test_dates_sort_above_every_version_never_numerically_against_them() -> None:
@@ -140,7 +142,8 @@ def test_an_impossible_compact_date_is_a_plain_number() -> None:
         ("3.12-slim", "3.13-rc-slim", True),  # a prerelease of the same variant
         ("20.11.1-alpine3.19", "22.1.0-alpine3.19", True),
         ("20.11.1-alpine3.19", "22.1.0-alpine3.20", False),
-        ("v1.22.5", "1.23.0", True),
+        ("v1.22.5", "v1.23.0", True),
+        ("v1.22.5", "1.23.0", False),  # the form in use: with a ``v`` or without
         ("3", "20240329", False),
         ("3.1.2", "2024.03.29", False),
         ("20240101", "20240329", True),
@@ -217,3 +220,51 @@ def test_range_schemes_call_every_version_compatible(scheme: str) -> None:
     versioning = VERSIONINGS[scheme]
     one, other = ("v1.0.0", "v2.0.0-rc.1") if scheme == "go" else ("1.0.0", "3.0.0")
     assert versioning.is_compatible(one, other)
+
+
+def _grid() -> list[str]:
+    """Tags of every shape: versions of 1-3 components, prereleases, variants, dates, words."""
+    cores = ["3", "4", "3.12", "3.13", "3.12.1", "3.13.0", "v3.13", "10.0.0", "3.13.0rc1"]
+    dates = ["20240101", "20240329", "2024.03.29", "2024.3", "2024-03-29"]
+    tails = ["", "-slim", "-alpine3.19", "-rc1", "-rc.2-slim", "-beta"]
+    words = ["latest", "stable", "0a1b2c3", "slim"]
+    return [core + tail for core in cores + dates for tail in tails] + words
+
+
+GRID = _grid()
+
+
+def test_order_is_a_total_order_agreeing_with_the_key() -> None:
+    """``compare`` is antisymmetric and agrees with ``sort_key``; equal tags are no update."""
+    for a in GRID:
+        for b in GRID:
+            assert docker.compare(a, b) == -docker.compare(b, a)
+            assert (docker.compare(a, b) < 0) is (docker.sort_key(a) < docker.sort_key(b))
+            if docker.compare(a, b) == 0 and a != b:  # one version written two ways
+                assert docker.update_type(a, b) is None
+                assert not docker.matches(a, b)
+
+
+def test_compatibility_is_an_equivalence_of_valid_tags() -> None:
+    """``is_compatible`` is reflexive on versions, symmetric and transitive; never across kinds."""
+    valid = [t for t in GRID if docker.is_valid(t)]
+    classes: dict[str, set[str]] = {
+        t: {o for o in valid if docker.is_compatible(t, o)} for t in valid
+    }
+    for tag in valid:
+        assert tag in classes[tag]
+        for other in classes[tag]:
+            assert classes[other] == classes[tag]
+    assert not any(docker.is_compatible(w, w) for w in GRID if not docker.is_valid(w))
+    assert not docker.is_compatible("20240101-slim", "3-slim")
+
+
+def test_an_update_type_is_given_only_for_a_newer_tag() -> None:
+    """``update_type(a, b)`` is set only when ``b`` sorts above ``a``; compatible moves get one."""
+    for a in GRID:
+        for b in GRID:
+            kind = docker.update_type(a, b)
+            if kind is not None:
+                assert docker.compare(b, a) > 0
+            if docker.is_compatible(a, b) and docker.compare(b, a) > 0:
+                assert kind in {"major", "minor", "patch"}, (a, b)

@@ -307,11 +307,17 @@ def _candidates(
 
 
 def _find(catalog: Catalog, version: str | None, view: CatalogView) -> Release | None:
-    """Return the release equal to ``version`` in the scheme (``1.0`` equals ``1.0.0``)."""
+    """Return the release equal to ``version`` in the scheme (``1.0`` equals ``1.0.0``).
+
+    An image tag is only itself: ``18.4`` equals ``18.04`` in order, but is another image.
+    """
     if version is None:
         return None
     index = view.find(version)
-    return None if index is None else catalog.releases[index]
+    if index is None:
+        return None
+    found = catalog.releases[index]
+    return None if _is_tag_scheme(view.versioning) and found.version != version else found
 
 
 def _released_at(catalog: Catalog, version: str | None, view: CatalogView) -> datetime | None:

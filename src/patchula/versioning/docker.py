@@ -6,7 +6,8 @@ A tag (``3.12-slim-bookworm``, ``20.11.1-alpine3.19``, ``v1.22.5``) is an option
 ``alpha``, ``beta``, ``rc``, ``pre``, ``preview`` or ``snapshot`` (with a number: ``rc1``,
 ``beta.1``) is a prerelease too; the rest of the suffix names the variant (``slim``,
 ``alpine3.19``). Tags are compared only within one compatibility class: same kind, same number
-of written components and same variant (``is_compatible``, Renovate's ``isCompatible``).
+of written components, same variant and with or without a leading ``v`` alike
+(``is_compatible``, Renovate's ``isCompatible``, which ignores the ``v``).
 
 Two kinds of tag hold numbers: versions and dates. A tag whose first component is a year
 (4 digits, 1970-2199: ``2024.03.29``, ``2024.3.1``), a compact date (``20240329``,
@@ -17,8 +18,8 @@ Renovate), ``latest``, ``stable``, ``edge``, ``mainline`` and other words are no
 Sources: renovatebot/renovate ``lib/modules/versioning/docker/index.ts`` and its spec (the
 rules above, "shorter is bigger": ``3.12`` sorts above ``3.12.1`` because that tag follows the
 newest ``3.12.x``); the OCI distribution spec for the tag grammar (``[A-Za-z0-9_][A-Za-z0-9_.-]
-{0,127}``). Every tag is its own version: ``18.04`` and ``18.4`` are different tags, so
-``compare`` returns 0 only for the same string and ``matches`` is equality.
+{0,127}``). ``compare`` is 0 for tags of one version (``18.04`` and ``18.4``, ``v1.2`` and
+``1.2``), yet each tag is its own pin: ``matches`` is equality of the tag text.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ _MAJOR, _MINOR = 0, 1
 @dataclass(frozen=True, slots=True)
 class _Tag:
     kind: Kind
-    form: str  # how the numbers are written: "dotted", "compact", "dash"
+    form: str  # how the numbers are written: "dotted", "compact", "dash"; "v…" with a ``v``
     written: int  # number of components as written (``20240329`` is one)
     release: tuple[int, ...]  # numbers to order by (a compact date is year, month, day, ...)
     pre: tuple[int | str, ...] | None  # prerelease segments, ``None`` for a stable tag
@@ -112,12 +113,13 @@ def _parse(tag: str) -> _Tag | None:
     if _COMMIT.fullmatch(tag) and not tag.isdigit():
         return None
     text = tag.removeprefix("v")
+    v = "v" if text != tag else ""
     dash_date = _DASH_DATE.fullmatch(text)
     if dash_date is not None:
         parts = (int(dash_date["y"]), int(dash_date["m"]), int(dash_date["d"]))
         if _real_instant(parts):
             pre, suffix = _split_suffix(dash_date["rest"] or "", None)
-            return _Tag("date", "dash", 3, parts, pre, suffix)
+            return _Tag("date", f"{v}dash", 3, parts, pre, suffix)
     head, _, rest = text.partition("-")
     match = _VERSION_PART.fullmatch(head)
     if match is None:
@@ -127,10 +129,10 @@ def _parse(tag: str) -> _Tag | None:
     pre, suffix = _split_suffix(rest, match["pre"])
     compact = _compact_date(written[0])
     if compact is not None:
-        return _Tag("date", "compact", len(written), compact + numbers[1:], pre, suffix)
+        return _Tag("date", f"{v}compact", len(written), compact + numbers[1:], pre, suffix)
     if len(written[0]) == _YEAR_DIGITS and _MIN_YEAR <= numbers[0] <= _MAX_YEAR:
-        return _Tag("date", "dotted", len(written), numbers, pre, suffix)
-    return _Tag("version", "dotted", len(written), numbers, pre, suffix)
+        return _Tag("date", f"{v}dotted", len(written), numbers, pre, suffix)
+    return _Tag("version", f"{v}dotted", len(written), numbers, pre, suffix)
 
 
 def is_valid(version: str) -> bool:
@@ -149,8 +151,10 @@ def is_compatible(current: str, other: str) -> bool:
 
     Both are valid, of the same kind and written form, with as many components and the same
     variant suffix: ``3.12-slim`` → ``3.13-slim``, never ``3.13.1-slim`` or ``3.13``
-    (Renovate's ``isCompatible``). Stability is not considered: ``3.13-rc-slim`` is
-    compatible with ``3.12-slim`` and the policy leaves it out as a prerelease.
+    (Renovate's ``isCompatible``); ``v1.2`` → ``v1.3`` and ``1.2`` → ``1.3``, never across,
+    so that one version published as ``1.3`` and ``v1.3`` is proposed in the form in use.
+    Stability is not considered: ``3.13-rc-slim`` is compatible with ``3.12-slim`` and the
+    policy leaves it out as a prerelease.
     """
     a, b = _parse(current), _parse(other)
     if a is None or b is None:
@@ -168,10 +172,10 @@ def _release_key(release: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 def sort_key(version: str) -> Any:  # noqa: ANN401 - the protocol leaves the key opaque
     """Return an ordering key; invalid tags get ``(0, tag)`` and sort first.
 
-    A valid key is ``(1, kind, release, prerelease, variant, tag)``: versions below dates; the
+    A valid key is ``(1, kind, release, prerelease, variant)``: versions below dates; the
     release numerically by component, a shorter one above the longer ones it prefixes; a
-    prerelease below its release; no variant above a variant, variants in ASCII order; the
-    tag text last, so that distinct tags never compare equal.
+    prerelease below its release; no variant above a variant, variants in ASCII order. A
+    leading ``v`` and leading zeros do not count (``v18.04`` equals ``18.4``).
     """
     parsed = _parse(version)
     if parsed is None:
@@ -183,11 +187,11 @@ def sort_key(version: str) -> Any:  # noqa: ANN401 - the protocol leaves the key
     )
     variant = (1, "") if not parsed.suffix else (0, parsed.suffix)
     kind = 0 if parsed.kind == "version" else 1
-    return (1, kind, _release_key(parsed.release), pre, variant, version)
+    return (1, kind, _release_key(parsed.release), pre, variant)
 
 
 def compare(a: str, b: str) -> int:
-    """Return -1, 0 or 1 as tag ``a`` sorts before, equal to (the same tag) or after ``b``."""
+    """Return -1, 0 or 1 as tag ``a`` sorts before, equal to (one version) or after ``b``."""
     key_a, key_b = sort_key(a), sort_key(b)
     return int(key_a > key_b) - int(key_a < key_b)
 
@@ -217,8 +221,7 @@ def update_type(current: str, new: str) -> UpdateType | None:
 
     Components count from the left (a date's year, month, day); a tag that only moves a
     prerelease forward (``3.13-rc1`` → ``3.13``) is ``patch``. ``None`` when either tag is
-    not a version, the kinds differ, ``new`` is not newer, or only the variant or a ``v``
-    differs.
+    not a version, the kinds differ, ``new`` is not newer, or only the variant differs.
     """
     old, fresh = _parse(current), _parse(new)
     if old is None or fresh is None or old.kind != fresh.kind or compare(new, current) <= 0:
