@@ -40,6 +40,7 @@ def test_version_and_date_tags_are_valid(tag: str) -> None:
         "lts-alpine",
         "0a1b2c3",  # a short commit hash
         "0a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d",  # a full commit SHA
+        "0c1f63ed8fb818fad16cf6ae091598c410a21d2e1a9adf183beb93189299bfba",  # SHA-256
         "",
         "v",
         "-1.2",

@@ -13,7 +13,7 @@ Two kinds of tag hold numbers: versions and dates. A tag whose first component i
 (4 digits, 1970-2199: ``2024.03.29``, ``2024.3.1``), a compact date (``20240329``,
 ``202403291230``) or ``YYYY-MM-DD`` is a date; dates sort above every version and are
 compared only with dates. Commit hashes (7-40 lower-case hex digits with a letter, as
-Renovate), ``latest``, ``stable``, ``edge``, ``mainline`` and other words are not versions.
+Renovate, or 64), ``latest``, ``stable``, ``edge``, ``mainline`` and other words are not versions.
 
 Sources: renovatebot/renovate ``lib/modules/versioning/docker/index.ts`` and its spec (the
 rules above, "shorter is bigger": ``3.12`` sorts above ``3.12.1`` because that tag follows the
@@ -47,8 +47,9 @@ newest tag compatible with current)."""
 Kind = Literal["version", "date"]
 
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
-# Renovate ignores tags that look like a commit (``commitHashPattern``), unless all digits.
-_COMMIT = re.compile(r"[0-9a-f]{7,40}")
+# Renovate ignores tags that look like a commit (``commitHashPattern``), unless all digits;
+# 64 digits too: SHA-256 commits (git's object format) and content-addressed tags.
+_COMMIT = re.compile(r"[0-9a-f]{7,40}|[0-9a-f]{64}")
 _VERSION_PART = re.compile(r"(?P<release>[0-9]+(?:\.[0-9]+)*)(?P<pre>[A-Za-z][A-Za-z0-9]*)?")
 _PRERELEASE_PIECE = re.compile(
     r"(?:alpha|beta|rc|pre|preview|snapshot)(?:\.?[0-9]+)*", re.IGNORECASE
