@@ -11,8 +11,11 @@ No I/O and no wall clock: ``now`` is a parameter. The rules follow design.md §1
   final release, or its newest prerelease when it has no final release); when the registry's
   latest is a prerelease (an npm ``latest`` tag set on ``1.0.0-pre1``) and current is stable,
   latest is the newest stable release instead (design §1: prereleases only for a prerelease
-  current), and the row says which tag was set;
-* candidates = releases newer than current, not yanked, installable, not deprecated, of the same
+  current), and the row says which tag was set; for image tags (a scheme with ``TAG_SCHEME``,
+  whose registries name no latest) latest is the newest release compatible with current, of
+  current's stability;
+* candidates = releases newer than current, compatible with it (``is_compatible``: an image on
+  ``3.12-slim`` never moves to ``3.13``), not yanked, installable, not deprecated, of the same
   stability as current (prereleases only when current is one) and no newer than latest unless
   current already is (Renovate's rule for versions above ``latest``);
 * eligible = the newest candidate the release-age policy admits now; every candidate it does not
@@ -42,6 +45,10 @@ from patchula.versioning.base import Versioning
 MEMO = EvaluationMemo()
 
 DAYS_PER_YEAR = 365.25
+
+# Why a candidate's age is unknown, in a held-back reason ("age unknown: …").
+_UNKNOWN_AGE = "the registry gives no publish time"
+_UNKNOWN_AGE_TAGS = "an OCI image tag has no publish time in the registry"
 
 
 def evaluate(
@@ -107,15 +114,27 @@ def _evaluate(
             latest=latest,
             latest_released_at=latest_rel.released_at if latest_rel else None,
         )
+    if not versioning.is_valid(current):
+        # An image tag such as ``latest`` or a commit hash: no release is newer than it.
+        return Finding(
+            status="unknown",
+            reason=f"{current!r} is not a {versioning.ID} version: no release compares to it",
+            current=current,
+            current_source=source,
+        )
 
     candidates = _candidates(catalog, view, current, latest)
+    unknown_age = _UNKNOWN_AGE_TAGS if _is_tag_scheme(versioning) else _UNKNOWN_AGE
     admitted: list[Release] = []
+    admitted_unknown: set[str] = set()
     held: list[HeldBack] = []
     for rel in candidates:
         kind = versioning.update_type(current, rel.version)
-        verdict = judge(rel.released_at, kind, policy, now)
+        verdict = judge(rel.released_at, kind, policy, now, unknown_age)
         if verdict.admitted:
             admitted.append(rel)
+            if verdict.reason is not None:
+                admitted_unknown.add(rel.version)
         else:
             held.append(
                 HeldBack(
@@ -141,6 +160,9 @@ def _evaluate(
     target = eligible.version if eligible else (candidates[-1].version if candidates else None)
     update_type: UpdateType | None = versioning.update_type(current, target) if target else None
 
+    if eligible is not None and eligible.version in admitted_unknown:
+        note = f"{eligible.version} has no known age; admitted by the unknown-age setting"
+        latest_note = note if latest_note is None else f"{latest_note}; {note}"
     return Finding(
         status=status,
         reason=_notes(current_rel, latest_rel, latest, catalog, latest_note),
@@ -175,6 +197,9 @@ def _resolve_current(
             return f"locked version {locked!r} is not a valid {versioning.ID} version"
         return locked, "lockfile"
     constraint = (dep.constraint or "").strip()
+    if not constraint and _is_tag_scheme(versioning):
+        # ``image@sha256:…`` without a tag: nothing a fresh install resolves by version.
+        return "no tag is declared (pinned by digest only): there is no version to compare"
     if constraint:
         pin = versioning.exact_pin(constraint)
         if pin is not None:
@@ -185,7 +210,8 @@ def _resolve_current(
                 return tagged, "dist-tag"
             if catalog.dist_tags:
                 return f"{constraint!r} is neither a valid range nor a dist-tag of this package"
-            return f"{constraint!r} is not a valid {versioning.ID} range"
+            what = "tag" if _is_tag_scheme(versioning) else "range"
+            return f"{constraint!r} is not a valid {versioning.ID} {what}"
     # npm-pick-manifest installs dist-tags.latest whenever the range admits it and it is not
     # deprecated.
     if (
@@ -234,9 +260,17 @@ def _select_latest(
     §1 offers prereleases only to a prerelease current. The note names the tag that was set
     (``dist-tags.latest is 1.0.0-pre1, a prerelease; ...``) or labels a prerelease latest that
     stands because the package has no stable release; ``None`` when there is nothing to say.
+
+    Image tags (``TAG_SCHEME``): registries name no latest, and one that is named but not
+    compatible with current is no latest for it; latest is then the newest release compatible
+    with current, of its stability (``None`` while current is unknown or not a version).
     """
     versioning = view.versioning
     tagged = catalog.latest if catalog.latest and versioning.is_valid(catalog.latest) else None
+    if _is_tag_scheme(versioning) and (
+        tagged is None or current is None or not versioning.is_compatible(current, tagged)
+    ):
+        return (None if current is None else view.newest_compatible(current)), None
     if tagged is None or versioning.is_stable(tagged):
         return tagged, None
     stable = view.newest_stable
@@ -255,6 +289,11 @@ def _select_latest(
     return stable, f"{tag} is {tagged}, a prerelease; latest shown is the newest stable release"
 
 
+def _is_tag_scheme(versioning: Versioning) -> bool:
+    """Whether versions are image tags (``versioning.docker.TAG_SCHEME``): no ranges, no latest."""
+    return getattr(versioning, "TAG_SCHEME", False) is True
+
+
 def _candidates(
     catalog: Catalog, view: CatalogView, current: str, latest: str | None
 ) -> list[Release]:
@@ -268,11 +307,17 @@ def _candidates(
 
 
 def _find(catalog: Catalog, version: str | None, view: CatalogView) -> Release | None:
-    """Return the release equal to ``version`` in the scheme (``1.0`` equals ``1.0.0``)."""
+    """Return the release equal to ``version`` in the scheme (``1.0`` equals ``1.0.0``).
+
+    An image tag is only itself: ``18.4`` equals ``18.04`` in order, but is another image.
+    """
     if version is None:
         return None
     index = view.find(version)
-    return None if index is None else catalog.releases[index]
+    if index is None:
+        return None
+    found = catalog.releases[index]
+    return None if _is_tag_scheme(view.versioning) and found.version != version else found
 
 
 def _released_at(catalog: Catalog, version: str | None, view: CatalogView) -> datetime | None:

@@ -4,10 +4,11 @@ A run evaluates the same package for every repository that declares it (100 repo
 ranges of typescript is 300 rows on one catalog of 3,478 versions). ``CatalogView`` holds what
 does not depend on the row: releases ordered by precedence with their stability and
 installability, an index by version, the pool a fresh install picks from, and memos of each
-distinct pick (per range) and candidate list (per current and latest). ``EvaluationMemo`` finds
-the view of a catalog and the verdicts already given for it, bounded so that a long process
-(many runs, a test session) holds at most ``max_catalogs`` catalogs and ``max_releases``
-releases in views.
+distinct pick (per range), candidate list (per current and latest) and newest compatible
+release (per current: which releases a user can move to depends on current, ``is_compatible``).
+``EvaluationMemo`` finds the view of a catalog and the verdicts already given for it, bounded
+so that a long process (many runs, a test session) holds at most ``max_catalogs`` catalogs and
+``max_releases`` releases in views.
 
 A catalog is recognised by identity first (the run hands every row of a package the same
 ``Catalog``), then by the shape the view depends on — versions, yanked, installable and
@@ -56,9 +57,12 @@ class CatalogView:
         "_exact",
         "_keys",
         "_movable",
+        "_newest_compatible",
         "_order",
         "_picks",
         "_stable",
+        "_usable",
+        "_versions",
         "newest_stable",
         "preferred",
         "preferred_set",
@@ -77,10 +81,14 @@ class CatalogView:
         keyed = sorted(((key(releases[i].version), i) for i in valid), key=lambda pair: pair[0])
         self._keys: list[Any] = [k for k, _ in keyed]
         self._order: list[int] = [i for _, i in keyed]
-        self._stable: list[bool] = [is_stable(releases[i].version) for i in self._order]
+        self._versions: list[str] = [releases[i].version for i in self._order]
+        self._stable: list[bool] = [is_stable(v) for v in self._versions]
         self._movable: list[bool] = [
             not r.yanked and r.installable and r.deprecated is None
             for r in (releases[i] for i in self._order)
+        ]
+        self._usable: list[bool] = [
+            not r.yanked and r.installable for r in (releases[i] for i in self._order)
         ]
         self._exact: dict[str, int] = {}
         for i, r in enumerate(releases):
@@ -101,6 +109,7 @@ class CatalogView:
         self._picks: dict[tuple[bool, str], str | None] = {}
         self._admits: dict[tuple[str, str], bool] = {}
         self._candidates: dict[tuple[str, str | None], tuple[int, ...]] = {}
+        self._newest_compatible: dict[str, str | None] = {}
 
     def find(self, version: str) -> int | None:
         """Index of the release equal to ``version``: exactly, else in the scheme (``1.0``)."""
@@ -134,8 +143,9 @@ class CatalogView:
     def candidates(self, current: str, ceiling: str | None) -> tuple[int, ...]:
         """Indices of the releases above ``current`` up to ``ceiling`` one could move to.
 
-        Not yanked, installable, not deprecated, of current's stability (prereleases only for a
-        prerelease current); ordered by precedence, equal versions in catalog order.
+        Not yanked, installable, not deprecated, compatible with current (``is_compatible``),
+        of current's stability (prereleases only for a prerelease current); ordered by
+        precedence, equal versions in catalog order.
         """
         memo_key = (current, ceiling)
         found = self._candidates.get(memo_key)
@@ -148,13 +158,37 @@ class CatalogView:
                 else bisect.bisect_right(self._keys, key(ceiling))
             )
             want_prerelease = not self.versioning.is_stable(current)
+            compatible = self.versioning.is_compatible
             found = tuple(
                 self._order[p]
                 for p in range(start, stop)
-                if self._movable[p] and (want_prerelease or self._stable[p])
+                if self._movable[p]
+                and (want_prerelease or self._stable[p])
+                and compatible(current, self._versions[p])
             )
             self._candidates[memo_key] = found
         return found
+
+    def newest_compatible(self, current: str) -> str | None:
+        """The newest release a user on ``current`` could move to, or ``None``.
+
+        Not yanked, installable and compatible with current; stable, or of any stability for
+        a prerelease current; the highest by precedence (of equal versions, the last listed).
+        """
+        if current not in self._newest_compatible:
+            want_prerelease = not self.versioning.is_stable(current)
+            compatible = self.versioning.is_compatible
+            self._newest_compatible[current] = next(
+                (
+                    self._versions[p]
+                    for p in range(len(self._keys) - 1, -1, -1)
+                    if self._usable[p]
+                    and (want_prerelease or self._stable[p])
+                    and compatible(current, self._versions[p])
+                ),
+                None,
+            )
+        return self._newest_compatible[current]
 
 
 class _Entry:

@@ -54,11 +54,13 @@ def judge(
     update_type: UpdateType | None,
     policy: ReleaseAgePolicy,
     now: datetime,
+    unknown_because: str = "the registry gives no publish time",
 ) -> AgeVerdict:
     """Decide whether a release published at ``released_at`` is old enough at ``now``.
 
     Returns an ``AgeVerdict``; ``reason`` explains a hold ("released 5h ago, minor updates wait
-    72h") or an admission without a known age ("age unknown, admitted by policy").
+    72h"; "age unknown: ``unknown_because``; minor updates wait 72h") or an admission without
+    a known age ("age unknown, admitted by policy").
     """
     wait = policy.wait_for(update_type)
     kind = update_type or "patch"
@@ -72,10 +74,7 @@ def judge(
         return AgeVerdict(
             admitted=False,
             eligible_at=None,
-            reason=(
-                f"age unknown: the registry gives no publish time; "
-                f"{kind} updates wait {_hours(wait)}"
-            ),
+            reason=(f"age unknown: {unknown_because}; {kind} updates wait {_hours(wait)}"),
         )
     eligible_at = released_at + wait
     if now >= eligible_at:

@@ -13,5 +13,8 @@ if TYPE_CHECKING:
     from patchula.versioning.base import Versioning
 
 VERSIONINGS: LazyRegistry[Versioning] = LazyRegistry(
-    {scheme: f"patchula.versioning.{scheme}" for scheme in ("npm", "pep440", "go", "cargo")}
+    {
+        scheme: f"patchula.versioning.{scheme}"
+        for scheme in ("npm", "pep440", "go", "cargo", "docker")
+    }
 )

@@ -67,3 +67,12 @@ class Versioning(Protocol):
     def update_type(self, current: str, new: str) -> UpdateType | None:
         """Return ``major``/``minor``/``patch`` for ``current`` → ``new``, else ``None``."""
         ...
+
+    def is_compatible(self, current: str, other: str) -> bool:
+        """Return whether a user on ``current`` could move to ``other`` at all.
+
+        Renovate's ``isCompatible``: the policy considers only compatible releases for
+        latest, candidates and versions behind (an image on ``3.12-slim`` never moves to
+        ``3.13``). Schemes whose ranges decide what a user can move to answer ``True``.
+        """
+        ...

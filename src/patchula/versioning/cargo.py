@@ -258,3 +258,11 @@ def update_type(current: str, new: str) -> UpdateType | None:
     if old_parsed[1] != new_parsed[1]:
         return "minor"
     return "patch"
+
+
+def is_compatible(current: str, other: str) -> bool:  # noqa: ARG001 - the protocol's shape
+    """Return ``True``: every Cargo version is a candidate; requirements decide the rest.
+
+    Cargo requirements, not version shapes, decide which versions a user can move to.
+    """
+    return True

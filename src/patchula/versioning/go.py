@@ -208,3 +208,11 @@ def update_type(current: str, new: str) -> UpdateType | None:
     if old_parsed.minor != new_parsed.minor:
         return "minor"
     return "patch"
+
+
+def is_compatible(current: str, other: str) -> bool:  # noqa: ARG001 - the protocol's shape
+    """Return ``True``: every version of one module path is a candidate.
+
+    Another major is another module path, reported as a successor, never a candidate here.
+    """
+    return True

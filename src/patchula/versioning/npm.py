@@ -502,3 +502,11 @@ def update_type(current: str, new: str) -> UpdateType | None:
     if old_parsed[1] != new_parsed[1]:
         return "minor"
     return "patch"
+
+
+def is_compatible(current: str, other: str) -> bool:  # noqa: ARG001 - the protocol's shape
+    """Return ``True``: every npm version is a candidate; ranges decide the rest.
+
+    npm ranges, not tag shapes, decide which versions a user can move to.
+    """
+    return True

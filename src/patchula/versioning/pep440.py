@@ -179,3 +179,11 @@ def update_type(current: str, new: str) -> UpdateType | None:
     if old_release[1] != new_release[1]:
         return "minor"
     return "patch"
+
+
+def is_compatible(current: str, other: str) -> bool:  # noqa: ARG001 - the protocol's shape
+    """Return ``True``: every PEP 440 version is a candidate; specifiers decide the rest.
+
+    PEP 440 specifiers, not version shapes, decide which versions a user can move to.
+    """
+    return True

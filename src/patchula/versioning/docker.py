@@ -1,0 +1,235 @@
+"""Container image tags read as versions, after Renovate's ``docker`` versioning.
+
+A tag (``3.12-slim-bookworm``, ``20.11.1-alpine3.19``, ``v1.22.5``) is an optional leading
+``v``, a version part of numbers joined by ``.``, an optional prerelease glued to it
+(``3.13.0rc1``, ``17beta2``) and an optional suffix after the first ``-``. A first suffix piece
+``alpha``, ``beta``, ``rc``, ``pre``, ``preview`` or ``snapshot`` (with a number: ``rc1``,
+``beta.1``) is a prerelease too; the rest of the suffix names the variant (``slim``,
+``alpine3.19``). Tags are compared only within one compatibility class: same kind, same number
+of written components, same variant and with or without a leading ``v`` alike
+(``is_compatible``, Renovate's ``isCompatible``, which ignores the ``v``).
+
+Two kinds of tag hold numbers: versions and dates. A tag whose first component is a year
+(4 digits, 1970-2199: ``2024.03.29``, ``2024.3.1``), a compact date (``20240329``,
+``202403291230``) or ``YYYY-MM-DD`` is a date; dates sort above every version and are
+compared only with dates. Commit hashes (7-40 lower-case hex digits with a letter, as
+Renovate, or 64), ``latest``, ``stable``, ``edge``, ``mainline`` and other words are not versions.
+
+Sources: renovatebot/renovate ``lib/modules/versioning/docker/index.ts`` and its spec (the
+rules above, "shorter is bigger": ``3.12`` sorts above ``3.12.1`` because that tag follows the
+newest ``3.12.x``); the OCI distribution spec for the tag grammar (``[A-Za-z0-9_][A-Za-z0-9_.-]
+{0,127}``). ``compare`` is 0 for tags of one version (``18.04`` and ``18.4``, ``v1.2`` and
+``1.2``), yet each tag is its own pin: ``matches`` is equality of the tag text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from patchula.versioning.base import has_long_number
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from patchula.models import UpdateType
+
+ID = "docker"
+
+TAG_SCHEME = True
+"""Read by the policy: versions are image tags, so a constraint names one tag (no ranges, and
+without a tag there is no version to compare) and registries name no latest (latest is the
+newest tag compatible with current)."""
+
+Kind = Literal["version", "date"]
+
+_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+# Renovate ignores tags that look like a commit (``commitHashPattern``), unless all digits;
+# 64 digits too: SHA-256 commits (git's object format) and content-addressed tags.
+_COMMIT = re.compile(r"[0-9a-f]{7,40}|[0-9a-f]{64}")
+_VERSION_PART = re.compile(r"(?P<release>[0-9]+(?:\.[0-9]+)*)(?P<pre>[A-Za-z][A-Za-z0-9]*)?")
+_PRERELEASE_PIECE = re.compile(
+    r"(?:alpha|beta|rc|pre|preview|snapshot)(?:\.?[0-9]+)*", re.IGNORECASE
+)
+_DASH_DATE = re.compile(r"(?P<y>[0-9]{4})-(?P<m>[0-9]{2})-(?P<d>[0-9]{2})(?:-(?P<rest>.+))?")
+_SEGMENTS = re.compile(r"[0-9]+|[A-Za-z]+")
+_MIN_YEAR, _MAX_YEAR = 1970, 2199
+_YEAR_DIGITS = 4
+# A compact date: YYYYMMDD, optionally with hhmm or hhmmss.
+_COMPACT_DATE_DIGITS = (8, 12, 14)
+_MAJOR, _MINOR = 0, 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Tag:
+    kind: Kind
+    form: str  # how the numbers are written: "dotted", "compact", "dash"; "v…" with a ``v``
+    written: int  # number of components as written (``20240329`` is one)
+    release: tuple[int, ...]  # numbers to order by (a compact date is year, month, day, ...)
+    pre: tuple[int | str, ...] | None  # prerelease segments, ``None`` for a stable tag
+    suffix: str  # the variant after the version (``slim-bookworm``), ``""`` for none
+
+
+def _segments(label: str) -> tuple[int | str, ...]:
+    """``rc.10`` → ``("rc", 10)``: numbers compare numerically (``rc10`` above ``rc9``)."""
+    return tuple(int(s) if s.isdigit() else s.lower() for s in _SEGMENTS.findall(label))
+
+
+def _compact_date(digits: str) -> tuple[int, ...] | None:
+    if len(digits) not in _COMPACT_DATE_DIGITS:
+        return None
+    fields = [int(digits[i : i + 2]) for i in range(4, len(digits), 2)]
+    parts = (int(digits[:4]), *fields)
+    return parts if _real_instant(parts) else None
+
+
+def _real_instant(parts: tuple[int, ...]) -> bool:
+    year, month, day, hour, minute, second = (*parts, 0, 0, 0)[:6]
+    if not _MIN_YEAR <= year <= _MAX_YEAR:
+        return False
+    try:
+        # Only checks that the fields name a real instant; no time zone is involved.
+        datetime(year, month, day, hour, minute, second)  # noqa: DTZ001
+    except ValueError:
+        return False
+    return True
+
+
+def _split_suffix(rest: str, pre: str | None) -> tuple[tuple[int | str, ...] | None, str]:
+    """Return (prerelease segments, variant) of what follows the first ``-``."""
+    pieces = rest.split("-") if rest else []
+    if pre is None and pieces and _PRERELEASE_PIECE.fullmatch(pieces[0]):
+        return _segments(pieces[0]), "-".join(pieces[1:])
+    return (_segments(pre) if pre is not None else None), "-".join(pieces)
+
+
+# Tags are parsed again and again while sorting one tag list; memoise.
+@functools.lru_cache(maxsize=65536)
+def _parse(tag: str) -> _Tag | None:
+    if not is_valid_constraint(tag):
+        return None
+    if _COMMIT.fullmatch(tag) and not tag.isdigit():
+        return None
+    text = tag.removeprefix("v")
+    v = "v" if text != tag else ""
+    dash_date = _DASH_DATE.fullmatch(text)
+    if dash_date is not None:
+        parts = (int(dash_date["y"]), int(dash_date["m"]), int(dash_date["d"]))
+        if _real_instant(parts):
+            pre, suffix = _split_suffix(dash_date["rest"] or "", None)
+            return _Tag("date", f"{v}dash", 3, parts, pre, suffix)
+    head, _, rest = text.partition("-")
+    match = _VERSION_PART.fullmatch(head)
+    if match is None:
+        return None
+    written = match["release"].split(".")
+    numbers = tuple(int(n) for n in written)
+    pre, suffix = _split_suffix(rest, match["pre"])
+    compact = _compact_date(written[0])
+    if compact is not None:
+        return _Tag("date", f"{v}compact", len(written), compact + numbers[1:], pre, suffix)
+    if len(written[0]) == _YEAR_DIGITS and _MIN_YEAR <= numbers[0] <= _MAX_YEAR:
+        return _Tag("date", f"{v}dotted", len(written), numbers, pre, suffix)
+    return _Tag("version", f"{v}dotted", len(written), numbers, pre, suffix)
+
+
+def is_valid(version: str) -> bool:
+    """Return whether the tag ``version`` reads as a version or a date (not ``latest``)."""
+    return _parse(version) is not None
+
+
+def is_stable(version: str) -> bool:
+    """Return whether ``version`` is a valid tag without a prerelease (``3.13-rc`` is not)."""
+    parsed = _parse(version)
+    return parsed is not None and parsed.pre is None
+
+
+def is_compatible(current: str, other: str) -> bool:
+    """Return whether a user on tag ``current`` could move to tag ``other``.
+
+    Both are valid, of the same kind and written form, with as many components and the same
+    variant suffix: ``3.12-slim`` → ``3.13-slim``, never ``3.13.1-slim`` or ``3.13``
+    (Renovate's ``isCompatible``); ``v1.2`` → ``v1.3`` and ``1.2`` → ``1.3``, never across,
+    so that one version published as ``1.3`` and ``v1.3`` is proposed in the form in use.
+    Stability is not considered: ``3.13-rc-slim`` is compatible with ``3.12-slim`` and the
+    policy leaves it out as a prerelease.
+    """
+    a, b = _parse(current), _parse(other)
+    if a is None or b is None:
+        return False
+    return (a.kind, a.form, a.written, a.suffix) == (b.kind, b.form, b.written, b.suffix)
+
+
+def _release_key(release: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    # The closing (1, 0) sorts above any number: a shorter release is bigger than one it is a
+    # prefix of (``3.12`` above ``3.12.1``), as Renovate orders them.
+    return (*((0, n) for n in release), (1, 0))
+
+
+@functools.lru_cache(maxsize=65536)
+def sort_key(version: str) -> Any:  # noqa: ANN401 - the protocol leaves the key opaque
+    """Return an ordering key; invalid tags get ``(0, tag)`` and sort first.
+
+    A valid key is ``(1, kind, release, prerelease, variant)``: versions below dates; the
+    release numerically by component, a shorter one above the longer ones it prefixes; a
+    prerelease below its release; no variant above a variant, variants in ASCII order. A
+    leading ``v`` and leading zeros do not count (``v18.04`` equals ``18.4``).
+    """
+    parsed = _parse(version)
+    if parsed is None:
+        return (0, version)
+    pre: tuple[Any, ...] = (
+        (1,)
+        if parsed.pre is None
+        else (0, *((0, s) if isinstance(s, int) else (1, s) for s in parsed.pre))
+    )
+    variant = (1, "") if not parsed.suffix else (0, parsed.suffix)
+    kind = 0 if parsed.kind == "version" else 1
+    return (1, kind, _release_key(parsed.release), pre, variant)
+
+
+def compare(a: str, b: str) -> int:
+    """Return -1, 0 or 1 as tag ``a`` sorts before, equal to (one version) or after ``b``."""
+    key_a, key_b = sort_key(a), sort_key(b)
+    return int(key_a > key_b) - int(key_a < key_b)
+
+
+def is_valid_constraint(constraint: str) -> bool:
+    """Return whether ``constraint`` is a tag by the OCI grammar (a tag pins; no ranges)."""
+    return _TAG.fullmatch(constraint) is not None and not has_long_number(constraint)
+
+
+def exact_pin(constraint: str) -> str | None:
+    """Return the tag itself: an image tag is a pin, also when it is not a version."""
+    return constraint if is_valid_constraint(constraint) else None
+
+
+def matches(version: str, constraint: str) -> bool:
+    """Return whether ``version`` is the tag ``constraint`` (tags have no ranges)."""
+    return version == constraint and is_valid_constraint(constraint)
+
+
+def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
+    """Return the tag ``constraint`` when ``versions`` lists it, else ``None``."""
+    return constraint if any(matches(v, constraint) for v in versions) else None
+
+
+def update_type(current: str, new: str) -> UpdateType | None:
+    """Return major/minor/patch by the first component that differs when ``new`` is newer.
+
+    Components count from the left (a date's year, month, day); a tag that only moves a
+    prerelease forward (``3.13-rc1`` → ``3.13``) is ``patch``. ``None`` when either tag is
+    not a version, the kinds differ, ``new`` is not newer, or only the variant differs.
+    """
+    old, fresh = _parse(current), _parse(new)
+    if old is None or fresh is None or old.kind != fresh.kind or compare(new, current) <= 0:
+        return None
+    for position in range(max(len(old.release), len(fresh.release))):
+        if old.release[position : position + 1] != fresh.release[position : position + 1]:
+            if position == _MAJOR:
+                return "major"
+            return "minor" if position == _MINOR else "patch"
+    return "patch" if old.pre != fresh.pre else None
