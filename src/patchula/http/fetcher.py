@@ -80,8 +80,9 @@ _ORIGIN_BOUND_HEADERS = frozenset({"authorization", "cookie", "proxy-authorizati
 USER_AGENT = f"patchula/{__version__} (dependency freshness scanner)"
 
 
-# Response headers kept with a cached body: pagination needs Link; the rest is re-derivable.
-KEPT_HEADERS = frozenset({"link", "content-type"})
+# Response headers kept with a cached body: pagination needs Link, a manifest HEAD its
+# Docker-Content-Digest (a revalidated or fresh HEAD has only these); the rest is re-derivable.
+KEPT_HEADERS = frozenset({"link", "content-type", "docker-content-digest"})
 
 
 @dataclass(slots=True)
