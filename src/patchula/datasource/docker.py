@@ -96,7 +96,7 @@ _DIGEST = re.compile(r"(?P<algorithm>[a-z0-9]+(?:[+._-][a-z0-9]+)*):(?P<encoded>
 _HEX_LENGTHS = {"sha256": 64, "sha512": 128}
 _HEX = re.compile(r"[a-f0-9]+")
 # RFC 8288 §3: ``<target>`` then ``; name=value`` parameters (value a token or quoted string).
-_LINK = re.compile(r"<(?P<target>[^>]*)>(?P<params>[^,<]*)")
+_LINK = re.compile(r'<(?P<target>[^>]*)>(?P<params>(?:[^,<"]|"(?:[^"\\]|\\.)*")*)')
 _PARAM = re.compile(
     r";\s*(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*"
     r'(?:=\s*(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<token>[^;,\s]*)))?'
