@@ -147,6 +147,33 @@ async def test_a_complete_list_is_stored_and_reused(oci: FakeRegistry, tmp_path:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("validators", [False, True])
+async def test_the_freshness_floor_keeps_validator_free_pages(
+    oci: FakeRegistry,
+    tmp_path: Path,
+    validators: bool,  # noqa: FBT001 - parametrized
+) -> None:
+    """Floored ``oci-tags-v1`` pages without validators are reused whole (their Link kept)."""
+    host = oci.host("oci")
+    oci.oci.max_page_size = 5
+    host.validators = validators
+    host.cache_control = None  # no upstream freshness: only the floor can keep a page
+    clock = Clock()
+    cache = Cache.open(tmp_path / "cache.sqlite3")
+    async with _fetcher(cache, clock) as fetch:
+        fetch.keep_fresh(docker.FRESHNESS_FLOOR_REPRESENTATIONS, 3600, unvalidated_only=True)
+        await docker.get_catalog(fetch, oci.url("oci"), _package(oci))
+        clock.now = START + timedelta(seconds=1800)
+        warm = await docker.get_catalog(fetch, oci.url("oci"), _package(oci))
+    cache.close()
+    assert len(warm.releases) == len(TAGS)
+    # Without validators the floor answers all three pages; with them each is revalidated.
+    assert host.requests_by_route[TAGS_ROUTE] == (6 if validators else 3)
+    assert warm.reused is not validators
+    assert host.not_modified == (3 if validators else 0)
+
+
+@pytest.mark.anyio
 async def test_too_many_pages_is_an_error(
     oci: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -58,7 +58,8 @@ MANIFEST_DIGEST_REPRESENTATION = "oci-manifest-digest-v1"
 FRESHNESS_FLOOR_REPRESENTATIONS = (TAGS_REPRESENTATION,)
 TIME_SOURCE = "none: OCI registry tags carry no dates (age unknown)"
 HUB_TIME_SOURCE = (
-    "Docker Hub tag_last_pushed: the tag's last push (tag freshness), not its first release"
+    "none in OCI tags; Docker Hub tag_last_pushed when the policy asks: the tag's last push "
+    "(tag freshness), not its first release"
 )
 CREDENTIAL_HINT = "~/.docker/config.json"
 # Docker Hub's dates come from a separate, rate-limited API: asked only for the release-age
@@ -379,7 +380,7 @@ async def release_times(
     push (tag freshness: a re-pushed tag gets a new one), not its first release; an absent
     one falls back to ``last_updated`` (the same notion). Up to ``HUB_PER_TAG_MAX`` tags:
     ``GET {hub}/v2/namespaces/<ns>/repositories/<repo>/tags/<tag>`` each; more: the tag list
-    (``page_size=100``, newest pushes first) through its ``next`` links, at most
+    (``page_size=100``, newest pushes first) through its same-origin ``next`` links, at most
     ``HUB_MAX_PAGES`` pages, until every asked tag is found. The Hub base is the registry
     ``docker-hub`` (default ``https://hub.docker.com``). Returns exactly the asked tags, each
     ``None`` when unknown, and ``None`` for all on any other registry (no request: OCI tags
