@@ -344,7 +344,14 @@ def test_next_page_links(links: tuple[str, ...], expected: str | None) -> None:
 
 
 @pytest.mark.parametrize(
-    "target", ["https://evil.example/n", "http://r.example/n", "https://r.example:8443/n"]
+    "target",
+    [
+        "https://evil.example/n",
+        "http://r.example/n",
+        "https://r.example:8443/n",
+        "https://user:pw@r.example/n",
+        "//evil.example/n",
+    ],
 )
 def test_next_page_on_another_origin_is_refused(target: str) -> None:
     """Another host, scheme or port is another origin: refused."""

@@ -245,7 +245,8 @@ def next_page(response: FetchResponse, url: str, first: str, what: str) -> str |
             if "next" not in rels:
                 continue
             target = urljoin(url, link["target"].strip())
-            if _origin(target) != _origin(first):
+            # Userinfo in a link would become a credential the registry chose: refused too.
+            if _origin(target) != _origin(first) or "@" in urlsplit(target).netloc:
                 host = urlsplit(target).netloc.rpartition("@")[2] or "?"
                 msg = f"{what}: the tag list's next page is on another host ({host}); not followed"
                 raise RegistryError(msg)
