@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fake_registry import FakeRegistry, encode_path, http_date, index_path
+from tests.fake_registry import HOST_NAMES, FakeRegistry, encode_path, http_date, index_path
 
 T0 = datetime(2025, 1, 6, 9, 30, tzinfo=UTC)
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -398,10 +398,10 @@ def test_request_counting_per_route_log_and_reset(fake_registry: FakeRegistry) -
 
 
 def test_registry_context_manager_with_empty_fixtures(tmp_path: Path) -> None:
-    """``FakeRegistry(empty_dir)`` binds 7 distinct ports, serves no fixtures and stops cleanly."""
+    """``FakeRegistry(empty_dir)`` binds a port per host, serves no fixtures and stops cleanly."""
     with FakeRegistry(tmp_path) as registry:
         urls = registry.urls()
-        assert len(set(urls.values())) == 7
+        assert len(set(urls.values())) == len(HOST_NAMES) == 8
         assert _get(urls["npm"] + "/left-pad").status_code == 404
     with pytest.raises(httpx.ConnectError):
         _get(urls["npm"] + "/left-pad")

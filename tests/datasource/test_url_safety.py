@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from patchula.datasource import crates, goproxy, npm, pypi
+from patchula.datasource import crates, docker, goproxy, npm, pypi
 from patchula.errors import RegistryError
 
 BUILDERS: dict[str, Callable[[str], str]] = {
@@ -14,6 +14,7 @@ BUILDERS: dict[str, Callable[[str], str]] = {
     "pypi": lambda name: pypi.project_url("http://r.test/base", name),
     "crates": crates.index_path,
     "goproxy": lambda name: goproxy.module_url("http://r.test/base", name),
+    "docker": lambda name: docker.repository_of(f"docker.io/library/{name}"),
 }
 
 

@@ -15,6 +15,10 @@ from .base import Reply, Request, digest, iso, json_reply
 
 INDEX = "application/vnd.oci.image.index.v1+json"
 SERVICE = "fake-registry"
+PULL_QUOTA_MESSAGE = (
+    "You have reached your unauthenticated pull rate limit. "
+    "https://www.docker.com/increase-rate-limit"
+)
 Manifest = str | Mapping[str, Any] | None
 
 
@@ -23,11 +27,24 @@ class Oci:
 
     ``max_page_size`` caps ``n`` (a registry may return fewer tags than asked);
     :meth:`revoke_tokens` makes every issued token fail with 401.
+
+    Datasource knobs: ``anonymous`` (``/v2/`` calls need no token), ``head_status`` (answer a
+    manifest HEAD with this status instead, e.g. 405 or 501), ``omit_digest_header`` (no
+    ``Docker-Content-Digest`` on manifests), ``pull_quota_exhausted`` (a manifest GET gets
+    Docker Hub's pull-quota 429; HEADs are not pulls), ``link_base`` (``Link`` targets are
+    absolute on this base URL instead of relative) and :meth:`rate_limit_tag_page`.
     """
 
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url
         self.max_page_size: int | None = None
+        self.anonymous = False
+        self.head_status: int | None = None
+        self.omit_digest_header = False
+        self.pull_quota_exhausted = False
+        self.link_base: str | None = None
+        # Page number (1-based) of a tag list → 429 answers still to give for it.
+        self._page_limits: dict[int, tuple[int, str]] = {}
         self._tokens: dict[str, set[str]] = {}
         self._tags: dict[str, dict[str, str]] = {}
         self._manifests: dict[str, dict[str, tuple[str, bytes]]] = {}
@@ -53,6 +70,10 @@ class Oci:
         """Forget every issued token."""
         self._tokens.clear()
 
+    def rate_limit_tag_page(self, page: int, n: int = 1, retry_after: str = "120") -> None:
+        """Answer the next ``n`` requests for page ``page`` (1-based) of any tag list with 429."""
+        self._page_limits[page] = (n, retry_after)
+
     def handle(self, request: Request) -> Reply:
         """``/token``, ``/v2/``, ``/v2/<name>/tags/list`` and ``/v2/<name>/manifests/<ref>``."""
         if request.path == "/token":
@@ -64,7 +85,7 @@ class Oci:
             return _error(404, "NAME_UNKNOWN", "repository name not known to registry")
         name = match["name"]
         granted = self._tokens.get(request.headers.get("authorization", "").removeprefix("Bearer "))
-        if granted is None or (name is not None and name not in granted):
+        if not self.anonymous and (granted is None or (name is not None and name not in granted)):
             return self._challenge(name)
         if name is None:
             return json_reply({})
@@ -76,8 +97,17 @@ class Oci:
         key = ref if ref.startswith("sha256:") else self._tags[name].get(ref, "")
         if key not in self._manifests[name]:
             return _error(404, "MANIFEST_UNKNOWN", "manifest unknown")
+        if request.method == "HEAD" and self.head_status is not None:
+            return _error(self.head_status, "UNSUPPORTED", "HEAD not supported")
+        if request.method == "GET" and self.pull_quota_exhausted:
+            reply = _error(429, "TOOMANYREQUESTS", PULL_QUOTA_MESSAGE)
+            reply.headers.update(
+                {"ratelimit-limit": "100;w=21600", "ratelimit-remaining": "0;w=21600"}
+            )
+            return reply
         media_type, body = self._manifests[name][key]
-        return Reply(200, body, media_type, {"Docker-Content-Digest": key}, etag=f'"{key}"')
+        headers = {} if self.omit_digest_header else {"Docker-Content-Digest": key}
+        return Reply(200, body, media_type, headers, etag=f'"{key}"')
 
     def _token(self, request: Request) -> Reply:
         repositories = set()
@@ -110,12 +140,27 @@ class Oci:
         size = len(tags) if n is None else int(n)
         if self.max_page_size is not None:
             size = min(size, self.max_page_size)
+        # Page N starts after (N-1) pages of ``size`` tags (a constant ``n``, as clients send).
+        before = 0 if last is None else sum(tag <= last for tag in self._tags[name])
+        number = before // size + 1 if size > 0 else 1
+        limited = self._page_limit(number)
+        if limited is not None:
+            return limited
         page, more = tags[:size], len(tags) > size
         reply = json_reply({"name": name, "tags": page})
         if more and page:
-            reply.headers["Link"] = (
-                f'</v2/{name}/tags/list?last={quote(page[-1])}&n={size}>; rel="next"'
-            )
+            target = f"/v2/{name}/tags/list?last={quote(page[-1])}&n={size}"
+            reply.headers["Link"] = f'<{self.link_base or ""}{target}>; rel="next"'
+        return reply
+
+    def _page_limit(self, number: int) -> Reply | None:
+        """The 429 still owed to page ``number`` of a tag list, if any (one fewer each time)."""
+        left, retry_after = self._page_limits.get(number, (0, ""))
+        if left <= 0:
+            return None
+        self._page_limits[number] = (left - 1, retry_after)
+        reply = _error(429, "TOOMANYREQUESTS", "too many requests")
+        reply.headers["Retry-After"] = retry_after
         return reply
 
 

@@ -12,6 +12,7 @@ from typing import Any, Final, Self
 
 from .base import Handler, VirtualHost
 from .crates import Crates
+from .docker_hub import DockerHub
 from .github import GitHub
 from .goproxy import GoProxy
 from .npm import Npm
@@ -19,18 +20,28 @@ from .oci import Oci
 from .pypi import PyPI
 
 #: Virtual hosts in port order: standalone ``--port P`` gives ``npm`` P, ``pypi`` P+1, …
-HOST_NAMES: Final = ("npm", "pypi", "crates-index", "crates-api", "goproxy", "oci", "github")
+HOST_NAMES: Final = (
+    "npm",
+    "pypi",
+    "crates-index",
+    "crates-api",
+    "goproxy",
+    "oci",
+    "github",
+    "docker-hub",
+)
 #: Bundled fixtures: ``data/{npm,pypi,crates,goproxy,oci,github}/*.json`` (see data/README.md).
 DATA_DIR: Final = Path(__file__).parent / "data"
 
 
 class FakeRegistry:
-    """Loopback npm, PyPI, crates.io (index + API), Go proxy, OCI and GitHub servers.
+    """Loopback npm, PyPI, crates.io (index + API), Go proxy, OCI, GitHub and Docker Hub API hosts.
 
     Sockets are bound at construction (so :meth:`url` works before :meth:`start`); ``port`` 0
     picks free ports, otherwise host *i* of :data:`HOST_NAMES` gets ``port + i``. Fixtures come
     from ``fixtures_dir`` (default :data:`DATA_DIR`); register more with ``registry.npm.add(…)``,
-    ``.pypi.add``, ``.crates.add``, ``.goproxy.add``, ``.oci.add``, ``.github.add_repo``.
+    ``.pypi.add``, ``.crates.add``, ``.goproxy.add``, ``.oci.add``, ``.github.add_repo``,
+    ``.docker_hub.add``.
     Knobs and statistics live on ``registry.host(name)``.
     """
 
@@ -50,12 +61,14 @@ class FakeRegistry:
         self.goproxy = GoProxy()
         self.oci = Oci(self.url("oci"))
         self.github = GitHub(self.url("github"))
+        self.docker_hub = DockerHub(self.url("docker-hub"))
         handlers: list[Handler] = [self.npm.handle, self.pypi.handle, self.crates.handle_index]
         handlers += [
             self.crates.handle_api,
             self.goproxy.handle,
             self.oci.handle,
             self.github.handle,
+            self.docker_hub.handle,
         ]
         for name, handler in zip(HOST_NAMES, handlers, strict=True):
             self.hosts[name].handler = handler

@@ -164,6 +164,20 @@ async def test_5xx_is_retried_then_reported() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("status", [501, 505])
+async def test_a_permanent_server_error_is_returned_without_retries(status: int) -> None:
+    """501 and 505 say what the server cannot do: one request, the answer returned as it is."""
+    sleeps = _Sleeps()
+    with respx.mock(assert_all_called=True) as router:
+        route = router.head("https://a.test/x").mock(return_value=httpx.Response(status))
+        async with httpx.AsyncClient() as client:
+            response = await _fetcher(client, sleeps)("https://a.test/x", method="HEAD")
+    assert response.status == status
+    assert route.call_count == 1
+    assert sleeps.calls == []
+
+
+@pytest.mark.anyio
 async def test_network_error_is_unreachable() -> None:
     """A connection failure on every attempt raises RegistryUnreachable."""
     with respx.mock(assert_all_called=True) as router:

@@ -82,6 +82,9 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
             True,
         ),
         (404, {"retry-after": "5"}, b"", 0, None, False),
+        (429, {"x-retry-after": str(int(NOW.timestamp()) + 45)}, b"", 0, 45.0, False),
+        (429, {"x-retry-after": str(int(NOW.timestamp()) - 45)}, b"", 1, 2.0, False),
+        (429, {"retry-after": "3", "x-retry-after": str(NOW.timestamp() + 45)}, b"", 0, 3.0, False),
     ],
 )
 def test_read_signal(

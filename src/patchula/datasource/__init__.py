@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from patchula.datasource.base import Datasource
 
 DATASOURCES: LazyRegistry[Datasource] = LazyRegistry(
-    {ident: f"patchula.datasource.{ident}" for ident in ("npm", "pypi", "crates", "goproxy")},
+    {
+        ident: f"patchula.datasource.{ident}"
+        for ident in ("npm", "pypi", "crates", "goproxy", "docker")
+    },
     attribute="DATASOURCE",
 )

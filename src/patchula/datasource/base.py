@@ -172,9 +172,11 @@ class ReleaseTimesLookup(Protocol):
 
 
 class DigestLookup(Protocol):
-    """The content digest of one version (e.g. an OCI manifest digest); no datasource has one yet.
+    """The content digest of one version (an OCI manifest digest: the ``docker`` datasource).
 
-    ``(fetch, base_url, package_name, version)`` → digest string, or ``None`` when unknown.
+    ``(fetch, base_url, package_name, version)`` → digest string, or ``None`` when unknown (a
+    caller then never calls a digest unchanged). Raises ``LookupFailed`` subclasses like
+    ``GetCatalog``.
     """
 
     async def __call__(

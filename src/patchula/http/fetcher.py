@@ -68,6 +68,10 @@ DEFAULT_REQUEST_DEADLINE = 30.0
 MAX_REDIRECTS = 5
 # RFC 9110 §15.4: the redirections that name a target in Location (300 and 304 do not).
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# Server errors that say what the server cannot do, not that it failed this time (RFC 9110
+# §15.6.2 Not Implemented, §15.6.6 HTTP Version Not Supported): returned, never retried (a
+# registry without manifest HEAD answers 501; the datasource then asks with GET).
+_PERMANENT_SERVER_ERRORS = frozenset({501, 505})
 # Statuses that may signal a rate limit (``governor.read_signal``); others do so only by header.
 _LIMIT_STATUSES = frozenset({403, 429})
 # The methods the facade sends: GET (documents), HEAD (digests), POST with a body (GraphQL).
@@ -80,8 +84,9 @@ _ORIGIN_BOUND_HEADERS = frozenset({"authorization", "cookie", "proxy-authorizati
 USER_AGENT = f"patchula/{__version__} (dependency freshness scanner)"
 
 
-# Response headers kept with a cached body: pagination needs Link; the rest is re-derivable.
-KEPT_HEADERS = frozenset({"link", "content-type"})
+# Response headers kept with a cached body: pagination needs Link, a manifest HEAD its
+# Docker-Content-Digest (a revalidated or fresh HEAD has only these); the rest is re-derivable.
+KEPT_HEADERS = frozenset({"link", "content-type", "docker-content-digest"})
 
 
 @dataclass(slots=True)
@@ -831,7 +836,8 @@ class Fetcher:
                 if self._rate_limited(host, response, rate_attempt, stats):
                     rate_attempt += 1
                     continue  # the next turn waits out the cool-down with everyone else
-                if response.status < 500:  # noqa: PLR2004 - server errors are retried below
+                # Server errors are retried below, unless they are permanent.
+                if response.status < 500 or response.status in _PERMANENT_SERVER_ERRORS:  # noqa: PLR2004
                     return response
                 failure = f"HTTP {response.status} from {host}"
             elif host not in self._answered and (

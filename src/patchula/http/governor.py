@@ -3,15 +3,16 @@
 A 429 (or a GitHub primary/secondary limit answer) starts a **host-wide cool-down**: every queued
 and every new request to that host waits until it ends, none bypasses it, other hosts are not
 affected. The wait comes from ``Retry-After`` (delta-seconds or HTTP-date, RFC 9110 §10.2.3),
-else ``x-ratelimit-reset`` when ``x-ratelimit-remaining`` is 0 (GitHub's primary limit) and the
-reset is still ahead, else one
+else ``X-Retry-After`` (an epoch, Docker Hub's API), else ``x-ratelimit-reset`` when
+``x-ratelimit-remaining`` is 0 (GitHub's primary limit) and the reset is still ahead, else one
 minute for a GitHub secondary limit, else 1, 2, 4 s by attempt. At most ``MAX_RATE_RETRIES``
 retries; a required wait above ``MAX_WAIT_SECONDS`` fails at once — for that request and, since
 the cool-down stays recorded, for every request queued behind it — with a reason naming the host
 and the wait. A Docker Hub pull-quota answer fails at once without a short retry.
 
 Sources: RFC 9110 §10.2.3 and RFC 6585 §4 (429); docs.github.com "Rate limits for the REST API"
-(primary and secondary limits); docs.docker.com "Docker Hub usage and limits" (pull quota).
+(primary and secondary limits); docs.docker.com "Docker Hub usage and limits" (pull quota) and
+its Hub API reference (``X-Retry-After``).
 """
 
 from __future__ import annotations
@@ -115,6 +116,10 @@ def read_signal(
         return LimitSignal(wait=None, why="")
     if retry_after is not None:
         return LimitSignal(wait=retry_after, why=f"HTTP {status} with Retry-After")
+    # Docker Hub's API has named the moment to retry in ``X-Retry-After`` (epoch seconds).
+    retry_at = _reset_wait(headers.get("x-retry-after"), now)
+    if retry_at is not None:
+        return LimitSignal(wait=retry_at, why=f"HTTP {status} with X-Retry-After")
     if reset_wait is not None:
         return LimitSignal(wait=reset_wait, why=f"HTTP {status}, rate limit resets")
     if "secondary rate limit" in text:

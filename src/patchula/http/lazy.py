@@ -7,7 +7,8 @@ host statistics and no cache use, as the fetcher itself would.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -42,8 +43,9 @@ class LazyFetcher:
         derive: Derive | None = None,
         method: str = "GET",
         body: bytes | None = None,
+        scope: str | None = None,
     ) -> FetchResponse:
-        """``Fetcher.__call__``: the response to ``method url``."""
+        """``Fetcher.__call__``: the response to ``method url`` (``scope``: its token scope)."""
         return await self.fetcher()(
             url,
             headers=headers,
@@ -51,7 +53,14 @@ class LazyFetcher:
             derive=derive,
             method=method,
             body=body,
+            scope=scope,
         )
+
+    @contextlib.asynccontextmanager
+    async def all_or_nothing(self) -> AsyncIterator[None]:
+        """``Fetcher.all_or_nothing``: cache writes in the block apply together or not at all."""
+        async with self.fetcher().all_or_nothing():
+            yield
 
     async def fresh_many(
         self, requests: Sequence[tuple[str, Mapping[str, str] | None, str]]
