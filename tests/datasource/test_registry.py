@@ -33,11 +33,6 @@ def test_id_equals_module_name() -> None:
         assert ds.default_base_url == module.DEFAULT_BASE_URL
 
 
-# Versioning ids whose module arrives on another branch of the same issue (issue 13: the
-# ``docker`` versioning); a datasource may name one before the merge.
-PENDING_VERSIONINGS = frozenset({"docker"}) - set(VERSIONINGS)
-
-
 def test_every_datasource_satisfies_the_contract() -> None:
     """Every registered datasource names each ability, with a value of the contract's shape."""
     names = {f.name for f in dataclasses.fields(Datasource)}
@@ -54,7 +49,7 @@ def test_every_datasource_satisfies_the_contract() -> None:
     }
     for ds in DATASOURCES.values():
         assert isinstance(ds, Datasource)
-        assert ds.default_versioning in VERSIONINGS or ds.default_versioning in PENDING_VERSIONINGS
+        assert ds.default_versioning in VERSIONINGS
         assert inspect.iscoroutinefunction(ds.get_catalog)
         assert ds.single_document is None or isinstance(ds.single_document, SingleDocument)
         if ds.release_times is not None:
