@@ -6,7 +6,7 @@ import pytest
 
 from patchula.errors import LookupFailed
 from patchula.models import Finding
-from patchula.policy.digest import pinned_digest, short_digest, shorten_digests, track_tag
+from patchula.policy.digest import pinned_digest, track_tag
 
 A = "sha256:" + "a" * 64
 B = "sha256:" + "b" * 64
@@ -20,15 +20,6 @@ BEHIND = Finding(
     eligible="3.13",
     update_type="minor",
 )
-
-
-def test_short_digest_keeps_the_algorithm_and_eight_hex_digits() -> None:
-    """``sha256:abcd1234…`` in tables; what is not a digest is left alone."""
-    assert short_digest("sha256:abcd1234" + "0" * 56) == "sha256:abcd1234…"
-    assert short_digest("latest") == "latest"
-    assert shorten_digests(f"python:3.12@{A} moved to {B}") == (
-        "python:3.12@sha256:aaaaaaaa… moved to sha256:bbbbbbbb…"
-    )
 
 
 def test_an_unpinned_mutable_tag_is_up_to_date_naming_its_digest() -> None:

@@ -8,7 +8,6 @@ is never taken as "unchanged": the row says it could not be read.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from patchula.errors import LookupFailed
@@ -16,28 +15,6 @@ from patchula.models import Finding, Status
 
 # What a digest lookup ended in: the digest, ``None`` (the registry gave none) or the failure.
 DigestRead = str | LookupFailed | None
-
-_DIGEST = re.compile(r"(?P<algorithm>[a-z0-9]+(?:[+._-][a-z0-9]+)*):(?P<hex>[0-9a-fA-F]{32,})")
-SHORT_HEX = 8
-
-
-def short_digest(digest: str) -> str:
-    """``sha256:abcd1234…``: the algorithm and the first ``SHORT_HEX`` hex digits of a digest.
-
-    A value that is not a digest (OCI image spec, "Digests": ``algorithm:encoded``) is returned
-    as it is.
-    """
-    found = _DIGEST.fullmatch(digest)
-    if found is None:
-        return digest
-    return f"{found['algorithm']}:{found['hex'][:SHORT_HEX]}…"
-
-
-def shorten_digests(text: str) -> str:
-    """``text`` with every digest in it in its short form (``short_digest``), for tables."""
-    if ":" not in text:
-        return text
-    return _DIGEST.sub(lambda m: short_digest(m[0]), text)
 
 
 def _unread(tag: str, read: DigestRead) -> str:
