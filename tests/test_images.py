@@ -7,6 +7,7 @@ switched to the real plugins and the fake registry once they are merged.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,8 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 import respx
+from typer.testing import CliRunner
 
 from patchula.cache import Cache
+from patchula.cli import app
 from patchula.clock import FixedClock
 from patchula.http.fetcher import Fetcher, Timer
 from patchula.scan import Row, scan
@@ -294,3 +297,50 @@ async def test_registry_freshness_secs_spares_tag_lists_with_validators_with_stu
         assert tags.calls.last.request.headers["if-none-match"] == '"v1"'
     finally:
         await cache.aclose()
+
+
+def test_patchula_run_reports_image_rows_in_json_with_stub_images(
+    images: None, router: respx.MockRouter, tmp_path: Path
+) -> None:
+    """``patchula run --format json``: the image rows with their files, lines and digests."""
+    _tags(router, "3.12", "3.13")
+    _digest(router, "3.12", DIGEST_B)
+    _digest(router, "3.13", DIGEST_C)
+    _digest(router, "latest", DIGEST_A)
+    checkout = _dockerfile(tmp_path / "app", f"python:3.12@{DIGEST_A}", "python")
+    result = CliRunner().invoke(
+        app,
+        ["run", str(checkout), "--format", "json", "--no-cache", "--registry", f"docker={BASE}"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)["repositories"][0]["dependencies"]
+    assert [
+        (
+            r["file"],
+            r["line"],
+            r["ecosystem"],
+            r["declared"],
+            r["current"],
+            r["eligible"],
+            r["updateType"],
+            r["currentDigest"],
+            r["newDigest"],
+            r["status"],
+        )
+        for r in rows
+    ] == [
+        (
+            "Dockerfile",
+            1,
+            "docker",
+            f"python:3.12@{DIGEST_A}",
+            "3.12",
+            "3.13",
+            "minor",
+            DIGEST_B,
+            DIGEST_C,
+            "outdated",
+        ),
+        ("Dockerfile", 2, "docker", "python", "latest", None, None, DIGEST_A, None, "up-to-date"),
+    ]
