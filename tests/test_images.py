@@ -21,6 +21,7 @@ from patchula.cache import Cache
 from patchula.cli import app
 from patchula.clock import FixedClock
 from patchula.http.fetcher import Fetcher, Timer
+from patchula.http.lazy import LazyFetcher
 from patchula.scan import Row, scan
 from patchula.settings import Settings
 from tests.images_stub import DIGEST_A, DIGEST_B, DIGEST_C, register
@@ -344,3 +345,24 @@ def test_patchula_run_reports_image_rows_in_json_with_stub_images(
         ),
         ("Dockerfile", 2, "docker", "python", "latest", None, None, DIGEST_A, None, "up-to-date"),
     ]
+
+
+@pytest.mark.anyio
+async def test_the_tag_list_floor_is_set_at_the_first_image_lookup_with_stub_images(
+    images: None, router: respx.MockRouter, tmp_path: Path
+) -> None:
+    """A run of mutable tags only sets it too; a run without images never sets it."""
+    _digest(router, "latest", DIGEST_A)
+    chosen = Settings.model_validate({"registries": {"docker": BASE}})
+    for checkout, floors in (
+        (tmp_path / "none", {}),
+        (_dockerfile(tmp_path / "latest", "python"), {"oci-tags-v1": 3600.0}),
+    ):
+        checkout.mkdir(exist_ok=True)
+        fetcher = Fetcher(httpx.AsyncClient())
+        await scan([str(checkout)], chosen, fetcher, FixedClock(NOW))
+        await fetcher.aclose()
+        assert fetcher.freshness_floors == floors
+    lazy = LazyFetcher(Fetcher)
+    lazy.keep_fresh(["oci-tags-v1"], 60.0, unvalidated_only=True)
+    assert lazy.fetcher()._floors["oci-tags-v1"].unvalidated_only

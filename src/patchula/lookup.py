@@ -197,9 +197,10 @@ class Lookups:
         datasource = key[0]
         if key in self._requested:
             return
+        # Set up first: should that raise, nothing is left started that no task will finish.
+        self._prepare(datasource)
         self._requested.add(key)
         self.started += 1
-        self._prepare(datasource)
         if self._fresh_many is not None and _single_request(datasource) is not None:
             # Single-request datasources: the lookups requested in this event-loop turn are
             # first answered together from fresh cache entries, without a task each.
@@ -225,9 +226,9 @@ class Lookups:
         wanted = (key, tag)
         if wanted in self._digests or wanted in self._digest_events:
             return
+        self._prepare(key[0])
         self._digest_events[wanted] = anyio.Event()
         self.started += 1
-        self._prepare(key[0])
         self._tg.start_soon(self._read_digest, wanted)
 
     async def digest(self, key: LookupKey, tag: str) -> str | LookupFailed | None:
