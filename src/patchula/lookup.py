@@ -8,7 +8,8 @@ key is looked up once per run however many repositories declare it; lookups of s
 datasources requested in one event-loop turn are first answered together from fresh cache
 entries (``fresh_many`` of a caching fetch facade). A datasource bug is a failed lookup (an
 error row), never a crash. Every lookup ends in ``Lookups._finish``: the one place outcomes and
-progress are recorded.
+progress are recorded. Content digests (a container tag's manifest digest, ``get_digest``) are
+looked up the same way, once per (lookup, tag) per run: ``request_digest`` and ``digest``.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ FRESH_BATCH = 64
 # A lookup: (datasource, package name, registry base URL, ``CheckoutAccess.key``). Checkouts
 # whose .npmrc choose another registry or other credentials never share an answer.
 LookupKey = tuple[str, str, str, int]
+# A digest lookup: the package's lookup and the tag whose current digest is read.
+DigestKey = tuple[LookupKey, str]
 
 
 class Lookups:
@@ -128,6 +131,8 @@ class Lookups:
         # Run once, before the first lookup of a datasource (``scan``: crates.io's pacing), so
         # what a datasource needs set up costs nothing in a run that never looks one up.
         self.prepare: dict[str, Callable[[], None]] = {}
+        self._digests: dict[DigestKey, str | LookupFailed | None] = {}
+        self._digest_events: dict[DigestKey, anyio.Event] = {}
 
     def key(self, datasource: str, package: str, view: CheckoutAccess) -> LookupKey:
         """The lookup of ``package`` for a checkout with ``view``'s registries and credentials."""
@@ -192,11 +197,10 @@ class Lookups:
         datasource = key[0]
         if key in self._requested:
             return
+        # Set up first: should that raise, nothing is left started that no task will finish.
+        self._prepare(datasource)
         self._requested.add(key)
         self.started += 1
-        prepare = self.prepare.pop(datasource, None)
-        if prepare is not None:
-            prepare()
         if self._fresh_many is not None and _single_request(datasource) is not None:
             # Single-request datasources: the lookups requested in this event-loop turn are
             # first answered together from fresh cache entries, without a task each.
@@ -206,6 +210,59 @@ class Lookups:
                 self._tg.start_soon(self._dispatch)
         else:
             self._tg.start_soon(self._run, key)
+
+    def _prepare(self, datasource: str) -> None:
+        """Run what ``datasource`` needs set up, before its first lookup of any kind."""
+        prepare = self.prepare.pop(datasource, None)
+        if prepare is not None:
+            prepare()
+
+    def request_digest(self, key: LookupKey, tag: str) -> None:
+        """Start reading the digest ``tag`` of the package of ``key`` points at, unless started.
+
+        One read per (lookup, tag) per run, in its own task (concurrent with every other
+        lookup); the datasource must have ``get_digest``.
+        """
+        wanted = (key, tag)
+        if wanted in self._digests or wanted in self._digest_events:
+            return
+        self._prepare(key[0])
+        self._digest_events[wanted] = anyio.Event()
+        self.started += 1
+        self._tg.start_soon(self._read_digest, wanted)
+
+    async def digest(self, key: LookupKey, tag: str) -> str | LookupFailed | None:
+        """The digest ``tag`` points at now, ``None`` when the registry gives none, or the failure.
+
+        Started now if it was not requested yet; every caller of one (lookup, tag) shares it.
+        """
+        wanted = (key, tag)
+        done = self._digests.get(wanted, _PENDING)
+        if done is not _PENDING:
+            return cast("str | LookupFailed | None", done)
+        self.request_digest(key, tag)
+        event = self._digest_events.get(wanted)
+        if event is not None:
+            await event.wait()
+        return self._digests[wanted]
+
+    async def _read_digest(self, wanted: DigestKey) -> None:
+        (datasource_id, package, base_url, view_key), tag = wanted
+        result: str | LookupFailed | None
+        try:
+            lookup = DATASOURCES[datasource_id].get_digest
+            if lookup is None:
+                msg = f"{datasource_id} has no digest lookup"
+                raise TypeError(msg)  # noqa: TRY301 - the datasource-bug path below
+            with self._access.using(self._views[view_key]):
+                result = await lookup(self._fetch, base_url, package, tag)
+        except LookupFailed as exc:
+            result = exc
+        except Exception as exc:  # noqa: BLE001 - a datasource bug is a reason on the row
+            result = _internal_error(f"{package}:{tag}", exc)
+        self._digests[wanted] = result
+        self._progressed()
+        self._digest_events.pop(wanted).set()
 
     async def _dispatch(self) -> None:
         """Answer this turn's pending lookups from fresh cache entries; start tasks for the rest.
@@ -295,12 +352,20 @@ class Lookups:
 
     def _finish(self, key: LookupKey, result: Catalog | LookupFailed) -> None:
         self._results[key] = result
-        self.done += 1
-        if self.on_progress is not None:
-            self.on_progress(self.done, self.started)
+        self._progressed()
         event = self._events.pop(key, None)
         if event is not None:
             event.set()
+
+    def _progressed(self) -> None:
+        """Count one finished lookup (catalog or digest) and report progress."""
+        self.done += 1
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.started)
+
+
+# A digest not read yet (``None`` is an answer: the registry gave no digest).
+_PENDING = object()
 
 
 def _single_request(datasource: str) -> SingleDocument | None:

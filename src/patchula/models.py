@@ -14,7 +14,8 @@ from typing import Literal, NamedTuple
 # Turns a successful raw registry body into the compact document that is cached and parsed.
 Derive = Callable[[bytes], bytes]
 Status = Literal["up-to-date", "outdated", "held-back", "unknown", "skipped", "error"]
-UpdateType = Literal["major", "minor", "patch"]
+# ``digest``: the same tag, a new content digest (Renovate's update type of that name).
+UpdateType = Literal["major", "minor", "patch", "digest"]
 CurrentSource = Literal["lockfile", "pin", "range", "dist-tag"]
 
 
@@ -203,6 +204,12 @@ class Finding:
     365.25 days (Cox et al., ICSE 2015); ``None`` when either date is unknown.
     ``versions_behind`` counts the releases newer than current up to and including latest that
     a user could move to (not yanked, not deprecated, same stability as current).
+
+    Content digests (container images, ``sha256:…``): ``digest`` is the one the declaration
+    pins (``Dependency.digest``); ``current_digest`` what the current tag points at now, read
+    from the registry (``None`` when not read or unknown: never taken as "unchanged");
+    ``new_digest`` what the eligible tag points at, read only for a digest-pinned reference
+    that is proposed a newer tag (tag and digest change together, as Renovate proposes them).
     """
 
     status: Status
@@ -219,6 +226,9 @@ class Finding:
     libyears: float | None = None
     held_back: tuple[HeldBack, ...] = field(default=())
     major_available: str | None = None
+    digest: str | None = None
+    current_digest: str | None = None
+    new_digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

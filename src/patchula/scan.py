@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -43,7 +43,7 @@ from patchula.discovery import (
     read_regular,
 )
 from patchula.errors import LookupFailed, ManifestError
-from patchula.lookup import Lookups, Progress
+from patchula.lookup import LookupKey, Lookups, Progress
 from patchula.manager import MANAGERS
 from patchula.models import (
     CurrentSource,
@@ -56,6 +56,7 @@ from patchula.models import (
 )
 from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
+from patchula.policy.digest import pinned_digest, track_tag
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
@@ -154,6 +155,18 @@ def _keep_go_fresh(keep_fresh: Callable[[Sequence[str], float], None], settings:
     keep_fresh(representations, float(settings.go_freshness_secs))
 
 
+def _keep_tag_lists_fresh(keep_fresh: Callable[..., None], settings: Settings) -> None:
+    """Keep validator-free OCI tag lists fresh ``registry_freshness_secs`` at least.
+
+    Seed 003, ``--registry-freshness-secs``: the floor covers only ``tags/list`` pages stored
+    with neither ``ETag`` nor ``Last-Modified`` (pages that can be revalidated keep their
+    upstream policy); zero leaves upstream freshness. Called before the run's first image
+    lookup (``Lookups.prepare``), so the docker datasource is imported only then.
+    """
+    representations = DATASOURCES["docker"].freshness_floor_representations
+    keep_fresh(representations, float(settings.registry_freshness_secs), unvalidated_only=True)
+
+
 def freeze_startup_objects() -> None:
     """Keep the objects alive at start-up (imported modules, settings) out of the cyclic GC.
 
@@ -232,6 +245,9 @@ async def scan(
         keep_fresh = getattr(fetch, "keep_fresh", None)
         if keep_fresh is not None:
             lookups.prepare["goproxy"] = functools.partial(_keep_go_fresh, keep_fresh, settings)
+            lookups.prepare["docker"] = functools.partial(
+                _keep_tag_lists_fresh, keep_fresh, settings
+            )
         lookups.on_progress = on_progress
         for repo, root, scope in todo:
             view = access.for_checkout(root)
@@ -441,10 +457,11 @@ async def _scan_repo(
     repository (its problem names the exception type), never the run. Each row has its own
     guard too (``_guarded_row``), so one row's evaluation bug costs only that row.
 
-    Rows are kept in extraction order. Rows that may fetch publish times while evaluated
-    (datasources with ``release_times``: Go, crates) are evaluated concurrently, each in a
-    task, so their requests run under the host limits instead of one row after another; the
-    others only wait for lookups already in flight and are evaluated in place.
+    Rows are kept in extraction order. Rows that may fetch publish times or digests while
+    evaluated (datasources with ``release_times``: Go, crates; image rows that read a tag's
+    digest) are evaluated concurrently, each in a task, so their requests run under the host
+    limits instead of one row after another; the others only wait for lookups already in
+    flight and are evaluated in place.
     """
     try:
         extracted = await _extract_and_request(repo, root, settings, lookups, slots, view, scope)
@@ -460,7 +477,7 @@ async def _scan_repo(
 
     async with anyio.create_task_group() as tg:
         for index, item in enumerate(extracted):
-            if _lazy_times(item.dep.datasource):
+            if _lazy_times(item.dep.datasource) or _digest_use(item.dep) != "none":
                 tg.start_soon(fill, index, item)
             else:
                 await fill(index, item)
@@ -500,11 +517,43 @@ async def _extract_and_request(
                 _extract_repo, root, settings, repo, found, scope
             )
         for item in extracted:
-            if item.dep.datasource == "goproxy" and _go_skip(item.dep.package_name, settings):
+            dep = item.dep
+            if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
                 continue
-            if item.dep.skip_reason is None and item.dep.datasource in DATASOURCES:
-                lookups.request(lookups.key(item.dep.datasource, item.dep.package_name, view))
+            if dep.skip_reason is None and dep.datasource in DATASOURCES:
+                key = lookups.key(dep.datasource, dep.package_name, view)
+                use = _digest_use(dep)
+                if use != "tracked":  # a tag that is no version needs its digest, no catalog
+                    lookups.request(key)
+                if use in {"tracked", "pinned"}:
+                    lookups.request_digest(key, cast("str", dep.constraint))
     return extracted
+
+
+# How a row uses content digests (``_digest_use``).
+DigestUse = Literal["none", "pinned", "tracked", "untagged"]
+
+
+def _digest_use(dep: Dependency) -> DigestUse:
+    """Whether ``dep``'s row reads the current digest of its tag, and why.
+
+    Only for datasources with ``get_digest`` (container images: ``constraint`` is the tag).
+    ``tracked``: the tag is not a version of its scheme (``latest``, ``stable``): the row tracks
+    what the tag points at instead of versions. ``pinned``: a version tag with a pinned
+    ``digest``: the digest is compared with the tag's current one. ``untagged``: a digest
+    without a tag (nothing to compare it with). ``none``: no digest is read — a version tag
+    without a pinned digest spares the registry (and Docker Hub's pull quota) the request.
+    """
+    if dep.datasource not in DATASOURCES or dep.versioning not in VERSIONINGS:
+        return "none"
+    if DATASOURCES[dep.datasource].get_digest is None:
+        return "none"
+    tag = (dep.constraint or "").strip()
+    if not tag:
+        return "untagged" if dep.digest else "none"
+    if not VERSIONINGS[dep.versioning].is_valid(tag):
+        return "tracked"
+    return "pinned" if dep.digest else "none"
 
 
 async def _guarded_row(
@@ -521,10 +570,14 @@ async def _guarded_row(
     (of this package too) still completes.
     """
     try:
-        return await _row(item, settings, policy, lookups, now, view)
+        row = await _row(item, settings, policy, lookups, now, view)
     except Exception as exc:  # noqa: BLE001 - the per-row guard: a bug costs this row only
         failed = Finding(status="error", reason=_internal("evaluating", item.dep.name, exc))
-        return Row(item.dep, failed, item.lock_file)
+        row = Row(item.dep, failed, item.lock_file)
+    if row.dependency.digest is not None and row.finding.digest is None:
+        # Every row of a digest-pinned reference names its digest, whatever its verdict.
+        row = replace(row, finding=replace(row.finding, digest=row.dependency.digest))
+    return row
 
 
 async def _row(
@@ -548,6 +601,13 @@ async def _row(
         reason = f"{dep.datasource} lookups are not supported yet"
         return Row(dep, Finding(status="skipped", reason=reason))
     key = lookups.key(dep.datasource, dep.package_name, view)
+    use = _digest_use(dep)
+    tag = (dep.constraint or "").strip()
+    if use == "untagged":
+        reason = "a digest without a tag: no tag to compare it with; not looked up"
+        return Row(dep, Finding(status="skipped", reason=reason))
+    if use == "tracked":
+        return Row(dep, track_tag(tag, dep.digest, await lookups.digest(key, tag)))
     catalog = await lookups.get(key)
     if isinstance(catalog, LookupFailed):
         # What the checkout itself says is still known: the locked version or exact pin.
@@ -563,6 +623,8 @@ async def _row(
     if item.note and finding.current_source in {"range", "lockfile"}:
         reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
         finding = replace(finding, reason=reason)
+    if use == "pinned":
+        finding = await _judge_pinned_digest(finding, dep, tag, lookups, key)
     info = CatalogInfo(
         fetched_at=catalog.fetched_at,
         reused=catalog.reused,
@@ -570,6 +632,23 @@ async def _row(
         time_source=catalog.time_source,
     )
     return Row(dep, finding, lock_file, info)
+
+
+async def _judge_pinned_digest(
+    finding: Finding, dep: Dependency, tag: str, lookups: Lookups, key: LookupKey
+) -> Finding:
+    """``finding`` with ``dep``'s pinned digest compared with what ``tag`` points at now.
+
+    When a newer tag is proposed its digest is read too (``Finding.new_digest``), at the same
+    time as the current tag's (requested at extraction already).
+    """
+    eligible = finding.eligible
+    proposed = eligible if eligible is not None and eligible != tag else None
+    if proposed is not None:
+        lookups.request_digest(key, proposed)
+    current = await lookups.digest(key, tag)
+    new = await lookups.digest(key, proposed) if proposed is not None else None
+    return pinned_digest(finding, tag, cast("str", dep.digest), current, new)
 
 
 def _lazy_times(datasource: str) -> bool:

@@ -301,6 +301,11 @@ class Settings(BaseModel):
     go_freshness_secs: int = Field(
         default=3600, ge=0, description="Minimum freshness of Go proxy @v/list and @latest"
     )
+    registry_freshness_secs: int = Field(
+        default=3600,
+        ge=0,
+        description="Minimum freshness of OCI tag lists sent with neither ETag nor Last-Modified",
+    )
     request_deadline: float = Field(
         default=30.0,
         gt=0,
@@ -416,6 +421,7 @@ _ENV_SCALARS = (
     "no_cache",
     "cache_budget",
     "go_freshness_secs",
+    "registry_freshness_secs",
     "request_deadline",
     "max_body_bytes",
     "now",

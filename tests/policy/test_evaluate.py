@@ -201,6 +201,7 @@ def test_unknown_publish_time_admitted_when_policy_says_so() -> None:
     cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.1.0", None), latest="1.1.0")
     f = evaluate(_npm_dep("1.0.0"), cat, npm, policy, NOW)
     assert (f.status, f.eligible, f.eligible_released_at) == ("outdated", "1.1.0", None)
+    assert f.reason == "1.1.0: age unknown, admitted by policy"
 
 
 def test_deprecated_and_yanked_are_never_offered() -> None:

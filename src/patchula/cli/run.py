@@ -159,6 +159,14 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             metavar="N",
         ),
     ] = None,
+    registry_freshness_secs: Annotated[
+        int | None,
+        typer.Option(
+            help="Keep OCI tag lists sent without ETag and Last-Modified fresh at least this "
+            "long; 0 = upstream freshness [default: 3600].",
+            metavar="N",
+        ),
+    ] = None,
     request_deadline: Annotated[
         float | None,
         typer.Option(
@@ -215,6 +223,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "no_cache": no_cache or None,
         "cache_budget": cache_budget,
         "go_freshness_secs": go_freshness_secs,
+        "registry_freshness_secs": registry_freshness_secs,
         "request_deadline": request_deadline,
         "max_body_bytes": max_body_bytes,
         "now": now,

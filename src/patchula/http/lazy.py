@@ -74,9 +74,11 @@ class LazyFetcher:
         """``Fetcher.throttle``: space requests under ``base_url``."""
         self.fetcher().throttle(base_url, min_interval)
 
-    def keep_fresh(self, representations: Sequence[str], seconds: float) -> None:
+    def keep_fresh(
+        self, representations: Sequence[str], seconds: float, *, unvalidated_only: bool = False
+    ) -> None:
         """``Fetcher.keep_fresh``: a freshness floor for cached ``representations``."""
-        self.fetcher().keep_fresh(representations, seconds)
+        self.fetcher().keep_fresh(representations, seconds, unvalidated_only=unvalidated_only)
 
     @property
     def stats(self) -> dict[str, HostStats]:

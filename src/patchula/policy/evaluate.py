@@ -146,9 +146,15 @@ def _evaluate(
                 )
             )
     eligible = admitted[-1] if admitted else None
+    admitted_note = None
     if eligible is not None:
         # Releases below the one proposed hold nothing back.
         held = [h for h in held if versioning.compare(h.version, eligible.version) > 0]
+        if eligible.released_at is None:
+            # Admitted without a known age (``unknown_age = "admit"``): the row says so.
+            kind = versioning.update_type(current, eligible.version)
+            why = judge(None, kind, policy, now).reason
+            admitted_note = f"{eligible.version}: {why}" if why else None
 
     status: Status
     if not candidates:
@@ -165,7 +171,7 @@ def _evaluate(
         latest_note = note if latest_note is None else f"{latest_note}; {note}"
     return Finding(
         status=status,
-        reason=_notes(current_rel, latest_rel, latest, catalog, latest_note),
+        reason=_notes(current_rel, latest_rel, latest, catalog, latest_note, admitted_note),
         current=current,
         current_source=source,
         latest=latest,
@@ -359,11 +365,17 @@ def _notes(
     latest: str | None,
     catalog: Catalog,
     latest_note: str | None = None,
+    admitted_note: str | None = None,
 ) -> str | None:
-    """Return facts worth a user's attention: yanked or deprecated current or latest, caveat."""
+    """Return facts worth a user's attention: yanked or deprecated current or latest, caveat.
+
+    ``admitted_note`` says the eligible release was admitted although its age is unknown.
+    """
     notes: list[str] = []
     if latest_note is not None:
         notes.append(latest_note)
+    if admitted_note is not None:
+        notes.append(admitted_note)
     if current_rel is not None and current_rel.yanked:
         notes.append("current version is yanked")
     if current_rel is not None and current_rel.deprecated is not None:

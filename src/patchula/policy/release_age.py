@@ -27,7 +27,7 @@ class ReleaseAgePolicy:
     unknown_age: UnknownAge = "hold"
 
     def wait_for(self, update_type: UpdateType | None) -> timedelta:
-        """Return the wait for an ``update_type`` (a prerelease-only bump counts as patch)."""
+        """Return the wait for an ``update_type`` (a prerelease-only bump or a digest: patch)."""
         if update_type == "major":
             return self.major
         if update_type == "minor":

@@ -136,6 +136,24 @@ class DependencyReport:
             description="A newer major version published under another name: '<name> <version>'."
         ),
     ] = None
+    digest: Annotated[
+        str | None,
+        Field(description="The content digest the reference pins ('sha256:…'); null when none."),
+    ] = None
+    current_digest: Annotated[
+        str | None,
+        Field(
+            description="What the current tag points at now, read from the registry; null when "
+            "not read or unknown (never taken as unchanged)."
+        ),
+    ] = None
+    new_digest: Annotated[
+        str | None,
+        Field(
+            description="What the eligible tag points at, for a digest-pinned reference that "
+            "is proposed a newer tag (tag and digest move together); null otherwise."
+        ),
+    ] = None
     status: Status
     reason: str | None
     metadata: DependencyMeta
@@ -434,6 +452,9 @@ def _row(row: Row) -> DependencyReport:
             for h in f.held_back
         ],
         major_available=f.major_available,
+        digest=f.digest or dep.digest,
+        current_digest=f.current_digest,
+        new_digest=f.new_digest,
         status=f.status,
         reason=redact_text(f.reason) if f.reason else f.reason,
         metadata=DependencyMeta(lookup=LookupMeta(catalog=catalog)),

@@ -145,6 +145,43 @@ def unvalidated_line(host: str, count: int) -> str:
     )
 
 
+# A content digest (OCI image spec, "Digests": ``algorithm:encoded``), e.g. ``sha256:<64 hex>``.
+_DIGEST = re.compile(r"(?P<algorithm>[a-z0-9]+(?:[+._-][a-z0-9]+)*):(?P<hex>[0-9a-fA-F]{32,})")
+# Hex digits of a digest a table shows: enough to tell digests of one image apart.
+SHORT_HEX = 8
+
+
+def short_digest(digest: str) -> str:
+    """``sha256:abcd1234…``: a digest's algorithm and first ``SHORT_HEX`` hex digits.
+
+    Tables, plain text and Markdown show this form; the JSON report keeps the whole digest.
+    A value that is not a digest is returned as it is.
+    """
+    found = _DIGEST.fullmatch(digest)
+    if found is None:
+        return digest
+    return f"{found['algorithm']}:{found['hex'][:SHORT_HEX]}…"
+
+
+def shorten_digests(text: str) -> str:
+    """``text`` with every digest in it in its short form (``short_digest``)."""
+    if ":" not in text:
+        return text
+    return _DIGEST.sub(lambda m: short_digest(m[0]), text)
+
+
+def _current(dep: DependencyReport) -> str:
+    """Current, with the digest the reference pins (``3.12@sha256:abcd1234…``)."""
+    current = dep.current or ""
+    return f"{current}@{short_digest(dep.digest)}" if dep.digest else current
+
+
+def _eligible(dep: DependencyReport) -> str:
+    """Eligible, with its digest when a digest-pinned reference is proposed a newer tag."""
+    eligible = dep.eligible or ""
+    return f"{eligible}@{short_digest(dep.new_digest)}" if dep.new_digest else eligible
+
+
 def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M") + "Z" if value else "unknown"
 
@@ -166,7 +203,7 @@ def _notes(dep: DependencyReport) -> str:
         notes.append(f"new major: {dep.major_available}")
     if dep.markers:
         notes.append(f"when {dep.markers}")
-    return "; ".join(notes)
+    return shorten_digests("; ".join(notes))
 
 
 def _visible(deps: Iterable[DependencyReport], *, show_all: bool) -> list[DependencyReport]:
@@ -216,11 +253,11 @@ def _libyears(dep: DependencyReport) -> str:
 COLUMNS: tuple[tuple[str, int, Callable[[DependencyReport], str]], ...] = (
     ("package", 0, _package),
     ("type", _WIDE, lambda d: d.dep_type),
-    ("declared", _MEDIUM, lambda d: d.declared or ""),
-    ("current", 0, lambda d: d.current or ""),
+    ("declared", _MEDIUM, lambda d: shorten_digests(d.declared or "")),
+    ("current", 0, _current),
     ("via", _WIDE, lambda d: VIA.get(d.current_source or "", "")),
     ("latest", 0, lambda d: d.latest or ""),
-    ("eligible", 0, lambda d: d.eligible or ""),
+    ("eligible", 0, _eligible),
     ("update", 0, lambda d: d.update_type or ""),
     ("behind", _MEDIUM, _behind),
     ("libyears", _MEDIUM, _libyears),
@@ -427,10 +464,10 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
                 cells = [
                     line,
                     _package(d),
-                    d.declared or "",
-                    d.current or "",
+                    shorten_digests(d.declared or ""),
+                    _current(d),
                     d.latest or "",
-                    d.eligible or "",
+                    _eligible(d),
                     d.update_type or "",
                     "" if d.versions_behind is None else str(d.versions_behind),
                     "" if d.libyears is None else f"{d.libyears:.2f}",
