@@ -200,7 +200,7 @@ def test_undated_tags_are_admitted_under_a_wait_when_the_setting_admits_them() -
         None,
         (),
     )
-    assert f.reason == "3.13-slim has no known age; admitted by the unknown-age setting"
+    assert f.reason == "3.13-slim: age unknown, admitted by policy"
 
 
 def test_rows_of_one_tag_list_share_a_view_but_not_their_latest() -> None:

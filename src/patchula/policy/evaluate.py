@@ -126,15 +126,12 @@ def _evaluate(
     candidates = _candidates(catalog, view, current, latest)
     unknown_age = _UNKNOWN_AGE_TAGS if _is_tag_scheme(versioning) else _UNKNOWN_AGE
     admitted: list[Release] = []
-    admitted_unknown: set[str] = set()
     held: list[HeldBack] = []
     for rel in candidates:
         kind = versioning.update_type(current, rel.version)
         verdict = judge(rel.released_at, kind, policy, now, unknown_age)
         if verdict.admitted:
             admitted.append(rel)
-            if verdict.reason is not None:
-                admitted_unknown.add(rel.version)
         else:
             held.append(
                 HeldBack(
@@ -166,9 +163,6 @@ def _evaluate(
     target = eligible.version if eligible else (candidates[-1].version if candidates else None)
     update_type: UpdateType | None = versioning.update_type(current, target) if target else None
 
-    if eligible is not None and eligible.version in admitted_unknown:
-        note = f"{eligible.version} has no known age; admitted by the unknown-age setting"
-        latest_note = note if latest_note is None else f"{latest_note}; {note}"
     return Finding(
         status=status,
         reason=_notes(current_rel, latest_rel, latest, catalog, latest_note, admitted_note),
