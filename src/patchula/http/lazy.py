@@ -42,6 +42,7 @@ class LazyFetcher:
         derive: Derive | None = None,
         method: str = "GET",
         body: bytes | None = None,
+        scope: str | None = None,
     ) -> FetchResponse:
         """``Fetcher.__call__``: the response to ``method url``."""
         return await self.fetcher()(
@@ -51,6 +52,7 @@ class LazyFetcher:
             derive=derive,
             method=method,
             body=body,
+            scope=scope,
         )
 
     async def fresh_many(
