@@ -59,6 +59,7 @@ MAX_LIFETIME = 3600.0
 # RFC 9110 §5.6.2 tchar, and RFC 7235 §2.1 token68.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+_UNQUOTED = re.compile(r'[^\s,"]+')
 # A bearer token as it may be sent in a header: visible ASCII, no spaces (RFC 6750 §2.1 allows
 # token68; registries send JWTs and opaque strings of these characters).
 _SENDABLE = re.compile(r"[\x21-\x7e]+")
@@ -155,7 +156,9 @@ def _param_value(text: str, i: int) -> tuple[str | None, int]:
             chars.append(text[i])
             i += 1
         return "".join(chars), i + 1
-    match = _TOKEN.match(text, i)
+    # A token by RFC 7235; read leniently up to the next separator, as browsers and the docker
+    # client do, so an unquoted URL (``realm=https://…``) survives.
+    match = _UNQUOTED.match(text, i)
     if match is None:
         return None, _skip_item(text, i)
     return match[0], match.end()
