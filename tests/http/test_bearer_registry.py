@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from patchula.cache import Cache
+from patchula.errors import RegistryError
 from patchula.http.auth import StaticCredentials, basic_credential
 from patchula.http.bearer import REPRESENTATION
 from patchula.http.fetcher import Fetcher
@@ -67,6 +68,15 @@ async def test_the_token_is_requested_once_across_two_runs(
     assert fake_registry.oci.token_requests == 1
     token_rows = [key for key, rep in _keys(path) if rep == REPRESENTATION]
     assert token_rows == [f"{REPRESENTATION}|{oci.removeprefix('http://')}|library/nginx"]
+    # Counted in the HTTP body budget like any entry, and only the bearer is kept.
+    with sqlite3.connect(path) as conn:
+        size, raw, headers = conn.execute(
+            "SELECT body_size, raw_size, headers FROM http_entries WHERE representation = ?",
+            (REPRESENTATION,),
+        ).fetchone()
+    assert size > 0
+    assert raw == len(fake_registry.oci.issued[0])
+    assert headers in {"[]", b"[]"}
 
 
 @pytest.mark.anyio
@@ -164,12 +174,16 @@ async def test_tokens_stay_out_of_keys_reprs_errors_and_logs(
     oci = fake_registry.url("oci")
     path = tmp_path / "cache.sqlite3"
     cache = Cache.open(path)
-    fetcher = Fetcher(cache=cache)
+    fetcher = Fetcher(cache=cache, max_body_bytes=64 * 1024)
     responses = [
         await fetcher(f"{oci}{IMAGE}/tags/list", scope=SCOPE),
         await fetcher(f"{oci}{IMAGE}/manifests/1.27", method="HEAD", scope=SCOPE),
         await fetcher(f"{oci}{IMAGE}/manifests/nope", scope=SCOPE),
     ]
+    # A request that carried the token and failed: its error names no token either.
+    fake_registry.host("oci").huge_next(1, 1024 * 1024, route=f"GET {IMAGE}/manifests/1.26")
+    with pytest.raises(RegistryError) as failed:
+        await fetcher(f"{oci}{IMAGE}/manifests/1.26", scope=SCOPE)
     await fetcher.aclose()
     cache.close()
     assert [r.status for r in responses] == [200, 200, 404]
@@ -182,6 +196,7 @@ async def test_tokens_stay_out_of_keys_reprs_errors_and_logs(
             repr(fetcher._bearer),
             *(repr(r) for r in responses),
             caplog.text,
+            str(failed.value),
         ]
     )
     assert issued[0] not in shown
@@ -227,3 +242,33 @@ async def test_a_realm_on_another_host_gets_only_its_own_credential(
     assert (await fetcher(f"{oci}{IMAGE}/tags/list", scope=SCOPE)).status == 200
     await fetcher.aclose()
     assert fake_registry.host("npm").authorized_routes["GET /token"] == 1
+
+
+@pytest.mark.anyio
+async def test_after_a_reopen_sixteen_concurrent_requests_meet_no_401(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Concurrent first requests of a warm run share the one disk read of the token."""
+    oci = fake_registry.url("oci")
+    path = tmp_path / "cache.sqlite3"
+    cache = Cache.open(path)
+    fetcher = Fetcher(cache=cache)
+    assert (await fetcher(f"{oci}{IMAGE}/tags/list", scope=SCOPE)).status == 200
+    await fetcher.aclose()
+    cache.close()
+    fake_registry.reset_stats()
+    cache = Cache.open(path)
+    fetcher = Fetcher(cache=cache)
+    statuses: list[int] = []
+
+    async def one(n: int) -> None:
+        statuses.append((await fetcher(f"{oci}{IMAGE}/tags/list?n={n + 1}", scope=SCOPE)).status)
+
+    async with anyio.create_task_group() as tg:
+        for n in range(16):
+            tg.start_soon(one, n)
+    await fetcher.aclose()
+    cache.close()
+    assert statuses == [200] * 16
+    assert _statuses(fake_registry) == [200] * 16
+    assert fake_registry.oci.token_requests == 1

@@ -332,8 +332,9 @@ class BearerTokens:
         self._now = now
         self._memory: dict[_Key, Token] = {}
         self._flights: dict[_Key, Flight[Outcome]] = {}
-        # Keys whose disk entry was read this run: a second read would find what memory has.
-        self._read_keys: set[str] = set()
+        # Disk reads per disk key, one per run: concurrent first requests for an image wait
+        # for the one read (a second read would find what memory has by then).
+        self._disk_reads: dict[str, Flight[None]] = {}
 
     def __repr__(self) -> str:
         return f"BearerTokens({len(self._memory)} in memory)"
@@ -342,18 +343,42 @@ class BearerTokens:
         """An unexpired token for ``scope`` on ``host`` (memory, then disk), else ``None``.
 
         ``identity`` digests the credential configured for the request's URL (``-``: none);
-        only anonymous requests read persisted tokens.
+        only anonymous requests read persisted tokens. The disk is read once per run and
+        image: concurrent callers wait for that read rather than meet a 401 each.
         """
-        now = self._now()
-        token = self._memory.get((host, scope, identity))
-        if token is not None and token.expires_at > now:
+        key = (host, scope, identity)
+        token = self._memory.get(key)
+        if token is not None and token.expires_at > self._now():
             return token
-        key = disk_key(host, scope) if identity == "-" else None
-        if key is None or self._read is None or key in self._read_keys:
+        stored = disk_key(host, scope) if identity == "-" else None
+        if stored is None or self._read is None:
             return None
-        self._read_keys.add(key)
-        entry = await self._read(key)
-        if entry is None or entry.representation != REPRESENTATION or entry.expires_at <= now:
+        flight = self._disk_reads.get(stored)
+        if flight is not None:
+            await flight.wait()
+        else:
+            flight = self._disk_reads[stored] = Flight()
+            try:
+                found = await self._load(stored)
+            except BaseException as exc:
+                del self._disk_reads[stored]  # the next caller reads again
+                flight.fail(exc)
+                raise
+            if found is not None:
+                self._memory.setdefault(key, found)
+            flight.succeed(None)
+        # From memory: a token read from disk and evicted since must not come back.
+        token = self._memory.get(key)
+        return token if token is not None and token.expires_at > self._now() else None
+
+    async def _load(self, stored: str) -> Token | None:
+        """The unexpired token persisted under ``stored``, or ``None``."""
+        if self._read is None:
+            return None
+        entry = await self._read(stored)
+        if entry is None or entry.representation != REPRESENTATION:
+            return None
+        if entry.expires_at <= self._now():
             return None
         try:
             value = entry.body.decode("ascii")
@@ -361,9 +386,7 @@ class BearerTokens:
             return None
         if not _SENDABLE.fullmatch(value):
             return None
-        token = Token(value=value, expires_at=entry.expires_at, persist=True)
-        self._memory.setdefault((host, scope, identity), token)
-        return self._memory[(host, scope, identity)]
+        return Token(value=value, expires_at=entry.expires_at, persist=True)
 
     async def answer(
         self,
