@@ -4,8 +4,8 @@ One shared ``httpx.AsyncClient`` per run, a concurrency limiter per host, the sh
 governor (``governor.py``), single-flight for identical concurrent requests, bounded retries
 with jitter for transient failures, redirects followed hop by hop (each through its own host's
 limits and statistics), an overall deadline and a body-size bound per request, ``Bearer``
-token challenges answered once (``bearer.py``), and per-host statistics for the report. It knows hosts, not registries; every datasource goes through this
-one seam.
+token challenges answered once (``bearer.py``), and per-host statistics for the report. It
+knows hosts and auth schemes, not registries; every datasource goes through this one seam.
 """
 
 from __future__ import annotations
