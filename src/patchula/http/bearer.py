@@ -9,11 +9,12 @@ challenges in one header), realms are whatever the server names.
 
 Tokens live in memory per (host, scope, credential identity digest) and, when obtained
 anonymously, on disk as ``anonymous-registry-pull-token-v1`` HTTP entries keyed
-``anonymous-registry-pull-token-v1|<host>|<image>`` (seed 003: "Anonymous registry pull
-tokens …"): only the bearer and its expiry are stored, never a credential or the challenge's
-query data, and the entry counts in the HTTP body budget like any other. A token obtained with
-a credential, or answered with ``Cache-Control: no-store``, stays in memory. Token values never
-appear in a ``repr``, a key, a message or a log.
+``anonymous-registry-pull-token-v1|<host>|<image>``, the image from the request's own
+``repository:<image>:pull`` scope (seed 003: "Anonymous registry pull tokens …"): only the
+bearer and its expiry are stored, never a credential or anything of the challenge (realm,
+service, its scope), and the entry counts in the HTTP body budget like any other. A token
+obtained with a credential, or answered with ``Cache-Control: no-store``, stays in memory.
+Token values never appear in a ``repr``, a key, a message or a log.
 """
 
 from __future__ import annotations
@@ -422,12 +423,12 @@ class BearerTokens:
         flight: Flight[Outcome] = Flight()
         self._flights[leader] = flight
         try:
-            if evicted and self._cache is not None:
+            stored = disk_key(host, scope) if scope and identity == "-" else None
+            if evicted and stored is not None and self._cache is not None:
                 # By the leader, before its token request: the disk never keeps a revoked
                 # token after a run that failed to replace it, nor drops its replacement.
-                for stored in self._disk_keys(keys):
-                    await self._cache.delete_http(stored)
-            outcome = await self._request(host, challenge, wanted, keys, fetch)
+                await self._cache.delete_http(stored)
+            outcome = await self._request(host, challenge, wanted, keys, fetch, stored)
         except BaseException as exc:
             flight.fail(exc)
             raise
@@ -444,7 +445,9 @@ class BearerTokens:
         scope: str | None,
         keys: list[_Key],
         fetch: Callable[[str], Awaitable[FetchResponse]],
+        stored: str | None,
     ) -> Outcome:
+        """Ask the token service; keep the token in memory and, if ``stored``, on disk there."""
         url = token_url(challenge.realm, challenge.service, scope.split() if scope else ())
         if url is None:  # bearer_challenge only returns http(s) realms
             msg = f"{host} named a token service that is not an http(s) URL"
@@ -460,16 +463,14 @@ class BearerTokens:
         token = read_token(response)
         for key in keys:
             self._memory[key] = token
-        persisted = self._disk_keys(keys)
-        if self._cache is None or not persisted:
+        if self._cache is None or stored is None:
             return token
-        for stored in persisted:
-            if token.persist and token.expires_at > self._now():
-                await self._cache.put_http(_entry(stored, token, self._now()))
-            else:
-                # Memory only (no-store, a credential): an older persisted token must not
-                # outlive it on disk and be sent again by the next run.
-                await self._cache.delete_http(stored)
+        if token.persist and token.expires_at > self._now():
+            await self._cache.put_http(_entry(stored, token, self._now()))
+        else:
+            # Memory only (no-store, a credential): an older persisted token must not outlive
+            # it on disk and be sent again by the next run.
+            await self._cache.delete_http(stored)
         return token
 
     def _evict(self, keys: list[_Key], stale: Token) -> bool:
@@ -480,12 +481,6 @@ class BearerTokens:
                 del self._memory[key]
                 dropped = True
         return dropped and stale.persist
-
-    @staticmethod
-    def _disk_keys(keys: list[_Key]) -> list[str]:
-        """The disk keys of the anonymous pull scopes among ``keys``."""
-        found = (disk_key(host, scope) for host, scope, who in keys if who == "-")
-        return [key for key in dict.fromkeys(found) if key is not None]
 
 
 def _entry(key: str, token: Token, now: float) -> HttpEntry:
