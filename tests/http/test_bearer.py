@@ -135,7 +135,16 @@ def test_no_store_and_credentialed_tokens_are_memory_only() -> None:
 
 @pytest.mark.parametrize(
     "body",
-    [b"not json", b"[]", b'{"token": 5}', b'{"token": "two words"}', b'{"token": ""}', b"{}"],
+    [
+        b"not json",
+        b"[]",
+        b'{"token": 5}',
+        b'{"token": "two words"}',
+        b'{"token": ""}',
+        b"{}",
+        b'{"token": "' + b"x" * (64 * 1024 + 1) + b'"}',
+        b"[" * 100_000,
+    ],
 )
 def test_an_unusable_token_response_is_an_error_without_its_body(body: bytes) -> None:
     """No usable token: ``RegistryError`` naming the token service's host, not the body."""
@@ -153,3 +162,12 @@ def test_disk_keys_name_host_and_image_for_pull_scopes_only() -> None:
     assert disk_key("h", "repository:a/b:pull,push") is None
     assert disk_key("h", "repository:a/b:pull repository:c:pull") is None
     assert disk_key("h", "repository:A/b:pull") is None
+
+
+def test_a_huge_or_hostile_header_is_parsed_in_one_pass() -> None:
+    """A megabyte of params, commas or quotes ends (one challenge, first of a name kept)."""
+    many = parse_challenges(['Bearer realm="r",' + "a=b," * 250_000])
+    assert [c.scheme for c in many] == ["bearer"]
+    assert many[0].params == {"realm": "r", "a": "b"}
+    assert parse_challenges(["," * 1_000_000]) == []
+    assert [c.scheme for c in parse_challenges(['Bearer x="' + '\\"' * 300_000])] == ["bearer"]

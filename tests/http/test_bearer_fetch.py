@@ -11,7 +11,9 @@ import respx
 
 from patchula.cache import Cache
 from patchula.errors import RegistryError
+from patchula.http.auth import StaticCredentials, basic_credential
 from patchula.http.fetcher import Fetcher, Timer
+from tests.faketime import FakeTime
 
 START = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 REGISTRY = "https://registry.example"
@@ -143,8 +145,6 @@ async def test_a_non_http_realm_is_not_followed() -> None:
 @pytest.mark.anyio
 async def test_a_cached_token_replaces_a_configured_credential() -> None:
     """On the registry's origin the bearer is the one Authorization sent, not beside Basic."""
-    from patchula.http.auth import StaticCredentials, basic_credential  # noqa: PLC0415
-
     login = basic_credential("me", "stand-in", f"{REGISTRY}/", "~/.docker/config.json")
     with respx.mock() as mock:
         registry = mock.get(url__startswith=f"{REGISTRY}/").mock(
@@ -159,3 +159,24 @@ async def test_a_cached_token_replaces_a_configured_credential() -> None:
     assert registry.calls[1].request.headers.get_list("authorization") == ["Bearer t1"]
     # The realm is on another host with no credential of its own: anonymous.
     assert "authorization" not in token.calls[0].request.headers
+
+
+@pytest.mark.anyio
+async def test_the_token_request_goes_through_the_governor() -> None:
+    """A 429 from the token service is waited out like any host's (Retry-After), then retried."""
+    time = FakeTime()
+    with respx.mock() as mock:
+        mock.get(f"{REGISTRY}/v2/a/b/tags/list").mock(
+            side_effect=[httpx.Response(401, headers=CHALLENGE), httpx.Response(200)]
+        )
+        token = mock.get(url__startswith=REALM).mock(
+            side_effect=[httpx.Response(429, headers={"Retry-After": "3"}), _token("t1")]
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            async with time.driving():
+                response = await fetcher(f"{REGISTRY}/v2/a/b/tags/list", scope=SCOPE)
+    assert response.status == 200
+    assert token.call_count == 2
+    assert time.sleeps == [3.0]
+    assert fetcher.stats["auth.example"].rate_limited == 1

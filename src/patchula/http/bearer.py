@@ -56,6 +56,9 @@ DEFAULT_EXPIRES_IN = 60.0
 EXPIRY_MARGIN = 10.0
 # The longest a token is kept, whatever it says (seed 003).
 MAX_LIFETIME = 3600.0
+# The longest token sent as a header: registries' JWTs are a few KiB; a megabyte "token" is
+# a broken or hostile token service, not a credential.
+MAX_TOKEN_CHARS = 64 * 1024
 
 # RFC 9110 §5.6.2 tchar, and RFC 7235 §2.1 token68.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -256,7 +259,11 @@ def read_token(response: FetchResponse) -> Token:
     if isinstance(document, dict):
         for name in ("token", "access_token"):
             candidate = document.get(name)
-            if isinstance(candidate, str) and _SENDABLE.fullmatch(candidate):
+            if (
+                isinstance(candidate, str)
+                and len(candidate) <= MAX_TOKEN_CHARS
+                and _SENDABLE.fullmatch(candidate)
+            ):
                 value = candidate
                 break
     if value is None or not isinstance(document, dict):
