@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from patchula.cache import Cache
 from patchula.credentials import RegistryAccess, docker_logins, image_base
 from patchula.errors import ConfigError
+from patchula.http.fetcher import Fetcher
 from patchula.settings import Settings, load_settings
+from tests.fake_registry.registry import FakeRegistry
 
 # Stand-ins, never real credentials.
 PASSWORD = "pw-STANDIN-4444"  # noqa: S105
@@ -230,3 +233,31 @@ def test_insecure_registries_from_flag_env_and_config(tmp_path: Path) -> None:
         load_settings({"insecure_registries": ["http://x"]}, env={}, cwd=tmp_path)
     with pytest.raises(ConfigError, match="PATCHULA_INSECURE_REGISTRIES"):
         load_settings({}, env={"PATCHULA_INSECURE_REGISTRIES": "x:port"}, cwd=tmp_path)
+
+
+@pytest.mark.anyio
+async def test_a_docker_login_reaches_a_private_registrys_token_service(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A login for a loopback registry goes to its token realm; the token stays off disk."""
+    oci = fake_registry.url("oci")
+    host = oci.removeprefix("http://")
+    _config(tmp_path / ".docker", {"auths": {host: {"auth": _auth("robot", PASSWORD)}}})
+    fake_registry.oci.token_credential = _basic("robot", PASSWORD)
+    access = _access(tmp_path)
+    view = access.for_checkout(None)
+    base = view.base_url("docker", f"{host}/library/nginx")
+    assert base == oci
+    cache = Cache.open(tmp_path / "cache.sqlite3")
+    fetcher = Fetcher(cache=cache, credentials=access)
+    with RegistryAccess.using(view):
+        response = await fetcher(
+            f"{base}/v2/library/nginx/tags/list", scope="repository:library/nginx:pull"
+        )
+    await fetcher.aclose()
+    cache.close()
+    assert response.status == 200
+    assert fake_registry.host("oci").authorized_routes["GET /token"] == 1
+    data = (tmp_path / "cache.sqlite3").read_bytes()
+    assert all(token.encode() not in data for token in fake_registry.oci.issued)
+    assert _auth("robot", PASSWORD).encode() not in data

@@ -1,8 +1,8 @@
 """Registry credentials and base URLs from where each ecosystem already keeps them (design.md §3).
 
 Sources: npm's ``.npmrc`` (the user's and the scanned checkout's), ``NPM_CONFIG_REGISTRY``,
-pip's ``PIP_INDEX_URL`` and ``pip.conf``, userinfo in any registry URL, ``~/.netrc`` and
-``GITHUB_TOKEN``/``GH_TOKEN``. The readers are pure functions of text, paths and an environment
+pip's ``PIP_INDEX_URL`` and ``pip.conf``, userinfo in any registry URL, ``~/.netrc``,
+``GITHUB_TOKEN``/``GH_TOKEN`` and the docker CLI's ``config.json`` (``$DOCKER_CONFIG``). The readers are pure functions of text, paths and an environment
 mapping, so tests pass fake homes. ``RegistryAccess`` is what a run uses: per checkout, the
 registry base URLs (npm's default and scoped registries, the PyPI index) and the credentials
 that go with them, handed to the fetch facade as a ``Credentials`` (``http.auth``), which sends
@@ -627,7 +627,9 @@ class RegistryAccess:
     Precedence of credentials for one scope, highest first: userinfo in a patchula registry
     URL (``--registry``, ``PATCHULA_REGISTRY``, ``[registries]``); the checkout's ``.npmrc``;
     the user's ``~/.npmrc`` (``NPM_CONFIG_USERCONFIG``); userinfo in ``NPM_CONFIG_REGISTRY``;
-    the pip index (``PIP_INDEX_URL``, pip.conf); ``GH_TOKEN``/``GITHUB_TOKEN``; ``~/.netrc``
+    the pip index (``PIP_INDEX_URL``, pip.conf); ``GH_TOKEN``/``GITHUB_TOKEN``; the docker
+    config's ``auths`` (``docker_logins``, ``$DOCKER_CONFIG/config.json`` or
+    ``~/.docker/config.json``); ``~/.netrc``
     (``NETRC``), only for registry hosts no other source has a credential for. The two
     ``.npmrc`` files are not merged per key for credentials: the checkout's credential for a
     nerf-dart replaces the user's whatever its kind (npm's order applies within one file).
