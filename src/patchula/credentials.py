@@ -2,12 +2,13 @@
 
 Sources: npm's ``.npmrc`` (the user's and the scanned checkout's), ``NPM_CONFIG_REGISTRY``,
 pip's ``PIP_INDEX_URL`` and ``pip.conf``, userinfo in any registry URL, ``~/.netrc``,
-``GITHUB_TOKEN``/``GH_TOKEN`` and the docker CLI's ``config.json`` (``$DOCKER_CONFIG``). The readers are pure functions of text, paths and an environment
-mapping, so tests pass fake homes. ``RegistryAccess`` is what a run uses: per checkout, the
-registry base URLs (npm's default and scoped registries, the PyPI index) and the credentials
-that go with them, handed to the fetch facade as a ``Credentials`` (``http.auth``), which sends
-each one only to its scope. Secrets never appear in warnings, ``repr`` or anything returned
-for display: warnings name the file, line and variable, never a value.
+``GITHUB_TOKEN``/``GH_TOKEN`` and the docker CLI's ``config.json`` (``$DOCKER_CONFIG``). The
+readers are pure functions of text, paths and an environment mapping, so tests pass fake homes.
+``RegistryAccess`` is what a run uses: per checkout, the registry base URLs (npm's default and
+scoped registries, the PyPI index, image registries) and the credentials that go with them,
+handed to the fetch facade as a ``Credentials`` (``http.auth``), which sends each one only to
+its scope. Secrets never appear in warnings, ``repr`` or anything returned for display:
+warnings name the file, line and variable, never a value.
 """
 
 from __future__ import annotations
