@@ -17,7 +17,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
@@ -122,7 +122,6 @@ class HostStats:
     protocols: dict[str, int] = field(default_factory=dict)
 
 
-T = TypeVar("T")
 # Bodies at least this large are derived in a worker thread (at most four at once) so the event
 # loop stays free; smaller ones are derived in place.
 DERIVE_IN_THREAD_BYTES = 64 * 1024
