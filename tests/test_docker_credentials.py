@@ -229,7 +229,9 @@ def test_insecure_registries_from_flag_env_and_config(tmp_path: Path) -> None:
         "d.example",
         "[::2]:5000",
     )
-    with pytest.raises(ConfigError, match=r"--insecure-registry: .*not a URL: 'http://x'"):
+    with pytest.raises(
+        ConfigError, match=r"--insecure-registry: .*host:port \(no scheme or path\), got 'http://x'"
+    ):
         load_settings({"insecure_registries": ["http://x"]}, env={}, cwd=tmp_path)
     with pytest.raises(ConfigError, match="PATCHULA_INSECURE_REGISTRIES"):
         load_settings({}, env={"PATCHULA_INSECURE_REGISTRIES": "x:port"}, cwd=tmp_path)

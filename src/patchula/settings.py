@@ -230,7 +230,7 @@ def parse_insecure_registries(value: str | list[str] | tuple[str, ...]) -> tuple
             or "@" in host
             or not re.fullmatch(r"(\[[0-9a-f:.]+\]|[^:\[\]]+)(:\d{1,5})?", host)
         ):
-            msg = f"give a registry host (and :port if needed), not a URL: {item.strip()!r}"
+            msg = f"expected a registry host or host:port (no scheme or path), got {item.strip()!r}"
             raise ValueError(msg)
         hosts.append(host)
     return tuple(dict.fromkeys(hosts))
