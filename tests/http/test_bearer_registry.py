@@ -272,3 +272,26 @@ async def test_after_a_reopen_sixteen_concurrent_requests_meet_no_401(
     assert statuses == [200] * 16
     assert _statuses(fake_registry) == [200] * 16
     assert fake_registry.oci.token_requests == 1
+
+
+@pytest.mark.anyio
+async def test_an_answer_to_a_realm_login_is_not_cached_as_anonymous(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A token got with the realm host's login, none for the registry: nothing is stored."""
+    oci = fake_registry.url("oci")
+    auth = fake_registry.url("npm")
+    fake_registry.host("npm").handler = fake_registry.oci.handle
+    fake_registry.oci.base_url = auth
+    login = basic_credential("auth", "stand-in", f"{auth}/", "~/.docker/config.json")
+    fake_registry.oci.token_credential = login.value
+    path = tmp_path / "cache.sqlite3"
+    cache = Cache.open(path)
+    fetcher = Fetcher(cache=cache, credentials=StaticCredentials([login]))
+    response = await fetcher(f"{oci}{IMAGE}/tags/list", scope=SCOPE)
+    again = await fetcher(f"{oci}{IMAGE}/tags/list?n=2", scope=SCOPE)
+    await fetcher.aclose()
+    cache.close()
+    assert (response.status, again.status) == (200, 200)
+    assert response.credential == again.credential == "~/.docker/config.json"
+    assert _keys(path) == []

@@ -509,7 +509,9 @@ class Fetcher:
             conditional["If-None-Match"] = entry.etag
         if entry is not None and entry.last_modified and method != "POST":
             conditional["If-Modified-Since"] = entry.last_modified
-        response = await self._authorized(url, conditional, method=method, body=body, scope=scope)
+        response, private = await self._authorized(
+            url, conditional, method=method, body=body, scope=scope
+        )
         lower = dict(response.headers)
         fetched = response.fetched_at.timestamp()
         if response.status == 304 and entry is not None and cache is not None:  # noqa: PLR2004
@@ -540,7 +542,9 @@ class Fetcher:
                 content = await anyio.to_thread.run_sync(derive, content, limiter=self._derivers)
             else:
                 content = derive(content)  # well under a millisecond: a thread hop costs more
-        if cache is None:
+        if cache is None or private:
+            # ``private``: answered to a token obtained with a credential while the key is the
+            # anonymous request's; stored, it would answer anonymous runs.
             return replace(response, content=content)
         stats.misses += 1
         fresh = freshness(response.status, lower, fetched)
@@ -579,7 +583,7 @@ class Fetcher:
         method: str,
         body: bytes | None,
         scope: str | None,
-    ) -> FetchResponse:
+    ) -> tuple[FetchResponse, bool]:
         """Send ``method url``, answering a ``Bearer`` challenge once (``bearer.py``).
 
         With ``scope``, an unexpired token for (host, scope) goes up front. A ``401`` from the
@@ -589,6 +593,10 @@ class Fetcher:
         goes through the realm host's limits, cool-down and statistics, with the credential
         configured for the realm's URL (if any), within this request's deadline. A token
         service refusing (401/403) is the answer, naming the credential it refused.
+
+        Also returns whether the answer is private to a credential the cache key does not
+        name: sent with a token obtained with a credential (for the realm's host) while none
+        is configured for ``url`` itself.
         """
         budget = _Budget(self._deadline)
         host = host_key(url)
@@ -599,20 +607,21 @@ class Fetcher:
             url, headers, method=method, body=body, bearer=token, budget=budget
         )
         if response.status != 401 or _origin(response.url) != _origin(url):  # noqa: PLR2004
-            return response
+            return response, _private(token, credential)
         challenge = bearer_challenge(response)
         if challenge is None:
-            return response
+            return response, _private(token, credential)
 
         async def ask(token_url: str) -> FetchResponse:
             return await self._fetch(token_url, {}, budget=budget)
 
         answer = await self._bearer.answer(host, scope, identity, challenge, token, ask)
         if not isinstance(answer, Token):
-            return answer  # the token service's 401/403
-        return await self._fetch(
+            return answer, False  # the token service's 401/403
+        response = await self._fetch(
             url, headers, method=method, body=body, bearer=answer, budget=budget
         )
+        return response, _private(answer, credential)
 
     async def _write(self, write: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> None:  # noqa: ANN401 - forwarded as given
         """Apply one cache write now, or keep it for the end of an ``all_or_nothing`` block."""
@@ -1140,6 +1149,14 @@ _NO_FLOOR = _Floor(0.0)
 _GROUP: contextvars.ContextVar[list[Callable[[], Awaitable[Any]]] | None] = contextvars.ContextVar(
     "patchula_write_group", default=None
 )
+
+
+def _private(token: Token | None, credential: Credential | None) -> bool:
+    """Whether an answer to ``token`` must stay out of a key naming only ``credential``.
+
+    True for a token obtained with a credential (the realm's) sent to a URL that has none.
+    """
+    return token is not None and token.source is not None and credential is None
 
 
 def _is_fresh(entry: HttpEntry, floor: _Floor, now: float) -> bool:
