@@ -1,13 +1,14 @@
 """Registry credentials and base URLs from where each ecosystem already keeps them (design.md §3).
 
 Sources: npm's ``.npmrc`` (the user's and the scanned checkout's), ``NPM_CONFIG_REGISTRY``,
-pip's ``PIP_INDEX_URL`` and ``pip.conf``, userinfo in any registry URL, ``~/.netrc`` and
-``GITHUB_TOKEN``/``GH_TOKEN``. The readers are pure functions of text, paths and an environment
-mapping, so tests pass fake homes. ``RegistryAccess`` is what a run uses: per checkout, the
-registry base URLs (npm's default and scoped registries, the PyPI index) and the credentials
-that go with them, handed to the fetch facade as a ``Credentials`` (``http.auth``), which sends
-each one only to its scope. Secrets never appear in warnings, ``repr`` or anything returned
-for display: warnings name the file, line and variable, never a value.
+pip's ``PIP_INDEX_URL`` and ``pip.conf``, userinfo in any registry URL, ``~/.netrc``,
+``GITHUB_TOKEN``/``GH_TOKEN`` and the docker CLI's ``config.json`` (``$DOCKER_CONFIG``). The
+readers are pure functions of text, paths and an environment mapping, so tests pass fake homes.
+``RegistryAccess`` is what a run uses: per checkout, the registry base URLs (npm's default and
+scoped registries, the PyPI index, image registries) and the credentials that go with them,
+handed to the fetch facade as a ``Credentials`` (``http.auth``), which sends each one only to
+its scope. Secrets never appear in warnings, ``repr`` or anything returned for display:
+warnings name the file, line and variable, never a value.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ __all__ = [
 ]
 
 NPM_DEFAULT_REGISTRY = "https://registry.npmjs.org"
+# The registry standing for Docker Hub (containerd's hosts.go maps docker.io here); the
+# ``docker`` registry setting replaces it (a mirror). Kept here, not read from the ``docker``
+# datasource, so resolving an image's base URL imports no datasource.
+DOCKER_HUB_REGISTRY = "https://registry-1.docker.io"
 GITHUB_API_URL = "https://api.github.com"
 USER_NPMRC = "~/.npmrc"
 CHECKOUT_NPMRC = "./.npmrc"
@@ -386,6 +391,130 @@ def netrc_logins(path: Path) -> tuple[dict[str, tuple[str, str]], list[str]]:
     return logins, []
 
 
+# The names the docker CLI accepts for Docker Hub in ``auths`` (``https://index.docker.io/v1/``
+# is what ``docker login`` writes; ``registry.ConvertToHostname`` strips scheme and path).
+DOCKER_HUB_KEYS = frozenset({"index.docker.io", "docker.io", "registry-1.docker.io"})
+# Docker Hub's token service: the docker CLI sends the Hub login there (the token request),
+# not only to the registry.
+DOCKER_HUB_AUTH = "https://auth.docker.io"
+
+
+@dataclass(frozen=True, slots=True)
+class DockerLogin:
+    """One usable ``auths`` entry of a docker config: registry host, user, password (hidden)."""
+
+    host: str
+    user: str
+    password: str = field(repr=False)
+
+
+def docker_logins(text: str, source: str) -> tuple[list[DockerLogin], list[str]]:
+    """The ``auths`` logins of a docker ``config.json`` and warnings naming ``source``.
+
+    An entry gives ``auth`` (base64 ``user:password``) or ``username`` and ``password``; its
+    key is a registry host (``ghcr.io``, ``localhost:5000``) or URL (``https://ghcr.io``,
+    ``https://index.docker.io/v1/``), reduced to ``host[:port]`` as the docker CLI does
+    (``registry.ConvertToHostname``). ``identitytoken`` (an OAuth refresh token), ``credsStore``
+    and ``credHelpers`` (credential helper programs) are not supported: those entries are
+    skipped with a warning naming the key, never a value; so is a damaged entry. A file that
+    is not a JSON object is one warning. Source: docs.docker.com "docker login" and the
+    ``docker/cli`` ``cli/config/configfile`` format.
+    """
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return [], [f"{source}: not valid JSON; not used"]
+    if not isinstance(document, dict):
+        return [], [f"{source}: not a JSON object; not used"]
+    warnings: list[str] = []
+    if document.get("credsStore"):
+        warnings.append(
+            f"{source}: credsStore (a credential helper) is not supported; registries stored "
+            "there are looked up anonymously"
+        )
+    helpers = document.get("credHelpers")
+    if isinstance(helpers, dict) and helpers:
+        hosts = ", ".join(sorted(_docker_host(str(k)) for k in helpers))
+        warnings.append(
+            f"{source}: credHelpers (credential helpers) are not supported; {hosts} "
+            "looked up without them"
+        )
+    auths = document.get("auths", {})
+    if not isinstance(auths, dict):
+        return [], [*warnings, f"{source}: auths is not an object; not used"]
+    logins: list[DockerLogin] = []
+    for key, entry in auths.items():
+        host = _docker_host(str(key))
+        if not isinstance(entry, dict) or not host:
+            warnings.append(f"{source}: auths entry {host or '?'!r} is not usable; skipped")
+            continue
+        if entry.get("identitytoken"):
+            warnings.append(
+                f"{source}: auths entry {host!r} has an identitytoken (a refresh token), which "
+                "is not supported; skipped"
+            )
+            continue
+        login = _docker_login(host, entry)
+        if isinstance(login, str):
+            warnings.append(f"{source}: auths entry {host!r}: {login}; skipped")
+        elif login is not None:
+            logins.append(login)
+    return logins, warnings
+
+
+def _docker_login(host: str, entry: Mapping[str, object]) -> DockerLogin | str | None:
+    """The login of one ``auths`` entry, why it is unusable, or ``None`` (an empty entry)."""
+    auth = entry.get("auth")
+    if isinstance(auth, str) and auth:
+        try:
+            decoded = base64.b64decode(auth, validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            return "auth is not base64"
+        name, colon, secret = decoded.partition(":")
+        if not colon or not name:
+            return "auth is not base64 of user:password"
+        return DockerLogin(host, name, secret)
+    user, password = entry.get("username"), entry.get("password")
+    if isinstance(user, str) and user and isinstance(password, str):
+        return DockerLogin(host, user, password)
+    if auth not in (None, "") or user not in (None, "") or password not in (None, ""):
+        return "no usable auth, or username and password"
+    return None
+
+
+def _docker_host(key: str) -> str:
+    """``https://Index.Docker.IO/v1/`` → ``index.docker.io`` (scheme and path dropped)."""
+    key = key.strip()
+    for prefix in ("https://", "http://"):
+        if key.lower().startswith(prefix):
+            key = key[len(prefix) :]
+            break
+    return key.split("/", 1)[0].lower()
+
+
+def docker_credentials(
+    logins: list[DockerLogin],
+    source: str,
+    registries: Mapping[str, str],
+    insecure: frozenset[str],
+) -> list[Credential]:
+    """Basic credentials for the image registries ``logins`` name, each scoped to its base URL.
+
+    A registry host's login goes to ``image_base(host)`` (``https://``, or ``http://`` for
+    loopback and insecure hosts); Docker Hub's (any of ``DOCKER_HUB_KEYS``) to the ``docker``
+    registry base and to ``DOCKER_HUB_AUTH``, the token service the docker CLI sends it to.
+    Nowhere else.
+    """
+    found: list[Credential] = []
+    for login in logins:
+        if login.host in DOCKER_HUB_KEYS:
+            bases = [image_base("docker.io", registries, insecure), DOCKER_HUB_AUTH]
+        else:
+            bases = [image_base(login.host, registries, insecure)]
+        found += [basic_credential(login.user, login.password, f"{b}/", source) for b in bases]
+    return found
+
+
 def github_credential(env: Mapping[str, str]) -> Credential | None:
     """``GH_TOKEN`` (the gh CLI's order) or ``GITHUB_TOKEN`` as a Bearer credential.
 
@@ -438,12 +567,52 @@ class CheckoutAccess:
     credentials: StaticCredentials = field(repr=False)
     key: int = 0
     warnings: tuple[str, ...] = ()
+    insecure_registries: frozenset[str] = frozenset()
 
     def base_url(self, datasource: str, package: str) -> str:
-        """The base URL ``package`` of ``datasource`` is looked up on."""
+        """The base URL ``package`` of ``datasource`` is looked up on.
+
+        For ``docker`` (``package`` = ``<registry host[:port]>/<repository>``, Docker Hub as
+        ``docker.io``): Docker Hub's images go to the ``docker`` registry (a mirror, else
+        ``DOCKER_HUB_REGISTRY``), any other host ``h`` to ``https://h``, or ``http://h`` when
+        ``h`` is loopback or listed in ``insecure_registries`` (``image_base``).
+        """
         if datasource == "npm":
             return self.npm.for_package(package)
+        if datasource == "docker":
+            return image_base(package.partition("/")[0], self.registries, self.insecure_registries)
         return self.registries.get(datasource) or DATASOURCES[datasource].default_base_url
+
+
+def image_base(
+    host: str, registries: Mapping[str, str], insecure: frozenset[str] | set[str]
+) -> str:
+    """The base URL of image registry ``host`` (``host[:port]`` as an image reference names it).
+
+    ``docker.io`` is the ``docker`` registry (``registries["docker"]`` or
+    ``DOCKER_HUB_REGISTRY``). Otherwise ``https://host`` (lower-case), or ``http://host`` for a
+    loopback host (``localhost``, ``127.0.0.0/8``, ``::1``: the docker daemon's default) and
+    for a host in ``insecure`` (``host:port``, or a bare host covering all its ports), as the
+    daemon's ``insecure-registries`` setting allows.
+    """
+    host = host.strip().lower()
+    if host == "docker.io":
+        return registries.get("docker") or DOCKER_HUB_REGISTRY
+    name = urlsplit(f"//{host}").hostname or host
+    plain = _loopback(name) or host in insecure or name in insecure
+    return f"{'http' if plain else 'https'}://{host}"
+
+
+def _loopback(name: str) -> bool:
+    """Whether host ``name`` (no port, no brackets) is ``localhost`` or a loopback address."""
+    if name == "localhost":
+        return True
+    import ipaddress  # noqa: PLC0415 - lazy: start-up
+
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 # The checkout whose lookup the running task makes: the fetch facade asks ``for_url`` with a
@@ -459,7 +628,9 @@ class RegistryAccess:
     Precedence of credentials for one scope, highest first: userinfo in a patchula registry
     URL (``--registry``, ``PATCHULA_REGISTRY``, ``[registries]``); the checkout's ``.npmrc``;
     the user's ``~/.npmrc`` (``NPM_CONFIG_USERCONFIG``); userinfo in ``NPM_CONFIG_REGISTRY``;
-    the pip index (``PIP_INDEX_URL``, pip.conf); ``GH_TOKEN``/``GITHUB_TOKEN``; ``~/.netrc``
+    the pip index (``PIP_INDEX_URL``, pip.conf); ``GH_TOKEN``/``GITHUB_TOKEN``; the docker
+    config's ``auths`` (``docker_logins``, ``$DOCKER_CONFIG/config.json`` or
+    ``~/.docker/config.json``); ``~/.netrc``
     (``NETRC``), only for registry hosts no other source has a credential for. The two
     ``.npmrc`` files are not merged per key for credentials: the checkout's credential for a
     nerf-dart replaces the user's whatever its kind (npm's order applies within one file).
@@ -504,6 +675,25 @@ class RegistryAccess:
                 self._pypi = parse_registry(f"pypi={bare}")[1]
         github = github_credential(env)
         self._github = [github] if github is not None else []
+        self._docker: list[Credential] = []
+        docker_dir = Path(env["DOCKER_CONFIG"]) if env.get("DOCKER_CONFIG") else None
+        if docker_dir is None and home is not None:
+            docker_dir = home / ".docker"
+        docker_text = _read(docker_dir / "config.json") if docker_dir is not None else None
+        if docker_dir is not None and docker_text is not None:
+            shown = (
+                "$DOCKER_CONFIG/config.json"
+                if env.get("DOCKER_CONFIG")
+                else _shown(docker_dir / "config.json", home)
+            )
+            logins, more = docker_logins(docker_text, shown)
+            warnings += more
+            self._docker = docker_credentials(
+                logins,
+                shown,
+                settings.registries,
+                frozenset(settings.insecure_registries),
+            )
         netrc_path = Path(env["NETRC"]) if env.get("NETRC") else home / ".netrc" if home else None
         self._netrc: dict[str, tuple[str, str]] = {}
         if netrc_path is not None:
@@ -556,6 +746,7 @@ class RegistryAccess:
         registries["npm"] = npm.default
         # Lowest precedence first: a later credential for the same scope replaces an earlier.
         ranked = [
+            *self._docker,
             *self._github,
             *self._pip,
             *[c for c in npm_found if c.source.lower().startswith("npm_config")],
@@ -595,6 +786,7 @@ class RegistryAccess:
             credentials=store,
             key=key,
             warnings=warnings + tuple(more) + tuple(user.warnings) + tuple(own.warnings),
+            insecure_registries=frozenset(self._settings.insecure_registries),
         )
 
     def _origins(self, registries: Mapping[str, str], npm: NpmRegistries) -> list[str]:

@@ -210,6 +210,32 @@ def parse_registry(value: str) -> tuple[str, str]:
     return name, url
 
 
+def parse_insecure_registries(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Parse registry hosts (``host`` or ``host:port``) that may be reached over plain http.
+
+    A list, or ``a:5000,b c`` text; lower-cased, repeats dropped. A bare host covers all its
+    ports. Raises ``ValueError`` for a URL, a path or a port that is not a number.
+    """
+    items = re.split(r"[,\s]+", value) if isinstance(value, str) else list(value)
+    hosts: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            msg = f"expected registry hosts (strings), got {item!r}"
+            raise ValueError(msg)  # noqa: TRY004 - pydantic reports ValueError, not TypeError
+        host = item.strip().lower()
+        if not host:
+            continue
+        if (
+            "/" in host
+            or "@" in host
+            or not re.fullmatch(r"(\[[0-9a-f:.]+\]|[^:\[\]]+)(:\d{1,5})?", host)
+        ):
+            msg = f"expected a registry host or host:port (no scheme or path), got {item.strip()!r}"
+            raise ValueError(msg)
+        hosts.append(host)
+    return tuple(dict.fromkeys(hosts))
+
+
 def parse_managers(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Parse manager ids (``MANAGERS`` keys such as ``cargo_toml``), a list or ``a,b c`` text.
 
@@ -285,6 +311,10 @@ class Settings(BaseModel):
     # Userinfo taken out of ``registries`` at parse time (Basic credentials for those base
     # URLs' scopes): never dumped into the report, never shown in a repr.
     registry_credentials: tuple[Credential, ...] = Field(default=(), exclude=True, repr=False)
+    insecure_registries: tuple[str, ...] = Field(
+        default=(),
+        description="Image registry hosts reached over plain http (loopback hosts always are)",
+    )
     ignore_paths: tuple[str, ...] = DEFAULT_IGNORE_PATHS
     enabled_managers: tuple[str, ...] = Field(
         default=(), description="Manager ids to run (Renovate's enabledManagers); empty: all"
@@ -361,6 +391,11 @@ class Settings(BaseModel):
     def _managers(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         return parse_managers(value) if isinstance(value, str | list | tuple) else value
 
+    @field_validator("insecure_registries", mode="before")
+    @classmethod
+    def _insecure(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
+        return parse_insecure_registries(value) if isinstance(value, str | list | tuple) else value
+
     @field_validator("now", mode="before")
     @classmethod
     def _timestamp(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
@@ -412,6 +447,7 @@ _ENV_SCALARS = (
     "fail_on",
     "min_release_age",
     "unknown_age",
+    "insecure_registries",
     "max_file_bytes",
     "default_host_concurrency",
     "verbose",
@@ -483,6 +519,9 @@ def load_settings(
             except ValueError as exc:
                 raise ConfigError(f"--registry: {exc}") from None
             values[name] = {**values.get(name, {}), **urls}
+        elif name == "insecure_registries":
+            values[name] = value
+            source[name] = "--insecure-registry"
         else:
             values[name] = value
             source[name] = f"--{_kebab(name)}"

@@ -503,7 +503,8 @@ class VirtualHost:
             return reply.status, headers, reply.body
         cache_control = self.cache_control_overrides.get(route, self.cache_control)
         if cache_control is not None:
-            headers["Cache-Control"] = cache_control
+            # A handler's own Cache-Control (the OCI token knob) wins over the host's default.
+            headers.setdefault("Cache-Control", cache_control)
         if self.validators and request.method in {"GET", "HEAD"}:
             etag = reply.etag or f'"{hashlib.sha256(reply.body).hexdigest()[:32]}"'
             modified = self._modified_at(request, etag)

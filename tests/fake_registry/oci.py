@@ -33,6 +33,14 @@ class Oci:
     ``Docker-Content-Digest`` on manifests), ``pull_quota_exhausted`` (a manifest GET gets
     Docker Hub's pull-quota 429; HEADs are not pulls), ``link_base`` (``Link`` targets are
     absolute on this base URL instead of relative) and :meth:`rate_limit_tag_page`.
+
+    Token knobs: ``token_expires_in`` (seconds; ``None`` leaves ``expires_in`` out),
+    ``token_cache_control`` (the token response's ``Cache-Control``, e.g. ``no-store``;
+    ``None`` leaves it to the host's default), ``token_credential`` (when set, the token
+    endpoint answers 401 unless the request carries exactly that ``Authorization``: a test
+    stand-in for a private registry's login, never a real secret). ``token_requests`` counts
+    token requests; ``issued`` lists every token value handed out (for tests that look for
+    them where they must not be).
     """
 
     def __init__(self, base_url: str) -> None:
@@ -45,6 +53,11 @@ class Oci:
         self.link_base: str | None = None
         # Page number (1-based) of a tag list → 429 answers still to give for it.
         self._page_limits: dict[int, tuple[int, str]] = {}
+        self.token_expires_in: int | None = 300
+        self.token_cache_control: str | None = None
+        self.token_credential: str | None = None
+        self.token_requests = 0
+        self.issued: list[str] = []
         self._tokens: dict[str, set[str]] = {}
         self._tags: dict[str, dict[str, str]] = {}
         self._manifests: dict[str, dict[str, tuple[str, bytes]]] = {}
@@ -110,6 +123,11 @@ class Oci:
         return Reply(200, body, media_type, headers, etag=f'"{key}"')
 
     def _token(self, request: Request) -> Reply:
+        self.token_requests += 1
+        if self.token_credential is not None and (
+            request.headers.get("authorization") != self.token_credential
+        ):
+            return _error(401, "UNAUTHORIZED", "authentication required")
         repositories = set()
         for scope in request.query.get("scope", []):
             kind, _, rest = scope.partition(":")
@@ -118,10 +136,15 @@ class Oci:
                 repositories.add(repository)
         token = "fake." + secrets.token_urlsafe(16)
         self._tokens[token] = repositories
+        self.issued.append(token)
         issued = iso(datetime.now(UTC), "microseconds")
-        return json_reply(
-            {"token": token, "access_token": token, "expires_in": 300, "issued_at": issued}
-        )
+        document: dict[str, Any] = {"token": token, "access_token": token, "issued_at": issued}
+        if self.token_expires_in is not None:
+            document["expires_in"] = self.token_expires_in
+        reply = json_reply(document)
+        if self.token_cache_control is not None:
+            reply.headers["Cache-Control"] = self.token_cache_control
+        return reply
 
     def _challenge(self, name: str | None) -> Reply:
         challenge = f'Bearer realm="{self.base_url}/token",service="{SERVICE}"'

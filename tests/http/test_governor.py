@@ -242,3 +242,62 @@ async def test_governor_extends_but_never_shortens() -> None:
     async with time.driving():
         assert await governor.wait_turn("a.test") == 10
     assert governor.cooldown_seconds == {"a.test": 10}
+
+
+PULL_QUOTA_BODY = (
+    b'{"errors":[{"code":"TOOMANYREQUESTS","message":"You have reached your unauthenticated '
+    b'pull rate limit. https://www.docker.com/increase-rate-limit"}]}'
+)
+
+
+@pytest.mark.anyio
+async def test_a_toomanyrequests_pull_quota_body_fails_at_once_and_for_later_requests() -> None:
+    """Docker Hub's quota body (even with a short Retry-After) is not retried; the host waits."""
+    time = FakeTime()
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get(url__startswith="https://registry.test/v2/").mock(
+            return_value=httpx.Response(429, headers={"Retry-After": "1"}, content=PULL_QUOTA_BODY)
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            with pytest.raises(RateLimited, match="Docker Hub pull quota exhausted; not retried"):
+                await fetcher("https://registry.test/v2/library/nginx/manifests/latest")
+            with pytest.raises(RateLimited, match="Docker Hub pull quota exhausted"):
+                await fetcher("https://registry.test/v2/library/redis/manifests/latest")
+    assert route.call_count == 1
+    assert time.sleeps == []
+
+
+@pytest.mark.anyio
+async def test_a_head_429_with_no_pulls_remaining_is_the_quota() -> None:
+    """A HEAD has no body: ``ratelimit-remaining: 0`` alone marks the quota, never retried."""
+    time = FakeTime()
+    with respx.mock(assert_all_called=True) as router:
+        route = router.head("https://registry.test/v2/library/nginx/manifests/1").mock(
+            return_value=httpx.Response(
+                429, headers={"ratelimit-limit": "100;w=21600", "ratelimit-remaining": "0;w=21600"}
+            )
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            with pytest.raises(RateLimited, match="pull quota"):
+                await fetcher("https://registry.test/v2/library/nginx/manifests/1", method="HEAD")
+    assert route.call_count == 1
+    assert time.sleeps == []
+
+
+@pytest.mark.anyio
+async def test_a_generic_toomanyrequests_is_retried_on_the_short_back_off() -> None:
+    """The spec's TOOMANYREQUESTS without the pull-quota wording (GHCR's) is a short limit."""
+    time = FakeTime()
+    body = b'{"errors":[{"code":"TOOMANYREQUESTS","message":"retry-after: 1.2ms"}]}'
+    with respx.mock(assert_all_called=True) as router:
+        route = router.get("https://ghcr.test/v2/o/i/tags/list").mock(
+            side_effect=[httpx.Response(429, content=body), httpx.Response(200)]
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            async with time.driving():
+                assert (await fetcher("https://ghcr.test/v2/o/i/tags/list")).status == 200
+    assert route.call_count == 2
+    assert time.sleeps == [1.0]

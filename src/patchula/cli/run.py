@@ -94,6 +94,15 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             "URL only and never shown.",
         ),
     ] = None,
+    insecure_registry: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--insecure-registry",
+            metavar="HOST",
+            help="An image registry host[:port] to reach over plain http (repeatable); "
+            "loopback hosts always are.",
+        ),
+    ] = None,
     output_format: Annotated[
         str | None,
         typer.Option(
@@ -212,6 +221,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "concurrency": concurrency,
         "host_concurrency": host_concurrency,
         "registries": registry,
+        "insecure_registries": insecure_registry,
         "format": output_format,
         "report": report,
         "fail_on": fail_on,

@@ -3,9 +3,9 @@
 One shared ``httpx.AsyncClient`` per run, a concurrency limiter per host, the shared cool-down
 governor (``governor.py``), single-flight for identical concurrent requests, bounded retries
 with jitter for transient failures, redirects followed hop by hop (each through its own host's
-limits and statistics), an overall deadline and a body-size bound per request, and per-host
-statistics for the report. It knows hosts, not registries; every datasource goes through this
-one seam.
+limits and statistics), an overall deadline and a body-size bound per request, ``Bearer``
+token challenges answered once (``bearer.py``), and per-host statistics for the report. It
+knows hosts and auth schemes, not registries; every datasource goes through this one seam.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
@@ -27,7 +27,9 @@ from patchula.cache import Cache, HttpEntry
 from patchula.errors import ConfigError, LookupFailed, RegistryError, RegistryUnreachable
 from patchula.http import DEFAULT_MAX_BODY_BYTES
 from patchula.http.auth import Credential, Credentials, redact_url
-from patchula.http.caching import cache_key, directives, freshness
+from patchula.http.bearer import BearerTokens, Token, bearer_challenge
+from patchula.http.caching import cache_key, credential_digest, directives, freshness
+from patchula.http.flight import Flight as _Flight
 from patchula.http.governor import (
     MAX_RATE_RETRIES,
     Governor,
@@ -125,7 +127,6 @@ class HostStats:
     protocols: dict[str, int] = field(default_factory=dict)
 
 
-T = TypeVar("T")
 # Bodies at least this large are derived in a worker thread (at most four at once) so the event
 # loop stays free; smaller ones are derived in place.
 DERIVE_IN_THREAD_BYTES = 64 * 1024
@@ -326,6 +327,13 @@ class Fetcher:
         self.cache = cache
         self.cache_stats = CacheUse()
         self._reads = _BatchedReads(cache) if cache is not None else None
+        # Bearer tokens answering registries' ``WWW-Authenticate: Bearer`` challenges
+        # (``bearer.py``): never part of a key, a response or a message.
+        self._bearer = BearerTokens(
+            cache,
+            self._reads.get if self._reads is not None else None,
+            lambda: self._timer.wall().timestamp(),
+        )
         # Entries ``fresh_many`` read but could not use: the requests that follow reuse them.
         self._read_ahead: dict[str, HttpEntry | None] = {}
         # Minimum freshness (seconds) per representation, counted from the entry's fetch time.
@@ -432,10 +440,12 @@ class Fetcher:
         redirects loop (more than ``MAX_REDIRECTS``) or lead off HTTP(S), or ``derive``
         refuses the body.
 
-        ``scope`` is the registry token scope the request needs (``MethodFetch``). Inside
-        ``all_or_nothing()`` the cache writes of this request wait for the block's end.
+        ``scope`` is the registry token scope the request needs (``MethodFetch``): a bearer
+        token cached for the URL's host and that scope is sent up front (``_authorized``).
+        Bearer challenges are answered with or without it. The cache and single-flight keys
+        are those of the request without the token. Inside ``all_or_nothing()`` the cache
+        writes of this request wait for the block's end.
         """
-        del scope  # bearer-token challenges: issue 13 (the OCI datasource)
         method = method.upper()
         if method not in METHODS or (body is not None and method != "POST"):
             msg = f"the fetch facade sends GET, HEAD or POST with a body, not {method}"
@@ -454,7 +464,7 @@ class Fetcher:
         self._inflight[key] = flight
         try:
             response = await self._cached_fetch(
-                key, url, headers or {}, derive, floor, method=method, body=body
+                key, url, headers or {}, derive, floor, method=method, body=body, scope=scope
             )
         except BaseException as exc:
             flight.fail(exc)
@@ -486,6 +496,7 @@ class Fetcher:
         *,
         method: str = "GET",
         body: bytes | None = None,
+        scope: str | None = None,
     ) -> FetchResponse:
         cache = self.cache
         stats = self.cache_stats
@@ -503,7 +514,9 @@ class Fetcher:
             conditional["If-None-Match"] = entry.etag
         if entry is not None and entry.last_modified and method != "POST":
             conditional["If-Modified-Since"] = entry.last_modified
-        response = await self._fetch(url, conditional, method=method, body=body)
+        response, private = await self._authorized(
+            url, conditional, method=method, body=body, scope=scope
+        )
         lower = dict(response.headers)
         fetched = response.fetched_at.timestamp()
         if response.status == 304 and entry is not None and cache is not None:  # noqa: PLR2004
@@ -534,7 +547,9 @@ class Fetcher:
                 content = await anyio.to_thread.run_sync(derive, content, limiter=self._derivers)
             else:
                 content = derive(content)  # well under a millisecond: a thread hop costs more
-        if cache is None:
+        if cache is None or private:
+            # ``private``: answered to a token obtained with a credential while the key is the
+            # anonymous request's; stored, it would answer anonymous runs.
             return replace(response, content=content)
         stats.misses += 1
         fresh = freshness(response.status, lower, fetched)
@@ -564,6 +579,54 @@ class Fetcher:
         elif entry is not None:
             await self._write(cache.delete_http, key)
         return replace(response, content=content, cache="miss")
+
+    async def _authorized(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        *,
+        method: str,
+        body: bytes | None,
+        scope: str | None,
+    ) -> tuple[FetchResponse, bool]:
+        """Send ``method url``, answering a ``Bearer`` challenge once (``bearer.py``).
+
+        With ``scope``, an unexpired token for (host, scope) goes up front. A ``401`` from the
+        URL's origin with a ``WWW-Authenticate: Bearer`` challenge whose realm is http(s) gets
+        a token (evicting the one sent, if any; concurrent callers share one token request)
+        and the request is sent once more: a second ``401`` is the answer. The token request
+        goes through the realm host's limits, cool-down and statistics, with the credential
+        configured for the realm's URL (if any), within this request's deadline. A token
+        service refusing (401/403) is the answer, naming the credential it refused.
+
+        Also returns whether the answer is private to a credential the cache key does not
+        name: sent with a token obtained with a credential (for the realm's host) while none
+        is configured for ``url`` itself.
+        """
+        budget = _Budget(self._deadline)
+        host = host_key(url)
+        credential = self._credential_for(url)
+        identity = credential_digest(credential.cache_identity if credential else None)
+        token = await self._bearer.cached(host, scope, identity) if scope else None
+        response = await self._fetch(
+            url, headers, method=method, body=body, bearer=token, budget=budget
+        )
+        if response.status != 401 or _origin(response.url) != _origin(url):  # noqa: PLR2004
+            return response, _private(token, credential)
+        challenge = bearer_challenge(response)
+        if challenge is None:
+            return response, _private(token, credential)
+
+        async def ask(token_url: str) -> FetchResponse:
+            return await self._fetch(token_url, {}, budget=budget)
+
+        answer = await self._bearer.answer(host, scope, identity, challenge, token, ask)
+        if not isinstance(answer, Token):
+            return answer, False  # the token service's 401/403
+        response = await self._fetch(
+            url, headers, method=method, body=body, bearer=answer, budget=budget
+        )
+        return response, _private(answer, credential)
 
     async def _write(self, write: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> None:  # noqa: ANN401 - forwarded as given
         """Apply one cache write now, or keep it for the end of an ``all_or_nothing`` block."""
@@ -780,6 +843,8 @@ class Fetcher:
         *,
         method: str = "GET",
         body: bytes | None = None,
+        bearer: Token | None = None,
+        budget: _Budget | None = None,
     ) -> FetchResponse:
         """Send ``method url``, following at most ``MAX_REDIRECTS`` redirects, within the deadline.
 
@@ -789,8 +854,12 @@ class Fetcher:
         credential for each hop's URL is attached to that hop only; the caller's
         ``Authorization``/``Cookie`` headers go only to hops on the origin of ``url``. The
         answer's ``credential`` names the source of the credential sent on the final hop.
+
+        ``bearer`` (a token) replaces the credential as ``Authorization`` on the hops on the
+        origin of ``url``, and only there. ``budget`` is the deadline left (default: a whole
+        deadline), shared when one request takes several (a bearer challenge).
         """
-        budget = _Budget(self._deadline)
+        budget = budget or _Budget(self._deadline)
         hop = url
         for _ in range(MAX_REDIRECTS + 1):
             sent = (
@@ -801,11 +870,16 @@ class Fetcher:
             credential = self._credential_for(hop)
             if credential is not None:
                 sent = {**sent, credential.header: credential.value}
+            source = credential.source if credential is not None else None
+            if bearer is not None and (hop is url or _origin(hop) == _origin(url)):
+                sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}
+                sent["Authorization"] = f"Bearer {bearer.value}"
+                source = bearer.source
             response = await self._attempts(hop, sent, budget, method=method, body=body)
             location = response.header("location") if response.status in _REDIRECTS else None
             if location is None:
-                if credential is not None:
-                    return replace(response, credential=credential.source)
+                if source is not None:
+                    return replace(response, credential=source)
                 return response
             hop = _redirect_target(hop, location)
             if _redirected_method(method, response.status) != method:
@@ -1083,6 +1157,14 @@ _GROUP: contextvars.ContextVar[list[Callable[[], Awaitable[Any]]] | None] = cont
 )
 
 
+def _private(token: Token | None, credential: Credential | None) -> bool:
+    """Whether an answer to ``token`` must stay out of a key naming only ``credential``.
+
+    True for a token obtained with a credential (the realm's) sent to a URL that has none.
+    """
+    return token is not None and token.source is not None and credential is None
+
+
 def _is_fresh(entry: HttpEntry, floor: _Floor, now: float) -> bool:
     """Whether ``entry`` may be used without a request at ``now`` (epoch seconds).
 
@@ -1266,47 +1348,6 @@ class _BatchedReads:
             raise
         batch.succeed(found)
         return found.get(key)
-
-
-class _Flight(Generic[T]):
-    """One in-flight piece of work that concurrent callers of the same key wait on.
-
-    The wake-up event is made only when someone actually waits (most flights have no waiter).
-    """
-
-    __slots__ = ("_done", "_error", "_event", "_value")
-
-    def __init__(self) -> None:
-        self._done = False
-        self._event: anyio.Event | None = None
-        self._value: T | None = None
-        self._error: BaseException | None = None
-
-    def succeed(self, value: T) -> None:
-        self._value = value
-        self._finish()
-
-    def fail(self, error: BaseException) -> None:
-        self._error = error
-        self._finish()
-
-    def _finish(self) -> None:
-        self._done = True
-        if self._event is not None:
-            self._event.set()
-
-    async def wait(self) -> T:
-        if not self._done:
-            if self._event is None:
-                self._event = anyio.Event()
-            await self._event.wait()
-        if isinstance(self._error, Exception):
-            raise self._error
-        if self._error is not None:
-            # The leader was cancelled; its waiters are not, and must not inherit that.
-            msg = "the shared request was cancelled before it finished"
-            raise RegistryError(msg)
-        return cast("T", self._value)  # set before the flight finished
 
 
 class _ReadBatch(_Flight[dict[str, HttpEntry | None]]):
