@@ -232,11 +232,31 @@ async def test_unknown_image_is_not_found(oci: FakeRegistry) -> None:
 
 @pytest.mark.anyio
 async def test_unauthorized_names_the_docker_config(oci: FakeRegistry) -> None:
-    """A 401 says no credential is configured and where one goes (``~/.docker/config.json``)."""
-    oci.oci.anonymous = False  # the token flow is the HTTP layer's; unanswered here
+    """A 401 says no credential is configured and where one goes (``~/.docker/config.json``).
+
+    The registry's token service wants a login (a private image): the anonymous token request
+    is refused, so the registry's 401 is the answer.
+    """
+    oci.oci.anonymous = False
+    oci.oci.token_credential = "Basic dGVzdDp0ZXN0"  # noqa: S105 - a test stand-in login
     async with _fetcher() as fetch:
         with pytest.raises(RegistryError, match=r"HTTP 401 .*~/\.docker/config\.json"):
             await docker.get_catalog(fetch, oci.url("oci"), _package(oci))
+
+
+@pytest.mark.anyio
+async def test_a_public_image_is_read_through_an_anonymous_pull_token(oci: FakeRegistry) -> None:
+    """Tags and a HEAD digest of an image whose registry wants a bearer token for every call."""
+    oci.oci.anonymous = False
+    async with _fetcher() as fetch:
+        catalog = await docker.get_catalog(fetch, oci.url("oci"), _package(oci))
+        digest = await docker.get_digest(
+            fetch, oci.url("oci"), _package(oci), catalog.releases[0].version
+        )
+    assert catalog.releases
+    assert digest is not None
+    assert digest.startswith("sha256:")
+    assert oci.oci.token_requests == 1
 
 
 @pytest.mark.anyio
