@@ -89,7 +89,8 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         typer.Option(
             "--registry",
             metavar="NAME=URL",
-            help="NAME=URL base URL for a datasource (npm, pypi, crates, crates-api, goproxy); "
+            help="NAME=URL base URL for a datasource (npm, pypi, crates, crates-api, goproxy, "
+            "docker, docker-hub); "
             "repeatable. Userinfo in URL (https://user:pass@host) is sent as Basic auth to that "
             "URL only and never shown.",
         ),
