@@ -254,3 +254,13 @@ def test_the_corpus_compose_images() -> None:
     assert _short(_extract("real-readthedocs-assets", rel)) == [
         (rel, 3, "docker.io/library/node", "8.16")
     ]
+
+
+@pytest.mark.parametrize(
+    "image",
+    ["${A:-" * 50_000 + "x" + "}" * 50_000, "$$" * 500_000, "a" * 2_000_000, "${A}" * 200_000],
+)
+def test_hostile_images_end_in_problems_or_rows(image: str) -> None:
+    """Deep defaults, huge values and many variables end in one row or problem each."""
+    result = _text(f"services:\n  a:\n    image: '{image}'\n")
+    assert len(result.problems) + len(result.dependencies) == 1

@@ -311,3 +311,20 @@ def test_real_dockerfiles_of_the_corpus(
     result = _extract(case, rel)
     assert result.problems == ()
     assert _short(result) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FROM img:" + "${A:-" * 50_000 + "x" + "}" * 50_000 + "\n",
+        "FROM " + "a" * 2_000_000 + "\n",
+        "ARG A=" + "$$" * 500_000 + "\nFROM img:${A}\n",
+        "FROM \\\n" * 100_000 + "alpine:3\n",
+        "ARG " + "A=1 " * 100_000 + "\nFROM img:${A}\n",
+    ],
+)
+def test_hostile_dockerfiles_end_in_problems_or_rows(text: str) -> None:
+    """Deep substitutions, a 2 MB image word, huge ARGs and 100,000 continuations never hang."""
+    result = _text(text)
+    assert len(result.problems) + len(result.dependencies) >= 1
+    assert all(p.file == "Dockerfile" for p in result.problems)

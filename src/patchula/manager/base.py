@@ -735,6 +735,16 @@ IMAGE_VERSIONING = "docker"
 _IMAGE_HEAD = re.compile(r"[^:@]*")
 
 
+_SHOWN_CHARS = 80
+
+
+def shown(text: str) -> str:
+    """``repr(text)`` for a message, its start and its length when it is long (a report cell)."""
+    if len(text) <= _SHOWN_CHARS:
+        return repr(text)
+    return f"{text[:60]!r}… ({len(text)} characters)"
+
+
 def image_row(
     reference: str, *, manager: str, file: str, line: int | None, dep_type: str
 ) -> Dependency | ManifestProblem:
@@ -750,8 +760,7 @@ def image_row(
     try:
         ref = parse_image_reference(reference)
     except InvalidImageReference as exc:
-        shown = reference if len(reference) <= _QUOTED_IMAGE else f"{reference[:60]}…"
-        return ManifestProblem(file, line, f"invalid image reference {shown!r}: {exc}")
+        return ManifestProblem(file, line, f"invalid image reference {shown(reference)}: {exc}")
     constraint = ref.tag if ref.tag is not None or ref.digest is not None else DEFAULT_TAG
     return Dependency(
         manager=manager,
@@ -766,9 +775,6 @@ def image_row(
         constraint=constraint,
         digest=ref.digest,
     )
-
-
-_QUOTED_IMAGE = 120
 
 
 def skipped_image_row(

@@ -14,6 +14,7 @@ from patchula.manager.base import (
     YamlNode,
     image_row,
     load_yaml,
+    shown,
     skipped_image_row,
 )
 from patchula.models import Dependency, ExtractResult, ManifestProblem
@@ -25,10 +26,13 @@ VERSIONING = IMAGE_VERSIONING
 # Renovate's managerFilePatterns for docker-compose: ``docker-compose*.yml``, ``compose*.yaml``
 # (``docker-compose.override.yml``, ``compose.prod.yaml``, ``docker-compose-assets.yml``).
 _NAME = re.compile(r"(?:^|/)(?:docker-)?compose[^/]*\.ya?ml$")
+_BRACES = re.compile(r"\$\{|\}")
 _NAME_CHARS = re.compile(r"[_A-Za-z][_A-Za-z0-9]*", re.ASCII)
 _NOT_READ = "compose reads it from the environment or a .env file, which the scan does not read"
 BUILT_HERE = "built here (build:): compose builds this image and tags it with this name"
 _MAX_INCLUDE_DEPTH = 32
+# ``${A:-${B:-…}}`` deeper than this is no real compose file; each level is one recursion.
+MAX_SUBSTITUTION_DEPTH = 32
 
 
 def matches(path: str) -> bool:
@@ -62,65 +66,74 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
 
 @dataclass(slots=True)
 class _Interpolated:
-    value: str = ""
+    parts: list[str] = field(default_factory=list)  # joined once: linear in the text
     missing: list[tuple[str, bool]] = field(default_factory=list)  # (name, required)
     error: str | None = None
 
+    @property
+    def value(self) -> str:
+        return "".join(self.parts)
 
-def interpolate(text: str) -> _Interpolated:
-    """Interpolate ``text`` as compose does with no variable set (compose-go ``template``)."""
+
+def interpolate(text: str, depth: int = 0) -> _Interpolated:
+    """Interpolate ``text`` as compose does with no variable set (compose-go ``template``).
+
+    Defaults nest (``${A:-${B:-x}}``) up to ``MAX_SUBSTITUTION_DEPTH`` levels, deeper is an
+    error.
+    """
     out = _Interpolated()
     index, end = 0, len(text)
     while index < end:
         dollar = text.find("$", index)
         if dollar < 0:
-            out.value += text[index:]
+            out.parts.append(text[index:])
             break
-        out.value += text[index:dollar]
+        out.parts.append(text[index:dollar])
         if text.startswith("$$", dollar):
-            out.value += "$"
+            out.parts.append("$")
             index = dollar + 2
         elif text.startswith("${", dollar):
-            index = _braced(text, dollar, out)
+            index = _braced(text, dollar, out, depth)
         else:
             name = _NAME_CHARS.match(text, dollar + 1)
             if name is None:
-                out.error = f"invalid interpolation format in {text!r}: a lone '$' (write $$)"
+                out.error = f"invalid interpolation format in {shown(text)}: a lone '$' (write $$)"
                 return out
             out.missing.append((name.group(), False))
             index = name.end()
     return out
 
 
-def _braced(text: str, dollar: int, out: _Interpolated) -> int:
-    depth, index = 1, dollar + 2
-    while index < len(text) and depth:
-        if text.startswith("${", index):
-            depth, index = depth + 1, index + 2
-            continue
-        depth -= text[index] == "}"
-        index += 1
-    if depth:
-        out.error = f"invalid interpolation format in {text!r}: missing '}}'"
+def _braced(text: str, dollar: int, out: _Interpolated, depth: int) -> int:
+    open_braces, index = 1, len(text) + 1
+    for mark in _BRACES.finditer(text, dollar + 2):
+        open_braces += 1 if mark.group() == "${" else -1
+        if not open_braces:
+            index = mark.end()
+            break
+    if open_braces:
+        out.error = f"invalid interpolation format in {shown(text)}: missing '}}'"
         return len(text)
     inner = text[dollar + 2 : index - 1]
     name = _NAME_CHARS.match(inner)
     if name is None:
-        out.error = f"invalid interpolation format in {text!r}: no variable name"
+        out.error = f"invalid interpolation format in {shown(text)}: no variable name"
         return index
     rest = inner[name.end() :]
     operator = rest[:2] if rest[:1] == ":" else rest[:1]
     operand = rest[len(operator) :]
-    if operator in {":-", "-"}:
-        nested = interpolate(operand)
-        out.value += nested.value
+    if operator in {":-", "-"} and depth >= MAX_SUBSTITUTION_DEPTH:
+        out.error = f"substitutions nested more than {MAX_SUBSTITUTION_DEPTH} levels deep"
+    elif operator in {":-", "-"}:
+        nested = interpolate(operand, depth + 1)
+        out.parts.append(nested.value)
         out.missing.extend(nested.missing)
         out.error = out.error or nested.error
     elif operator in {":?", "?"}:
         out.missing.append((name.group(), True))
     elif operator not in {":+", "+"}:  # ``:+`` / ``+`` of an unset variable is empty
         if rest:
-            out.error = f"invalid interpolation format in {text!r}: {inner!r}"
+            out.error = f"invalid interpolation format in {shown(text)}: {shown(inner)}"
         else:
             out.missing.append((name.group(), False))
     return index
@@ -225,12 +238,12 @@ class _Reader:
             return
         written = interpolate(raw)
         if written.error is not None or written.missing:
-            message = f"included file {raw!r} uses variables the scan does not know; not read"
+            message = f"included file {shown(raw)} uses variables the scan does not know; not read"
             self.problems.append(ManifestProblem(path, target.line, message, "warning"))
             return
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), written.value))
         if written.value.startswith("/") or joined == ".." or joined.startswith("../"):
-            message = f"included file {raw!r} is outside the repository; not read"
+            message = f"included file {shown(raw)} is outside the repository; not read"
             self.problems.append(ManifestProblem(path, target.line, message, "warning"))
             return
         if joined in stack:
@@ -244,7 +257,7 @@ class _Reader:
             text = self.read(joined)
         except (ManifestError, OSError, ValueError) as exc:
             reason = exc.message if isinstance(exc, ManifestError) else str(exc)
-            message = f"cannot read included file {raw!r}: {reason}"
+            message = f"cannot read included file {shown(raw)}: {reason}"
             self.problems.append(ManifestProblem(path, target.line, message))
             return
         self.included.append(joined)

@@ -12,6 +12,7 @@ from patchula.manager.base import (
     ReadFile,
     image_row,
     nul_problem,
+    shown,
     skipped_image_row,
     strip_bom,
 )
@@ -54,6 +55,8 @@ _PLATFORM_ARGS = frozenset(
     }
 )
 _MAX_PROBLEMS_PER_FILE = 20
+# ``${A:-${B:-…}}`` deeper than this is no real Dockerfile; the lexer recurses once per level.
+MAX_SUBSTITUTION_DEPTH = 32
 
 
 def matches(path: str) -> bool:
@@ -108,12 +111,27 @@ class _Word:
 
 @dataclass(slots=True)
 class _Expanded:
-    """A word after substitution: its value, its display (unknown variables kept) and why not."""
+    """A word after substitution: its value, its display (unknown variables kept) and why not.
 
-    value: str = ""
-    display: str = ""
+    Pieces are collected in lists and joined once: a long word costs linear time.
+    """
+
+    values: list[str] = field(default_factory=list)
+    displays: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     error: str | None = None
+
+    @property
+    def value(self) -> str:
+        return "".join(self.values)
+
+    @property
+    def display(self) -> str:
+        return "".join(self.displays)
+
+    def add(self, text: str) -> None:
+        self.values.append(text)
+        self.displays.append(text)
 
 
 def _split_words(text: str, start: int, escape: str) -> list[_Word]:
@@ -157,6 +175,7 @@ class _Lexer:
     def __init__(self, env: Mapping[str, str | None], escape: str) -> None:
         self.env = env
         self.escape = escape
+        self.depth = 0
 
     def word(self, raw: str) -> _Expanded:
         out = _Expanded()
@@ -166,20 +185,17 @@ class _Lexer:
             if char == "'":
                 close = raw.find("'", index + 1)
                 close = end if close < 0 else close
-                out.value += raw[index + 1 : close]
-                out.display += raw[index + 1 : close]
+                out.add(raw[index + 1 : close])
                 index = close + 1
             elif char == '"':
                 index = self._double_quoted(raw, index + 1, out)
             elif char == self.escape and index + 1 < end:
-                out.value += raw[index + 1]
-                out.display += raw[index + 1]
+                out.add(raw[index + 1])
                 index += 2
             elif char == "$":
                 index = self._dollar(raw, index, out)
             else:
-                out.value += char
-                out.display += char
+                out.add(char)
                 index += 1
         return out
 
@@ -188,14 +204,12 @@ class _Lexer:
         while index < end and raw[index] != '"':
             char = raw[index]
             if char == self.escape and index + 1 < end and raw[index + 1] in {'"', "$", char}:
-                out.value += raw[index + 1]
-                out.display += raw[index + 1]
+                out.add(raw[index + 1])
                 index += 2
             elif char == "$":
                 index = self._dollar(raw, index, out)
             else:
-                out.value += char
-                out.display += char
+                out.add(char)
                 index += 1
         return index + 1
 
@@ -205,8 +219,7 @@ class _Lexer:
             return self._braced(raw, index, out)
         bare = _BARE_NAME.match(raw, index + 1)
         if bare is None:
-            out.value += "$"
-            out.display += "$"
+            out.add("$")
             return index + 1
         self._set(out, raw[index : bare.end()], self._lookup(bare.group(), out))
         return bare.end()
@@ -214,12 +227,12 @@ class _Lexer:
     def _braced(self, raw: str, index: int, out: _Expanded) -> int:
         close = _closing_brace(raw, index + 2, self.escape)
         if close < 0:
-            out.error = f"missing '}}' in {raw[index:]!r}"
+            out.error = f"missing '}}' in {shown(raw[index:])}"
             return len(raw)
         whole, inner = raw[index : close + 1], raw[index + 2 : close]
         name_match = _VAR_NAME.match(inner)
         if name_match is None:
-            out.error = f"bad substitution {whole!r}"
+            out.error = f"bad substitution {shown(whole)}"
             return close + 1
         name, rest = name_match.group(), inner[name_match.end() :]
         if not rest:
@@ -228,7 +241,7 @@ class _Lexer:
         colon = rest.startswith(":")
         operator, operand = (rest[1:2], rest[2:]) if colon else (rest[:1], rest[1:])
         if operator not in {"-", "+", "?"}:
-            out.error = f"unsupported substitution {whole!r} (only :-, -, :+, +, :? and ?)"
+            out.error = f"unsupported substitution {shown(whole)} (only :-, -, :+, +, :? and ?)"
             return close + 1
         value = self.env.get(name)
         is_set = value is not None and (value != "" or not colon)
@@ -246,7 +259,14 @@ class _Lexer:
         return close + 1
 
     def _nested(self, operand: str, out: _Expanded) -> str:
-        inner = self.word(operand)
+        if self.depth >= MAX_SUBSTITUTION_DEPTH:
+            out.error = f"substitutions nested more than {MAX_SUBSTITUTION_DEPTH} levels deep"
+            return ""
+        self.depth += 1
+        try:
+            inner = self.word(operand)
+        finally:
+            self.depth -= 1
         out.missing.extend(inner.missing)
         out.error = out.error or inner.error
         return inner.value if not inner.missing else ""
@@ -259,27 +279,28 @@ class _Lexer:
 
     @staticmethod
     def _set(out: _Expanded, whole: str, value: str | None) -> None:
-        out.value += value or ""
-        out.display += whole if value is None else value
+        out.values.append(value or "")
+        out.displays.append(whole if value is None else value)
+
+
+# The tokens that matter when looking for the ``}`` closing a ``${``: an escaped character,
+# a nested ``${`` and a ``}`` (one pattern per escape character).
+_BRACE_TOKENS = {
+    escape: re.compile(re.escape(escape) + r".|\$\{|\}", re.DOTALL) for escape in ("\\", "`")
+}
 
 
 def _closing_brace(raw: str, index: int, escape: str) -> int:
     """The index of the ``}`` closing a ``${`` whose body starts at ``index`` (``-1``: none)."""
     depth = 1
-    while index < len(raw):
-        char = raw[index]
-        if char == escape:
-            index += 2
-            continue
-        if raw.startswith("${", index):
+    for mark in _BRACE_TOKENS[escape].finditer(raw, index):
+        found = mark.group()
+        if found == "${":
             depth += 1
-            index += 2
-            continue
-        if char == "}":
+        elif found == "}":
             depth -= 1
             if depth == 0:
-                return index
-        index += 1
+                return mark.start()
     return -1
 
 
@@ -344,7 +365,7 @@ class _Parser:
             seen.add(name)
             if name == "escape":
                 if value not in {"\\", "`"}:
-                    self.problem(index + 1, f"invalid escape directive {value!r}: use \\ or `")
+                    self.problem(index + 1, f"invalid escape directive {shown(value)}: use \\ or `")
                 else:
                     self.escape = value
             elif name == "syntax":
@@ -416,7 +437,7 @@ class _Parser:
         for word in _split_words(logical.text, start, self.escape):
             raw_name, equals, raw_default = word.text.partition("=")
             if _ARG_NAME.fullmatch(raw_name) is None:
-                self.problem(logical.line(word.offset), f"invalid ARG name {raw_name!r}")
+                self.problem(logical.line(word.offset), f"invalid ARG name {shown(raw_name)}")
                 continue
             if equals:
                 expanded = lexer.word(raw_default)
