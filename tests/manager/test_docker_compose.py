@@ -264,3 +264,18 @@ def test_hostile_images_end_in_problems_or_rows(image: str) -> None:
     """Deep defaults, huge values and many variables end in one row or problem each."""
     result = _text(f"services:\n  a:\n    image: '{image}'\n")
     assert len(result.problems) + len(result.dependencies) == 1
+
+
+def test_empty_and_reset_images() -> None:
+    """An image empty after interpolation is a problem unless built; ``!reset`` removes it."""
+    text = (
+        "services:\n  a:\n    image: ${IMAGE:-}\n"
+        "  b:\n    build: .\n    image: ${IMAGE:-}\n"
+        "  c:\n    image: !reset null\n"
+        "  d:\n    image: !override alpine:3.20\n"
+    )
+    result = _text(text)
+    assert [(p.line, p.message) for p in result.problems] == [
+        (3, "services.a.image is empty after interpolation")
+    ]
+    assert _short(result) == [("compose.yaml", 10, "docker.io/library/alpine", "3.20")]

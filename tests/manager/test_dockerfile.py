@@ -231,6 +231,7 @@ def test_an_empty_dockerfile_has_nothing() -> None:
         ('ARG V="1 2"\nFROM img:${V}\n', None, None),  # an invalid tag: a problem, not a row
         ("ARG V=3\nFROM img:\\$V\n", None, None),  # an escaped dollar is literal: invalid
         ("ARG A=x B=${A}-y\nFROM img:${B}\n", "img:x-y", None),
+        ("ARG PY_VERSION\nFROM python:${PY_VERSION:-3.12}-slim\n", "python:3.12-slim", None),
         ("ARG A=1\nFROM img:${A-2}\n", "img:1", None),
         ("ARG A=\nFROM img:${A-2}x\n", "img:x", None),
         ("ARG A=\nFROM img:${A:-2}\n", "img:2", None),

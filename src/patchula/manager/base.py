@@ -537,7 +537,6 @@ YAML_MAX_DEPTH = 1000
 YAML_BUDGET = 2_000_000
 _YAML_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _YAML_FLOW_OPEN = re.compile(r"[\[{]")
-_YAML_FLOW_CLOSE = re.compile(r"[\]}]")
 
 
 @dataclass(slots=True)
@@ -546,16 +545,18 @@ class YamlNode:
 
     ``kind`` is ``scalar``, ``sequence`` or ``mapping``. A scalar's ``value`` is its text
     (``None`` for a plain null: empty, ``~``, ``null``); ``quoted`` is true for a quoted or
-    block scalar. A sequence has ``items``; a mapping has ``pairs`` keyed by each scalar key's
-    text, the last of repeated keys winning (as docker compose and PyYAML keep it), with ``<<``
-    merge keys applied (YAML 1.1 merge type; explicit keys win over merged ones). Tags are
-    kept out: no node is ever constructed into a Python object (safe by design).
+    block scalar; ``tag`` is an explicit tag as written (``!reset``), kept as a name only: no
+    node is ever constructed into a Python object (safe by design). A sequence has ``items``;
+    a mapping has ``pairs`` keyed by each scalar key's text, the last of repeated keys winning
+    (as docker compose and PyYAML keep it), with ``<<`` merge keys applied (YAML 1.1 merge
+    type; explicit keys win over merged ones).
     """
 
     kind: str
     line: int
     value: str | None = None
     quoted: bool = False
+    tag: str | None = None
     items: list[YamlNode] = field(default_factory=list)
     pairs: dict[str, YamlNode] = field(default_factory=dict)
 
@@ -674,14 +675,14 @@ class _YamlBuilder:
         elif isinstance(event, yaml.ScalarEvent):
             plain = not event.style and event.implicit[0]  # libyaml's plain style is ""
             value = None if plain and event.value in _YAML_NULLS else event.value
-            node = YamlNode("scalar", line, value=value, quoted=not plain)
+            node = YamlNode("scalar", line, value=value, quoted=not plain, tag=event.tag)
             self.anchor(event, node)
             self.add(node, line)
         elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
             if len(self.stack) >= YAML_MAX_DEPTH:
                 raise _YamlRefusedError(line, f"nested more than {YAML_MAX_DEPTH} levels deep")
             kind = "sequence" if isinstance(event, yaml.SequenceStartEvent) else "mapping"
-            node = YamlNode(kind, line)
+            node = YamlNode(kind, line, tag=getattr(event, "tag", None))
             self.anchor(event, node)
             self.stack.append(_Open(node))
         elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):

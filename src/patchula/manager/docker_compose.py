@@ -194,6 +194,8 @@ class _Reader:
         image = service.get("image")
         if image is None or (image.kind == "scalar" and image.value is None):
             return
+        if image.tag == "!reset":
+            return  # compose's ``!reset`` removes a value an extended or merged file set
         if image.kind != "scalar" or image.value is None:
             message = f"services.{name}.image must be a string"
             self.problems.append(ManifestProblem(path, image.line, message))
@@ -205,6 +207,11 @@ class _Reader:
             return
         build = service.get("build")
         built = build is not None and not (build.kind == "scalar" and build.value is None)
+        if not result.missing and not result.value.strip():
+            if not built:  # compose: "has neither an image nor a build context specified"
+                message = f"services.{name}.image is empty after interpolation"
+                self.problems.append(ManifestProblem(path, line, message))
+            return
         reason: str | None = BUILT_HERE if built else None
         if result.missing:
             missing, required = result.missing[0]
