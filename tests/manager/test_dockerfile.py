@@ -329,3 +329,20 @@ def test_hostile_dockerfiles_end_in_problems_or_rows(text: str) -> None:
     result = _text(text)
     assert len(result.problems) + len(result.dependencies) >= 1
     assert all(p.file == "Dockerfile" for p in result.problems)
+
+
+def test_run_mount_from_an_image_or_a_stage() -> None:
+    """``RUN --mount=from=image`` is ``mount-from``; a stage name or index there is not an image."""
+    text = (
+        "FROM python:3.12 AS base\n"
+        "RUN --mount=from=ghcr.io/astral-sh/uv:0.4.20,source=/uv,target=/bin/uv uv sync\n"
+        "RUN --mount=type=bind,from=base,target=/x --mount=type=cache,target=/c \\\n"
+        "    --mount=type=bind,source=/a,from=0,target=/y make\n"
+        "RUN --mount=type=cache,target=/root/.cache echo from=nginx:1\n"
+    )
+    result = _text(text)
+    assert result.problems == ()
+    assert _short(result) == [
+        (1, "final", "docker.io/library/python", "3.12"),
+        (2, "mount-from", "ghcr.io/astral-sh/uv", "0.4.20"),
+    ]

@@ -68,8 +68,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     """Extract the images a Dockerfile pulls (docs.docker.com/reference/dockerfile).
 
     Each ``FROM`` image is a row, the last ``FROM`` of the file ``final`` and the others
-    ``stage``; ``COPY --from=image`` is ``copy-from`` and the ``# syntax=`` parser directive
-    (the BuildKit frontend image, as Renovate reads it) ``syntax``. ``FROM scratch``, a
+    ``stage``; ``COPY --from=image`` is ``copy-from``, ``RUN --mount=…,from=image`` is
+    ``mount-from`` and the ``# syntax=`` parser directive (the BuildKit frontend image)
+    ``syntax``, as Renovate's dockerfile manager reads them. ``FROM scratch``, a
     ``FROM`` or ``--from`` naming an earlier stage (its ``AS`` name, any case, or its index)
     give nothing. Flags (``--platform=…``) are skipped. ``ARG`` lines before the first ``FROM``
     are substituted into ``FROM`` images as BuildKit's shell lexer does (``$V``, ``${V}``,
@@ -423,6 +424,8 @@ class _Parser:
             self.arg_line(logical, head.end())
         elif keyword == "COPY":
             self.copy_line(logical, head.end())
+        elif keyword == "RUN":
+            self.run_line(logical, head.end())
 
     def add(self, row: Dependency | ManifestProblem) -> None:
         if isinstance(row, ManifestProblem):
@@ -484,10 +487,29 @@ class _Parser:
             if not word.text.startswith("--from="):
                 continue
             value = _Word(word.text[len("--from=") :], word.offset + len("--from="))
-            env = {**self.global_env, **self.stage_env} if self.stages.count else self.global_env
-            expanded = self.image_word(logical, value, env)
-            if expanded.error is None:
-                self.image(logical, value, expanded, "copy-from", env, last_from=False)
+            self.stage_image(logical, value, "copy-from")
+
+    def run_line(self, logical: _Logical, start: int) -> None:
+        """``RUN --mount=type=bind,from=image,…``: the image whose files are mounted."""
+        for word in _split_words(logical.text, start, self.escape):
+            if not word.text.startswith("--"):
+                break
+            if not word.text.startswith("--mount="):
+                continue
+            offset = word.offset + len("--mount=")
+            for option in word.text[len("--mount=") :].split(","):
+                key, equals, value = option.partition("=")
+                if equals and key.strip().lower() == "from":
+                    at = _Word(value, offset + len(key) + 1)
+                    self.stage_image(logical, at, "mount-from")
+                offset += len(option) + 1
+
+    def stage_image(self, logical: _Logical, word: _Word, dep_type: str) -> None:
+        """An image named inside a stage (``--from=``), expanded with the stage's ARGs."""
+        env = {**self.global_env, **self.stage_env} if self.stages.count else self.global_env
+        expanded = self.image_word(logical, word, env)
+        if expanded.error is None:
+            self.image(logical, word, expanded, dep_type, env, last_from=False)
 
     def image(
         self,
@@ -515,7 +537,7 @@ class _Parser:
             self.final = len(self.found) - 1 if last_from else self.final
             return
         value = expanded.value
-        is_stage_index = dep_type == "copy-from" and value.isdigit()
+        is_stage_index = dep_type != "stage" and value.isdigit()
         # Stage names are compared after substitution, without case, as BuildKit does; an
         # image can never be named by an earlier stage's alias.
         if value.lower() == "scratch" or value.lower() in self.stages.names or is_stage_index:
