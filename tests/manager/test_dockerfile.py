@@ -346,3 +346,12 @@ def test_run_mount_from_an_image_or_a_stage() -> None:
         (1, "final", "docker.io/library/python", "3.12"),
         (2, "mount-from", "ghcr.io/astral-sh/uv", "0.4.20"),
     ]
+
+
+def test_many_bad_words_on_continued_lines_cost_linear_time() -> None:
+    """100,000 continued lines of invalid ARG names: problems capped, each with its own line."""
+    result = _text("ARG \\\n" + "-bad \\\n" * 100_000 + "ok=1\nFROM img:${ok}\n")
+    assert [p.line for p in result.problems[:3]] == [2, 3, 4]
+    assert len(result.problems) == 21
+    assert result.problems[-1].message == "more than 20 problems; the rest are not reported"
+    assert [d.declared for d in result.dependencies] == ["img:1"]

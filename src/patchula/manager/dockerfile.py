@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -93,15 +94,12 @@ class _Logical:
     """One instruction joined from its physical lines, with where each piece starts."""
 
     text: str
-    starts: tuple[tuple[int, int], ...]  # (offset in text, 1-based line), ascending
+    offsets: tuple[int, ...]  # where each piece starts in ``text``, ascending
+    lines: tuple[int, ...]  # the 1-based line of each piece
 
     def line(self, offset: int) -> int:
-        found = self.starts[0][1]
-        for start, number in self.starts:
-            if start > offset:
-                break
-            found = number
-        return found
+        """The line of the piece holding ``offset`` (a binary search: many pieces stay cheap)."""
+        return self.lines[max(0, bisect_right(self.offsets, offset) - 1)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,7 +376,8 @@ class _Parser:
     def instructions(self, lines: list[str], first: int) -> Iterator[_Logical]:
         """Join continued lines into instructions, skipping comments and heredoc bodies."""
         pieces: list[str] = []
-        starts: list[tuple[int, int]] = []
+        offsets: list[int] = []
+        numbers: list[int] = []
         length = 0
         heredocs: list[tuple[str, bool]] = []
         for index in range(first, len(lines)):
@@ -394,17 +393,18 @@ class _Parser:
             body = raw.rstrip(" \t")
             continued = body.endswith(self.escape)
             piece = body[:-1] if continued else raw
-            starts.append((length, number))
+            offsets.append(length)
+            numbers.append(number)
             pieces.append(piece)
             length += len(piece)
             if continued:
                 continue
-            logical = _Logical("".join(pieces), tuple(starts))
-            pieces, starts, length = [], [], 0
+            logical = _Logical("".join(pieces), tuple(offsets), tuple(numbers))
+            pieces, offsets, numbers, length = [], [], [], 0
             heredocs.extend(self.heredocs(logical.text))
             yield logical
         if pieces:
-            yield _Logical("".join(pieces), tuple(starts))
+            yield _Logical("".join(pieces), tuple(offsets), tuple(numbers))
 
     @staticmethod
     def heredocs(text: str) -> list[tuple[str, bool]]:
