@@ -355,3 +355,12 @@ def test_many_bad_words_on_continued_lines_cost_linear_time() -> None:
     assert len(result.problems) == 21
     assert result.problems[-1].message == "more than 20 problems; the rest are not reported"
     assert [d.declared for d in result.dependencies] == ["img:1"]
+
+
+def test_an_arg_whose_default_needs_a_value_says_which() -> None:
+    """``ARG BASE=golang:${TARGETARCH}`` then ``FROM ${BASE}``: the reason names TARGETARCH."""
+    [row] = _text("ARG BASE=golang:1.22-${TARGETARCH}\nFROM ${BASE}\n").dependencies
+    assert row.skip_reason == (
+        "ARG BASE's default needs a value: "
+        "$TARGETARCH is set by the build platform (BuildKit's automatic platform ARGs)"
+    )

@@ -303,7 +303,10 @@ def _closing_brace(raw: str, index: int, escape: str) -> int:
     return -1
 
 
-def _missing_reason(name: str, env: Mapping[str, str | None]) -> str:
+def _missing_reason(name: str, env: Mapping[str, str | None], reasons: Mapping[str, str]) -> str:
+    """Why ``name`` has no value: an ARG without default, a default that needs one, or none."""
+    if name in reasons:
+        return reasons[name]
     if name in env:
         return f"ARG {name} has no default; its value comes from --build-arg"
     if name in _PLATFORM_ARGS:
@@ -327,6 +330,7 @@ class _Parser:
     found: list[Dependency] = field(default_factory=list)
     global_env: dict[str, str | None] = field(default_factory=dict)
     stage_env: dict[str, str | None] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # why an ARG's default has no value
     stages: _Stage = field(default_factory=_Stage)
     final: int | None = None  # index in ``found`` of the last FROM's row
     _count: int = 0
@@ -445,6 +449,11 @@ class _Parser:
             if equals:
                 expanded = lexer.word(raw_default)
                 env[raw_name] = None if expanded.missing else expanded.value
+                if expanded.missing:  # the default itself needs a value: say which
+                    inner = _missing_reason(expanded.missing[0], env, self.reasons)
+                    self.reasons[raw_name] = f"ARG {raw_name}'s default needs a value: {inner}"
+                else:
+                    self.reasons.pop(raw_name, None)
             elif in_stage:
                 # ``ARG NAME`` in a stage takes the global value (docs: "scope").
                 env[raw_name] = self.global_env.get(raw_name)
@@ -472,6 +481,7 @@ class _Parser:
             return
         self.stages.count += 1
         self.stage_env = {}
+        self.reasons = {k: v for k, v in self.reasons.items() if k in self.global_env}
         self.final = None
         image = words[0]
         expanded = self.image_word(logical, image, self.global_env)
@@ -523,7 +533,7 @@ class _Parser:
     ) -> None:
         line = logical.line(word.offset)
         if expanded.missing:
-            reason = _missing_reason(expanded.missing[0], env)
+            reason = _missing_reason(expanded.missing[0], env, self.reasons)
             self.found.append(
                 skipped_image_row(
                     expanded.display,

@@ -1,7 +1,7 @@
 """The GitHub Actions manager: container images of workflows and actions (job, service, step).
 
 Renovate's manager of the same name also reads ``uses: owner/repo@ref`` action references;
-those plug into ``_uses`` (a step's ``uses:`` value) when that datasource arrives.
+those plug into ``_Reader.uses`` (every ``uses:`` of a step) when that datasource arrives.
 """
 
 from __future__ import annotations
