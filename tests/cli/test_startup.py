@@ -137,7 +137,7 @@ def test_a_run_without_manifests_imports_no_http_and_no_plugin(tmp_path: Path, o
     assert cache.is_file()  # the cache was opened (and created): a real run, not a shortcut
     assert ("no dependencies found" in stdout) == (output == "table")
     assert "patchula.scan" in modules
-    unwanted = {*NETWORK, *PLUGINS, "rich"}
+    unwanted = {*NETWORK, *PLUGINS, "rich", "yaml"}
     # Nothing to match or look up, no ~/.netrc or config file to parse (issue 12).
     unwanted |= {"pathspec", "urllib.request", "netrc", "tomllib", "patchula.http.fetcher"}
     if output == "json":

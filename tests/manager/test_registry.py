@@ -11,7 +11,13 @@ from patchula.manager.base import Manager
 from patchula.models import ExtractResult
 
 PACKAGE_DIR = Path(manager.__file__).parent
-DATASOURCES = {"npm": "npm", "pypi": "pep440", "crates": "cargo", "goproxy": "go"}
+DATASOURCES = {
+    "npm": "npm",
+    "pypi": "pep440",
+    "crates": "cargo",
+    "goproxy": "go",
+    "docker": "docker",
+}
 
 
 def test_managers_mapping_equals_the_module_files() -> None:
@@ -57,6 +63,13 @@ def test_every_manager_turns_garbage_into_problems_not_exceptions(
         ("poetry.lock", "poetry_lock"),
         ("examples/Pipfile", "pipfile"),
         ("examples/Pipfile.lock", "pipfile_lock"),
+        ("docker/Dockerfile", "dockerfile"),
+        ("Dockerfile.distroless", "dockerfile"),
+        ("docker-compose.override.yml", "docker_compose"),
+        ("dockerfiles/docker-compose-assets.yml", "docker_compose"),
+        ("compose.yaml", "docker_compose"),
+        (".github/workflows/ci.yml", "github_actions"),
+        ("actions/setup/action.yaml", "github_actions"),
     ],
 )
 def test_each_file_kind_has_exactly_one_manager(path: str, owner: str) -> None:

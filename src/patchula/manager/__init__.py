@@ -28,6 +28,9 @@ MANAGERS: LazyRegistry[Manager] = LazyRegistry(
             "cargo_toml",
             "cargo_lock",
             "go_mod",
+            "dockerfile",
+            "docker_compose",
+            "github_actions",
         )
     }
 )

@@ -17,7 +17,7 @@ import re
 import tomllib
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 from json.scanner import make_scanner
 from typing import Protocol
@@ -25,7 +25,9 @@ from typing import Protocol
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from patchula.imageref import DEFAULT_TAG, InvalidImageReference, parse_image_reference
 from patchula.models import Dependency, ExtractResult, ManifestProblem
+from patchula.names import scrub_surrogates
 
 ReadFile = Callable[[str], str]
 
@@ -523,3 +525,288 @@ def read_lock_packages(
         message = f"unknown {label} version {version!r}; reading it as far as possible"
         problems.append(ManifestProblem(path, line, message, "warning"))
     return data, tables, problems
+
+
+# --- YAML documents (docker_compose, github_actions) -------------------------------------------
+
+# Containers nested deeper than this are refused: libyaml's own limit (yaml_parser_t's
+# max_nest_level), applied to the pure-Python parser too, whose scanner is quadratic in it.
+YAML_MAX_DEPTH = 1000
+# Nodes built plus keys copied by ``<<`` merges. Aliases share the node they name (never a
+# copy), so an alias bomb costs its events; merges copy keys, and this bounds them.
+YAML_BUDGET = 2_000_000
+_YAML_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_YAML_FLOW_OPEN = re.compile(r"[\[{]")
+
+
+@dataclass(slots=True)
+class YamlNode:
+    """One node of a YAML document, with the 1-based line where it starts.
+
+    ``kind`` is ``scalar``, ``sequence`` or ``mapping``. A scalar's ``value`` is its text
+    (``None`` for a plain null: empty, ``~``, ``null``); ``quoted`` is true for a quoted or
+    block scalar; ``tag`` is an explicit tag as written (``!reset``), kept as a name only: no
+    node is ever constructed into a Python object (safe by design). A sequence has ``items``;
+    a mapping has ``pairs`` keyed by each scalar key's text, the last of repeated keys winning
+    (as docker compose and PyYAML keep it), with ``<<`` merge keys applied (YAML 1.1 merge
+    type; explicit keys win over merged ones).
+    """
+
+    kind: str
+    line: int
+    value: str | None = None
+    quoted: bool = False
+    tag: str | None = None
+    items: list[YamlNode] = field(default_factory=list)
+    pairs: dict[str, YamlNode] = field(default_factory=dict)
+
+    def get(self, key: str) -> YamlNode | None:
+        """The value of ``key`` in a mapping node (``None`` when missing or not a mapping)."""
+        return self.pairs.get(key) if self.kind == "mapping" else None
+
+    def text(self) -> str | None:
+        """A scalar's text (``None`` for a null or a node that is no scalar)."""
+        return self.value if self.kind == "scalar" else None
+
+
+class _YamlRefusedError(Exception):
+    """A document the builder refuses (too deep, too large, an undefined alias)."""
+
+    def __init__(self, line: int | None, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+def _yaml_loader() -> type:
+    """The safe loader class to parse with: libyaml's (``CSafeLoader``) when PyYAML has it."""
+    import yaml  # noqa: PLC0415 - lazy: only a YAML manager pays for the import
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _flow_too_deep(text: str) -> bool:
+    """Whether flow brackets could nest past ``YAML_MAX_DEPTH`` (quotes not considered).
+
+    Only the pure-Python parser needs it: libyaml stops at its own nesting limit.
+    """
+    if len(_YAML_FLOW_OPEN.findall(text)) <= YAML_MAX_DEPTH:
+        return False
+    depth = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            if depth > YAML_MAX_DEPTH:
+                return True
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return False
+
+
+def load_yaml(path: str, text: str) -> tuple[list[YamlNode], ManifestProblem | None]:
+    """Parse every document of a YAML text into ``YamlNode`` trees with line numbers.
+
+    Parsing runs PyYAML's event parser (libyaml's when present) with a safe loader and builds
+    the tree itself: no tag constructs an object (``!!python/object`` is only a tag), an alias
+    refers to the node its anchor names instead of copying it, nesting deeper than
+    ``YAML_MAX_DEPTH`` and more than ``YAML_BUDGET`` nodes or merged keys are refused. Returns
+    the documents and ``None``, or the documents read before the problem and that problem (a
+    syntax error at its line, NUL characters, a document refused).
+    """
+    nul = nul_problem(path, text)
+    if nul is not None:
+        return [], nul
+    import yaml  # noqa: PLC0415 - lazy: only a YAML manager pays for the import
+
+    loader = _yaml_loader()
+    # libyaml reads UTF-8 only: a lone surrogate (undecodable input) becomes U+FFFD, which no
+    # image name admits, so such a value is a problem at its line and the rest is still read.
+    text = scrub_surrogates(strip_bom(text))
+    if loader is yaml.SafeLoader and _flow_too_deep(text):
+        message = f"invalid YAML: nested more than {YAML_MAX_DEPTH} levels deep"
+        return [], ManifestProblem(path, None, message)
+    builder = _YamlBuilder()
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            builder.feed(event)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = None if mark is None else mark.line + 1
+        reason = " ".join(str(exc.problem or exc.context or "syntax error").split())
+        return builder.documents, ManifestProblem(path, line, f"invalid YAML: {reason}")
+    except yaml.YAMLError as exc:
+        reason = " ".join(str(exc).split()) or "syntax error"
+        return builder.documents, ManifestProblem(path, None, f"invalid YAML: {reason}")
+    except _YamlRefusedError as exc:
+        return builder.documents, ManifestProblem(path, exc.line, f"invalid YAML: {exc.message}")
+    return builder.documents, None
+
+
+@dataclass
+class _Open:
+    """A collection being built: the node, a pending mapping key, and its ``<<`` merges."""
+
+    node: YamlNode
+    key: YamlNode | None = None
+    merges: list[YamlNode] = field(default_factory=list)
+    expects_key: bool = True
+
+
+class _YamlBuilder:
+    """Builds ``YamlNode`` trees from PyYAML events without recursion."""
+
+    def __init__(self) -> None:
+        self.documents: list[YamlNode] = []
+        self.anchors: dict[str, YamlNode] = {}
+        self.stack: list[_Open] = []
+        self.spent = 0
+
+    def feed(self, event: object) -> None:
+        import yaml  # noqa: PLC0415 - already imported by load_yaml
+
+        line = getattr(getattr(event, "start_mark", None), "line", 0) + 1
+        if isinstance(event, yaml.DocumentStartEvent):
+            self.anchors = {}  # anchors do not cross documents (YAML 1.2 §9.1)
+        elif isinstance(event, yaml.AliasEvent):
+            found = self.anchors.get(event.anchor or "")
+            if found is None:
+                raise _YamlRefusedError(line, f"found undefined alias {event.anchor!r}")
+            self.add(found, line)
+        elif isinstance(event, yaml.ScalarEvent):
+            plain = not event.style and event.implicit[0]  # libyaml's plain style is ""
+            value = None if plain and event.value in _YAML_NULLS else event.value
+            node = YamlNode("scalar", line, value=value, quoted=not plain, tag=event.tag)
+            self.anchor(event, node)
+            self.add(node, line)
+        elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+            if len(self.stack) >= YAML_MAX_DEPTH:
+                raise _YamlRefusedError(line, f"nested more than {YAML_MAX_DEPTH} levels deep")
+            kind = "sequence" if isinstance(event, yaml.SequenceStartEvent) else "mapping"
+            node = YamlNode(kind, line, tag=getattr(event, "tag", None))
+            self.anchor(event, node)
+            self.stack.append(_Open(node))
+        elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+            done = self.stack.pop()
+            self.merge(done)
+            self.add(done.node, line, built=True)
+
+    def anchor(self, event: object, node: YamlNode) -> None:
+        anchor = getattr(event, "anchor", None)
+        if anchor:
+            self.anchors[anchor] = node
+
+    def spend(self, count: int, line: int) -> None:
+        self.spent += count
+        if self.spent > YAML_BUDGET:
+            raise _YamlRefusedError(line, f"more than {YAML_BUDGET} nodes and merged keys")
+
+    def add(self, node: YamlNode, line: int, *, built: bool = False) -> None:
+        """Put a finished node into the collection being built (or end a document with it)."""
+        self.spend(0 if built else 1, line)
+        if not self.stack:
+            self.documents.append(node)
+            return
+        top = self.stack[-1]
+        if top.node.kind == "sequence":
+            top.node.items.append(node)
+        elif top.expects_key:
+            top.key, top.expects_key = node, False
+        else:
+            key, top.key, top.expects_key = top.key, None, True
+            name = None if key is None or key.kind != "scalar" else key.value
+            if name == "<<" and key is not None and not key.quoted:
+                merged = node.items if node.kind == "sequence" else [node]
+                top.merges.extend(m for m in merged if m.kind == "mapping")
+            elif name is not None:
+                top.node.pairs.pop(name, None)  # a repeated key moves to where it last stood
+                top.node.pairs[name] = node
+
+    def merge(self, done: _Open) -> None:
+        # YAML 1.1 merge: the earlier of several merged mappings wins, explicit keys win all.
+        for merged in done.merges:
+            self.spend(len(merged.pairs), done.node.line)
+            for name, value in merged.pairs.items():
+                done.node.pairs.setdefault(name, value)
+
+
+# --- Container images (dockerfile, docker_compose, github_actions) -----------------------------
+
+IMAGE_DATASOURCE = "docker"
+IMAGE_VERSIONING = "docker"
+_IMAGE_HEAD = re.compile(r"[^:@]*")
+
+
+_SHOWN_CHARS = 80
+
+
+def shown(text: str) -> str:
+    """``repr(text)`` for a message, its start and its length when it is long (a report cell)."""
+    if len(text) <= _SHOWN_CHARS:
+        return repr(text)
+    return f"{text[:60]!r}… ({len(text)} characters)"
+
+
+def image_row(
+    reference: str, *, manager: str, file: str, line: int | None, dep_type: str
+) -> Dependency | ManifestProblem:
+    """The row of one image reference (variables already substituted), or its problem.
+
+    The Dependency shape of a container image (``models.Dependency``): ``name`` the image as
+    written without tag or digest, ``package_name`` its canonical ``registry/repository``,
+    ``constraint`` the tag (``latest`` when neither tag nor digest is written, ``None`` for a
+    digest alone), ``declared`` the reference, ``digest`` the pinned digest. An invalid
+    reference (``imageref.parse_image_reference``) is a problem naming the file and line: it
+    can name no image to look up, unlike a skipped row, which still names one.
+    """
+    try:
+        ref = parse_image_reference(reference)
+    except InvalidImageReference as exc:
+        return ManifestProblem(file, line, f"invalid image reference {shown(reference)}: {exc}")
+    constraint = ref.tag if ref.tag is not None or ref.digest is not None else DEFAULT_TAG
+    return Dependency(
+        manager=manager,
+        file=file,
+        line=line,
+        name=ref.familiar,
+        package_name=ref.canonical,
+        datasource=IMAGE_DATASOURCE,
+        versioning=IMAGE_VERSIONING,
+        dep_type=dep_type,
+        declared=reference,
+        constraint=constraint,
+        digest=ref.digest,
+    )
+
+
+def skipped_image_row(
+    written: str, *, manager: str, file: str, line: int | None, dep_type: str, reason: str
+) -> Dependency:
+    """The skipped row of an image whose reference is not known here (a variable, an expression).
+
+    ``declared`` is ``written`` (known variables substituted, unknown ones kept as written);
+    when the name before any tag parses as an image, ``name`` and ``package_name`` are its own
+    (``python:${VERSION}`` is still ``docker.io/library/python``), else both are ``written``.
+    """
+    name = package_name = written
+    head = _IMAGE_HEAD.match(written)
+    candidate = "" if head is None else head.group()
+    if candidate and "$" not in candidate and "{" not in candidate:
+        try:
+            ref = parse_image_reference(candidate)
+        except InvalidImageReference:
+            pass
+        else:
+            name, package_name = ref.familiar, ref.canonical
+    return Dependency(
+        manager=manager,
+        file=file,
+        line=line,
+        name=name,
+        package_name=package_name,
+        datasource=IMAGE_DATASOURCE,
+        versioning=IMAGE_VERSIONING,
+        dep_type=dep_type,
+        declared=written,
+        constraint=None,
+        skip_reason=reason,
+    )
