@@ -145,9 +145,18 @@ def test_extract_never_raises_on_hostile_text(manager_id: str, tmp_path: Path) -
 
 
 def test_cli_completes_on_a_directory_of_hostile_manifests(
-    tmp_path: Path, fake_registry: FakeRegistry
+    tmp_path: Path, fake_registry: FakeRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``patchula run`` over one mangled copy of every fixture exits 3 with a complete report."""
+    """``patchula run`` over one mangled copy of every fixture exits 3 with a complete report.
+
+    Image references name their own registry hosts (ghcr.io, quay.io …), which no
+    ``--registry`` redirects: every request off the loopback goes to a proxy that refuses the
+    connection, so the test never reaches the network and those rows fail at once.
+    """
+    for variable in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.setenv(variable, "http://127.0.0.1:9")  # discard port: connection refused
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.delenv("no_proxy", raising=False)
     rng = random.Random(SEED)  # noqa: S311 - reproducible cases, not secrets
     root = tmp_path / "hostile"
     written = 0
@@ -162,9 +171,10 @@ def test_cli_completes_on_a_directory_of_hostile_manifests(
     (root / "deep" / "package.json").write_text('{"a":' * DEEP)
     (root / "deep" / "Cargo.toml").write_text("a = " + "[" * DEEP)
     args = ["run", str(root), "--format", "json", "--no-cache"]
-    for name in ("npm", "pypi", "goproxy", "crates-api"):
+    for name in ("npm", "pypi", "goproxy", "crates-api", "docker-hub"):
         args += ["--registry", f"{name}={fake_registry.url(name)}"]
     args += ["--registry", f"crates={fake_registry.url('crates-index')}"]
+    args += ["--registry", f"docker={fake_registry.url('oci')}"]
     result = CliRunner().invoke(app, args, catch_exceptions=False)
     assert result.exit_code == 3, result.stderr
     report = json.loads(result.stdout)
