@@ -107,6 +107,14 @@ def test_manifest_named_fifo_directory_and_socket_are_problems(tmp_path: Path) -
     }
 
 
+def test_a_folder_named_by_a_loose_manifest_pattern_is_walked_silently(tmp_path: Path) -> None:
+    """``dockerfiles/`` (Renovate's ``Dockerfile*`` names it) is a folder: walked, no problem."""
+    (tmp_path / "dockerfiles").mkdir()
+    (tmp_path / "dockerfiles" / "Dockerfile").write_text("FROM scratch\n")
+    result = _scan([tmp_path], FakeFetch({}))
+    assert _problems(result) == {}
+
+
 def test_symlink_to_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     """A manifest symlinked to a FIFO inside the checkout is refused, never opened blocking."""
     os.mkfifo(tmp_path / "pipe")

@@ -190,7 +190,7 @@ def _walk(
                 continue
             if ignore.match_file(rel + "/") or _gitignored(specs, rel + "/"):
                 continue
-            _refuse_named(rel, "not a regular file (directory)", result, managers)
+            _refuse_directory(rel, entry.name, result, managers)
             yield from _walk(root, Path(entry.path), ignore, specs, result, managers)
             continue
         if ignore.match_file(rel) or _gitignored(specs, rel):
@@ -228,6 +228,18 @@ def _refuse_named(
     """Refuse ``rel`` with ``reason`` when a manager would read it; anything else is skipped."""
     if any(m.matches(rel) for m in managers.values()):
         result.refused.append((rel, reason))
+
+
+def _refuse_directory(
+    rel: str, name: str, result: Discovery, managers: Mapping[str, Manager]
+) -> None:
+    """Refuse the directory ``rel`` when it bears a manifest's file name (``package.json/``).
+
+    Only names with an extension count: ``dockerfiles/``, which Renovate's loose
+    ``Dockerfile*`` pattern names, is an ordinary folder and is walked without a word.
+    """
+    if "." in name.lstrip("."):
+        _refuse_named(rel, "not a regular file (directory)", result, managers)
 
 
 def _lstat_mode(entry: os.DirEntry[str]) -> int:
