@@ -65,6 +65,11 @@ def _short(result: ExtractResult) -> list[tuple[int | None, str, str, str | None
         ("app.Dockerfile.dockerignore", False),
         ("MyDockerfile", False),
         ("docs/dockerfile.md/readme", False),
+        ("src/patchula/manager/dockerfile.py", False),  # source about Dockerfiles, not one
+        ("docs/Dockerfile.md", False),
+        ("pkg/dockerfile_test.go", False),
+        ("ci/Dockerfile.yaml", False),
+        ("Dockerfile.j2", True),  # a template of a Dockerfile is still read, as Renovate does
         ("docker-compose.yml", False),
     ],
 )

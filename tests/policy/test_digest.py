@@ -45,8 +45,13 @@ def test_a_pinned_mutable_tag_is_outdated_once_it_moves() -> None:
 @pytest.mark.parametrize(
     ("read", "status", "why"),
     [
-        (None, "unknown", "the registry gave none"),
-        (LookupFailed("toomanyrequests: pull quota"), "error", "toomanyrequests: pull quota"),
+        (None, "unknown", "the digest of tag {tag} could not be read: the registry gave none"),
+        (
+            LookupFailed("toomanyrequests: pull quota"),
+            "error",
+            # The failure first, so rows of an unreachable host group with its other rows.
+            "toomanyrequests: pull quota; the digest of tag {tag} could not be read",
+        ),
     ],
 )
 def test_an_unread_digest_is_never_up_to_date(
@@ -57,7 +62,7 @@ def test_an_unread_digest_is_never_up_to_date(
     pinned = pinned_digest(CURRENT, "3.13", A, read)
     for f, tag in ((tracked, "latest"), (pinned, "3.13")):
         assert (f.status, f.current_digest) == (status, None)
-        assert f.reason == f"the digest of tag {tag} could not be read: {why}"
+        assert f.reason == why.format(tag=tag)
     assert pinned.digest == A
 
 

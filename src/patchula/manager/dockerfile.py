@@ -60,9 +60,32 @@ _MAX_PROBLEMS_PER_FILE = 20
 MAX_SUBSTITUTION_DEPTH = 32
 
 
+# Renovate's loose ``dockerfile*`` pattern also names source and data files about Dockerfiles
+# (``dockerfile.py``, ``Dockerfile.md``, ``dockerfile_test.go``): a file with one of these
+# extensions is never a Dockerfile, and reading its ``from x import y`` lines as FROM
+# instructions would report errors in a healthy checkout.
+_NOT_DOCKERFILE_SUFFIXES = frozenset(
+    {
+        ".dockerignore", ".py", ".pyi", ".pyc", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts",
+        ".tsx", ".jsx", ".java", ".kt", ".rb", ".php", ".c", ".h", ".cc", ".cpp", ".hpp",
+        ".cs", ".swift", ".scala", ".md", ".rst", ".adoc", ".html", ".css", ".json", ".yml",
+        ".yaml", ".toml", ".xml", ".ini", ".cfg", ".lock", ".sh", ".bash", ".zsh", ".fish",
+        ".ps1", ".bat", ".snap", ".png", ".svg", ".gz", ".zip", ".tar",
+    }
+)  # fmt: skip
+
+
 def matches(path: str) -> bool:
-    """Return whether ``path`` names a Dockerfile or Containerfile (Renovate's patterns)."""
-    return not path.endswith(".dockerignore") and _NAME.search(path) is not None
+    """Return whether ``path`` names a Dockerfile or Containerfile (Renovate's patterns).
+
+    Names with a source-code, documentation, data or archive extension (``dockerfile.py``,
+    ``Dockerfile.md``) are left out, although Renovate's pattern names them.
+    """
+    name = path.rpartition("/")[2]
+    suffix = name[name.rfind(".") :].lower() if "." in name else ""
+    if suffix in _NOT_DOCKERFILE_SUFFIXES:
+        return False
+    return _NAME.search(path) is not None
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

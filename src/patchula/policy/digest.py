@@ -20,7 +20,9 @@ DigestRead = str | LookupFailed | None
 def _unread(tag: str, read: DigestRead) -> str:
     """Why the digest of ``tag`` is not known (``read`` is a failure or ``None``)."""
     if isinstance(read, LookupFailed):
-        return f"the digest of tag {tag} could not be read: {read.reason}"
+        # The failure first: a host found unreachable starts the reason as every other row of
+        # that host does, so the report groups and counts it with them.
+        return f"{read.reason}; the digest of tag {tag} could not be read"
     return f"the digest of tag {tag} could not be read: the registry gave none"
 
 
