@@ -279,3 +279,23 @@ def test_empty_and_reset_images() -> None:
         (3, "services.a.image is empty after interpolation")
     ]
     assert _short(result) == [("compose.yaml", 10, "docker.io/library/alpine", "3.20")]
+
+
+def test_services_and_services_of_the_wrong_shape_are_problems() -> None:
+    """A ``services`` list or a string service is refused, as compose does; null is nothing."""
+    as_list = docker_compose.extract("compose.yml", "services:\n  - web\n", _no_reads)
+    assert [(p.line, p.message) for p in as_list.problems] == [
+        (2, "`services` must be a mapping of service names to services")
+    ]
+    text = "services:\n  web: nginx:1.27\n  db:\n"
+    as_string = docker_compose.extract("compose.yml", text, _no_reads)
+    assert [(p.line, p.message) for p in as_string.problems] == [
+        (2, "services.web must be a mapping")
+    ]
+    assert as_string.dependencies == ()
+    empty = docker_compose.extract("compose.yml", "services:\n", _no_reads)
+    assert (empty.problems, empty.dependencies) == ((), ())
+
+
+def _no_reads(path: str) -> str:
+    raise AssertionError(path)

@@ -175,7 +175,11 @@ class _Reader:
             for name, service in services.pairs.items():
                 if service.kind == "mapping":
                     self.service(path, name, service, stack)
-        elif services is not None and services.text() is not None:
+                elif not (service.kind == "scalar" and service.value is None):
+                    # Compose refuses a service that is not a mapping; ``web:`` alone is null.
+                    message = f"services.{name} must be a mapping"
+                    self.problems.append(ManifestProblem(path, service.line, message))
+        elif services is not None and not (services.kind == "scalar" and services.value is None):
             message = "`services` must be a mapping of service names to services"
             self.problems.append(ManifestProblem(path, services.line, message))
         include = root.get("include")
