@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -234,6 +235,22 @@ def test_oci_manifest_head_and_get_by_tag_or_digest(fake_registry: FakeRegistry)
     assert _get(f"{base}/v2/acme/app/manifests/{digest}", headers=auth).content == got.content
     forced = httpx.head(f"{base}/v2/acme/app/manifests/1.1", headers=auth)
     assert forced.headers["docker-content-digest"] == pinned
+
+
+def test_oci_raw_manifest_bodies_and_re_pushed_tags(fake_registry: FakeRegistry) -> None:
+    """Bytes are served as the manifest body; adding a tag again points it at the new one."""
+    fake_registry.oci.anonymous = True
+    fake_registry.oci.add("acme/app", {"1.0": b"", "1.1": "sha256:" + "a" * 64})
+    base = fake_registry.url("oci")
+    empty = _get(f"{base}/v2/acme/app/manifests/1.0")
+    assert (empty.content, empty.headers["docker-content-digest"]) == (
+        b"",
+        "sha256:" + hashlib.sha256(b"").hexdigest(),
+    )
+    fake_registry.oci.add("acme/app", {"1.1": "sha256:" + "b" * 64})
+    head = httpx.head(f"{base}/v2/acme/app/manifests/1.1")
+    assert head.headers["docker-content-digest"] == "sha256:" + "b" * 64
+    assert _get(f"{base}/v2/acme/app/tags/list").json()["tags"] == ["1.0", "1.1"]
 
 
 def test_github_rest_link_pagination_and_rate_headers(fake_registry: FakeRegistry) -> None:

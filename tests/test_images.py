@@ -1,20 +1,18 @@
 """Container images in the scan: digests, mutable tags, unknown tag ages, the tag-list floor.
 
-Run end to end through ``patchula.scan.scan`` with a real ``Fetcher`` against respx routes and
-the stub image plugins (``tests/images_stub.py``); each test named ``…_with_stub_images`` can be
-switched to the real plugins and the fake registry once they are merged.
+Run end to end through ``patchula.scan.scan`` with a real ``Fetcher``, the real ``dockerfile``
+manager, ``docker`` versioning and ``docker`` datasource, against the loopback fake registry:
+its OCI host stands for Docker Hub (``--registry docker=…``) and wants a pull token for every
+``/v2/`` call, as Docker Hub does; its Docker Hub API host answers the tag API.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
-import respx
 from typer.testing import CliRunner
 
 from patchula.cache import Cache
@@ -24,61 +22,49 @@ from patchula.http.fetcher import Fetcher, Timer
 from patchula.http.lazy import LazyFetcher
 from patchula.scan import Row, scan
 from patchula.settings import Settings
-from tests.images_stub import DIGEST_A, DIGEST_B, DIGEST_C, register
+from tests.fake_registry import FakeRegistry
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-BASE = "https://registry.test"
-PYTHON = f"{BASE}/v2/library/python"
+DIGEST_A = "sha256:" + "a" * 64
+DIGEST_B = "sha256:" + "b" * 64
+DIGEST_C = "sha256:" + "c" * 64
+PYTHON = "library/python"
+TAGS_ROUTE = f"GET /v2/{PYTHON}/tags/list"
+
+
+def _head(tag: str) -> str:
+    return f"HEAD /v2/{PYTHON}/manifests/{tag}"
 
 
 class Clock:
-    """A wall clock the test moves by hand."""
+    """A wall clock the test moves by hand, starting now (the fake dates its tokens by now)."""
 
     def __init__(self) -> None:
-        self.now = NOW
+        self.start = self.now = datetime.now(UTC)
 
     def __call__(self) -> datetime:
         """Return the time the test set."""
         return self.now
 
 
-@pytest.fixture
-def images(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The stub docker datasource, versioning and Dockerfile manager."""
-    register(monkeypatch)
-
-
-@pytest.fixture
-def router() -> Iterator[respx.MockRouter]:
-    """The respx routes of a test; each must be matched, and unmatched requests fail."""
-    with respx.mock(assert_all_called=False) as mock:
-        yield mock
-
-
-def _tags(
-    router: respx.MockRouter, *tags: str, headers: dict[str, str] | None = None
-) -> respx.Route:
-    return router.get(f"{PYTHON}/tags/list").respond(
-        200, json={"name": "library/python", "tags": list(tags)}, headers=headers or {}
-    )
-
-
-def _digest(router: respx.MockRouter, tag: str, digest: str | None) -> respx.Route:
-    headers = {"Docker-Content-Digest": digest} if digest else {}
-    return router.head(f"{PYTHON}/manifests/{tag}").respond(200, headers=headers)
+def _settings(registry: FakeRegistry, **settings: object) -> Settings:
+    registries = {"docker": registry.url("oci"), "docker-hub": registry.url("docker-hub")}
+    return Settings.model_validate({"registries": registries, **settings})
 
 
 async def _scan(
+    registry: FakeRegistry,
     checkout: Path,
     cache: Cache | None = None,
     clock: Clock | None = None,
     **settings: object,
 ) -> list[Row]:
-    chosen = Settings.model_validate({"registries": {"docker": BASE}, **settings})
     timer = Timer(wall=clock) if clock is not None else None
-    fetcher = Fetcher(httpx.AsyncClient(), cache=cache, timer=timer)
+    fetcher = Fetcher(cache=cache, timer=timer)
     try:
-        result = await scan([str(checkout)], chosen, fetcher, FixedClock(NOW))
+        result = await scan(
+            [str(checkout)], _settings(registry, **settings), fetcher, FixedClock(NOW)
+        )
     finally:
         await fetcher.aclose()
     return sorted(result.repos[0].rows, key=lambda r: (r.dependency.file, r.dependency.line or 0))
@@ -91,14 +77,18 @@ def _dockerfile(root: Path, *images: str, name: str = "Dockerfile") -> Path:
     return root
 
 
+def _routes(registry: FakeRegistry) -> dict[str, int]:
+    with registry.host("oci").lock:
+        return dict(registry.host("oci").requests_by_route)
+
+
 @pytest.mark.anyio
-async def test_a_version_tag_without_digest_sends_no_digest_request_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_a_version_tag_without_digest_sends_no_digest_request(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """``python:3.12``: the tag list alone decides; no manifest HEAD spends the pull quota."""
-    tags = _tags(router, "3.11", "3.12", "3.13", "latest")
-    head = router.head(url__startswith=f"{PYTHON}/manifests/")
-    [row] = await _scan(_dockerfile(tmp_path, "python:3.12"))
+    fake_registry.oci.add(PYTHON, dict.fromkeys(("3.11", "3.12", "3.13", "latest")))
+    [row] = await _scan(fake_registry, _dockerfile(tmp_path, "python:3.12"))
     f = row.finding
     assert (f.status, f.current, f.latest, f.eligible, f.update_type) == (
         "outdated",
@@ -108,31 +98,38 @@ async def test_a_version_tag_without_digest_sends_no_digest_request_with_stub_im
         "minor",
     )
     assert (f.digest, f.current_digest, f.new_digest) == (None, None, None)
-    assert (tags.call_count, head.call_count) == (1, 0)
+    routes = _routes(fake_registry)
+    assert routes[TAGS_ROUTE] == 2  # the anonymous 401, then with the pull token
+    assert routes["GET /token"] == 1
+    assert not any(route.startswith(("HEAD", "GET")) and "/manifests/" in route for route in routes)
     assert row.dependency.declared == "python:3.12"
+    assert row.dependency.package_name == "docker.io/library/python"
 
 
 @pytest.mark.anyio
-async def test_a_pinned_digest_that_still_matches_is_up_to_date_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_a_pinned_digest_that_still_matches_is_up_to_date(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """``python:3.13@sha256:a…`` while 3.13 still points at it: up to date, both digests named."""
-    _tags(router, "3.12", "3.13")
-    _digest(router, "3.13", DIGEST_A)
-    [row] = await _scan(_dockerfile(tmp_path, f"python:3.13@{DIGEST_A}"))
+    fake_registry.oci.add(PYTHON, {"3.12": None, "3.13": DIGEST_A})
+    [row] = await _scan(fake_registry, _dockerfile(tmp_path, f"python:3.13@{DIGEST_A}"))
     f = row.finding
     assert (f.status, f.update_type, f.reason) == ("up-to-date", None, None)
     assert (f.digest, f.current_digest, f.new_digest) == (DIGEST_A, DIGEST_A, None)
+    assert _routes(fake_registry).get(f"GET /v2/{PYTHON}/manifests/3.13", 0) == 0
 
 
 @pytest.mark.anyio
-async def test_a_moved_digest_of_a_current_tag_is_a_digest_update_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_a_moved_digest_of_a_current_tag_is_a_digest_update(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """The tag is the newest, but it was pushed again: ``outdated`` with update type digest."""
-    _tags(router, "3.12", "3.13")
-    _digest(router, "3.13", DIGEST_B)
-    [row] = await _scan(_dockerfile(tmp_path, f"python:3.13@{DIGEST_A}"))
+    fake_registry.oci.add(PYTHON, {"3.12": None, "3.13": DIGEST_A})
+    checkout = _dockerfile(tmp_path, f"python:3.13@{DIGEST_A}")
+    [before] = await _scan(fake_registry, checkout)
+    assert before.finding.status == "up-to-date"
+    fake_registry.oci.add(PYTHON, {"3.13": DIGEST_B})  # re-pushed
+    [row] = await _scan(fake_registry, checkout)
     f = row.finding
     assert (f.status, f.update_type, f.current, f.eligible) == ("outdated", "digest", "3.13", None)
     assert (f.digest, f.current_digest) == (DIGEST_A, DIGEST_B)
@@ -140,49 +137,48 @@ async def test_a_moved_digest_of_a_current_tag_is_a_digest_update_with_stub_imag
 
 
 @pytest.mark.anyio
-async def test_a_newer_tag_of_a_pinned_reference_comes_with_its_digest_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_a_newer_tag_of_a_pinned_reference_comes_with_its_digest(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """A tag update takes precedence as the update type; the row still says the digest moved."""
-    _tags(router, "3.12", "3.13")
-    current = _digest(router, "3.12", DIGEST_B)
-    proposed = _digest(router, "3.13", DIGEST_C)
-    [row] = await _scan(_dockerfile(tmp_path, f"python:3.12@{DIGEST_A}"))
+    fake_registry.oci.add(PYTHON, {"3.12": DIGEST_B, "3.13": DIGEST_C})
+    [row] = await _scan(fake_registry, _dockerfile(tmp_path, f"python:3.12@{DIGEST_A}"))
     f = row.finding
     assert (f.status, f.update_type, f.eligible) == ("outdated", "minor", "3.13")
     assert (f.digest, f.current_digest, f.new_digest) == (DIGEST_A, DIGEST_B, DIGEST_C)
     assert f.reason == f"the digest of tag 3.12 moved: pinned {DIGEST_A}, now {DIGEST_B}"
-    assert (current.call_count, proposed.call_count) == (1, 1)
+    routes = _routes(fake_registry)
+    # Each HEAD once with the token (a 401 first only while no token was at hand).
+    assert (routes[_head("3.12")], routes[_head("3.13")]) in {(1, 1), (1, 2), (2, 1)}
+    assert routes["GET /token"] == 1
 
 
 @pytest.mark.anyio
-async def test_a_mutable_tag_tracks_its_digest_instead_of_versions_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_a_mutable_tag_tracks_its_digest_instead_of_versions(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """``python`` (latest) and ``python:stable``: up to date, tracking what the tag points at.
 
     Neither asks for the tag list: a tag that is no version has no versions to move to.
     """
-    tags = _tags(router, "3.13")
-    _digest(router, "latest", DIGEST_A)
-    _digest(router, "stable", DIGEST_B)
-    rows = await _scan(_dockerfile(tmp_path, "python", "python:stable"))
+    fake_registry.oci.add(PYTHON, {"3.13": None, "latest": DIGEST_A, "stable": DIGEST_B})
+    rows = await _scan(fake_registry, _dockerfile(tmp_path, "python", "python:stable"))
     assert [(r.finding.status, r.finding.current, r.finding.reason) for r in rows] == [
         ("up-to-date", "latest", f"tracks the mutable tag latest (now {DIGEST_A})"),
         ("up-to-date", "stable", f"tracks the mutable tag stable (now {DIGEST_B})"),
     ]
     assert [r.finding.current_digest for r in rows] == [DIGEST_A, DIGEST_B]
     assert [r.catalog for r in rows] == [None, None]
-    assert tags.call_count == 0
+    assert TAGS_ROUTE not in _routes(fake_registry)
 
 
 @pytest.mark.anyio
-async def test_a_pinned_mutable_tag_that_moved_is_a_digest_update_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_a_pinned_mutable_tag_that_moved_is_a_digest_update(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """``python:latest@sha256:a…`` after latest moved to b: outdated, update type digest."""
-    _digest(router, "latest", DIGEST_B)
-    [row] = await _scan(_dockerfile(tmp_path, f"python:latest@{DIGEST_A}"))
+    fake_registry.oci.add(PYTHON, {"latest": DIGEST_B})
+    [row] = await _scan(fake_registry, _dockerfile(tmp_path, f"python:latest@{DIGEST_A}"))
     f = row.finding
     assert (f.status, f.update_type, f.digest, f.current_digest) == (
         "outdated",
@@ -194,14 +190,18 @@ async def test_a_pinned_mutable_tag_that_moved_is_a_digest_update_with_stub_imag
 
 
 @pytest.mark.anyio
-async def test_an_unread_digest_is_never_unchanged_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_an_unread_digest_is_never_unchanged(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
-    """A failed digest lookup is an error row, a missing digest ``unknown``; neither up to date."""
-    _tags(router, "3.12", "3.13")
-    router.head(f"{PYTHON}/manifests/3.13").respond(404)
-    _digest(router, "latest", None)
-    rows = await _scan(_dockerfile(tmp_path, f"python:3.13@{DIGEST_A}", "python"))
+    """A failed digest lookup is an error row, a missing digest ``unknown``; neither up to date.
+
+    3.13 is listed but its HEAD answers 404; latest's manifest has neither a digest header nor
+    a body to hash.
+    """
+    fake_registry.oci.add(PYTHON, {"3.12": None, "3.13": None, "latest": b""})
+    fake_registry.oci.omit_digest_header = True
+    fake_registry.host("oci").fail_next(9, 404, {}, route=_head("3.13"))
+    rows = await _scan(fake_registry, _dockerfile(tmp_path, f"python:3.13@{DIGEST_A}", "python"))
     pinned, mutable = (r.finding for r in rows)
     assert pinned.status == "error"
     assert pinned.reason is not None
@@ -214,105 +214,136 @@ async def test_an_unread_digest_is_never_unchanged_with_stub_images(
         "the digest of tag latest could not be read: the registry gave none",
         None,
     )
+    # No digest in the HEAD: the GET was asked, and hashed nothing.
+    assert _routes(fake_registry)[f"GET /v2/{PYTHON}/manifests/latest"] >= 1
 
 
 @pytest.mark.anyio
-async def test_each_tag_digest_is_read_once_per_run_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_each_tag_digest_is_read_once_per_run(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """Three files pinning ``python:3.13`` and two naming ``latest``: one HEAD per tag."""
-    _tags(router, "3.13")
-    pinned = _digest(router, "3.13", DIGEST_A)
-    latest = _digest(router, "latest", DIGEST_B)
+    fake_registry.oci.add(PYTHON, {"3.13": DIGEST_A, "latest": DIGEST_B})
     for sub in ("a", "b", "c"):
         _dockerfile(tmp_path, f"python:3.13@{DIGEST_A}", "python:latest", name=f"{sub}/Dockerfile")
-    rows = await _scan(tmp_path)
+    rows = await _scan(fake_registry, tmp_path)
     assert len(rows) == 6
     assert {r.finding.status for r in rows} == {"up-to-date"}
-    assert (pinned.call_count, latest.call_count) == (1, 1)
+    statuses = [
+        (entry.method, entry.path.rsplit("/", 1)[-1], entry.status)
+        for entry in fake_registry.host("oci").log
+        if "/manifests/" in entry.path
+    ]
+    assert sorted(s for s in statuses if s[2] == 200) == [
+        ("HEAD", "3.13", 200),
+        ("HEAD", "latest", 200),
+    ]
 
 
 @pytest.mark.anyio
-async def test_tag_ages_are_unknown_and_follow_the_unknown_age_setting_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_tag_ages_are_unknown_and_follow_the_unknown_age_setting(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
-    """OCI tags have no dates: held back under ``hold``, admitted under ``admit``, said so."""
-    _tags(router, "3.12", "3.13")
-    checkout = _dockerfile(tmp_path, "python:3.12")
-    [held] = await _scan(checkout, min_release_age="3d")
+    """OCI tags have no dates: held back under ``hold``, admitted under ``admit``, said so.
+
+    An image of another registry (the fake OCI host by its address): no Docker Hub API to ask.
+    """
+    host = fake_registry.url("oci").removeprefix("http://")
+    fake_registry.oci.add("acme/python", dict.fromkeys(("3.12", "3.13")))
+    checkout = _dockerfile(tmp_path, f"{host}/acme/python:3.12")
+    [held] = await _scan(fake_registry, checkout, min_release_age="3d")
     assert (held.finding.status, held.finding.eligible) == ("held-back", None)
     [(version, released, eligible, reason)] = [
         (h.version, h.released_at, h.eligible_at, h.reason) for h in held.finding.held_back
     ]
     assert (version, released, eligible) == ("3.13", None, None)
-    assert reason.startswith("age unknown: the registry gives no publish time")
-    [admitted] = await _scan(checkout, min_release_age="3d", unknown_age="admit")
+    assert reason == (
+        "age unknown: an OCI image tag has no publish time in the registry; minor updates wait 72h"
+    )
+    [admitted] = await _scan(fake_registry, checkout, min_release_age="3d", unknown_age="admit")
     assert (admitted.finding.status, admitted.finding.eligible) == ("outdated", "3.13")
     assert admitted.finding.reason == "3.13: age unknown, admitted by policy"
+    assert fake_registry.host("docker-hub").requests == 0
 
 
 @pytest.mark.anyio
-async def test_registry_freshness_secs_keeps_unvalidated_tag_lists_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_registry_freshness_secs_keeps_unvalidated_tag_lists(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """A tag list with no ETag nor Last-Modified is kept ``registry_freshness_secs`` from its fetch.
 
     The default 3600 s: no request 10 minutes later; 0 restores upstream freshness at once,
     on the same cache; the floor was never extended by the reads in between.
     """
-    tags = _tags(router, "3.12", "3.13")
+    fake_registry.oci.add(PYTHON, dict.fromkeys(("3.12", "3.13")))
+    oci = fake_registry.host("oci")
+    oci.validators = False
+    oci.cache_control = None  # no upstream freshness either: only the floor keeps the list
+
+    def fetched() -> int:
+        return sum(e.status == 200 and "/tags/list" in e.path for e in oci.log)
+
     checkout = _dockerfile(tmp_path / "app", "python:3.12")
     cache = Cache.open(tmp_path / "c.sqlite3")
     clock = Clock()
     try:
-        await _scan(checkout, cache, clock)
-        clock.now = NOW + timedelta(seconds=600)
-        [row] = await _scan(checkout, cache, clock)
-        assert (row.finding.latest, tags.call_count) == ("3.13", 1)
-        await _scan(checkout, cache, clock, registry_freshness_secs=0)
-        assert tags.call_count == 2
-        clock.now = NOW + timedelta(seconds=3000)  # 2400 s after the last fetch
-        await _scan(checkout, cache, clock)
-        assert tags.call_count == 2
-        clock.now = NOW + timedelta(seconds=600 + 3601)
-        await _scan(checkout, cache, clock)
-        assert tags.call_count == 3
+        await _scan(fake_registry, checkout, cache, clock)
+        clock.now = clock.start + timedelta(seconds=600)
+        [row] = await _scan(fake_registry, checkout, cache, clock)
+        assert (row.finding.latest, fetched()) == ("3.13", 1)
+        await _scan(fake_registry, checkout, cache, clock, registry_freshness_secs=0)
+        assert fetched() == 2
+        clock.now = clock.start + timedelta(seconds=3000)  # 2400 s after the last fetch
+        await _scan(fake_registry, checkout, cache, clock)
+        assert fetched() == 2
+        clock.now = clock.start + timedelta(seconds=600 + 3601)
+        await _scan(fake_registry, checkout, cache, clock)
+        assert fetched() == 3
     finally:
         await cache.aclose()
 
 
 @pytest.mark.anyio
-async def test_registry_freshness_secs_spares_tag_lists_with_validators_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_registry_freshness_secs_spares_tag_lists_with_validators(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """A tag list sent with an ETag keeps its upstream policy: the next run revalidates it."""
-    tags = _tags(router, "3.12", headers={"ETag": '"v1"'})
+    fake_registry.oci.add(PYTHON, dict.fromkeys(("3.12",)))
+    oci = fake_registry.host("oci")
+    oci.cache_control = None  # fresh for no time: the next run asks again
     checkout = _dockerfile(tmp_path / "app", "python:3.12")
     cache = Cache.open(tmp_path / "c.sqlite3")
     clock = Clock()
     try:
-        await _scan(checkout, cache, clock)
-        clock.now = NOW + timedelta(seconds=60)
-        tags.respond(304, headers={"ETag": '"v1"'})
-        [row] = await _scan(checkout, cache, clock)
-        assert (row.finding.status, tags.call_count) == ("up-to-date", 2)
-        assert tags.calls.last.request.headers["if-none-match"] == '"v1"'
+        await _scan(fake_registry, checkout, cache, clock)
+        clock.now = clock.start + timedelta(seconds=60)
+        oci.reset_stats()
+        [row] = await _scan(fake_registry, checkout, cache, clock)
+        assert row.finding.status == "up-to-date"
+        assert [(e.method, e.status) for e in oci.log if "/tags/list" in e.path] == [("GET", 304)]
     finally:
         await cache.aclose()
 
 
-def test_patchula_run_reports_image_rows_in_json_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+def test_patchula_run_reports_image_rows_in_json(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """``patchula run --format json``: the image rows with their files, lines and digests."""
-    _tags(router, "3.12", "3.13")
-    _digest(router, "3.12", DIGEST_B)
-    _digest(router, "3.13", DIGEST_C)
-    _digest(router, "latest", DIGEST_A)
+    fake_registry.oci.add(PYTHON, {"3.12": DIGEST_B, "3.13": DIGEST_C, "latest": DIGEST_A})
     checkout = _dockerfile(tmp_path / "app", f"python:3.12@{DIGEST_A}", "python")
     result = CliRunner().invoke(
         app,
-        ["run", str(checkout), "--format", "json", "--no-cache", "--registry", f"docker={BASE}"],
+        [
+            "run",
+            str(checkout),
+            "--format",
+            "json",
+            "--no-cache",
+            "--registry",
+            f"docker={fake_registry.url('oci')}",
+            "--registry",
+            f"docker-hub={fake_registry.url('docker-hub')}",
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0
@@ -349,18 +380,18 @@ def test_patchula_run_reports_image_rows_in_json_with_stub_images(
 
 
 @pytest.mark.anyio
-async def test_the_tag_list_floor_is_set_at_the_first_image_lookup_with_stub_images(
-    images: None, router: respx.MockRouter, tmp_path: Path
+async def test_the_tag_list_floor_is_set_at_the_first_image_lookup(
+    fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
     """A run of mutable tags only sets it too; a run without images never sets it."""
-    _digest(router, "latest", DIGEST_A)
-    chosen = Settings.model_validate({"registries": {"docker": BASE}})
+    fake_registry.oci.add(PYTHON, {"latest": DIGEST_A})
+    chosen = _settings(fake_registry)
     for checkout, floors in (
         (tmp_path / "none", {}),
         (_dockerfile(tmp_path / "latest", "python"), {"oci-tags-v1": 3600.0}),
     ):
         checkout.mkdir(exist_ok=True)
-        fetcher = Fetcher(httpx.AsyncClient())
+        fetcher = Fetcher()
         await scan([str(checkout)], chosen, fetcher, FixedClock(NOW))
         await fetcher.aclose()
         assert fetcher.freshness_floors == floors

@@ -243,7 +243,8 @@ class FetchResponse:
     ``off`` (no cache in use). ``credential`` names the source of the credential the request
     carried (``~/.npmrc``, ``~/.netrc`` …; never the secret), ``None`` for an anonymous one.
     ``credential_unused``, on a 401/403 only, says why a credential configured for ``url`` was
-    not sent (an unset ``${VAR}`` …; never the secret), ``None`` when there was none.
+    not sent (an unset ``${VAR}`` …; never the secret) or why a ``Bearer`` challenge got no
+    token (a realm that is not http(s)), ``None`` when there was none.
     """
 
     status: int

@@ -19,7 +19,7 @@ PULL_QUOTA_MESSAGE = (
     "You have reached your unauthenticated pull rate limit. "
     "https://www.docker.com/increase-rate-limit"
 )
-Manifest = str | Mapping[str, Any] | None
+Manifest = str | bytes | Mapping[str, Any] | None
 
 
 class Oci:
@@ -63,16 +63,23 @@ class Oci:
         self._manifests: dict[str, dict[str, tuple[str, bytes]]] = {}
 
     def add(self, image: str, tags: Mapping[str, Manifest], *, media_type: str = INDEX) -> None:
-        """Register ``image`` (e.g. ``library/nginx``); each tag maps to one of three things.
+        """Register ``image`` (e.g. ``library/nginx``); each tag maps to one of four things.
 
         None generates an image index unique to the tag; a manifest mapping is served as is (its
         digest is the sha256 of its compact JSON, and its ``mediaType`` is the content type); a
         ``sha256:…`` string is served as ``Docker-Content-Digest`` over a placeholder body (fake:
-        the body does not hash to it) — use it to match digests pinned in test manifests.
+        the body does not hash to it) — use it to match digests pinned in test manifests; bytes
+        are served as the body as is (``b""``: a manifest with no body to hash). Adding a tag
+        again re-pushes it: it names the new manifest from then on.
         """
         tag_map = self._tags.setdefault(image, {})
         manifests = self._manifests.setdefault(image, {})
         for tag, given in tags.items():
+            if isinstance(given, bytes):
+                name = "sha256:" + hashlib.sha256(given).hexdigest()
+                manifests[name] = (media_type, given)
+                tag_map[tag] = name
+                continue
             document = given if isinstance(given, Mapping) else _index(image, tag, media_type)
             body = json.dumps(document, separators=(",", ":")).encode()
             name = given if isinstance(given, str) else "sha256:" + hashlib.sha256(body).hexdigest()

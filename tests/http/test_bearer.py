@@ -16,6 +16,7 @@ from patchula.http.bearer import (
     parse_challenges,
     read_token,
     token_url,
+    unusable_bearer,
 )
 from patchula.models import FetchResponse
 
@@ -88,6 +89,28 @@ def test_bearer_challenge_needs_an_http_realm() -> None:
     found = bearer_challenge(with_header('Basic realm="x", Bearer realm="https://a.example/t"'))
     assert found is not None
     assert (found.realm, found.service, found.scope) == ("https://a.example/t", None, None)
+
+
+def test_unusable_bearer_says_why_no_token_was_asked() -> None:
+    """Only Bearer challenges without an http(s) realm get a reason; the realm is not repeated."""
+
+    def why(*values: str) -> str | None:
+        headers = tuple(("www-authenticate", value) for value in values)
+        return unusable_bearer(FetchResponse(401, "https://r.example/v2/", headers, b"", NOW))
+
+    suffix = "; no token was asked"
+    assert why('Bearer realm="file:///etc/passwd"') == (
+        f"its Bearer challenge names no http(s) token realm (a file: URL){suffix}"
+    )
+    assert why('Bearer realm="GitHub Package Registry"') == (
+        f"its Bearer challenge names no http(s) token realm{suffix}"
+    )
+    assert why('Bearer realm="x' + "y" * 40 + ':/z"') == (
+        f"its Bearer challenge names no http(s) token realm{suffix}"
+    )
+    assert why('Bearer realm="file:///a"', 'Bearer realm="https://a.example/t"') is None
+    assert why('Basic realm="x"') is None
+    assert why() is None
 
 
 def test_token_url_repeats_scopes_and_keeps_the_realms_query() -> None:

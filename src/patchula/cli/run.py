@@ -217,7 +217,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         ),
     ] = None,
 ) -> None:
-    """Scan checkouts and report how far behind their npm, Python, Rust and Go dependencies are."""
+    """Report how far behind a checkout's npm, Python, Rust, Go and container images are."""
     cli: dict[str, Any] = {
         "concurrency": concurrency,
         "host_concurrency": host_concurrency,

@@ -188,7 +188,7 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     # The run's facade (``Fetcher``, ``LazyFetcher``) is a ``MethodFetch``; ``GetCatalog``
     # names the GET-only shape every datasource shares.
     method_fetch = cast("MethodFetch", fetch)
-    derive = functools.partial(derive_tags, repository=repository)
+    derive = functools.partial(derive_tags, repository=repository, what=what)
     tags: dict[str, None] = {}
     responses: list[FetchResponse] = []
     seen: set[str] = set()
@@ -265,23 +265,29 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
 
 
-def derive_tags(content: bytes, *, repository: str) -> bytes:
+def derive_tags(content: bytes, *, repository: str, what: str | None = None) -> bytes:
     """Reduce one ``tags/list`` page to the compact ``oci-tags-v1`` document.
 
     Keeps only the tags, in the registry's order, front-coded: one line per tag, ``<length of
     the prefix shared with the previous tag> <rest of the tag>`` (tags never hold a space or a
     newline), UTF-8. Tags that break the tag grammar (1-128 of ``A-Za-z0-9_.-``, not starting
-    with ``.`` or ``-``) are dropped: no reference can name them. Raises ``RegistryError`` for
-    a page that is not the documented JSON object or names another repository.
+    with ``.`` or ``-``) are dropped: no reference can name them. ``what`` names the image in
+    messages (default ``image '<repository>'``). Raises ``RegistryError`` for a page that is
+    not the documented JSON object, names another repository or holds more than ``MAX_TAGS``
+    tags (refused before any is encoded: the whole list could not be read anyway).
     """
+    what = what or f"image {repository!r}"
     try:
         page = _PAGE_DECODER.decode(content)
     except (msgspec.DecodeError, RecursionError) as exc:
-        msg = f"image {repository!r}: unusable tag list page ({describe_decode_error(exc)})"
+        msg = f"{what}: unusable tag list page ({describe_decode_error(exc)})"
         raise RegistryError(msg) from None
     if page.name is not None and page.name != repository:
-        msg = f"image {repository!r}: the tag list page is for another repository ({page.name!r})"
+        msg = f"{what}: the tag list page is for another repository ({page.name!r})"
         raise RegistryError(msg[:300])
+    if len(page.tags or ()) > MAX_TAGS:
+        msg = f"{what}: the tag list is too long (more than {MAX_TAGS} tags); not read"
+        raise RegistryError(msg)
     return encode_tags(tag for tag in page.tags or () if _TAG.fullmatch(tag))
 
 

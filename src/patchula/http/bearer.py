@@ -46,6 +46,7 @@ __all__ = [
     "parse_challenges",
     "read_token",
     "token_url",
+    "unusable_bearer",
 ]
 
 REPRESENTATION = "anonymous-registry-pull-token-v1"
@@ -210,6 +211,24 @@ def bearer_challenge(response: FetchResponse) -> BearerChallenge | None:
             scope=challenge.params.get("scope") or None,
         )
     return None
+
+
+def unusable_bearer(response: FetchResponse) -> str | None:
+    """Why ``response``'s ``Bearer`` challenges could not be answered, or ``None``.
+
+    Said on a 401 whose only ``Bearer`` challenges name no absolute http(s) realm
+    (``realm="file:///etc/passwd"``, ``realm="GitHub"``): no token is asked from such a
+    realm, and the row says so instead of asking for a login that would not help. The realm
+    itself is server text and is not repeated; only its scheme, when it is a short token.
+    ``None`` when there is no ``Bearer`` challenge or one is usable (``bearer_challenge``).
+    """
+    values = [value for name, value in response.headers if name == "www-authenticate"]
+    bearers = [c for c in parse_challenges(values) if c.scheme == "bearer"]
+    if not bearers or bearer_challenge(response) is not None:
+        return None
+    scheme = urlsplit(bearers[0].params.get("realm", "").strip()).scheme.lower()
+    named = f" (a {scheme}: URL)" if re.fullmatch(r"[a-z][a-z0-9+.-]{0,15}", scheme) else ""
+    return f"its Bearer challenge names no http(s) token realm{named}; no token was asked"
 
 
 def token_url(realm: str, service: str | None, scopes: Iterable[str]) -> str | None:

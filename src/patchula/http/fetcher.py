@@ -27,7 +27,7 @@ from patchula.cache import Cache, HttpEntry
 from patchula.errors import ConfigError, LookupFailed, RegistryError, RegistryUnreachable
 from patchula.http import DEFAULT_MAX_BODY_BYTES
 from patchula.http.auth import Credential, Credentials, redact_url
-from patchula.http.bearer import BearerTokens, Token, bearer_challenge
+from patchula.http.bearer import BearerTokens, Token, bearer_challenge, unusable_bearer
 from patchula.http.caching import cache_key, credential_digest, directives, freshness
 from patchula.http.flight import Flight as _Flight
 from patchula.http.governor import (
@@ -615,6 +615,9 @@ class Fetcher:
             return response, _private(token, credential)
         challenge = bearer_challenge(response)
         if challenge is None:
+            why = unusable_bearer(response)
+            if why is not None:
+                response = replace(response, credential_unused=why)
             return response, _private(token, credential)
 
         async def ask(token_url: str) -> FetchResponse:
