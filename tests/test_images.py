@@ -205,7 +205,7 @@ async def test_an_unread_digest_is_never_unchanged(
     pinned, mutable = (r.finding for r in rows)
     assert pinned.status == "error"
     assert pinned.reason is not None
-    assert pinned.reason.startswith("image docker.io/library/python:3.13 not found")
+    assert pinned.reason.startswith("image 'docker.io/library/python' at '3.13' not found")
     assert pinned.reason.endswith("; the digest of tag 3.13 could not be read")
     assert "not found (404 from" in pinned.reason
     assert (pinned.digest, pinned.current_digest) == (DIGEST_A, None)
