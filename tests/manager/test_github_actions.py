@@ -8,7 +8,7 @@ import pytest
 from patchula.errors import ManifestError
 from patchula.manager import github_actions
 from patchula.manager.github_actions import EXPRESSION_SKIP
-from patchula.models import ExtractResult
+from patchula.models import Dependency, ExtractResult
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "manifests" / "github_actions"
 WORKFLOWS = ".github/workflows"
@@ -24,8 +24,13 @@ def _extract(case: str, rel: str) -> ExtractResult:
     return github_actions.extract(rel, text, _no_read)
 
 
+def _images(result: ExtractResult) -> list[Dependency]:
+    """The container image rows (datasource ``docker``), without the action references."""
+    return [d for d in result.dependencies if d.datasource == "docker"]
+
+
 def _short(result: ExtractResult) -> list[tuple[int | None, str, str, str | None]]:
-    return [(d.line, d.dep_type, d.package_name, d.constraint) for d in result.dependencies]
+    return [(d.line, d.dep_type, d.package_name, d.constraint) for d in _images(result)]
 
 
 @pytest.mark.parametrize(
@@ -73,12 +78,12 @@ def test_job_containers_services_and_docker_steps() -> None:
         (24, "service", "localhost:5000/cache/redis", "7"),
         (27, "step", "registry.example.com:5000/a/b", "1.0"),
     ]
-    builder = result.dependencies[2]
+    builder = _images(result)[2]
     assert (
         builder.digest == "sha256:0c1f63ed8fb818fad16cf6ae091598c410a21d2e1a9adf183beb93189299bfba"
     )
     assert builder.declared == f"ghcr.io/acme/builder:1.4@{builder.digest}"
-    assert {(d.manager, d.datasource, d.versioning) for d in result.dependencies} == {
+    assert {(d.manager, d.datasource, d.versioning) for d in _images(result)} == {
         ("github_actions", "docker", "docker")
     }
 
@@ -158,7 +163,7 @@ def test_real_workflows_give_every_image_line(case: str, rel: str) -> None:
     expected = [n for n, line in enumerate(text, 1) if _IMAGE_LINE.match(line)]
     assert expected
     assert result.problems == ()
-    assert [d.line for d in result.dependencies] == expected
+    assert [d.line for d in _images(result)] == expected
 
 
 def test_the_corpus_workflow_images() -> None:
@@ -170,7 +175,7 @@ def test_the_corpus_workflow_images() -> None:
     assert _short(_extract("real-asdf", f"{WORKFLOWS}/lint.yml")) == [
         (52, "step", "docker.io/rhysd/actionlint", "1.6.24")
     ]
-    [alpine] = _extract("real-mise", f"{WORKFLOWS}/release-alpine.yml").dependencies
+    [alpine] = _images(_extract("real-mise", f"{WORKFLOWS}/release-alpine.yml"))
     assert (alpine.line, alpine.package_name, alpine.constraint, alpine.digest) == (
         26,
         "ghcr.io/jdx/mise",
