@@ -303,11 +303,11 @@ class _Reader:
             name, ref = value, ""
         if _EXPRESSION.search(name) is not None:
             return self.row(node, value, value, value, dep_type, EXPRESSION_SKIP)
-        owner, _, rest = name.partition("/")
-        repo, _, subpath = rest.partition("/")
-        problem = _account_problem(owner, repo)
+        owner, slash, rest = name.partition("/")
+        repo = rest.partition("/")[0]
+        problem = _account_problem(owner, repo) if slash else "expected owner/repo[/path]@ref"
         if problem is None and (rest.endswith("/") or "//" in rest):
-            problem = f"path {shown(subpath)} has an empty folder name"
+            problem = "its path has an empty folder name"
         if problem is not None:
             message = f"invalid action reference {shown(value)}: {problem}"
             return ManifestProblem(self.path, node.line, message)
