@@ -10,6 +10,7 @@ from patchula.errors import ManifestError
 from patchula.manager import base, github_actions
 from patchula.manager.github_actions import EXPRESSION_SKIP
 from patchula.models import Dependency, ExtractResult
+from tests.hang import fail_if_blocked
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "manifests" / "github_actions"
 WORKFLOWS = ".github/workflows"
@@ -612,3 +613,26 @@ def test_every_external_uses_of_the_corpus_is_a_row() -> None:
         assert {d.line: (d.digest, d.constraint if d.digest else None) for d in rows} == grepped
         total += len(rows)
     assert total >= 700
+
+
+def test_hostile_uses_values_cost_only_their_line() -> None:
+    """A megabyte reference is a problem; an unclosed ``${{`` run is an expression (read once)."""
+    huge = "a/b@v" + "1" * 1_000_000
+    opened = "a/b@" + "${{" * 100
+    text = f"jobs:\n  a:\n    steps:\n      - uses: {huge}\n      - uses: {opened}\n"
+    result = github_actions.extract(f"{WORKFLOWS}/x.yml", text, _no_read)
+    [problem] = result.problems
+    assert problem.line == 4
+    assert problem.message.endswith("(1000005 characters): longer than 1024 characters")
+    [row] = result.dependencies
+    assert (row.line, row.skip_reason) == (5, EXPRESSION_SKIP)
+
+
+def test_an_unclosed_expression_run_is_read_in_linear_time() -> None:
+    """200,000 ``${{`` and no ``}}``: a skipped image, a too-long reference; nothing quadratic."""
+    run = "${{" * 200_000
+    text = f"jobs:\n  a:\n    steps:\n      - uses: docker://x:{run}\n      - uses: a/b@{run}\n"
+    with fail_if_blocked(30):
+        result = github_actions.extract(f"{WORKFLOWS}/x.yml", text, _no_read)
+    assert [(d.line, d.skip_reason) for d in result.dependencies] == [(4, EXPRESSION_SKIP)]
+    assert [p.line for p in result.problems] == [5]

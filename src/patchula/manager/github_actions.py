@@ -44,7 +44,6 @@ _NAME = re.compile(
     r"(?:^|/)(?:workflow-templates|\.(?:github|gitea|forgejo)/(?:workflows|actions))/.+\.ya?ml$"
     r"|(?:^|/)action\.ya?ml$"
 )
-_EXPRESSION = re.compile(r"\$\{\{.*?\}\}", re.DOTALL)
 _DOCKER = "docker://"
 EXPRESSION_SKIP = "uses a GitHub Actions expression (${{ … }}): its value is known only in a run"
 LOCAL_SKIP = "a local action or workflow of this repository (./…): it has no version of its own"
@@ -67,6 +66,9 @@ _REPO_MAX = 100
 # an all-digit ref (``20240101``) is read as a tag, which is what such refs usually are.
 _FULL_SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 _SHORT_SHA = re.compile(r"(?=[0-9]*[a-fA-F])[0-9a-fA-F]{7,39}")
+# A bound on what is read as one reference (the image references' own bound): real ones are
+# far shorter, and a report cell or cache key never holds a megabyte of hostile text.
+_MAX_REFERENCE = 1024
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 # git check-ref-format: no control characters, space or ``~^:?*[\``, no ``..`` or ``@{``.
 _REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{")
@@ -133,6 +135,15 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
                 if job.kind == "mapping":
                     reader.job(job)
     return ExtractResult(dependencies=tuple(reader.rows), problems=tuple(reader.problems))
+
+
+def _has_expression(text: str) -> bool:
+    """Whether ``text`` holds a ``${{ … }}`` expression (docs.github.com, "Expressions").
+
+    An unclosed ``${{`` counts too: the runner reads it as the start of an expression (and
+    fails on it), never as text; a ``find`` also keeps this linear in the text.
+    """
+    return "${{" in text
 
 
 def _steps(node: YamlNode | None) -> Iterator[YamlNode]:
@@ -284,6 +295,12 @@ class _Reader:
                 message = f"{what} calls a reusable workflow; a docker:// image runs only as a step"
                 self.problems.append(ManifestProblem(self.path, node.line, message))
             return
+        if len(value) > _MAX_REFERENCE:
+            message = (
+                f"invalid action reference {shown(value)}: longer than {_MAX_REFERENCE} characters"
+            )
+            self.problems.append(ManifestProblem(self.path, node.line, message))
+            return
         found = self.reference(node, value, dep_type)
         if isinstance(found, ManifestProblem):
             self.problems.append(found)
@@ -301,7 +318,7 @@ class _Reader:
         name, at, ref = value.rpartition("@")
         if not at:
             name, ref = value, ""
-        if _EXPRESSION.search(name) is not None:
+        if _has_expression(name):
             return self.row(node, value, value, value, dep_type, EXPRESSION_SKIP)
         owner, slash, rest = name.partition("/")
         repo = rest.partition("/")[0]
@@ -312,7 +329,7 @@ class _Reader:
             message = f"invalid action reference {shown(value)}: {problem}"
             return ManifestProblem(self.path, node.line, message)
         package = f"{owner}/{repo}".lower()
-        if _EXPRESSION.search(ref) is not None:
+        if _has_expression(ref):
             return self.row(node, value, name, package, dep_type, EXPRESSION_SKIP)
         reason = _ref_problem(ref)
         if reason is not None:
@@ -382,7 +399,7 @@ class _Reader:
             return
         written = (node.value or "").strip()
         reference = written.removeprefix(_DOCKER)
-        if _EXPRESSION.search(reference) is not None:
+        if _has_expression(reference):
             row = skipped_image_row(
                 reference,
                 manager=ID,
