@@ -265,7 +265,7 @@ def test_sha_pins_take_their_version_from_the_trailing_comment() -> None:
     rows = _actions(result)
     assert {d.skip_reason for d in rows} == {None}
     assert rows[1].declared == f"actions/checkout@{CHECKOUT_V7} # tag=v7.0.1"
-    assert rows[9].package_name == "swatinem/rust-cache"
+    assert rows[9].package_name == "Swatinem/rust-cache"
     # A comment naming no tag is not part of what was read.
     assert rows[11].declared == f"actions/checkout@{CHECKOUT_V6}"
     assert rows[13].package_name == "acme/sha256-repo"
@@ -592,7 +592,7 @@ def test_the_real_workflow_copies_hold_every_kind_of_reference() -> None:
         github_actions.LOCAL_SKIP,
         github_actions.SELF_SKIP,
     }
-    rust_cache = next(d for d in rows if d.package_name == "swatinem/rust-cache" and d.digest)
+    rust_cache = next(d for d in rows if d.package_name == "Swatinem/rust-cache" and d.digest)
     assert rust_cache.constraint == "v2"
 
 
@@ -636,3 +636,16 @@ def test_an_unclosed_expression_run_is_read_in_linear_time() -> None:
         result = github_actions.extract(f"{WORKFLOWS}/x.yml", text, _no_read)
     assert [(d.line, d.skip_reason) for d in result.dependencies] == [(4, EXPRESSION_SKIP)]
     assert [p.line for p in result.problems] == [5]
+
+
+def test_names_keep_their_case_and_digests_are_lower_case() -> None:
+    """``package_name`` is ``owner/repo`` as written; an upper-case SHA is stored lower-cased."""
+    sha = "5FDA3B95A4EA91299A34E894583C3862153E4B97"
+    text = f"jobs:\n  a:\n    steps:\n      - uses: PyO3/maturin-action/sub@{sha} # v1.49.4\n"
+    [row] = github_actions.extract(f"{WORKFLOWS}/x.yml", text, _no_read).dependencies
+    assert (row.name, row.package_name, row.constraint, row.digest) == (
+        "PyO3/maturin-action/sub",
+        "PyO3/maturin-action",
+        "v1.49.4",
+        sha.lower(),
+    )

@@ -103,9 +103,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     step's ``uses:`` (``jobs.<id>.steps[*]``, steps in ``parallel:`` blocks, a composite
     action's ``runs.steps[*]``) is dep type ``action``; a job's ``uses:`` calls a reusable
     workflow, dep type ``reusable-workflow``. ``owner/repo[/path]@ref`` splits at the last
-    ``@``; ``name`` is ``owner/repo[/path]`` as written, ``package_name`` the lower-cased
-    ``owner/repo`` (GitHub names are case-insensitive), ``constraint`` the ref. A full
-    40-hex (or 64-hex) SHA ref is the row's ``digest`` and its ``constraint`` the tag of the
+    ``@``; ``name`` is ``owner/repo[/path]`` as written, ``package_name`` its ``owner/repo``
+    (the release source, as written), ``constraint`` the ref. A full 40-hex (or 64-hex,
+    lower-cased) SHA ref is the row's ``digest`` and its ``constraint`` the tag of the
     trailing comment on that line (``# v4.2.2``, ``# tag=v4.2.2``, ``# pin @v4``,
     ``# ratchet:owner/repo@v4``), ``None`` without one; ``declared`` is the value plus the
     comment when a tag was read from it. ``./local``, ``$/…``, URLs, expressions, short SHAs
@@ -328,7 +328,7 @@ class _Reader:
         if problem is not None:
             message = f"invalid action reference {shown(value)}: {problem}"
             return ManifestProblem(self.path, node.line, message)
-        package = f"{owner}/{repo}".lower()
+        package = f"{owner}/{repo}"
         if _has_expression(ref):
             return self.row(node, value, name, package, dep_type, EXPRESSION_SKIP)
         reason = _ref_problem(ref)
