@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
+from patchula.discovery import discover
 from patchula.errors import ManifestError
 from patchula.manager import base, github_actions
 from patchula.manager.github_actions import EXPRESSION_SKIP
@@ -537,7 +539,7 @@ def test_comments_are_read_from_the_parsed_text_with_either_parser(
 # An independent oracle for the copies of real workflows: the lines that write an external
 # ``uses:`` (not an image, a local or a self-repository one), and the SHA and comment tag of a
 # pinned one, found by a line grep instead of the YAML reader.
-_USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*['\"]?(?!docker://|\.\.?/|\$/)\S")
+_USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?!['\"]?(?:docker://|\.\.?/|\$/))\S")
 _PIN = re.compile(r"@([0-9a-f]{40})['\"]?(?:\s+#\s*(v?\d[\w.-]*))?")
 REAL_WORKFLOWS = [
     ("real-prometheus", f"{WORKFLOWS}/ci.yml"),
@@ -649,3 +651,29 @@ def test_names_keep_their_case_and_digests_are_lower_case() -> None:
         "v1.49.4",
         sha.lower(),
     )
+
+
+def test_discovery_gives_every_workflow_copy_to_the_manager(tmp_path: Path) -> None:
+    """Copies laid out as one checkout: discovery finds each, and every external use is a row."""
+    root = tmp_path / "repo"
+    copies = [
+        ("real-ruff", f"{WORKFLOWS}/release.yml"),
+        ("real-ripgrep", f"{WORKFLOWS}/ci.yml"),
+        ("docker-steps", f"{WORKFLOWS}/lint.yml"),
+        ("composite-action-uses", ".github/actions/setup/action.yml"),
+        ("workflow-template", "workflow-templates/python.yml"),
+    ]
+    for case, rel in copies:
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(FIXTURES / case / rel, target)
+    found = discover(root, (), ("github_actions",))
+    assert sorted(f.path for f in found.files) == sorted(rel for _, rel in copies)
+    rows = [
+        d
+        for f in found.files
+        for d in _actions(github_actions.extract(f.path, (root / f.path).read_text(), _no_read))
+    ]
+    expected = sum(len(_grep_uses((root / rel).read_text())) for _, rel in copies)
+    assert len([d for d in rows if d.skip_reason is None]) == expected
+    assert {d.file for d in rows} == {rel for _, rel in copies}
