@@ -31,6 +31,21 @@ def test_nodes_keep_lines_values_and_nulls() -> None:
     assert root.pairs["a"].text() == "1"
 
 
+@pytest.mark.parametrize("loader", ["c", "python"])
+def test_scalars_keep_where_they_end(loader: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scalar's end line and character column: after a plain value, a closing quote, in flow."""
+    if loader == "python":
+        monkeypatch.setattr(base, "_yaml_loader", lambda: yaml.SafeLoader)
+    root = _one("\ufeffa: x  # c\nb: 'q # r'\nc: {n: \"é\", u: v} # w\nd: >\n  z\n")
+    ends = {key: (node.end_line, node.end_column) for key, node in root.pairs.items()}
+    assert ends["a"] == (1, 4)
+    assert ends["b"] == (2, 10)
+    flow = root.pairs["c"]
+    assert [(n.end_line, n.end_column) for n in flow.pairs.values()] == [(3, 10), (3, 16)]
+    assert (flow.end_line, flow.end_column) == (0, 0)  # only scalars carry an end
+    assert ends["d"][0] == 6  # a block scalar ends after its last line
+
+
 def test_duplicate_keys_last_wins() -> None:
     """A repeated key keeps its last value (and line), as docker compose reads it."""
     root = _one("image: a\nimage: b\n")

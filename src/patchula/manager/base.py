@@ -549,7 +549,10 @@ class YamlNode:
     node is ever constructed into a Python object (safe by design). A sequence has ``items``;
     a mapping has ``pairs`` keyed by each scalar key's text, the last of repeated keys winning
     (as docker compose and PyYAML keep it), with ``<<`` merge keys applied (YAML 1.1 merge
-    type; explicit keys win over merged ones).
+    type; explicit keys win over merged ones). A scalar's ``end_line`` (1-based) and
+    ``end_column`` (0-based, in characters of the text after a leading BOM) are where its last
+    character (a closing quote) ends, so a caller can read what follows it on that line, such
+    as a trailing comment, which YAML parsers drop; both are 0 for other nodes.
     """
 
     kind: str
@@ -559,6 +562,8 @@ class YamlNode:
     tag: str | None = None
     items: list[YamlNode] = field(default_factory=list)
     pairs: dict[str, YamlNode] = field(default_factory=dict)
+    end_line: int = 0
+    end_column: int = 0
 
     def get(self, key: str) -> YamlNode | None:
         """The value of ``key`` in a mapping node (``None`` when missing or not a mapping)."""
@@ -676,6 +681,9 @@ class _YamlBuilder:
             plain = not event.style and event.implicit[0]  # libyaml's plain style is ""
             value = None if plain and event.value in _YAML_NULLS else event.value
             node = YamlNode("scalar", line, value=value, quoted=not plain, tag=event.tag)
+            end = event.end_mark
+            if end is not None:
+                node.end_line, node.end_column = end.line + 1, end.column
             self.anchor(event, node)
             self.add(node, line)
         elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):

@@ -1,7 +1,9 @@
-"""The GitHub Actions manager: container images of workflows and actions (job, service, step).
+"""The GitHub Actions manager: ``uses:`` action references and container images of workflows.
 
-Renovate's manager of the same name also reads ``uses: owner/repo@ref`` action references;
-those plug into ``_Reader.uses`` (every ``uses:`` of a step) when that datasource arrives.
+Workflows, workflow templates and action metadata files (``action.yml``) give two kinds of
+rows: a ``uses: owner/repo[/path]@ref`` reference (datasource ``github-tags``, Renovate's
+choice) and a container image (datasource ``docker``) of a job, a service or a
+``uses: docker://…`` step.
 """
 
 from __future__ import annotations
@@ -17,13 +19,24 @@ from patchula.manager.base import (
     YamlNode,
     image_row,
     load_yaml,
+    shown,
     skipped_image_row,
+    strip_bom,
 )
 from patchula.models import Dependency, ExtractResult, ManifestProblem
+from patchula.names import scrub_surrogates
 
 ID = "github_actions"
+# The module's own ids stay the image ones: ``DATASOURCE`` must name a registered datasource,
+# and action rows carry ``ACTION_DATASOURCE`` on each row (a manager may feed several).
 DATASOURCE = IMAGE_DATASOURCE
 VERSIONING = IMAGE_VERSIONING
+ACTION_DATASOURCE = "github-tags"
+# Docker tag rules keep a floating ref's precision (``v4`` → ``v5``), with a leading ``v`` and
+# suffixes, as Renovate's github-actions manager has it.
+ACTION_VERSIONING = "docker"
+ACTION = "action"
+REUSABLE_WORKFLOW = "reusable-workflow"
 
 # Renovate's managerFilePatterns for github-actions: workflows (also Gitea's and Forgejo's
 # folders and workflow templates) and ``action.yml`` / ``action.yaml`` anywhere.
@@ -31,9 +44,51 @@ _NAME = re.compile(
     r"(?:^|/)(?:workflow-templates|\.(?:github|gitea|forgejo)/(?:workflows|actions))/.+\.ya?ml$"
     r"|(?:^|/)action\.ya?ml$"
 )
-_EXPRESSION = re.compile(r"\$\{\{.*?\}\}", re.DOTALL)
 _DOCKER = "docker://"
 EXPRESSION_SKIP = "uses a GitHub Actions expression (${{ … }}): its value is known only in a run"
+LOCAL_SKIP = "a local action or workflow of this repository (./…): it has no version of its own"
+SELF_SKIP = "the self-repository syntax ($/…) runs this repository's own commit: it has no version"
+URL_SKIP = "an action given by URL (Gitea and Forgejo runners read these): its host is not read"
+SHORT_SHA_SKIP = (
+    "a short commit SHA is neither immutable nor comparable: pin the full 40-character SHA"
+)
+NO_REF_SKIP = "no @ref: GitHub needs a tag, a branch or a commit SHA after '@'"
+
+# GitHub account (user or organization) names: alphanumerics and single hyphens, no hyphen at
+# either end, at most 39 characters (github.com/join's rule). Repository names: ASCII letters,
+# digits, ``.``, ``-`` and ``_``, at most 100 characters, never ``.`` or ``..``.
+_OWNER = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9])*")
+_OWNER_MAX = 39
+_REPO = re.compile(r"[A-Za-z0-9._-]+")
+_REPO_MAX = 100
+# A full commit SHA: SHA-1 (40 hex) or SHA-256 (64 hex) object names (git 2.29's
+# ``--object-format=sha256``). A shorter run of 7+ hex digits with a letter is an abbreviation;
+# an all-digit ref (``20240101``) is read as a tag, which is what such refs usually are.
+_FULL_SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+_SHORT_SHA = re.compile(r"(?=[0-9]*[a-fA-F])[0-9a-fA-F]{7,39}")
+# A bound on what is read as one reference (the image references' own bound): real ones are
+# far shorter, and a report cell or cache key never holds a megabyte of hostile text.
+_MAX_REFERENCE = 1024
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# git check-ref-format: no control characters, space or ``~^:?*[\``, no ``..`` or ``@{``.
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{")
+# YAML 1.1 line breaks (what PyYAML and libyaml count lines by).
+_LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
+# The version a SHA pin's trailing comment names. With a marker (``tag=``, ``pin @``,
+# ``ratchet:owner/repo@``, optionally after ``renovate:``) any ref is taken; a bare comment
+# must start with a version-shaped tag, as Renovate accepts them: ``1.0.1``, ``v1``,
+# ``prefix-v1.0``, ``prefix/v1.0`` (renovatebot/renovate, manager/github-actions/readme.md),
+# with an optional ``-suffix``; it ends at whitespace, so ``# v4.2.2 (2024)`` reads ``v4.2.2``.
+_MARKED_TAG = re.compile(
+    r"\s*(?:renovate\s*:\s*)?"
+    r"(?:tag\s*=\s*|pin\s+@?|ratchet:[A-Za-z0-9-]+/[A-Za-z0-9._-]+(?:/[^\s@]*)?@)"
+    r"(?P<tag>[^\s,;]+)"
+)
+_BARE_TAG = re.compile(
+    r"\s*(?:renovate\s*:\s*)?@?"
+    r"(?P<tag>(?:[A-Za-z0-9_./-]*[-/])?v?[0-9]+(?:\.[0-9]+)*(?:[-+][0-9A-Za-z][0-9A-Za-z.+-]*)?)"
+    r"(?=[\s,;]|$)"
+)
 
 
 def matches(path: str) -> bool:
@@ -42,19 +97,30 @@ def matches(path: str) -> bool:
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes
-    """Extract the container images of a workflow or an ``action.yml``.
+    """Extract the action references and container images of a workflow or an ``action.yml``.
 
-    From a workflow (docs.github.com, "Workflow syntax for GitHub Actions"):
-    ``jobs.<id>.container`` (an image string, or a mapping with ``image``) is ``container``,
-    ``jobs.<id>.services.<name>.image`` is ``service``, and a step's ``uses: docker://image``
-    is ``step``. From an action's metadata ("Metadata syntax"): ``runs.image: docker://…`` of
-    a Docker action and ``uses: docker://…`` of a composite action's steps are ``step``; a
-    ``runs.image`` naming a Dockerfile is built, not pulled. An empty image (a matrix turning
-    the container off) gives nothing; an image holding a ``${{ … }}`` expression is a skipped
-    row; an invalid reference is a problem at its line.
+    Action references (docs.github.com, "Workflow syntax for GitHub Actions", ``uses``): a
+    step's ``uses:`` (``jobs.<id>.steps[*]``, steps in ``parallel:`` blocks, a composite
+    action's ``runs.steps[*]``) is dep type ``action``; a job's ``uses:`` calls a reusable
+    workflow, dep type ``reusable-workflow``. ``owner/repo[/path]@ref`` splits at the last
+    ``@``; ``name`` is ``owner/repo[/path]`` as written, ``package_name`` its ``owner/repo``
+    (the release source, as written), ``constraint`` the ref. A full 40-hex (or 64-hex,
+    lower-cased) SHA ref is the row's ``digest`` and its ``constraint`` the tag of the
+    trailing comment on that line (``# v4.2.2``, ``# tag=v4.2.2``, ``# pin @v4``,
+    ``# ratchet:owner/repo@v4``), ``None`` without one; ``declared`` is the value plus the
+    comment when a tag was read from it. ``./local``, ``$/…``, URLs, expressions, short SHAs
+    and refs git would refuse are skipped rows with the reason; an owner or repository name
+    GitHub would refuse is a problem at its line.
+
+    Container images: ``jobs.<id>.container`` (an image string, or a mapping with
+    ``image``) is ``container``, ``jobs.<id>.services.<name>.image`` is ``service``, and a
+    step's ``uses: docker://image`` is ``step``; an action's ``runs.image: docker://…`` is
+    ``step`` too, while a ``runs.image`` naming a Dockerfile is built, not pulled. An empty
+    image (a matrix turning the container off) gives nothing; an image holding a ``${{ … }}``
+    expression is a skipped row; an invalid reference is a problem at its line.
     """
     documents, problem = load_yaml(path, text)
-    reader = _Reader(path)
+    reader = _Reader(path, text)
     if problem is not None:
         reader.problems.append(problem)
     for document in documents:
@@ -71,18 +137,124 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     return ExtractResult(dependencies=tuple(reader.rows), problems=tuple(reader.problems))
 
 
+def _has_expression(text: str) -> bool:
+    """Whether ``text`` holds a ``${{ … }}`` expression (docs.github.com, "Expressions").
+
+    An unclosed ``${{`` counts too: the runner reads it as the start of an expression (and
+    fails on it), never as text; a ``find`` also keeps this linear in the text.
+    """
+    return "${{" in text
+
+
 def _steps(node: YamlNode | None) -> Iterator[YamlNode]:
-    if node is not None and node.kind == "sequence":
-        yield from (step for step in node.items if step.kind == "mapping")
+    """The step mappings of a ``steps:`` list, with those of ``parallel:`` blocks in place.
+
+    A ``parallel:`` block (a step holding a list of steps) may nest; an alias can make a list
+    contain itself, so each list is entered once.
+    """
+    if node is None or node.kind != "sequence":
+        return
+    seen = {id(node)}
+    pending = [iter(node.items)]
+    while pending:
+        step = next(pending[-1], None)
+        if step is None:
+            pending.pop()
+            continue
+        if step.kind != "mapping":
+            continue
+        inner = step.get("parallel")
+        if inner is not None and inner.kind == "sequence":
+            if id(inner) not in seen:
+                seen.add(id(inner))
+                pending.append(iter(inner.items))
+            continue
+        yield step
+
+
+def _account_problem(owner: str, repo: str) -> str | None:
+    """Why ``owner/repo`` is not a GitHub repository name, or ``None`` when it can be one."""
+    if not owner or len(owner) > _OWNER_MAX or _OWNER.fullmatch(owner) is None:
+        return (
+            f"owner {shown(owner)} is not a GitHub user or organization name (letters, digits"
+            f" and single inner hyphens, at most {_OWNER_MAX} characters)"
+        )
+    if not repo or len(repo) > _REPO_MAX or repo in {".", ".."} or _REPO.fullmatch(repo) is None:
+        return (
+            f"repository {shown(repo)} is not a GitHub repository name (letters, digits, '.',"
+            f" '-' and '_', at most {_REPO_MAX} characters)"
+        )
+    return None
+
+
+def _ref_problem(ref: str) -> str | None:
+    """Why ``ref`` is no git ref name (git check-ref-format, the parts a ``uses:`` meets)."""
+    if not ref:
+        return NO_REF_SKIP
+    parts = ref.split("/")
+    if (
+        _REF_FORBIDDEN.search(ref) is not None
+        or ref.endswith(".")
+        or any(not part or part.startswith(".") or part.endswith(".lock") for part in parts)
+    ):
+        return f"ref {shown(ref)} is not a valid git tag or branch name"
+    return None
+
+
+def trailing_comment(line: str, column: int) -> str | None:
+    """The text of the YAML comment after ``column`` on ``line`` (after its ``#``), or ``None``.
+
+    ``column`` is where a scalar ends. A comment starts at a ``#`` preceded by whitespace
+    outside quotes (YAML 1.2 §6.6), so a ``#`` inside a quoted value of a flow mapping further
+    on the line (``{uses: a/b@…, name: "x # y"}``) is no comment.
+    """
+    quote: str | None = None
+    index = column
+    previous = line[column - 1] if 0 < column <= len(line) else " "
+    while index < len(line):
+        char = line[index]
+        if quote == '"' and char == "\\":
+            index += 1  # the escaped character is part of the string
+        elif quote == "'" and char == "'" and line[index + 1 : index + 2] == "'":
+            index += 1  # '' is a quote inside a single-quoted string
+        elif quote is not None and char == quote:
+            quote = None
+        elif quote is None and char == "#" and previous in " \t":
+            return line[index + 1 :]
+        elif quote is None and char in "\"'" and previous in " \t,[{:":
+            quote = char
+        previous = char
+        index += 1
+    return None
+
+
+def comment_tag(comment: str) -> str | None:
+    """The tag a SHA pin's trailing comment names (the text after ``#``), or ``None``.
+
+    ``v4.2.2``, ``tag=v4.2.2``, ``pin @v4``, ``renovate: tag=v1.0.0``,
+    ``ratchet:owner/repo@v4.2.2`` and Renovate's tag forms ``1.0.1``, ``v1``, ``prefix-v1.0``,
+    ``prefix/v1.0``; a comment that names no such tag (``ratchet:exclude``, prose) gives
+    ``None``, as does a tag git would refuse.
+    """
+    found = _MARKED_TAG.match(comment) or _BARE_TAG.match(comment)
+    if found is None:
+        return None
+    tag = found.group("tag")
+    return tag if _ref_problem(tag) is None else None
 
 
 @dataclass
 class _Reader:
     path: str
+    text: str
     rows: list[Dependency] = field(default_factory=list)
     problems: list[ManifestProblem] = field(default_factory=list)
+    _lines: list[str] | None = None
 
     def job(self, job: YamlNode) -> None:
+        called = job.get("uses")
+        if called is not None:
+            self.uses(called, REUSABLE_WORKFLOW)
         container = job.get("container")
         if container is not None:
             image = container.get("image") if container.kind == "mapping" else container
@@ -93,7 +265,7 @@ class _Reader:
                 if service.kind == "mapping":
                     self.image(service.get("image"), "service")
         for step in _steps(job.get("steps")):
-            self.uses(step.get("uses"))
+            self.step(step)
 
     def action(self, runs: YamlNode) -> None:
         image = runs.get("image")
@@ -101,13 +273,123 @@ class _Reader:
         if image is not None and text is not None and text.startswith(_DOCKER):
             self.image(image, "step")
         for step in _steps(runs.get("steps")):
-            self.uses(step.get("uses"))
+            self.step(step)
 
-    def uses(self, node: YamlNode | None) -> None:
-        """A step's ``uses:``: ``docker://image`` is an image (actions: the next datasource)."""
-        text = None if node is None else node.text()
-        if node is not None and text is not None and text.startswith(_DOCKER):
-            self.image(node, "step")
+    def step(self, step: YamlNode) -> None:
+        uses = step.get("uses")
+        if uses is not None:
+            self.uses(uses, ACTION)
+
+    def uses(self, node: YamlNode, dep_type: str) -> None:
+        """One ``uses:`` value: an image (``docker://``, steps only) or an action reference."""
+        what = "a job's `uses`" if dep_type == REUSABLE_WORKFLOW else "a step's `uses`"
+        if node.kind != "scalar" or not (node.value or "").strip():
+            shape = "must be a string" if node.kind != "scalar" else "is empty"
+            self.problems.append(ManifestProblem(self.path, node.line, f"{what} {shape}"))
+            return
+        value = (node.value or "").strip()
+        if value.startswith(_DOCKER):
+            if dep_type == ACTION:
+                self.image(node, "step")
+            else:
+                message = f"{what} calls a reusable workflow; a docker:// image runs only as a step"
+                self.problems.append(ManifestProblem(self.path, node.line, message))
+            return
+        if len(value) > _MAX_REFERENCE:
+            message = (
+                f"invalid action reference {shown(value)}: longer than {_MAX_REFERENCE} characters"
+            )
+            self.problems.append(ManifestProblem(self.path, node.line, message))
+            return
+        found = self.reference(node, value, dep_type)
+        if isinstance(found, ManifestProblem):
+            self.problems.append(found)
+        else:
+            self.rows.append(found)
+
+    def reference(self, node: YamlNode, value: str, dep_type: str) -> Dependency | ManifestProblem:
+        """The row of ``owner/repo[/path]@ref`` (or of a form skipped), or its problem."""
+        if value.startswith(("./", "../")) or value in {".", ".."}:
+            return self.row(node, value, value, value, dep_type, LOCAL_SKIP)
+        if value.startswith("$/"):
+            return self.row(node, value, value, value, dep_type, SELF_SKIP)
+        if _URL.match(value) is not None:
+            return self.row(node, value, value, value, dep_type, URL_SKIP)
+        name, at, ref = value.rpartition("@")
+        if not at:
+            name, ref = value, ""
+        if _has_expression(name):
+            return self.row(node, value, value, value, dep_type, EXPRESSION_SKIP)
+        owner, slash, rest = name.partition("/")
+        repo = rest.partition("/")[0]
+        problem = _account_problem(owner, repo) if slash else "expected owner/repo[/path]@ref"
+        if problem is None and (rest.endswith("/") or "//" in rest):
+            problem = "its path has an empty folder name"
+        if problem is not None:
+            message = f"invalid action reference {shown(value)}: {problem}"
+            return ManifestProblem(self.path, node.line, message)
+        package = f"{owner}/{repo}"
+        if _has_expression(ref):
+            return self.row(node, value, name, package, dep_type, EXPRESSION_SKIP)
+        reason = _ref_problem(ref)
+        if reason is not None:
+            return self.row(node, value, name, package, dep_type, reason)
+        if _SHORT_SHA.fullmatch(ref) is not None:
+            return self.row(node, value, name, package, dep_type, SHORT_SHA_SKIP)
+        if _FULL_SHA.fullmatch(ref) is None:
+            return self.row(node, value, name, package, dep_type, None)
+        comment = self.comment(node)
+        tag = None if comment is None else comment_tag(comment)
+        declared = value if tag is None or comment is None else f"{value} # {comment.strip()}"
+        return Dependency(
+            manager=ID,
+            file=self.path,
+            line=node.line,
+            name=name,
+            package_name=package,
+            datasource=ACTION_DATASOURCE,
+            versioning=ACTION_VERSIONING,
+            dep_type=dep_type,
+            declared=declared,
+            constraint=tag,
+            digest=ref.lower(),
+        )
+
+    def row(
+        self,
+        node: YamlNode,
+        value: str,
+        name: str,
+        package: str,
+        dep_type: str,
+        reason: str | None,
+    ) -> Dependency:
+        """A reference row, ``constraint`` the ref after ``@`` (or skipped with ``reason``)."""
+        _, at, ref = value.rpartition("@")
+        return Dependency(
+            manager=ID,
+            file=self.path,
+            line=node.line,
+            name=name,
+            package_name=package,
+            datasource=ACTION_DATASOURCE,
+            versioning=ACTION_VERSIONING,
+            dep_type=dep_type,
+            declared=value,
+            constraint=ref if at and reason is None else None,
+            skip_reason=reason,
+        )
+
+    def comment(self, node: YamlNode) -> str | None:
+        """The trailing comment on the line where the scalar ``node`` ends (PyYAML drops it)."""
+        if node.end_line < 1:
+            return None
+        if self._lines is None:
+            # The text exactly as the YAML reader parsed it, so lines and columns agree.
+            self._lines = _LINE_BREAK.split(scrub_surrogates(strip_bom(self.text)))
+        if node.end_line > len(self._lines):
+            return None
+        return trailing_comment(self._lines[node.end_line - 1], node.end_column)
 
     def image(self, node: YamlNode | None, dep_type: str) -> None:
         if node is None or node.kind != "scalar" or not (node.value or "").strip():
@@ -117,7 +399,7 @@ class _Reader:
             return
         written = (node.value or "").strip()
         reference = written.removeprefix(_DOCKER)
-        if _EXPRESSION.search(reference) is not None:
+        if _has_expression(reference):
             row = skipped_image_row(
                 reference,
                 manager=ID,
