@@ -1,4 +1,9 @@
-"""GitHub: REST releases/tags with Link pagination and ``x-ratelimit-*``; a minimal GraphQL (§6)."""
+"""GitHub: REST releases/tags with Link pagination and ``x-ratelimit-*``; a minimal GraphQL (§6).
+
+REST also serves ``git/matching-refs/tags/<prefix>``, annotated ``git/tags/{sha}``,
+``git/ref/heads/<branch>`` and ``commits/{sha}``, at the root and under GitHub Enterprise
+Server's ``/api/v3`` (GraphQL at ``/graphql`` and ``/api/graphql``).
+"""
 
 from __future__ import annotations
 
@@ -123,7 +128,7 @@ class GitHub:
 
     def handle(self, request: Request) -> Reply:
         """Route, then add the ``x-ratelimit-*`` headers of the request's resource."""
-        resource = "graphql" if request.path == "/graphql" else "core"
+        resource = "graphql" if request.path in {"/graphql", "/api/graphql"} else "core"
         reply = self._graphql(request) if resource == "graphql" else self._rest(request)
         limit = self.rate_limit if "authorization" in request.headers else 60
         with self._lock:
@@ -139,12 +144,14 @@ class GitHub:
         return reply
 
     def _rest(self, request: Request) -> Reply:
-        match = _REST.fullmatch(request.path)
+        # GitHub Enterprise Server serves the same API under ``/api/v3`` (GraphQL ``/api/graphql``).
+        prefix = "/api/v3" if request.path.startswith("/api/v3/") else ""
+        match = _REST.fullmatch(request.path.removeprefix(prefix))
         repo = self._repos.get(f"{match[1]}/{match[2]}".lower()) if match else None
         if match is None or repo is None:
             return json_reply(_NOT_FOUND, 404)
         kind, rest = match[3], match[4] or ""
-        base = f"{self.base_url}/repos/{repo.owner}/{repo.name}"
+        base = f"{self.base_url}{prefix}/repos/{repo.owner}/{repo.name}"
         if kind == "releases/latest":
             found = [r for r in repo.releases if r["tag_name"] == repo.latest]
             if not found:
