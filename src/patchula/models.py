@@ -192,8 +192,10 @@ class Catalog:
         wanted = digest.lower()
         best: str | None = None
         for rel in self.releases:
-            if rel.digest is not None and rel.digest.lower() == wanted and (
-                best is None or rel.version.count(".") > best.count(".")
+            if (
+                rel.digest is not None
+                and rel.digest.lower() == wanted
+                and (best is None or rel.version.count(".") > best.count("."))
             ):
                 best = rel.version
         return best
