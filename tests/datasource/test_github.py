@@ -9,18 +9,21 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import anyio
 import pytest
 
 from patchula.cache import Cache
-from patchula.credentials import github_credential
+from patchula.credentials import RegistryAccess, github_credential
 from patchula.datasource import github_releases, github_tags
 from patchula.datasource.base import ReleaseRow, release_rows_of
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import StaticCredentials
 from patchula.http.fetcher import Fetcher, Timer, make_client
 from patchula.http.lazy import LazyFetcher
-from patchula.models import Catalog, Derive, FetchResponse, Release
+from patchula.lookup import Lookups
+from patchula.models import Catalog, Dependency, Derive, FetchResponse, Release
 from patchula.policy.memo import CatalogView
+from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
 from tests.fake_registry import FakeRegistry
 
@@ -503,3 +506,64 @@ async def test_tag_dates_from_releases_else_commits(fake_registry: FakeRegistry)
         f"GET /repos/{PACKAGE}/commits/{fake_registry.github.commit_of(OWNER, REPO, 'v1.0.0')}": 1
     }
     assert "commit date" in github_tags.TIME_SOURCE
+
+
+# --- through the run's lookups ----------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_lookups_use_the_github_registry_token_and_lazy_dates(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A ``github-tags`` lookup goes to ``--registry github=URL`` with the token; dates lazily.
+
+    The held-back verdict needs the date of ``v1.1.0`` (its release) only; the commit of
+    ``v1.1.0`` comes from its ref, and every request carried the token.
+    """
+    base = fake_registry.url("github")
+    fake_registry.github.add_repo(
+        OWNER,
+        REPO,
+        {"v1.1.0": START - timedelta(hours=5)},
+        tags={"v1.0.0": START - timedelta(days=40)},
+    )
+    fake_registry.host("github").required_authorization = f"Bearer {TOKEN}"
+    settings = Settings.model_validate({"registries": {"github": base}, "min_release_age": "3d"})
+    access = RegistryAccess(settings, env={"GH_TOKEN": TOKEN}, home=tmp_path)
+    dep = Dependency(
+        manager="github_actions",
+        file=".github/workflows/ci.yml",
+        line=3,
+        name=PACKAGE,
+        package_name=PACKAGE,
+        datasource="github-tags",
+        versioning="docker",
+        dep_type="action",
+        declared=f"{PACKAGE}@v1.0.0",
+        constraint="v1.0.0",
+    )
+    async with make_client() as client:
+        fetch = Fetcher(client, timer=Timer(wall=Clock()), credentials=access)
+        async with anyio.create_task_group() as tg:
+            lookups = Lookups(tg, fetch, settings, access)
+            key = lookups.key(dep.datasource, dep.package_name, access.for_checkout(None))
+            lookups.request(key)
+            catalog = await lookups.get(key)
+            assert isinstance(catalog, Catalog)
+            policy = settings.release_age_policy()
+            dated, finding = await lookups.evaluate(dep, catalog, policy, START, None, key)
+            lookups.request_digest(key, "v1.1.0")
+            digest = await lookups.digest(key, "v1.1.0")
+    assert key[2] == base
+    assert (finding.status, finding.current, finding.latest) == ("held-back", "v1.0.0", "v1.1.0")
+    assert finding.eligible is None  # nothing newer is old enough yet
+    assert [h.version for h in finding.held_back] == ["v1.1.0"]
+    assert dated.release("v1.1.0") == Release(
+        "v1.1.0",
+        START - timedelta(hours=5),
+        digest=fake_registry.github.commit_of(OWNER, REPO, "v1.1.0"),
+    )
+    assert digest == fake_registry.github.commit_of(OWNER, REPO, "v1.1.0")
+    host = fake_registry.host("github")
+    assert host.authorized_requests == host.requests
+    assert not any("/commits/" in route for route in host.requests_by_route)
