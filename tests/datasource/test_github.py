@@ -567,3 +567,37 @@ async def test_lookups_use_the_github_registry_token_and_lazy_dates(
     host = fake_registry.host("github")
     assert host.authorized_requests == host.requests
     assert not any("/commits/" in route for route in host.requests_by_route)
+
+
+@pytest.mark.anyio
+async def test_a_history_over_the_page_bound_is_refused_whole(
+    fake_registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More pages than ``MAX_PAGES``: an error, never a short catalog, and no rows stored."""
+    monkeypatch.setattr(github_releases, "MAX_PAGES", 2)
+    monkeypatch.setattr(github_tags, "MAX_PAGES", 2)
+    base = fake_registry.url("github")
+    fake_registry.github.add_repo(OWNER, REPO, _history(250))
+    path = tmp_path / "cache.sqlite3"
+    with Cache.open(path) as cache:
+        async with _fetcher(cache) as fetch:
+            with pytest.raises(RegistryError, match=r"release list is too long \(more than 2"):
+                await github_releases.get_catalog(fetch, base, PACKAGE)
+            with pytest.raises(RegistryError, match=r"tag list is too long \(more than 2"):
+                await github_tags.get_catalog(fetch, base, PACKAGE)
+    assert _rows(path) == []
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM http_entries").fetchone() == (0,)
+
+
+@pytest.mark.anyio
+async def test_next_links_that_loop_are_an_error(fake_registry: FakeRegistry) -> None:
+    """A page whose ``next`` is itself: the lookup fails instead of reading forever."""
+    base = fake_registry.url("github")
+    fake_registry.github.add_repo(OWNER, REPO, tags=["v1"])
+    first = f"{base}/repos/{PACKAGE}/tags?per_page=100"
+    link = {"Link": f'<{first}>; rel="next"'}
+    fake_registry.host("github").fail_next(1, 200, link, b"[]", route=TAGS_ROUTE)
+    async with _fetcher() as fetch:
+        with pytest.raises(RegistryError, match="next-page links loop"):
+            await github_tags.get_catalog(fetch, base, PACKAGE)
