@@ -10,6 +10,7 @@ import pytest
 from patchula.credentials import (
     RegistryAccess,
     github_credential,
+    github_graphql_url,
     netrc_logins,
     pip_index,
     read_npmrc,
@@ -413,3 +414,37 @@ def test_an_unusable_credential_line_explains_itself(tmp_path: Path) -> None:
         access.for_checkout(None).credentials.unused_for("https://acme.example.com/npm/x") is None
     )
     assert access.for_checkout(repo).key != access.for_checkout(None).key
+
+
+def test_github_registry_is_the_base_and_the_token_scope(tmp_path: Path) -> None:
+    """``--registry github=…/api/v3`` (GHES) is the GitHub datasources' base and token scope.
+
+    REST under it and GraphQL at ``/api/graphql`` get the token; api.github.com does not.
+    """
+    settings = Settings(registries={"github": "https://ghe.example/api/v3"})
+    access = _access(tmp_path, env={"GH_TOKEN": TOKEN}, settings=settings)
+    view = access.for_checkout(None)
+    assert view.base_url("github-tags", "acme/widget") == "https://ghe.example/api/v3"
+    assert view.base_url("github-releases", "acme/widget") == "https://ghe.example/api/v3"
+    assert _header(access, "https://ghe.example/api/v3/repos/acme/widget/tags") == f"Bearer {TOKEN}"
+    assert _header(access, "https://ghe.example/api/graphql") == f"Bearer {TOKEN}"
+    assert _header(access, "https://ghe.example/other") is None
+    assert _header(access, "https://api.github.com/repos/acme/widget/tags") is None
+
+
+def test_github_api_url_sets_the_github_registry(tmp_path: Path) -> None:
+    """``GITHUB_API_URL`` (as Actions sets it on GHES) is the base when no registry is given."""
+    env = {"GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": "https://ghe.example/api/v3/"}
+    view = _access(tmp_path, env=env).for_checkout(None)
+    assert view.registries["github"] == "https://ghe.example/api/v3"
+    assert view.base_url("github-tags", "acme/widget") == "https://ghe.example/api/v3"
+    default = _access(tmp_path, env={"GITHUB_TOKEN": TOKEN}).for_checkout(None)
+    assert default.base_url("github-tags", "acme/widget") == "https://api.github.com"
+    assert default.credentials.for_url("https://api.github.com/graphql") is not None
+    assert TOKEN not in repr(default)
+
+
+def test_github_graphql_url() -> None:
+    """GraphQL is ``{base}/graphql``; GHES's ``/api/v3`` has it at ``/api/graphql``."""
+    assert github_graphql_url("https://api.github.com") == "https://api.github.com/graphql"
+    assert github_graphql_url("https://ghe.example/api/v3/") == "https://ghe.example/api/graphql"

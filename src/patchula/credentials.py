@@ -41,7 +41,9 @@ __all__ = [
     "CheckoutAccess",
     "Npmrc",
     "RegistryAccess",
+    "github_api_url",
     "github_credential",
+    "github_graphql_url",
     "netrc_logins",
     "pip_index",
     "read_npmrc",
@@ -53,6 +55,8 @@ NPM_DEFAULT_REGISTRY = "https://registry.npmjs.org"
 # datasource, so resolving an image's base URL imports no datasource.
 DOCKER_HUB_REGISTRY = "https://registry-1.docker.io"
 GITHUB_API_URL = "https://api.github.com"
+# The datasources whose base URL is the registry ``github`` (REST; GraphQL beside it).
+GITHUB_DATASOURCES = frozenset({"github-tags", "github-releases"})
 USER_NPMRC = "~/.npmrc"
 CHECKOUT_NPMRC = "./.npmrc"
 # Where pip's global configuration lives (``/etc/pip.conf``); tests point it elsewhere.
@@ -515,17 +519,39 @@ def docker_credentials(
     return found
 
 
-def github_credential(env: Mapping[str, str]) -> Credential | None:
+def github_credential(env: Mapping[str, str], api: str | None = None) -> Credential | None:
     """``GH_TOKEN`` (the gh CLI's order) or ``GITHUB_TOKEN`` as a Bearer credential.
 
-    Scoped to ``GITHUB_API_URL`` (GitHub Enterprise Server) or ``https://api.github.com``.
+    Scoped to ``api`` (the ``github`` registry, ``--registry github=URL``) when given, else
+    ``GITHUB_API_URL`` (GitHub Enterprise Server) or ``https://api.github.com``.
     """
     for variable in ("GH_TOKEN", "GITHUB_TOKEN"):
         token = env.get(variable, "").strip()
         if token:
-            api = env.get("GITHUB_API_URL", "").strip() or GITHUB_API_URL
+            api = api or github_api_url(env)
             return Credential("Authorization", f"Bearer {token}", variable, scope_of(api))
     return None
+
+
+def github_api_url(env: Mapping[str, str], registries: Mapping[str, str] | None = None) -> str:
+    """The GitHub REST base: the ``github`` registry, else ``GITHUB_API_URL``, else the default.
+
+    A GitHub Enterprise Server base is ``https://<host>/api/v3`` (GraphQL at ``/api/graphql``)
+    and is used as given; no trailing slash.
+    """
+    configured = (registries or {}).get("github") or env.get("GITHUB_API_URL", "").strip()
+    return (configured or GITHUB_API_URL).rstrip("/")
+
+
+def github_graphql_url(api: str) -> str:
+    """The GraphQL endpoint beside REST base ``api``: ``{api}/graphql``.
+
+    GitHub Enterprise Server's ``https://<host>/api/v3`` has it at ``https://<host>/api/graphql``.
+    """
+    base = api.rstrip("/")
+    if base.endswith("/api/v3"):
+        return f"{base.removesuffix('/v3')}/graphql"
+    return f"{base}/graphql"
 
 
 def _read(path: Path) -> str | None:
@@ -575,12 +601,16 @@ class CheckoutAccess:
         For ``docker`` (``package`` = ``<registry host[:port]>/<repository>``, Docker Hub as
         ``docker.io``): Docker Hub's images go to the ``docker`` registry (a mirror, else
         ``DOCKER_HUB_REGISTRY``), any other host ``h`` to ``https://h``, or ``http://h`` when
-        ``h`` is loopback or listed in ``insecure_registries`` (``image_base``).
+        ``h`` is loopback or listed in ``insecure_registries`` (``image_base``). The GitHub
+        datasources (``github-tags``, ``github-releases``) use the ``github`` registry
+        (``--registry github=URL``, ``GITHUB_API_URL``, default ``https://api.github.com``).
         """
         if datasource == "npm":
             return self.npm.for_package(package)
         if datasource == "docker":
             return image_base(package.partition("/")[0], self.registries, self.insecure_registries)
+        if datasource in GITHUB_DATASOURCES:
+            return (self.registries.get("github") or GITHUB_API_URL).rstrip("/")
         return self.registries.get(datasource) or DATASOURCES[datasource].default_base_url
 
 
@@ -673,8 +703,14 @@ class RegistryAccess:
                 self._pip.clear()
             else:
                 self._pypi = parse_registry(f"pypi={bare}")[1]
-        github = github_credential(env)
-        self._github = [github] if github is not None else []
+        # The token goes to the ``github`` registry (``--registry github=URL``, else
+        # ``GITHUB_API_URL``): REST under it and, for GHES, GraphQL at ``/api/graphql``.
+        self._github_api = github_api_url(env, settings.registries)
+        self._github: list[Credential] = []
+        for url in dict.fromkeys([self._github_api, github_graphql_url(self._github_api)]):
+            github = github_credential(env, url)
+            if github is not None and not any(url.startswith(c.scope) for c in self._github):
+                self._github.append(github)
         self._docker: list[Credential] = []
         docker_dir = Path(env["DOCKER_CONFIG"]) if env.get("DOCKER_CONFIG") else None
         if docker_dir is None and home is not None:
@@ -744,6 +780,7 @@ class RegistryAccess:
         if self._pypi is not None:
             registries["pypi"] = self._pypi
         registries["npm"] = npm.default
+        registries["github"] = self._github_api
         # Lowest precedence first: a later credential for the same scope replaces an earlier.
         ranked = [
             *self._docker,

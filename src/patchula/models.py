@@ -122,7 +122,12 @@ class Release(NamedTuple):
     earliest PyPI file upload time), ``None`` when the registry does not say. ``yanked``
     follows PEP 592 (every file of the release yanked); ``deprecated`` carries npm's
     deprecation message (empty messages mean "not deprecated" and are stored as ``None``).
-    ``installable`` is false for a PyPI release that has no files.
+    ``installable`` is false for a PyPI release that has no files. ``prerelease`` is true when
+    the registry marks the release a prerelease whatever its version says (GitHub's
+    author-set ``prerelease`` flag): the policy then treats it as a prerelease too.
+    ``digest`` is what the version pointed at when the catalog was read (GitHub tags: the
+    40-hex commit SHA), ``None`` when the catalog does not say; it can be stale for a moved
+    tag (``Catalog.version_of_digest``).
 
     A named tuple rather than a frozen dataclass: a catalog holds every release of a package
     and a warm run builds tens of thousands of them; a tuple is made in half the time.
@@ -133,6 +138,8 @@ class Release(NamedTuple):
     yanked: bool = False
     deprecated: str | None = None
     installable: bool = True
+    prerelease: bool = False
+    digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +179,26 @@ class Catalog:
             if rel.version == version:
                 return rel
         return None
+
+    def version_of_digest(self, digest: str) -> str | None:
+        """Return the version whose ``digest`` is ``digest`` (case-insensitive), or ``None``.
+
+        For a commit pin without a comment (``uses: o/r@<sha>``): the tag whose commit it is.
+        Several tags often name one commit (``v4``, ``v4.2``, ``v4.2.2``): the one with the most
+        dot-separated parts wins (the most precise), the first in catalog order among equals.
+        The digests are as of ``fetched_at``: a caller checks the answer against the tag's
+        commit now (the datasource's ``get_digest``) before relying on it.
+        """
+        wanted = digest.lower()
+        best: str | None = None
+        for rel in self.releases:
+            if (
+                rel.digest is not None
+                and rel.digest.lower() == wanted
+                and (best is None or rel.version.count(".") > best.count("."))
+            ):
+                best = rel.version
+        return best
 
     def dist_tag(self, tag: str) -> str | None:
         """Return the version a dist-tag points at, or ``None``."""

@@ -18,8 +18,12 @@ def _folder_modules() -> set[str]:
 
 
 def test_map_equals_folder() -> None:
-    """``DATASOURCES`` registers every module in ``datasource/`` except ``base``, and no other."""
-    assert set(DATASOURCES) == _folder_modules()
+    """``DATASOURCES`` registers every module in ``datasource/`` except ``base``, and no other.
+
+    An id with a hyphen (Renovate's ``github-tags``) lives in the module with ``_`` for it.
+    """
+    assert {i.replace("-", "_") for i in DATASOURCES} == _folder_modules()
+    assert {"github-tags", "github-releases"} <= set(DATASOURCES)
     assert {"npm", "pypi"} <= set(DATASOURCES)
 
 
@@ -27,7 +31,7 @@ def test_id_equals_module_name() -> None:
     """Each datasource's ``id`` is its module's name, and the map holds that module's object."""
     for datasource_id, ds in DATASOURCES.items():
         assert datasource_id == ds.id
-        module = importlib.import_module(f"patchula.datasource.{datasource_id}")
+        module = importlib.import_module(f"patchula.datasource.{datasource_id.replace('-', '_')}")
         assert module.DATASOURCE is ds
         assert ds.id == module.ID
         assert ds.default_base_url == module.DEFAULT_BASE_URL
@@ -69,19 +73,24 @@ def test_declared_abilities() -> None:
         "pypi",
     }
     lazy = {i: ds.release_times.for_libyears for i, ds in DATASOURCES.items() if ds.release_times}
-    assert lazy == {"crates": False, "goproxy": True, "docker": False}
+    assert lazy == {"crates": False, "goproxy": True, "docker": False, "github-tags": False}
     assert DATASOURCES["goproxy"].freshness_floor_representations == (
         "goproxy-list-v1",
         "goproxy-latest-raw",
     )
     assert DATASOURCES["docker"].freshness_floor_representations == ("oci-tags-v1",)
-    assert {i for i, ds in DATASOURCES.items() if ds.get_digest is not None} == {"docker"}
+    assert {i for i, ds in DATASOURCES.items() if ds.get_digest is not None} == {
+        "docker",
+        "github-tags",
+    }
     assert {i: ds.default_versioning for i, ds in DATASOURCES.items()} == {
         "npm": "npm",
         "pypi": "pep440",
         "crates": "cargo",
         "goproxy": "go",
         "docker": "docker",
+        "github-tags": "docker",
+        "github-releases": "docker",
     }
 
 
@@ -93,6 +102,8 @@ def test_default_base_urls_are_https() -> None:
     assert DATASOURCES["npm"].default_base_url == "https://registry.npmjs.org"
     assert DATASOURCES["pypi"].default_base_url == "https://pypi.org"
     assert DATASOURCES["docker"].default_base_url == "https://registry-1.docker.io"
+    assert DATASOURCES["github-tags"].default_base_url == "https://api.github.com"
+    assert DATASOURCES["github-releases"].default_base_url == "https://api.github.com"
 
 
 def test_no_datasource_is_probed() -> None:

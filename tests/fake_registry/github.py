@@ -1,4 +1,9 @@
-"""GitHub: REST releases/tags with Link pagination and ``x-ratelimit-*``; a minimal GraphQL (§6)."""
+"""GitHub: REST releases/tags with Link pagination and ``x-ratelimit-*``; a minimal GraphQL (§6).
+
+REST also serves ``git/matching-refs/tags/<prefix>``, annotated ``git/tags/{sha}``,
+``git/ref/heads/<branch>`` and ``commits/{sha}``, at the root and under GitHub Enterprise
+Server's ``/api/v3`` (GraphQL at ``/graphql`` and ``/api/graphql``).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +23,9 @@ from .base import EPOCH, Reply, Request, digest, iso, json_reply
 _DOCS = "https://docs.github.com/rest"
 _NOT_FOUND = {"message": "Not Found", "documentation_url": _DOCS, "status": "404"}
 _REST = re.compile(
-    r"/repos/([^/]+)/([^/]+)/(releases/latest|releases|tags|git/matching-refs/tags)(?:/(.*))?"
+    r"/repos/([^/]+)/([^/]+)/"
+    r"(releases/latest|releases|tags|git/matching-refs/tags|git/tags|git/ref/heads|commits)"
+    r"(?:/(.*))?"
 )
 
 
@@ -29,6 +36,8 @@ class _Repo:
     releases: list[dict[str, Any]]
     tags: list[tuple[str, str, datetime]]  # name, commit sha, commit date
     latest: str | None
+    annotated: frozenset[str] = frozenset()  # tags whose ref names a tag object
+    branches: Mapping[str, str] | None = None  # branch → commit sha
 
 
 def _int(text: str | None, default: int, high: int) -> int:
@@ -60,8 +69,15 @@ class GitHub:
         prerelease: Collection[str] = (),
         draft: Collection[str] = (),
         latest: str | None = None,
+        annotated: Collection[str] = (),
+        branches: Mapping[str, str] | None = None,
     ) -> None:
         """Register a repository; ``releases`` maps tag → ``published_at`` in the order served.
+
+        ``annotated`` tags are served as annotated tag objects (``git/matching-refs`` names the
+        tag object, ``git/tags/{sha}`` its commit); ``branches`` maps a branch to its commit
+        (``git/ref/heads/<name>``). A tag's commit is ``commit_of(owner, repo, tag)``; its
+        commit date (``commits/{sha}``) is the tag's date (releases: their ``published_at``).
 
         ``created_at`` is five minutes before ``published_at``; drafts have no ``published_at``.
         Non-draft release tags are tags too, after the extra ``tags`` (tag → commit date).
@@ -96,11 +112,23 @@ class GitHub:
             stable = [r for r in items if not r["draft"] and not r["prerelease"]]
             latest = max(stable, key=lambda r: r["created_at"])["tag_name"] if stable else None
         commits = [(t, digest(f"{owner}/{repo}@{t}", "sha1"), d or EPOCH) for t, d in dated.items()]
-        self._repos[f"{owner}/{repo}".lower()] = _Repo(owner, repo, items, commits, latest)
+        self._repos[f"{owner}/{repo}".lower()] = _Repo(
+            owner, repo, items, commits, latest, frozenset(annotated), dict(branches or {})
+        )
+
+    @staticmethod
+    def commit_of(owner: str, repo: str, tag: str) -> str:
+        """The commit SHA the fake serves for ``tag`` of ``owner/repo``."""
+        return digest(f"{owner}/{repo}@{tag}", "sha1")
+
+    @staticmethod
+    def tag_object_of(owner: str, repo: str, tag: str) -> str:
+        """The annotated tag object SHA of ``tag`` (when it is annotated)."""
+        return digest(f"{owner}/{repo}#tag:{tag}", "sha1")
 
     def handle(self, request: Request) -> Reply:
         """Route, then add the ``x-ratelimit-*`` headers of the request's resource."""
-        resource = "graphql" if request.path == "/graphql" else "core"
+        resource = "graphql" if request.path in {"/graphql", "/api/graphql"} else "core"
         reply = self._graphql(request) if resource == "graphql" else self._rest(request)
         limit = self.rate_limit if "authorization" in request.headers else 60
         with self._lock:
@@ -116,12 +144,14 @@ class GitHub:
         return reply
 
     def _rest(self, request: Request) -> Reply:
-        match = _REST.fullmatch(request.path)
+        # GitHub Enterprise Server serves the same API under ``/api/v3`` (GraphQL ``/api/graphql``).
+        prefix = "/api/v3" if request.path.startswith("/api/v3/") else ""
+        match = _REST.fullmatch(request.path.removeprefix(prefix))
         repo = self._repos.get(f"{match[1]}/{match[2]}".lower()) if match else None
         if match is None or repo is None:
             return json_reply(_NOT_FOUND, 404)
         kind, rest = match[3], match[4] or ""
-        base = f"{self.base_url}/repos/{repo.owner}/{repo.name}"
+        base = f"{self.base_url}{prefix}/repos/{repo.owner}/{repo.name}"
         if kind == "releases/latest":
             found = [r for r in repo.releases if r["tag_name"] == repo.latest]
             if not found:
@@ -140,16 +170,51 @@ class GitHub:
                 for tag, sha, _ in repo.tags
             ]
             return self._page(request, request.path, tags)
+        if kind == "git/tags":
+            return self._tag_object(repo, rest)
+        if kind in {"git/ref/heads", "commits"}:
+            return self._branch(repo, rest) if kind == "git/ref/heads" else self._commit(repo, rest)
         refs = [
-            {
-                "ref": f"refs/tags/{tag}",
-                "url": f"{base}/git/refs/tags/{tag}",
-                "object": {"sha": sha, "type": "commit", "url": f"{base}/git/commits/{sha}"},
-            }
-            for tag, sha, _ in repo.tags
-            if tag.startswith(rest)
+            self._ref(repo, base, tag, sha) for tag, sha, _ in repo.tags if tag.startswith(rest)
         ]
         return json_reply(refs)
+
+    @staticmethod
+    def _branch(repo: _Repo, name: str) -> Reply:
+        sha = (repo.branches or {}).get(name)
+        if sha is None:
+            return json_reply(_NOT_FOUND, 404)
+        return json_reply({"ref": f"refs/heads/{name}", "object": {"sha": sha, "type": "commit"}})
+
+    @staticmethod
+    def _commit(repo: _Repo, sha: str) -> Reply:
+        dates = {commit: moment for _, commit, moment in repo.tags}
+        if sha not in dates:
+            return json_reply({"message": f"No commit found for SHA: {sha}"}, 422)
+        when = {"name": "A", "email": "a@example.invalid", "date": iso(dates[sha])}
+        return json_reply({"sha": sha, "commit": {"author": when, "committer": when}})
+
+    def _ref(self, repo: _Repo, base: str, tag: str, sha: str) -> dict[str, Any]:
+        if tag in repo.annotated:
+            sha = self.tag_object_of(repo.owner, repo.name, tag)
+            obj = {"sha": sha, "type": "tag", "url": f"{base}/git/tags/{sha}"}
+        else:
+            obj = {"sha": sha, "type": "commit", "url": f"{base}/git/commits/{sha}"}
+        return {"ref": f"refs/tags/{tag}", "url": f"{base}/git/refs/tags/{tag}", "object": obj}
+
+    def _tag_object(self, repo: _Repo, sha: str) -> Reply:
+        for tag, commit, moment in repo.tags:
+            if tag in repo.annotated and self.tag_object_of(repo.owner, repo.name, tag) == sha:
+                return json_reply(
+                    {
+                        "sha": sha,
+                        "tag": tag,
+                        "message": f"release {tag}",
+                        "tagger": {"name": "A", "email": "a@example.invalid", "date": iso(moment)},
+                        "object": {"sha": commit, "type": "commit"},
+                    }
+                )
+        return json_reply(_NOT_FOUND, 404)
 
     def _page(self, request: Request, path: str, items: list[dict[str, Any]]) -> Reply:
         """``per_page`` (default 30, max 100) and ``page``, with a ``Link`` header when paged."""

@@ -17,8 +17,17 @@ if TYPE_CHECKING:
 
 DATASOURCES: LazyRegistry[Datasource] = LazyRegistry(
     {
-        ident: f"patchula.datasource.{ident}"
-        for ident in ("npm", "pypi", "crates", "goproxy", "docker")
+        # Renovate's ids may hold a hyphen (``github-tags``); the module's name has ``_``.
+        ident: f"patchula.datasource.{ident.replace('-', '_')}"
+        for ident in (
+            "npm",
+            "pypi",
+            "crates",
+            "goproxy",
+            "docker",
+            "github-tags",
+            "github-releases",
+        )
     },
     attribute="DATASOURCE",
 )

@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
-from urllib.parse import unquote, urlsplit
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from urllib.parse import unquote, urljoin, urlsplit
 
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import redact_url
@@ -150,6 +150,48 @@ class GetCatalog(Protocol):
     async def __call__(self, fetch: Fetch, base_url: str, package_name: str) -> Catalog:
         """Return the catalog of ``package_name`` on the registry at ``base_url``."""
         ...
+
+
+# One stored release row: ``(version, published_at in epoch seconds or None, digest or None)``.
+ReleaseRow = tuple[str, float | None, str | None]
+
+
+@runtime_checkable
+class ReleaseRows(Protocol):
+    """The cache's release rows, reached through the fetch facade (seed 003, "SQLite cache").
+
+    Release lists that upstream serves newest-first (GitHub releases) are merged into the
+    cache's ``releases`` table instead of being re-read whole: ``http.fetcher.Fetcher``
+    implements this over its ``Cache`` (``Cache.merge_releases``, ``merge_release_page``,
+    ``release_heads``, ``releases``), so a datasource still gets only the facade passed in and
+    ``cache`` never imports ``http``. A facade without a cache (or a test double without these
+    methods) is no ``ReleaseRows``: the datasource then reads every page (``release_rows_of``).
+
+    ``release_rows(source, package)`` → ``(head, rows)``: the stored release head and every
+    stored row in upstream order (newest first), or ``None`` when the facade has no cache.
+    ``merge_release_rows(source, package, items, after=…)`` merges one newest-first page
+    (``after=None``: the first page, ``items[0]`` becomes the head; else the previous page's
+    last inserted version, the anchor that tells a disjoint refresh prefix from history
+    pagination). Inside ``MethodFetch.all_or_nothing`` merges wait, with the block's HTTP
+    writes, for its clean end, so a failed pagination stores no release rows either.
+    """
+
+    async def release_rows(
+        self, source: str, package: str
+    ) -> tuple[ReleaseRow | None, list[ReleaseRow]] | None:
+        """Return the stored head and rows of ``package`` from ``source`` (``None``: no cache)."""
+        ...
+
+    async def merge_release_rows(
+        self, source: str, package: str, items: Sequence[ReleaseRow], *, after: str | None
+    ) -> None:
+        """Merge one newest-first page of ``items`` (see the class docstring)."""
+        ...
+
+
+def release_rows_of(fetch: Fetch) -> ReleaseRows | None:
+    """``fetch`` as a ``ReleaseRows`` when it offers the cache's release rows, else ``None``."""
+    return fetch if isinstance(fetch, ReleaseRows) else None
 
 
 class ReleaseTimesLookup(Protocol):
@@ -298,6 +340,52 @@ def check_status(
 
 
 REASON_LIMIT = 200
+
+# RFC 8288 §3: ``<target>`` then ``; name=value`` parameters (value a token or quoted string).
+_LINK = re.compile(r'<(?P<target>[^>]*)>(?P<params>(?:[^,<"]|"(?:[^"\\]|\\.)*")*)')
+_PARAM = re.compile(
+    r";\s*(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*"
+    r'(?:=\s*(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<token>[^;,\s]*)))?'
+)
+
+
+def next_link(response: FetchResponse, url: str, first: str, what: str, listing: str) -> str | None:
+    """Return the ``rel="next"`` target of ``response``'s ``Link`` headers, resolved, or ``None``.
+
+    Relative targets resolve against the page ``url`` (RFC 8288 §3.2, RFC 3986 §5). Raises
+    ``RegistryError`` for a target on another origin (scheme, host, port) than ``first``, or
+    with userinfo: a registry's pagination never leaves it, and following one would send the
+    request's credential or token scope elsewhere. ``what`` and ``listing`` (``tag list``,
+    ``release list``) word the message.
+    """
+    for value in (v for k, v in response.headers if k == "link"):
+        for link in _LINK.finditer(value):
+            rels: set[str] = set()
+            for param in _PARAM.finditer(link["params"]):
+                if param["name"].lower() == "rel":
+                    rel = param["quoted"] if param["quoted"] is not None else param["token"]
+                    rels.update(str(rel or "").lower().split())
+            if "next" not in rels:
+                continue
+            target = urljoin(url, link["target"].strip())
+            # Userinfo in a link would become a credential the registry chose: refused too.
+            if origin(target) != origin(first) or "@" in urlsplit(target).netloc:
+                host = urlsplit(target).netloc.rpartition("@")[2] or "?"
+                msg = f"{what}: the {listing}'s next page is on another host ({host}); not followed"
+                raise RegistryError(msg)
+            return str(target)
+    return None
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``, the default port filled in."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1  # not a port: equal to no origin
+    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
 
 
 def parse_time(value: object) -> datetime | None:

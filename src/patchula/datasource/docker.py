@@ -18,7 +18,7 @@ import functools
 import hashlib
 import re
 from typing import TYPE_CHECKING, TypeVar, cast
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import quote
 
 import msgspec
 
@@ -27,6 +27,8 @@ from patchula.datasource.base import (
     LazyTimes,
     check_status,
     describe_decode_error,
+    next_link,
+    origin,
     parse_time,
     url_safe_name,
 )
@@ -96,12 +98,6 @@ _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _DIGEST = re.compile(r"(?P<algorithm>[a-z0-9]+(?:[+._-][a-z0-9]+)*):(?P<encoded>[a-zA-Z0-9=_-]+)")
 _HEX_LENGTHS = {"sha256": 64, "sha512": 128}
 _HEX = re.compile(r"[a-f0-9]+")
-# RFC 8288 §3: ``<target>`` then ``; name=value`` parameters (value a token or quoted string).
-_LINK = re.compile(r'<(?P<target>[^>]*)>(?P<params>(?:[^,<"]|"(?:[^"\\]|\\.)*")*)')
-_PARAM = re.compile(
-    r";\s*(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*"
-    r'(?:=\s*(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<token>[^;,\s]*)))?'
-)
 
 
 class _TagPage(msgspec.Struct, frozen=True):
@@ -230,39 +226,10 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
 def next_page(response: FetchResponse, url: str, first: str, what: str) -> str | None:
     """Return the ``rel="next"`` target of ``response``'s ``Link`` headers, resolved, or ``None``.
 
-    Relative targets resolve against the page ``url`` (RFC 8288 §3.2, RFC 3986 §5). Raises
-    ``RegistryError`` for a target on another origin (scheme, host, port) than ``first``:
-    a registry's pagination never leaves it, and following one would send the token scope's
-    requests elsewhere.
+    ``base.next_link`` for a tag list: relative targets resolve against the page ``url``
+    (RFC 8288 §3.2); a target on another origin than ``first`` raises ``RegistryError``.
     """
-    for value in (v for k, v in response.headers if k == "link"):
-        for link in _LINK.finditer(value):
-            rels: set[str] = set()
-            for param in _PARAM.finditer(link["params"]):
-                if param["name"].lower() == "rel":
-                    rel = param["quoted"] if param["quoted"] is not None else param["token"]
-                    rels.update(str(rel or "").lower().split())
-            if "next" not in rels:
-                continue
-            target = urljoin(url, link["target"].strip())
-            # Userinfo in a link would become a credential the registry chose: refused too.
-            if _origin(target) != _origin(first) or "@" in urlsplit(target).netloc:
-                host = urlsplit(target).netloc.rpartition("@")[2] or "?"
-                msg = f"{what}: the tag list's next page is on another host ({host}); not followed"
-                raise RegistryError(msg)
-            return str(target)
-    return None
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    """``(scheme, host, port)`` of ``url``, the default port filled in."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = -1  # not a port: equal to no origin
-    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
+    return next_link(response, url, first, what, "tag list")
 
 
 def derive_tags(content: bytes, *, repository: str, what: str | None = None) -> bytes:
@@ -423,7 +390,7 @@ async def release_times(
             if entry.name in missing:
                 found[entry.name] = parse_time(entry.tag_last_pushed or entry.last_updated)
                 missing.discard(entry.name)
-        url = page.next if page.next and _origin(page.next) == _origin(base) else None
+        url = page.next if page.next and origin(page.next) == origin(base) else None
     return found
 
 

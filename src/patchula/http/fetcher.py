@@ -23,7 +23,7 @@ import anyio
 import anyio.lowlevel
 
 from patchula import __version__
-from patchula.cache import Cache, HttpEntry
+from patchula.cache import Cache, HttpEntry, ReleaseItem
 from patchula.errors import ConfigError, LookupFailed, RegistryError, RegistryUnreachable
 from patchula.http import DEFAULT_MAX_BODY_BYTES
 from patchula.http.auth import Credential, Credentials, redact_url
@@ -638,6 +638,52 @@ class Fetcher:
             await write(*args, **kwargs)
         else:
             group.append(functools.partial(write, *args, **kwargs))
+
+    async def release_rows(
+        self, source: str, package: str
+    ) -> (
+        tuple[
+            tuple[str, float | None, str | None] | None, list[tuple[str, float | None, str | None]]
+        ]
+        | None
+    ):
+        """The cache's release head and rows of ``package`` (``datasource.base.ReleaseRows``).
+
+        ``None`` without a cache. Rows are ``(version, published_at epoch, digest)`` in upstream
+        order, newest first; an unreadable store answers as empty (``Cache.releases``).
+        """
+        cache = self.cache
+        if cache is None:
+            return None
+        head = await cache.release_heads(source, package)
+        rows = await cache.releases(source, package)
+        return (
+            None if head is None else (head.version, head.published_at, head.digest),
+            [(r.version, r.published_at, r.digest) for r in rows],
+        )
+
+    async def merge_release_rows(
+        self,
+        source: str,
+        package: str,
+        items: Sequence[tuple[str, float | None, str | None]],
+        *,
+        after: str | None,
+    ) -> None:
+        """Merge one newest-first page into the cache's release rows (``ReleaseRows``).
+
+        ``Cache.merge_releases`` for the first page (``after=None``), ``merge_release_page``
+        with the anchor ``after`` for the next ones; inside ``all_or_nothing`` the merge waits
+        for the block's clean end, in order with its HTTP writes. Nothing without a cache.
+        """
+        cache = self.cache
+        if cache is None:
+            return
+        rows = [ReleaseItem(version, published, digest) for version, published, digest in items]
+        if after is None:
+            await self._write(cache.merge_releases, source, package, rows)
+        else:
+            await self._write(cache.merge_release_page, source, package, rows, after=after)
 
     @contextlib.asynccontextmanager
     async def all_or_nothing(self) -> AsyncIterator[None]:

@@ -62,6 +62,28 @@ class LazyFetcher:
         async with self.fetcher().all_or_nothing():
             yield
 
+    async def release_rows(
+        self, source: str, package: str
+    ) -> (
+        tuple[
+            tuple[str, float | None, str | None] | None, list[tuple[str, float | None, str | None]]
+        ]
+        | None
+    ):
+        """``Fetcher.release_rows``: the cache's release head and rows (``None``: no cache)."""
+        return await self.fetcher().release_rows(source, package)
+
+    async def merge_release_rows(
+        self,
+        source: str,
+        package: str,
+        items: Sequence[tuple[str, float | None, str | None]],
+        *,
+        after: str | None,
+    ) -> None:
+        """``Fetcher.merge_release_rows``: merge one newest-first page into the release rows."""
+        await self.fetcher().merge_release_rows(source, package, items, after=after)
+
     async def fresh_many(
         self, requests: Sequence[tuple[str, Mapping[str, str] | None, str]]
     ) -> list[FetchResponse | None]:

@@ -82,7 +82,10 @@ class CatalogView:
         self._keys: list[Any] = [k for k, _ in keyed]
         self._order: list[int] = [i for _, i in keyed]
         self._versions: list[str] = [releases[i].version for i in self._order]
-        self._stable: list[bool] = [is_stable(v) for v in self._versions]
+        # A release the registry marks a prerelease (GitHub's flag) is one whatever its version.
+        self._stable: list[bool] = [
+            is_stable(releases[i].version) and not releases[i].prerelease for i in self._order
+        ]
         self._movable: list[bool] = [
             not r.yanked and r.installable and r.deprecated is None
             for r in (releases[i] for i in self._order)
@@ -104,7 +107,11 @@ class CatalogView:
         self.newest_stable: str | None = None
         best: Any = None
         for r in usable:
-            if is_stable(r.version) and (best is None or key(r.version) > best):
+            if (
+                not r.prerelease
+                and is_stable(r.version)
+                and (best is None or key(r.version) > best)
+            ):
                 self.newest_stable, best = r.version, key(r.version)
         self._picks: dict[tuple[bool, str], str | None] = {}
         self._admits: dict[tuple[str, str], bool] = {}

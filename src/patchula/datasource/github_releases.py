@@ -1,0 +1,280 @@
+"""GitHub releases datasource (Renovate's ``github-releases``) on the REST API, merged into rows.
+
+``GET {base}/repos/{owner}/{repo}/releases?per_page=100`` and the pages its ``Link`` header
+names (same origin only, at most ``MAX_PAGES``), with ``Accept: application/vnd.github+json``
+and ``X-GitHub-Api-Version: 2022-11-28``; the fetch facade sends the stored validators
+(``If-None-Match``) and turns a 304 into the stored page. Each page is stored as the compact
+``github-releases-v1`` document (tag, ``published_at``, prerelease flag; no assets, counters
+or bodies), drafts left out. ``prerelease: true`` makes a release a prerelease whatever its
+tag says (``Release.prerelease``); ``latest`` is the newest listed release that is neither a
+draft nor a prerelease (what ``/releases/latest`` names unless a maintainer overrode it).
+
+Release heads and merges (seed 003, "SQLite cache"): upstream order is newest-first, never
+inferred from versions or dates. The pages are merged into the cache's release rows through
+the facade (``datasource.base.ReleaseRows``, implemented by ``http.fetcher.Fetcher`` over its
+cache, so ``cache`` never imports ``http`` and the datasource gets only the facade): the first
+page with ``after=None`` (its first item becomes the release head), each next page with the
+previous page's last inserted version as ``after``, so a disjoint refresh prefix (more new
+releases than a page holds) is told apart from history pagination. Reading stops at the first
+release already stored; a warm run whose first page is unchanged (fresh, or a 304) and starts
+with the stored head reads nothing more and answers from the rows. Merges wait, with the
+pages' HTTP writes, for the pagination's clean end (``all_or_nothing``).
+
+Not here: the GraphQL history (``POST /graphql``, token only) — ``read_history`` is the seam a
+GraphQL reader feeds the same rows into. Sources: registries.md §6; docs.github.com REST
+"Releases" (list, latest, ``make_latest``), "Using pagination in the REST API", "Best
+practices" (conditional requests); seed 003 "SQLite cache".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar, cast
+
+import msgspec
+
+from patchula.datasource.base import (
+    Datasource,
+    ReleaseRow,
+    check_status,
+    describe_decode_error,
+    from_epoch,
+    next_link,
+    parse_time,
+    release_rows_of,
+    url_safe_name,
+)
+from patchula.errors import RegistryError
+from patchula.http.auth import redact_url
+from patchula.models import Catalog, Release
+
+if TYPE_CHECKING:
+    from patchula.datasource.base import Fetch, MethodFetch
+    from patchula.models import Derive, FetchResponse
+
+T = TypeVar("T")
+
+ID = "github-releases"
+# The registry name (``--registry github=URL``, ``GITHUB_API_URL``) both GitHub datasources use.
+REGISTRY = "github"
+DEFAULT_BASE_URL = "https://api.github.com"
+# Renovate gives GitHub tags and releases Docker-like tag rules: ``v4`` → ``v5`` keeps precision.
+DEFAULT_VERSIONING = "docker"
+REPRESENTATION = "github-releases-v1"
+# Where a GitHub token goes (``credentials.github_credential``), for a 401/403 row.
+CREDENTIAL_HINT = "the GH_TOKEN or GITHUB_TOKEN environment variable"
+TIME_SOURCE = "GitHub release published_at"
+HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+PAGE_SIZE = 100
+# A longer history is refused rather than read in part (never a short catalog).
+MAX_PAGES = 100
+# The release-row digest of a release its author marked a prerelease (rows carry no flag).
+PRERELEASE = "prerelease"
+# GitHub: an owner is 1-39 letters, digits or single hyphens; a repository 1-100 of
+# letters, digits, ``.``, ``-``, ``_`` (not ``.`` or ``..``).
+_OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
+_REPO = re.compile(r"[A-Za-z0-9._-]{1,100}")
+# A tag name as a release may carry it: no control characters, at most 255 characters.
+_TAG = re.compile(r"[^\x00-\x20\x7f]{1,255}")
+
+
+class _Release(msgspec.Struct, frozen=True):
+    """One REST release object: the fields a freshness scan reads (the rest is dropped)."""
+
+    tag_name: str
+    draft: bool = False
+    prerelease: bool = False
+    published_at: str | None = None
+    created_at: str | None = None
+
+
+_RELEASES = msgspec.json.Decoder(list[_Release])
+_COMPACT = msgspec.json.Decoder(list[tuple[str, float | None, bool]])
+
+
+def repository_url(base_url: str, package_name: str) -> str:
+    """``{base}/repos/{owner}/{repo}`` for ``package_name`` ``owner/repo``.
+
+    ``base_url`` is used as given (``https://api.github.com``, or a GitHub Enterprise Server's
+    ``https://ghe.example/api/v3``). Raises ``RegistryError`` for a name that is not
+    ``owner/repo`` by GitHub's rules (it is never put into a URL then).
+    """
+    owner, _, repo = url_safe_name(package_name).partition("/")
+    if _OWNER.fullmatch(owner) is None or _REPO.fullmatch(repo) is None or repo in {".", ".."}:
+        msg = f"refusing to request GitHub repository {package_name!r}: not owner/repo"
+        raise RegistryError(msg)
+    return f"{base_url.rstrip('/')}/repos/{owner}/{repo}"
+
+
+def decode(decoder: msgspec.json.Decoder[T], content: bytes, what: str) -> T:
+    """Decode one GitHub JSON answer; raises ``RegistryError`` saying what was wrong with it."""
+    try:
+        return decoder.decode(content)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        msg = f"{what}: unusable answer from GitHub ({describe_decode_error(exc)})"
+        raise RegistryError(msg) from None
+
+
+def derive_releases(content: bytes) -> bytes:
+    """Reduce one ``/releases`` page to the compact ``github-releases-v1`` document.
+
+    A JSON array of ``[tag, published_at epoch seconds or null, prerelease]`` in the page's
+    order; drafts (no ``published_at``, only visible with push access) and tags that no
+    reference could name are left out, as are assets, counters, bodies and URLs. Raises
+    ``RegistryError`` for a page that is not an array of release objects.
+    """
+    page = decode(_RELEASES, content, "GitHub release list")
+    rows: list[tuple[str, float | None, bool]] = []
+    for release in page:
+        if release.draft or _TAG.fullmatch(release.tag_name) is None:
+            continue
+        moment = parse_time(release.published_at)
+        rows.append(
+            (release.tag_name, None if moment is None else moment.timestamp(), release.prerelease)
+        )
+    return msgspec.json.encode(rows)
+
+
+def parse_compact(content: bytes) -> list[ReleaseRow]:
+    """Decode a ``github-releases-v1`` document to release rows (``PRERELEASE`` digests)."""
+    rows = decode(_COMPACT, content, f"stored {REPRESENTATION} document")
+    return [(tag, moment, PRERELEASE if pre else None) for tag, moment, pre in rows]
+
+
+async def read_history(
+    fetch: Fetch,
+    first: str,
+    *,
+    source: str,
+    package: str,
+    representation: str,
+    derive: Derive,
+    rows_of: Callable[[bytes], list[ReleaseRow]],
+    what: str,
+    listing: str,
+) -> tuple[list[ReleaseRow], list[FetchResponse]]:
+    """Read a newest-first paginated history from ``first``, merging it into the release rows.
+
+    Returns the whole history in upstream order (newest first) and the responses read. With
+    release rows (``ReleaseRows``): a first page that was not refetched (fresh or 304) and
+    starts with the stored head answers from the rows at once; otherwise pages are read until
+    one holds a stored release, and merged (first page ``after=None``, then each with the
+    previous page's last version as ``after``) when the block ends cleanly. Without rows,
+    every page is read. Raises ``LookupFailed`` like ``get_catalog``.
+    """
+    method_fetch = cast("MethodFetch", fetch)
+    store = release_rows_of(fetch)
+    stored = await store.release_rows(source, package) if store is not None else None
+    head, rows = stored if stored is not None else (None, [])
+    known = {row[0] for row in rows}
+    pages: list[list[ReleaseRow]] = []
+    responses: list[FetchResponse] = []
+    versions: set[str] = set()
+    seen: set[str] = set()
+    url: str | None = first
+    async with method_fetch.all_or_nothing():
+        while url is not None:
+            if len(responses) >= MAX_PAGES:
+                msg = f"{what}: the {listing} is too long (more than {MAX_PAGES} pages); not read"
+                raise RegistryError(msg)
+            seen.add(url)
+            response = await method_fetch(
+                url, headers=HEADERS, representation=representation, derive=derive
+            )
+            check_status(response, what, credential_hint=CREDENTIAL_HINT)
+            responses.append(response)
+            items = rows_of(response.content)
+            if (
+                len(responses) == 1
+                and response.cache in {"fresh", "revalidated"}
+                and head is not None
+                and rows
+                and items
+                and items[0][0] == head[0]
+            ):
+                return rows, responses  # the head is unchanged: nothing newer to read
+            page: list[ReleaseRow] = []
+            met = False
+            for item in items:
+                if item[0] in versions:
+                    continue  # listed again on the next page (offset pages shift): once
+                versions.add(item[0])
+                page.append(item)
+                if item[0] in known:
+                    met = True  # merged to refresh its date and digest; older ones are stored
+                    break
+            pages.append(page)
+            if met:
+                break
+            url = next_link(response, url, first, what, listing)
+            if url is not None and url in seen:
+                msg = f"{what}: the {listing}'s next-page links loop ({redact_url(url)})"
+                raise RegistryError(msg)
+        if store is not None:
+            after: str | None = None
+            for page in pages:
+                if page:
+                    await store.merge_release_rows(source, package, page, after=after)
+                    after = page[-1][0]
+    fetched = [item for page in pages for item in page]
+    if store is not None and fetched:
+        merged = await store.release_rows(source, package)
+        names = {row[0] for row in merged[1]} if merged is not None else set()
+        if merged is not None and all(item[0] in names for item in fetched):
+            return merged[1], responses
+    names = {item[0] for item in fetched}
+    return fetched + [row for row in rows if row[0] not in names], responses
+
+
+async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
+    """Return the releases of GitHub repository ``package_name`` (``owner/repo``).
+
+    Releases in upstream order (newest first) with their ``published_at``; drafts left out;
+    an author-marked prerelease has ``prerelease=True``. ``latest`` is the first listed
+    release that is not a prerelease (``None`` when there is none). Raises
+    ``PackageNotFound`` on 404 (no such repository, or a private one without access),
+    ``RegistryError`` on other answers (a 401/403 names the token source: ``GH_TOKEN`` or
+    ``GITHUB_TOKEN``, or where one goes), an unusable page, a ``Link`` to another origin or
+    a loop, more than ``MAX_PAGES`` pages; ``RateLimited`` from the governor.
+    """
+    repo = repository_url(base_url, package_name)
+    first = f"{repo}/releases?per_page={PAGE_SIZE}"
+    history, responses = await read_history(
+        fetch,
+        first,
+        source=REPRESENTATION,
+        package=repo,
+        representation=REPRESENTATION,
+        derive=derive_releases,
+        rows_of=parse_compact,
+        what=f"GitHub repository {package_name!r} (releases)",
+        listing="release list",
+    )
+    releases = tuple(
+        Release(version, from_epoch(moment), prerelease=digest == PRERELEASE)
+        for version, moment, digest in history
+    )
+    return Catalog(
+        datasource=ID,
+        package_name=package_name,
+        releases=releases,
+        latest=next((r.version for r in releases if not r.prerelease), None),
+        fetched_at=min(response.fetched_at for response in responses),
+        time_source=TIME_SOURCE,
+        source_url=first,
+        reused=all(response.cache == "fresh" for response in responses),
+    )
+
+
+DATASOURCE = Datasource(
+    id=ID,
+    default_base_url=DEFAULT_BASE_URL,
+    default_versioning=DEFAULT_VERSIONING,
+    get_catalog=get_catalog,
+    single_document=None,  # pages, merged into release rows
+    release_times=None,  # every release carries its published_at
+    get_digest=None,  # commits are the tags datasource's (``github-tags``)
+    freshness_floor_representations=(),
+    dependencies=None,
+)
