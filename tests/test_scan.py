@@ -15,9 +15,17 @@ import pytest
 
 from patchula import scan as scan_module
 from patchula.clock import FixedClock
-from patchula.models import Dependency, Derive, FetchResponse, LockedPackage, Lockfile
+from patchula.models import (
+    Dependency,
+    Derive,
+    FetchResponse,
+    Finding,
+    LockedPackage,
+    Lockfile,
+)
 from patchula.scan import (
     RepoResult,
+    Row,
     ScanResult,
     _discover,
     _extract_repo,
@@ -593,3 +601,29 @@ def test_preparing_the_process_for_a_scan_raises_the_young_collection_threshold(
         assert gc.get_threshold() == (80_000, 5, 7)
     finally:
         gc.set_threshold(*saved)
+
+
+def test_rows_that_send_requests_are_evaluated_by_a_bounded_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Image rows (they may read digests and dates) run at most ``ROW_WORKERS`` at once, in order.
+
+    A Dockerfile of 100,000 FROM lines used to be 100,000 tasks (6.7 KB of memory a row).
+    """
+    lines = "".join(f"FROM nginx:1.{i} AS s{i}\n" for i in range(40))
+    _write(tmp_path, "Dockerfile", lines)
+    running = peak = 0
+
+    async def row(item: _Extracted, *_: object) -> Row:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await anyio.lowlevel.checkpoint()
+        running -= 1
+        return Row(item.dep, Finding(status="unknown"))
+
+    monkeypatch.setattr(scan_module, "ROW_WORKERS", 4)
+    monkeypatch.setattr(scan_module, "_guarded_row", row)
+    repo = _scan([tmp_path], FakeFetch({})).repos[0]
+    assert [r.dependency.declared for r in repo.rows] == [f"nginx:1.{i}" for i in range(40)]
+    assert peak == 4
