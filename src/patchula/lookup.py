@@ -86,6 +86,15 @@ def _times_needed(
     return [v for v in dict.fromkeys(wanted) if v not in asked]
 
 
+def _missing_dates(finding: Finding, *, for_libyears: bool) -> bool:
+    """Whether ``finding`` lacks a publish time that a time lookup would have given."""
+    if any(h.released_at is None for h in finding.held_back):
+        return True
+    if finding.eligible is not None and finding.eligible_released_at is None:
+        return True
+    return for_libyears and finding.libyears is None and finding.current != finding.latest
+
+
 # Lookups answered from the cache per task (one reader job each; see ``Lookups._dispatch``).
 FRESH_BATCH = 64
 
@@ -125,6 +134,8 @@ class Lookups:
         self.done = 0
         self.on_progress: Progress | None = None
         self._times: dict[LookupKey, dict[str, datetime | None]] = {}
+        # Why the publish-time lookup of a key failed (asked once per run; every row says it).
+        self._time_failures: dict[LookupKey, str] = {}
         self._time_locks: dict[LookupKey, anyio.Lock] = {}
         # Catalog views and verdicts shared by every row of this run, and only of this run.
         self._memo = EvaluationMemo()
@@ -187,7 +198,12 @@ class Lookups:
                         dep, catalog, versioning, policy, now, locked, memo=self._memo
                     )
             except LookupFailed as exc:
-                note = f"publish times unavailable: {exc.reason}"
+                self._time_failures[key] = exc.reason
+            failed = self._time_failures.get(key)
+            if failed is not None and _missing_dates(finding, for_libyears=lazy.for_libyears):
+                # Said on every row of this package whose dates it left unknown, not only on
+                # the row whose lookup met the failure.
+                note = f"publish times unavailable: {failed}"
                 reason = f"{finding.reason}; {note}" if finding.reason else note
                 finding = replace(finding, reason=reason)
         return catalog, finding

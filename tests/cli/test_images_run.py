@@ -378,3 +378,30 @@ def test_a_docker_config_login_reaches_the_token_service_and_is_never_shown(
         assert secret not in result.stdout
         assert secret not in result.stderr
         assert secret.encode() not in stored
+
+
+def test_an_unreachable_date_api_is_said_on_every_row_and_in_the_summary(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Docker Hub's tag API down: both rows of the image say so, and the summary names the host.
+
+    The publish-time lookup of a package is asked once per run; its failure used to reach only
+    the row that asked it.
+    """
+    fake_registry.oci.add("library/python", dict.fromkeys(("3.12", "3.13")))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "Dockerfile").write_text("FROM python:3.12 AS a\nFROM python:3.12\n")
+    args = ["--no-cache", "--min-release-age", "3d", "--request-deadline", "2"]
+    args += ["--registry", f"docker={fake_registry.url('oci')}"]
+    args += ["--registry", "docker-hub=http://127.0.0.1:9"]  # discard port: refused
+    result = runner.invoke(app, ["run", str(repo), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("python")]
+    assert len(rows) == 2
+    for line in rows:
+        assert "publish times unavailable: 127.0.0.1:9 is unreachable (ConnectError)" in line
+    summary = result.stdout.strip().splitlines()[-1]
+    assert "127.0.0.1:9 unreachable (ConnectError): what it gives is missing from the rows" in (
+        summary
+    )

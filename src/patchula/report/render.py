@@ -119,8 +119,13 @@ def summary_line(report: ScanReport) -> str:
             line += f"; {n} manifest {severity}{'s' if n != 1 else ''}"
     down = _down_hosts(report)
     deps = [d for r in report.repositories for d in r.dependencies]
-    for text in _host_lines(_not_done(deps, down), down):
+    not_done = _not_done(deps, down)
+    for text in _host_lines(not_done, down):
         line += f"; {text}"
+    for host in sorted(down.keys() - not_done.keys()):
+        # Down, yet no row failed on it: what it would have given (publish times, a date API)
+        # is missing from rows that still have a verdict.
+        line += f"; {host} unreachable ({down[host]}): what it gives is missing from the rows"
     for host, h in report.hosts.items():
         if h.unvalidated:
             line += (
