@@ -11,9 +11,10 @@ import pytest
 import respx
 
 from patchula.cache import Cache
+from patchula.credentials import github_graphql_url
 from patchula.http.auth import Credential, StaticCredentials
-from patchula.http.fetcher import Fetcher
-from patchula.http.governor import Governor, RateLimited, read_signal
+from patchula.http.fetcher import Fetcher, host_key
+from patchula.http.governor import Governor, RateLimited, read_signal, used_up
 from tests.faketime import FakeTime
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -439,3 +440,52 @@ async def test_a_generic_toomanyrequests_is_retried_on_the_short_back_off() -> N
                 assert (await fetcher("https://ghcr.test/v2/o/i/tags/list")).status == 200
     assert route.call_count == 2
     assert time.sleeps == [1.0]
+
+
+@pytest.mark.anyio
+async def test_a_primary_limit_resetting_within_the_bound_is_waited_out() -> None:
+    """``x-ratelimit-remaining: 0`` resetting in 20 s: the next request waits 20 s, then goes."""
+    time = FakeTime()
+    sent: list[float] = []
+    reset = str(int(NOW.timestamp()) + 20)
+
+    def answer(_request: httpx.Request) -> httpx.Response:
+        sent.append(time.t)
+        headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset} if not sent[1:] else {}
+        return httpx.Response(200, headers=headers)
+
+    with respx.mock() as router:
+        router.get(url__startswith="https://api.github.test/").mock(side_effect=answer)
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            async with time.driving():
+                await fetcher("https://api.github.test/repos/a/b/tags")
+                await fetcher("https://api.github.test/repos/a/b/releases")
+    assert sent == [0.0, 20.0]
+    assert fetcher.stats["api.github.test"].cooldown_seconds == 20.0
+    assert fetcher.stats["api.github.test"].rate_limited == 0  # an answer, not a refusal
+
+
+def test_a_reset_on_another_day_names_the_date() -> None:
+    """The reason names the reset as HH:MMZ today, with the date when it is another day."""
+    late = datetime(2026, 11, 30, 23, 50, tzinfo=UTC)
+    reset = datetime(2026, 12, 1, 0, 40, tzinfo=UTC)
+    assert used_up("api.github.com", reset, "this token (GITHUB_TOKEN)", late) == (
+        "api.github.com: the rate limit for this token (GITHUB_TOKEN) is used up until "
+        "2026-12-01 00:40Z (x-ratelimit-reset, in 50 min); its requests fail until then without "
+        "being sent"
+    )
+
+
+@pytest.mark.parametrize(
+    "base",
+    ["https://api.github.com", "https://ghe.example/api/v3", "https://ghe.example:8443/api/v3/"],
+)
+def test_graphql_is_always_on_the_rest_host(base: str) -> None:
+    """GraphQL is derived from the REST base, never configured apart: one host, one limiter.
+
+    (A redirect to another host would go through that host's own limit and cool-down.)
+    """
+    graphql = github_graphql_url(base)
+    assert host_key(graphql) == host_key(base)
+    assert graphql.endswith(("/api/graphql", "api.github.com/graphql"))
