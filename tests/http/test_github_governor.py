@@ -348,3 +348,20 @@ def test_the_warning_names_the_github_com_budget() -> None:
         "requests an hour"
     )
     assert RegistryAccess(Settings(), env={"GITHUB_TOKEN": TOKEN}).github_budget_warning() is None
+
+
+def test_github_enterprise_server_by_github_api_url(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``GITHUB_API_URL=…/api/v3`` with a token: every request under it, authorised, no warning."""
+    _seed(fake_registry, repos=2, packages=0)
+    target = _workflow_repo(tmp_path / "repo", repos=2, packages=0)
+    env = {"GITHUB_API_URL": f"{fake_registry.url('github')}/api/v3", "GITHUB_TOKEN": TOKEN}
+    result = runner.invoke(app, ["run", str(target), "--format", "json"], env=env)
+    assert result.exit_code in {0, 1}, result.output
+    github = fake_registry.host("github")
+    assert github.requests > 0
+    assert all(route.startswith("GET /api/v3/repos/acme/") for route in github.requests_by_route)
+    assert github.authorized_requests == github.requests
+    assert "GitHub token" not in result.stderr
+    assert TOKEN not in result.stdout + result.stderr
