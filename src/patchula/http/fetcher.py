@@ -1242,14 +1242,15 @@ class Fetcher:
         bound = self.governor.max_wait
         if signal.fatal:
             error = RateLimited(f"{host}: {signal.why}; not retried", host=host)
-        elif signal.wait > bound:
+        elif signal.wait > bound and signal.reset_at is not None:
+            # A used-up primary limit: the reason names its reset, as for the queued requests.
             error = self.governor.over_bound(host, signal.wait, signal.why)
-            if signal.reset_at is None:
-                error = RateLimited(
-                    f"{host} is rate limited ({signal.why}): asks to wait {signal.wait:.0f}s, "
-                    f"over the {bound:.0f}s bound",
-                    host=host,
-                )
+        elif signal.wait > bound:
+            msg = (
+                f"{host} is rate limited ({signal.why}): asks to wait {signal.wait:.0f}s, "
+                f"over the {bound:.0f}s bound"
+            )
+            error = RateLimited(msg, host=host)
         elif attempt >= MAX_RATE_RETRIES:
             msg = f"{host} still rate limited after {MAX_RATE_RETRIES} retries ({signal.why})"
             error = RateLimited(msg, host=host)
