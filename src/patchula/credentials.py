@@ -836,6 +836,32 @@ class RegistryAccess:
             urls += [u.strip() for u in re.split(r"[,|]", value) if u.strip()]
         return list(dict.fromkeys(urls))
 
+    def github_budget_warning(self) -> str | None:
+        """The warning for a run with GitHub lookups and no credential for the ``github`` API.
+
+        ``None`` when one is configured (``GH_TOKEN``, ``GITHUB_TOKEN``, userinfo in
+        ``--registry github=URL``). Unauthenticated, api.github.com allows 60 requests an hour
+        per IP address (docs.github.com "Rate limits for the REST API"); a GitHub Enterprise
+        Server sets its own. Names the variables, never a value.
+        """
+        api = self._github_api
+        if self._default.credentials.for_url(f"{api}/repos/") is not None:
+            return None
+        host = urlsplit(api).hostname or api
+        if api == GITHUB_API_URL:
+            budget = (
+                f"{host} allows 60 requests an hour without one, so GitHub lookups past that "
+                "fail (naming the reset time) until the hour is over"
+            )
+            more = " for 5,000 requests an hour"
+        else:
+            budget = f"requests to {host} are anonymous, within whatever limit that server sets"
+            more = ""
+        return (
+            f"no GitHub token (GH_TOKEN or GITHUB_TOKEN): {budget}; set GH_TOKEN or "
+            f"GITHUB_TOKEN (e.g. GH_TOKEN=$(gh auth token)){more}"
+        )
+
     def for_url(self, url: str) -> Credential | None:
         """The credential for ``GET url`` in the lookup running now (``Credentials``)."""
         active = _ACTIVE.get()

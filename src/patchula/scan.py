@@ -32,7 +32,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from patchula.credentials import CheckoutAccess, RegistryAccess
+from patchula.credentials import GITHUB_DATASOURCES, CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES
 from patchula.discovery import (
     UNREAD_LOCKFILES,
@@ -206,6 +206,7 @@ async def scan(
     clock: Clock,
     on_progress: Progress | None = None,
     access: RegistryAccess | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> ScanResult:
     """Scan every target and return the result.
 
@@ -216,6 +217,9 @@ async def scan(
     with one error problem; the other targets are still scanned. ``fetch`` is the
     run's fetch facade; ``access`` the run's registry credentials, which that facade must have
     been given as its ``credentials`` (default: only what ``settings`` holds, no user files).
+    ``on_warning`` gets the run's warnings once each, as they arise: a run with GitHub lookups
+    and no GitHub token is told so before its first GitHub request
+    (``RegistryAccess.github_budget_warning``).
     """
     if access is None:
         access = RegistryAccess(settings)
@@ -249,6 +253,10 @@ async def scan(
                 _keep_tag_lists_fresh, keep_fresh, settings
             )
         lookups.on_progress = on_progress
+        if on_warning is not None:
+            warn = _Once(access.github_budget_warning, on_warning)
+            for datasource in GITHUB_DATASOURCES:
+                lookups.prepare[datasource] = warn
         for repo, root, scope in todo:
             view = access.for_checkout(root)
             repo.problems.extend(
@@ -260,6 +268,19 @@ async def scan(
                 scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at, view
             )
     return ScanResult(evaluated_at=evaluated_at, repos=repos, host_stats={})
+
+
+class _Once:
+    """Say ``message()`` (when not ``None``) through ``say`` the first time it is called."""
+
+    def __init__(self, message: Callable[[], str | None], say: Callable[[str], None]) -> None:
+        self._message: Callable[[], str | None] | None = message
+        self._say = say
+
+    def __call__(self) -> None:
+        message, self._message = self._message, None
+        if message is not None and (text := message()) is not None:
+            self._say(text)
 
 
 def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:

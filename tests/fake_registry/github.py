@@ -47,17 +47,22 @@ def _int(text: str | None, default: int, high: int) -> int:
 class GitHub:
     """Repositories on REST ``/repos/{o}/{r}/…`` and GraphQL ``POST /graphql`` (token required).
 
-    ``rate_limit`` is the ``x-ratelimit-limit`` for authorised requests (60 without a token);
-    ``x-ratelimit-remaining`` counts down per resource (``core``, ``graphql``) and stops at 0.
+    ``rate_limit`` is the ``x-ratelimit-limit`` for authorised requests (``anonymous_limit``,
+    60, without a token); ``x-ratelimit-remaining`` counts down per resource (``core``,
+    ``graphql``) and stops at 0. ``reset`` is the ``x-ratelimit-reset`` epoch (an hour after
+    start). With ``enforce_limit`` a request past the limit is refused as GitHub refuses it:
+    REST 403 "API rate limit exceeded", GraphQL 200 with a ``RATE_LIMITED`` error.
     """
 
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url
         self.rate_limit = 5000
+        self.anonymous_limit = 60
+        self.enforce_limit = False
         self._repos: dict[str, _Repo] = {}
         self._used: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._reset = int(time.time()) + 3600
+        self.reset = int(time.time()) + 3600
 
     def add_repo(
         self,
@@ -129,16 +134,19 @@ class GitHub:
     def handle(self, request: Request) -> Reply:
         """Route, then add the ``x-ratelimit-*`` headers of the request's resource."""
         resource = "graphql" if request.path in {"/graphql", "/api/graphql"} else "core"
-        reply = self._graphql(request) if resource == "graphql" else self._rest(request)
-        limit = self.rate_limit if "authorization" in request.headers else 60
+        limit = self.rate_limit if "authorization" in request.headers else self.anonymous_limit
         with self._lock:
             self._used[resource] += 1
             used = self._used[resource]
+        if self.enforce_limit and used > limit:
+            reply = _refusal(resource)
+        else:
+            reply = self._graphql(request) if resource == "graphql" else self._rest(request)
         reply.headers |= {
             "x-ratelimit-limit": str(limit),
             "x-ratelimit-remaining": str(max(limit - used, 0)),
             "x-ratelimit-used": str(used),
-            "x-ratelimit-reset": str(self._reset),
+            "x-ratelimit-reset": str(self.reset),
             "x-ratelimit-resource": resource,
         }
         return reply
@@ -262,7 +270,7 @@ class GitHub:
         if "rateLimit" in query:
             with self._lock:
                 remaining = max(self.rate_limit - self._used["graphql"], 0)
-            reset = iso(datetime.fromtimestamp(self._reset, UTC))
+            reset = iso(datetime.fromtimestamp(self.reset, UTC))
             data["rateLimit"] = {"cost": 1, "remaining": remaining, "resetAt": reset}
         where = re.search(r"repository\s*\(([^)]*)\)", query)
         owner, name = (arg(where[1], "owner"), arg(where[1], "name")) if where else (None, None)
@@ -297,6 +305,15 @@ class GitHub:
                     return json_reply({"data": None, "errors": [{"message": message}]})
                 node[field] = _connection(nodes, first, after)
         return json_reply({"data": data | {"repository": node}})
+
+
+def _refusal(resource: str) -> Reply:
+    """GitHub's answer past the primary limit: REST 403, GraphQL 200 with ``RATE_LIMITED``."""
+    if resource == "graphql":
+        error = {"type": "RATE_LIMITED", "message": "API rate limit already exceeded."}
+        return json_reply({"errors": [error]})
+    message = "API rate limit exceeded for 127.0.0.1."
+    return json_reply({"message": message, "documentation_url": _DOCS}, 403)
 
 
 def _connection(nodes: list[dict[str, Any]], first: int, after: str | None) -> dict[str, Any]:

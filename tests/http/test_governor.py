@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import anyio
 import httpx
 import pytest
 import respx
 
-from patchula.http.fetcher import Fetcher
-from patchula.http.governor import Governor, RateLimited, read_signal
+from patchula.cache import Cache
+from patchula.credentials import github_graphql_url
+from patchula.http.auth import Credential, StaticCredentials
+from patchula.http.fetcher import Fetcher, host_key
+from patchula.http.governor import Governor, RateLimited, read_signal, used_up
 from tests.faketime import FakeTime
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -85,6 +89,16 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
         (429, {"x-retry-after": str(int(NOW.timestamp()) + 45)}, b"", 0, 45.0, False),
         (429, {"x-retry-after": str(int(NOW.timestamp()) - 45)}, b"", 1, 2.0, False),
         (429, {"retry-after": "3", "x-retry-after": str(NOW.timestamp() + 45)}, b"", 0, 3.0, False),
+        # GitHub asks for exponentially longer waits while a secondary limit persists.
+        (403, {}, b'{"message": "You have exceeded a secondary rate limit"}', 1, 120.0, False),
+        (
+            403,
+            {},
+            b'{"message": "You have triggered an abuse detection mechanism"}',
+            0,
+            60.0,
+            False,
+        ),
     ],
 )
 def test_read_signal(
@@ -99,6 +113,126 @@ def test_read_signal(
     signal = read_signal(status, headers, body, attempt, NOW)
     assert signal.wait == pytest.approx(wait) if wait is not None else signal.wait is None
     assert signal.fatal is fatal
+
+
+RATE_LIMITED = (
+    b'{"errors":[{"type":"RATE_LIMITED","code":"graphql_rate_limit",'
+    b'"message":"API rate limit already exceeded for user ID 1."}]}'
+)
+GRAPHQL_SECONDARY = (
+    b'{"errors":[{"message":"You have exceeded a secondary rate limit. Please wait a few '
+    b'minutes before you try again."}]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "wait", "refused"),
+    [
+        # GraphQL's primary limit: HTTP 200, RATE_LIMITED, remaining 0 → wait for the reset.
+        (
+            {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(NOW.timestamp() + 30)},
+            RATE_LIMITED,
+            30.0,
+            True,
+        ),
+        ({"x-ratelimit-remaining": "17"}, GRAPHQL_SECONDARY, 60.0, True),
+        # Data that merely mentions a limit is data: a commit message, a release name.
+        (
+            {"x-ratelimit-remaining": "17"},
+            b'{"sha":"abc","commit":{"message":"handle the secondary rate limit"}}',
+            None,
+            False,
+        ),
+        (
+            {"x-ratelimit-remaining": "17"},
+            (
+                b'{"data":{"repository":{"releases":{"nodes":[{"name":"secondary rate limit"}]}}},'
+                b'"errors":[{"message":"secondary rate limit"}]}'
+            ),
+            None,
+            False,
+        ),
+        (
+            {"x-ratelimit-remaining": "17"},
+            b"[" + b'{"name":"RATE_LIMITED"},' * 2000 + b"{}]",
+            None,
+            False,
+        ),
+    ],
+)
+def test_graphql_refusals_with_200_are_read_as_limits(
+    headers: dict[str, str],
+    body: bytes,
+    wait: float | None,
+    refused: bool,  # noqa: FBT001 - a parametrized expectation
+) -> None:
+    """A 2xx is a limit refusal only when it is a small GraphQL error document without data."""
+    signal = read_signal(200, headers, body, 0, NOW)
+    assert signal.wait == pytest.approx(wait) if wait is not None else signal.wait is None
+    assert signal.refused is refused
+
+
+@pytest.mark.anyio
+async def test_a_graphql_rate_limited_200_is_retried_never_returned_nor_cached(
+    tmp_path: Path,
+) -> None:
+    """A 200 RATE_LIMITED answer resetting in 5 s is waited out; the data after it is returned."""
+    time = FakeTime()
+    reset = str(int(NOW.timestamp()) + 5)
+    limited = httpx.Response(
+        200,
+        headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset},
+        content=RATE_LIMITED,
+    )
+    data = httpx.Response(200, content=b'{"data":{"repository":null}}')
+    with Cache.open(tmp_path / "c.sqlite3") as cache, respx.mock() as router:
+        route = router.post("https://api.github.test/graphql").mock(side_effect=[limited, data])
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer(), cache=cache)
+            async with time.driving():
+                answer = await fetcher(
+                    "https://api.github.test/graphql", method="POST", body=b'{"query":"{}"}'
+                )
+    assert answer.content == b'{"data":{"repository":null}}'
+    assert route.call_count == 2
+    assert time.sleeps == [5.0]
+    assert fetcher.stats["api.github.test"].rate_limited == 1
+
+
+@pytest.mark.anyio
+async def test_a_graphql_rate_limited_200_past_the_bound_fails_with_the_reset_time() -> None:
+    """RATE_LIMITED resetting in two hours: this request and every later one fail at once."""
+    time = FakeTime()
+    reset = str(int(NOW.timestamp()) + 7200)
+    with respx.mock() as router:
+        route = router.route(host="api.github.test").mock(
+            return_value=httpx.Response(
+                200,
+                headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset},
+                content=RATE_LIMITED,
+            )
+        )
+        credentials = StaticCredentials(
+            [
+                Credential(
+                    "Authorization", "Bearer gh-STANDIN", "GH_TOKEN", "https://api.github.test/"
+                )
+            ]
+        )
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer(), credentials=credentials)
+            with pytest.raises(RateLimited) as first:
+                await fetcher("https://api.github.test/graphql", method="POST", body=b"{}")
+            with pytest.raises(RateLimited) as later:
+                await fetcher("https://api.github.test/repos/a/b/tags")
+    expected = (
+        "api.github.test: the rate limit for this token (GH_TOKEN) is used up until 14:00Z "
+        "(x-ratelimit-reset, in 120 min); its requests fail until then without being sent"
+    )
+    assert str(first.value) == str(later.value) == expected
+    assert "STANDIN" not in expected
+    assert route.call_count == 1
+    assert time.sleeps == []
 
 
 @pytest.mark.anyio
@@ -209,9 +343,14 @@ async def test_primary_limit_exhausted_fails_fast_for_later_work() -> None:
         async with httpx.AsyncClient() as client:
             fetcher = Fetcher(client, timer=time.timer())
             assert (await fetcher("https://api.github.test/repos/a/b/tags")).status == 200
-            with pytest.raises(RateLimited, match="x-ratelimit-remaining is 0"):
+            with pytest.raises(RateLimited) as failed:
                 await fetcher("https://api.github.test/repos/a/b/releases")
     assert route.call_count == 1
+    assert str(failed.value) == (
+        "api.github.test: the rate limit for unauthenticated requests is used up until 12:10Z "
+        "(x-ratelimit-reset, in 10 min); its requests fail until then without being sent"
+    )
+    assert failed.value.reset_at == datetime(2026, 11, 30, 12, 10, tzinfo=UTC)
 
 
 @pytest.mark.anyio
@@ -301,3 +440,52 @@ async def test_a_generic_toomanyrequests_is_retried_on_the_short_back_off() -> N
                 assert (await fetcher("https://ghcr.test/v2/o/i/tags/list")).status == 200
     assert route.call_count == 2
     assert time.sleeps == [1.0]
+
+
+@pytest.mark.anyio
+async def test_a_primary_limit_resetting_within_the_bound_is_waited_out() -> None:
+    """``x-ratelimit-remaining: 0`` resetting in 20 s: the next request waits 20 s, then goes."""
+    time = FakeTime()
+    sent: list[float] = []
+    reset = str(int(NOW.timestamp()) + 20)
+
+    def answer(_request: httpx.Request) -> httpx.Response:
+        sent.append(time.t)
+        headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset} if not sent[1:] else {}
+        return httpx.Response(200, headers=headers)
+
+    with respx.mock() as router:
+        router.get(url__startswith="https://api.github.test/").mock(side_effect=answer)
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, timer=time.timer())
+            async with time.driving():
+                await fetcher("https://api.github.test/repos/a/b/tags")
+                await fetcher("https://api.github.test/repos/a/b/releases")
+    assert sent == [0.0, 20.0]
+    assert fetcher.stats["api.github.test"].cooldown_seconds == 20.0
+    assert fetcher.stats["api.github.test"].rate_limited == 0  # an answer, not a refusal
+
+
+def test_a_reset_on_another_day_names_the_date() -> None:
+    """The reason names the reset as HH:MMZ today, with the date when it is another day."""
+    late = datetime(2026, 11, 30, 23, 50, tzinfo=UTC)
+    reset = datetime(2026, 12, 1, 0, 40, tzinfo=UTC)
+    assert used_up("api.github.com", reset, "this token (GITHUB_TOKEN)", late) == (
+        "api.github.com: the rate limit for this token (GITHUB_TOKEN) is used up until "
+        "2026-12-01 00:40Z (x-ratelimit-reset, in 50 min); its requests fail until then without "
+        "being sent"
+    )
+
+
+@pytest.mark.parametrize(
+    "base",
+    ["https://api.github.com", "https://ghe.example/api/v3", "https://ghe.example:8443/api/v3/"],
+)
+def test_graphql_is_always_on_the_rest_host(base: str) -> None:
+    """GraphQL is derived from the REST base, never configured apart: one host, one limiter.
+
+    (A redirect to another host would go through that host's own limit and cool-down.)
+    """
+    graphql = github_graphql_url(base)
+    assert host_key(graphql) == host_key(base)
+    assert graphql.endswith(("/api/graphql", "api.github.com/graphql"))

@@ -13,6 +13,7 @@ import io
 import os
 import sys
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Protocol
 
@@ -356,6 +357,12 @@ async def _scan_with(
     # the run's client (``make_client``) when the first request is sent, its reads bounded by
     # the request deadline, the one bound of time; the scan sets the Go proxy's freshness
     # floor (``--go-freshness-secs``) before the first Go lookup.
+    def warn(message: str) -> None:
+        # The run's warnings as they arise (a GitHub run without a token: before its first
+        # GitHub request); --quiet keeps stderr for errors.
+        if not settings.quiet:
+            err.print(f"patchula: warning: {message}", markup=False, highlight=False)
+
     async with contextlib.aclosing(LazyFetcher(make_fetcher)) as fetcher:
         # --now moves only the policy's "now" (and evaluatedAt); HTTP freshness, deadlines
         # and back-off keep the real time of the fetcher's own timer.
@@ -391,9 +398,10 @@ async def _scan_with(
                     clock,
                     on_progress=lambda done, total: bar.update(task, completed=done, total=total),
                     access=access,
+                    on_warning=warn,
                 )
         else:
-            result = await scan(targets, settings, fetcher, clock, access=access)
+            result = await scan(targets, settings, fetcher, clock, access=access, on_warning=warn)
         unused = sorted(set(settings.host_concurrency) - fetcher.limits_used())
         if unused and not settings.quiet:
             _note_unused_limits(unused, fetcher.stats, err)
@@ -610,6 +618,19 @@ def _print_hosts(report: ScanReport, console: _Printer) -> None:
         )
         if s.unvalidated:
             console.print(unvalidated_line(host, s.unvalidated), markup=False, highlight=False)
+        for resource, budget in s.rate_limits.items():
+            console.print(
+                f"{host}: rate limit{f' ({resource})' if resource else ''} "
+                f"{budget.remaining} of {budget.limit if budget.limit is not None else '?'} "
+                f"left{_reset(budget.reset_at)}",
+                markup=False,
+                highlight=False,
+            )
+
+
+def _reset(moment: datetime | None) -> str:
+    """``", resets 17:42Z"`` (UTC), or nothing when the host did not say."""
+    return f", resets {moment.astimezone(UTC):%Y-%m-%d %H:%MZ}" if moment is not None else ""
 
 
 def _connections(s: HostReport) -> str:

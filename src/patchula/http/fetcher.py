@@ -56,6 +56,7 @@ __all__ = [
     "Fetcher",
     "HostStats",
     "PerHostPoolTransport",
+    "RateBudget",
     "RateLimited",
     "Timer",
     "host_key",
@@ -125,6 +126,51 @@ class HostStats:
     connections: int = 0
     tls_handshakes: int = 0
     protocols: dict[str, int] = field(default_factory=dict)
+    # The rate-limit budget the host announced (``x-ratelimit-*``, GitHub's), per resource
+    # (``x-ratelimit-resource``: ``core``, ``graphql``; ``""`` when not named).
+    rate_limits: dict[str, RateBudget] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RateBudget:
+    """One announced rate-limit budget (GitHub's ``x-ratelimit-*`` headers).
+
+    ``limit`` requests per window, ``remaining`` of them left (the lowest seen for the latest
+    window), ``reset`` the window's end (epoch seconds).
+    """
+
+    limit: int | None
+    remaining: int
+    reset: float | None
+
+    def update(self, limit: int | None, remaining: int, reset: float | None) -> None:
+        """Take a newer answer's view: a later window replaces, the same window counts down."""
+        if reset is not None and (self.reset is None or reset > self.reset):
+            self.limit, self.remaining, self.reset = limit, remaining, reset
+        elif reset == self.reset or reset is None:
+            self.remaining = min(self.remaining, remaining)
+            self.limit = limit if limit is not None else self.limit
+
+
+def _header_int(headers: Mapping[str, str], name: str) -> int | None:
+    value = headers.get(name, "").strip()
+    return int(value) if value.isdigit() and len(value) <= 12 else None  # noqa: PLR2004
+
+
+def note_budget(stats: HostStats, headers: Mapping[str, str]) -> None:
+    """Record the ``x-ratelimit-*`` budget of one answer (lower-case ``headers``) in ``stats``."""
+    remaining = _header_int(headers, "x-ratelimit-remaining")
+    if remaining is None:
+        return
+    reset_value = _header_int(headers, "x-ratelimit-reset")
+    reset = float(reset_value) if reset_value is not None else None
+    limit = _header_int(headers, "x-ratelimit-limit")
+    resource = headers.get("x-ratelimit-resource", "").strip()[:40]
+    budget = stats.rate_limits.get(resource)
+    if budget is None:
+        stats.rate_limits[resource] = RateBudget(limit, remaining, reset)
+    else:
+        budget.update(limit, remaining, reset)
 
 
 # Bodies at least this large are derived in a worker thread (at most four at once) so the event
@@ -924,7 +970,15 @@ class Fetcher:
                 sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}
                 sent["Authorization"] = f"Bearer {bearer.value}"
                 source = bearer.source
-            response = await self._attempts(hop, sent, budget, method=method, body=body)
+            authorized = any(k.lower() == "authorization" for k in sent)
+            whose = (
+                (f"this token ({source})" if source else "this token")
+                if authorized
+                else "unauthenticated requests"
+            )
+            response = await self._attempts(
+                hop, sent, budget, method=method, body=body, whose=whose
+            )
             location = response.header("location") if response.status in _REDIRECTS else None
             if location is None:
                 if source is not None:
@@ -945,8 +999,13 @@ class Fetcher:
         *,
         method: str = "GET",
         body: bytes | None = None,
+        whose: str = "these requests",
     ) -> FetchResponse:
-        """Send ``method url``, retrying transient failures (network, 5xx, 429) in ``budget``."""
+        """Send ``method url``, retrying transient failures (network, 5xx, 429) in ``budget``.
+
+        ``whose`` names the budget a primary rate limit would be (``"this token (GH_TOKEN)"``,
+        ``"unauthenticated requests"``), for the reason of the requests it fails.
+        """
         host = host_key(url)
         stats = self.stats.setdefault(host, HostStats())
         rate_attempt = 0
@@ -956,7 +1015,7 @@ class Fetcher:
                 host, url, headers, stats, budget, method=method, body=body
             )
             if response is not None:
-                if self._rate_limited(host, response, rate_attempt, stats):
+                if self._rate_limited(host, response, rate_attempt, stats, whose):
                     rate_attempt += 1
                     continue  # the next turn waits out the cool-down with everyone else
                 # Server errors are retried below, unless they are permanent.
@@ -1148,42 +1207,58 @@ class Fetcher:
         return RegistryUnreachable(msg)
 
     def _rate_limited(
-        self, host: str, response: FetchResponse, attempt: int, stats: HostStats
+        self,
+        host: str,
+        response: FetchResponse,
+        attempt: int,
+        stats: HostStats,
+        whose: str = "these requests",
     ) -> bool:
         """Apply what ``response`` says about the host's limit; True means "retry after it".
 
-        Raises ``RateLimited`` for a quota answer, a wait over the bound, or exhausted retries.
+        Raises ``RateLimited`` for a quota answer, a wait over the bound (for a used-up primary
+        limit: naming its reset time and ``whose`` budget it was), or exhausted retries. A 2xx
+        that is a limit refusal (GitHub GraphQL's) is never returned as an answer.
         """
         if response.status not in _LIMIT_STATUSES and all(
             name != "x-ratelimit-remaining" for name, _ in response.headers
         ):
             return False  # the common case: no rate-limit signal to read (``read_signal``)
         headers = dict(response.headers)
-        signal = read_signal(
-            response.status, headers, response.content, attempt, self._timer.wall()
-        )
+        note_budget(stats, headers)
+        now = self._timer.wall()
+        signal = read_signal(response.status, headers, response.content, attempt, now)
         if signal.wait is None:
             return False
-        self.governor.cool_down(host, signal.wait, signal.why)
+        if signal.reset_at is not None and whose == "unauthenticated requests" and signal.limit:
+            whose = f"unauthenticated requests ({signal.limit} per window, x-ratelimit-limit)"
+        self.governor.cool_down(
+            host, signal.wait, signal.why, reset_at=signal.reset_at, whose=whose
+        )
         stats.cooldown_seconds = self.governor.cooldown_seconds.get(host, 0.0)
-        if response.status < 400:  # noqa: PLR2004 - a success that announces a cool-down
-            return False
+        if not signal.refused and response.status < 400:  # noqa: PLR2004 - a success
+            return False  # that announces a cool-down
         stats.rate_limited += 1
         bound = self.governor.max_wait
         if signal.fatal:
-            msg = f"{host}: {signal.why}; not retried"
+            error = RateLimited(f"{host}: {signal.why}; not retried", host=host)
+        elif signal.wait > bound and signal.reset_at is not None:
+            # A used-up primary limit: the reason names its reset, as for the queued requests.
+            error = self.governor.over_bound(host, signal.wait, signal.why)
         elif signal.wait > bound:
             msg = (
                 f"{host} is rate limited ({signal.why}): asks to wait {signal.wait:.0f}s, "
                 f"over the {bound:.0f}s bound"
             )
+            error = RateLimited(msg, host=host)
         elif attempt >= MAX_RATE_RETRIES:
             msg = f"{host} still rate limited after {MAX_RATE_RETRIES} retries ({signal.why})"
+            error = RateLimited(msg, host=host)
         else:
             stats.retries += 1
             return True
         stats.errors += 1
-        raise RateLimited(msg)
+        raise error
 
 
 @dataclass(frozen=True, slots=True)

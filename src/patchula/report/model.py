@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -220,6 +220,18 @@ class Summary(_Model):
 Protocol = Literal["h2", "http/1.1", "mixed"]
 
 
+class RateLimitReport(_Model):
+    """A rate-limit budget a host announced (GitHub's ``x-ratelimit-*`` headers)."""
+
+    limit: int | None = Field(description="Requests allowed per window (x-ratelimit-limit).")
+    remaining: int = Field(
+        description="Requests left in the window when the run last heard (x-ratelimit-remaining)."
+    )
+    reset_at: datetime | None = Field(
+        description="When the window ends (x-ratelimit-reset), UTC; null when not announced."
+    )
+
+
 class HostReport(_Model):
     """Request statistics for one registry host."""
 
@@ -258,6 +270,11 @@ class HostReport(_Model):
     connections_by_protocol: dict[str, int] = Field(
         default_factory=dict,
         description="Connections per protocol, e.g. {'h2': 1}.",
+    )
+    rate_limits: dict[str, RateLimitReport] = Field(
+        default_factory=dict,
+        description="The rate-limit budgets the host announced, per resource "
+        "(x-ratelimit-resource: GitHub's 'core', 'graphql'; '' when unnamed); empty when none.",
     )
 
 
@@ -361,11 +378,24 @@ def build_report(
                 tls_handshakes=s.tls_handshakes,
                 protocol=_protocol(s.protocols),
                 connections_by_protocol=dict(sorted(s.protocols.items())),
+                rate_limits=_rate_limits(getattr(s, "rate_limits", {})),
             )
             for host, s in sorted(hosts.items())
         },
         cache=cache,
     )
+
+
+def _rate_limits(budgets: Mapping[str, Any]) -> dict[str, RateLimitReport]:
+    """The report of the fetch facade's ``RateBudget`` per resource."""
+    return {
+        resource: RateLimitReport.model_construct(
+            limit=b.limit,
+            remaining=b.remaining,
+            reset_at=datetime.fromtimestamp(b.reset, UTC) if b.reset is not None else None,
+        )
+        for resource, b in sorted(budgets.items())
+    }
 
 
 def _protocol(protocols: Mapping[str, int]) -> Protocol | None:
