@@ -407,6 +407,21 @@ def _repo(repo: RepoResult) -> RepositoryReport:
     )
 
 
+# A row's ecosystem is its datasource's id, except where one registry serves a manager whose
+# dependencies users know by another name: GitHub tags and releases read for ``uses:``
+# references are GitHub Actions (Renovate's ``github-actions`` manager); image rows of that
+# manager stay ``docker``.
+_ECOSYSTEMS = {
+    ("github_actions", "github-tags"): "github-actions",
+    ("github_actions", "github-releases"): "github-actions",
+}
+
+
+def ecosystem(manager: str, datasource: str) -> str:
+    """The ecosystem a row of ``manager`` looked up on ``datasource`` is counted under."""
+    return _ECOSYSTEMS.get((manager, datasource), datasource)
+
+
 def _row(row: Row) -> DependencyReport:
     dep, f = row.dependency, row.finding
     catalog = (
@@ -423,7 +438,7 @@ def _row(row: Row) -> DependencyReport:
         manager=dep.manager,
         file=dep.file,
         line=dep.line,
-        ecosystem=dep.datasource,
+        ecosystem=ecosystem(dep.manager, dep.datasource),
         datasource=dep.datasource,
         name=dep.name,
         package_name=dep.package_name,
