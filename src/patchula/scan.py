@@ -527,7 +527,10 @@ async def _extract_and_request(
                 key = lookups.key(dep.datasource, dep.package_name, view)
                 use = _digest_use(dep)
                 # A tag that is no version needs its digest, no catalog, unless the catalog
-                # tells a tag from a branch (GitHub); a pin without a tag is found in it.
+                # tells a tag from a branch (GitHub); a pin without a tag is found in it, and
+                # an image's (``untagged``) is not looked up at all.
+                if use == "untagged":
+                    continue
                 if use != "tracked" or _catalog_digests(dep):
                     lookups.request(key)
                 if use in {"tracked", "pinned"}:
