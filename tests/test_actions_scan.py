@@ -143,3 +143,24 @@ async def test_an_image_digest_without_a_tag_is_still_skipped_without_a_request(
         "a digest without a tag: no tag to compare it with; not looked up",
     )
     assert fake_registry.host("oci").log == []
+
+
+@pytest.mark.anyio
+async def test_floating_refs_keep_their_precision(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``@v4`` proposes ``v5``, ``@v4.2`` ``v5.0`` (same precision), without a commit read."""
+    fake_registry.github.add_repo(
+        "actions",
+        "checkout",
+        {"v5.0.0": NOW - timedelta(days=10), "v4.3.0": NOW - timedelta(days=40)},
+        tags=("v5", "v5.0", "v4", "v4.3", "v4.2"),
+    )
+    rows = await _scan(fake_registry, tmp_path, "actions/checkout@v4", "actions/checkout@v4.2")
+    assert [
+        (r.finding.current, r.finding.eligible, r.finding.update_type, r.finding.status)
+        for r in rows
+    ] == [("v4", "v5", "major", "outdated"), ("v4.2", "v5.0", "major", "outdated")]
+    github = fake_registry.host("github")
+    with github.lock:
+        assert not [route for route in github.requests_by_route if "/git/" in route]
