@@ -164,3 +164,16 @@ async def test_floating_refs_keep_their_precision(
     github = fake_registry.host("github")
     with github.lock:
         assert not [route for route in github.requests_by_route if "/git/" in route]
+
+
+@pytest.mark.anyio
+async def test_a_ref_github_does_not_have_is_unknown_in_githubs_words(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """No such branch (nor tag): ``unknown``, saying so, never up to date."""
+    _checkout(fake_registry)
+    [row] = await _scan(fake_registry, tmp_path, "actions/checkout@gone")
+    assert (row.finding.status, row.finding.reason) == (
+        "unknown",
+        "the commit of branch gone could not be read: GitHub has no tag or branch of that name",
+    )

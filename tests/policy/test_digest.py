@@ -154,7 +154,9 @@ def test_a_found_tag_has_its_own_mismatch_words_and_the_sha_to_pin() -> None:
     )
     assert (f.update_type, f.new_digest, f.reason) == ("major", SHA_C, f"v4.2.2: {SHA_A} → {SHA_B}")
     unread = pinned_digest(behind, "v4.2.2", SHA_A, SHA_A, None, terms=GITHUB)
-    assert unread.reason == "the commit of tag v5.0.0 could not be read: the registry gave none"
+    assert unread.reason == (
+        "the commit of tag v5.0.0 could not be read: GitHub has no tag or branch of that name"
+    )
 
 
 def test_a_pin_no_tag_points_at_is_unknown() -> None:

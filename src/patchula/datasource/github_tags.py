@@ -80,6 +80,7 @@ DIGEST_TERMS = DigestTerms(
     digest="commit",
     ref="branch",
     mismatch="the comment says {tag}, but the pinned commit {pinned} is not {tag}'s ({now})",
+    absent="GitHub has no tag or branch of that name",
     catalog_digests=True,
 )
 # Commit dates asked per call at most (one request each): the rest stay unknown.

@@ -26,7 +26,7 @@ def _unread(tag: str, read: DigestRead, terms: DigestTerms, kind: str = "tag") -
         # The failure first: a host found unreachable starts the reason as every other row of
         # that host does, so the report groups and counts it with them.
         return f"{read.reason}; {what}"
-    return f"{what}: the registry gave none"
+    return f"{what}: {terms.absent}"
 
 
 def track_tag(
