@@ -107,7 +107,13 @@ class DependencyReport:
     manager: str
     file: str
     line: int | None
-    ecosystem: str
+    ecosystem: Annotated[
+        str,
+        Field(
+            description="The datasource id, except 'github-actions' for GitHub Actions "
+            "references (looked up on 'github-tags')."
+        ),
+    ]
     datasource: str
     name: Annotated[
         str, Field(description="The name as declared (an npm alias key, a Python name as written).")
@@ -138,7 +144,10 @@ class DependencyReport:
     ] = None
     digest: Annotated[
         str | None,
-        Field(description="The content digest the reference pins ('sha256:…'); null when none."),
+        Field(
+            description="The content digest the reference pins ('sha256:…'; a GitHub action's "
+            "commit SHA); null when none."
+        ),
     ] = None
     current_digest: Annotated[
         str | None,
@@ -151,7 +160,8 @@ class DependencyReport:
         str | None,
         Field(
             description="What the eligible tag points at, for a digest-pinned reference that "
-            "is proposed a newer tag (tag and digest move together); null otherwise."
+            "is proposed a newer tag (tag and digest move together; for a GitHub action, the "
+            "commit SHA to pin); null otherwise."
         ),
     ] = None
     status: Status
