@@ -648,7 +648,8 @@ async def _row(
         if found is None:
             return Row(dep, unknown_pin(pinned, _terms(dep)), lock_file, _info(catalog))
         if not VERSIONINGS[dep.versioning].is_valid(found):
-            return Row(dep, await _tracked(dep, found, lookups, key, kind="tag"))
+            tracked = await _tracked(dep, found, lookups, key, kind="tag")
+            return Row(dep, tracked, lock_file, _info(catalog))
         judged, tag = replace(dep, constraint=found), found
     catalog, finding = await lookups.evaluate(judged, catalog, policy, now, locked, key)
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
