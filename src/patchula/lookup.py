@@ -8,8 +8,9 @@ key is looked up once per run however many repositories declare it; lookups of s
 datasources requested in one event-loop turn are first answered together from fresh cache
 entries (``fresh_many`` of a caching fetch facade). A datasource bug is a failed lookup (an
 error row), never a crash. Every lookup ends in ``Lookups._finish``: the one place outcomes and
-progress are recorded. Content digests (a container tag's manifest digest, ``get_digest``) are
-looked up the same way, once per (lookup, tag) per run: ``request_digest`` and ``digest``.
+progress are recorded. Content digests (a container tag's manifest digest, the commit a GitHub
+ref points at: ``get_digest``) are looked up the same way, once per (lookup, tag) per run:
+``request_digest`` and ``digest``.
 """
 
 from __future__ import annotations

@@ -209,6 +209,33 @@ class Catalog:
 
 
 @dataclass(frozen=True, slots=True)
+class DigestTerms:
+    """What a datasource's digests are, in the words its rows use, and what its catalog knows.
+
+    ``digest``: what a pin names (``digest``: an OCI manifest digest; ``commit``: a git commit
+    SHA). ``ref``: what a reference that is no version is taken for (``mutable tag`` for an
+    image tag such as ``latest``; ``branch`` for a GitHub ref such as ``main`` that is no tag of
+    the catalog). ``mismatch``: the note of a pin that is not what its tag points at now, with
+    ``{tag}``, ``{pinned}`` and ``{now}`` filled in. ``absent``: why a digest lookup that gave
+    none found nothing (a registry that answers without one; GitHub: no such tag or branch).
+    ``catalog_digests``: each catalog
+    ``Release.digest`` is that version's digest (GitHub tags and their commits), so a pin
+    written without a tag can be found back (``Catalog.version_of_digest``) and a non-version
+    ref told apart from a tag; image tag lists carry no digests.
+    """
+
+    digest: str = "digest"
+    ref: str = "mutable tag"
+    mismatch: str = "the digest of tag {tag} moved: pinned {pinned}, now {now}"
+    absent: str = "the registry gave none"
+    catalog_digests: bool = False
+
+
+# Container images (OCI distribution): the terms every image row has used since issue 13.
+IMAGE_DIGESTS = DigestTerms()
+
+
+@dataclass(frozen=True, slots=True)
 class HeldBack:
     """A release newer than current that the release-age policy does not admit yet.
 

@@ -46,8 +46,11 @@ from patchula.errors import LookupFailed, ManifestError
 from patchula.lookup import LookupKey, Lookups, Progress
 from patchula.manager import MANAGERS
 from patchula.models import (
+    IMAGE_DIGESTS,
+    Catalog,
     CurrentSource,
     Dependency,
+    DigestTerms,
     ExtractResult,
     Finding,
     LockedPackage,
@@ -56,7 +59,7 @@ from patchula.models import (
 )
 from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
-from patchula.policy.digest import pinned_digest, track_tag
+from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
@@ -561,7 +564,12 @@ async def _extract_and_request(
             if dep.skip_reason is None and dep.datasource in DATASOURCES:
                 key = lookups.key(dep.datasource, dep.package_name, view)
                 use = _digest_use(dep)
-                if use != "tracked":  # a tag that is no version needs its digest, no catalog
+                # A tag that is no version needs its digest, no catalog, unless the catalog
+                # tells a tag from a branch (GitHub); a pin without a tag is found in it, and
+                # an image's (``untagged``) is not looked up at all.
+                if use == "untagged":
+                    continue
+                if use != "tracked" or _catalog_digests(dep):
                     lookups.request(key)
                 if use in {"tracked", "pinned"}:
                     lookups.request_digest(key, cast("str", dep.constraint))
@@ -569,18 +577,22 @@ async def _extract_and_request(
 
 
 # How a row uses content digests (``_digest_use``).
-DigestUse = Literal["none", "pinned", "tracked", "untagged"]
+DigestUse = Literal["none", "pinned", "tracked", "untagged", "found"]
 
 
 def _digest_use(dep: Dependency) -> DigestUse:
     """Whether ``dep``'s row reads the current digest of its tag, and why.
 
-    Only for datasources with ``get_digest`` (container images: ``constraint`` is the tag).
-    ``tracked``: the tag is not a version of its scheme (``latest``, ``stable``): the row tracks
-    what the tag points at instead of versions. ``pinned``: a version tag with a pinned
-    ``digest``: the digest is compared with the tag's current one. ``untagged``: a digest
-    without a tag (nothing to compare it with). ``none``: no digest is read — a version tag
-    without a pinned digest spares the registry (and Docker Hub's pull quota) the request.
+    Only for datasources with ``get_digest`` (container images and GitHub actions:
+    ``constraint`` is the tag, a SHA pin's comment tag). ``tracked``: the tag is not a version
+    of its scheme (``latest``, ``stable``, a branch ``main``): the row tracks what the tag
+    points at instead of versions. ``pinned``: a version tag with a pinned ``digest``: the
+    digest is compared with the tag's current one. ``found``: a digest without a tag whose
+    datasource's catalog names each version's digest (``DigestTerms.catalog_digests``: GitHub
+    tags and their commits): the tag is found from the pin. ``untagged``: a digest without a
+    tag and no such catalog (an image: nothing to compare it with). ``none``: no digest is
+    read — a version tag without a pinned digest spares the registry (and Docker Hub's pull
+    quota) the request.
     """
     if dep.datasource not in DATASOURCES or dep.versioning not in VERSIONINGS:
         return "none"
@@ -588,10 +600,22 @@ def _digest_use(dep: Dependency) -> DigestUse:
         return "none"
     tag = (dep.constraint or "").strip()
     if not tag:
-        return "untagged" if dep.digest else "none"
+        if not dep.digest:
+            return "none"
+        return "found" if _catalog_digests(dep) else "untagged"
     if not VERSIONINGS[dep.versioning].is_valid(tag):
         return "tracked"
     return "pinned" if dep.digest else "none"
+
+
+def _terms(dep: Dependency) -> DigestTerms:
+    """The words of ``dep``'s datasource for its digests (an image's, unless it names others)."""
+    return DATASOURCES[dep.datasource].digest_terms or IMAGE_DIGESTS
+
+
+def _catalog_digests(dep: Dependency) -> bool:
+    """Whether ``dep``'s catalog names each version's digest (``DigestTerms.catalog_digests``)."""
+    return _terms(dep).catalog_digests
 
 
 async def _guarded_row(
@@ -645,7 +669,7 @@ async def _row(
         reason = "a digest without a tag: no tag to compare it with; not looked up"
         return Row(dep, Finding(status="skipped", reason=reason))
     if use == "tracked":
-        return Row(dep, track_tag(tag, dep.digest, await lookups.digest(key, tag)))
+        return Row(dep, await _tracked(dep, tag, lookups, key))
     catalog = await lookups.get(key)
     if isinstance(catalog, LookupFailed):
         # What the checkout itself says is still known: the locked version or exact pin.
@@ -655,7 +679,17 @@ async def _row(
             status="error", reason=catalog.reason, current=locked or pin, current_source=source
         )
         return Row(dep, failed, lock_file)
-    catalog, finding = await lookups.evaluate(dep, catalog, policy, now, locked, key)
+    judged = dep
+    if use == "found":
+        pinned = cast("str", dep.digest)
+        found = catalog.version_of_digest(pinned)
+        if found is None:
+            return Row(dep, unknown_pin(pinned, _terms(dep)), lock_file, _info(catalog))
+        if not VERSIONINGS[dep.versioning].is_valid(found):
+            tracked = await _tracked(dep, found, lookups, key, kind="tag")
+            return Row(dep, tracked, lock_file, _info(catalog))
+        judged, tag = replace(dep, constraint=found), found
+    catalog, finding = await lookups.evaluate(judged, catalog, policy, now, locked, key)
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
     if item.note and finding.current_source in {"range", "lockfile"}:
@@ -663,30 +697,73 @@ async def _row(
         finding = replace(finding, reason=reason)
     if use == "pinned":
         finding = await _judge_pinned_digest(finding, dep, tag, lookups, key)
-    info = CatalogInfo(
+    elif use == "found":
+        terms = _terms(dep)
+        # The tag list's commits are as of its reading: the tag is checked against its commit
+        # now, like a comment's tag (seed 003, "Catalog views": a reused list never freezes one).
+        moved = f"{{tag}} no longer points at the pinned {terms.digest} {{pinned}} (now {{now}})"
+        finding = await _judge_pinned_digest(finding, dep, tag, lookups, key, mismatch=moved)
+        note = f"{tag}, the tag at the pinned {terms.digest}"
+        finding = replace(finding, reason=f"{note}; {finding.reason}" if finding.reason else note)
+    return Row(dep, finding, lock_file, _info(catalog))
+
+
+def _info(catalog: Catalog) -> CatalogInfo:
+    """Where ``catalog`` came from, for its row."""
+    return CatalogInfo(
         fetched_at=catalog.fetched_at,
         reused=catalog.reused,
         source_url=catalog.source_url,
         time_source=catalog.time_source,
     )
-    return Row(dep, finding, lock_file, info)
+
+
+async def _tracked(
+    dep: Dependency, tag: str, lookups: Lookups, key: LookupKey, kind: str | None = None
+) -> Finding:
+    """The verdict of ``dep`` tracking ``tag``, a ref that is no version, by its digest.
+
+    What the ref is (``kind``) comes from the datasource: an image tag is its ``mutable tag``;
+    where the catalog names every tag (``DigestTerms.catalog_digests``: GitHub) a ref it names
+    is a ``tag``, any other one the datasource's ``ref`` (a ``branch``), and simply a ``ref``
+    when the catalog could not be read.
+    """
+    terms = _terms(dep)
+    if kind is None and terms.catalog_digests:
+        catalog = await lookups.get(key)
+        if isinstance(catalog, LookupFailed):
+            kind = "ref"
+        else:
+            kind = "tag" if catalog.release(tag) is not None else terms.ref
+    read = await lookups.digest(key, tag)
+    return track_tag(tag, dep.digest, read, terms=terms, kind=kind)
 
 
 async def _judge_pinned_digest(
-    finding: Finding, dep: Dependency, tag: str, lookups: Lookups, key: LookupKey
+    finding: Finding,
+    dep: Dependency,
+    tag: str,
+    lookups: Lookups,
+    key: LookupKey,
+    *,
+    mismatch: str | None = None,
 ) -> Finding:
     """``finding`` with ``dep``'s pinned digest compared with what ``tag`` points at now.
 
-    When a newer tag is proposed its digest is read too (``Finding.new_digest``), at the same
-    time as the current tag's (requested at extraction already).
+    When a newer tag is proposed its digest is read too (``Finding.new_digest``: for a GitHub
+    commit pin, the SHA to pin for that tag), at the same time as the current tag's (requested
+    at extraction already, except for a tag found from the pin).
     """
     eligible = finding.eligible
     proposed = eligible if eligible is not None and eligible != tag else None
+    lookups.request_digest(key, tag)
     if proposed is not None:
         lookups.request_digest(key, proposed)
     current = await lookups.digest(key, tag)
     new = await lookups.digest(key, proposed) if proposed is not None else None
-    return pinned_digest(finding, tag, cast("str", dep.digest), current, new)
+    pinned = cast("str", dep.digest)
+    terms = _terms(dep)
+    return pinned_digest(finding, tag, pinned, current, new, terms=terms, mismatch=mismatch)
 
 
 def _lazy_times(datasource: str) -> bool:

@@ -48,6 +48,7 @@ def test_every_datasource_satisfies_the_contract() -> None:
         "single_document",
         "release_times",
         "get_digest",
+        "digest_terms",
         "freshness_floor_representations",
         "dependencies",
     }
@@ -61,6 +62,8 @@ def test_every_datasource_satisfies_the_contract() -> None:
             assert inspect.iscoroutinefunction(ds.release_times.lookup)
         if ds.get_digest is not None:
             assert inspect.iscoroutinefunction(ds.get_digest)
+        # Digest words exactly where there are digests.
+        assert (ds.digest_terms is None) == (ds.get_digest is None)
         assert ds.dependencies is None  # nor dependencies of a version
         assert isinstance(ds.freshness_floor_representations, tuple)
         assert all(isinstance(r, str) for r in ds.freshness_floor_representations)
@@ -82,6 +85,11 @@ def test_declared_abilities() -> None:
     assert {i for i, ds in DATASOURCES.items() if ds.get_digest is not None} == {
         "docker",
         "github-tags",
+    }
+    terms = {i: ds.digest_terms for i, ds in DATASOURCES.items() if ds.digest_terms}
+    assert {i: (t.digest, t.ref, t.catalog_digests) for i, t in terms.items()} == {
+        "docker": ("digest", "mutable tag", False),
+        "github-tags": ("commit", "branch", True),
     }
     assert {i: ds.default_versioning for i, ds in DATASOURCES.items()} == {
         "npm": "npm",

@@ -131,6 +131,18 @@ class GitHub:
         """The annotated tag object SHA of ``tag`` (when it is annotated)."""
         return digest(f"{owner}/{repo}#tag:{tag}", "sha1")
 
+    def point_tag(self, owner: str, repo: str, tag: str, sha: str) -> None:
+        """Point the existing ``tag`` of ``owner/repo`` at commit ``sha``.
+
+        A moved tag, or one of several tags of one commit (``v4``, ``v4.2`` and ``v4.2.2``
+        usually are).
+        """
+        found = self._repos[f"{owner}/{repo}".lower()]
+        with self._lock:
+            for index, (name, _, moment) in enumerate(found.tags):
+                if name == tag:
+                    found.tags[index] = (name, sha, moment)
+
     def handle(self, request: Request) -> Reply:
         """Route, then add the ``x-ratelimit-*`` headers of the request's resource."""
         resource = "graphql" if request.path in {"/graphql", "/api/graphql"} else "core"

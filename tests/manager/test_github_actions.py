@@ -62,10 +62,13 @@ def test_matches_workflows_and_action_files_as_renovate_does(
 
 
 def test_plugin_ids() -> None:
-    """The module declares its id (Renovate's manager name) and the docker datasource for now."""
+    """The module declares its id (Renovate's manager name) and its main datasource, the actions'.
+
+    Image rows name ``docker`` on each row (``test_job_containers_services_and_docker_steps``).
+    """
     assert (github_actions.ID, github_actions.DATASOURCE, github_actions.VERSIONING) == (
         "github_actions",
-        "docker",
+        "github-tags",
         "docker",
     )
 

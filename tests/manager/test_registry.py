@@ -17,6 +17,7 @@ DATASOURCES = {
     "crates": "cargo",
     "goproxy": "go",
     "docker": "docker",
+    "github-tags": "docker",
 }
 
 

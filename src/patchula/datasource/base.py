@@ -20,7 +20,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import redact_url
-from patchula.models import Catalog, Derive, FetchResponse
+from patchula.models import Catalog, Derive, DigestTerms, FetchResponse
 from patchula.names import has_lone_surrogate
 
 if TYPE_CHECKING:
@@ -286,6 +286,8 @@ class Datasource:
     - ``release_times``: lazily fetched publish times (``LazyTimes``), or ``None`` when the
       catalog carries every date it can.
     - ``get_digest``: a version's digest, or ``None``.
+    - ``digest_terms``: what those digests are and how rows speak of them
+      (``models.DigestTerms``), ``None`` without ``get_digest``.
     - ``freshness_floor_representations``: the stored representations a configured freshness
       floor keeps fresh (e.g. ``--go-freshness-secs``); empty when none.
     - ``dependencies``: the dependencies of one version, or ``None``.
@@ -298,6 +300,7 @@ class Datasource:
     single_document: SingleDocument | None
     release_times: LazyTimes | None
     get_digest: DigestLookup | None
+    digest_terms: DigestTerms | None
     freshness_floor_representations: tuple[str, ...]
     dependencies: DependenciesLookup | None
 

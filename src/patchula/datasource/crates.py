@@ -204,6 +204,7 @@ DATASOURCE = Datasource(
     single_document=None,  # a sparse-index file, then the API only for missing pubtimes
     release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS),
     get_digest=None,
+    digest_terms=None,
     freshness_floor_representations=(),
     dependencies=None,
 )

@@ -34,7 +34,7 @@ from patchula.datasource.base import (
 )
 from patchula.errors import RegistryError
 from patchula.http.auth import redact_url
-from patchula.models import Catalog, Release
+from patchula.models import IMAGE_DIGESTS, Catalog, Release
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -411,6 +411,7 @@ DATASOURCE = Datasource(
     single_document=None,  # tag list pages, then a HEAD per digest and the Hub API for dates
     release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS),
     get_digest=get_digest,
+    digest_terms=IMAGE_DIGESTS,
     freshness_floor_representations=FRESHNESS_FLOOR_REPRESENTATIONS,
     dependencies=None,
 )

@@ -55,7 +55,7 @@ from patchula.datasource.github_releases import (
 )
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import redact_url
-from patchula.models import Catalog, Release
+from patchula.models import Catalog, DigestTerms, Release
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -73,6 +73,16 @@ TIME_SOURCE = (
     "(committer), asked only for the versions the policy needs"
 )
 MAX_PAGES = 100
+# A pin is a commit; a ref that is no version is a branch unless the tag list names it; the tag
+# beside a commit pin is the one its comment names (``uses: o/r@<sha> # v4.2.2``); each tag of
+# the list carries its commit, so a pin without a comment is found back.
+DIGEST_TERMS = DigestTerms(
+    digest="commit",
+    ref="branch",
+    mismatch="the comment says {tag}, but the pinned commit {pinned} is not {tag}'s ({now})",
+    absent="GitHub has no tag or branch of that name",
+    catalog_digests=True,
+)
 # Commit dates asked per call at most (one request each): the rest stay unknown.
 MAX_COMMIT_LOOKUPS = 10
 # Annotated tags pointing at annotated tags are followed this many levels at most.
@@ -308,6 +318,7 @@ DATASOURCE = Datasource(
     single_document=None,  # tag pages, then releases and commits for dates
     release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS),
     get_digest=get_digest,
+    digest_terms=DIGEST_TERMS,
     freshness_floor_representations=(),
     dependencies=None,
 )

@@ -13,8 +13,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from patchula.manager.base import (
-    IMAGE_DATASOURCE,
-    IMAGE_VERSIONING,
     ReadFile,
     YamlNode,
     image_row,
@@ -27,14 +25,14 @@ from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.names import scrub_surrogates
 
 ID = "github_actions"
-# The module's own ids stay the image ones: ``DATASOURCE`` must name a registered datasource,
-# and action rows carry ``ACTION_DATASOURCE`` on each row (a manager may feed several).
-DATASOURCE = IMAGE_DATASOURCE
-VERSIONING = IMAGE_VERSIONING
 ACTION_DATASOURCE = "github-tags"
 # Docker tag rules keep a floating ref's precision (``v4`` → ``v5``), with a leading ``v`` and
 # suffixes, as Renovate's github-actions manager has it.
 ACTION_VERSIONING = "docker"
+# The module's main datasource is the actions' (Renovate's github-actions manager); each row
+# names its own, so image rows (``container:``, ``services``, ``docker://``) keep ``docker``.
+DATASOURCE = ACTION_DATASOURCE
+VERSIONING = ACTION_VERSIONING
 ACTION = "action"
 REUSABLE_WORKFLOW = "reusable-workflow"
 

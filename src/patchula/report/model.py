@@ -107,7 +107,13 @@ class DependencyReport:
     manager: str
     file: str
     line: int | None
-    ecosystem: str
+    ecosystem: Annotated[
+        str,
+        Field(
+            description="The datasource id, except 'github-actions' for GitHub Actions "
+            "references (looked up on 'github-tags')."
+        ),
+    ]
     datasource: str
     name: Annotated[
         str, Field(description="The name as declared (an npm alias key, a Python name as written).")
@@ -138,7 +144,10 @@ class DependencyReport:
     ] = None
     digest: Annotated[
         str | None,
-        Field(description="The content digest the reference pins ('sha256:…'); null when none."),
+        Field(
+            description="The content digest the reference pins ('sha256:…'; a GitHub action's "
+            "commit SHA); null when none."
+        ),
     ] = None
     current_digest: Annotated[
         str | None,
@@ -151,7 +160,8 @@ class DependencyReport:
         str | None,
         Field(
             description="What the eligible tag points at, for a digest-pinned reference that "
-            "is proposed a newer tag (tag and digest move together); null otherwise."
+            "is proposed a newer tag (tag and digest move together; for a GitHub action, the "
+            "commit SHA to pin); null otherwise."
         ),
     ] = None
     status: Status
@@ -437,6 +447,21 @@ def _repo(repo: RepoResult) -> RepositoryReport:
     )
 
 
+# A row's ecosystem is its datasource's id, except where one registry serves a manager whose
+# dependencies users know by another name: GitHub tags and releases read for ``uses:``
+# references are GitHub Actions (Renovate's ``github-actions`` manager); image rows of that
+# manager stay ``docker``.
+_ECOSYSTEMS = {
+    ("github_actions", "github-tags"): "github-actions",
+    ("github_actions", "github-releases"): "github-actions",
+}
+
+
+def ecosystem(manager: str, datasource: str) -> str:
+    """The ecosystem a row of ``manager`` looked up on ``datasource`` is counted under."""
+    return _ECOSYSTEMS.get((manager, datasource), datasource)
+
+
 def _row(row: Row) -> DependencyReport:
     dep, f = row.dependency, row.finding
     catalog = (
@@ -453,7 +478,7 @@ def _row(row: Row) -> DependencyReport:
         manager=dep.manager,
         file=dep.file,
         line=dep.line,
-        ecosystem=dep.datasource,
+        ecosystem=ecosystem(dep.manager, dep.datasource),
         datasource=dep.datasource,
         name=dep.name,
         package_name=dep.package_name,

@@ -150,27 +150,37 @@ def unvalidated_line(host: str, count: int) -> str:
     )
 
 
-# A content digest (OCI image spec, "Digests": ``algorithm:encoded``), e.g. ``sha256:<64 hex>``.
-_DIGEST = re.compile(r"(?P<algorithm>[a-z0-9]+(?:[+._-][a-z0-9]+)*):(?P<hex>[0-9a-fA-F]{32,})")
+# A content digest (OCI image spec, "Digests": ``algorithm:encoded``), e.g. ``sha256:<64 hex>``,
+# or a git commit SHA standing alone (40 hex, 64 in a SHA-256 repository), e.g. a GitHub
+# action's ``uses: o/r@<sha>``: not part of a longer run of letters and digits.
+_DIGEST = re.compile(
+    r"(?P<algorithm>[a-z0-9]+(?:[+._-][a-z0-9]+)*):(?P<hex>[0-9a-fA-F]{32,})"
+    r"|(?<![0-9A-Za-z])(?P<commit>[0-9a-fA-F]{64}|[0-9a-fA-F]{40})(?![0-9A-Za-z])"
+)
 # Hex digits of a digest a table shows: enough to tell digests of one image apart.
 SHORT_HEX = 8
+# Hex digits of a commit a table shows: git's own abbreviation (``git log --oneline``).
+SHORT_COMMIT = 7
 
 
 def short_digest(digest: str) -> str:
-    """``sha256:abcd1234…``: a digest's algorithm and first ``SHORT_HEX`` hex digits.
+    """``sha256:abcd1234…`` or, for a commit SHA, ``abc1234…``: a digest's short form.
 
-    Tables, plain text and Markdown show this form; the JSON report keeps the whole digest.
-    A value that is not a digest is returned as it is.
+    A digest keeps its algorithm and first ``SHORT_HEX`` hex digits, a commit its first
+    ``SHORT_COMMIT``. Tables, plain text and Markdown show this form; the JSON report keeps the
+    whole digest. A value that is neither is returned as it is.
     """
     found = _DIGEST.fullmatch(digest)
     if found is None:
         return digest
+    if found["commit"] is not None:
+        return f"{found['commit'][:SHORT_COMMIT]}…"
     return f"{found['algorithm']}:{found['hex'][:SHORT_HEX]}…"
 
 
 def shorten_digests(text: str) -> str:
-    """``text`` with every digest in it in its short form (``short_digest``)."""
-    if ":" not in text:
+    """``text`` with every digest and commit SHA in it in its short form (``short_digest``)."""
+    if len(text) < SHORT_HEX:
         return text
     return _DIGEST.sub(lambda m: short_digest(m[0]), text)
 

@@ -1,0 +1,338 @@
+"""``patchula run`` on GitHub Actions workflows end to end: the real plugins, the fake GitHub.
+
+A workflow with every kind of ``uses:`` (a tag, a floating ``@v4``, SHA pins with a matching
+comment, a disagreeing comment and none, a branch, a non-version tag, a reusable workflow, a
+``./local`` action, a ``docker://`` step) against the fake registry's GitHub host
+(``--registry github=…``) and its OCI host (``--registry docker=…``). What issue 14's items 1
+and 5 promise, seen from the user's side: rows with file and line, ecosystem
+``github-actions``, the reference as written, current (and the pinned SHA), latest, the SHA to
+pin (``newDigest``), release dates and held-back evidence; a warm run that sends only
+conditional requests; a 401 that names the token source and never shows the token.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from patchula.cli import app
+from tests.fake_registry import FakeRegistry
+from tests.fake_registry.github import GitHub
+
+runner = CliRunner()
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+# A test stand-in for a GitHub token, never a real secret.
+TOKEN = "STANDIN-gh-token-actions-e2e"  # noqa: S105 - a test stand-in
+BRANCH_SHA = "b" * 40
+UNKNOWN_SHA = "0123456789abcdef0123456789abcdef01234567"
+WORKFLOWS = ".github/workflows"
+
+
+def _sha(repo: str, tag: str) -> str:
+    owner, name = repo.split("/")
+    return GitHub.commit_of(owner, name, tag)
+
+
+def _repos(registry: FakeRegistry) -> None:
+    """Three repositories of actions.
+
+    ``actions/checkout`` (releases, and the floating tags of each), ``acme/tools`` (a branch
+    and a non-version tag), ``acme/workflows`` (tags only, no releases).
+    """
+    github = registry.github
+    releases = {
+        "v5.0.0": NOW - timedelta(days=1),  # too young for a 3-day minimum age
+        "v4.3.0": NOW - timedelta(days=40),
+        "v4.2.2": NOW - timedelta(days=100),
+        "v4.2.1": NOW - timedelta(days=120),
+        "v4.1.0": NOW - timedelta(days=200),
+    }
+    github.add_repo(
+        "actions", "checkout", releases, tags=("v5", "v5.0", "v4", "v4.3", "v4.2", "v4.1")
+    )
+    # Floating tags point at the commit of the newest release they cover, as maintainers
+    # move them: v4.2.2's commit is also v4.2's (and v4.3.0's is v4's and v4.3's).
+    for floating, release in (
+        ("v5", "v5.0.0"),
+        ("v5.0", "v5.0.0"),
+        ("v4", "v4.3.0"),
+        ("v4.3", "v4.3.0"),
+        ("v4.2", "v4.2.2"),
+        ("v4.1", "v4.1.0"),
+    ):
+        github.point_tag("actions", "checkout", floating, _sha("actions/checkout", release))
+    github.add_repo(
+        "acme",
+        "tools",
+        {"v2.0.0": NOW - timedelta(days=30)},
+        tags=("nightly",),
+        branches={"main": BRANCH_SHA},
+    )
+    github.add_repo(
+        "acme",
+        "workflows",
+        tags={"v1.2.0": NOW - timedelta(days=90), "v1.3.0": NOW - timedelta(days=9)},
+    )
+    registry.oci.add("library/alpine", dict.fromkeys(("3.19", "3.20")))
+
+
+def _workflow() -> str:
+    v422 = _sha("actions/checkout", "v4.2.2")
+    v421 = _sha("actions/checkout", "v4.2.1")
+    return f"""\
+name: ci
+on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4.1.0
+      - uses: actions/checkout@v4
+      - uses: actions/checkout@v4.2
+      - uses: actions/checkout@{v422} # v4.2.2
+      - uses: actions/checkout@{v421} # v4.2.2
+      - uses: actions/checkout@{v422}
+      - uses: actions/checkout@{UNKNOWN_SHA}
+      - uses: acme/tools/lint@main
+      - uses: acme/tools@nightly
+      - uses: ./.github/actions/local
+      - uses: docker://alpine:3.19
+  release:
+    uses: acme/workflows/.github/workflows/release.yml@v1.2.0
+"""
+
+
+def _checkout(root: Path) -> Path:
+    repo = root / "repo"
+    (repo / WORKFLOWS).mkdir(parents=True)
+    (repo / WORKFLOWS / "ci.yml").write_text(_workflow())
+    # An image pinned by digest alone: no reverse lookup of image digests, still skipped.
+    (repo / "Dockerfile").write_text("FROM alpine@sha256:" + "c" * 64 + "\n")
+    return repo
+
+
+def _args(registry: FakeRegistry, *more: str) -> list[str]:
+    return [
+        "--format",
+        "json",
+        "--now",
+        NOW.isoformat(),
+        "--min-release-age",
+        "3d",
+        "--registry",
+        f"github={registry.url('github')}",
+        "--registry",
+        f"docker={registry.url('oci')}",
+        "--registry",
+        f"docker-hub={registry.url('docker-hub')}",
+        *more,
+    ]
+
+
+# No token of the machine running the tests reaches the fake (or the output).
+_NO_TOKEN = {"GH_TOKEN": "", "GITHUB_TOKEN": "", "GITHUB_API_URL": ""}
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
+    result = runner.invoke(
+        app, ["run", *args], env={**_NO_TOKEN, **(env or {})}, catch_exceptions=False
+    )
+    return result.exit_code, json.loads(result.stdout), result.stderr
+
+
+def _rows(report: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
+    rows = [row for repo in report["repositories"] for row in repo["dependencies"]]
+    return {(row["file"], row["line"]): row for row in rows}
+
+
+def _view(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        row["ecosystem"],
+        row["depType"],
+        row["current"],
+        row["latest"],
+        row["eligible"],
+        row["updateType"],
+        row["status"],
+    )
+
+
+CI = f"{WORKFLOWS}/ci.yml"
+
+
+def test_every_kind_of_uses_reference_is_a_row_with_file_and_line(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Each reference's verdict, as a user reads it in the JSON report.
+
+    Tags keep their precision, SHA pins take their comment's tag (checked against its commit
+    now) or the tag at their commit, branches are tracked by their commit; held-back releases
+    say when they become eligible.
+    """
+    _repos(fake_registry)
+    repo = _checkout(tmp_path)
+    code, report, _ = _run(str(repo), *_args(fake_registry, "--cache", str(tmp_path / "c.db")))
+    assert code == 0
+    rows = _rows(report)
+    v422 = _sha("actions/checkout", "v4.2.2")
+    v421 = _sha("actions/checkout", "v4.2.1")
+    v430 = _sha("actions/checkout", "v4.3.0")
+    assert {key: _view(row) for key, row in rows.items()} == {
+        # v5.0.0 is a day old: held back by the 3-day minimum age; v4.3.0 is eligible.
+        (CI, 7): ("github-actions", "action", "v4.1.0", "v5.0.0", "v4.3.0", "minor", "outdated"),
+        # A floating major ref proposes the next major (v5, held back: its commit is a day
+        # old), never v4.3.0.
+        (CI, 8): ("github-actions", "action", "v4", "v5", None, "major", "held-back"),
+        (CI, 9): ("github-actions", "action", "v4.2", "v5.0", "v4.3", "minor", "outdated"),
+        (CI, 10): ("github-actions", "action", "v4.2.2", "v5.0.0", "v4.3.0", "minor", "outdated"),
+        (CI, 11): ("github-actions", "action", "v4.2.2", "v5.0.0", "v4.3.0", "minor", "outdated"),
+        (CI, 12): ("github-actions", "action", "v4.2.2", "v5.0.0", "v4.3.0", "minor", "outdated"),
+        (CI, 13): ("github-actions", "action", None, None, None, None, "unknown"),
+        (CI, 14): ("github-actions", "action", "main", None, None, None, "up-to-date"),
+        (CI, 15): ("github-actions", "action", "nightly", None, None, None, "up-to-date"),
+        (CI, 16): ("github-actions", "action", None, None, None, None, "skipped"),
+        # Image tags have no publish time: held back while their age is unknown (the default).
+        (CI, 17): ("docker", "step", "3.19", "3.20", None, "minor", "held-back"),
+        (CI, 19): (
+            "github-actions", "reusable-workflow", "v1.2.0", "v1.3.0", "v1.3.0", "minor",
+            "outdated",
+        ),
+        ("Dockerfile", 1): ("docker", "final", None, None, None, None, "skipped"),
+    }  # fmt: skip
+    # The reference as written (with the comment a tag was read from), the pin, the SHA to pin.
+    matching = rows[CI, 10]
+    assert matching["declared"] == f"actions/checkout@{v422} # v4.2.2"
+    assert (matching["digest"], matching["currentDigest"], matching["newDigest"]) == (
+        v422,
+        v422,
+        v430,
+    )
+    assert matching["reason"] is None
+    assert (matching["name"], matching["packageName"]) == ("actions/checkout", "actions/checkout")
+    disagreeing = rows[CI, 11]
+    assert (disagreeing["digest"], disagreeing["currentDigest"], disagreeing["newDigest"]) == (
+        v421,
+        v422,
+        v430,
+    )
+    assert disagreeing["reason"] == (
+        f"the comment says v4.2.2, but the pinned commit {v421} is not v4.2.2's ({v422})"
+    )
+    bare = rows[CI, 12]
+    assert bare["declared"] == f"actions/checkout@{v422}"
+    assert bare["reason"] == "v4.2.2, the tag at the pinned commit"  # v4.2 names it too
+    assert (bare["digest"], bare["currentDigest"], bare["newDigest"]) == (v422, v422, v430)
+    assert rows[CI, 13]["reason"] == f"no tag points at the pinned commit {UNKNOWN_SHA}"
+    assert rows[CI, 13]["digest"] == UNKNOWN_SHA
+    branch = rows[CI, 14]
+    assert (branch["name"], branch["packageName"]) == ("acme/tools/lint", "acme/tools")
+    assert branch["reason"] == f"tracks the branch main (now {BRANCH_SHA})"
+    assert branch["currentDigest"] == BRANCH_SHA
+    nightly = _sha("acme/tools", "nightly")
+    assert rows[CI, 15]["reason"] == f"tracks the tag nightly (now {nightly})"
+    assert rows[CI, 16]["declared"] == "./.github/actions/local"
+    assert rows[CI, 19]["name"] == "acme/workflows/.github/workflows/release.yml"
+    assert rows["Dockerfile", 1]["reason"] == (
+        "a digest without a tag: no tag to compare it with; not looked up"
+    )
+    # Held-back evidence: v5.0.0's release date and when it becomes eligible.
+    [held] = rows[CI, 7]["heldBack"]
+    assert (held["version"], held["releasedAt"], held["eligibleAt"]) == (
+        "v5.0.0",
+        (NOW - timedelta(days=1)).isoformat().replace("+00:00", "Z"),
+        (NOW + timedelta(days=2)).isoformat().replace("+00:00", "Z"),
+    )
+    assert [h["version"] for h in rows[CI, 8]["heldBack"]] == ["v5"]
+    assert rows[CI, 7]["eligibleReleasedAt"] == "2026-10-22T12:00:00Z"
+    counts = report["summary"]["byEcosystem"]
+    assert set(counts) == {"docker", "github-actions"}
+
+
+def test_the_table_shows_short_commit_shas(fake_registry: FakeRegistry, tmp_path: Path) -> None:
+    """``abc1234…`` for every commit in a table row: the reference, current, eligible, notes."""
+    _repos(fake_registry)
+    repo = _checkout(tmp_path)
+    args = [a for a in _args(fake_registry, "--no-cache") if a not in {"--format", "json"}]
+    result = runner.invoke(app, ["run", str(repo), *args, "-v"], env=_NO_TOKEN, terminal_width=400)
+    v422 = _sha("actions/checkout", "v4.2.2")[:7]
+    v421 = _sha("actions/checkout", "v4.2.1")[:7]
+    v430 = _sha("actions/checkout", "v4.3.0")[:7]
+    lines = result.stdout.splitlines()
+    [disagreeing] = [line for line in lines if f"@{v421}… # v4.2.2" in line]
+    assert f"v4.2.2@{v421}…" in disagreeing
+    assert f"v4.3.0@{v430}…" in disagreeing
+    assert f"the pinned commit {v421}… is not v4.2.2's ({v422}…)" in disagreeing
+    assert f"tracks the branch main ({BRANCH_SHA[:7]}…)" not in result.stdout  # "now" stays
+    assert f"tracks the branch main (now {BRANCH_SHA[:7]}…)" in result.stdout
+    assert _sha("actions/checkout", "v4.2.1") not in result.stdout
+
+
+def test_a_warm_run_sends_only_conditional_requests(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """The second run with the same cache revalidates (304) every GitHub page it reads."""
+    _repos(fake_registry)
+    github = fake_registry.host("github")
+    github.cache_control = "max-age=0"  # stale at once: the warm run must revalidate
+    repo = _checkout(tmp_path)
+    args = _args(fake_registry, "--cache", str(tmp_path / "c.db"))
+    code, cold, _ = _run(str(repo), *args)
+    assert code == 0
+    assert github.requests > 0
+    github.reset_stats()
+    code, warm, _ = _run(str(repo), *args)
+    assert code == 0
+    with github.lock:
+        log = list(github.log)
+    assert log
+    assert {entry.status for entry in log} == {304}
+    assert any("/tags" in entry.path for entry in log)
+    assert any("/releases" in entry.path for entry in log)
+
+    def verdicts(report: dict[str, Any]) -> dict[tuple[str, int], tuple[Any, ...]]:
+        return {k: (*_view(r), r["newDigest"], r["reason"]) for k, r in _rows(report).items()}
+
+    assert verdicts(warm) == verdicts(cold)
+
+
+@pytest.mark.parametrize("variable", ["GH_TOKEN", "GITHUB_TOKEN"])
+def test_a_refused_token_names_its_source_and_is_never_shown(
+    fake_registry: FakeRegistry, tmp_path: Path, variable: str
+) -> None:
+    """GitHub's 401 to the token is an error row naming the variable; the token is nowhere."""
+    _repos(fake_registry)
+    fake_registry.host("github").required_authorization = "Bearer STANDIN-another-token"
+    repo = _checkout(tmp_path)
+    result = runner.invoke(
+        app,
+        ["run", str(repo), *_args(fake_registry, "--no-cache")],
+        env={**_NO_TOKEN, variable: TOKEN},
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 3  # some lookups failed
+    rows = _rows(json.loads(result.stdout))
+    reason = rows[CI, 7]["reason"]
+    assert rows[CI, 7]["status"] == "error"
+    assert f"the credential from {variable} was refused" in reason
+    assert "HTTP 401" in reason
+    assert TOKEN not in result.stdout
+    assert TOKEN not in result.stderr
+    assert rows[CI, 17]["status"] == "held-back"  # the image step is not GitHub's
+
+
+def test_without_a_token_a_401_says_where_one_goes(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """An anonymous 401 names the variables a token can be given in."""
+    _repos(fake_registry)
+    fake_registry.host("github").required_authorization = "Bearer STANDIN-another-token"
+    repo = _checkout(tmp_path)
+    code, report, _ = _run(str(repo), *_args(fake_registry, "--no-cache"))
+    assert code == 3
+    reason = _rows(report)[CI, 7]["reason"]
+    assert "add one to the GH_TOKEN or GITHUB_TOKEN environment variable" in reason
