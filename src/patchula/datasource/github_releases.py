@@ -29,8 +29,8 @@ practices" (conditional requests); seed 003 "SQLite cache".
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
 
@@ -38,6 +38,7 @@ from patchula.datasource.base import (
     Datasource,
     ReleaseRow,
     check_status,
+    credential_source_of,
     describe_decode_error,
     from_epoch,
     next_link,
@@ -45,8 +46,9 @@ from patchula.datasource.base import (
     release_rows_of,
     url_safe_name,
 )
-from patchula.errors import RegistryError
-from patchula.http.auth import redact_url
+from patchula.errors import PackageNotFound, RegistryError
+from patchula.http.auth import redact_text, redact_url
+from patchula.http.governor import RateLimited
 from patchula.models import Catalog, Release
 
 if TYPE_CHECKING:
@@ -91,6 +93,150 @@ class _Release(msgspec.Struct, frozen=True):
 
 _RELEASES = msgspec.json.Decoder(list[_Release])
 _COMPACT = msgspec.json.Decoder(list[tuple[str, float | None, bool]])
+
+
+# --- GraphQL (``POST {graphql}``, a token required) -------------------------------------------
+
+# The stored form of a GraphQL answer: its ``data`` only (answers with ``errors`` are never
+# stored); the key names a digest of the query body, so each query has its own entry.
+GRAPHQL_REPRESENTATION = "github-graphql-data-v1"
+# A query body (query text and variables) over this is refused before it is sent.
+MAX_QUERY_BYTES = 32 * 1024
+# An error message from GitHub is shown at most this long, control characters dropped.
+MESSAGE_LIMIT = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+class _GraphQLError(msgspec.Struct, frozen=True):
+    """One entry of a GraphQL answer's ``errors`` (GraphQL spec §7.1.2; GitHub adds ``type``)."""
+
+    message: str = ""
+    type: str | None = None
+    path: list[str | int] | None = None
+
+
+class _GraphQLAnswer(msgspec.Struct, frozen=True):
+    data: dict[str, Any] | None = None
+    errors: list[_GraphQLError] | None = None
+
+
+_GRAPHQL = msgspec.json.Decoder(_GraphQLAnswer)
+_DATA = msgspec.json.Decoder(dict[str, Any])
+
+
+class PartialAnswerError(RegistryError):
+    """A GraphQL answer with ``data`` and ``errors`` at some of its fields (never stored).
+
+    ``data`` is what GitHub did answer (the erring fields ``null``); ``paths`` the erring
+    fields' paths. A caller that can use part of an answer (ref resolution, per alias) may;
+    anything else treats it as the ``RegistryError`` it is.
+    """
+
+    def __init__(self, reason: str, data: dict[str, Any], paths: list[list[str | int]]) -> None:
+        super().__init__(reason)
+        self.data = data
+        self.paths = paths
+
+
+def graphql_url(base_url: str) -> str:
+    """The GraphQL endpoint beside REST base ``base_url``: ``{base}/graphql``.
+
+    GitHub Enterprise Server's ``https://<host>/api/v3`` has it at ``https://<host>/api/graphql``
+    (the rule ``credentials.github_graphql_url`` scopes the token by; kept here so a lookup
+    imports no configuration code).
+    """
+    base = base_url.rstrip("/")
+    if base.endswith("/api/v3"):
+        return f"{base.removesuffix('/v3')}/graphql"
+    return f"{base}/graphql"
+
+
+def graphql_token(fetch: Fetch, base_url: str) -> str | None:
+    """Where the token GraphQL would be sent with comes from (``GH_TOKEN``), else ``None``.
+
+    GitHub's GraphQL API refuses anonymous callers, so without a token the REST path is used
+    and no GraphQL request is ever sent (``datasource.base.CredentialProbe``).
+    """
+    return credential_source_of(fetch, graphql_url(base_url))
+
+
+def _said(text: str) -> str:
+    """A message GitHub wrote, safe for a row: one line, URLs redacted, bounded."""
+    return redact_text(_CONTROL.sub(" ", text)).strip()[:MESSAGE_LIMIT]
+
+
+def derive_graphql(content: bytes) -> bytes:
+    """Keep a GraphQL answer's ``data``; refuse one with ``errors`` (so it is never stored).
+
+    Raises ``RateLimited`` for a ``RATE_LIMITED`` error (GitHub answers a spent GraphQL budget
+    with HTTP 200 and an ``errors`` array), ``PackageNotFound`` for ``NOT_FOUND`` at
+    ``repository``, ``PartialAnswerError`` when ``data`` came with errors at some fields, and
+    ``RegistryError`` for any other error or an answer that is not a GraphQL response.
+    Source: GraphQL spec §7.1 (response format); docs.github.com "Rate limits and query
+    limits for the GraphQL API".
+    """
+    answer = decode(_GRAPHQL, content, "GitHub GraphQL answer")
+    errors = answer.errors or []
+    if not errors:
+        if answer.data is None:
+            msg = "GitHub GraphQL answer: no data and no errors"
+            raise RegistryError(msg)
+        return msgspec.json.encode(answer.data)
+    first = errors[0]
+    said = "; ".join(dict.fromkeys(_said(e.message) for e in errors[:3] if e.message))
+    said = said[:MESSAGE_LIMIT] or "no message"
+    if any(e.type == "RATE_LIMITED" for e in errors):
+        msg = f"GitHub GraphQL rate limit exceeded (RATE_LIMITED): {said}"
+        raise RateLimited(msg)
+    if any(e.type == "NOT_FOUND" and e.path == ["repository"] for e in errors):
+        msg = f"GitHub repository not found (GraphQL NOT_FOUND): {said}"
+        raise PackageNotFound(msg)
+    kind = f" ({_said(first.type)[:40]})" if first.type else ""
+    data = answer.data
+    if data is not None and any(data.values()) and all(e.path for e in errors):
+        paths = [list(e.path or []) for e in errors]
+        msg = f"GitHub GraphQL answered in part{kind}: {said}"
+        raise PartialAnswerError(msg, data, paths)
+    msg = f"GitHub GraphQL refused the query{kind}: {said}"
+    raise RegistryError(msg)
+
+
+async def graphql(
+    fetch: Fetch, base_url: str, query: str, variables: Mapping[str, object], *, what: str
+) -> dict[str, Any]:
+    """Send one GraphQL ``query`` with ``variables`` and return its ``data``.
+
+    ``POST {graphql_url(base_url)}`` with the REST headers and a JSON body (``query``,
+    ``variables``: values are never spliced into the query text); at most
+    ``MAX_QUERY_BYTES``. The answer is stored like a GET's, keyed by the body's digest, only
+    without errors (``derive_graphql``). Raises what ``derive_graphql`` raises (the reason
+    prefixed with ``what``), ``RegistryError`` for a non-2xx answer (a 401/403 names the token
+    source, never the token) or an oversized query, ``RateLimited`` from the governor.
+    """
+    body = msgspec.json.encode({"query": query, "variables": dict(variables)})
+    if len(body) > MAX_QUERY_BYTES:
+        msg = f"{what}: the GraphQL query would be {len(body)} bytes (limit {MAX_QUERY_BYTES})"
+        raise RegistryError(msg)
+    method_fetch = cast("MethodFetch", fetch)
+    try:
+        response = await method_fetch(
+            graphql_url(base_url),
+            headers={**HEADERS, "Content-Type": "application/json"},
+            representation=GRAPHQL_REPRESENTATION,
+            derive=derive_graphql,
+            method="POST",
+            body=body,
+        )
+    except PartialAnswerError as exc:
+        raise PartialAnswerError(f"{what}: {exc.reason}", exc.data, exc.paths) from None
+    except RegistryError as exc:
+        if not exc.reason.startswith("GitHub"):
+            raise
+        raise type(exc)(f"{what}: {exc.reason}") from None
+    except PackageNotFound as exc:
+        raise PackageNotFound(f"{what}: {exc.reason}") from None
+    check_status(response, what, credential_hint=CREDENTIAL_HINT)
+    return decode(_DATA, response.content, what)
 
 
 def repository_url(base_url: str, package_name: str) -> str:

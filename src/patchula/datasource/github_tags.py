@@ -29,9 +29,13 @@ reference), "Git tags", "Commits"; seed 003 "Catalog views" (mutable tags).
 from __future__ import annotations
 
 import re
+import weakref
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 from urllib.parse import quote
 
+import anyio
+import anyio.lowlevel
 import msgspec
 
 from patchula.datasource import github_releases
@@ -50,10 +54,13 @@ from patchula.datasource.github_releases import (
     HEADERS,
     PAGE_SIZE,
     REGISTRY,
+    PartialAnswerError,
     decode,
+    graphql,
+    graphql_token,
     repository_url,
 )
-from patchula.errors import PackageNotFound, RegistryError
+from patchula.errors import LookupFailed, PackageNotFound, RegistryError
 from patchula.http.auth import redact_url
 from patchula.models import Catalog, Release
 
@@ -256,8 +263,169 @@ def _safe_ref(ref: str) -> bool:
     return 0 < len(ref) <= 255 and _BAD_REF.search(ref) is None  # noqa: PLR2004 - name bound
 
 
+# --- ref resolution through GraphQL (a token required) -----------------------------------------
+
+# Refs resolved per GraphQL query at most (two aliases each: the tag and the branch); a batch
+# with more is sent as several queries.
+MAX_REFS_PER_QUERY = 25
+
+
+def _target_selection(depth: int) -> str:
+    """``target { __typename oid ... on Tag { target { … } } }``, ``depth`` tags deep."""
+    inner = "__typename oid"
+    for _ in range(depth):
+        inner = f"__typename oid ... on Tag {{ target {{ {inner} }} }}"
+    return f"target {{ {inner} }}"
+
+
+# An annotated tag's ``target`` is followed up to ``MAX_TAG_DEPTH`` tag objects to its commit.
+_TAG_TARGET = _target_selection(MAX_TAG_DEPTH)
+
+
+def refs_query(count: int) -> str:
+    """The query resolving ``count`` refs of one repository: aliases ``t<i>`` and ``h<i>``.
+
+    ``t<i>`` is ``refs/tags/<ref>`` (variable ``$t<i>``), followed through annotated tags;
+    ``h<i>`` is ``refs/heads/<ref>`` (``$h<i>``). Ref names travel as variables, never in
+    the query text. Source: GitHub GraphQL reference, ``Repository.ref(qualifiedName)``,
+    ``Ref.target`` (``GitObject``: ``Commit``, ``Tag``).
+    """
+    names = [f"$t{i}: String!, $h{i}: String!" for i in range(count)]
+    fields = [
+        f"t{i}: ref(qualifiedName: $t{i}) {{ {_TAG_TARGET} }} "
+        f"h{i}: ref(qualifiedName: $h{i}) {{ target {{ __typename oid }} }}"
+        for i in range(count)
+    ]
+    return (
+        f"query($owner: String!, $name: String!, {', '.join(names)}) {{ "
+        f"repository(owner: $owner, name: $name) {{ {' '.join(fields)} }} }}"
+    )
+
+
+def _commit_of(ref: object) -> str | None:
+    """The commit SHA a ``ref`` answer names (through tag objects), else ``None``."""
+    target = ref.get("target") if isinstance(ref, dict) else None
+    for _ in range(MAX_TAG_DEPTH + 1):
+        if not isinstance(target, dict):
+            return None
+        kind, oid = target.get("__typename"), target.get("oid")
+        if kind == "Commit" and isinstance(oid, str) and _SHA.fullmatch(oid.lower()):
+            return oid.lower()
+        if kind != "Tag":
+            return None  # a tag of a tree or blob: the REST lookup says what it is
+        target = target.get("target")
+    return None
+
+
+async def resolve_refs(
+    fetch: Fetch, base_url: str, package_name: str, refs: Sequence[str]
+) -> dict[str, str | None]:
+    """Resolve ``refs`` (tags, else branches) of ``owner/repo`` in bounded GraphQL queries.
+
+    One query per ``MAX_REFS_PER_QUERY`` refs (``refs_query``): a tag's commit through its
+    annotated tag objects, else the branch's commit. Returns ref → commit SHA, or ``None``
+    where GraphQL named no commit (no such ref, an object too deep, a field that erred in a
+    partial answer): the caller asks REST for those. Raises ``PackageNotFound`` for an unknown
+    repository, ``RateLimited`` and ``RegistryError`` like ``github_releases.graphql``.
+    """
+    repository_url(base_url, package_name)  # refuses a name that is not owner/repo
+    owner, _, name = package_name.partition("/")
+    what = f"GitHub repository {package_name!r} (refs)"
+    found: dict[str, str | None] = {}
+    unique = list(dict.fromkeys(refs))
+    for start in range(0, len(unique), MAX_REFS_PER_QUERY):
+        chunk = unique[start : start + MAX_REFS_PER_QUERY]
+        variables: dict[str, object] = {"owner": owner, "name": name}
+        for i, ref in enumerate(chunk):
+            variables[f"t{i}"] = f"refs/tags/{ref}"
+            variables[f"h{i}"] = f"refs/heads/{ref}"
+        try:
+            data = await graphql(fetch, base_url, refs_query(len(chunk)), variables, what=what)
+        except PartialAnswerError as partial:
+            data = partial.data  # erring aliases are null: REST answers for them
+        repository = data.get("repository")
+        if not isinstance(repository, dict):
+            msg = f"{what}: GitHub GraphQL answered no repository"
+            raise RegistryError(msg)
+        for i, ref in enumerate(chunk):
+            found[ref] = _commit_of(repository.get(f"t{i}")) or _commit_of(repository.get(f"h{i}"))
+    return found
+
+
+@dataclass
+class _Batch:
+    """The refs of one repository asked in one event-loop turn, resolved by one query."""
+
+    refs: list[str] = field(default_factory=list)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    found: dict[str, str | None] | None = None
+    failure: LookupFailed | None = None
+
+
+# Open batches per fetch facade (a run's), per (base URL, repository): concurrent digest
+# reads of one repository join the batch the first of them opened.
+_BATCHES: weakref.WeakKeyDictionary[object, dict[tuple[str, str], _Batch]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _batched(fetch: Fetch, base_url: str, package_name: str, ref: str) -> str | None:
+    """The commit of ``ref``, from one batch of this turn's refs (``None``: ask REST for it).
+
+    The first caller opens the batch, lets the other tasks of this event-loop turn join it
+    (one checkpoint), then sends ``resolve_refs`` for all of them; the others wait for it.
+    Its failure (``LookupFailed``) is every member's; a batch that ended otherwise (its
+    sender cancelled) leaves each member to REST.
+    """
+    try:
+        open_batches = _BATCHES.setdefault(fetch, {})
+    except TypeError:  # a facade that cannot be weakly referenced: no batching
+        return (await resolve_refs(fetch, base_url, package_name, [ref]))[ref]
+    key = (base_url.rstrip("/"), package_name.lower())
+    batch = open_batches.get(key)
+    if batch is not None:
+        batch.refs.append(ref)
+        await batch.done.wait()
+    else:
+        batch = open_batches[key] = _Batch([ref])
+        try:
+            await anyio.lowlevel.checkpoint()
+            if open_batches.get(key) is batch:
+                del open_batches[key]
+            batch.found = await resolve_refs(fetch, base_url, package_name, batch.refs)
+        except LookupFailed as exc:
+            batch.failure = exc
+        finally:
+            if open_batches.get(key) is batch:
+                del open_batches[key]
+            batch.done.set()
+    if batch.failure is not None:
+        raise batch.failure
+    return (batch.found or {}).get(ref)
+
+
 async def get_digest(fetch: Fetch, base_url: str, package_name: str, version: str) -> str | None:
     """Return the commit SHA tag or branch ``version`` of ``owner/repo`` points at now.
+
+    With a GitHub token for GraphQL (``github_releases.graphql_token``): the refs of the
+    repository asked at once (the SHA pin's tag to check, the tag to propose) are resolved
+    together in one bounded query (``resolve_refs``), annotated tags followed; what it names
+    no commit for falls back to the REST lookup below. A tag catalog, reused or not, is never
+    asked: a tag's commit has its own freshness (seed 003, "mutable tags"). Without a token,
+    REST only. Raises like the REST lookup, and ``RateLimited``/``RegistryError`` for a
+    GraphQL answer with errors (``github_releases.derive_graphql``).
+    """
+    if not _safe_ref(version):
+        return None
+    if graphql_token(fetch, base_url) is not None:
+        sha = await _batched(fetch, base_url, package_name, version)
+        if sha is not None:
+            return sha
+    return await rest_digest(fetch, base_url, package_name, version)
+
+
+async def rest_digest(fetch: Fetch, base_url: str, package_name: str, version: str) -> str | None:
+    """Return the commit SHA tag or branch ``version`` points at now, asked on REST.
 
     A tag first: ``git/matching-refs/tags/<ref>``, the entry that is exactly
     ``refs/tags/<ref>`` (prefix matches are other tags); a lightweight tag's object is the

@@ -1,0 +1,298 @@
+"""GitHub GraphQL (token only): bounded ref resolution and error mapping, on the fake GitHub."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from patchula.cache import Cache
+from patchula.credentials import github_credential
+from patchula.datasource import github_releases, github_tags
+from patchula.errors import PackageNotFound, RegistryError
+from patchula.http.auth import StaticCredentials
+from patchula.http.fetcher import Fetcher, make_client
+from patchula.http.governor import RateLimited
+from tests.fake_registry import FakeRegistry
+
+OWNER, REPO = "acme", "widget"
+PACKAGE = f"{OWNER}/{REPO}"
+TOKEN = "gh-STANDIN-not-a-token"  # noqa: S105 - a stand-in, never a real secret
+
+
+@asynccontextmanager
+async def _fetcher(
+    base: str, cache: Cache | None = None, *, token: bool = True
+) -> AsyncIterator[Fetcher]:
+    """A fetcher sending ``GH_TOKEN`` to ``base`` and its GraphQL endpoint (or no token)."""
+    credentials = []
+    if token:
+        for url in {base, github_releases.graphql_url(base)}:
+            credential = github_credential({"GH_TOKEN": TOKEN}, url)
+            assert credential is not None
+            credentials.append(credential)
+    async with make_client() as client:
+        yield Fetcher(client, cache=cache, credentials=StaticCredentials(credentials))
+
+
+async def _digests(fetch: Fetcher, base: str, refs: list[str]) -> dict[str, str | None]:
+    """``get_digest`` of every ref, all at once (as a scan asks a row's refs)."""
+    found: dict[str, str | None] = {}
+
+    async def one(ref: str) -> None:
+        found[ref] = await github_tags.get_digest(fetch, base, PACKAGE, ref)
+
+    async with anyio.create_task_group() as tg:
+        for ref in refs:
+            tg.start_soon(one, ref)
+    return found
+
+
+def _repo(fake_registry: FakeRegistry) -> None:
+    fake_registry.github.add_repo(
+        OWNER,
+        REPO,
+        tags=["v4.1.0", "v4.2.2", "v4"],
+        annotated={"v4.2.2"},
+        branches={"main": "c" * 40},
+    )
+
+
+# --- ref resolution -----------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_rows_refs_resolve_in_one_graphql_query(fake_registry: FakeRegistry) -> None:
+    """The refs asked at once cost ONE query: lightweight, annotated (followed), a branch."""
+    base = fake_registry.url("github")
+    _repo(fake_registry)
+    async with _fetcher(base) as fetch:
+        found = await _digests(fetch, base, ["v4.1.0", "v4.2.2", "main", "v9"])
+    commit = fake_registry.github.commit_of
+    assert found["v4.1.0"] == commit(OWNER, REPO, "v4.1.0")
+    assert found["v4.2.2"] == commit(OWNER, REPO, "v4.2.2")  # the commit, not the tag object
+    assert found["main"] == "c" * 40
+    assert found["v9"] is None  # no such ref: REST says so too
+    routes = fake_registry.host("github").requests_by_route
+    assert routes["POST /graphql"] == 1
+    assert routes[f"GET /repos/{PACKAGE}/git/matching-refs/tags/v9"] == 1  # the fallback
+    assert not any("v4.1.0" in r or "v4.2.2" in r or "main" in r for r in routes)
+    assert fake_registry.host("github").authorized_requests == fake_registry.host("github").requests
+
+
+@pytest.mark.anyio
+async def test_without_a_token_no_graphql_is_sent(fake_registry: FakeRegistry) -> None:
+    """Anonymous: the REST lookups of before, and not a single POST."""
+    base = fake_registry.url("github")
+    _repo(fake_registry)
+    async with _fetcher(base, token=False) as fetch:
+        found = await _digests(fetch, base, ["v4.2.2", "main"])
+    assert found["v4.2.2"] == fake_registry.github.commit_of(OWNER, REPO, "v4.2.2")
+    assert found["main"] == "c" * 40
+    routes = fake_registry.host("github").requests_by_route
+    assert not any(route.startswith("POST") for route in routes)
+    assert routes[f"GET /repos/{PACKAGE}/git/matching-refs/tags/v4.2.2"] == 1
+
+
+@pytest.mark.anyio
+async def test_a_ref_graphql_does_not_name_falls_back_to_rest(fake_registry: FakeRegistry) -> None:
+    """A missing object in the GraphQL answer is asked per ref on REST; the others are not."""
+    base = fake_registry.url("github")
+    _repo(fake_registry)
+    fake_registry.github.graphql_hidden = {"refs/tags/v4.2.2"}
+    async with _fetcher(base) as fetch:
+        found = await _digests(fetch, base, ["v4.1.0", "v4.2.2"])
+    assert found["v4.2.2"] == fake_registry.github.commit_of(OWNER, REPO, "v4.2.2")
+    routes = fake_registry.host("github").requests_by_route
+    assert routes["POST /graphql"] == 1
+    tag_object = fake_registry.github.tag_object_of(OWNER, REPO, "v4.2.2")
+    assert routes[f"GET /repos/{PACKAGE}/git/matching-refs/tags/v4.2.2"] == 1
+    assert routes[f"GET /repos/{PACKAGE}/git/tags/{tag_object}"] == 1
+    assert f"GET /repos/{PACKAGE}/git/matching-refs/tags/v4.1.0" not in routes
+
+
+@pytest.mark.anyio
+async def test_a_moved_tag_is_seen_while_the_tag_catalog_is_reused(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A fresh, reused tag list still names the old commit; the ref read names the new one."""
+    base = fake_registry.url("github")
+    _repo(fake_registry)
+    fake_registry.host("github").cache_control = "max-age=3600"
+    moved = "d" * 40
+    with Cache.open(tmp_path / "cache.sqlite3") as cache:
+        async with _fetcher(base, cache) as fetch:
+            before = await github_tags.get_catalog(fetch, base, PACKAGE)
+            old = await github_tags.get_digest(fetch, base, PACKAGE, "v4")
+            fake_registry.github.move_tag(OWNER, REPO, "v4", moved)
+            # The same row asks again with another ref beside it (a new batch, a new query).
+            again = await github_tags.get_catalog(fetch, base, PACKAGE)
+            new = (await _digests(fetch, base, ["v4", "v4.1.0"]))["v4"]
+    v4 = before.release("v4")
+    assert v4 is not None
+    assert old == v4.digest == fake_registry.github.commit_of(OWNER, REPO, "v4")
+    assert again.reused
+    reused = again.release("v4")
+    assert reused is not None
+    assert reused.digest == old  # the reused catalog is not revalidated …
+    assert new == moved  # … and does not freeze the tag's commit
+
+
+@pytest.mark.anyio
+async def test_refs_over_the_query_bound_take_more_queries(fake_registry: FakeRegistry) -> None:
+    """Each query names at most MAX_REFS_PER_QUERY refs; a larger batch is split."""
+    base = fake_registry.url("github")
+    count = github_tags.MAX_REFS_PER_QUERY + 5
+    tags = [f"v1.0.{n}" for n in range(count)]
+    fake_registry.github.add_repo(OWNER, REPO, tags=tags)
+    async with _fetcher(base) as fetch:
+        found = await _digests(fetch, base, tags)
+    assert found == {tag: fake_registry.github.commit_of(OWNER, REPO, tag) for tag in tags}
+    assert fake_registry.host("github").requests_by_route == {"POST /graphql": 2}
+    sizes = [query.count("ref(qualifiedName") for query in fake_registry.github.graphql_queries]
+    assert sizes == [2 * github_tags.MAX_REFS_PER_QUERY, 2 * 5]
+
+
+def test_ref_names_travel_as_variables_never_in_the_query() -> None:
+    """A ref with quotes or braces cannot change the query: the text names only variables."""
+    query = github_tags.refs_query(2)
+    assert "$t0" in query
+    assert "$h1" in query
+    assert '"' not in query
+
+
+@pytest.mark.anyio
+async def test_ghes_graphql_is_under_api_graphql(fake_registry: FakeRegistry) -> None:
+    """A GitHub Enterprise Server base ``…/api/v3`` sends GraphQL to ``…/api/graphql``."""
+    base = f"{fake_registry.url('github')}/api/v3"
+    _repo(fake_registry)
+    async with _fetcher(base) as fetch:
+        found = await _digests(fetch, base, ["v4.2.2", "v4"])
+    assert found["v4.2.2"] == fake_registry.github.commit_of(OWNER, REPO, "v4.2.2")
+    assert fake_registry.host("github").requests_by_route == {"POST /api/graphql": 1}
+
+
+# --- errors -------------------------------------------------------------------------------
+
+
+def _error(kind: str | None, message: str, path: list[str] | None = None) -> dict[str, object]:
+    error: dict[str, object] = {"message": message}
+    if kind is not None:
+        error["type"] = kind
+    if path is not None:
+        error["path"] = path
+    return error
+
+
+@pytest.mark.anyio
+async def test_a_rate_limited_answer_with_200_is_a_rate_limit(fake_registry: FakeRegistry) -> None:
+    """GitHub's spent GraphQL budget (HTTP 200, ``RATE_LIMITED``) fails as ``RateLimited``."""
+    base = fake_registry.url("github")
+    _repo(fake_registry)
+    message = "API rate limit exceeded for user ID 1."
+    fake_registry.github.graphql_replies = [
+        {"data": None, "errors": [_error("RATE_LIMITED", message)]}
+    ]
+    async with _fetcher(base) as fetch:
+        with pytest.raises(RateLimited) as failed:
+            await github_tags.get_digest(fetch, base, PACKAGE, "v4")
+    assert "RATE_LIMITED" in failed.value.reason
+    assert message in failed.value.reason
+    assert PACKAGE in failed.value.reason
+    assert TOKEN not in failed.value.reason
+
+
+@pytest.mark.anyio
+async def test_an_unknown_repository_is_not_found(fake_registry: FakeRegistry) -> None:
+    """``NOT_FOUND`` at ``repository`` is ``PackageNotFound``, as a REST 404 would be."""
+    base = fake_registry.url("github")
+    async with _fetcher(base) as fetch:
+        with pytest.raises(PackageNotFound) as failed:
+            await github_tags.get_digest(fetch, base, PACKAGE, "v4")
+    assert "Could not resolve to a Repository" in failed.value.reason
+
+
+@pytest.mark.anyio
+async def test_other_errors_are_registry_errors_and_never_stored(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """An error answer names GitHub's message (one line, bounded) and is not cached."""
+    base = fake_registry.url("github")
+    _repo(fake_registry)
+    fake_registry.host("github").cache_control = "max-age=3600"
+    long = "Something went wrong\nwhile executing your query. " + "x" * 500
+    fake_registry.github.graphql_replies = [{"errors": [_error("INTERNAL", long)]}]
+    with Cache.open(tmp_path / "cache.sqlite3") as cache:
+        async with _fetcher(base, cache) as fetch:
+            with pytest.raises(RegistryError) as failed:
+                await github_tags.get_digest(fetch, base, PACKAGE, "v4")
+            found = await github_tags.get_digest(fetch, base, PACKAGE, "v4")
+    reason = failed.value.reason
+    assert "GitHub GraphQL refused the query (INTERNAL): Something went wrong while" in reason
+    assert "\n" not in reason
+    assert len(reason) < 300
+    assert found == fake_registry.github.commit_of(OWNER, REPO, "v4")
+    assert fake_registry.host("github").requests_by_route == {"POST /graphql": 2}
+
+
+@pytest.mark.anyio
+async def test_a_partial_answer_uses_its_data_and_asks_rest_for_the_rest(
+    fake_registry: FakeRegistry,
+) -> None:
+    """Data with errors at some aliases: those refs fall back to REST, the others are used."""
+    base = fake_registry.url("github")
+    _repo(fake_registry)
+    sha = fake_registry.github.commit_of(OWNER, REPO, "v4.1.0")
+    data = {
+        "repository": {
+            "t0": {"target": {"__typename": "Commit", "oid": sha}},
+            "h0": None,
+            "t1": None,
+            "h1": None,
+        }
+    }
+    error = _error("FORBIDDEN", "Resource not accessible", ["repository", "t1"])
+    fake_registry.github.graphql_replies = [{"data": data, "errors": [error]}]
+    async with _fetcher(base) as fetch:
+        found = await github_tags.resolve_refs(fetch, base, PACKAGE, ["v4.1.0", "v4.2.2"])
+        rest = await github_tags.get_digest(fetch, base, PACKAGE, "v4.2.2")
+    assert found == {"v4.1.0": sha, "v4.2.2": None}
+    assert rest == fake_registry.github.commit_of(OWNER, REPO, "v4.2.2")
+
+
+@pytest.mark.anyio
+async def test_a_refused_token_names_its_variable_only(fake_registry: FakeRegistry) -> None:
+    """A 401 on GraphQL names ``GH_TOKEN``, never the token."""
+    base = fake_registry.url("github")
+    _repo(fake_registry)
+    fake_registry.host("github").required_authorization = "Bearer the-right-one"
+    async with _fetcher(base) as fetch:
+        with pytest.raises(RegistryError) as failed:
+            await github_tags.get_digest(fetch, base, PACKAGE, "v4")
+    assert "HTTP 401" in failed.value.reason
+    assert "the credential from GH_TOKEN was refused" in failed.value.reason
+    assert TOKEN not in failed.value.reason
+
+
+@pytest.mark.anyio
+async def test_an_oversized_query_is_refused_before_it_is_sent(
+    fake_registry: FakeRegistry,
+) -> None:
+    """A query body over MAX_QUERY_BYTES is a RegistryError and no request."""
+    base = fake_registry.url("github")
+    variables = {"x": "y" * github_releases.MAX_QUERY_BYTES}
+    async with _fetcher(base) as fetch:
+        with pytest.raises(RegistryError, match="GraphQL query would be"):
+            await github_releases.graphql(fetch, base, "query { x }", variables, what="w")
+    assert fake_registry.host("github").requests == 0
+
+
+def test_an_answer_that_is_no_graphql_response_is_refused() -> None:
+    """Not JSON, or no data and no errors: a RegistryError saying so."""
+    with pytest.raises(RegistryError, match="unusable answer"):
+        github_releases.derive_graphql(b"<html>")
+    with pytest.raises(RegistryError, match="no data and no errors"):
+        github_releases.derive_graphql(b"{}")
