@@ -301,10 +301,10 @@ class GitHub:
             }
             for r in repo.releases
         ]
-        refs = [
-            {"name": t, "target": {"__typename": "Commit", "oid": sha, "committedDate": iso(d)}}
-            for t, sha, d in repo.tags
-        ]
+        tags = list(repo.tags)
+        if re.search(r"field\s*:\s*TAG_COMMIT_DATE\s*,\s*direction\s*:\s*DESC", query):
+            tags.sort(key=lambda tag: tag[2], reverse=True)  # stable: ties keep their order
+        refs = [self._graphql_ref(repo, f"refs/tags/{t}") for t, _, _ in tags]
         node: dict[str, Any] = {}
         for alias, name_arg in re.findall(
             r"(\w+)\s*:\s*ref\s*\(\s*qualifiedName\s*:\s*([^)]*)\)", query
@@ -338,12 +338,13 @@ class GitHub:
         commit = {"__typename": "Commit", "oid": sha, "committedDate": iso(moment)}
         if name in repo.annotated:
             tag_object = self.tag_object_of(repo.owner, repo.name, name)
-            target = {"__typename": "Tag", "oid": tag_object, "target": commit}
+            tagger = {"name": "A", "date": iso(moment)}
+            target = {"__typename": "Tag", "oid": tag_object, "tagger": tagger, "target": commit}
             return {"name": name, "target": target}
         return {"name": name, "target": commit}
 
 
-def _connection(nodes: list[dict[str, Any]], first: int, after: str | None) -> dict[str, Any]:
+def _connection(nodes: list[Any], first: int, after: str | None) -> dict[str, Any]:
     """A GraphQL connection page; a cursor is base64 of ``cursor:<index>``."""
     start = int(base64.b64decode(after).decode().split(":")[1]) + 1 if after else 0
     page = nodes[start : start + first]

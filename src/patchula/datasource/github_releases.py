@@ -29,7 +29,7 @@ practices" (conditional requests); seed 003 "SQLite cache".
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
@@ -37,6 +37,7 @@ import msgspec
 from patchula.datasource.base import (
     Datasource,
     ReleaseRow,
+    ReleaseRows,
     check_status,
     credential_source_of,
     describe_decode_error,
@@ -204,7 +205,14 @@ def derive_graphql(content: bytes) -> bytes:
 async def graphql(
     fetch: Fetch, base_url: str, query: str, variables: Mapping[str, object], *, what: str
 ) -> dict[str, Any]:
-    """Send one GraphQL ``query`` with ``variables`` and return its ``data``.
+    """Send one GraphQL ``query`` with ``variables`` and return its ``data`` (``graphql_read``)."""
+    return (await graphql_read(fetch, base_url, query, variables, what=what))[0]
+
+
+async def graphql_read(
+    fetch: Fetch, base_url: str, query: str, variables: Mapping[str, object], *, what: str
+) -> tuple[dict[str, Any], FetchResponse]:
+    """Send one GraphQL ``query`` with ``variables``; return its ``data`` and the response.
 
     ``POST {graphql_url(base_url)}`` with the REST headers and a JSON body (``query``,
     ``variables``: values are never spliced into the query text); at most
@@ -236,7 +244,91 @@ async def graphql(
     except PackageNotFound as exc:
         raise PackageNotFound(f"{what}: {exc.reason}") from None
     check_status(response, what, credential_hint=CREDENTIAL_HINT)
-    return decode(_DATA, response.content, what)
+    return decode(_DATA, response.content, what), response
+
+
+class PageInfo(msgspec.Struct, frozen=True, rename="camel"):
+    """A GraphQL connection's ``pageInfo``: whether a next page exists, and its cursor."""
+
+    has_next_page: bool = False
+    end_cursor: str | None = None
+
+
+class _GraphQLRelease(msgspec.Struct, frozen=True, rename="camel"):
+    tag_name: str
+    published_at: str | None = None
+    is_prerelease: bool = False
+    is_draft: bool = False
+
+
+class _ReleaseConnection(msgspec.Struct, frozen=True, rename="camel"):
+    nodes: list[_GraphQLRelease | None]
+    page_info: PageInfo
+
+
+def connection(data: Mapping[str, Any], field: str, kind: type[T], what: str) -> T:
+    """``data.repository.<field>`` as ``kind``; ``RegistryError`` when it has another shape."""
+    repository = data.get("repository")
+    if not isinstance(repository, dict):
+        msg = f"{what}: GitHub GraphQL answered no repository"
+        raise RegistryError(msg)
+    try:
+        return msgspec.convert(repository.get(field), kind)
+    except msgspec.ValidationError as exc:
+        msg = f"{what}: unusable GraphQL answer ({describe_decode_error(exc)})"
+        raise RegistryError(msg) from None
+
+
+# Newest-first by creation (GraphQL orders releases by ``CREATED_AT`` or ``NAME`` only).
+RELEASES_QUERY = (
+    "query($owner: String!, $name: String!, $after: String) { "
+    "repository(owner: $owner, name: $name) { "
+    f"releases(first: {PAGE_SIZE}, after: $after, orderBy: {{field: CREATED_AT, direction: DESC}}) "
+    "{ nodes { tagName publishedAt isPrerelease isDraft } "
+    "pageInfo { hasNextPage endCursor } } } }"
+)
+# The release rows of GraphQL histories live apart from the REST pages' (another order).
+GRAPHQL_SOURCE = "github-graphql-releases-v1"
+
+
+def graphql_pages(
+    fetch: Fetch,
+    base_url: str,
+    package_name: str,
+    query: str,
+    rows_of: Callable[[Mapping[str, Any]], tuple[list[ReleaseRow], PageInfo]],
+    what: str,
+) -> PageReader:
+    """A ``PageReader`` of a GraphQL connection: ``query`` with ``$owner``, ``$name``, ``$after``.
+
+    ``rows_of(data)`` gives a page's rows and its ``pageInfo``; the next cursor is
+    ``endCursor`` while ``hasNextPage``.
+    """
+    owner, _, name = package_name.partition("/")
+
+    async def read_page(cursor: str | None) -> Page:
+        variables = {"owner": owner, "name": name, "after": cursor}
+        data, response = await graphql_read(fetch, base_url, query, variables, what=what)
+        rows, info = rows_of(data)
+        following = info.end_cursor if info.has_next_page and info.end_cursor else None
+        return response, rows, following
+
+    return read_page
+
+
+def graphql_release_rows(
+    data: Mapping[str, Any], what: str = "GitHub releases"
+) -> tuple[list[ReleaseRow], PageInfo]:
+    """One GraphQL ``releases`` page as rows (drafts and unusable tags left out)."""
+    page = connection(data, "releases", _ReleaseConnection, what)
+    rows: list[ReleaseRow] = []
+    for node in page.nodes:
+        if node is None or node.is_draft or _TAG.fullmatch(node.tag_name) is None:
+            continue
+        moment = parse_time(node.published_at)
+        epoch = None if moment is None else moment.timestamp()
+        rows.append((node.tag_name, epoch, PRERELEASE if node.is_prerelease else None))
+    return rows, page.page_info
 
 
 def repository_url(base_url: str, package_name: str) -> str:
@@ -288,6 +380,118 @@ def parse_compact(content: bytes) -> list[ReleaseRow]:
     return [(tag, moment, PRERELEASE if pre else None) for tag, moment, pre in rows]
 
 
+# One page of a newest-first history: the response read, its rows, the next page's cursor (a
+# URL for REST, an ``endCursor`` for GraphQL) or ``None`` at the end.
+Page = tuple["FetchResponse", list[ReleaseRow], str | None]
+PageReader = Callable[[str | None], Awaitable[Page]]
+
+
+def _by_name(row: ReleaseRow) -> object:
+    return row[0]
+
+
+async def merge_history(
+    fetch: Fetch,
+    read_page: PageReader,
+    *,
+    source: str,
+    package: str,
+    what: str,
+    listing: str,
+    identity: Callable[[ReleaseRow], object] = _by_name,
+) -> tuple[list[ReleaseRow], list[FetchResponse]]:
+    """Read a newest-first history page by page (``read_page(cursor)``), merged into the rows.
+
+    Returns the whole history in upstream order (newest first) and the responses read. With
+    release rows (``ReleaseRows``): a first page that was not refetched (fresh or 304) and
+    starts with the stored head answers from the rows at once; otherwise pages are read until
+    one holds a stored row (the same ``identity``: the name, or for tags name and commit), and
+    merged (first page ``after=None``, then each with the previous page's last version as
+    ``after``) when the block ends cleanly. A stored name whose ``identity`` changed (a moved
+    tag) is not a stop: it is left out of the page merges (the cache's merge would stop at it
+    and drop the newer rows after it) and refreshed on its own afterwards. Without rows,
+    every page is read. Raises ``RegistryError`` for more than ``MAX_PAGES`` pages or a
+    cursor that repeats, and what ``read_page`` raises.
+    """
+    method_fetch = cast("MethodFetch", fetch)
+    store = release_rows_of(fetch)
+    stored = await store.release_rows(source, package) if store is not None else None
+    head, rows = stored if stored is not None else (None, [])
+    known = {identity(row) for row in rows}
+    names = {row[0] for row in rows}
+    pages: list[list[ReleaseRow]] = []
+    moved: list[ReleaseRow] = []
+    responses: list[FetchResponse] = []
+    versions: set[str] = set()
+    seen: set[str | None] = set()
+    cursor: str | None = None
+    async with method_fetch.all_or_nothing():
+        while True:
+            if len(responses) >= MAX_PAGES:
+                msg = f"{what}: the {listing} is too long (more than {MAX_PAGES} pages); not read"
+                raise RegistryError(msg)
+            seen.add(cursor)
+            response, items, following = await read_page(cursor)
+            responses.append(response)
+            if (
+                len(responses) == 1
+                and response.cache in {"fresh", "revalidated"}
+                and head is not None
+                and rows
+                and items
+                and identity(items[0]) == identity(head)
+            ):
+                return rows, responses  # the head is unchanged: nothing newer to read
+            page: list[ReleaseRow] = []
+            met = False
+            for item in items:
+                if item[0] in versions:
+                    continue  # listed again on the next page (offset pages shift): once
+                versions.add(item[0])
+                if identity(item) in known:
+                    page.append(item)
+                    met = True  # merged to refresh its date and digest; older ones are stored
+                    break
+                (moved if item[0] in names else page).append(item)
+            pages.append(page)
+            if met or following is None:
+                break
+            if following in seen:
+                if "://" in following:
+                    msg = f"{what}: the {listing}'s next-page links loop ({redact_url(following)})"
+                else:
+                    msg = f"{what}: the {listing}'s next-page cursors loop"
+                raise RegistryError(msg)
+            cursor = following
+        if store is not None:
+            await _merge_pages(store, source, package, pages, moved)
+    fetched = [item for page in pages for item in page] + moved
+    if store is not None and fetched:
+        merged = await store.release_rows(source, package)
+        stored_names = {row[0] for row in merged[1]} if merged is not None else set()
+        if merged is not None and all(item[0] in stored_names for item in fetched):
+            return merged[1], responses
+    fresh = {item[0] for item in fetched}
+    return fetched + [row for row in rows if row[0] not in fresh], responses
+
+
+async def _merge_pages(
+    store: ReleaseRows,
+    source: str,
+    package: str,
+    pages: list[list[ReleaseRow]],
+    moved: list[ReleaseRow],
+) -> None:
+    """Merge ``pages`` in order (each anchored after the previous one), then refresh ``moved``."""
+    after: str | None = None
+    for page in pages:
+        if page:
+            await store.merge_release_rows(source, package, page, after=after)
+            after = page[-1][0]
+    for item in moved:  # stored already: the merge refreshes its date and digest only
+        await store.merge_release_rows(source, package, [item], after=item[0])
+
+
 async def read_history(
     fetch: Fetch,
     first: str,
@@ -300,77 +504,24 @@ async def read_history(
     what: str,
     listing: str,
 ) -> tuple[list[ReleaseRow], list[FetchResponse]]:
-    """Read a newest-first paginated history from ``first``, merging it into the release rows.
+    """Read a newest-first REST history from ``first`` and its ``Link`` pages (``merge_history``).
 
-    Returns the whole history in upstream order (newest first) and the responses read. With
-    release rows (``ReleaseRows``): a first page that was not refetched (fresh or 304) and
-    starts with the stored head answers from the rows at once; otherwise pages are read until
-    one holds a stored release, and merged (first page ``after=None``, then each with the
-    previous page's last version as ``after``) when the block ends cleanly. Without rows,
-    every page is read. Raises ``LookupFailed`` like ``get_catalog``.
+    Raises ``LookupFailed`` like ``get_catalog`` (a ``Link`` to another origin, a loop, more
+    than ``MAX_PAGES`` pages, an unusable page, a non-2xx answer).
     """
     method_fetch = cast("MethodFetch", fetch)
-    store = release_rows_of(fetch)
-    stored = await store.release_rows(source, package) if store is not None else None
-    head, rows = stored if stored is not None else (None, [])
-    known = {row[0] for row in rows}
-    pages: list[list[ReleaseRow]] = []
-    responses: list[FetchResponse] = []
-    versions: set[str] = set()
-    seen: set[str] = set()
-    url: str | None = first
-    async with method_fetch.all_or_nothing():
-        while url is not None:
-            if len(responses) >= MAX_PAGES:
-                msg = f"{what}: the {listing} is too long (more than {MAX_PAGES} pages); not read"
-                raise RegistryError(msg)
-            seen.add(url)
-            response = await method_fetch(
-                url, headers=HEADERS, representation=representation, derive=derive
-            )
-            check_status(response, what, credential_hint=CREDENTIAL_HINT)
-            responses.append(response)
-            items = rows_of(response.content)
-            if (
-                len(responses) == 1
-                and response.cache in {"fresh", "revalidated"}
-                and head is not None
-                and rows
-                and items
-                and items[0][0] == head[0]
-            ):
-                return rows, responses  # the head is unchanged: nothing newer to read
-            page: list[ReleaseRow] = []
-            met = False
-            for item in items:
-                if item[0] in versions:
-                    continue  # listed again on the next page (offset pages shift): once
-                versions.add(item[0])
-                page.append(item)
-                if item[0] in known:
-                    met = True  # merged to refresh its date and digest; older ones are stored
-                    break
-            pages.append(page)
-            if met:
-                break
-            url = next_link(response, url, first, what, listing)
-            if url is not None and url in seen:
-                msg = f"{what}: the {listing}'s next-page links loop ({redact_url(url)})"
-                raise RegistryError(msg)
-        if store is not None:
-            after: str | None = None
-            for page in pages:
-                if page:
-                    await store.merge_release_rows(source, package, page, after=after)
-                    after = page[-1][0]
-    fetched = [item for page in pages for item in page]
-    if store is not None and fetched:
-        merged = await store.release_rows(source, package)
-        names = {row[0] for row in merged[1]} if merged is not None else set()
-        if merged is not None and all(item[0] in names for item in fetched):
-            return merged[1], responses
-    names = {item[0] for item in fetched}
-    return fetched + [row for row in rows if row[0] not in names], responses
+
+    async def read_page(cursor: str | None) -> Page:
+        url = cursor or first
+        response = await method_fetch(
+            url, headers=HEADERS, representation=representation, derive=derive
+        )
+        check_status(response, what, credential_hint=CREDENTIAL_HINT)
+        return response, rows_of(response.content), next_link(response, url, first, what, listing)
+
+    return await merge_history(
+        fetch, read_page, source=source, package=package, what=what, listing=listing
+    )
 
 
 async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
@@ -386,17 +537,32 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     """
     repo = repository_url(base_url, package_name)
     first = f"{repo}/releases?per_page={PAGE_SIZE}"
-    history, responses = await read_history(
-        fetch,
-        first,
-        source=REPRESENTATION,
-        package=repo,
-        representation=REPRESENTATION,
-        derive=derive_releases,
-        rows_of=parse_compact,
-        what=f"GitHub repository {package_name!r} (releases)",
-        listing="release list",
-    )
+    what = f"GitHub repository {package_name!r} (releases)"
+    if graphql_token(fetch, base_url) is not None:
+        first = graphql_url(base_url)
+        pages = graphql_pages(
+            fetch,
+            base_url,
+            package_name,
+            RELEASES_QUERY,
+            lambda data: graphql_release_rows(data, what),
+            what,
+        )
+        history, responses = await merge_history(
+            fetch, pages, source=GRAPHQL_SOURCE, package=repo, what=what, listing="release list"
+        )
+    else:
+        history, responses = await read_history(
+            fetch,
+            first,
+            source=REPRESENTATION,
+            package=repo,
+            representation=REPRESENTATION,
+            derive=derive_releases,
+            rows_of=parse_compact,
+            what=what,
+            listing="release list",
+        )
     releases = tuple(
         Release(version, from_epoch(moment), prerelease=digest == PRERELEASE)
         for version, moment, digest in history

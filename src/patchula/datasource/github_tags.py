@@ -44,6 +44,7 @@ from patchula.datasource.base import (
     LazyTimes,
     ReleaseRow,
     check_status,
+    from_epoch,
     next_link,
     parse_time,
 )
@@ -55,9 +56,13 @@ from patchula.datasource.github_releases import (
     PAGE_SIZE,
     REGISTRY,
     PartialAnswerError,
+    connection,
     decode,
     graphql,
+    graphql_pages,
     graphql_token,
+    graphql_url,
+    merge_history,
     repository_url,
 )
 from patchula.errors import LookupFailed, PackageNotFound, RegistryError
@@ -169,8 +174,99 @@ def parse_compact(content: bytes) -> list[ReleaseRow]:
     return [(name, None, sha) for name, sha in decode(_COMPACT, content, REPRESENTATION)]
 
 
+# --- the tag history through GraphQL (a token required) ----------------------------------------
+
+# Newest commit first: a new or moved tag (a floating ``v4`` follows its newest release) comes
+# before the tags already stored. Tag objects are followed to their commit and its date.
+TAGS_QUERY = (
+    "query($owner: String!, $name: String!, $after: String) { "
+    "repository(owner: $owner, name: $name) { "
+    f'refs(refPrefix: "refs/tags/", first: {PAGE_SIZE}, after: $after, '
+    "orderBy: {field: TAG_COMMIT_DATE, direction: DESC}) { "
+    "nodes { name target { __typename oid ... on Commit { committedDate } "
+    "... on Tag { target { __typename oid ... on Commit { committedDate } } } } } "
+    "pageInfo { hasNextPage endCursor } } } }"
+)
+# The release rows of GraphQL tag histories: ``(tag, commit date epoch, commit sha)``.
+GRAPHQL_SOURCE = "github-graphql-tags-v1"
+
+
+class _GraphQLTarget(msgspec.Struct, frozen=True, rename={"kind": "__typename"}):
+    kind: str = ""
+    oid: str = ""
+    committedDate: str | None = None  # noqa: N815 - GitHub's field name
+    target: _GraphQLTarget | None = None
+
+
+class _GraphQLRef(msgspec.Struct, frozen=True):
+    name: str
+    target: _GraphQLTarget | None = None
+
+
+class _RefConnection(msgspec.Struct, frozen=True, rename="camel"):
+    nodes: list[_GraphQLRef | None]
+    page_info: github_releases.PageInfo
+
+
+def graphql_tag_rows(
+    data: Mapping[str, object], what: str = "GitHub tags"
+) -> tuple[list[ReleaseRow], github_releases.PageInfo]:
+    """One GraphQL ``refs`` page as rows ``(tag, commit date epoch, commit sha)``.
+
+    A lightweight tag's target is its commit; an annotated tag's ``Tag`` target is followed
+    once (a tag of a tag, a tree or a blob is left out, as are names no ref could have).
+    """
+    page = connection(data, "refs", _RefConnection, what)
+    rows: list[ReleaseRow] = []
+    for node in page.nodes:
+        if node is None or not _safe_ref(node.name):
+            continue
+        target = node.target
+        if target is not None and target.kind == "Tag":
+            target = target.target
+        if target is None or target.kind != "Commit" or not _SHA.fullmatch(target.oid.lower()):
+            continue
+        moment = parse_time(target.committedDate)
+        rows.append((node.name, None if moment is None else moment.timestamp(), target.oid.lower()))
+    return rows, page.page_info
+
+
+def _name_and_commit(row: ReleaseRow) -> object:
+    return row[0], row[2]
+
+
+async def graphql_history(
+    fetch: Fetch, base_url: str, package_name: str
+) -> tuple[list[ReleaseRow], list[FetchResponse]]:
+    """The tag history of ``owner/repo`` through GraphQL, merged into release rows.
+
+    Pages of ``PAGE_SIZE`` refs, newest commit first (``TAGS_QUERY``), read until a tag that
+    is stored with the same commit (``github_releases.merge_history``; a moved tag is refreshed,
+    never a stop). Returns rows ``(tag, commit date epoch, commit sha)`` newest first and the
+    responses. Raises like ``github_releases.graphql``, and ``RegistryError`` for more than
+    ``MAX_PAGES`` pages.
+    """
+    repo = repository_url(base_url, package_name)
+    what = f"GitHub repository {package_name!r} (tags)"
+    pages = graphql_pages(
+        fetch, base_url, package_name, TAGS_QUERY, lambda data: graphql_tag_rows(data, what), what
+    )
+    return await merge_history(
+        fetch,
+        pages,
+        source=GRAPHQL_SOURCE,
+        package=repo,
+        what=what,
+        listing="tag list",
+        identity=_name_and_commit,
+    )
+
+
 async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
     """Return the tags of GitHub repository ``package_name`` (``owner/repo``).
+
+    With a GitHub token the history comes through GraphQL (``graphql_history``: newest commit
+    first, merged into release rows; a warm run reads one page), else from REST as follows.
 
     Tags in GitHub's order, each with an unknown publish time (``release_times`` supplies
     them) and its commit SHA as ``digest``; ``latest`` is ``None`` (tag rules pick it). Raises
@@ -178,6 +274,18 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     source), an unusable page, a ``Link`` to another origin or a loop, or more than
     ``MAX_PAGES`` pages; ``RateLimited`` from the governor.
     """
+    if graphql_token(fetch, base_url) is not None:
+        history, answers = await graphql_history(fetch, base_url, package_name)
+        return Catalog(
+            datasource=ID,
+            package_name=package_name,
+            releases=tuple(Release(name, None, digest=sha) for name, _, sha in history),
+            latest=None,
+            fetched_at=min(response.fetched_at for response in answers),
+            time_source=TIME_SOURCE,
+            source_url=graphql_url(base_url),
+            reused=all(response.cache == "fresh" for response in answers),
+        )
     repo = repository_url(base_url, package_name)
     first = f"{repo}/tags?per_page={PAGE_SIZE}"
     what = f"GitHub repository {package_name!r} (tags)"
@@ -240,6 +348,13 @@ async def release_times(
                 found[release.version] = release.released_at
     missing = [version for version, moment in found.items() if moment is None]
     if not missing:
+        return found
+    if graphql_token(fetch, base) is not None:
+        # The GraphQL tag history carries every tag's commit date: no commit lookups.
+        history, _ = await graphql_history(fetch, base, package_name)
+        dates = {name: moment for name, moment, _ in history}
+        for version in missing:
+            found[version] = from_epoch(dates.get(version))
         return found
     tags = await get_catalog(fetch, base, package_name)
     repo = repository_url(base, package_name)
