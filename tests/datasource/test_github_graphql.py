@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
@@ -14,18 +16,31 @@ from patchula.credentials import github_credential
 from patchula.datasource import github_releases, github_tags
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import StaticCredentials
-from patchula.http.fetcher import Fetcher, make_client
+from patchula.http.fetcher import Fetcher, Timer, make_client
 from patchula.http.governor import RateLimited
 from tests.fake_registry import FakeRegistry
 
 OWNER, REPO = "acme", "widget"
 PACKAGE = f"{OWNER}/{REPO}"
 TOKEN = "gh-STANDIN-not-a-token"  # noqa: S105 - a stand-in, never a real secret
+START = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+GRAPHQL = "POST /graphql"
+
+
+class Clock:
+    """A wall clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        """Return the time the test set."""
+        return self.now
 
 
 @asynccontextmanager
 async def _fetcher(
-    base: str, cache: Cache | None = None, *, token: bool = True
+    base: str, cache: Cache | None = None, *, token: bool = True, clock: Clock | None = None
 ) -> AsyncIterator[Fetcher]:
     """A fetcher sending ``GH_TOKEN`` to ``base`` and its GraphQL endpoint (or no token)."""
     credentials = []
@@ -35,7 +50,12 @@ async def _fetcher(
             assert credential is not None
             credentials.append(credential)
     async with make_client() as client:
-        yield Fetcher(client, cache=cache, credentials=StaticCredentials(credentials))
+        yield Fetcher(
+            client,
+            cache=cache,
+            credentials=StaticCredentials(credentials),
+            timer=Timer(wall=clock or Clock()),
+        )
 
 
 async def _digests(fetch: Fetcher, base: str, refs: list[str]) -> dict[str, str | None]:
@@ -296,3 +316,201 @@ def test_an_answer_that_is_no_graphql_response_is_refused() -> None:
         github_releases.derive_graphql(b"<html>")
     with pytest.raises(RegistryError, match="no data and no errors"):
         github_releases.derive_graphql(b"{}")
+
+
+# --- histories ------------------------------------------------------------------------------
+
+
+def _history(count: int, *, start: int = 0) -> dict[str, datetime]:
+    """``count`` releases newest first: ``v1.0.<start+count-1>`` … ``v1.0.<start>``."""
+    numbers = range(start + count - 1, start - 1, -1)
+    return {f"v1.0.{n}": START - timedelta(days=1000 - n) for n in numbers}
+
+
+def _rows(path: Path, source: str) -> list[tuple[str, str | None]]:
+    """The stored release rows ``(version, digest)`` of ``source``, newest first."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(
+            "SELECT version, digest FROM releases WHERE source = ? ORDER BY position", (source,)
+        ).fetchall()
+    return [(row[0], row[1]) for row in rows]
+
+
+@pytest.mark.anyio
+async def test_a_release_history_in_three_pages_then_a_refresh_of_one(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """250 releases are three GraphQL pages in rows; two new ones later cost one page."""
+    base = fake_registry.url("github")
+    host = fake_registry.host("github")
+    history = _history(250)
+    fake_registry.github.add_repo(OWNER, REPO, history, prerelease={"v1.0.3"}, draft={"v1.0.7"})
+    path = tmp_path / "cache.sqlite3"
+    clock = Clock()
+    with Cache.open(path) as cache:
+        async with _fetcher(base, cache, clock=clock) as fetch:
+            first = await github_releases.get_catalog(fetch, base, PACKAGE)
+            assert host.requests_by_route == {GRAPHQL: 3}
+            newer = {"v1.0.251": START - timedelta(hours=1), "v1.0.250": START - timedelta(hours=2)}
+            fake_registry.github.add_repo(OWNER, REPO, newer | history)
+            host.reset_stats()
+            clock.now += timedelta(hours=1)  # past the answers' max-age
+            second = await github_releases.get_catalog(fetch, base, PACKAGE)
+    expected = [v for v in history if v != "v1.0.7"]  # the draft is no release
+    assert [r.version for r in first.releases] == expected
+    pre = first.release("v1.0.3")
+    assert pre is not None
+    assert pre.prerelease
+    assert first.release("v1.0.249") is not None
+    assert first.source_url == f"{base}/graphql"
+    assert host.requests_by_route == {GRAPHQL: 1}  # page 1 held a known release
+    assert [r.version for r in second.releases] == [*newer, *expected]
+    assert second.releases[0].released_at == newer["v1.0.251"]
+    assert [v for v, _ in _rows(path, github_releases.GRAPHQL_SOURCE)] == [*newer, *expected]
+    cursors = [q for q in fake_registry.github.graphql_queries if "after: $after" in q]
+    assert len(cursors) == 4
+
+
+@pytest.mark.anyio
+async def test_a_disjoint_graphql_refresh_prefix_follows_its_after_anchor(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """150 new releases: page 1 all new, page 2 ends in a known one; upstream's order kept."""
+    base = fake_registry.url("github")
+    host = fake_registry.host("github")
+    old = _history(120)
+    fake_registry.github.add_repo(OWNER, REPO, old)
+    path = tmp_path / "cache.sqlite3"
+    clock = Clock()
+    with Cache.open(path) as cache:
+        async with _fetcher(base, cache, clock=clock) as fetch:
+            await github_releases.get_catalog(fetch, base, PACKAGE)
+            new = _history(150, start=120)
+            fake_registry.github.add_repo(OWNER, REPO, new | old)
+            host.reset_stats()
+            clock.now += timedelta(hours=1)
+            catalog = await github_releases.get_catalog(fetch, base, PACKAGE)
+    assert host.requests_by_route == {GRAPHQL: 2}
+    assert [r.version for r in catalog.releases] == [*new, *old]
+    assert [v for v, _ in _rows(path, github_releases.GRAPHQL_SOURCE)] == [*new, *old]
+
+
+@pytest.mark.anyio
+async def test_a_fresh_unchanged_head_reads_nothing_more(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Within the answers' freshness the first page is reused and the rows answer."""
+    base = fake_registry.url("github")
+    fake_registry.github.add_repo(OWNER, REPO, _history(150))
+    with Cache.open(tmp_path / "cache.sqlite3") as cache:
+        async with _fetcher(base, cache) as fetch:
+            await github_releases.get_catalog(fetch, base, PACKAGE)
+            fake_registry.host("github").reset_stats()
+            again = await github_releases.get_catalog(fetch, base, PACKAGE)
+    assert fake_registry.host("github").requests == 0
+    assert len(again.releases) == 150
+    assert again.reused
+
+
+@pytest.mark.anyio
+async def test_graphql_costs_fewer_requests_than_rest_for_the_same_history(
+    fake_registry: FakeRegistry,
+) -> None:
+    """Tags and the dates of tags without a release: GraphQL needs no commit lookups."""
+    base = fake_registry.url("github")
+    releases = _history(150)
+    plain = {f"v0.9.{n}": START - timedelta(days=2000 - n) for n in range(5)}
+    fake_registry.github.add_repo(OWNER, REPO, releases, tags=plain)
+    wanted = [*plain, "v1.0.149"]
+    host = fake_registry.host("github")
+    answers = {}
+    for token in (False, True):
+        host.reset_stats()
+        async with _fetcher(base, token=token) as fetch:
+            catalog = await github_tags.get_catalog(fetch, base, PACKAGE)
+            times = await github_tags.release_times(fetch, {"github": base}, PACKAGE, wanted)
+        answers[token] = (host.requests, {r.version: r.digest for r in catalog.releases}, times)
+    rest, graph = answers[False], answers[True]
+    assert graph[1] == rest[1]  # the same tags and commits
+    assert graph[2] == rest[2] == {**plain, "v1.0.149": releases["v1.0.149"]}
+    # Without a cache the dates read the tag pages again: tags, releases, tags, then REST
+    # asks a commit per plain tag, where the GraphQL tag history carries every commit date.
+    assert rest[0] == 2 + 2 + 2 + 5
+    assert graph[0] == 2 + 2 + 2
+    assert graph[0] < rest[0]
+
+
+@pytest.mark.anyio
+async def test_a_moved_floating_tag_never_hides_the_new_tag_beside_it(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``v4`` moved to the new release's commit is listed first: refreshed, and no stop there."""
+    base = fake_registry.url("github")
+    host = fake_registry.host("github")
+    day = timedelta(days=1)
+    old = {"v4.2.2": START - 2 * day, "v4": START - 2 * day, "v4.2.1": START - 3 * day}
+    fake_registry.github.add_repo(OWNER, REPO, tags=old, annotated={"v4.2.2"})
+    path = tmp_path / "cache.sqlite3"
+    clock = Clock()
+    moved = "e" * 40
+    with Cache.open(path) as cache:
+        async with _fetcher(base, cache, clock=clock) as fetch:
+            before = await github_tags.get_catalog(fetch, base, PACKAGE)
+            # v4 now comes first (listed before v4.3.0 on the same date).
+            new = {"v4": START - day, "v4.3.0": START - day, "v4.2.2": old["v4.2.2"]}
+            fake_registry.github.add_repo(OWNER, REPO, tags={**old, **new}, annotated={"v4.2.2"})
+            fake_registry.github.move_tag(OWNER, REPO, "v4", moved)
+            host.reset_stats()
+            clock.now += timedelta(hours=1)
+            after = await github_tags.get_catalog(fetch, base, PACKAGE)
+    commit = fake_registry.github.commit_of
+    assert {r.version: r.digest for r in before.releases} == {
+        tag: commit(OWNER, REPO, tag) for tag in old
+    }
+    assert {r.version: r.digest for r in after.releases} == {
+        "v4": moved,
+        "v4.3.0": commit(OWNER, REPO, "v4.3.0"),
+        "v4.2.2": commit(OWNER, REPO, "v4.2.2"),  # the annotated tag's commit
+        "v4.2.1": commit(OWNER, REPO, "v4.2.1"),
+    }
+    assert host.requests_by_route == {GRAPHQL: 1}
+    stored = dict(_rows(path, github_tags.GRAPHQL_SOURCE))
+    assert stored["v4"] == moved
+    assert "v4.3.0" in stored
+
+
+@pytest.mark.anyio
+async def test_history_cursors_that_loop_are_an_error(fake_registry: FakeRegistry) -> None:
+    """A next page whose cursor was read already fails the lookup instead of reading forever."""
+    base = fake_registry.url("github")
+    page = {
+        "releases": {
+            "nodes": [{"tagName": "v1", "publishedAt": None}],
+            "pageInfo": {"hasNextPage": True, "endCursor": "Y3Vyc29yOjA="},
+        }
+    }
+    fake_registry.github.graphql_replies = [{"data": {"repository": page}}] * 3
+    async with _fetcher(base) as fetch:
+        with pytest.raises(RegistryError, match="next-page cursors loop"):
+            await github_releases.get_catalog(fetch, base, PACKAGE)
+    assert fake_registry.host("github").requests == 2
+
+
+@pytest.mark.anyio
+async def test_a_history_with_errors_stores_nothing(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A partial page is no history: the lookup fails and no release row is stored."""
+    base = fake_registry.url("github")
+    fake_registry.github.add_repo(OWNER, REPO, _history(150))
+    partial = {
+        "data": {"repository": {"releases": None}},
+        "errors": [_error("TIMEOUT", "timed out", ["repository", "releases"])],
+    }
+    path = tmp_path / "cache.sqlite3"
+    with Cache.open(path) as cache:
+        async with _fetcher(base, cache) as fetch:
+            fake_registry.github.graphql_replies = [partial]
+            with pytest.raises(RegistryError, match="timed out"):
+                await github_releases.get_catalog(fetch, base, PACKAGE)
+    assert _rows(path, github_releases.GRAPHQL_SOURCE) == []
