@@ -1,4 +1,4 @@
-"""GitHub releases datasource (Renovate's ``github-releases``) on the REST API, merged into rows.
+"""GitHub releases datasource (Renovate's ``github-releases``): REST or GraphQL, merged into rows.
 
 ``GET {base}/repos/{owner}/{repo}/releases?per_page=100`` and the pages its ``Link`` header
 names (same origin only, at most ``MAX_PAGES``), with ``Accept: application/vnd.github+json``
@@ -20,10 +20,18 @@ release already stored; a warm run whose first page is unchanged (fresh, or a 30
 with the stored head reads nothing more and answers from the rows. Merges wait, with the
 pages' HTTP writes, for the pagination's clean end (``all_or_nothing``).
 
-Not here: the GraphQL history (``POST /graphql``, token only) — ``read_history`` is the seam a
-GraphQL reader feeds the same rows into. Sources: registries.md §6; docs.github.com REST
-"Releases" (list, latest, ``make_latest``), "Using pagination in the REST API", "Best
-practices" (conditional requests); seed 003 "SQLite cache".
+GraphQL (``POST {base}/graphql``; GitHub Enterprise Server ``/api/graphql``) is used only when
+the fetch facade sends a token there (``graphql_token``: GitHub refuses anonymous GraphQL).
+Then the history is ``RELEASES_QUERY`` pages of 100 (``CREATED_AT`` descending, cursors),
+merged into their own release rows by the same ``merge_history``. ``graphql`` is the family's
+one way to send a query: variables never spliced into the text, bodies bounded
+(``MAX_QUERY_BYTES``), answers with ``errors`` (HTTP 200) mapped to ``RateLimited``,
+``PackageNotFound``, ``PartialAnswerError`` or ``RegistryError`` and never stored.
+
+Sources: registries.md §6; docs.github.com REST "Releases" (list, latest, ``make_latest``),
+"Using pagination in the REST API", "Best practices" (conditional requests); GraphQL
+"Rate limits and query limits", "Using pagination in the GraphQL API", object ``Release``;
+GraphQL spec §7.1 (response format); seed 003 "SQLite cache".
 """
 
 from __future__ import annotations
@@ -527,9 +535,10 @@ async def read_history(
 async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
     """Return the releases of GitHub repository ``package_name`` (``owner/repo``).
 
-    Releases in upstream order (newest first) with their ``published_at``; drafts left out;
-    an author-marked prerelease has ``prerelease=True``. ``latest`` is the first listed
-    release that is not a prerelease (``None`` when there is none). Raises
+    With a token for GraphQL, read there (``RELEASES_QUERY``; ``source_url`` is the GraphQL
+    endpoint), else on REST. Releases in upstream order (newest first), their
+    ``published_at``; drafts left out; an author-marked prerelease has ``prerelease=True``.
+    ``latest`` is the first listed release that is not a prerelease (``None`` if none). Raises
     ``PackageNotFound`` on 404 (no such repository, or a private one without access),
     ``RegistryError`` on other answers (a 401/403 names the token source: ``GH_TOKEN`` or
     ``GITHUB_TOKEN``, or where one goes), an unusable page, a ``Link`` to another origin or

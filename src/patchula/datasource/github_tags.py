@@ -1,4 +1,4 @@
-"""GitHub tags datasource (Renovate's ``github-tags``, the one GitHub Actions use) on REST.
+"""GitHub tags datasource (Renovate's ``github-tags``, the one GitHub Actions use): REST, GraphQL.
 
 Tags come from ``GET {base}/repos/{owner}/{repo}/tags?per_page=100`` and the pages its
 ``Link`` header names (same origin only, at most ``MAX_PAGES``), each stored as the compact
@@ -20,10 +20,19 @@ object is followed through ``GET …/git/tags/{sha}`` to its commit), else
 ``GET …/git/ref/heads/<ref>`` for a branch, ``None`` when neither exists. A reused tag
 catalog never freezes a tag's commit: the digest is read per ref, with its own freshness.
 
-Not here: GraphQL (``POST /graphql``, complete histories and bounded ref reads with a token);
-``get_catalog`` and ``get_digest`` are the seams it replaces. Sources: registries.md §6 and
-§8; docs.github.com REST "Repositories: list tags", "Git references" (matching refs, get a
-reference), "Git tags", "Commits"; seed 003 "Catalog views" (mutable tags).
+With a GitHub token (``github_releases.graphql_token``), GraphQL replaces REST: the tag
+history is ``TAGS_QUERY`` pages of 100 refs, newest commit first, each with its commit and
+commit date (annotated tags followed), merged into release rows (``graphql_history``; a stored
+tag with a new commit is refreshed, never a stop), so dates need no commit lookups; and the
+refs the rows need now are resolved together, one bounded query per repository and event-loop
+turn (``resolve_refs``), a ref GraphQL names no commit for asked on REST. The stop at the
+first stored tag trusts commit-date order: a tag put later on a commit older than the newest
+stored one is not seen until the rows are gone (the cost of one page per warm run).
+
+Sources: GitHub GraphQL reference (``Repository.ref``, ``refs``, ``Ref.target``, ``Tag``,
+``Commit``); registries.md §6 and §8; docs.github.com REST "Repositories: list tags", "Git
+references" (matching refs, get a reference), "Git tags", "Commits"; seed 003 "Catalog
+views" (mutable tags).
 """
 
 from __future__ import annotations
@@ -479,7 +488,7 @@ class _Batch:
 
 # Open batches per fetch facade (a run's), per (base URL, repository): concurrent digest
 # reads of one repository join the batch the first of them opened.
-_BATCHES: weakref.WeakKeyDictionary[object, dict[tuple[str, str], _Batch]] = (
+_BATCHES: weakref.WeakKeyDictionary[object, dict[tuple[str, str, str], _Batch]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -496,7 +505,8 @@ async def _batched(fetch: Fetch, base_url: str, package_name: str, ref: str) -> 
         open_batches = _BATCHES.setdefault(fetch, {})
     except TypeError:  # a facade that cannot be weakly referenced: no batching
         return (await resolve_refs(fetch, base_url, package_name, [ref]))[ref]
-    key = (base_url.rstrip("/"), package_name.lower())
+    # Lookups of checkouts with other credentials never share a query (its answer is theirs).
+    key = (base_url.rstrip("/"), package_name.lower(), graphql_token(fetch, base_url) or "")
     batch = open_batches.get(key)
     if batch is not None:
         batch.refs.append(ref)
