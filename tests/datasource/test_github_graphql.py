@@ -12,12 +12,16 @@ import anyio
 import pytest
 
 from patchula.cache import Cache
-from patchula.credentials import github_credential
+from patchula.credentials import RegistryAccess, github_credential
 from patchula.datasource import github_releases, github_tags
+from patchula.datasource.base import CredentialProbe, credential_source_of
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import StaticCredentials
 from patchula.http.fetcher import Fetcher, Timer, make_client
 from patchula.http.governor import RateLimited
+from patchula.http.lazy import LazyFetcher
+from patchula.lookup import Lookups
+from patchula.settings import Settings
 from tests.fake_registry import FakeRegistry
 
 OWNER, REPO = "acme", "widget"
@@ -514,3 +518,43 @@ async def test_a_history_with_errors_stores_nothing(
             with pytest.raises(RegistryError, match="timed out"):
                 await github_releases.get_catalog(fetch, base, PACKAGE)
     assert _rows(path, github_releases.GRAPHQL_SOURCE) == []
+
+
+# --- the run's facade -------------------------------------------------------------------------
+
+
+def test_the_run_facades_name_the_token_source_never_the_token(tmp_path: Path) -> None:
+    """``Fetcher`` and ``LazyFetcher`` are ``CredentialProbe``s: the source, for its scope only."""
+    settings = Settings()
+    access = RegistryAccess(settings, env={"GITHUB_TOKEN": TOKEN}, home=tmp_path)
+    fetcher = Fetcher(credentials=access)
+    lazy = LazyFetcher(lambda: fetcher)
+    for facade in (fetcher, lazy):
+        assert isinstance(facade, CredentialProbe)
+        assert credential_source_of(facade, "https://api.github.com/graphql") == "GITHUB_TOKEN"
+        assert credential_source_of(facade, "https://registry.npmjs.org/x") is None
+    assert credential_source_of(Fetcher(), "https://api.github.com/graphql") is None
+
+
+@pytest.mark.anyio
+async def test_a_runs_digest_reads_of_one_repository_share_one_query(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Through the run's lookups (``GH_TOKEN`` from the environment): two refs, one query."""
+    base = fake_registry.url("github")
+    _repo(fake_registry)
+    fake_registry.host("github").required_authorization = f"Bearer {TOKEN}"
+    settings = Settings.model_validate({"registries": {"github": base}})
+    access = RegistryAccess(settings, env={"GH_TOKEN": TOKEN}, home=tmp_path)
+    async with make_client() as client:
+        fetch = Fetcher(client, timer=Timer(wall=Clock()), credentials=access)
+        async with anyio.create_task_group() as tg:
+            lookups = Lookups(tg, fetch, settings, access)
+            key = lookups.key("github-tags", PACKAGE, access.for_checkout(None))
+            lookups.request_digest(key, "v4.2.2")
+            lookups.request_digest(key, "v4")
+            pinned = await lookups.digest(key, "v4.2.2")
+            floating = await lookups.digest(key, "v4")
+    assert pinned == fake_registry.github.commit_of(OWNER, REPO, "v4.2.2")
+    assert floating == fake_registry.github.commit_of(OWNER, REPO, "v4")
+    assert fake_registry.host("github").requests_by_route == {GRAPHQL: 1}
