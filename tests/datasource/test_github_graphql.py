@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -558,3 +559,28 @@ async def test_a_runs_digest_reads_of_one_repository_share_one_query(
     assert pinned == fake_registry.github.commit_of(OWNER, REPO, "v4.2.2")
     assert floating == fake_registry.github.commit_of(OWNER, REPO, "v4")
     assert fake_registry.host("github").requests_by_route == {GRAPHQL: 1}
+
+
+def test_the_largest_ref_batch_fits_the_query_bound() -> None:
+    """MAX_REFS_PER_QUERY refs of the longest allowed name still make a query under the bound."""
+    count = github_tags.MAX_REFS_PER_QUERY
+    name = "v" * 255
+    variables = {"owner": "o" * 39, "name": "r" * 100}
+    for i in range(count):
+        variables |= {f"t{i}": f"refs/tags/{name}", f"h{i}": f"refs/heads/{name}"}
+    body = json.dumps({"query": github_tags.refs_query(count), "variables": variables})
+    assert len(body.encode()) < github_releases.MAX_QUERY_BYTES
+
+
+def test_history_pages_of_another_shape_are_registry_errors() -> None:
+    """A ``refs`` connection that is not one (or nests without end) is an unusable answer."""
+    with pytest.raises(RegistryError, match="unusable GraphQL answer"):
+        github_tags.graphql_tag_rows({"repository": {"refs": {"nodes": 3}}})
+    with pytest.raises(RegistryError, match="answered no repository"):
+        github_releases.graphql_release_rows({"repository": None})
+    deep: dict[str, object] = {"__typename": "Tag", "oid": "a" * 40}
+    for _ in range(5000):
+        deep = {"__typename": "Tag", "oid": "a" * 40, "target": deep}
+    page = {"nodes": [{"name": "v1", "target": deep}], "pageInfo": {"hasNextPage": False}}
+    with pytest.raises(RegistryError, match="recursion limit exceeded"):
+        github_tags.graphql_tag_rows({"repository": {"refs": page}})

@@ -282,7 +282,7 @@ def connection(data: Mapping[str, Any], field: str, kind: type[T], what: str) ->
         raise RegistryError(msg)
     try:
         return msgspec.convert(repository.get(field), kind)
-    except msgspec.ValidationError as exc:
+    except (msgspec.ValidationError, RecursionError) as exc:
         msg = f"{what}: unusable GraphQL answer ({describe_decode_error(exc)})"
         raise RegistryError(msg) from None
 
