@@ -63,6 +63,12 @@ class GitHub:
         self._used: Counter[str] = Counter()
         self._lock = threading.Lock()
         self.reset = int(time.time()) + 3600
+        # Canned GraphQL answers (a JSON object each) sent, in order, instead of the next ones.
+        self.graphql_replies: list[dict[str, Any]] = []
+        # Refs (``refs/tags/v1``) GraphQL answers ``null`` for while REST still serves them.
+        self.graphql_hidden: set[str] = set()
+        # The GraphQL queries received (the query text), in order.
+        self.graphql_queries: list[str] = []
 
     def add_repo(
         self,
@@ -120,6 +126,12 @@ class GitHub:
         self._repos[f"{owner}/{repo}".lower()] = _Repo(
             owner, repo, items, commits, latest, frozenset(annotated), dict(branches or {})
         )
+
+    def move_tag(self, owner: str, repo: str, tag: str, sha: str) -> None:
+        """Point ``tag`` of ``owner/repo`` at commit ``sha`` (a force-pushed, mutable tag)."""
+        tags = self._repos[f"{owner}/{repo}".lower()].tags
+        index = [name for name, _, _ in tags].index(tag)
+        tags[index] = (tag, sha, tags[index][2])
 
     @staticmethod
     def commit_of(owner: str, repo: str, tag: str) -> str:
@@ -278,6 +290,11 @@ class GitHub:
                 return variables.get(literal[1:])
             return json.loads(literal)
 
+        with self._lock:
+            self.graphql_queries.append(query)
+            canned = self.graphql_replies.pop(0) if self.graphql_replies else None
+        if canned is not None:
+            return json_reply(canned)
         data: dict[str, Any] = {}
         if "rateLimit" in query:
             with self._lock:
@@ -304,11 +321,17 @@ class GitHub:
             }
             for r in repo.releases
         ]
-        refs = [
-            {"name": t, "target": {"__typename": "Commit", "oid": sha, "committedDate": iso(d)}}
-            for t, sha, d in repo.tags
-        ]
+        tags = list(repo.tags)
+        if re.search(r"field\s*:\s*TAG_COMMIT_DATE\s*,\s*direction\s*:\s*DESC", query):
+            tags.sort(key=lambda tag: tag[2], reverse=True)  # stable: ties keep their order
+        refs = [self._graphql_ref(repo, f"refs/tags/{t}") for t, _, _ in tags]
         node: dict[str, Any] = {}
+        for alias, name_arg in re.findall(
+            r"(\w+)\s*:\s*ref\s*\(\s*qualifiedName\s*:\s*([^)]*)\)", query
+        ):
+            node[alias] = self._graphql_ref(
+                repo, arg(f"qualifiedName: {name_arg}", "qualifiedName")
+            )
         for field, nodes in (("releases", releases), ("refs", refs)):
             if found := re.search(rf"\b{field}\s*\(([^)]*)\)", query):
                 first, after = arg(found[1], "first"), arg(found[1], "after")
@@ -317,6 +340,28 @@ class GitHub:
                     return json_reply({"data": None, "errors": [{"message": message}]})
                 node[field] = _connection(nodes, first, after)
         return json_reply({"data": data | {"repository": node}})
+
+    def _graphql_ref(self, repo: _Repo, qualified: object) -> dict[str, Any] | None:
+        """``ref(qualifiedName:)``: a tag (annotated: a ``Tag`` whose target is the commit)."""
+        if not isinstance(qualified, str) or qualified in self.graphql_hidden:
+            return None
+        kind, _, name = qualified.removeprefix("refs/").partition("/")
+        if kind == "heads":
+            sha = (repo.branches or {}).get(name)
+            if sha is None:
+                return None
+            return {"name": name, "target": {"__typename": "Commit", "oid": sha}}
+        found = [(sha, moment) for tag, sha, moment in repo.tags if kind == "tags" and tag == name]
+        if not found:
+            return None
+        sha, moment = found[0]
+        commit = {"__typename": "Commit", "oid": sha, "committedDate": iso(moment)}
+        if name in repo.annotated:
+            tag_object = self.tag_object_of(repo.owner, repo.name, name)
+            tagger = {"name": "A", "date": iso(moment)}
+            target = {"__typename": "Tag", "oid": tag_object, "tagger": tagger, "target": commit}
+            return {"name": name, "target": target}
+        return {"name": name, "target": commit}
 
 
 def _refusal(resource: str) -> Reply:
@@ -328,7 +373,7 @@ def _refusal(resource: str) -> Reply:
     return json_reply({"message": message, "documentation_url": _DOCS}, 403)
 
 
-def _connection(nodes: list[dict[str, Any]], first: int, after: str | None) -> dict[str, Any]:
+def _connection(nodes: list[Any], first: int, after: str | None) -> dict[str, Any]:
     """A GraphQL connection page; a cursor is base64 of ``cursor:<index>``."""
     start = int(base64.b64decode(after).decode().split(":")[1]) + 1 if after else 0
     page = nodes[start : start + first]

@@ -194,6 +194,26 @@ def release_rows_of(fetch: Fetch) -> ReleaseRows | None:
     return fetch if isinstance(fetch, ReleaseRows) else None
 
 
+@runtime_checkable
+class CredentialProbe(Protocol):
+    """Whether the fetch facade sends a credential to a URL, and from where (never its value).
+
+    ``credential_source(url)`` → the source's name (``GH_TOKEN``, ``~/.npmrc``) or ``None``
+    for an anonymous request. ``http.fetcher.Fetcher`` implements it over its credentials; a
+    datasource asks it before choosing an API that refuses anonymous callers (GitHub GraphQL).
+    A facade without it (a test double) counts as anonymous (``credential_source_of``).
+    """
+
+    def credential_source(self, url: str) -> str | None:
+        """Return where the credential for ``url`` comes from, or ``None`` (anonymous)."""
+        ...
+
+
+def credential_source_of(fetch: Fetch, url: str) -> str | None:
+    """The source of the credential ``fetch`` sends to ``url``; ``None`` when anonymous/unknown."""
+    return fetch.credential_source(url) if isinstance(fetch, CredentialProbe) else None
+
+
 class ReleaseTimesLookup(Protocol):
     """Publish times of some versions, asked for lazily (only those a verdict or libyears need).
 

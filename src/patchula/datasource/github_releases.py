@@ -1,4 +1,4 @@
-"""GitHub releases datasource (Renovate's ``github-releases``) on the REST API, merged into rows.
+"""GitHub releases datasource (Renovate's ``github-releases``): REST or GraphQL, merged into rows.
 
 ``GET {base}/repos/{owner}/{repo}/releases?per_page=100`` and the pages its ``Link`` header
 names (same origin only, at most ``MAX_PAGES``), with ``Accept: application/vnd.github+json``
@@ -20,24 +20,34 @@ release already stored; a warm run whose first page is unchanged (fresh, or a 30
 with the stored head reads nothing more and answers from the rows. Merges wait, with the
 pages' HTTP writes, for the pagination's clean end (``all_or_nothing``).
 
-Not here: the GraphQL history (``POST /graphql``, token only) — ``read_history`` is the seam a
-GraphQL reader feeds the same rows into. Sources: registries.md §6; docs.github.com REST
-"Releases" (list, latest, ``make_latest``), "Using pagination in the REST API", "Best
-practices" (conditional requests); seed 003 "SQLite cache".
+GraphQL (``POST {base}/graphql``; GitHub Enterprise Server ``/api/graphql``) is used only when
+the fetch facade sends a token there (``graphql_token``: GitHub refuses anonymous GraphQL).
+Then the history is ``RELEASES_QUERY`` pages of 100 (``CREATED_AT`` descending, cursors),
+merged into their own release rows by the same ``merge_history``. ``graphql`` is the family's
+one way to send a query: variables never spliced into the text, bodies bounded
+(``MAX_QUERY_BYTES``), answers with ``errors`` (HTTP 200) mapped to ``RateLimited``,
+``PackageNotFound``, ``PartialAnswerError`` or ``RegistryError`` and never stored.
+
+Sources: registries.md §6; docs.github.com REST "Releases" (list, latest, ``make_latest``),
+"Using pagination in the REST API", "Best practices" (conditional requests); GraphQL
+"Rate limits and query limits", "Using pagination in the GraphQL API", object ``Release``;
+GraphQL spec §7.1 (response format); seed 003 "SQLite cache".
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar, cast
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
 
 from patchula.datasource.base import (
     Datasource,
     ReleaseRow,
+    ReleaseRows,
     check_status,
+    credential_source_of,
     describe_decode_error,
     from_epoch,
     next_link,
@@ -45,8 +55,9 @@ from patchula.datasource.base import (
     release_rows_of,
     url_safe_name,
 )
-from patchula.errors import RegistryError
-from patchula.http.auth import redact_url
+from patchula.errors import PackageNotFound, RegistryError
+from patchula.http.auth import redact_text, redact_url
+from patchula.http.governor import RateLimited
 from patchula.models import Catalog, Release
 
 if TYPE_CHECKING:
@@ -91,6 +102,241 @@ class _Release(msgspec.Struct, frozen=True):
 
 _RELEASES = msgspec.json.Decoder(list[_Release])
 _COMPACT = msgspec.json.Decoder(list[tuple[str, float | None, bool]])
+
+
+# --- GraphQL (``POST {graphql}``, a token required) -------------------------------------------
+
+# The stored form of a GraphQL answer: its ``data`` only (answers with ``errors`` are never
+# stored); the key names a digest of the query body, so each query has its own entry.
+GRAPHQL_REPRESENTATION = "github-graphql-data-v1"
+# A query body (query text and variables) over this is refused before it is sent.
+MAX_QUERY_BYTES = 32 * 1024
+# An error message from GitHub is shown at most this long, control characters dropped.
+MESSAGE_LIMIT = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+class _GraphQLError(msgspec.Struct, frozen=True):
+    """One entry of a GraphQL answer's ``errors`` (GraphQL spec §7.1.2; GitHub adds ``type``)."""
+
+    message: str = ""
+    type: str | None = None
+    path: list[str | int] | None = None
+
+
+class _GraphQLAnswer(msgspec.Struct, frozen=True):
+    data: dict[str, Any] | None = None
+    errors: list[_GraphQLError] | None = None
+
+
+_GRAPHQL = msgspec.json.Decoder(_GraphQLAnswer)
+_DATA = msgspec.json.Decoder(dict[str, Any])
+
+
+class PartialAnswerError(RegistryError):
+    """A GraphQL answer with ``data`` and ``errors`` at some of its fields (never stored).
+
+    ``data`` is what GitHub did answer (the erring fields ``null``); ``paths`` the erring
+    fields' paths. A caller that can use part of an answer (ref resolution, per alias) may;
+    anything else treats it as the ``RegistryError`` it is.
+    """
+
+    def __init__(self, reason: str, data: dict[str, Any], paths: list[list[str | int]]) -> None:
+        super().__init__(reason)
+        self.data = data
+        self.paths = paths
+
+
+def graphql_url(base_url: str) -> str:
+    """The GraphQL endpoint beside REST base ``base_url``: ``{base}/graphql``.
+
+    GitHub Enterprise Server's ``https://<host>/api/v3`` has it at ``https://<host>/api/graphql``
+    (the rule ``credentials.github_graphql_url`` scopes the token by; kept here so a lookup
+    imports no configuration code).
+    """
+    base = base_url.rstrip("/")
+    if base.endswith("/api/v3"):
+        return f"{base.removesuffix('/v3')}/graphql"
+    return f"{base}/graphql"
+
+
+def graphql_token(fetch: Fetch, base_url: str) -> str | None:
+    """Where the token GraphQL would be sent with comes from (``GH_TOKEN``), else ``None``.
+
+    GitHub's GraphQL API refuses anonymous callers, so without a token the REST path is used
+    and no GraphQL request is ever sent (``datasource.base.CredentialProbe``).
+    """
+    return credential_source_of(fetch, graphql_url(base_url))
+
+
+def _said(text: str) -> str:
+    """A message GitHub wrote, safe for a row: one line, URLs redacted, bounded."""
+    return redact_text(_CONTROL.sub(" ", text)).strip()[:MESSAGE_LIMIT]
+
+
+def derive_graphql(content: bytes) -> bytes:
+    """Keep a GraphQL answer's ``data``; refuse one with ``errors`` (so it is never stored).
+
+    Raises ``RateLimited`` for a ``RATE_LIMITED`` error (GitHub answers a spent GraphQL budget
+    with HTTP 200 and an ``errors`` array), ``PackageNotFound`` for ``NOT_FOUND`` at
+    ``repository``, ``PartialAnswerError`` when ``data`` came with errors at some fields, and
+    ``RegistryError`` for any other error or an answer that is not a GraphQL response.
+    Source: GraphQL spec §7.1 (response format); docs.github.com "Rate limits and query
+    limits for the GraphQL API".
+    """
+    answer = decode(_GRAPHQL, content, "GitHub GraphQL answer")
+    errors = answer.errors or []
+    if not errors:
+        if answer.data is None:
+            msg = "GitHub GraphQL answer: no data and no errors"
+            raise RegistryError(msg)
+        return msgspec.json.encode(answer.data)
+    first = errors[0]
+    said = "; ".join(dict.fromkeys(_said(e.message) for e in errors[:3] if e.message))
+    said = said[:MESSAGE_LIMIT] or "no message"
+    if any(e.type == "RATE_LIMITED" for e in errors):
+        msg = f"GitHub GraphQL rate limit exceeded (RATE_LIMITED): {said}"
+        raise RateLimited(msg)
+    if any(e.type == "NOT_FOUND" and e.path == ["repository"] for e in errors):
+        msg = f"GitHub repository not found (GraphQL NOT_FOUND): {said}"
+        raise PackageNotFound(msg)
+    kind = f" ({_said(first.type)[:40]})" if first.type else ""
+    data = answer.data
+    if data is not None and any(data.values()) and all(e.path for e in errors):
+        paths = [list(e.path or []) for e in errors]
+        msg = f"GitHub GraphQL answered in part{kind}: {said}"
+        raise PartialAnswerError(msg, data, paths)
+    msg = f"GitHub GraphQL refused the query{kind}: {said}"
+    raise RegistryError(msg)
+
+
+async def graphql(
+    fetch: Fetch, base_url: str, query: str, variables: Mapping[str, object], *, what: str
+) -> dict[str, Any]:
+    """Send one GraphQL ``query`` with ``variables`` and return its ``data`` (``graphql_read``)."""
+    return (await graphql_read(fetch, base_url, query, variables, what=what))[0]
+
+
+async def graphql_read(
+    fetch: Fetch, base_url: str, query: str, variables: Mapping[str, object], *, what: str
+) -> tuple[dict[str, Any], FetchResponse]:
+    """Send one GraphQL ``query`` with ``variables``; return its ``data`` and the response.
+
+    ``POST {graphql_url(base_url)}`` with the REST headers and a JSON body (``query``,
+    ``variables``: values are never spliced into the query text); at most
+    ``MAX_QUERY_BYTES``. The answer is stored like a GET's, keyed by the body's digest, only
+    without errors (``derive_graphql``). Raises what ``derive_graphql`` raises (the reason
+    prefixed with ``what``), ``RegistryError`` for a non-2xx answer (a 401/403 names the token
+    source, never the token) or an oversized query, ``RateLimited`` from the governor.
+    """
+    body = msgspec.json.encode({"query": query, "variables": dict(variables)})
+    if len(body) > MAX_QUERY_BYTES:
+        msg = f"{what}: the GraphQL query would be {len(body)} bytes (limit {MAX_QUERY_BYTES})"
+        raise RegistryError(msg)
+    method_fetch = cast("MethodFetch", fetch)
+    try:
+        response = await method_fetch(
+            graphql_url(base_url),
+            headers={**HEADERS, "Content-Type": "application/json"},
+            representation=GRAPHQL_REPRESENTATION,
+            derive=derive_graphql,
+            method="POST",
+            body=body,
+        )
+    except PartialAnswerError as exc:
+        raise PartialAnswerError(f"{what}: {exc.reason}", exc.data, exc.paths) from None
+    except RegistryError as exc:
+        if not exc.reason.startswith("GitHub"):
+            raise
+        raise type(exc)(f"{what}: {exc.reason}") from None
+    except PackageNotFound as exc:
+        raise PackageNotFound(f"{what}: {exc.reason}") from None
+    check_status(response, what, credential_hint=CREDENTIAL_HINT)
+    return decode(_DATA, response.content, what), response
+
+
+class PageInfo(msgspec.Struct, frozen=True, rename="camel"):
+    """A GraphQL connection's ``pageInfo``: whether a next page exists, and its cursor."""
+
+    has_next_page: bool = False
+    end_cursor: str | None = None
+
+
+class _GraphQLRelease(msgspec.Struct, frozen=True, rename="camel"):
+    tag_name: str
+    published_at: str | None = None
+    is_prerelease: bool = False
+    is_draft: bool = False
+
+
+class _ReleaseConnection(msgspec.Struct, frozen=True, rename="camel"):
+    nodes: list[_GraphQLRelease | None]
+    page_info: PageInfo
+
+
+def connection(data: Mapping[str, Any], field: str, kind: type[T], what: str) -> T:
+    """``data.repository.<field>`` as ``kind``; ``RegistryError`` when it has another shape."""
+    repository = data.get("repository")
+    if not isinstance(repository, dict):
+        msg = f"{what}: GitHub GraphQL answered no repository"
+        raise RegistryError(msg)
+    try:
+        return msgspec.convert(repository.get(field), kind)
+    except (msgspec.ValidationError, RecursionError) as exc:
+        msg = f"{what}: unusable GraphQL answer ({describe_decode_error(exc)})"
+        raise RegistryError(msg) from None
+
+
+# Newest-first by creation (GraphQL orders releases by ``CREATED_AT`` or ``NAME`` only).
+RELEASES_QUERY = (
+    "query($owner: String!, $name: String!, $after: String) { "
+    "repository(owner: $owner, name: $name) { "
+    f"releases(first: {PAGE_SIZE}, after: $after, orderBy: {{field: CREATED_AT, direction: DESC}}) "
+    "{ nodes { tagName publishedAt isPrerelease isDraft } "
+    "pageInfo { hasNextPage endCursor } } } }"
+)
+# The release rows of GraphQL histories live apart from the REST pages' (another order).
+GRAPHQL_SOURCE = "github-graphql-releases-v1"
+
+
+def graphql_pages(
+    fetch: Fetch,
+    base_url: str,
+    package_name: str,
+    query: str,
+    rows_of: Callable[[Mapping[str, Any]], tuple[list[ReleaseRow], PageInfo]],
+    what: str,
+) -> PageReader:
+    """A ``PageReader`` of a GraphQL connection: ``query`` with ``$owner``, ``$name``, ``$after``.
+
+    ``rows_of(data)`` gives a page's rows and its ``pageInfo``; the next cursor is
+    ``endCursor`` while ``hasNextPage``.
+    """
+    owner, _, name = package_name.partition("/")
+
+    async def read_page(cursor: str | None) -> Page:
+        variables = {"owner": owner, "name": name, "after": cursor}
+        data, response = await graphql_read(fetch, base_url, query, variables, what=what)
+        rows, info = rows_of(data)
+        following = info.end_cursor if info.has_next_page and info.end_cursor else None
+        return response, rows, following
+
+    return read_page
+
+
+def graphql_release_rows(
+    data: Mapping[str, Any], what: str = "GitHub releases"
+) -> tuple[list[ReleaseRow], PageInfo]:
+    """One GraphQL ``releases`` page as rows (drafts and unusable tags left out)."""
+    page = connection(data, "releases", _ReleaseConnection, what)
+    rows: list[ReleaseRow] = []
+    for node in page.nodes:
+        if node is None or node.is_draft or _TAG.fullmatch(node.tag_name) is None:
+            continue
+        moment = parse_time(node.published_at)
+        epoch = None if moment is None else moment.timestamp()
+        rows.append((node.tag_name, epoch, PRERELEASE if node.is_prerelease else None))
+    return rows, page.page_info
 
 
 def repository_url(base_url: str, package_name: str) -> str:
@@ -142,6 +388,118 @@ def parse_compact(content: bytes) -> list[ReleaseRow]:
     return [(tag, moment, PRERELEASE if pre else None) for tag, moment, pre in rows]
 
 
+# One page of a newest-first history: the response read, its rows, the next page's cursor (a
+# URL for REST, an ``endCursor`` for GraphQL) or ``None`` at the end.
+Page = tuple["FetchResponse", list[ReleaseRow], str | None]
+PageReader = Callable[[str | None], Awaitable[Page]]
+
+
+def _by_name(row: ReleaseRow) -> object:
+    return row[0]
+
+
+async def merge_history(
+    fetch: Fetch,
+    read_page: PageReader,
+    *,
+    source: str,
+    package: str,
+    what: str,
+    listing: str,
+    identity: Callable[[ReleaseRow], object] = _by_name,
+) -> tuple[list[ReleaseRow], list[FetchResponse]]:
+    """Read a newest-first history page by page (``read_page(cursor)``), merged into the rows.
+
+    Returns the whole history in upstream order (newest first) and the responses read. With
+    release rows (``ReleaseRows``): a first page that was not refetched (fresh or 304) and
+    starts with the stored head answers from the rows at once; otherwise pages are read until
+    one holds a stored row (the same ``identity``: the name, or for tags name and commit), and
+    merged (first page ``after=None``, then each with the previous page's last version as
+    ``after``) when the block ends cleanly. A stored name whose ``identity`` changed (a moved
+    tag) is not a stop: it is left out of the page merges (the cache's merge would stop at it
+    and drop the newer rows after it) and refreshed on its own afterwards. Without rows,
+    every page is read. Raises ``RegistryError`` for more than ``MAX_PAGES`` pages or a
+    cursor that repeats, and what ``read_page`` raises.
+    """
+    method_fetch = cast("MethodFetch", fetch)
+    store = release_rows_of(fetch)
+    stored = await store.release_rows(source, package) if store is not None else None
+    head, rows = stored if stored is not None else (None, [])
+    known = {identity(row) for row in rows}
+    names = {row[0] for row in rows}
+    pages: list[list[ReleaseRow]] = []
+    moved: list[ReleaseRow] = []
+    responses: list[FetchResponse] = []
+    versions: set[str] = set()
+    seen: set[str | None] = set()
+    cursor: str | None = None
+    async with method_fetch.all_or_nothing():
+        while True:
+            if len(responses) >= MAX_PAGES:
+                msg = f"{what}: the {listing} is too long (more than {MAX_PAGES} pages); not read"
+                raise RegistryError(msg)
+            seen.add(cursor)
+            response, items, following = await read_page(cursor)
+            responses.append(response)
+            if (
+                len(responses) == 1
+                and response.cache in {"fresh", "revalidated"}
+                and head is not None
+                and rows
+                and items
+                and identity(items[0]) == identity(head)
+            ):
+                return rows, responses  # the head is unchanged: nothing newer to read
+            page: list[ReleaseRow] = []
+            met = False
+            for item in items:
+                if item[0] in versions:
+                    continue  # listed again on the next page (offset pages shift): once
+                versions.add(item[0])
+                if identity(item) in known:
+                    page.append(item)
+                    met = True  # merged to refresh its date and digest; older ones are stored
+                    break
+                (moved if item[0] in names else page).append(item)
+            pages.append(page)
+            if met or following is None:
+                break
+            if following in seen:
+                if "://" in following:
+                    msg = f"{what}: the {listing}'s next-page links loop ({redact_url(following)})"
+                else:
+                    msg = f"{what}: the {listing}'s next-page cursors loop"
+                raise RegistryError(msg)
+            cursor = following
+        if store is not None:
+            await _merge_pages(store, source, package, pages, moved)
+    fetched = [item for page in pages for item in page] + moved
+    if store is not None and fetched:
+        merged = await store.release_rows(source, package)
+        stored_names = {row[0] for row in merged[1]} if merged is not None else set()
+        if merged is not None and all(item[0] in stored_names for item in fetched):
+            return merged[1], responses
+    fresh = {item[0] for item in fetched}
+    return fetched + [row for row in rows if row[0] not in fresh], responses
+
+
+async def _merge_pages(
+    store: ReleaseRows,
+    source: str,
+    package: str,
+    pages: list[list[ReleaseRow]],
+    moved: list[ReleaseRow],
+) -> None:
+    """Merge ``pages`` in order (each anchored after the previous one), then refresh ``moved``."""
+    after: str | None = None
+    for page in pages:
+        if page:
+            await store.merge_release_rows(source, package, page, after=after)
+            after = page[-1][0]
+    for item in moved:  # stored already: the merge refreshes its date and digest only
+        await store.merge_release_rows(source, package, [item], after=item[0])
+
+
 async def read_history(
     fetch: Fetch,
     first: str,
@@ -154,85 +512,33 @@ async def read_history(
     what: str,
     listing: str,
 ) -> tuple[list[ReleaseRow], list[FetchResponse]]:
-    """Read a newest-first paginated history from ``first``, merging it into the release rows.
+    """Read a newest-first REST history from ``first`` and its ``Link`` pages (``merge_history``).
 
-    Returns the whole history in upstream order (newest first) and the responses read. With
-    release rows (``ReleaseRows``): a first page that was not refetched (fresh or 304) and
-    starts with the stored head answers from the rows at once; otherwise pages are read until
-    one holds a stored release, and merged (first page ``after=None``, then each with the
-    previous page's last version as ``after``) when the block ends cleanly. Without rows,
-    every page is read. Raises ``LookupFailed`` like ``get_catalog``.
+    Raises ``LookupFailed`` like ``get_catalog`` (a ``Link`` to another origin, a loop, more
+    than ``MAX_PAGES`` pages, an unusable page, a non-2xx answer).
     """
     method_fetch = cast("MethodFetch", fetch)
-    store = release_rows_of(fetch)
-    stored = await store.release_rows(source, package) if store is not None else None
-    head, rows = stored if stored is not None else (None, [])
-    known = {row[0] for row in rows}
-    pages: list[list[ReleaseRow]] = []
-    responses: list[FetchResponse] = []
-    versions: set[str] = set()
-    seen: set[str] = set()
-    url: str | None = first
-    async with method_fetch.all_or_nothing():
-        while url is not None:
-            if len(responses) >= MAX_PAGES:
-                msg = f"{what}: the {listing} is too long (more than {MAX_PAGES} pages); not read"
-                raise RegistryError(msg)
-            seen.add(url)
-            response = await method_fetch(
-                url, headers=HEADERS, representation=representation, derive=derive
-            )
-            check_status(response, what, credential_hint=CREDENTIAL_HINT)
-            responses.append(response)
-            items = rows_of(response.content)
-            if (
-                len(responses) == 1
-                and response.cache in {"fresh", "revalidated"}
-                and head is not None
-                and rows
-                and items
-                and items[0][0] == head[0]
-            ):
-                return rows, responses  # the head is unchanged: nothing newer to read
-            page: list[ReleaseRow] = []
-            met = False
-            for item in items:
-                if item[0] in versions:
-                    continue  # listed again on the next page (offset pages shift): once
-                versions.add(item[0])
-                page.append(item)
-                if item[0] in known:
-                    met = True  # merged to refresh its date and digest; older ones are stored
-                    break
-            pages.append(page)
-            if met:
-                break
-            url = next_link(response, url, first, what, listing)
-            if url is not None and url in seen:
-                msg = f"{what}: the {listing}'s next-page links loop ({redact_url(url)})"
-                raise RegistryError(msg)
-        if store is not None:
-            after: str | None = None
-            for page in pages:
-                if page:
-                    await store.merge_release_rows(source, package, page, after=after)
-                    after = page[-1][0]
-    fetched = [item for page in pages for item in page]
-    if store is not None and fetched:
-        merged = await store.release_rows(source, package)
-        names = {row[0] for row in merged[1]} if merged is not None else set()
-        if merged is not None and all(item[0] in names for item in fetched):
-            return merged[1], responses
-    names = {item[0] for item in fetched}
-    return fetched + [row for row in rows if row[0] not in names], responses
+
+    async def read_page(cursor: str | None) -> Page:
+        url = cursor or first
+        response = await method_fetch(
+            url, headers=HEADERS, representation=representation, derive=derive
+        )
+        check_status(response, what, credential_hint=CREDENTIAL_HINT)
+        return response, rows_of(response.content), next_link(response, url, first, what, listing)
+
+    return await merge_history(
+        fetch, read_page, source=source, package=package, what=what, listing=listing
+    )
 
 
 async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
     """Return the releases of GitHub repository ``package_name`` (``owner/repo``).
 
-    Releases in upstream order (newest first) with their ``published_at``; drafts left out;
-    an author-marked prerelease has ``prerelease=True``. ``latest`` is the first listed
-    release that is not a prerelease (``None`` when there is none). Raises
+    With a token for GraphQL, read there (``RELEASES_QUERY``; ``source_url`` is the GraphQL
+    endpoint), else on REST. Releases in upstream order (newest first), their
+    ``published_at``; drafts left out; an author-marked prerelease has ``prerelease=True``.
+    ``latest`` is the first listed release that is not a prerelease (``None`` if none). Raises
     ``PackageNotFound`` on 404 (no such repository, or a private one without access),
     ``RegistryError`` on other answers (a 401/403 names the token source: ``GH_TOKEN`` or
     ``GITHUB_TOKEN``, or where one goes), an unusable page, a ``Link`` to another origin or
@@ -240,17 +546,32 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     """
     repo = repository_url(base_url, package_name)
     first = f"{repo}/releases?per_page={PAGE_SIZE}"
-    history, responses = await read_history(
-        fetch,
-        first,
-        source=REPRESENTATION,
-        package=repo,
-        representation=REPRESENTATION,
-        derive=derive_releases,
-        rows_of=parse_compact,
-        what=f"GitHub repository {package_name!r} (releases)",
-        listing="release list",
-    )
+    what = f"GitHub repository {package_name!r} (releases)"
+    if graphql_token(fetch, base_url) is not None:
+        first = graphql_url(base_url)
+        pages = graphql_pages(
+            fetch,
+            base_url,
+            package_name,
+            RELEASES_QUERY,
+            lambda data: graphql_release_rows(data, what),
+            what,
+        )
+        history, responses = await merge_history(
+            fetch, pages, source=GRAPHQL_SOURCE, package=repo, what=what, listing="release list"
+        )
+    else:
+        history, responses = await read_history(
+            fetch,
+            first,
+            source=REPRESENTATION,
+            package=repo,
+            representation=REPRESENTATION,
+            derive=derive_releases,
+            rows_of=parse_compact,
+            what=what,
+            listing="release list",
+        )
     releases = tuple(
         Release(version, from_epoch(moment), prerelease=digest == PRERELEASE)
         for version, moment, digest in history

@@ -1,4 +1,4 @@
-"""GitHub tags datasource (Renovate's ``github-tags``, the one GitHub Actions use) on REST.
+"""GitHub tags datasource (Renovate's ``github-tags``, the one GitHub Actions use): REST, GraphQL.
 
 Tags come from ``GET {base}/repos/{owner}/{repo}/tags?per_page=100`` and the pages its
 ``Link`` header names (same origin only, at most ``MAX_PAGES``), each stored as the compact
@@ -20,18 +20,31 @@ object is followed through ``GET …/git/tags/{sha}`` to its commit), else
 ``GET …/git/ref/heads/<ref>`` for a branch, ``None`` when neither exists. A reused tag
 catalog never freezes a tag's commit: the digest is read per ref, with its own freshness.
 
-Not here: GraphQL (``POST /graphql``, complete histories and bounded ref reads with a token);
-``get_catalog`` and ``get_digest`` are the seams it replaces. Sources: registries.md §6 and
-§8; docs.github.com REST "Repositories: list tags", "Git references" (matching refs, get a
-reference), "Git tags", "Commits"; seed 003 "Catalog views" (mutable tags).
+With a GitHub token (``github_releases.graphql_token``), GraphQL replaces REST: the tag
+history is ``TAGS_QUERY`` pages of 100 refs, newest commit first, each with its commit and
+commit date (annotated tags followed), merged into release rows (``graphql_history``; a stored
+tag with a new commit is refreshed, never a stop), so dates need no commit lookups; and the
+refs the rows need now are resolved together, one bounded query per repository and event-loop
+turn (``resolve_refs``), a ref GraphQL names no commit for asked on REST. The stop at the
+first stored tag trusts commit-date order: a tag put later on a commit older than the newest
+stored one is not seen until the rows are gone (the cost of one page per warm run).
+
+Sources: GitHub GraphQL reference (``Repository.ref``, ``refs``, ``Ref.target``, ``Tag``,
+``Commit``); registries.md §6 and §8; docs.github.com REST "Repositories: list tags", "Git
+references" (matching refs, get a reference), "Git tags", "Commits"; seed 003 "Catalog
+views" (mutable tags).
 """
 
 from __future__ import annotations
 
 import re
+import weakref
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 from urllib.parse import quote
 
+import anyio
+import anyio.lowlevel
 import msgspec
 
 from patchula.datasource import github_releases
@@ -40,6 +53,7 @@ from patchula.datasource.base import (
     LazyTimes,
     ReleaseRow,
     check_status,
+    from_epoch,
     next_link,
     parse_time,
 )
@@ -50,10 +64,17 @@ from patchula.datasource.github_releases import (
     HEADERS,
     PAGE_SIZE,
     REGISTRY,
+    PartialAnswerError,
+    connection,
     decode,
+    graphql,
+    graphql_pages,
+    graphql_token,
+    graphql_url,
+    merge_history,
     repository_url,
 )
-from patchula.errors import PackageNotFound, RegistryError
+from patchula.errors import LookupFailed, PackageNotFound, RegistryError
 from patchula.http.auth import redact_url
 from patchula.models import Catalog, DigestTerms, Release
 
@@ -172,8 +193,99 @@ def parse_compact(content: bytes) -> list[ReleaseRow]:
     return [(name, None, sha) for name, sha in decode(_COMPACT, content, REPRESENTATION)]
 
 
+# --- the tag history through GraphQL (a token required) ----------------------------------------
+
+# Newest commit first: a new or moved tag (a floating ``v4`` follows its newest release) comes
+# before the tags already stored. Tag objects are followed to their commit and its date.
+TAGS_QUERY = (
+    "query($owner: String!, $name: String!, $after: String) { "
+    "repository(owner: $owner, name: $name) { "
+    f'refs(refPrefix: "refs/tags/", first: {PAGE_SIZE}, after: $after, '
+    "orderBy: {field: TAG_COMMIT_DATE, direction: DESC}) { "
+    "nodes { name target { __typename oid ... on Commit { committedDate } "
+    "... on Tag { target { __typename oid ... on Commit { committedDate } } } } } "
+    "pageInfo { hasNextPage endCursor } } } }"
+)
+# The release rows of GraphQL tag histories: ``(tag, commit date epoch, commit sha)``.
+GRAPHQL_SOURCE = "github-graphql-tags-v1"
+
+
+class _GraphQLTarget(msgspec.Struct, frozen=True, rename={"kind": "__typename"}):
+    kind: str = ""
+    oid: str = ""
+    committedDate: str | None = None  # noqa: N815 - GitHub's field name
+    target: _GraphQLTarget | None = None
+
+
+class _GraphQLRef(msgspec.Struct, frozen=True):
+    name: str
+    target: _GraphQLTarget | None = None
+
+
+class _RefConnection(msgspec.Struct, frozen=True, rename="camel"):
+    nodes: list[_GraphQLRef | None]
+    page_info: github_releases.PageInfo
+
+
+def graphql_tag_rows(
+    data: Mapping[str, object], what: str = "GitHub tags"
+) -> tuple[list[ReleaseRow], github_releases.PageInfo]:
+    """One GraphQL ``refs`` page as rows ``(tag, commit date epoch, commit sha)``.
+
+    A lightweight tag's target is its commit; an annotated tag's ``Tag`` target is followed
+    once (a tag of a tag, a tree or a blob is left out, as are names no ref could have).
+    """
+    page = connection(data, "refs", _RefConnection, what)
+    rows: list[ReleaseRow] = []
+    for node in page.nodes:
+        if node is None or not _safe_ref(node.name):
+            continue
+        target = node.target
+        if target is not None and target.kind == "Tag":
+            target = target.target
+        if target is None or target.kind != "Commit" or not _SHA.fullmatch(target.oid.lower()):
+            continue
+        moment = parse_time(target.committedDate)
+        rows.append((node.name, None if moment is None else moment.timestamp(), target.oid.lower()))
+    return rows, page.page_info
+
+
+def _name_and_commit(row: ReleaseRow) -> object:
+    return row[0], row[2]
+
+
+async def graphql_history(
+    fetch: Fetch, base_url: str, package_name: str
+) -> tuple[list[ReleaseRow], list[FetchResponse]]:
+    """The tag history of ``owner/repo`` through GraphQL, merged into release rows.
+
+    Pages of ``PAGE_SIZE`` refs, newest commit first (``TAGS_QUERY``), read until a tag that
+    is stored with the same commit (``github_releases.merge_history``; a moved tag is refreshed,
+    never a stop). Returns rows ``(tag, commit date epoch, commit sha)`` newest first and the
+    responses. Raises like ``github_releases.graphql``, and ``RegistryError`` for more than
+    ``MAX_PAGES`` pages.
+    """
+    repo = repository_url(base_url, package_name)
+    what = f"GitHub repository {package_name!r} (tags)"
+    pages = graphql_pages(
+        fetch, base_url, package_name, TAGS_QUERY, lambda data: graphql_tag_rows(data, what), what
+    )
+    return await merge_history(
+        fetch,
+        pages,
+        source=GRAPHQL_SOURCE,
+        package=repo,
+        what=what,
+        listing="tag list",
+        identity=_name_and_commit,
+    )
+
+
 async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
     """Return the tags of GitHub repository ``package_name`` (``owner/repo``).
+
+    With a GitHub token the history comes through GraphQL (``graphql_history``: newest commit
+    first, merged into release rows; a warm run reads one page), else from REST as follows.
 
     Tags in GitHub's order, each with an unknown publish time (``release_times`` supplies
     them) and its commit SHA as ``digest``; ``latest`` is ``None`` (tag rules pick it). Raises
@@ -181,6 +293,18 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     source), an unusable page, a ``Link`` to another origin or a loop, or more than
     ``MAX_PAGES`` pages; ``RateLimited`` from the governor.
     """
+    if graphql_token(fetch, base_url) is not None:
+        history, answers = await graphql_history(fetch, base_url, package_name)
+        return Catalog(
+            datasource=ID,
+            package_name=package_name,
+            releases=tuple(Release(name, None, digest=sha) for name, _, sha in history),
+            latest=None,
+            fetched_at=min(response.fetched_at for response in answers),
+            time_source=TIME_SOURCE,
+            source_url=graphql_url(base_url),
+            reused=all(response.cache == "fresh" for response in answers),
+        )
     repo = repository_url(base_url, package_name)
     first = f"{repo}/tags?per_page={PAGE_SIZE}"
     what = f"GitHub repository {package_name!r} (tags)"
@@ -244,6 +368,13 @@ async def release_times(
     missing = [version for version, moment in found.items() if moment is None]
     if not missing:
         return found
+    if graphql_token(fetch, base) is not None:
+        # The GraphQL tag history carries every tag's commit date: no commit lookups.
+        history, _ = await graphql_history(fetch, base, package_name)
+        dates = {name: moment for name, moment, _ in history}
+        for version in missing:
+            found[version] = from_epoch(dates.get(version))
+        return found
     tags = await get_catalog(fetch, base, package_name)
     repo = repository_url(base, package_name)
     what = f"GitHub repository {package_name!r} (commit dates)"
@@ -266,8 +397,170 @@ def _safe_ref(ref: str) -> bool:
     return 0 < len(ref) <= 255 and _BAD_REF.search(ref) is None  # noqa: PLR2004 - name bound
 
 
+# --- ref resolution through GraphQL (a token required) -----------------------------------------
+
+# Refs resolved per GraphQL query at most (two aliases each: the tag and the branch); a batch
+# with more is sent as several queries.
+MAX_REFS_PER_QUERY = 25
+
+
+def _target_selection(depth: int) -> str:
+    """``target { __typename oid ... on Tag { target { … } } }``, ``depth`` tags deep."""
+    inner = "__typename oid"
+    for _ in range(depth):
+        inner = f"__typename oid ... on Tag {{ target {{ {inner} }} }}"
+    return f"target {{ {inner} }}"
+
+
+# An annotated tag's ``target`` is followed up to ``MAX_TAG_DEPTH`` tag objects to its commit.
+_TAG_TARGET = _target_selection(MAX_TAG_DEPTH)
+
+
+def refs_query(count: int) -> str:
+    """The query resolving ``count`` refs of one repository: aliases ``t<i>`` and ``h<i>``.
+
+    ``t<i>`` is ``refs/tags/<ref>`` (variable ``$t<i>``), followed through annotated tags;
+    ``h<i>`` is ``refs/heads/<ref>`` (``$h<i>``). Ref names travel as variables, never in
+    the query text. Source: GitHub GraphQL reference, ``Repository.ref(qualifiedName)``,
+    ``Ref.target`` (``GitObject``: ``Commit``, ``Tag``).
+    """
+    names = [f"$t{i}: String!, $h{i}: String!" for i in range(count)]
+    fields = [
+        f"t{i}: ref(qualifiedName: $t{i}) {{ {_TAG_TARGET} }} "
+        f"h{i}: ref(qualifiedName: $h{i}) {{ target {{ __typename oid }} }}"
+        for i in range(count)
+    ]
+    return (
+        f"query($owner: String!, $name: String!, {', '.join(names)}) {{ "
+        f"repository(owner: $owner, name: $name) {{ {' '.join(fields)} }} }}"
+    )
+
+
+def _commit_of(ref: object) -> str | None:
+    """The commit SHA a ``ref`` answer names (through tag objects), else ``None``."""
+    target = ref.get("target") if isinstance(ref, dict) else None
+    for _ in range(MAX_TAG_DEPTH + 1):
+        if not isinstance(target, dict):
+            return None
+        kind, oid = target.get("__typename"), target.get("oid")
+        if kind == "Commit" and isinstance(oid, str) and _SHA.fullmatch(oid.lower()):
+            return oid.lower()
+        if kind != "Tag":
+            return None  # a tag of a tree or blob: the REST lookup says what it is
+        target = target.get("target")
+    return None
+
+
+async def resolve_refs(
+    fetch: Fetch, base_url: str, package_name: str, refs: Sequence[str]
+) -> dict[str, str | None]:
+    """Resolve ``refs`` (tags, else branches) of ``owner/repo`` in bounded GraphQL queries.
+
+    One query per ``MAX_REFS_PER_QUERY`` refs (``refs_query``): a tag's commit through its
+    annotated tag objects, else the branch's commit. Returns ref → commit SHA, or ``None``
+    where GraphQL named no commit (no such ref, an object too deep, a field that erred in a
+    partial answer): the caller asks REST for those. Raises ``PackageNotFound`` for an unknown
+    repository, ``RateLimited`` and ``RegistryError`` like ``github_releases.graphql``.
+    """
+    repository_url(base_url, package_name)  # refuses a name that is not owner/repo
+    owner, _, name = package_name.partition("/")
+    what = f"GitHub repository {package_name!r} (refs)"
+    found: dict[str, str | None] = {}
+    unique = list(dict.fromkeys(refs))
+    for start in range(0, len(unique), MAX_REFS_PER_QUERY):
+        chunk = unique[start : start + MAX_REFS_PER_QUERY]
+        variables: dict[str, object] = {"owner": owner, "name": name}
+        for i, ref in enumerate(chunk):
+            variables[f"t{i}"] = f"refs/tags/{ref}"
+            variables[f"h{i}"] = f"refs/heads/{ref}"
+        try:
+            data = await graphql(fetch, base_url, refs_query(len(chunk)), variables, what=what)
+        except PartialAnswerError as partial:
+            data = partial.data  # erring aliases are null: REST answers for them
+        repository = data.get("repository")
+        if not isinstance(repository, dict):
+            msg = f"{what}: GitHub GraphQL answered no repository"
+            raise RegistryError(msg)
+        for i, ref in enumerate(chunk):
+            found[ref] = _commit_of(repository.get(f"t{i}")) or _commit_of(repository.get(f"h{i}"))
+    return found
+
+
+@dataclass
+class _Batch:
+    """The refs of one repository asked in one event-loop turn, resolved by one query."""
+
+    refs: list[str] = field(default_factory=list)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    found: dict[str, str | None] | None = None
+    failure: LookupFailed | None = None
+
+
+# Open batches per fetch facade (a run's), per (base URL, repository): concurrent digest
+# reads of one repository join the batch the first of them opened.
+_BATCHES: weakref.WeakKeyDictionary[object, dict[tuple[str, str, str], _Batch]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _batched(fetch: Fetch, base_url: str, package_name: str, ref: str) -> str | None:
+    """The commit of ``ref``, from one batch of this turn's refs (``None``: ask REST for it).
+
+    The first caller opens the batch, lets the other tasks of this event-loop turn join it
+    (one checkpoint), then sends ``resolve_refs`` for all of them; the others wait for it.
+    Its failure (``LookupFailed``) is every member's; a batch that ended otherwise (its
+    sender cancelled) leaves each member to REST.
+    """
+    try:
+        open_batches = _BATCHES.setdefault(fetch, {})
+    except TypeError:  # a facade that cannot be weakly referenced: no batching
+        return (await resolve_refs(fetch, base_url, package_name, [ref]))[ref]
+    # Lookups of checkouts with other credentials never share a query (its answer is theirs).
+    key = (base_url.rstrip("/"), package_name.lower(), graphql_token(fetch, base_url) or "")
+    batch = open_batches.get(key)
+    if batch is not None:
+        batch.refs.append(ref)
+        await batch.done.wait()
+    else:
+        batch = open_batches[key] = _Batch([ref])
+        try:
+            await anyio.lowlevel.checkpoint()
+            if open_batches.get(key) is batch:
+                del open_batches[key]
+            batch.found = await resolve_refs(fetch, base_url, package_name, batch.refs)
+        except LookupFailed as exc:
+            batch.failure = exc
+        finally:
+            if open_batches.get(key) is batch:
+                del open_batches[key]
+            batch.done.set()
+    if batch.failure is not None:
+        raise batch.failure
+    return (batch.found or {}).get(ref)
+
+
 async def get_digest(fetch: Fetch, base_url: str, package_name: str, version: str) -> str | None:
     """Return the commit SHA tag or branch ``version`` of ``owner/repo`` points at now.
+
+    With a GitHub token for GraphQL (``github_releases.graphql_token``): the refs of the
+    repository asked at once (the SHA pin's tag to check, the tag to propose) are resolved
+    together in one bounded query (``resolve_refs``), annotated tags followed; what it names
+    no commit for falls back to the REST lookup below. A tag catalog, reused or not, is never
+    asked: a tag's commit has its own freshness (seed 003, "mutable tags"). Without a token,
+    REST only. Raises like the REST lookup, and ``RateLimited``/``RegistryError`` for a
+    GraphQL answer with errors (``github_releases.derive_graphql``).
+    """
+    if not _safe_ref(version):
+        return None
+    if graphql_token(fetch, base_url) is not None:
+        sha = await _batched(fetch, base_url, package_name, version)
+        if sha is not None:
+            return sha
+    return await rest_digest(fetch, base_url, package_name, version)
+
+
+async def rest_digest(fetch: Fetch, base_url: str, package_name: str, version: str) -> str | None:
+    """Return the commit SHA tag or branch ``version`` points at now, asked on REST.
 
     A tag first: ``git/matching-refs/tags/<ref>``, the entry that is exactly
     ``refs/tags/<ref>`` (prefix matches are other tags); a lightweight tag's object is the

@@ -821,6 +821,15 @@ class Fetcher:
         """The credential that goes with ``GET url`` (``None``: anonymous)."""
         return self._credentials.for_url(url) if self._credentials is not None else None
 
+    def credential_source(self, url: str) -> str | None:
+        """Where the credential sent with a request to ``url`` comes from, or ``None``.
+
+        ``datasource.base.CredentialProbe``: the source's name only (``GH_TOKEN``), never the
+        value, so a datasource can pick an API that needs a token (GitHub GraphQL) up front.
+        """
+        credential = self._credential_for(url)
+        return credential.source if credential is not None else None
+
     @property
     def freshness_floors(self) -> dict[str, float]:
         """The configured minimum freshness per representation, in seconds."""

@@ -84,6 +84,10 @@ class LazyFetcher:
         """``Fetcher.merge_release_rows``: merge one newest-first page into the release rows."""
         await self.fetcher().merge_release_rows(source, package, items, after=after)
 
+    def credential_source(self, url: str) -> str | None:
+        """``Fetcher.credential_source``: the source of the credential for ``url`` (no value)."""
+        return self.fetcher().credential_source(url)
+
     async def fresh_many(
         self, requests: Sequence[tuple[str, Mapping[str, str] | None, str]]
     ) -> list[FetchResponse | None]:
