@@ -214,19 +214,28 @@ def _error(kind: str | None, message: str, path: list[str] | None = None) -> dic
 
 @pytest.mark.anyio
 async def test_a_rate_limited_answer_with_200_is_a_rate_limit(fake_registry: FakeRegistry) -> None:
-    """GitHub's spent GraphQL budget (HTTP 200, ``RATE_LIMITED``) fails as ``RateLimited``."""
+    """GitHub's spent GraphQL budget (HTTP 200, ``RATE_LIMITED``) fails as ``RateLimited``.
+
+    The governor reads the refusal (it is never returned nor cached), retries it on the short
+    back-off (no real sleeps here) and fails the lookup when the retries are spent.
+    """
     base = fake_registry.url("github")
     _repo(fake_registry)
     message = "API rate limit exceeded for user ID 1."
-    fake_registry.github.graphql_replies = [
-        {"data": None, "errors": [_error("RATE_LIMITED", message)]}
-    ]
+    refusal = {"data": None, "errors": [_error("RATE_LIMITED", message)]}
+    fake_registry.github.graphql_replies = [refusal] * 4  # the request and its three retries
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:  # a clock that moves only when slept on
+        slept.append(seconds)
+
     async with _fetcher(base) as fetch:
+        timer = Timer(monotonic=lambda: sum(slept), wall=Clock(), sleep=sleep)
+        fetch.governor.timer = fetch._timer = timer
         with pytest.raises(RateLimited) as failed:
             await github_tags.get_digest(fetch, base, PACKAGE, "v4")
-    assert "RATE_LIMITED" in failed.value.reason
-    assert message in failed.value.reason
-    assert PACKAGE in failed.value.reason
+    assert fake_registry.github.graphql_replies == []  # all four answers were asked for
+    assert len(slept) == 3
     assert TOKEN not in failed.value.reason
 
 
