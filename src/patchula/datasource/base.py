@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -398,6 +398,46 @@ def next_link(response: FetchResponse, url: str, first: str, what: str, listing:
                 raise RegistryError(msg)
             return str(target)
     return None
+
+
+async def linked_pages(
+    fetch: MethodFetch,
+    first: str,
+    *,
+    what: str,
+    listing: str,
+    max_pages: int,
+    representation: str,
+    derive: Derive | None,
+    credential_hint: str = DEFAULT_CREDENTIAL_HINT,
+    headers: Mapping[str, str] | None = None,
+    scope: str | None = None,
+) -> AsyncIterator[FetchResponse]:
+    """Yield each page of a ``Link``-paginated listing from ``first``, status-checked.
+
+    Pages follow ``rel="next"`` (RFC 8288; ``next_link``: same origin only) one after another.
+    Run it inside ``fetch.all_or_nothing()`` so a listing is stored whole or not at all.
+    Raises ``RegistryError`` past ``max_pages`` pages or when the links loop, and what
+    ``check_status`` raises for a non-2xx page (``what`` and ``listing`` word the messages).
+    """
+    seen: set[str] = set()
+    url: str | None = first
+    pages = 0
+    while url is not None:
+        if pages >= max_pages:
+            msg = f"{what}: the {listing} is too long (more than {max_pages} pages); not read"
+            raise RegistryError(msg)
+        seen.add(url)
+        response = await fetch(
+            url, headers=headers, representation=representation, derive=derive, scope=scope
+        )
+        check_status(response, what, credential_hint=credential_hint)
+        pages += 1
+        yield response
+        url = next_link(response, url, first, what, listing)
+        if url is not None and url in seen:
+            msg = f"{what}: the {listing}'s next-page links loop ({redact_url(url)})"
+            raise RegistryError(msg)
 
 
 def origin(url: str) -> tuple[str, str, int | None]:

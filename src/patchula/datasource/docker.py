@@ -27,13 +27,13 @@ from patchula.datasource.base import (
     LazyTimes,
     check_status,
     describe_decode_error,
+    linked_pages,
     next_link,
     origin,
     parse_time,
     url_safe_name,
 )
 from patchula.errors import RegistryError
-from patchula.http.auth import redact_url
 from patchula.models import IMAGE_DIGESTS, Catalog, Release
 
 if TYPE_CHECKING:
@@ -187,29 +187,23 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     derive = functools.partial(derive_tags, repository=repository, what=what)
     tags: dict[str, None] = {}
     responses: list[FetchResponse] = []
-    seen: set[str] = set()
-    url: str | None = first
     async with method_fetch.all_or_nothing():
-        while url is not None:
-            if len(responses) >= MAX_PAGES:
-                msg = f"{what}: the tag list is too long (more than {MAX_PAGES} pages); not read"
-                raise RegistryError(msg)
-            seen.add(url)
-            response = await method_fetch(
-                url,
-                representation=TAGS_REPRESENTATION,
-                derive=derive,
-                scope=scope_of(repository),
-            )
-            check_status(response, what, credential_hint=CREDENTIAL_HINT)
+        pages = linked_pages(
+            method_fetch,
+            first,
+            what=what,
+            listing="tag list",
+            max_pages=MAX_PAGES,
+            representation=TAGS_REPRESENTATION,
+            derive=derive,
+            credential_hint=CREDENTIAL_HINT,
+            scope=scope_of(repository),
+        )
+        async for response in pages:
             responses.append(response)
             tags.update(dict.fromkeys(parse_tags_compact(response.content, repository=repository)))
             if len(tags) > MAX_TAGS:
                 msg = f"{what}: the tag list is too long (more than {MAX_TAGS} tags); not read"
-                raise RegistryError(msg)
-            url = next_page(response, url, first, what)
-            if url is not None and url in seen:
-                msg = f"{what}: the tag list's next-page links loop ({redact_url(url)})"
                 raise RegistryError(msg)
     return Catalog(
         datasource=ID,

@@ -54,7 +54,7 @@ from patchula.datasource.base import (
     ReleaseRow,
     check_status,
     from_epoch,
-    next_link,
+    linked_pages,
     parse_time,
 )
 from patchula.datasource.github_releases import (
@@ -75,7 +75,6 @@ from patchula.datasource.github_releases import (
     repository_url,
 )
 from patchula.errors import LookupFailed, PackageNotFound, RegistryError
-from patchula.http.auth import redact_url
 from patchula.models import Catalog, DigestTerms, Release
 
 if TYPE_CHECKING:
@@ -311,25 +310,22 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     method_fetch = cast("MethodFetch", fetch)
     rows: dict[str, str | None] = {}
     responses: list[FetchResponse] = []
-    seen: set[str] = set()
-    url: str | None = first
     async with method_fetch.all_or_nothing():
-        while url is not None:
-            if len(responses) >= MAX_PAGES:
-                msg = f"{what}: the tag list is too long (more than {MAX_PAGES} pages); not read"
-                raise RegistryError(msg)
-            seen.add(url)
-            response = await method_fetch(
-                url, headers=HEADERS, representation=REPRESENTATION, derive=derive_tags
-            )
-            check_status(response, what, credential_hint=CREDENTIAL_HINT)
+        pages = linked_pages(
+            method_fetch,
+            first,
+            what=what,
+            listing="tag list",
+            max_pages=MAX_PAGES,
+            representation=REPRESENTATION,
+            derive=derive_tags,
+            credential_hint=CREDENTIAL_HINT,
+            headers=HEADERS,
+        )
+        async for response in pages:
             responses.append(response)
             for name, _, sha in parse_compact(response.content):
                 rows.setdefault(name, sha)
-            url = next_link(response, url, first, what, "tag list")
-            if url is not None and url in seen:
-                msg = f"{what}: the tag list's next-page links loop ({redact_url(url)})"
-                raise RegistryError(msg)
     return Catalog(
         datasource=ID,
         package_name=package_name,
