@@ -131,8 +131,14 @@ async def test_a_moved_digest_of_a_current_tag_is_a_digest_update(
     fake_registry.oci.add(PYTHON, {"3.13": DIGEST_B})  # re-pushed
     [row] = await _scan(fake_registry, checkout)
     f = row.finding
-    assert (f.status, f.update_type, f.current, f.eligible) == ("outdated", "digest", "3.13", None)
-    assert (f.digest, f.current_digest) == (DIGEST_A, DIGEST_B)
+    # Renovate's digest update: the same tag, at what it points at now.
+    assert (f.status, f.update_type, f.current, f.eligible) == (
+        "outdated",
+        "digest",
+        "3.13",
+        "3.13",
+    )
+    assert (f.digest, f.current_digest, f.new_digest) == (DIGEST_A, DIGEST_B, DIGEST_B)
     assert f.reason == f"the digest of tag 3.13 moved: pinned {DIGEST_A}, now {DIGEST_B}"
 
 

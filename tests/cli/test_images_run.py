@@ -173,7 +173,7 @@ def test_a_checkout_of_dockerfile_compose_and_workflow_images(
         ("Dockerfile", 2, "stage", "python:3.12-slim", "3.12-slim", "3.13-slim", "minor",
          None, None, None, "outdated"),
         ("Dockerfile", 4, "stage", f"node:20.11.1-alpine@{DIGEST_A}", "20.11.1-alpine",
-         "20.11.1-alpine", "digest", DIGEST_A, DIGEST_B, None, "outdated"),
+         "20.11.1-alpine", "digest", DIGEST_A, DIGEST_B, DIGEST_B, "outdated"),
         ("Dockerfile", 7, "final", "nginx", "latest", None, None, None, DIGEST_C, None,
          "up-to-date"),
         ("compose.yaml", 3, "image", "postgres:16.1", "16.1", "16.2", "minor", None, None, None,

@@ -41,6 +41,7 @@ def test_a_pinned_mutable_tag_is_outdated_once_it_moves() -> None:
     assert track_tag("stable", A, A).status == "up-to-date"
     moved = track_tag("stable", A, B)
     assert (moved.status, moved.update_type, moved.current_digest) == ("outdated", "digest", B)
+    assert (moved.eligible, moved.new_digest) == ("stable", B)  # the same tag, its new digest
 
 
 @pytest.mark.parametrize(
@@ -84,6 +85,7 @@ def test_a_moved_digest_of_a_held_back_tag_is_a_digest_update_now() -> None:
     held = Finding(status="held-back", current="3.12", latest="3.13", update_type="minor")
     f = pinned_digest(held, "3.12", A, B)
     assert (f.status, f.update_type) == ("outdated", "digest")
+    assert (f.eligible, f.new_digest) == ("3.12", B)  # the pushed-again tag is the proposal
 
 
 def test_a_tag_update_takes_precedence_and_carries_the_new_digest() -> None:

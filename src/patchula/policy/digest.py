@@ -60,6 +60,8 @@ def track_tag(
         base,
         status="outdated",
         update_type="digest",
+        eligible=tag,
+        new_digest=read,
         reason=f"the {named} {tag} moved: pinned {pinned}, now {read}",
     )
 
@@ -117,12 +119,18 @@ def pinned_digest(
     proposed = eligible is not None and eligible != tag
     if proposed and not isinstance(new, str):
         notes.append(_unread(str(eligible), new, terms))
+    new_digest = new if proposed and isinstance(new, str) else None
+    if update_type == "digest" and not proposed and isinstance(current, str):
+        # Only the digest moved: the proposal is the same tag at what it points at now
+        # (Renovate's digest update), so eligible and the digest to pin say it.
+        eligible, new_digest = tag, current
     return replace(
         finding,
         status=status,
         update_type=update_type,
         reason="; ".join([*([finding.reason] if finding.reason else []), *notes]) or None,
+        eligible=eligible,
         digest=pinned,
         current_digest=current if isinstance(current, str) else None,
-        new_digest=new if proposed and isinstance(new, str) else None,
+        new_digest=new_digest,
     )
