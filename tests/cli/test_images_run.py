@@ -139,8 +139,9 @@ def test_run_help_names_container_images() -> None:
     """The first line of ``patchula run --help`` names every kind of dependency read."""
     result = runner.invoke(app, ["run", "--help"], terminal_width=200)
     assert result.exit_code == 0
+    assert "Report how far behind a checkout's dependencies are." in result.stdout
     assert (
-        "Report how far behind a checkout's npm, Python, Rust, Go and container images are."
+        "npm, Python (PyPI), Rust (crates.io), Go modules, container images and GitHub Actions."
         in result.stdout
     )
 

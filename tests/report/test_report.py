@@ -395,3 +395,20 @@ def test_terminal_table_shows_checkout_and_registry_text_literally() -> None:
     assert "\x1b]0;" not in text
     assert "\x07" not in text
     assert "\x1b[2J" not in text
+
+
+def test_bidirectional_controls_are_spaces_in_every_table() -> None:
+    """A right-to-left override in a name (U+202E) never reorders the terminal line."""
+    result = _result()
+    result.repos[0].rows = [
+        Row(
+            _dep("r.txt", 1, "checkout\u202e\u2066x"),
+            Finding(status="error", reason="why\u200f\u061c"),
+        )
+    ]
+    report = build_report(result, Settings(), {})
+    out = io.StringIO()
+    render_table(report, Console(file=out, width=250, force_terminal=True))
+    for text in (out.getvalue(), render_plain(report), render_markdown(report, show_all=True)):
+        assert not any(c in text for c in "\u202e\u2066\u200f\u061c")
+        assert "checkout  x" in text

@@ -91,7 +91,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             "--registry",
             metavar="NAME=URL",
             help="NAME=URL base URL for a datasource (npm, pypi, crates, crates-api, goproxy, "
-            "docker, docker-hub); "
+            "docker, docker-hub, github); "
             "repeatable. Userinfo in URL (https://user:pass@host) is sent as Basic auth to that "
             "URL only and never shown.",
         ),
@@ -218,7 +218,10 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         ),
     ] = None,
 ) -> None:
-    """Report how far behind a checkout's npm, Python, Rust, Go and container images are."""
+    """Report how far behind a checkout's dependencies are.
+
+    npm, Python (PyPI), Rust (crates.io), Go modules, container images and GitHub Actions.
+    """
     cli: dict[str, Any] = {
         "concurrency": concurrency,
         "host_concurrency": host_concurrency,

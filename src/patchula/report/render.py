@@ -396,8 +396,10 @@ def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
 
 
 # C0 and C1 control characters and DEL: a tab, newline or escape in a cell would break the
-# row onto another line or reach the terminal a log is later shown on.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# row onto another line or reach the terminal a log is later shown on. Unicode's bidirectional
+# controls too (U+200E-200F, U+202A-202E, U+2066-2069, U+061C): an override in a name would
+# reorder what the terminal shows of the rest of the line ("Trojan Source", CVE-2021-42574).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _plain_text(text: str) -> str:
@@ -506,4 +508,5 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    # Control and bidirectional characters as spaces, as in the tables; a pipe escaped.
+    return _plain_text(text).replace("|", "\\|")
