@@ -58,9 +58,43 @@ async def test_crate_without_pubtime_costs_a_few_api_pages(
     assert [h.version for h in finding.held_back] == ["1.299.0"]
     assert finding.held_back[0].eligible_at == NOW - timedelta(hours=5) + timedelta(days=3)
     assert finding.libyears is not None
+    # Every date the row shows came from the web API, and the row says so.
+    assert finding.date_sources == (
+        ("1.250.0", "web-api"),
+        ("1.299.0", "web-api"),
+        ("1.298.0", "web-api"),
+    )
     api = fake_registry.host("crates-api")
     assert api.requests == 1  # the newest 100 versions hold current, latest and the candidates
     assert fake_registry.host("crates-index").requests == 1
+
+
+@pytest.mark.anyio
+async def test_crate_dates_from_the_index_say_so_without_an_api_request(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Index ``pubtime`` dates every version: the row names ``index``; the API is never asked."""
+    fake_registry.crates.add(
+        "small", {"1.0.0": NOW - timedelta(days=90), "1.1.0": NOW - timedelta(days=1)}
+    )
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\n[dependencies]\nsmall = "=1.0.0"\n'
+    )
+    settings = Settings.model_validate(
+        {
+            "registries": {
+                "crates": fake_registry.url("crates-index"),
+                "crates-api": fake_registry.url("crates-api"),
+            },
+            "min_release_age": "3d",
+        }
+    )
+    async with make_client() as client:
+        result = await scan([str(tmp_path)], settings, Fetcher(client), FixedClock(NOW))
+    finding = result.repos[0].rows[0].finding
+    assert (finding.status, finding.current, finding.latest) == ("held-back", "1.0.0", "1.1.0")
+    assert finding.date_sources == (("1.0.0", "index"), ("1.1.0", "index"))
+    assert fake_registry.host("crates-api").requests == 0
 
 
 @pytest.mark.anyio
@@ -118,6 +152,8 @@ async def test_every_row_of_a_package_gets_the_times(
     assert [(f.status, f.eligible, f.libyears is not None) for f in rows] == [
         ("outdated", "v0.6.3", True)
     ] * 3
+    # One source of dates (the catalog's timeSource says it): no per-date word.
+    assert {f.date_sources for f in rows} == {()}
     infos = [
         r for r in fake_registry.host("goproxy").requests_by_route.items() if r[0].endswith(".info")
     ]
