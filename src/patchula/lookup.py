@@ -64,20 +64,20 @@ def _record(
     known: dict[str, datetime | None],
     sources: dict[str, str],
     source: str | None,
+    catalog: Catalog,
 ) -> None:
-    """Keep a lazy lookup's ``answer`` in ``known`` and, per dated version, its source.
+    """Keep a lazy lookup's ``answer`` in ``known`` and, per version it dates, the source.
 
-    A ``Dated`` answer names its own source; a bare time has the datasource's ``source``.
+    A ``Dated`` answer names its own source; a bare time has the datasource's ``source``. A
+    version ``catalog`` dates already keeps that date (``_dated``), so no source is kept for
+    it from the answer (crates.io's API pages date every version listed, pubtime or not).
     """
+    dated = {r.version for r in catalog.releases if r.released_at is not None}
     for version, value in answer.items():
-        if isinstance(value, Dated):
-            known[version] = value.at
-            if value.at is not None:
-                sources[version] = value.source
-            continue
-        known[version] = value
-        if value is not None and source is not None:
-            sources[version] = source
+        at, said = (value.at, value.source) if isinstance(value, Dated) else (value, source)
+        known[version] = at
+        if at is not None and said is not None and version not in dated:
+            sources[version] = said
 
 
 def _date_sources(
@@ -241,7 +241,7 @@ class Lookups:
                         answer = await lazy.lookup(
                             self._fetch, view.registries, dep.package_name, wanted
                         )
-                    _record(answer, known, sources, lazy.source)
+                    _record(answer, known, sources, lazy.source, catalog)
                     catalog = _dated(catalog, known)
                     finding = evaluate(
                         dep, catalog, versioning, policy, now, locked, memo=self._memo
