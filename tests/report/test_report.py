@@ -12,7 +12,7 @@ import orjson
 from rich.console import Console
 
 from patchula.http.fetcher import HostStats
-from patchula.http.governor import used_up
+from patchula.http.governor import Governor, Timer, used_up
 from patchula.models import Dependency, Finding, HeldBack, ManifestProblem
 from patchula.report.model import build_report
 from patchula.report.render import (
@@ -477,3 +477,30 @@ def test_a_used_up_limit_on_another_day_and_one_lookup_are_worded_so() -> None:
         "; 127.0.0.1:8443 rate limit for unauthenticated requests used up until "
         "2026-12-01 01:05Z: 1 lookup not done"
     )
+
+
+def test_rows_of_a_cool_down_over_the_bound_are_one_line_per_host() -> None:
+    """An hour's Retry-After: the first and the queued rows are one line; the summary names it."""
+    governor = Governor(Timer(monotonic=lambda: 0.0))
+    governor.cool_down("registry.npmjs.org", 3600, "429 Too Many Requests")
+    first = (
+        "registry.npmjs.org is rate limited (429 Too Many Requests): asks to wait 3600s, "
+        "over the 60s bound"
+    )
+    reasons = [first] + [
+        str(governor.over_bound("registry.npmjs.org", 3600 - i)) for i in range(1, 3)
+    ]
+    repo = RepoResult(target="web", root="/src/web", commit=None)
+    repo.rows = [
+        Row(_dep("requirements.txt", i, f"pkg{i}"), Finding(status="error", reason=reason))
+        for i, reason in enumerate(reasons, start=1)
+    ]
+    report = build_report(ScanResult(NOW, [repo], {}), Settings(), {})
+    line = (
+        "registry.npmjs.org rate limited (429 Too Many Requests) for longer than the 60s bound: "
+        "3 lookups not done"
+    )
+    text = render_plain(report)
+    assert f"\n  {line}\n" in text
+    assert "pkg1" not in text
+    assert summary_line(report).endswith(f"; {line}")

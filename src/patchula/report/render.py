@@ -82,6 +82,14 @@ _USED_UP = re.compile(
     r"(?P<until>[^()]+?) \(x-ratelimit-reset"
 )
 
+# The reason of a request failed because its host's cool-down is longer than the bound (a
+# ``Retry-After`` of an hour): ``"<host> is rate limited (<why>): 3599s left, over the 60s
+# bound"`` for the queued ones (``Governor.over_bound``), ``asks to wait 3600s`` for the first.
+_OVER_BOUND = re.compile(
+    r"(?P<host>\S+?) is rate limited \((?P<why>.*)\): "
+    r"(?:\d+s left|asks to wait \d+s), over the (?P<bound>\d+)s bound"
+)
+
 # Why a row was not done, as its host line names it: ``(host, "<host> unreachable (…)")``.
 NotDone = tuple[str, str]
 
@@ -90,9 +98,10 @@ def _not_done_by(dep: DependencyReport, down: dict[str, str]) -> NotDone | None:
     """The host-wide reason ``dep``'s lookup was not done, as ``(host, what)``, or ``None``.
 
     A host found unreachable (the fetch facade starts such a reason with ``"<host> is
-    unreachable ("``) or a host whose primary rate limit is used up until its reset (the
-    governor's ``used_up`` reason): the row stands for one of many lookups that failed
-    alike, counted on its host's line instead of shown.
+    unreachable ("``), a host whose primary rate limit is used up until its reset (the
+    governor's ``used_up`` reason) or one cooling down for longer than the wait bound: the
+    row stands for one of many lookups that failed alike, counted on its host's line instead
+    of shown.
     """
     if dep.status != "error" or not dep.reason:
         return None
@@ -103,12 +112,16 @@ def _not_done_by(dep: DependencyReport, down: dict[str, str]) -> NotDone | None:
     limited = _USED_UP.match(reason)
     if limited is not None:
         host = limited["host"]
-        return host, (f"{host} rate limit for {limited['whose']} used up until {limited['until']}")
+        return host, f"{host} rate limit for {limited['whose']} used up until {limited['until']}"
+    cooling = _OVER_BOUND.fullmatch(reason)
+    if cooling is not None:
+        host, bound = cooling["host"], cooling["bound"]
+        return host, f"{host} rate limited ({cooling['why']}) for longer than the {bound}s bound"
     return None
 
 
 def _not_done(deps: Iterable[DependencyReport], down: dict[str, str]) -> Counter[NotDone]:
-    """Rows per host-wide reason (unreachable, rate limit used up) their lookup was not done."""
+    """Rows per host-wide reason (unreachable, rate limited) their lookup was not done."""
     return Counter(why for d in deps if (why := _not_done_by(d, down)) is not None)
 
 
