@@ -5,19 +5,26 @@ from __future__ import annotations
 import importlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import pytest
 
 from patchula.clock import FixedClock
+from patchula.credentials import RegistryAccess
+from patchula.datasource import DATASOURCES
+from patchula.datasource.base import LazyTimes
 from patchula.http.fetcher import Fetcher, make_client
-from patchula.models import FetchResponse
+from patchula.lookup import Lookups
+from patchula.models import Catalog, Dependency, FetchResponse, Release
 from patchula.policy.memo import EvaluationMemo
 from patchula.scan import scan
 from patchula.settings import Settings
 from tests.fake_registry import FakeRegistry
 from tests.faketime import FakeTime
+
+if TYPE_CHECKING:
+    from patchula.datasource.base import Fetch
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -58,9 +65,43 @@ async def test_crate_without_pubtime_costs_a_few_api_pages(
     assert [h.version for h in finding.held_back] == ["1.299.0"]
     assert finding.held_back[0].eligible_at == NOW - timedelta(hours=5) + timedelta(days=3)
     assert finding.libyears is not None
+    # Every date the row shows came from the web API, and the row says so.
+    assert finding.date_sources == (
+        ("1.250.0", "web-api"),
+        ("1.299.0", "web-api"),
+        ("1.298.0", "web-api"),
+    )
     api = fake_registry.host("crates-api")
     assert api.requests == 1  # the newest 100 versions hold current, latest and the candidates
     assert fake_registry.host("crates-index").requests == 1
+
+
+@pytest.mark.anyio
+async def test_crate_dates_from_the_index_say_so_without_an_api_request(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Index ``pubtime`` dates every version: the row names ``index``; the API is never asked."""
+    fake_registry.crates.add(
+        "small", {"1.0.0": NOW - timedelta(days=90), "1.1.0": NOW - timedelta(days=1)}
+    )
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\n[dependencies]\nsmall = "=1.0.0"\n'
+    )
+    settings = Settings.model_validate(
+        {
+            "registries": {
+                "crates": fake_registry.url("crates-index"),
+                "crates-api": fake_registry.url("crates-api"),
+            },
+            "min_release_age": "3d",
+        }
+    )
+    async with make_client() as client:
+        result = await scan([str(tmp_path)], settings, Fetcher(client), FixedClock(NOW))
+    finding = result.repos[0].rows[0].finding
+    assert (finding.status, finding.current, finding.latest) == ("held-back", "1.0.0", "1.1.0")
+    assert finding.date_sources == (("1.0.0", "index"), ("1.1.0", "index"))
+    assert fake_registry.host("crates-api").requests == 0
 
 
 @pytest.mark.anyio
@@ -118,6 +159,8 @@ async def test_every_row_of_a_package_gets_the_times(
     assert [(f.status, f.eligible, f.libyears is not None) for f in rows] == [
         ("outdated", "v0.6.3", True)
     ] * 3
+    # One source of dates (the catalog's timeSource says it): no per-date word.
+    assert {f.date_sources for f in rows} == {()}
     infos = [
         r for r in fake_registry.host("goproxy").requests_by_route.items() if r[0].endswith(".info")
     ]
@@ -190,3 +233,61 @@ async def test_a_run_evaluates_with_its_own_memo_not_the_process_one(
     assert [(f.current, f.latest, f.status) for f in findings] == [
         ("1.0.0", "1.0.0", "up-to-date")
     ] * 2
+
+
+@pytest.mark.anyio
+async def test_a_date_the_catalog_has_keeps_its_source_when_a_lazy_answer_dates_it_too(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Index-dated 1.0.0 says ``index``; the lazily dated 1.1.0 and 1.2.0 say ``web-api``.
+
+    The lazy answer dates every version (as crates.io's API pages do), 1.0.0 with another
+    time: the catalog's own date and its source are kept.
+    """
+    index_date = NOW - timedelta(days=90)
+
+    async def api_times(
+        fetch: object, registries: object, package_name: str, versions: object
+    ) -> dict[str, datetime | None]:
+        return {
+            "1.0.0": NOW - timedelta(days=91),
+            "1.1.0": NOW - timedelta(days=30),
+            "1.2.0": NOW - timedelta(hours=5),
+        }
+
+    crates = DATASOURCES["crates"]
+    lazy = LazyTimes(api_times, for_libyears=False, source="web-api", catalog_source="index")
+    monkeypatch.setattr(crates, "release_times", lazy)
+    catalog = Catalog(
+        datasource="crates",
+        package_name="mixed",
+        releases=(
+            Release("1.0.0", index_date),
+            Release("1.1.0", None),
+            Release("1.2.0", None),
+        ),
+        latest="1.2.0",
+        fetched_at=NOW,
+    )
+    dep = Dependency(
+        manager="cargo_toml",
+        file="Cargo.toml",
+        line=4,
+        name="mixed",
+        package_name="mixed",
+        datasource="crates",
+        versioning="cargo",
+        dep_type="dependencies",
+        declared="=1.0.0",
+        constraint="=1.0.0",
+    )
+    settings = Settings.model_validate({"min_release_age": "3d"})
+    access = RegistryAccess(settings, env={}, home=tmp_path)
+    async with anyio.create_task_group() as tg:
+        lookups = Lookups(tg, cast("Fetch", object()), settings, access)
+        key = lookups.key("crates", "mixed", access.for_checkout(None))
+        policy = settings.release_age_policy()
+        _, finding = await lookups.evaluate(dep, catalog, policy, NOW, None, key)
+    assert (finding.current, finding.latest, finding.eligible) == ("1.0.0", "1.2.0", "1.1.0")
+    assert finding.current_released_at == index_date
+    assert finding.date_sources == (("1.0.0", "index"), ("1.2.0", "web-api"), ("1.1.0", "web-api"))

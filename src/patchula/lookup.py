@@ -15,7 +15,7 @@ ref points at: ``get_digest``) are looked up the same way, once per (lookup, tag
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, cast
@@ -26,6 +26,7 @@ import anyio.lowlevel
 
 from patchula.credentials import CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES
+from patchula.datasource.base import Dated
 from patchula.errors import LookupFailed
 from patchula.models import Catalog, Dependency, FetchResponse, Finding
 from patchula.policy import ReleaseAgePolicy, evaluate
@@ -56,6 +57,51 @@ def _dated(catalog: Catalog, known: dict[str, datetime | None]) -> Catalog:
         for r in catalog.releases
     )
     return replace(catalog, releases=releases)
+
+
+def _record(
+    answer: Mapping[str, datetime | Dated | None],
+    known: dict[str, datetime | None],
+    sources: dict[str, str],
+    source: str | None,
+    catalog: Catalog,
+) -> None:
+    """Keep a lazy lookup's ``answer`` in ``known`` and, per version it dates, the source.
+
+    A ``Dated`` answer names its own source; a bare time has the datasource's ``source``. A
+    version ``catalog`` dates already keeps that date (``_dated``), so no source is kept for
+    it from the answer (crates.io's API pages date every version listed, pubtime or not).
+    """
+    dated = {r.version for r in catalog.releases if r.released_at is not None}
+    for version, value in answer.items():
+        at, said = (value.at, value.source) if isinstance(value, Dated) else (value, source)
+        known[version] = at
+        if at is not None and said is not None and version not in dated:
+            sources[version] = said
+
+
+def _date_sources(
+    finding: Finding, sources: dict[str, str], catalog_source: str | None
+) -> tuple[tuple[str, str], ...]:
+    """``(version, source)`` of each date ``finding`` shows whose source is known, in row order.
+
+    Current, latest, eligible, then the held-back releases; a date found lazily has the
+    source it was found with, any other the catalog's (``LazyTimes.catalog_source``).
+    """
+    shown = [
+        (finding.current, finding.current_released_at),
+        (finding.latest, finding.latest_released_at),
+        (finding.eligible, finding.eligible_released_at),
+        *((h.version, h.released_at) for h in finding.held_back),
+    ]
+    found: dict[str, str] = {}
+    for version, when in shown:
+        if version is None or when is None or version in found:
+            continue
+        source = sources.get(version, catalog_source)
+        if source is not None:
+            found[version] = source
+    return tuple(found.items())
 
 
 def _times_needed(
@@ -135,6 +181,8 @@ class Lookups:
         self.done = 0
         self.on_progress: Progress | None = None
         self._times: dict[LookupKey, dict[str, datetime | None]] = {}
+        # Where each lazily found date came from (``LazyTimes``), per lookup and version.
+        self._sources: dict[LookupKey, dict[str, str]] = {}
         # Why the publish-time lookup of a key failed (asked once per run; every row says it).
         self._time_failures: dict[LookupKey, str] = {}
         self._time_locks: dict[LookupKey, anyio.Lock] = {}
@@ -172,6 +220,7 @@ class Lookups:
         if lazy is None:
             return catalog, evaluate(dep, catalog, versioning, policy, now, locked, memo=self._memo)
         known = self._times.setdefault(key, {})
+        sources = self._sources.setdefault(key, {})
         async with self._time_locks.setdefault(key, anyio.Lock()):
             catalog = _dated(catalog, known)
             finding = evaluate(dep, catalog, versioning, policy, now, locked, memo=self._memo)
@@ -189,11 +238,10 @@ class Lookups:
                     known.update(dict.fromkeys(wanted))  # asked once, even if it fails
                     view = self._views[key[3]]
                     with self._access.using(view):
-                        known.update(
-                            await lazy.lookup(
-                                self._fetch, view.registries, dep.package_name, wanted
-                            )
+                        answer = await lazy.lookup(
+                            self._fetch, view.registries, dep.package_name, wanted
                         )
+                    _record(answer, known, sources, lazy.source, catalog)
                     catalog = _dated(catalog, known)
                     finding = evaluate(
                         dep, catalog, versioning, policy, now, locked, memo=self._memo
@@ -207,6 +255,9 @@ class Lookups:
                 note = f"publish times unavailable: {failed}"
                 reason = f"{finding.reason}; {note}" if finding.reason else note
                 finding = replace(finding, reason=reason)
+            shown = _date_sources(finding, sources, lazy.catalog_source)
+            if shown:
+                finding = replace(finding, date_sources=shown)
         return catalog, finding
 
     def request(self, key: LookupKey) -> None:

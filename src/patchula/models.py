@@ -264,6 +264,12 @@ class Finding:
     from the registry (``None`` when not read or unknown: never taken as "unchanged");
     ``new_digest`` what the eligible tag points at, read only for a digest-pinned reference
     that is proposed a newer tag (tag and digest change together, as Renovate proposes them).
+
+    ``date_sources`` pairs each version whose date the row shows (current, latest, eligible,
+    held back) with where that date came from, for datasources whose dates have several
+    sources or a noteworthy one (``datasource.base.LazyTimes``: ``release`` or ``commit`` for
+    a GitHub tag, ``last-push`` for a Docker Hub tag); empty when the catalog's
+    ``time_source`` says where every date comes from.
     """
 
     status: Status
@@ -283,6 +289,7 @@ class Finding:
     digest: str | None = None
     current_digest: str | None = None
     new_digest: str | None = None
+    date_sources: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -172,7 +172,7 @@ def test_every_kind_of_uses_reference_is_a_row_with_file_and_line(
 
     Tags keep their precision, SHA pins take their comment's tag (checked against its commit
     now) or the tag at their commit, branches are tracked by their commit; held-back releases
-    say when they become eligible.
+    say when they become eligible, and each date whether a release or a commit gave it.
     """
     _repos(fake_registry)
     repo = _checkout(tmp_path)
@@ -249,6 +249,11 @@ def test_every_kind_of_uses_reference_is_a_row_with_file_and_line(
     )
     assert [h["version"] for h in rows[CI, 8]["heldBack"]] == ["v5"]
     assert rows[CI, 7]["eligibleReleasedAt"] == "2026-10-22T12:00:00Z"
+    # Each date says where it came from: the tag's release, else the tag's commit.
+    assert rows[CI, 7]["dateSources"] == {"v5.0.0": "release", "v4.3.0": "release"}
+    assert rows[CI, 8]["dateSources"] == {"v5": "commit"}  # a floating tag has no release
+    assert rows[CI, 19]["dateSources"] == {"v1.3.0": "commit"}  # a repository without any
+    assert rows[CI, 14]["dateSources"] is None  # a branch shows no date
     counts = report["summary"]["byEcosystem"]
     assert set(counts) == {"docker", "github-actions"}
 

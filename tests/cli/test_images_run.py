@@ -331,6 +331,7 @@ def test_a_release_age_wait_asks_docker_hub_dates_only_for_the_needed_tags(
             "reason": "released 24h ago; minor updates wait 72h",
         }
     ]
+    assert row["dateSources"] == {"3.13": "last-push", "3.14": "last-push"}
     assert row["metadata"]["lookup"]["catalog"]["timeSource"].startswith(
         "none in OCI tags; Docker Hub tag_last_pushed when the policy asks"
     )

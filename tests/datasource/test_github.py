@@ -15,7 +15,7 @@ import pytest
 from patchula.cache import Cache
 from patchula.credentials import RegistryAccess, github_credential
 from patchula.datasource import github_releases, github_tags
-from patchula.datasource.base import ReleaseRow, release_rows_of
+from patchula.datasource.base import Dated, ReleaseRow, release_rows_of
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import StaticCredentials
 from patchula.http.fetcher import Fetcher, Timer, make_client
@@ -487,7 +487,7 @@ async def test_digests_of_tags_annotated_tags_and_branches(fake_registry: FakeRe
 
 @pytest.mark.anyio
 async def test_tag_dates_from_releases_else_commits(fake_registry: FakeRegistry) -> None:
-    """A tag with a release gets its ``published_at``; one without, its commit date; lazily."""
+    """A tag with a release gets its ``published_at``, one without its commit date; each says so."""
     base = fake_registry.url("github")
     released = START - timedelta(days=3)
     committed = START - timedelta(days=30)
@@ -498,7 +498,7 @@ async def test_tag_dates_from_releases_else_commits(fake_registry: FakeRegistry)
     async with _fetcher() as fetch:
         times = await github_tags.release_times(fetch, registries, PACKAGE, ["v1.1.0", "v1.0.0"])
         nothing = await github_tags.release_times(fetch, registries, PACKAGE, ["v9"])
-    assert times == {"v1.1.0": released, "v1.0.0": committed}
+    assert times == {"v1.1.0": Dated(released, "release"), "v1.0.0": Dated(committed, "commit")}
     assert nothing == {"v9": None}
     routes = fake_registry.host("github").requests_by_route
     commits = {r: n for r, n in routes.items() if "/commits/" in r}

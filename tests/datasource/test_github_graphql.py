@@ -15,7 +15,7 @@ import pytest
 from patchula.cache import Cache
 from patchula.credentials import RegistryAccess, github_credential
 from patchula.datasource import github_releases, github_tags
-from patchula.datasource.base import CredentialProbe, credential_source_of
+from patchula.datasource.base import CredentialProbe, Dated, credential_source_of
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import StaticCredentials
 from patchula.http.fetcher import Fetcher, Timer, make_client
@@ -446,7 +446,8 @@ async def test_graphql_costs_fewer_requests_than_rest_for_the_same_history(
         answers[token] = (host.requests, {r.version: r.digest for r in catalog.releases}, times)
     rest, graph = answers[False], answers[True]
     assert graph[1] == rest[1]  # the same tags and commits
-    assert graph[2] == rest[2] == {**plain, "v1.0.149": releases["v1.0.149"]}
+    dated = {tag: Dated(moment, "commit") for tag, moment in plain.items()}
+    assert graph[2] == rest[2] == {**dated, "v1.0.149": Dated(releases["v1.0.149"], "release")}
     # Without a cache the dates read the tag pages again: tags, releases, tags, then REST
     # asks a commit per plain tag, where the GraphQL tag history carries every commit date.
     assert rest[0] == 2 + 2 + 2 + 5

@@ -77,6 +77,18 @@ def test_declared_abilities() -> None:
     }
     lazy = {i: ds.release_times.for_libyears for i, ds in DATASOURCES.items() if ds.release_times}
     assert lazy == {"crates": False, "goproxy": True, "docker": False, "github-tags": False}
+    # The words rows say beside lazily found dates (github-tags names its own per version).
+    sources = {
+        i: (ds.release_times.source, ds.release_times.catalog_source)
+        for i, ds in DATASOURCES.items()
+        if ds.release_times
+    }
+    assert sources == {
+        "crates": ("web-api", "index"),
+        "goproxy": (None, None),
+        "docker": ("last-push", None),
+        "github-tags": (None, None),
+    }
     assert DATASOURCES["goproxy"].freshness_floor_representations == (
         "goproxy-list-v1",
         "goproxy-latest-raw",

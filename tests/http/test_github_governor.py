@@ -313,6 +313,39 @@ def test_a_used_up_primary_limit_fails_the_github_rows_fast_naming_the_reset(
     assert warnings == [expected]
 
 
+def test_the_table_groups_the_rows_a_used_up_limit_failed_into_one_line_naming_the_reset(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Piped table: the rows the used-up limit failed are one line (reset, count), not rows.
+
+    The summary line names it too; the rows answered before the budget was gone are shown.
+    """
+    _seed(fake_registry, repos=6, packages=1)
+    fake_registry.github.anonymous_limit = 2
+    fake_registry.github.enforce_limit = True
+    fake_registry.github.reset = int(real_time.time()) + 7200
+    target = _workflow_repo(tmp_path / "repo", repos=6, packages=1)
+    result = _run(fake_registry, target, "--format", "table")
+    assert result.exit_code == 3, result.output
+    reset = datetime.fromtimestamp(fake_registry.github.reset, UTC)
+    host = _hostport(fake_registry.url("github"))
+    # A reset on another UTC day is named with its date (the governor's ``used_up``).
+    shown = (
+        f"{reset:%H:%MZ}"
+        if reset.date() == datetime.now(UTC).date()
+        else f"{reset:%Y-%m-%d %H:%MZ}"
+    )
+    line = (
+        f"{host} rate limit for unauthenticated requests (2 per window, x-ratelimit-limit) "
+        f"used up until {shown}: 4 lookups not done"
+    )
+    lines = result.stdout.splitlines()
+    assert f"  {line}" in lines
+    assert lines[-1].endswith(f"; {line}")
+    assert "is used up until" not in result.stdout  # no row of them is shown
+    assert "pkg0" in result.stdout  # npm's row is unaffected
+
+
 def test_no_token_warning_with_a_token_and_the_token_never_shows(
     fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:

@@ -148,3 +148,16 @@ def test_the_schema_names_the_digest_fields_and_update_type() -> None:
     properties = schema["$defs"]["DependencyReport"]["properties"]
     assert {"digest", "currentDigest", "newDigest"} <= set(properties)
     assert "digest" in json.dumps(properties["updateType"])
+
+
+def test_the_schema_describes_date_sources() -> None:
+    """``patchula schema``: ``dateSources`` maps versions to words such as release or commit."""
+    schema = ScanReport.model_json_schema(by_alias=True)
+    prop = schema["$defs"]["DependencyReport"]["properties"]["dateSources"]
+    assert prop["anyOf"] == [
+        {"additionalProperties": {"type": "string"}, "type": "object"},
+        {"type": "null"},
+    ]
+    for word in ("'release'", "'commit'", "'last-push'", "'web-api'", "'index'", "timeSource"):
+        assert word in prop["description"]
+    assert "dateSources" not in schema["$defs"]["DependencyReport"].get("required", [])

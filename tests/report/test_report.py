@@ -12,6 +12,7 @@ import orjson
 from rich.console import Console
 
 from patchula.http.fetcher import HostStats
+from patchula.http.governor import Governor, Timer, used_up
 from patchula.models import Dependency, Finding, HeldBack, ManifestProblem
 from patchula.report.model import build_report
 from patchula.report.render import (
@@ -412,3 +413,111 @@ def test_bidirectional_controls_are_spaces_in_every_table() -> None:
     for text in (out.getvalue(), render_plain(report), render_markdown(report, show_all=True)):
         assert not any(c in text for c in "\u202e\u2066\u200f\u061c")
         assert "checkout  x" in text
+
+
+def _limited_result() -> tuple[ScanResult, str]:
+    """Three GitHub rows failed by a used-up rate limit, one failed otherwise, one with a note.
+
+    The reason is the governor's own (``used_up``); the row whose publish times it cost still
+    has a verdict and stays a row.
+    """
+    reset = datetime(2026, 11, 30, 17, 42, tzinfo=UTC)
+    limited = used_up("api.github.com", reset, "this token (GH_TOKEN)", NOW)
+    repo = RepoResult(target="ci", root="/src/ci", commit=None)
+    repo.rows = [
+        Row(_action(i, f"acme/r{i}"), Finding(status="error", reason=limited)) for i in range(1, 4)
+    ]
+    repo.rows.append(
+        Row(_action(9, "acme/odd"), Finding(status="error", reason="HTTP 500 from x.test"))
+    )
+    noted = Finding(
+        status="outdated",
+        current="v1",
+        latest="v2",
+        eligible="v2",
+        reason=f"publish times unavailable: {limited}",
+    )
+    repo.rows.append(Row(_action(10, "acme/dated"), noted))
+    return ScanResult(evaluated_at=NOW, repos=[repo], host_stats={}), limited
+
+
+def _action(line: int, name: str) -> Dependency:
+    return Dependency(
+        manager="github_actions",
+        file=".github/workflows/ci.yml",
+        line=line,
+        name=name,
+        package_name=name,
+        datasource="github-tags",
+        versioning="docker",
+        dep_type="action",
+        declared=f"{name}@v1",
+        constraint="v1",
+    )
+
+
+LIMITED_LINE = (
+    "api.github.com rate limit for this token (GH_TOKEN) used up until 17:42Z: 3 lookups not done"
+)
+
+
+def test_rows_of_a_used_up_rate_limit_are_one_line_per_host_naming_the_reset() -> None:
+    """Rows failed by a used-up limit: one table line with the reset and count; JSON keeps rows."""
+    result, limited = _limited_result()
+    stats = {"api.github.com": HostStats(requests=60, rate_limited=1)}
+    report = build_report(result, Settings(), stats)
+    out = io.StringIO()
+    render_table(report, Console(file=out, width=200))
+    text = out.getvalue()
+    assert f"  {LIMITED_LINE}\n" in text
+    assert "acme/r1" not in text
+    assert "HTTP 500 from x.test" in text  # another failure stays a row of its own
+    assert "acme/dated" in text  # a row with a verdict is shown, its note with it
+    assert summary_line(report).endswith(f"; {LIMITED_LINE}")
+    assert f"\n  {LIMITED_LINE}\n" in render_plain(report)
+    markdown = render_markdown(report)
+    assert f"\n- {LIMITED_LINE}\n" in markdown
+    assert "acme/r2" not in markdown
+    rows = json.loads(render_json(report))["repositories"][0]["dependencies"]
+    assert len(rows) == 5
+    assert [r["reason"] for r in rows[:3]] == [limited] * 3
+
+
+def test_a_used_up_limit_on_another_day_and_one_lookup_are_worded_so() -> None:
+    """A reset on another UTC day names its date; one row is ``1 lookup``; hosts with ports."""
+    reset = datetime(2026, 12, 1, 1, 5, tzinfo=UTC)
+    limited = used_up("127.0.0.1:8443", reset, "unauthenticated requests", NOW)
+    repo = RepoResult(target="ci", root="/src/ci", commit=None)
+    repo.rows = [Row(_action(1, "acme/r1"), Finding(status="error", reason=limited))]
+    report = build_report(ScanResult(NOW, [repo], {}), Settings(), {})
+    assert summary_line(report).endswith(
+        "; 127.0.0.1:8443 rate limit for unauthenticated requests used up until "
+        "2026-12-01 01:05Z: 1 lookup not done"
+    )
+
+
+def test_rows_of_a_cool_down_over_the_bound_are_one_line_per_host() -> None:
+    """An hour's Retry-After: the first and the queued rows are one line; the summary names it."""
+    governor = Governor(Timer(monotonic=lambda: 0.0))
+    governor.cool_down("registry.npmjs.org", 3600, "429 Too Many Requests")
+    first = (
+        "registry.npmjs.org is rate limited (429 Too Many Requests): asks to wait 3600s, "
+        "over the 60s bound"
+    )
+    reasons = [first] + [
+        str(governor.over_bound("registry.npmjs.org", 3600 - i)) for i in range(1, 3)
+    ]
+    repo = RepoResult(target="web", root="/src/web", commit=None)
+    repo.rows = [
+        Row(_dep("requirements.txt", i, f"pkg{i}"), Finding(status="error", reason=reason))
+        for i, reason in enumerate(reasons, start=1)
+    ]
+    report = build_report(ScanResult(NOW, [repo], {}), Settings(), {})
+    line = (
+        "registry.npmjs.org rate limited (429 Too Many Requests) for longer than the 60s bound: "
+        "3 lookups not done"
+    )
+    text = render_plain(report)
+    assert f"\n  {line}\n" in text
+    assert "pkg1" not in text
+    assert summary_line(report).endswith(f"; {line}")

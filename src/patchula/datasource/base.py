@@ -15,7 +15,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 from urllib.parse import unquote, urljoin, urlsplit
 
 from patchula.errors import PackageNotFound, RegistryError
@@ -214,12 +214,26 @@ def credential_source_of(fetch: Fetch, url: str) -> str | None:
     return fetch.credential_source(url) if isinstance(fetch, CredentialProbe) else None
 
 
+class Dated(NamedTuple):
+    """One version's publish time and where it came from, as a ``ReleaseTimesLookup`` gives it.
+
+    ``at`` is an aware UTC time (``None``: unknown); ``source`` a short word the report shows
+    beside the date (``Finding.date_sources``, JSON ``dateSources``), e.g. ``release`` (a
+    GitHub release's ``published_at``) or ``commit`` (the tag's commit date).
+    """
+
+    at: datetime | None
+    source: str
+
+
 class ReleaseTimesLookup(Protocol):
     """Publish times of some versions, asked for lazily (only those a verdict or libyears need).
 
-    ``(fetch, registries, package_name, versions)`` → version → aware UTC time (``None`` when
-    the registry does not know it). ``registries`` is the checkout's datasource id → base URL
-    map. Raises ``LookupFailed`` subclasses like ``GetCatalog``.
+    ``(fetch, registries, package_name, versions)`` → version → aware UTC time, or ``Dated``
+    (the time and its source) where the source differs per version (a GitHub tag's release,
+    else its commit), ``None`` when the registry does not know it. A bare time's source is
+    ``LazyTimes.source``. ``registries`` is the checkout's datasource id → base URL map.
+    Raises ``LookupFailed`` subclasses like ``GetCatalog``.
     """
 
     async def __call__(
@@ -228,7 +242,7 @@ class ReleaseTimesLookup(Protocol):
         registries: Mapping[str, str],
         package_name: str,
         versions: Sequence[str],
-    ) -> dict[str, datetime | None]:
+    ) -> Mapping[str, datetime | Dated | None]:
         """Return the publish times of ``versions`` (at least those, maybe more)."""
         ...
 
@@ -282,10 +296,16 @@ class LazyTimes:
 
     ``for_libyears``: whether the dates of current and latest may be asked for libyears alone
     (``False`` when the lookup is costly, e.g. a throttled API: libyears then stay unknown).
+    Where each date a row shows came from (``Finding.date_sources``): ``source`` names the
+    source of the bare times ``lookup`` answers (``None``: the catalog's ``time_source`` says
+    it, nothing per date), ``catalog_source`` that of the dates the catalog itself carries
+    (``None``: it carries none, or they need no word). A ``Dated`` answer names its own.
     """
 
     lookup: ReleaseTimesLookup
     for_libyears: bool
+    source: str | None = None
+    catalog_source: str | None = None
 
 
 @dataclass(slots=True)  # not frozen: a test may replace one ability of a registered datasource

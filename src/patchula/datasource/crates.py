@@ -154,6 +154,10 @@ API_MIN_INTERVAL_SECONDS = 1.0  # crates.io crawler policy: at most one request 
 # The throttled web API is asked only when the release-age policy needs a date, never for
 # libyears alone (libyears then stay unknown when the index has no pubtime).
 TIMES_FOR_LIBYEARS = False
+# Where a crate's date came from, as its row says (``dateSources``): the index ``pubtime``, or
+# the web API ``created_at`` asked for want of one.
+INDEX_DATE = "index"
+API_DATE = "web-api"
 _API_PAGE = 100
 _API_MAX_PAGES = 5
 
@@ -202,7 +206,12 @@ DATASOURCE = Datasource(
     default_versioning=cargo_versioning.ID,
     get_catalog=get_catalog,
     single_document=None,  # a sparse-index file, then the API only for missing pubtimes
-    release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS),
+    release_times=LazyTimes(
+        lookup=release_times,
+        for_libyears=TIMES_FOR_LIBYEARS,
+        source=API_DATE,
+        catalog_source=INDEX_DATE,
+    ),
     get_digest=None,
     digest_terms=None,
     freshness_floor_representations=(),

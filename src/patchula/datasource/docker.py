@@ -64,6 +64,8 @@ HUB_TIME_SOURCE = (
     "(tag freshness), not its first release"
 )
 CREDENTIAL_HINT = "~/.docker/config.json"
+# What a Hub date is, as its row says (``dateSources``): the tag's last push, not a release.
+HUB_DATE = "last-push"
 # Docker Hub's dates come from a separate, rate-limited API: asked only for the release-age
 # verdict, never for libyears alone (libyears of images then stay unknown).
 TIMES_FOR_LIBYEARS = False
@@ -403,7 +405,7 @@ DATASOURCE = Datasource(
     default_versioning=DEFAULT_VERSIONING,
     get_catalog=get_catalog,
     single_document=None,  # tag list pages, then a HEAD per digest and the Hub API for dates
-    release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS),
+    release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS, source=HUB_DATE),
     get_digest=get_digest,
     digest_terms=IMAGE_DIGESTS,
     freshness_floor_representations=FRESHNESS_FLOOR_REPRESENTATIONS,

@@ -12,7 +12,8 @@ which would miss it. Each ``Release.digest`` is the tag's commit SHA as listed
 Tags carry no dates. ``release_times`` (asked lazily, only for the versions the policy needs)
 takes the ``published_at`` of the GitHub release of that tag when there is one (the
 ``github-releases`` catalog, merged into release rows), else the tag's commit date
-(``GET …/commits/{sha}``, committer date), at most ``MAX_COMMIT_LOOKUPS`` per call.
+(``GET …/commits/{sha}``, committer date), at most ``MAX_COMMIT_LOOKUPS`` per call; each date
+says which it is (``Dated``: ``release`` or ``commit``), and so does its row.
 
 ``get_digest(fetch, base, "owner/repo", ref)`` is the commit a tag or branch points at now:
 ``GET …/git/matching-refs/tags/<ref>`` (exact ``refs/tags/<ref>`` only; an annotated tag's
@@ -50,6 +51,7 @@ import msgspec
 from patchula.datasource import github_releases
 from patchula.datasource.base import (
     Datasource,
+    Dated,
     LazyTimes,
     ReleaseRow,
     check_status,
@@ -79,7 +81,6 @@ from patchula.models import Catalog, DigestTerms, Release
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from datetime import datetime
 
     from patchula.datasource.base import Fetch, MethodFetch
     from patchula.models import FetchResponse
@@ -92,6 +93,10 @@ TIME_SOURCE = (
     "GitHub release published_at when the tag has a release, else the tag's commit date "
     "(committer), asked only for the versions the policy needs"
 )
+# Where a tag's date came from, as its row says (``dateSources``): its GitHub release's
+# ``published_at``, else its commit's committer date.
+RELEASE_DATE = "release"
+COMMIT_DATE = "commit"
 MAX_PAGES = 100
 # A pin is a commit; a ref that is no version is a branch unless the tag list names it; the tag
 # beside a commit pin is the one its comment names (``uses: o/r@<sha> # v4.2.2``); each tag of
@@ -340,19 +345,20 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
 
 async def release_times(
     fetch: Fetch, registries: Mapping[str, str], package_name: str, versions: Sequence[str]
-) -> dict[str, datetime | None]:
+) -> dict[str, Dated | None]:
     """Return the dates of the asked tags: their release's ``published_at``, else the commit's.
 
     The base is the registry ``github`` (default ``https://api.github.com``). The release
     list (``github-releases``, newest pages merged into release rows: a warm run costs one
-    conditional request) dates every tag that has a release; for up to ``MAX_COMMIT_LOOKUPS``
-    others the tag's commit (from the tag list) is asked for its committer date (else author
-    date). Returns exactly the asked versions, ``None`` where unknown (no such tag, a commit
-    lookup over the bound). A repository without releases has commit dates only. Raises
-    ``LookupFailed`` like ``get_catalog``.
+    conditional request) dates every tag that has a release (source ``RELEASE_DATE``); for up
+    to ``MAX_COMMIT_LOOKUPS`` others the tag's commit (from the tag list) is asked for its
+    committer date, else author date (source ``COMMIT_DATE``). Returns exactly the asked
+    versions, ``None`` where unknown (no such tag, a commit lookup over the bound). A
+    repository without releases has commit dates only. Raises ``LookupFailed`` like
+    ``get_catalog``.
     """
     base = registries.get(REGISTRY) or DEFAULT_BASE_URL
-    found: dict[str, datetime | None] = dict.fromkeys(versions)
+    found: dict[str, Dated | None] = dict.fromkeys(versions)
     try:
         releases = await github_releases.get_catalog(fetch, base, package_name)
     except PackageNotFound:
@@ -360,8 +366,8 @@ async def release_times(
     if releases is not None:
         for release in releases.releases:
             if release.version in found and release.released_at is not None:
-                found[release.version] = release.released_at
-    missing = [version for version, moment in found.items() if moment is None]
+                found[release.version] = Dated(release.released_at, RELEASE_DATE)
+    missing = [version for version, dated in found.items() if dated is None]
     if not missing:
         return found
     if graphql_token(fetch, base) is not None:
@@ -369,7 +375,8 @@ async def release_times(
         history, _ = await graphql_history(fetch, base, package_name)
         dates = {name: moment for name, moment, _ in history}
         for version in missing:
-            found[version] = from_epoch(dates.get(version))
+            moment = from_epoch(dates.get(version))
+            found[version] = Dated(moment, COMMIT_DATE) if moment is not None else None
         return found
     tags = await get_catalog(fetch, base, package_name)
     repo = repository_url(base, package_name)
@@ -384,7 +391,8 @@ async def release_times(
         check_status(response, what, credential_hint=CREDENTIAL_HINT)
         detail = decode(_COMMIT, response.content, what).commit
         person = detail.committer or detail.author
-        found[version] = parse_time(person.date if person is not None else None)
+        moment = parse_time(person.date if person is not None else None)
+        found[version] = Dated(moment, COMMIT_DATE) if moment is not None else None
     return found
 
 

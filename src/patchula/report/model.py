@@ -164,6 +164,18 @@ class DependencyReport:
             "commit SHA to pin); null otherwise."
         ),
     ] = None
+    date_sources: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="Where each date this row shows came from, by version (current, "
+            "latest, eligible, held back), for datasources whose dates have several sources or "
+            "a noteworthy one: 'release' (a GitHub release's published_at) or 'commit' (the "
+            "tag's commit date) for GitHub tags, 'last-push' (Docker Hub tag_last_pushed: the "
+            "tag's last push, not its first release), 'index' (crates.io index pubtime) or "
+            "'web-api' (crates.io web API created_at). Null when metadata.lookup.catalog."
+            "timeSource says where every date comes from."
+        ),
+    ] = None
     status: Status
     reason: str | None
     metadata: DependencyMeta
@@ -510,6 +522,7 @@ def _row(row: Row) -> DependencyReport:
         digest=f.digest or dep.digest,
         current_digest=f.current_digest,
         new_digest=f.new_digest,
+        date_sources=dict(f.date_sources) if f.date_sources else None,
         status=f.status,
         reason=redact_text(f.reason) if f.reason else f.reason,
         metadata=DependencyMeta(lookup=LookupMeta(catalog=catalog)),

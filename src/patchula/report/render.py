@@ -73,33 +73,75 @@ def _down_hosts(report: ScanReport) -> dict[str, str]:
     return {host: s.unreachable for host, s in report.hosts.items() if s.unreachable}
 
 
-def _unreachable_host(dep: DependencyReport, down: dict[str, str]) -> str | None:
-    """The unreachable host ``dep``'s lookup failed on, or ``None``.
+# The reason the governor gives every request it failed because a host's primary rate limit is
+# used up (``http.governor.used_up``): ``"<host>: the rate limit for <whose> is used up until
+# <time> (x-ratelimit-reset, …"``. A host has no blank; a registry's or datasource's own
+# reasons start with words ("npm package 'x': …"), so they never read as one.
+_USED_UP = re.compile(
+    r"(?P<host>\S+?): the rate limit for (?P<whose>.+?) is used up until "
+    r"(?P<until>[^()]+?) \(x-ratelimit-reset"
+)
 
-    The fetch facade starts such a reason with ``"<host> is unreachable ("``.
+# The reason of a request failed because its host's cool-down is longer than the bound (a
+# ``Retry-After`` of an hour): ``"<host> is rate limited (<why>): 3599s left, over the 60s
+# bound"`` for the queued ones (``Governor.over_bound``), ``asks to wait 3600s`` for the first.
+_OVER_BOUND = re.compile(
+    r"(?P<host>\S+?) is rate limited \((?P<why>.*)\): "
+    r"(?:\d+s left|asks to wait \d+s), over the (?P<bound>\d+)s bound"
+)
+
+# Why a row was not done, as its host line names it: ``(host, "<host> unreachable (…)")``.
+NotDone = tuple[str, str]
+
+
+def _not_done_by(dep: DependencyReport, down: dict[str, str]) -> NotDone | None:
+    """The host-wide reason ``dep``'s lookup was not done, as ``(host, what)``, or ``None``.
+
+    A host found unreachable (the fetch facade starts such a reason with ``"<host> is
+    unreachable ("``), a host whose primary rate limit is used up until its reset (the
+    governor's ``used_up`` reason) or one cooling down for longer than the wait bound: the
+    row stands for one of many lookups that failed alike, counted on its host's line instead
+    of shown.
     """
     if dep.status != "error" or not dep.reason:
         return None
-    return next((h for h in down if dep.reason.startswith(f"{h} is unreachable (")), None)
+    reason = dep.reason
+    host = next((h for h in down if reason.startswith(f"{h} is unreachable (")), None)
+    if host is not None:
+        return host, f"{host} unreachable ({down[host]})"
+    limited = _USED_UP.match(reason)
+    if limited is not None:
+        host = limited["host"]
+        return host, f"{host} rate limit for {limited['whose']} used up until {limited['until']}"
+    cooling = _OVER_BOUND.fullmatch(reason)
+    if cooling is not None:
+        host, bound = cooling["host"], cooling["bound"]
+        return host, f"{host} rate limited ({cooling['why']}) for longer than the {bound}s bound"
+    return None
 
 
-def _not_done(deps: Iterable[DependencyReport], down: dict[str, str]) -> Counter[str]:
-    """Rows per unreachable host whose lookup was not done because the host was down."""
-    return Counter(h for d in deps if (h := _unreachable_host(d, down)) is not None)
+def _not_done(deps: Iterable[DependencyReport], down: dict[str, str]) -> Counter[NotDone]:
+    """Rows per host-wide reason (unreachable, rate limited) their lookup was not done."""
+    return Counter(why for d in deps if (why := _not_done_by(d, down)) is not None)
 
 
-def _host_lines(counts: Counter[str], down: dict[str, str]) -> list[str]:
-    """One line per unreachable host: ``"h unreachable (ConnectError): 683 lookups not done"``."""
+def _host_lines(counts: Counter[NotDone]) -> list[str]:
+    """One line per host and reason: ``"h unreachable (ConnectError): 683 lookups not done"``.
+
+    A used-up rate limit names whose budget and its reset: ``"api.github.com rate limit for
+    this token (GH_TOKEN) used up until 17:42Z: 12 lookups not done"``.
+    """
     return [
-        f"{host} unreachable ({down[host]}): {n} {'lookup' if n == 1 else 'lookups'} not done"
-        for host, n in sorted(counts.items())
+        f"{what}: {n} {'lookup' if n == 1 else 'lookups'} not done"
+        for (_, what), n in sorted(counts.items())
     ]
 
 
 def summary_line(report: ScanReport) -> str:
     """Return the one-line summary: counts per status, total libyears and host troubles.
 
-    Host troubles: unreachable hosts, and hosts whose answers the cache cannot keep usefully.
+    Host troubles: unreachable hosts and hosts whose rate limit is used up (with the lookups
+    each left undone), and hosts whose answers the cache cannot keep usefully.
     """
     s = report.summary
     # Read by field, not ``model_dump``: a plain table never builds the report's serializers.
@@ -120,9 +162,9 @@ def summary_line(report: ScanReport) -> str:
     down = _down_hosts(report)
     deps = [d for r in report.repositories for d in r.dependencies]
     not_done = _not_done(deps, down)
-    for text in _host_lines(not_done, down):
+    for text in _host_lines(not_done):
         line += f"; {text}"
-    for host in sorted(down.keys() - not_done.keys()):
+    for host in sorted(down.keys() - {host for host, _ in not_done}):
         # Down, yet no row failed on it: what it would have given (publish times, a date API)
         # is missing from rows that still have a verdict.
         line += f"; {host} unreachable ({down[host]}): what it gives is missing from the rows"
@@ -227,15 +269,16 @@ def _visible(deps: Iterable[DependencyReport], *, show_all: bool) -> list[Depend
 
 def _selected(
     repo: RepositoryReport, down: dict[str, str], *, show_all: bool
-) -> tuple[list[DependencyReport], int, Counter[str]]:
+) -> tuple[list[DependencyReport], int, Counter[NotDone]]:
     """What every renderer shows of ``repo``: its rows, how many are hidden, lookups not done.
 
-    Rows whose host was unreachable are left out of the rows and counted per host instead.
+    Rows whose host was unreachable or had its rate limit used up are left out of the rows
+    and counted per host instead.
     """
     rows = _visible(repo.dependencies, show_all=show_all)
     hidden = len(repo.dependencies) - len(rows)
     not_done = _not_done(rows, down)
-    return [d for d in rows if _unreachable_host(d, down) is None], hidden, not_done
+    return [d for d in rows if _not_done_by(d, down) is None], hidden, not_done
 
 
 def _by_file(rows: Iterable[DependencyReport]) -> dict[str, list[DependencyReport]]:
@@ -288,9 +331,10 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
     and box drawing and drops the less essential columns when narrow; piped, it prints plain
     ASCII columns. Text is never dropped: a cell wider than its column folds onto the next
     line, so a caller wanting whole lines (a log) passes a console wider than any row. Rows
-    whose lookup failed because their host was unreachable are one line per host and
-    repository ("127.0.0.1:9 unreachable (ConnectError): 40 lookups not done"); the JSON
-    report keeps each row. Lone surrogates are shown as U+FFFD (``scrubbed``).
+    whose lookup failed because their host was unreachable or its rate limit used up are one
+    line per host and repository ("127.0.0.1:9 unreachable (ConnectError): 40 lookups not
+    done", "api.github.com rate limit for … used up until 17:42Z: 12 lookups not done"); the
+    JSON report keeps each row. Lone surrogates are shown as U+FFFD (``scrubbed``).
     """
     # rich is imported to draw a table, not to render JSON or Markdown (issue 12: start-up).
     from rich import box  # noqa: PLC0415 - lazy: start-up
@@ -341,7 +385,7 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
             for row in cells:
                 table.add_row(*row)
             console.print(table)
-        for text in _host_lines(not_done, down):
+        for text in _host_lines(not_done):
             console.print(
                 Text(f"  {_plain_text(text)}", style="" if plain else STATUS_STYLE["error"])
             )
@@ -362,11 +406,11 @@ def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
 
     The same lines as ``render_table`` on a console without a width limit: per repository its
     head, per file a title and aligned columns (``" | "`` between cells, a ``-``/``+`` rule under
-    the header, every column), host lines for unreachable hosts, hidden rows counted, problems,
-    and the summary line last. Nothing is folded or cut; no line ends in blanks. Column widths
-    are display cells (an East Asian wide character counts 2, a combining mark 0). Text is
-    printed literally (no markup); a control character (tab, newline, escape …) is shown as a
-    space, so a row stays one line; lone surrogates become U+FFFD.
+    the header, every column), host lines for unreachable and rate-limited hosts, hidden rows
+    counted, problems, and the summary line last. Nothing is folded or cut; no line ends in
+    blanks. Column widths are display cells (an East Asian wide character counts 2, a combining
+    mark 0). Text is printed literally (no markup); a control character (tab, newline, escape
+    …) is shown as a space, so a row stays one line; lone surrogates become U+FFFD.
     """
     down = _down_hosts(report)
     out: list[str] = []
@@ -379,7 +423,7 @@ def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
         for file, deps in _by_file(rows).items():
             out.append(_plain_text(file).rstrip())
             out.extend(_plain_table(deps))
-        out.extend(_plain_text(f"  {text}").rstrip() for text in _host_lines(not_done, down))
+        out.extend(_plain_text(f"  {text}").rstrip() for text in _host_lines(not_done))
         if hidden:
             rows_word = "row" if hidden == 1 else "rows"
             out.append(f"  ({hidden} up-to-date or skipped {rows_word} hidden; -v shows them)")
@@ -456,7 +500,8 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
     """Return a Markdown dashboard: summary, then per repository the rows that need attention.
 
     ``show_all`` (``-v``) lists up-to-date and skipped rows too; otherwise their number is said.
-    Lookups not done because their host was unreachable are one item per host, as in the table.
+    Lookups not done because their host was unreachable or its rate limit used up are one item
+    per host, as in the table.
     Lone surrogates are written as U+FFFD (in the finished text: no copy of the report).
     """
     down = _down_hosts(report)
@@ -468,7 +513,7 @@ def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
         out.append("")
         rows, hidden, not_done = _selected(repo, down, show_all=show_all)
         if not_done:
-            out.extend(f"- {_md(text)}" for text in _host_lines(not_done, down))
+            out.extend(f"- {_md(text)}" for text in _host_lines(not_done))
             out.append("")
         if rows:
             out.append(
