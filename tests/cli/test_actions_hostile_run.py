@@ -78,7 +78,7 @@ def _silent(route: str) -> Setup:
     return lambda r: r.host("github").silent_next(300, route=route)
 
 
-def _graphql(answer: object) -> Setup:
+def _graphql(answer: dict[str, Any]) -> Setup:
     return lambda r: r.github.graphql_replies.extend([answer] * 20)
 
 

@@ -108,6 +108,7 @@ DIGEST_TERMS = DigestTerms(
     mismatch="the comment says {tag}, but the pinned commit {pinned} is not {tag}'s ({now})",
     absent="GitHub has no tag or branch of that name",
     catalog_digests=True,
+    qualified=(("refs/tags/", "tag"), ("refs/heads/", "branch")),
 )
 # Commit dates asked per call at most (one request each): the rest stay unknown.
 MAX_COMMIT_LOOKUPS = 10
@@ -649,7 +650,7 @@ def qualified_ref(ref: str) -> tuple[str | None, str]:
     branch, as the runner resolves ``uses: owner/repo@<ref>`` (docs.github.com, "Workflow
     syntax": ``{owner}/{repo}@{ref}``, a branch, tag or SHA).
     """
-    for prefix, kind in (("refs/tags/", "tag"), ("refs/heads/", "branch")):
+    for prefix, kind in DIGEST_TERMS.qualified:
         if ref.startswith(prefix) and len(ref) > len(prefix):
             return kind, ref[len(prefix) :]
     return None, ref
