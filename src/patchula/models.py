@@ -221,7 +221,9 @@ class DigestTerms:
     ``catalog_digests``: each catalog
     ``Release.digest`` is that version's digest (GitHub tags and their commits), so a pin
     written without a tag can be found back (``Catalog.version_of_digest``) and a non-version
-    ref told apart from a tag; image tag lists carry no digests.
+    ref told apart from a tag; image tag lists carry no digests. ``qualified``: ref prefixes
+    that say what a ref is, whatever the catalog holds (GitHub: ``refs/tags/`` a ``tag``,
+    ``refs/heads/`` a ``branch``).
     """
 
     digest: str = "digest"
@@ -229,6 +231,7 @@ class DigestTerms:
     mismatch: str = "the digest of tag {tag} moved: pinned {pinned}, now {now}"
     absent: str = "the registry gave none"
     catalog_digests: bool = False
+    qualified: tuple[tuple[str, str], ...] = ()
 
 
 # Container images (OCI distribution): the terms every image row has used since issue 13.

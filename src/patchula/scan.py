@@ -697,6 +697,7 @@ async def _row(
         finding = replace(finding, reason=reason)
     if use == "pinned":
         finding = await _judge_pinned_digest(finding, dep, tag, lookups, key)
+        finding = _another_tags_pin(finding, dep, tag, catalog)
     elif use == "found":
         terms = _terms(dep)
         # The tag list's commits are as of its reading: the tag is checked against its commit
@@ -706,6 +707,22 @@ async def _row(
         note = f"{tag}, the tag at the pinned {terms.digest}"
         finding = replace(finding, reason=f"{note}; {finding.reason}" if finding.reason else note)
     return Row(dep, finding, lock_file, _info(catalog))
+
+
+def _another_tags_pin(finding: Finding, dep: Dependency, tag: str, catalog: Catalog) -> Finding:
+    """``finding`` saying whose the pin is when ``tag`` (a comment's) is not in the catalog.
+
+    ``uses: o/r@<sha> # v9.9.9`` with no tag ``v9.9.9``: where the catalog names each tag's
+    digest (``DigestTerms.catalog_digests``: GitHub) and one is the pinned commit, the row says
+    so ("the pinned commit … is v4.2.2's in the tag list"): the comment is what is wrong.
+    """
+    if not _catalog_digests(dep) or dep.digest is None or catalog.release(tag) is not None:
+        return finding
+    found = catalog.version_of_digest(dep.digest)
+    if found is None or found == tag:
+        return finding
+    note = f"the pinned {_terms(dep).digest} {dep.digest} is {found}'s in the tag list"
+    return replace(finding, reason=f"{finding.reason}; {note}" if finding.reason else note)
 
 
 def _info(catalog: Catalog) -> CatalogInfo:
@@ -726,9 +743,12 @@ async def _tracked(
     What the ref is (``kind``) comes from the datasource: an image tag is its ``mutable tag``;
     where the catalog names every tag (``DigestTerms.catalog_digests``: GitHub) a ref it names
     is a ``tag``, any other one the datasource's ``ref`` (a ``branch``), and simply a ``ref``
-    when the catalog could not be read.
+    when the catalog could not be read. A qualified ref is what its prefix says
+    (``DigestTerms.qualified``: ``refs/tags/v4.2.1`` a ``tag``).
     """
     terms = _terms(dep)
+    if kind is None:
+        kind = next((named for prefix, named in terms.qualified if tag.startswith(prefix)), None)
     if kind is None and terms.catalog_digests:
         catalog = await lookups.get(key)
         if isinstance(catalog, LookupFailed):

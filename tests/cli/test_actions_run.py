@@ -341,3 +341,63 @@ def test_without_a_token_a_401_says_where_one_goes(
     assert code == 3
     reason = _rows(report)[CI, 7]["reason"]
     assert "add one to the GH_TOKEN or GITHUB_TOKEN environment variable" in reason
+
+
+def test_a_pin_whose_comment_names_no_tag_says_whose_commit_it_is(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``@<v4.2.2's sha> # v9.9.9``: ``unknown``, and the row names the tag the commit is."""
+    _repos(fake_registry)
+    v422 = _sha("actions/checkout", "v4.2.2")
+    repo = tmp_path / "repo"
+    (repo / WORKFLOWS).mkdir(parents=True)
+    steps = (
+        f"      - uses: actions/checkout@{v422} # v9.9.9\n"
+        f"      - uses: actions/checkout@{UNKNOWN_SHA} # v9.9.9\n"
+    )
+    (repo / WORKFLOWS / "ci.yml").write_text(f"on: push\njobs:\n  a:\n    steps:\n{steps}")
+    code, report, _ = _run(str(repo), *_args(fake_registry, "--no-cache"))
+    rows = _rows(report)
+    assert (code, rows[CI, 5]["status"], rows[CI, 5]["current"]) == (0, "unknown", "v9.9.9")
+    assert rows[CI, 5]["reason"] == (
+        "pinned version v9.9.9 is not in the github-tags release list; the commit of tag v9.9.9"
+        " could not be read: GitHub has no tag or branch of that name;"
+        f" the pinned commit {v422} is v4.2.2's in the tag list"
+    )
+    # A commit no tag has: nothing more to say.
+    assert "in the tag list" not in rows[CI, 6]["reason"]
+
+
+@pytest.mark.parametrize("token", ["", TOKEN])
+def test_a_qualified_ref_is_worded_by_what_it_is(
+    fake_registry: FakeRegistry, tmp_path: Path, token: str
+) -> None:
+    """``@refs/tags/v4.2.1`` is a tag, ``@refs/heads/main`` a branch, on REST and GraphQL."""
+    _repos(fake_registry)
+    repo = tmp_path / "repo"
+    (repo / WORKFLOWS).mkdir(parents=True)
+    steps = "".join(
+        f"      - uses: {uses}\n"
+        for uses in (
+            "actions/checkout@refs/tags/v4.2.1",
+            "acme/tools@refs/heads/main",
+            "actions/checkout@refs/tags/v9.9.9",
+            "acme/tools@refs/heads/v2.0.0",
+        )
+    )
+    (repo / WORKFLOWS / "ci.yml").write_text(f"on: push\njobs:\n  a:\n    steps:\n{steps}")
+    code, report, _ = _run(str(repo), *_args(fake_registry, "--no-cache"), env={"GH_TOKEN": token})
+    rows = _rows(report)
+    v421 = _sha("actions/checkout", "v4.2.1")
+    assert code == 0
+    assert rows[CI, 5]["reason"] == f"tracks the tag refs/tags/v4.2.1 (now {v421})"
+    assert rows[CI, 6]["reason"] == f"tracks the branch refs/heads/main (now {BRANCH_SHA})"
+    assert rows[CI, 7]["reason"] == (
+        "the commit of tag refs/tags/v9.9.9 could not be read: GitHub has no tag or branch of"
+        " that name"
+    )
+    # A branch named like a tag is never taken for the tag.
+    assert rows[CI, 8]["reason"] == (
+        "the commit of branch refs/heads/v2.0.0 could not be read: GitHub has no tag or branch"
+        " of that name"
+    )

@@ -53,7 +53,10 @@ def test_duplicate_keys_last_wins() -> None:
 
 
 def test_merge_keys_and_aliases_share_nodes() -> None:
-    """``<<: *base`` merges keys (explicit ones win); an alias is the anchored node itself."""
+    """``<<: *base`` merges keys (explicit ones win); an alias shares the anchored node's keys.
+
+    What an alias (or a merge) brings is at the line where it is used.
+    """
     root = _one(
         "x-base: &base\n  image: a:1\n  restart: always\n"
         "web:\n  <<: *base\n  image: b:2\nworker: *base\n"
@@ -61,7 +64,14 @@ def test_merge_keys_and_aliases_share_nodes() -> None:
     web = root.pairs["web"]
     assert web.pairs["image"].text() == "b:2"
     assert web.pairs["restart"].text() == "always"
-    assert root.pairs["worker"] is root.pairs["x-base"]
+    assert web.pairs["restart"].line == 5  # the ``<<`` line, not the anchor's 3
+    assert web.pairs["image"].line == 6
+    worker, anchored = root.pairs["worker"], root.pairs["x-base"]
+    assert worker.pairs is anchored.pairs  # shared, never copied (alias bombs stay cheap)
+    assert (worker.line, anchored.line) == (7, 1)
+    image = worker.get("image")
+    assert image is not None
+    assert (image.text(), image.line, anchored.pairs["image"].line) == ("a:1", 7, 2)
 
 
 def test_multi_document_files_give_every_document() -> None:
@@ -97,7 +107,8 @@ def test_a_billion_laughs_costs_its_events_only() -> None:
     lines = ['a0: &a0 ["lol"]']
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
     root = _one("\n".join(lines) + "\n")
-    assert root.pairs["a9"].items[0] is root.pairs["a8"]
+    # ``is`` only: a failing ``==`` would print the expanded tree.
+    assert root.pairs["a9"].items[0].items is root.pairs["a8"].items
 
 
 def test_merge_budget_refuses_a_quadratic_merge_chain(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -167,9 +167,9 @@ def test_an_included_compose_named_file_is_left_to_discovery() -> None:
 
 
 def test_anchors_merges_and_duplicate_keys() -> None:
-    """``<<: *base`` gives its image (at the anchor's line); a repeated key keeps the last."""
+    """``<<: *base`` gives its image (at the line of the ``<<``); a repeated key keeps the last."""
     assert _short(_extract("anchors-and-duplicates", "docker-compose.yml")) == [
-        ("docker-compose.yml", 2, "docker.io/library/python", "3.12-slim"),
+        ("docker-compose.yml", 7, "docker.io/library/python", "3.12-slim"),
         ("docker-compose.yml", 11, "docker.io/library/python", "3.13-slim"),
         ("docker-compose.yml", 14, "docker.io/library/alpine", "3.20"),
     ]

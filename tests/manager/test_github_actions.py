@@ -680,3 +680,54 @@ def test_discovery_gives_every_workflow_copy_to_the_manager(tmp_path: Path) -> N
     expected = sum(len(_grep_uses((root / rel).read_text())) for _, rel in copies)
     assert len([d for d in rows if d.skip_reason is None]) == expected
     assert {d.file for d in rows} == {rel for _, rel in copies}
+
+
+@pytest.mark.parametrize(
+    ("steps", "kind"),
+    [('"not a list"', "a string"), ("{a: 1}", "a mapping"), ("7", "a string")],
+)
+def test_steps_that_are_no_list_are_a_problem(steps: str, kind: str) -> None:
+    """``steps:`` of a job or of ``runs`` that is no list: a problem naming file and line."""
+    workflow = f"on: push\njobs:\n  a:\n    runs-on: x\n    steps: {steps}\n"
+    result = github_actions.extract(f"{WORKFLOWS}/x.yml", workflow, _no_read)
+    assert [(p.file, p.line, p.message) for p in result.problems] == [
+        (f"{WORKFLOWS}/x.yml", 5, f"a job's `steps` must be a list of steps, not {kind}")
+    ]
+    action = f"name: x\nruns:\n  using: composite\n  steps: {steps}\n"
+    result = github_actions.extract("action.yml", action, _no_read)
+    assert [(p.file, p.line, p.message) for p in result.problems] == [
+        ("action.yml", 4, f"`runs.steps` must be a list of steps, not {kind}")
+    ]
+
+
+def test_empty_steps_are_no_problem() -> None:
+    """``steps:`` with nothing (null) or ``[]`` gives nothing and no problem."""
+    for steps in ("", "[]", "~"):
+        text = f"jobs:\n  a:\n    steps: {steps}\n"
+        result = github_actions.extract(f"{WORKFLOWS}/x.yml", text, _no_read)
+        assert (result.dependencies, result.problems) == ((), ())
+
+
+def test_what_an_alias_brings_is_at_the_line_of_its_use() -> None:
+    """A row or problem reached through an alias is reported where the alias is used."""
+    text = (
+        "x-images:\n"
+        "  bad: &bad 'UPPER:1'\n"  # 2
+        "  svc: &svc {image: 'Bad Image'}\n"  # 3
+        "  step: &step {uses: actions/checkout@v4}\n"  # 4
+        "jobs:\n"
+        "  a:\n"
+        "    container: *bad\n"  # 7
+        "    services:\n"
+        "      db: *svc\n"  # 9
+        "    steps:\n"
+        "      - *step\n"  # 11
+        "      - <<: *step\n"  # 12
+        "        name: again\n"
+    )
+    result = github_actions.extract(f"{WORKFLOWS}/x.yml", text, _no_read)
+    assert [(d.line, d.name) for d in result.dependencies] == [
+        (11, "actions/checkout"),
+        (12, "actions/checkout"),
+    ]
+    assert [p.line for p in result.problems] == [7, 9]

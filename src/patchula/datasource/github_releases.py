@@ -275,13 +275,21 @@ class _ReleaseConnection(msgspec.Struct, frozen=True, rename="camel"):
 
 
 def connection(data: Mapping[str, Any], field: str, kind: type[T], what: str) -> T:
-    """``data.repository.<field>`` as ``kind``; ``RegistryError`` when it has another shape."""
+    """``data.repository.<field>`` as ``kind``.
+
+    Raises ``RegistryError`` when it has another shape or more than ``PAGE_SIZE`` nodes
+    (``check_page``).
+    """
     repository = data.get("repository")
     if not isinstance(repository, dict):
         msg = f"{what}: GitHub GraphQL answered no repository"
         raise RegistryError(msg)
+    value = repository.get(field)
+    nodes = value.get("nodes") if isinstance(value, dict) else None
+    if isinstance(nodes, list):
+        check_page(len(nodes), f"{what}: GraphQL {field}")
     try:
-        return msgspec.convert(repository.get(field), kind)
+        return msgspec.convert(value, kind)
     except (msgspec.ValidationError, RecursionError) as exc:
         msg = f"{what}: unusable GraphQL answer ({describe_decode_error(exc)})"
         raise RegistryError(msg) from None
@@ -353,6 +361,18 @@ def repository_url(base_url: str, package_name: str) -> str:
     return f"{base_url.rstrip('/')}/repos/{owner}/{repo}"
 
 
+def check_page(count: int, what: str) -> None:
+    """Refuse a page of more than ``PAGE_SIZE`` entries: raises ``RegistryError``.
+
+    Every page is asked for ``PAGE_SIZE`` entries (REST ``per_page``, GraphQL ``first``: the
+    largest GitHub serves), so a longer one is no GitHub answer; taking it would let one page
+    carry a million tags past the ``MAX_PAGES`` bound (and every row of the package after).
+    """
+    if count > PAGE_SIZE:
+        msg = f"{what}: a page of {count} entries, more than the {PAGE_SIZE} asked; not read"
+        raise RegistryError(msg)
+
+
 def decode(decoder: msgspec.json.Decoder[T], content: bytes, what: str) -> T:
     """Decode one GitHub JSON answer; raises ``RegistryError`` saying what was wrong with it."""
     try:
@@ -368,9 +388,11 @@ def derive_releases(content: bytes) -> bytes:
     A JSON array of ``[tag, published_at epoch seconds or null, prerelease]`` in the page's
     order; drafts (no ``published_at``, only visible with push access) and tags that no
     reference could name are left out, as are assets, counters, bodies and URLs. Raises
-    ``RegistryError`` for a page that is not an array of release objects.
+    ``RegistryError`` for a page that is not an array of release objects or is longer than
+    ``PAGE_SIZE`` (``check_page``).
     """
     page = decode(_RELEASES, content, "GitHub release list")
+    check_page(len(page), "GitHub release list")
     rows: list[tuple[str, float | None, bool]] = []
     for release in page:
         if release.draft or _TAG.fullmatch(release.tag_name) is None:

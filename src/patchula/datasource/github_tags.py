@@ -67,6 +67,7 @@ from patchula.datasource.github_releases import (
     PAGE_SIZE,
     REGISTRY,
     PartialAnswerError,
+    check_page,
     connection,
     decode,
     graphql,
@@ -107,11 +108,15 @@ DIGEST_TERMS = DigestTerms(
     mismatch="the comment says {tag}, but the pinned commit {pinned} is not {tag}'s ({now})",
     absent="GitHub has no tag or branch of that name",
     catalog_digests=True,
+    qualified=(("refs/tags/", "tag"), ("refs/heads/", "branch")),
 )
 # Commit dates asked per call at most (one request each): the rest stay unknown.
 MAX_COMMIT_LOOKUPS = 10
 # Annotated tags pointing at annotated tags are followed this many levels at most.
 MAX_TAG_DEPTH = 4
+# A ``git/matching-refs`` answer (every tag starting with the name) longer than this is
+# refused: a real prefix of one ref matches a few hundred at most.
+MAX_MATCHING_REFS = 10_000
 # Dates are a release list plus a commit per tag: not asked for libyears alone (GitHub's
 # anonymous budget is 60 requests an hour).
 TIMES_FOR_LIBYEARS = False
@@ -179,9 +184,10 @@ def derive_tags(content: bytes) -> bytes:
 
     A JSON array of ``[name, commit sha]`` in the page's order; a tag whose name no
     reference could name or whose SHA is not hex is left out. Raises ``RegistryError`` for a
-    page that is not an array of tag objects.
+    page that is not an array of tag objects or has more than ``PAGE_SIZE`` (``check_page``).
     """
     page = decode(_TAGS, content, "GitHub tag list")
+    check_page(len(page), "GitHub tag list")
     rows = [
         (tag.name, tag.commit.sha.lower())
         for tag in page
@@ -475,8 +481,10 @@ async def resolve_refs(
         chunk = unique[start : start + MAX_REFS_PER_QUERY]
         variables: dict[str, object] = {"owner": owner, "name": name}
         for i, ref in enumerate(chunk):
-            variables[f"t{i}"] = f"refs/tags/{ref}"
-            variables[f"h{i}"] = f"refs/heads/{ref}"
+            # A qualified ref (``refs/tags/v1``) is asked as written, under both aliases.
+            qualified = qualified_ref(ref)[0] is not None
+            variables[f"t{i}"] = ref if qualified else f"refs/tags/{ref}"
+            variables[f"h{i}"] = ref if qualified else f"refs/heads/{ref}"
         try:
             data = await graphql(fetch, base_url, refs_query(len(chunk)), variables, what=what)
         except PartialAnswerError as partial:
@@ -569,34 +577,38 @@ async def rest_digest(fetch: Fetch, base_url: str, package_name: str, version: s
     A tag first: ``git/matching-refs/tags/<ref>``, the entry that is exactly
     ``refs/tags/<ref>`` (prefix matches are other tags); a lightweight tag's object is the
     commit, an annotated tag's is followed through ``git/tags/{sha}`` (up to
-    ``MAX_TAG_DEPTH`` levels) to it. Else a branch: ``git/ref/heads/<ref>`` (404: none).
-    ``None`` when neither exists or the name is not a valid ref. Raises ``PackageNotFound``
-    when the repository is unknown, ``RegistryError`` for other failures (a 401/403 names
-    the token source) and unusable answers.
+    ``MAX_TAG_DEPTH`` levels) to it. Else a branch: ``git/ref/heads/<ref>`` (404: none). A
+    fully qualified ``refs/tags/<tag>`` is only a tag, ``refs/heads/<branch>`` only a branch
+    (``qualified_ref``). ``None`` when neither exists or the name is not a valid ref. Raises
+    ``PackageNotFound`` when the repository is unknown, ``RegistryError`` for other failures
+    (a 401/403 names the token source) and unusable answers: more than
+    ``MAX_MATCHING_REFS`` refs, annotated tags that loop or nest deeper than ``MAX_TAG_DEPTH``.
     """
     if not _safe_ref(version):
         return None
     repo = repository_url(base_url, package_name)
     what = f"GitHub repository {package_name!r} (ref {version!r})"
-    name = quote(version, safe="/")
-    response = await fetch(f"{repo}/git/matching-refs/tags/{name}", headers=HEADERS)
-    check_status(response, what, credential_hint=CREDENTIAL_HINT)
-    wanted = f"refs/tags/{version}"
-    target = next(
-        (r.object for r in decode(_REFS, response.content, what) if r.ref == wanted), None
-    )
-    for _ in range(MAX_TAG_DEPTH):
-        if target is None or target.type != "tag":
-            break
-        answer = await fetch(f"{repo}/git/tags/{quote(target.sha, safe='')}", headers=HEADERS)
-        check_status(answer, what, credential_hint=CREDENTIAL_HINT)
-        target = decode(_TAG_OBJECT, answer.content, what).object
-    if target is None:
+    kind, short = qualified_ref(version)
+    name = quote(short, safe="/")
+    target: _Object | None = None
+    if kind != "branch":
+        response = await fetch(f"{repo}/git/matching-refs/tags/{name}", headers=HEADERS)
+        check_status(response, what, credential_hint=CREDENTIAL_HINT)
+        refs = decode(_REFS, response.content, what)
+        if len(refs) > MAX_MATCHING_REFS:
+            msg = f"{what}: GitHub answered more than {MAX_MATCHING_REFS} matching refs; not read"
+            raise RegistryError(msg)
+        wanted = f"refs/tags/{short}"
+        target = next((r.object for r in refs if r.ref == wanted), None)
+        target = await _follow_tags(fetch, repo, target, what)
+    if target is None and kind != "tag":
         branch = await fetch(f"{repo}/git/ref/heads/{name}", headers=HEADERS)
         if branch.status == 404:  # noqa: PLR2004 - no such branch either
             return None
         check_status(branch, what, credential_hint=CREDENTIAL_HINT)
         target = decode(_REF, branch.content, what).object
+    if target is None:
+        return None
     if target.type != "commit":
         msg = f"{what}: names a {target.type[:20]!r} object, not a commit"
         raise RegistryError(msg)
@@ -605,6 +617,43 @@ async def rest_digest(fetch: Fetch, base_url: str, package_name: str, version: s
         msg = f"{what}: GitHub answered an unusable commit SHA"
         raise RegistryError(msg)
     return sha
+
+
+async def _follow_tags(
+    fetch: Fetch, repo: str, target: _Object | None, what: str
+) -> _Object | None:
+    """The object annotated tag ``target`` leads to, through ``git/tags/{sha}``.
+
+    Raises ``RegistryError`` when the tag objects loop (a tag naming itself or an earlier one)
+    or nest deeper than ``MAX_TAG_DEPTH``: git itself never writes a loop, so the answer is
+    unusable, never "no such tag".
+    """
+    seen: set[str] = set()
+    while target is not None and target.type == "tag":
+        if target.sha in seen:
+            msg = f"{what}: its annotated tag objects loop (at {target.sha[:40]!r}); not followed"
+            raise RegistryError(msg)
+        if len(seen) >= MAX_TAG_DEPTH:
+            msg = f"{what}: annotated tags nested more than {MAX_TAG_DEPTH} deep; not followed"
+            raise RegistryError(msg)
+        seen.add(target.sha)
+        answer = await fetch(f"{repo}/git/tags/{quote(target.sha, safe='')}", headers=HEADERS)
+        check_status(answer, what, credential_hint=CREDENTIAL_HINT)
+        target = decode(_TAG_OBJECT, answer.content, what).object
+    return target
+
+
+def qualified_ref(ref: str) -> tuple[str | None, str]:
+    """What a fully qualified ref is, and its short name: ``refs/tags/v1`` → ``("tag", "v1")``.
+
+    ``refs/heads/<name>`` is a ``branch``; any other ref is ``(None, ref)``: a tag, else a
+    branch, as the runner resolves ``uses: owner/repo@<ref>`` (docs.github.com, "Workflow
+    syntax": ``{owner}/{repo}@{ref}``, a branch, tag or SHA).
+    """
+    for prefix, kind in DIGEST_TERMS.qualified:
+        if ref.startswith(prefix) and len(ref) > len(prefix):
+            return kind, ref[len(prefix) :]
+    return None, ref
 
 
 DATASOURCE = Datasource(

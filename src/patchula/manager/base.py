@@ -16,8 +16,8 @@ import json
 import re
 import tomllib
 from bisect import bisect_right
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from json.scanner import make_scanner
 from typing import Protocol
@@ -553,6 +553,12 @@ class YamlNode:
     ``end_column`` (0-based, in characters of the text after a leading BOM) are where its last
     character (a closing quote) ends, so a caller can read what follows it on that line, such
     as a trailing comment, which YAML parsers drop; both are 0 for other nodes.
+
+    A node reached through an alias (``container: *img``) is the anchored node at the alias's
+    line: its ``line`` and ``used_at`` are where the alias stands, and what ``get``,
+    ``values`` and ``entries`` give of it is at that line too, so a problem or a row is
+    reported where the value is used, not where its anchor was written (the anchor's
+    ``end_line`` is kept: a trailing comment stands beside the anchored text).
     """
 
     kind: str
@@ -564,10 +570,31 @@ class YamlNode:
     pairs: dict[str, YamlNode] = field(default_factory=dict)
     end_line: int = 0
     end_column: int = 0
+    used_at: int = 0
+
+    def used(self, line: int) -> YamlNode:
+        """This node as reached through an alias at ``line`` (a shallow copy; children shared)."""
+        return replace(self, line=line, used_at=line)
+
+    def _at_use(self, node: YamlNode) -> YamlNode:
+        return node if not self.used_at else node.used(self.used_at)
 
     def get(self, key: str) -> YamlNode | None:
         """The value of ``key`` in a mapping node (``None`` when missing or not a mapping)."""
-        return self.pairs.get(key) if self.kind == "mapping" else None
+        found = self.pairs.get(key) if self.kind == "mapping" else None
+        return None if found is None else self._at_use(found)
+
+    def values(self) -> Iterator[YamlNode]:
+        """A mapping's values in order (at the alias's line when reached through one)."""
+        return (self._at_use(node) for node in self.pairs.values())
+
+    def named(self) -> Iterator[tuple[str, YamlNode]]:
+        """A mapping's keys and values in order (values as ``values`` gives them)."""
+        return ((name, self._at_use(node)) for name, node in self.pairs.items())
+
+    def entries(self) -> Iterator[YamlNode]:
+        """A sequence's items in order (at the alias's line when reached through one)."""
+        return (self._at_use(node) for node in self.items)
 
     def text(self) -> str | None:
         """A scalar's text (``None`` for a null or a node that is no scalar)."""
@@ -676,7 +703,8 @@ class _YamlBuilder:
             found = self.anchors.get(event.anchor or "")
             if found is None:
                 raise _YamlRefusedError(line, f"found undefined alias {event.anchor!r}")
-            self.add(found, line)
+            # At the alias's own line: what it brings is reported where it is used.
+            self.add(found.used(line), line)
         elif isinstance(event, yaml.ScalarEvent):
             plain = not event.style and event.implicit[0]  # libyaml's plain style is ""
             value = None if plain and event.value in _YAML_NULLS else event.value
@@ -733,7 +761,7 @@ class _YamlBuilder:
         # YAML 1.1 merge: the earlier of several merged mappings wins, explicit keys win all.
         for merged in done.merges:
             self.spend(len(merged.pairs), done.node.line)
-            for name, value in merged.pairs.items():
+            for name, value in merged.named():
                 done.node.pairs.setdefault(name, value)
 
 

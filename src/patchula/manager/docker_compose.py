@@ -172,7 +172,7 @@ class _Reader:
     def document(self, path: str, root: YamlNode, stack: tuple[str, ...]) -> None:
         services = root.get("services")
         if services is not None and services.kind == "mapping":
-            for name, service in services.pairs.items():
+            for name, service in services.named():
                 if service.kind == "mapping":
                     self.service(path, name, service, stack)
                 elif not (service.kind == "scalar" and service.value is None):
@@ -184,9 +184,9 @@ class _Reader:
             self.problems.append(ManifestProblem(path, services.line, message))
         include = root.get("include")
         if include is not None and include.kind == "sequence":
-            for item in include.items:
+            for item in include.entries():
                 targets = item.get("path") if item.kind == "mapping" else item
-                for target in [] if targets is None else targets.items or [targets]:
+                for target in [] if targets is None else list(targets.entries()) or [targets]:
                     self.follow(path, target, stack)
 
     def service(self, path: str, name: str, service: YamlNode, stack: tuple[str, ...]) -> None:

@@ -129,7 +129,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
             reader.action(runs)
         jobs = document.get("jobs")
         if jobs is not None and jobs.kind == "mapping":
-            for job in jobs.pairs.values():
+            for job in jobs.values():
                 if job.kind == "mapping":
                     reader.job(job)
     return ExtractResult(dependencies=tuple(reader.rows), problems=tuple(reader.problems))
@@ -148,12 +148,12 @@ def _steps(node: YamlNode | None) -> Iterator[YamlNode]:
     """The step mappings of a ``steps:`` list, with those of ``parallel:`` blocks in place.
 
     A ``parallel:`` block (a step holding a list of steps) may nest; an alias can make a list
-    contain itself, so each list is entered once.
+    contain itself, so each list is entered once (by its items, which an alias shares).
     """
     if node is None or node.kind != "sequence":
         return
-    seen = {id(node)}
-    pending = [iter(node.items)]
+    seen = {id(node.items)}
+    pending = [node.entries()]
     while pending:
         step = next(pending[-1], None)
         if step is None:
@@ -163,9 +163,9 @@ def _steps(node: YamlNode | None) -> Iterator[YamlNode]:
             continue
         inner = step.get("parallel")
         if inner is not None and inner.kind == "sequence":
-            if id(inner) not in seen:
-                seen.add(id(inner))
-                pending.append(iter(inner.items))
+            if id(inner.items) not in seen:
+                seen.add(id(inner.items))
+                pending.append(inner.entries())
             continue
         yield step
 
@@ -259,19 +259,34 @@ class _Reader:
             self.image(image, "container")
         services = job.get("services")
         if services is not None and services.kind == "mapping":
-            for service in services.pairs.values():
+            for service in services.values():
                 if service.kind == "mapping":
                     self.image(service.get("image"), "service")
-        for step in _steps(job.get("steps")):
-            self.step(step)
+        self.steps(job.get("steps"), "a job's `steps`")
 
     def action(self, runs: YamlNode) -> None:
         image = runs.get("image")
         text = None if image is None else image.text()
         if image is not None and text is not None and text.startswith(_DOCKER):
             self.image(image, "step")
-        for step in _steps(runs.get("steps")):
+        self.steps(runs.get("steps"), "`runs.steps`")
+
+    def steps(self, node: YamlNode | None, what: str) -> None:
+        """The steps of ``node``; a ``steps:`` that is no list is a problem at its line.
+
+        GitHub refuses a workflow or an action whose ``steps`` is a string or a mapping
+        (docs.github.com, "Workflow syntax": ``jobs.<job_id>.steps`` is a sequence); an empty
+        ``steps:`` (null) gives nothing, as an empty list would.
+        """
+        if node is not None and node.kind != "sequence" and node.text() is not None:
+            self.problems.append(self.not_a_list(node, what, "a string"))
+        elif node is not None and node.kind == "mapping":
+            self.problems.append(self.not_a_list(node, what, "a mapping"))
+        for step in _steps(node):
             self.step(step)
+
+    def not_a_list(self, node: YamlNode, what: str, kind: str) -> ManifestProblem:
+        return ManifestProblem(self.path, node.line, f"{what} must be a list of steps, not {kind}")
 
     def step(self, step: YamlNode) -> None:
         uses = step.get("uses")
