@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from patchula.manager.base import (
     ReadFile,
@@ -354,19 +354,8 @@ class _Reader:
         comment = self.comment(node)
         tag = None if comment is None else comment_tag(comment)
         declared = value if tag is None or comment is None else f"{value} # {comment.strip()}"
-        return Dependency(
-            manager=ID,
-            file=self.path,
-            line=node.line,
-            name=name,
-            package_name=package,
-            datasource=ACTION_DATASOURCE,
-            versioning=ACTION_VERSIONING,
-            dep_type=dep_type,
-            declared=declared,
-            constraint=tag,
-            digest=ref.lower(),
-        )
+        pinned = self.row(node, value, name, package, dep_type, None)
+        return replace(pinned, declared=declared, constraint=tag, digest=ref.lower())
 
     def row(
         self,
