@@ -14,6 +14,7 @@ import pytest
 
 from patchula.cache import Cache
 from patchula.datasource import docker
+from patchula.datasource.base import next_link
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.fetcher import Fetcher, Timer, make_client
 from patchula.http.governor import RateLimited
@@ -360,7 +361,7 @@ def _page(url: str, *links: str) -> FetchResponse:
 def test_next_page_links(links: tuple[str, ...], expected: str | None) -> None:
     """``rel="next"`` is found among links and parameters (RFC 8288) and resolved."""
     url = "https://r.example/v2/a/tags/list?n=5"
-    assert docker.next_page(_page(url, *links), url, url, "image") == expected
+    assert next_link(_page(url, *links), url, url, "image", "tag list") == expected
 
 
 @pytest.mark.parametrize(
@@ -377,7 +378,7 @@ def test_next_page_on_another_origin_is_refused(target: str) -> None:
     """Another host, scheme or port is another origin: refused."""
     url = "https://r.example/v2/a/tags/list?n=5"
     with pytest.raises(RegistryError, match="another host"):
-        docker.next_page(_page(url, f'<{target}>; rel="next"'), url, url, "image")
+        next_link(_page(url, f'<{target}>; rel="next"'), url, url, "image", "tag list")
 
 
 # --- digests ---------------------------------------------------------------------------------

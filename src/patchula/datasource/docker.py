@@ -28,7 +28,6 @@ from patchula.datasource.base import (
     check_status,
     describe_decode_error,
     linked_pages,
-    next_link,
     origin,
     parse_time,
     url_safe_name,
@@ -217,15 +216,6 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
         source_url=first,
         reused=all(response.cache == "fresh" for response in responses),
     )
-
-
-def next_page(response: FetchResponse, url: str, first: str, what: str) -> str | None:
-    """Return the ``rel="next"`` target of ``response``'s ``Link`` headers, resolved, or ``None``.
-
-    ``base.next_link`` for a tag list: relative targets resolve against the page ``url``
-    (RFC 8288 §3.2); a target on another origin than ``first`` raises ``RegistryError``.
-    """
-    return next_link(response, url, first, what, "tag list")
 
 
 def derive_tags(content: bytes, *, repository: str, what: str | None = None) -> bytes:
