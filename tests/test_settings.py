@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from patchula.cli.run import bare_recheck
 from patchula.errors import ConfigError
 from patchula.manager import MANAGERS
-from patchula.settings import load_settings, parse_duration
+from patchula.settings import load_settings, parse_duration, parse_recheck
 
 
 @pytest.mark.parametrize(
@@ -211,3 +212,19 @@ def test_unknown_manager_ids_are_refused_with_the_known_ones(tmp_path: Path) -> 
     (tmp_path / "patchula.toml").write_text('disabled-managers = ["cargo"]\n')
     with pytest.raises(ConfigError, match=r"patchula.toml: disabled-managers: unknown manager"):
         load_settings({}, env={}, cwd=tmp_path)
+
+
+def test_recheck_patterns_parse_from_flags_env_and_config_switches() -> None:
+    """``--recheck`` patterns are kept in order without repeats; a switch means every one."""
+    assert parse_recheck(["pkg-1*", "left-pad", "pkg-1*"]) == ("pkg-1*", "left-pad")
+    assert parse_recheck("a, b c") == ("a", "b", "c")
+    assert parse_recheck("true") == ("*",)
+    assert parse_recheck([True]) == ("*",)
+    assert parse_recheck("false") == ()
+    assert load_settings({"recheck": ["@scope/*"]}, env={}).recheck == ("@scope/*",)
+    assert load_settings({}, env={"PATCHULA_RECHECK": "1"}).recheck == ("*",)
+    assert load_settings({}, env={"PATCHULA_OFFLINE": "1"}).offline is True
+    assert bare_recheck(["--recheck"]) == ["--recheck=*"]
+    assert bare_recheck(["--recheck", "--offline", "."]) == ["--recheck=*", "--offline", "."]
+    assert bare_recheck(["--recheck", "pkg-1*", "."]) == ["--recheck", "pkg-1*", "."]
+    assert bare_recheck(["--", "--recheck"]) == ["--", "--recheck"]

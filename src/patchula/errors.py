@@ -7,7 +7,8 @@ PatchulaError
 └── LookupFailed           one registry lookup failed (a row with status `error`, exit code 3)
     ├── PackageNotFound    the registry answered 404/410 for the package
     ├── RegistryError      the registry answered with an unexpected status or an unusable body
-    └── RegistryUnreachable the request failed at the network level (DNS, connect, timeout, reset)
+    ├── RegistryUnreachable the request failed at the network level (DNS, connect, timeout, reset)
+    └── NotCached          ``--offline``: the cache holds no answer (a row with status `unknown`)
 ```
 """
 
@@ -58,3 +59,11 @@ class RegistryError(LookupFailed):
 
 class RegistryUnreachable(LookupFailed):
     """The request never got an HTTP answer (DNS failure, refused, timeout, reset)."""
+
+
+class NotCached(LookupFailed):
+    """``--offline`` and the cache holds no answer for the request (no connection is opened).
+
+    Its row is ``unknown`` (the freshness is not known, nothing failed upstream), with the
+    reason ``not in cache (offline)``; the run still exits 3, as for a failed lookup.
+    """

@@ -210,6 +210,30 @@ def parse_registry(value: str) -> tuple[str, str]:
     return name, url
 
 
+def parse_recheck(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Parse ``--recheck`` patterns: package names or ``fnmatch`` globs, ``*`` for all.
+
+    A list, or ``a,b c`` text (``PATCHULA_RECHECK``, a config list); ``true``/``1``/``yes``
+    (a config or environment switch) mean ``*``; blanks and repeats are dropped.
+    """
+    items = re.split(r"[,\s]+", value) if isinstance(value, str) else list(value)
+    found: list[str] = []
+    for item in items:
+        if isinstance(item, bool):
+            item = "*" if item else ""  # noqa: PLW2901 - ``recheck = true`` in a config file
+        if not isinstance(item, str):
+            msg = f"expected package names or globs (strings), got {item!r}"
+            raise ValueError(msg)  # noqa: TRY004 - pydantic reports ValueError, not TypeError
+        text = item.strip()
+        if text.lower() in {"true", "1", "yes", "on"}:
+            text = "*"
+        elif text.lower() in {"false", "0", "no", "off"}:
+            text = ""
+        if text:
+            found.append(text)
+    return tuple(dict.fromkeys(found))
+
+
 def parse_insecure_registries(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Parse registry hosts (``host`` or ``host:port``) that may be reached over plain http.
 
@@ -357,6 +381,19 @@ class Settings(BaseModel):
         default=None,
         description="The instant the release-age policy is evaluated at (default: the real now)",
     )
+    offline: bool = Field(
+        default=False,
+        description="Answer from the cache alone (HTTP entries and catalog views, whatever "
+        "their age); never open a connection",
+    )
+    recheck: tuple[str, ...] = Field(
+        default=(),
+        description="Package names or globs whose stored catalog views are not reused this "
+        "run ('*': every dependency)",
+    )
+    dashboard: Path | None = Field(
+        default=None, description="Also write the Markdown dependency dashboard to this file"
+    )
     verbose: int = Field(default=0, ge=0)
     quiet: bool = False
     progress: bool = True
@@ -390,6 +427,11 @@ class Settings(BaseModel):
     @classmethod
     def _managers(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         return parse_managers(value) if isinstance(value, str | list | tuple) else value
+
+    @field_validator("recheck", mode="before")
+    @classmethod
+    def _recheck(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
+        return parse_recheck(value) if isinstance(value, str | list | tuple) else value
 
     @field_validator("insecure_registries", mode="before")
     @classmethod
@@ -448,6 +490,9 @@ _ENV_SCALARS = (
     "min_release_age",
     "unknown_age",
     "insecure_registries",
+    "offline",
+    "recheck",
+    "dashboard",
     "max_file_bytes",
     "default_host_concurrency",
     "verbose",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from patchula.cache import Cache, FutureSchema, default_cache_path
-from patchula.cache.schema import SCHEMA_VERSION, Migration, migrate, user_version
+from patchula.cache.schema import MIGRATIONS, SCHEMA_VERSION, Migration, migrate, user_version
 from patchula.cache.workers import Job, call_sync
 from tests.cache.base import quarantined, raw
 
@@ -19,15 +19,15 @@ SYNTHETIC = (
 )
 
 
-def test_schema_is_version_2_with_the_three_domains_and_meta(tmp_path: Path) -> None:
-    """A new database is at user_version 2 with HTTP, release, extraction and meta tables."""
+def test_schema_is_version_3_with_the_domains_meta_and_catalog_views(tmp_path: Path) -> None:
+    """A new database is at user_version 3: HTTP, release, extraction, meta, catalog views."""
     path = tmp_path / "cache.sqlite3"
     Cache.open(path).close()
     with raw(path) as conn:
-        assert user_version(conn) == SCHEMA_VERSION == 2
+        assert user_version(conn) == SCHEMA_VERSION == 3
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     assert {"http_entries", "http_entries_access", "releases", "release_heads"} <= names
-    assert {"extractions", "meta"} <= names
+    assert {"extractions", "meta", "catalog_views", "catalog_views_access"} <= names
 
 
 def test_all_tables_live_in_one_file_and_sidecars_are_transient(tmp_path: Path) -> None:
@@ -61,17 +61,43 @@ def test_a_failing_step_rolls_back_whole(tmp_path: Path) -> None:
 
 
 def test_version_0_database_is_migrated_keeping_its_data(tmp_path: Path) -> None:
-    """Opening a populated user_version-0 database migrates it to v2; other tables survive."""
+    """Opening a populated user_version-0 database migrates it to the current version."""
     path = tmp_path / "cache.sqlite3"
     with raw(path) as conn:
-        conn.execute("CREATE TABLE lookup_tasks (name TEXT, status TEXT)")
-        conn.execute("INSERT INTO lookup_tasks VALUES ('left-pad', 'completed')")
+        conn.execute("CREATE TABLE legacy_notes (name TEXT, status TEXT)")
+        conn.execute("INSERT INTO legacy_notes VALUES ('left-pad', 'completed')")
     with Cache.open(path) as cache:
         assert cache.warnings == []
     with raw(path) as conn:
-        assert user_version(conn) == 2
-        assert conn.execute("SELECT * FROM lookup_tasks").fetchall() == [("left-pad", "completed")]
+        assert user_version(conn) == SCHEMA_VERSION
+        assert conn.execute("SELECT * FROM legacy_notes").fetchall() == [("left-pad", "completed")]
         assert conn.execute("SELECT count(*) FROM http_entries").fetchone() == (0,)
+
+
+def test_version_2_database_gains_catalog_views_keeping_every_row(tmp_path: Path) -> None:
+    """A populated v2 file (the schema before catalog views) migrates to v3, losing nothing."""
+    path = tmp_path / "cache.sqlite3"
+    with raw(path) as conn:
+        assert migrate(conn, None, MIGRATIONS[:2]) == 0
+        conn.execute(
+            "INSERT INTO http_entries VALUES ('k', 200, '\"e\"', NULL, x'', x'01', 1, 1,"
+            " 10.0, 20.0, NULL, 'raw', 7)"
+        )
+        conn.execute("INSERT INTO releases VALUES ('github', 'o/r', 'v1', 0, 5.0, NULL)")
+        conn.execute("INSERT INTO release_heads VALUES ('github', 'o/r', 'v1', 5.0, NULL)")
+        conn.execute("INSERT INTO extractions VALUES ('repo', 'abc', 'h', x'02')")
+        conn.execute("INSERT INTO meta VALUES ('damaged_rows', 0)")
+    with Cache.open(path) as cache:
+        assert cache.warnings == []
+    with raw(path) as conn:
+        assert user_version(conn) == SCHEMA_VERSION
+        assert conn.execute("SELECT key, etag, access_clock FROM http_entries").fetchall() == [
+            ("k", '"e"', 7)
+        ]
+        assert conn.execute("SELECT version FROM releases").fetchall() == [("v1",)]
+        assert conn.execute("SELECT version FROM release_heads").fetchall() == [("v1",)]
+        assert conn.execute("SELECT data FROM extractions").fetchall() == [(b"\x02",)]
+        assert conn.execute("SELECT count(*) FROM catalog_views").fetchone() == (0,)
 
 
 def test_future_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:

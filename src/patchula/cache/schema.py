@@ -1,4 +1,4 @@
-"""Schema v1/v2 and the transactional ``PRAGMA user_version`` migration runner."""
+"""Schema v1 to v3 and the transactional ``PRAGMA user_version`` migration runner."""
 
 from __future__ import annotations
 
@@ -78,7 +78,32 @@ V2 = Migration(
     ("CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (V1, V2)
+# v3 adds catalog views (seed 003, "Catalog views and release-age policy"): the parsed release
+# list a datasource produced, stored apart from HTTP bodies, one row per lookup identity.
+# ``key`` names datasource, base URL (source mode), package, a digest of the credential
+# identity and the mise registry mapping; ``fetched_at`` (epoch seconds) is when the catalog
+# was retrieved or validated upstream, the age that decides reuse; ``body`` is the versioned
+# ``representation``, Zstandard-compressed, ``body_size`` its stored bytes.
+V3 = Migration(
+    3,
+    (
+        """CREATE TABLE catalog_views (
+            key TEXT PRIMARY KEY,
+            datasource TEXT NOT NULL,
+            package TEXT NOT NULL,
+            representation TEXT NOT NULL,
+            body BLOB NOT NULL,
+            body_size INTEGER NOT NULL,
+            fetched_at REAL NOT NULL,
+            stored_at REAL NOT NULL,
+            access_clock INTEGER NOT NULL
+        )""",
+        "CREATE INDEX catalog_views_access ON catalog_views (access_clock)",
+        "CREATE INDEX catalog_views_package ON catalog_views (datasource, package)",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 

@@ -59,7 +59,7 @@ def _root(
 
 
 # Registered in the order of `patchula --help`: run, cache, schema.
-app.command(name="run")(run.run)
+app.command(name="run", cls=run.RunCommand)(run.run)
 app.add_typer(cache.cache_app, name="cache")
 app.command(name="schema")(schema.schema)
 

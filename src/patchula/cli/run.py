@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
+from typer.core import TyperCommand
 
 from patchula.cli.exit_codes import EXIT_USAGE, exit_code
 from patchula.errors import ConfigError
@@ -25,6 +26,7 @@ from patchula.manager import MANAGERS
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from typer._click import Context as ClickContext
 
     from patchula.cache import Cache
     from patchula.clock import Clock
@@ -61,6 +63,33 @@ class LazyConsole:
     def print(self, text: str, *, markup: bool, highlight: bool) -> None:
         """``Console.print`` of one message."""
         self.console.print(text, markup=markup, highlight=highlight)
+
+
+class RunCommand(TyperCommand):
+    """``patchula run``'s click command: a bare ``--recheck`` means ``--recheck=*``.
+
+    click has no optional option value for a repeatable option, so a ``--recheck`` that ends
+    the command line or is followed by another option is given the value ``*`` (every
+    dependency) before parsing; ``--recheck PATTERN`` and ``--recheck=PATTERN`` keep theirs.
+    """
+
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
+        """Rewrite bare ``--recheck`` flags, then parse as click does."""
+        return super().parse_args(ctx, bare_recheck(args))
+
+
+def bare_recheck(args: list[str]) -> list[str]:
+    """``args`` with each ``--recheck`` not followed by a value written ``--recheck=*``."""
+    out: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return out + args[index:]
+        following = args[index + 1] if index + 1 < len(args) else None
+        if arg == "--recheck" and (following is None or following.startswith("-")):
+            out.append("--recheck=*")
+        else:
+            out.append(arg)
+    return out
 
 
 def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
@@ -209,6 +238,27 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             help="Leave these managers out, e.g. cargo_toml,cargo_lock; repeatable.",
         ),
     ] = None,
+    offline: Annotated[  # noqa: FBT002 - a typer flag
+        bool,
+        typer.Option(
+            "--offline",
+            help="Answer from the cache alone, whatever its age; never open a connection. "
+            "A dependency with nothing cached is unknown.",
+        ),
+    ] = False,
+    recheck: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--recheck",
+            metavar="[PATTERN]",
+            help="Do not reuse stored catalog views: alone for every dependency, with a package "
+            "name or glob (repeatable) for the matching ones only.",
+        ),
+    ] = None,
+    dashboard: Annotated[
+        Path | None,
+        typer.Option(help="Also write the Markdown dependency dashboard here.", metavar="PATH"),
+    ] = None,
     now: Annotated[
         str | None,
         typer.Option(
@@ -242,6 +292,9 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "request_deadline": request_deadline,
         "max_body_bytes": max_body_bytes,
         "now": now,
+        "offline": offline or None,
+        "recheck": recheck or None,
+        "dashboard": dashboard,
         "enabled_managers": ",".join(enabled_managers) if enabled_managers else None,
         "disabled_managers": ",".join(disabled_managers) if disabled_managers else None,
     }
