@@ -191,6 +191,16 @@ def test_invalid_images_are_problems_and_the_rest_is_read() -> None:
     ]
 
 
+@pytest.mark.parametrize("value", ["12", "1.5", "true", "0x1F", "-3e2", ".inf"])
+def test_an_image_yaml_reads_as_a_number_or_boolean_is_a_problem(value: str) -> None:
+    """``image: 12`` is the integer 12 to compose, which refuses it; quoted, it is an image."""
+    result = _text(f"services:\n  a:\n    image: {value}\n  b:\n    image: '12'\n")
+    assert [(p.line, p.message) for p in result.problems] == [
+        (3, "services.a.image must be a string")
+    ]
+    assert [(d.line, d.package_name) for d in result.dependencies] == [(5, "docker.io/library/12")]
+
+
 @pytest.mark.parametrize(
     "text",
     ["", "# nothing\n", "services:\n", "- a\n- b\n", "services: 3\n", "services:\n  a: 1\n"],

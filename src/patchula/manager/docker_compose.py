@@ -31,6 +31,12 @@ _NAME_CHARS = re.compile(r"[_A-Za-z][_A-Za-z0-9]*", re.ASCII)
 _NOT_READ = "compose reads it from the environment or a .env file, which the scan does not read"
 BUILT_HERE = "built here (build:): compose builds this image and tags it with this name"
 _MAX_INCLUDE_DEPTH = 32
+# A plain scalar YAML 1.2's core schema resolves to a number or a boolean (YAML 1.2.2 §10.3.2):
+# compose decodes ``image: 12`` as the integer 12 and refuses it ("must be a string").
+_NOT_A_STRING = re.compile(
+    r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)|true|True|TRUE|false|False|FALSE"
+)
 # ``${A:-${B:-…}}`` deeper than this is no real compose file; each level is one recursion.
 MAX_SUBSTITUTION_DEPTH = 32
 
@@ -200,7 +206,11 @@ class _Reader:
             return
         if image.tag == "!reset":
             return  # compose's ``!reset`` removes a value an extended or merged file set
-        if image.kind != "scalar" or image.value is None:
+        if (
+            image.kind != "scalar"
+            or image.value is None
+            or (not image.quoted and image.tag is None and _NOT_A_STRING.fullmatch(image.value))
+        ):
             message = f"services.{name}.image must be a string"
             self.problems.append(ManifestProblem(path, image.line, message))
             return
