@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -174,7 +175,10 @@ def test_offline_after_a_warm_up_gives_the_same_rows_without_a_connection(
     lazy = warm_rows[("Cargo.toml", 5)]
     assert (lazy["eligible"], lazy["heldBack"][0]["version"]) == ("1.1.0", "1.2.0")
     assert warm_rows[("Dockerfile", 1)]["currentDigest"] is not None
+    # Lazily read publish times were asked for: the crates.io API, Docker Hub, Go ``.info``.
     assert fake_registry.host("crates-api").requests >= 1
+    assert fake_registry.host("docker-hub").requests >= 1
+    assert any(route.endswith(".info") for route in fake_registry.host("goproxy").requests_by_route)
     fake_registry.stop()
     attempts = _Attempts()
     _trap(monkeypatch, attempts)
@@ -235,6 +239,43 @@ def test_offline_without_a_warm_up_is_unknown_everywhere_and_exits_3(
     assert code == 3
     # -v names what was missing, redacted, one line each.
     assert f"patchula: offline: not in cache: GET {fake_registry.url('pypi')}/" in stderr
+
+
+def test_publish_times_missing_from_the_cache_say_so_on_the_row(
+    fake_registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The crate's index is stored, its API pages are not: its dates are "not in cache"."""
+    _registry(fake_registry)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "Cargo.toml").write_text(
+        '[package]\nname = "app"\n[dependencies]\nlazycrate = "=1.0.0"\n'
+    )
+    cache = tmp_path / "c.sqlite3"
+    args = _args(fake_registry, repo, cache)
+    code, warm, _ = _run(args)
+    assert code == 0
+    assert fake_registry.host("crates-api").requests >= 1
+    (warm_row,) = _rows(warm).values()
+    assert "publish times" not in (warm_row["reason"] or "")
+    with sqlite3.connect(cache) as db:
+        gone = db.execute("DELETE FROM http_entries WHERE key LIKE '%/api/v1/crates/%'").rowcount
+    db.close()
+    assert gone >= 1
+    fake_registry.stop()
+    attempts = _Attempts()
+    _trap(monkeypatch, attempts)
+
+    code, offline, _ = _run([*args, "--offline"])
+
+    assert attempts.made == []
+    (row,) = _rows(offline).values()
+    # The catalog is known; the dates the policy needs are not (unknown age holds back).
+    assert (row["current"], row["latest"]) == ("1.0.0", "1.2.0")
+    assert row["reason"].endswith(f"publish times unavailable: {NOT_CACHED}")
+    assert row["status"] != "unknown"
+    assert offline["summary"]["notCached"] == 0
+    assert code == 0
 
 
 def test_offline_summary_counts_what_was_not_cached_and_never_says_unreachable(
