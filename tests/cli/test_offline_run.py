@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import sqlite3
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -302,6 +305,55 @@ def test_offline_summary_counts_what_was_not_cached_and_never_says_unreachable(
     )
     assert "unreachable" not in result.stdout + result.stderr
     assert result.exit_code == 3
+
+
+# Run in a fresh interpreter: ``patchula ARGS``, then the names of every module imported.
+_PROBE = """
+import json, sys
+from patchula.cli import main
+sys.argv = ["patchula", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+NETWORK = ("httpx", "httpcore", "h2", "patchula.http.transport")
+
+
+def test_an_offline_run_never_imports_the_client_the_transport_or_its_resolver(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A warm offline run in a fresh interpreter: no httpx, no transport (the resolver's home).
+
+    The same run online without the cache imports them: the check can fail.
+    """
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "requirements.txt").write_text("requests==2.31.0\n")
+    cache = tmp_path / "c.sqlite3"
+    args = ["run", str(repo), "--cache", str(cache), "--format", "json", "-q"]
+    args += ["--registry", f"pypi={fake_registry.url('pypi')}"]
+    assert runner.invoke(app, args).exit_code == 0
+
+    def modules(*more: str) -> set[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHULA_")}
+        done = subprocess.run(  # noqa: S603 - our own interpreter and probe
+            [sys.executable, "-c", _PROBE, *args, *more],
+            env={**env, "HOME": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        report, _, imported = done.stdout.rpartition("\n[")
+        assert json.loads(report)["repositories"][0]["dependencies"][0]["status"] == "outdated"
+        return set(json.loads(f"[{imported}"))
+
+    offline = modules("--offline")
+    assert "patchula.datasource.pypi" in offline
+    assert sorted(offline & set(NETWORK)) == []
+    assert "httpx" in modules("--no-cache")  # online and cold: it sends a request
 
 
 def test_offline_with_no_cache_is_a_usage_error(tmp_path: Path) -> None:
