@@ -61,9 +61,17 @@ class RegistryUnreachable(LookupFailed):
     """The request never got an HTTP answer (DNS failure, refused, timeout, reset)."""
 
 
+# The reason of every ``NotCached``: what a row, a caveat or a note says of it.
+NOT_CACHED = "not in cache (offline)"
+
+
 class NotCached(LookupFailed):
     """``--offline`` and the cache holds no answer for the request (no connection is opened).
 
     Its row is ``unknown`` (the freshness is not known, nothing failed upstream), with the
-    reason ``not in cache (offline)``; the run still exits 3, as for a failed lookup.
+    reason ``not in cache (offline)`` (``NOT_CACHED``); the run still exits 3, as for a
+    failed lookup.
     """
+
+    def __init__(self, reason: str = NOT_CACHED) -> None:
+        super().__init__(reason)

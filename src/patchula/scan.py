@@ -42,7 +42,7 @@ from patchula.discovery import (
     discover,
     read_regular,
 )
-from patchula.errors import LookupFailed, ManifestError
+from patchula.errors import LookupFailed, ManifestError, NotCached
 from patchula.lookup import LookupKey, Lookups, Progress
 from patchula.manager import MANAGERS
 from patchula.models import (
@@ -56,6 +56,7 @@ from patchula.models import (
     LockedPackage,
     Lockfile,
     ManifestProblem,
+    Status,
 )
 from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
@@ -256,7 +257,8 @@ async def scan(
                 _keep_tag_lists_fresh, keep_fresh, settings
             )
         lookups.on_progress = on_progress
-        if on_warning is not None:
+        if on_warning is not None and not settings.offline:
+            # Offline, nothing is sent: no request budget to warn about.
             warn = _Once(access.github_budget_warning, on_warning)
             for datasource in GITHUB_DATASOURCES:
                 lookups.prepare[datasource] = warn
@@ -675,8 +677,10 @@ async def _row(
         # What the checkout itself says is still known: the locked version or exact pin.
         pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
         source: CurrentSource | None = "lockfile" if locked else "pin" if pin else None
+        # ``--offline`` with nothing cached failed nothing upstream: the freshness is unknown.
+        status: Status = "unknown" if isinstance(catalog, NotCached) else "error"
         failed = Finding(
-            status="error", reason=catalog.reason, current=locked or pin, current_source=source
+            status=status, reason=catalog.reason, current=locked or pin, current_source=source
         )
         return Row(dep, failed, lock_file)
     judged = dep

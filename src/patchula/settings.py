@@ -521,7 +521,8 @@ def load_settings(
 
     ``cli`` may hold ``config`` (a path), list-valued ``host_concurrency``/``registries`` in
     ``HOST=N``/``NAME=URL`` form, and scalar fields. Raises ``ConfigError`` naming the source
-    (flag, variable or file and key) of any invalid value.
+    (flag, variable or file and key) of any invalid value, or of ``offline`` and ``no_cache``
+    both set (offline answers come from the cache alone).
     """
     env = os.environ if env is None else env
     cwd = cwd or Path.cwd()
@@ -571,9 +572,17 @@ def load_settings(
             values[name] = value
             source[name] = f"--{_kebab(name)}"
     try:
-        return Settings.model_validate(values)
+        settings = Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source)) from None
+    if settings.offline and settings.no_cache:
+        # Offline answers come from the cache alone: without one, every row would be unknown.
+        msg = (
+            f"{source.get('offline', '--offline')} and {source.get('no_cache', '--no-cache')} "
+            "cannot be combined: --offline answers from the cache alone"
+        )
+        raise ConfigError(msg)
+    return settings
 
 
 def _go_environment(env: Mapping[str, str], values: dict[str, Any]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from patchula.datasource.github_tags import DIGEST_TERMS as GITHUB
-from patchula.errors import LookupFailed
+from patchula.errors import LookupFailed, NotCached
 from patchula.models import Finding
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
 
@@ -53,6 +53,12 @@ def test_a_pinned_mutable_tag_is_outdated_once_it_moves() -> None:
             "error",
             # The failure first, so rows of an unreachable host group with its other rows.
             "toomanyrequests: pull quota; the digest of tag {tag} could not be read",
+        ),
+        (
+            # --offline and nothing stored: nothing failed upstream, the digest is unknown.
+            NotCached(),
+            "unknown",
+            "not in cache (offline); the digest of tag {tag} could not be read",
         ),
     ],
 )

@@ -1,7 +1,7 @@
 """The one exit-code table of design.md §3: a report and ``--fail-on`` → the process exit code.
 
 0 nothing matched ``--fail-on``, 1 findings matched ``--fail-on``, 2 usage or configuration
-error, 3 some lookups failed.
+error, 3 some lookups failed (or, ``--offline``, were not in the cache).
 """
 
 from __future__ import annotations
@@ -20,14 +20,17 @@ EXIT_LOOKUP_FAILED = 3
 def exit_code(report: ScanReport, fail_on: str) -> int:
     """Map a report to the process exit code (the one table of design.md §3).
 
-    Failed lookups and unreadable manifests or targets (3) win over findings (1).
+    Failed lookups, lookups ``--offline`` found no cached answer for (``summary.notCached``)
+    and unreadable manifests or targets (3) win over findings (1).
     ``fail_on``: ``none`` never fails on findings;
     ``major`` fails when an outdated dependency's eligible update is major; ``outdated`` when any
     dependency is outdated; ``held-back`` when any is outdated or held back.
     """
     deps = [d for r in report.repositories for d in r.dependencies]
-    if any(d.status == "error" for d in deps) or any(
-        p.severity == "error" for r in report.repositories for p in r.problems
+    if (
+        report.summary.not_cached
+        or any(d.status == "error" for d in deps)
+        or any(p.severity == "error" for r in report.repositories for p in r.problems)
     ):
         return EXIT_LOOKUP_FAILED
     if fail_on == "major":

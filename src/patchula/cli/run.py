@@ -407,6 +407,7 @@ async def _scan_with(
             cache=cache,
             request_deadline=settings.request_deadline,
             max_body_bytes=settings.max_body_bytes,
+            offline=settings.offline,
         )
 
     # The fetcher is made at the first lookup (a run without one never imports it); it makes
@@ -461,6 +462,12 @@ async def _scan_with(
         unused = sorted(set(settings.host_concurrency) - fetcher.limits_used())
         if unused and not settings.quiet:
             _note_unused_limits(unused, fetcher.stats, err)
+        if settings.verbose:
+            # -v: which requests --offline found nothing stored for (URLs redacted).
+            for request in fetcher.not_cached:
+                err.print(
+                    f"patchula: offline: not in cache: {request}", markup=False, highlight=False
+                )
         return build_report(
             result,
             settings,

@@ -24,7 +24,13 @@ import anyio.lowlevel
 
 from patchula import __version__
 from patchula.cache import Cache, HttpEntry, ReleaseItem
-from patchula.errors import ConfigError, LookupFailed, RegistryError, RegistryUnreachable
+from patchula.errors import (
+    ConfigError,
+    LookupFailed,
+    NotCached,
+    RegistryError,
+    RegistryUnreachable,
+)
 from patchula.http import DEFAULT_MAX_BODY_BYTES
 from patchula.http.auth import Credential, Credentials, redact_url
 from patchula.http.bearer import BearerTokens, Token, bearer_challenge, unusable_bearer
@@ -341,7 +347,15 @@ class Fetcher:
     interval is queueing and does not count: slots are freed by other requests' deadlines,
     cool-downs have their own bound. ``max_body_bytes`` bounds each response body on the wire
     and decoded (``transport.read_body``).
+
+    ``offline`` (``--offline``): every request is answered from its stored entry whatever its
+    age or validators, as a fresh hit is (``cache == "fresh"``), and a request with no entry
+    raises ``NotCached``; no client, transport, resolver or bearer token is ever made or
+    asked for, and nothing is sent (``not_cached`` lists what was missing).
     """
+
+    # At most this many missing requests are kept for ``not_cached`` (a -v line each).
+    NOT_CACHED_KEPT = 1000
 
     def __init__(
         self,
@@ -355,7 +369,11 @@ class Fetcher:
         credentials: Credentials | None = None,
         request_deadline: float = DEFAULT_REQUEST_DEADLINE,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        offline: bool = False,
     ) -> None:
+        self.offline = offline
+        # ``--offline``: the requests the cache had no entry for, ``"GET <redacted url>"``.
+        self.not_cached: list[str] = []
         # ``None``: the run's own client (``make_client``), made when the first request is sent
         # and closed by ``aclose``, so a run that sends none never imports httpx.
         self._given_client = client
@@ -422,7 +440,12 @@ class Fetcher:
 
     @property
     def _client(self) -> httpx.AsyncClient:
-        """The client requests go through: the one given, else the run's own, made now."""
+        """The client requests go through: the one given, else the run's own, made now.
+
+        Raises ``NotCached`` offline: no client is made or used then (``_fetch`` never asks).
+        """
+        if self.offline:
+            raise NotCached
         client = self._given_client
         if client is None:
             if self._own_client is None:
@@ -551,6 +574,8 @@ class Fetcher:
             entry = self._read_ahead.pop(key)  # read a moment ago by ``fresh_many``
         else:
             entry = await self._reads.get(key) if self._reads is not None else None
+        if self.offline:
+            return self._offline_answer(entry, url, method)
         if entry is not None and _is_fresh(entry, floor, self._timer.wall().timestamp()):
             stats.hits += 1
             return _fresh_response(entry, url)
@@ -625,6 +650,21 @@ class Fetcher:
         elif entry is not None:
             await self._write(cache.delete_http, key)
         return replace(response, content=content, cache="miss")
+
+    def _offline_answer(self, entry: HttpEntry | None, url: str, method: str) -> FetchResponse:
+        """``--offline``: ``entry`` served as a fresh hit whatever its age, or ``NotCached``.
+
+        A stored answer was a success of the request as it is keyed (the same method, URL,
+        vary headers, body and credential identity as online): its validators and expiry
+        would only matter for asking again, which offline never does. A bearer token is not
+        needed to serve it, so none is read or fetched.
+        """
+        if entry is None:
+            if len(self.not_cached) < self.NOT_CACHED_KEPT:
+                self.not_cached.append(f"{method} {redact_url(url)}")
+            raise NotCached
+        self.cache_stats.hits += 1
+        return _fresh_response(entry, url)
 
     async def _authorized(
         self,
@@ -761,7 +801,8 @@ class Fetcher:
 
         Each answer is what ``__call__`` would return for a fresh entry (and counts as a cache
         hit); ``None`` where there is no fresh entry (or a request for it is in flight): send
-        that one through ``__call__``. No request is ever sent here. The reads travel to the
+        that one through ``__call__``. Offline, every stored entry answers, whatever its age.
+        No request is ever sent here. The reads travel to the
         cache's reader threads in jobs of ``READ_BATCH_KEYS`` keys, run concurrently.
         """
         if self.cache is None or not requests:
@@ -784,7 +825,9 @@ class Fetcher:
         for key, (url, _, representation) in zip(keys, requests, strict=True):
             entry = found.get(key)
             floor = self._floors.get(representation, _NO_FLOOR)
-            if entry is None or not _is_fresh(entry, floor, now):
+            # Offline, any stored entry answers (``_offline_answer``); a missing one is left to
+            # ``__call__``, which raises ``NotCached``.
+            if entry is None or not (self.offline or _is_fresh(entry, floor, now)):
                 if key in found:  # read here (keys in flight were not)
                     # Handed to the request that follows, so it does not read it again.
                     self._read_ahead[key] = entry
@@ -962,7 +1005,12 @@ class Fetcher:
         ``bearer`` (a token) replaces the credential as ``Authorization`` on the hops on the
         origin of ``url``, and only there. ``budget`` is the deadline left (default: a whole
         deadline), shared when one request takes several (a bearer challenge).
+
+        Raises ``NotCached`` offline, before anything is resolved or sent: whatever asks (a
+        request, a bearer token, a redirect hop), offline never reaches the network.
         """
+        if self.offline:
+            raise NotCached
         budget = budget or _Budget(self._deadline)
         hop = url
         for _ in range(MAX_REDIRECTS + 1):

@@ -121,6 +121,11 @@ class LazyFetcher:
         """``Fetcher.cache_stats``; ``None`` before the fetcher is made (no cache was used)."""
         return self.made.cache_stats if self.made is not None else None
 
+    @property
+    def not_cached(self) -> list[str]:
+        """``Fetcher.not_cached`` (``--offline``: requests with no entry); empty before."""
+        return list(self.made.not_cached) if self.made is not None else []
+
     def limits_used(self) -> set[str]:
         """``Fetcher.limits_used``; empty before the fetcher is made."""
         return self.made.limits_used() if self.made is not None else set()

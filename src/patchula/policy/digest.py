@@ -12,11 +12,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from patchula.errors import LookupFailed
+from patchula.errors import LookupFailed, NotCached
 from patchula.models import IMAGE_DIGESTS, DigestTerms, Finding, Status
 
 # What a digest lookup ended in: the digest, ``None`` (the registry gave none) or the failure.
 DigestRead = str | LookupFailed | None
+
+
+def _unread_status(read: DigestRead) -> Status:
+    """``error`` for a failed digest lookup, ``unknown`` for none given or none cached.
+
+    ``NotCached`` (``--offline``) failed nothing upstream: the digest is just not known.
+    """
+    failed = isinstance(read, LookupFailed) and not isinstance(read, NotCached)
+    return "error" if failed else "unknown"
 
 
 def _unread(tag: str, read: DigestRead, terms: DigestTerms, kind: str = "tag") -> str:
@@ -46,12 +55,12 @@ def track_tag(
     "tracks the branch main (now <commit>)"), there is nothing to move to. Pinned:
     ``up-to-date`` while the ref still points at it, else ``outdated`` with update type
     ``digest``. An unread digest is ``error`` (the lookup failed) or ``unknown`` (the registry
-    gave none), never "unchanged".
+    gave none, or ``--offline`` found none cached), never "unchanged".
     """
     named = kind or terms.ref
     base = Finding(status="unknown", current=tag, current_source="dist-tag", digest=pinned)
     if not isinstance(read, str):
-        status: Status = "error" if isinstance(read, LookupFailed) else "unknown"
+        status = _unread_status(read)
         return replace(base, status=status, reason=_unread(tag, read, terms, kind or "tag"))
     base = replace(base, current_digest=read)
     if pinned is None or pinned == read:
@@ -94,7 +103,8 @@ def pinned_digest(
     ``held-back`` row becomes ``outdated`` with update type ``digest`` (the move is there to take
     now); an ``outdated`` row keeps its tag update type (a tag update takes precedence) and says
     the digest moved. A current digest that could not be read makes an ``up-to-date`` row
-    ``error`` (a failed lookup) or ``unknown`` (no digest given), never "digest unchanged".
+    ``error`` (a failed lookup) or ``unknown`` (no digest given or cached), never "digest
+    unchanged".
 
     ``terms`` word the notes (``terms.mismatch``: "the digest of tag 3.13 moved: …"; GitHub:
     "the comment says v4.2.2, but the pinned commit … is not v4.2.2's (…)"); ``mismatch``
@@ -114,7 +124,7 @@ def pinned_digest(
     else:
         notes.append(_unread(tag, current, terms))
         if status == "up-to-date":
-            status = "error" if isinstance(current, LookupFailed) else "unknown"
+            status = _unread_status(current)
     eligible = finding.eligible
     proposed = eligible is not None and eligible != tag
     if proposed and not isinstance(new, str):

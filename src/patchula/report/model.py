@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
 
 from patchula import __version__
+from patchula.errors import NOT_CACHED
 from patchula.http.auth import redact_text, redact_url
 from patchula.models import CurrentSource, Status, UpdateType
 from patchula.scan import RepoResult, Row, ScanResult
@@ -236,6 +237,11 @@ class Summary(_Model):
     )
     problems: int
     failed_lookups: int
+    not_cached: int = Field(
+        default=0,
+        description="--offline: dependencies whose catalog or digest the cache could not answer "
+        "(status 'unknown', reason naming 'not in cache (offline)'); 0 online.",
+    )
 
 
 # What a host's connections spoke (ALPN: RFC 7301; plain http:// is always HTTP/1.1).
@@ -372,6 +378,7 @@ def build_report(
         libyears_unknown=unknown_libyears,
         problems=sum(len(r.problems) for r in repos),
         failed_lookups=sum(1 for d in all_rows if d.status == "error"),
+        not_cached=sum(1 for d in all_rows if settings.offline and _not_cached(d)),
     )
     options = settings.model_dump(
         mode="json", by_alias=True, exclude={"verbose", "quiet", "progress"}
@@ -406,6 +413,11 @@ def build_report(
         },
         cache=cache,
     )
+
+
+def _not_cached(dep: DependencyReport) -> bool:
+    """Whether ``dep`` is ``unknown`` because the cache had no answer for it (``NotCached``)."""
+    return dep.status == "unknown" and NOT_CACHED in (dep.reason or "")
 
 
 def _rate_limits(budgets: Mapping[str, Any]) -> dict[str, RateLimitReport]:

@@ -141,7 +141,8 @@ def summary_line(report: ScanReport) -> str:
     """Return the one-line summary: counts per status, total libyears and host troubles.
 
     Host troubles: unreachable hosts and hosts whose rate limit is used up (with the lookups
-    each left undone), and hosts whose answers the cache cannot keep usefully.
+    each left undone), and hosts whose answers the cache cannot keep usefully. An ``--offline``
+    run says so, and how many dependencies the cache could not answer.
     """
     s = report.summary
     # Read by field, not ``model_dump``: a plain table never builds the report's serializers.
@@ -154,6 +155,13 @@ def summary_line(report: ScanReport) -> str:
     )
     if s.libyears_unknown:
         line += f" (+{s.libyears_unknown} behind with unknown dates)"
+    if report.options.get("offline"):
+        n = s.not_cached
+        line += "; offline: " + (
+            f"{n} {'dependency' if n == 1 else 'dependencies'} not in the cache"
+            if n
+            else "every answer from the cache"
+        )
     severities = Counter(p.severity for r in report.repositories for p in r.problems)
     for severity in ("error", "warning"):
         n = severities[severity]
