@@ -83,9 +83,7 @@ def test_format_markdown_prints_the_dashboard(checkout: Path, registry: respx.Ro
     assert registry.call_count == 1
 
 
-def test_json_and_dashboard_together(
-    checkout: Path, tmp_path: Path, registry: respx.Route
-) -> None:
+def test_json_and_dashboard_together(checkout: Path, tmp_path: Path, registry: respx.Route) -> None:
     """``--format json --dashboard PATH``: JSON alone on stdout, the dashboard of it in PATH."""
     path = tmp_path / "dashboard.md"
     code, out, _ = _run(str(checkout), "--format", "json", "--dashboard", str(path))

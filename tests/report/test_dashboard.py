@@ -417,7 +417,8 @@ def test_a_long_dashboard_is_cut_to_the_comment_limit_least_urgent_rows_first() 
         "patch-update rows. The JSON report (`--format json`, `--report`) has every row."
     )
     assert "package-number-00000" not in text  # up to date: cut first
-    assert "*1000 more rows cut (see the note at the top).*" in text  # repo-002's patch rows
+    assert "*1000 rows cut (see the note at the top).*" in text  # repo-002's patch rows
+    assert "*146 more rows cut (see the note at the top).*" in text  # repo-000 keeps some
     assert text.count("<details>") == text.count("</details>")
 
 
@@ -429,6 +430,7 @@ def test_many_repositories_are_cut_whole_when_rows_are_not_enough() -> None:
     assert "repo-000" in text
     assert "repo-039" not in text
     assert re.search(r"\*\d+ more repositories cut \(see the note at the top\)\.\*", text)
+    assert "## `repo-000`\n\n4 dependencies: 3 outdated, 1 up to date.\n\n*Its rows are cut" in text
     assert "**Truncated** to 4,000 characters; not shown: " in text
 
 

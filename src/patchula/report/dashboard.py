@@ -223,7 +223,11 @@ def package_page(dep: DependencyReport) -> str | None:
     if page is None or catalog is None:
         return None
     source = urlsplit(catalog.source_url)
-    if source.scheme != "https" or source.hostname not in page.hosts or source.port:
+    try:
+        port = source.port
+    except ValueError:  # not a port: not the public registry's URL either
+        return None
+    if source.scheme != "https" or source.hostname not in page.hosts or port is not None:
         return None
     found = page.name.fullmatch(dep.package_name)
     return page.url(found) if found is not None else None
@@ -280,15 +284,16 @@ class _Section:
         """The section's Markdown lines, with a line saying how many rows were cut."""
         body = [*self.lead, *(self.head + self.rows if self.rows else [])]
         if self.cut:
-            body += ["", _cut_line(self.cut)] if body else [_cut_line(self.cut)]
+            body += ["", _cut_line(self.cut, more=True)] if self.rows else [_cut_line(self.cut)]
         if self.collapse:
             # A blank line after <summary> lets GitHub render the Markdown inside <details>.
             return [f"<details><summary>{self.title}</summary>", "", *body, "", "</details>", ""]
         return [f"### {self.title}", "", *body, ""]
 
 
-def _cut_line(n: int) -> str:
-    return f"*{n} more {_plural(n, 'row', 'rows')} cut (see the note at the top).*"
+def _cut_line(n: int, *, more: bool = False) -> str:
+    rows = _plural(n, "row", "rows")
+    return f"*{n} {'more ' if more else ''}{rows} cut (see the note at the top).*"
 
 
 @dataclass(slots=True)
@@ -299,6 +304,9 @@ class _Repo:
     sections: list[_Section] = field(default_factory=list)
 
     def lines(self) -> list[str]:
+        """The repository's Markdown lines; one line for its sections when all were cut."""
+        if self.sections and all(s.cut and not s.rows and not s.lead for s in self.sections):
+            return [*self.head, "*Its rows are cut (see the note at the top).*", ""]
         return [*self.head, *(line for s in self.sections for line in s.lines())]
 
 
@@ -633,15 +641,24 @@ def _truncated(head: list[str], repos: list[_Repo], limit: int) -> str:
                 while excess > 0 and section.rows:
                     excess -= len(section.rows.pop()) + 1
                     if not section.cut:
-                        excess += len(_cut_line(1)) + 4
+                        excess += len(_cut_line(1, more=True)) + 4
                     section.cut += 1
                     cut[_KIND_WORDS[kind]] += 1
-    kept = list(repos)
-    text = _join(head, kept, _note(cut, 0, limit))
+    # Then whole repositories from the end, counted rather than joined again each time (a
+    # report of thousands of repositories would cost as many joins of the whole text).
+    sizes = [sum(len(line) + 1 for line in repo.lines()) for repo in repos]
+    fixed = len(_join(head, [], _note(cut, len(repos), limit), len(repos)))
+    kept, size = len(repos), sum(sizes)
+    text = _join(head, repos, _note(cut, 0, limit))
     while len(text) > limit and kept:
-        kept.pop()
-        dropped = len(repos) - len(kept)
-        text = _join(head, kept, _note(cut, dropped, limit), dropped)
+        while kept and fixed + size > limit:
+            kept -= 1
+            size -= sizes[kept]
+        dropped = len(repos) - kept
+        text = _join(head, repos[:kept], _note(cut, dropped, limit), dropped)
+        if len(text) > limit and kept:
+            kept -= 1  # the estimate was short: one more, and measure again
+            size -= sizes[kept]
     if len(text) > limit:  # the head alone is longer: only a limit far below a page does that
         text = text[: limit - 1].rsplit("\n", 1)[0] + "\n"
     return text
