@@ -90,7 +90,7 @@ def code(text: str, *, cell: bool = True) -> str:
     A code span renders its content literally (CommonMark 0.31 §6.1): no HTML, entity, link or
     autolink. Its fence is one backtick longer than the longest run inside, padded with a
     space when the content starts or ends with a backtick (§6.1 strips one space each side).
-    In a table cell a ``|`` is written ``\\|``: GFM splits cells before inline parsing and
+    In a table cell a ``|`` is written ``\|``: GFM splits cells before inline parsing and
     takes an escaped pipe as content, even inside a code span (GFM spec, "Tables", example
     200). Empty text gives an empty string.
     """
