@@ -254,6 +254,20 @@ def test_dashboard_matches_the_golden_file() -> None:
         GOLDEN.parent.mkdir(exist_ok=True)
         GOLDEN.write_text(text, encoding="utf-8")
     assert text == GOLDEN.read_text(encoding="utf-8")
+    # It renders as intended: every table row has its header's cells, sections are closed.
+    html = MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
+    tables = re.findall(r"<table>(.*?)</table>", html, re.DOTALL)
+    assert len(tables) == GOLDEN.read_text(encoding="utf-8").count("\n| --- ") == 14
+    for table in tables:
+        width = table.count("<th>")
+        assert {row.count("<td>") for row in re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL)} == {
+            0,
+            width,
+        }
+    assert html.count("<details>") == html.count("</details>") == 1
+    assert (
+        '<a href="https://www.npmjs.com/package/@types/node"><code>@types/node</code></a>' in html
+    )
 
 
 def test_a_report_read_back_from_json_renders_the_same_dashboard() -> None:
