@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from rich.console import Console
 
 from patchula.models import Dependency, Finding
+from patchula.report.dashboard import render_markdown
 from patchula.report.model import ScanReport, build_report
 from patchula.report.render import (
     render_json,
-    render_markdown,
     render_plain,
     render_table,
     short_digest,
@@ -125,7 +125,7 @@ def test_tables_show_tags_with_short_digests() -> None:
     plain = render_plain(report, show_all=True)
     out = io.StringIO()
     render_table(report, Console(file=out, width=250), show_all=True)
-    markdown = render_markdown(report, show_all=True)
+    markdown = render_markdown(report)
     for text in (plain, out.getvalue(), markdown):
         assert "a" * 64 not in text
         assert "b" * 64 not in text

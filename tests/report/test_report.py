@@ -14,10 +14,10 @@ from rich.console import Console
 from patchula.http.fetcher import HostStats
 from patchula.http.governor import Governor, Timer, used_up
 from patchula.models import Dependency, Finding, HeldBack, ManifestProblem
+from patchula.report.dashboard import render_markdown
 from patchula.report.model import build_report
 from patchula.report.render import (
     render_json,
-    render_markdown,
     render_plain,
     render_table,
     summary_line,
@@ -129,20 +129,19 @@ def test_plain_table_groups_by_file_and_hides_up_to_date() -> None:
 
 
 def test_markdown_dashboard() -> None:
-    """The Markdown dashboard lists rows needing attention with their file and line."""
+    """The dashboard lists updates by type with their file and line, and manifest problems."""
     md = render_markdown(build_report(_result(), Settings(), {}))
-    row = "| requirements/prod.txt:3 | django | ==4.2 | 4.2 | 6.1 | 6.0 | major | 12 | 2.50 |"
-    assert row + " outdated |" in md
-    assert "- `package.json:4`: invalid JSON" in md
+    assert "### Major updates (2)\n" in md
+    assert "| `django` | `4.2` | `6.0` | unknown | `requirements/prod.txt:3` |" in md
+    assert "| `package.json:4` | error | `invalid JSON` |" in md
 
 
-def test_markdown_dashboard_shows_every_row_with_verbose() -> None:
-    """``-v`` lists up-to-date and skipped rows in Markdown too; without it their count is said."""
-    report = build_report(_result(), Settings(), {})
-    assert "2 up-to-date or skipped rows not shown (`-v` shows them)." in render_markdown(report)
-    full = render_markdown(report, show_all=True)
-    assert "numpy" in full
-    assert "not shown" not in full
+def test_markdown_dashboard_lists_up_to_date_rows_collapsed() -> None:
+    """Up-to-date rows are in a collapsed section; skipped rows have their own table."""
+    md = render_markdown(build_report(_result(), Settings(), {}))
+    up_to_date = md.index("<details><summary>Up to date (1)</summary>")
+    assert md.index("| `numpy` | `2.0` | `requirements/dev.txt:10` |") > up_to_date
+    assert "| `local` | `requirements/dev.txt:9` | `local path` |" in md
 
 
 def _surrogate_result() -> ScanResult:
@@ -165,7 +164,7 @@ def test_renderers_replace_lone_surrogates_with_the_replacement_character() -> N
     names = [d["name"] for d in data["repositories"][0]["dependencies"]]
     assert "evil\ufffd" in names
     assert data["repositories"][0]["problems"][-1]["message"] == "unknown key \ufffd"
-    markdown = render_markdown(report, show_all=True)
+    markdown = render_markdown(report)
     assert "evil\ufffd" in markdown
     markdown.encode("utf-8")
     out = io.StringIO()
@@ -215,9 +214,9 @@ def test_markdown_groups_the_rows_of_an_unreachable_host() -> None:
     stats = {"index.crates.io": HostStats(requests=2, errors=3)}
     report = build_report(_down_result(), Settings(), stats, unreachable={"index.crates.io": "DNS"})
     md = render_markdown(report)
-    assert "\n- index.crates.io unreachable (DNS): 3 lookups not done\n" in md
+    assert "\n- `index.crates.io unreachable (DNS): 3 lookups not done`\n" in md
     assert "crate2" not in md
-    assert "| odd |" in md
+    assert "| `odd` |" in md
 
 
 def _plain_result() -> ScanResult:
@@ -410,7 +409,7 @@ def test_bidirectional_controls_are_spaces_in_every_table() -> None:
     report = build_report(result, Settings(), {})
     out = io.StringIO()
     render_table(report, Console(file=out, width=250, force_terminal=True))
-    for text in (out.getvalue(), render_plain(report), render_markdown(report, show_all=True)):
+    for text in (out.getvalue(), render_plain(report), render_markdown(report)):
         assert not any(c in text for c in "\u202e\u2066\u200f\u061c")
         assert "checkout  x" in text
 
@@ -476,7 +475,7 @@ def test_rows_of_a_used_up_rate_limit_are_one_line_per_host_naming_the_reset() -
     assert summary_line(report).endswith(f"; {LIMITED_LINE}")
     assert f"\n  {LIMITED_LINE}\n" in render_plain(report)
     markdown = render_markdown(report)
-    assert f"\n- {LIMITED_LINE}\n" in markdown
+    assert f"\n- `{LIMITED_LINE}`\n" in markdown
     assert "acme/r2" not in markdown
     rows = json.loads(render_json(report))["repositories"][0]["dependencies"]
     assert len(rows) == 5

@@ -12,7 +12,7 @@ import errno
 import io
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Protocol
@@ -306,6 +306,8 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     err = LazyConsole()
     try:
         settings = load_settings(cli)
+        if settings.dashboard is not None:
+            check_writable(settings.dashboard, "dashboard")
         freeze_startup_objects()
         # The report leaves the event loop through a holder, not as the task's return value:
         # CPython 3.11's asyncio.Runner checks its SIGINT handler with signal.getsignal, which
@@ -512,27 +514,61 @@ def _note_unused_limits(
 
 
 def _emit(report: ScanReport, settings: Settings) -> int:
-    """Print the results, then write ``--report``; a report that cannot be written exits 2.
+    """Print the results, then write ``--report`` and ``--dashboard``; a failed write exits 2.
 
     The results come first, so a scan's output is never lost to an unwritable report path (a
-    directory, a read-only one); the failure is then said on stderr, naming the path.
+    directory, a read-only one); the failure is then said on stderr, naming the path. Each
+    file is tried even when the other failed.
     """
     from patchula.report.render import render_json  # noqa: PLC0415 - lazy: start-up
 
     _print(report, settings)
     code = exit_code(report, settings.fail_on)
-    if settings.report is not None:
-        try:
-            write_report(settings.report, render_json(report))
-        except OSError as exc:
-            sys.stdout.flush()
-            LazyConsole().print(
-                f"patchula: error: cannot write report {settings.report}: {exc.strerror or exc}",
-                markup=False,
-                highlight=False,
-            )
-            return EXIT_USAGE
+    if settings.report is not None and not _write("report", settings.report, render_json, report):
+        code = EXIT_USAGE
+    if settings.dashboard is not None:
+        from patchula.report.dashboard import render_markdown  # noqa: PLC0415 - lazy: start-up
+
+        if not _write("dashboard", settings.dashboard, render_markdown, report):
+            code = EXIT_USAGE
     return code
+
+
+def _write(what: str, path: Path, render: Callable[[ScanReport], str], report: ScanReport) -> bool:
+    """Write ``render(report)`` to ``path``; say why on stderr and return False if it fails."""
+    try:
+        write_report(path, render(report))
+    except OSError as exc:
+        sys.stdout.flush()
+        LazyConsole().print(
+            f"patchula: error: cannot write {what} {path}: {exc.strerror or exc}",
+            markup=False,
+            highlight=False,
+        )
+        return False
+    return True
+
+
+def check_writable(path: Path, what: str) -> None:
+    """Raise ``ConfigError`` when ``path`` can be known now not to be writable as a file.
+
+    Known before scanning: ``path`` is a directory, a part of its parent path is a file, or
+    the nearest existing directory (or the file itself) denies writing to this process
+    (``os.access``). Anything else (a full disk, a FIFO nobody reads) shows when written.
+    """
+    if path.is_dir():
+        msg = f"cannot write {what} {path}: it is a directory"
+        raise ConfigError(msg)
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        msg = f"cannot write {what} {path}: {parent} is not a directory"
+        raise ConfigError(msg)
+    target = path if path.exists() else parent
+    if not os.access(target, os.W_OK):
+        msg = f"cannot write {what} {path}: permission denied"
+        raise ConfigError(msg)
 
 
 def write_report(path: Path, text: str) -> None:
@@ -557,9 +593,9 @@ def write_report(path: Path, text: str) -> None:
 
 
 def _print(report: ScanReport, settings: Settings) -> None:
+    from patchula.report.dashboard import render_markdown  # noqa: PLC0415 - lazy: start-up
     from patchula.report.render import (  # noqa: PLC0415 - lazy: start-up
         render_json,
-        render_markdown,
         render_plain,
         render_table,
         summary_line,
@@ -569,7 +605,7 @@ def _print(report: ScanReport, settings: Settings) -> None:
     if settings.format == "json":
         sys.stdout.write(render_json(report))
     elif settings.format == "markdown":
-        sys.stdout.write(render_markdown(report, show_all=show_all) + "\n")
+        sys.stdout.write(render_markdown(report))
     elif settings.quiet:
         sys.stdout.write(summary_line(report) + "\n")
     elif _is_terminal(sys.stdout):

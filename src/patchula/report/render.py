@@ -1,4 +1,4 @@
-"""Renderers: JSON, a Markdown dashboard, or a table (rich on a TTY, plain when piped)."""
+"""Renderers: JSON, or a table (rich on a TTY, plain when piped); Markdown is ``dashboard``."""
 
 from __future__ import annotations
 
@@ -502,64 +502,3 @@ def _print_problems(repo: RepositoryReport, console: Console) -> None:
         where = f"{p.file}:{p.line}" if p.line else p.file
         text = _plain_text(f"  {p.severity}: {where}: {p.message}")
         console.print(text, markup=False, highlight=False, emoji=False)
-
-
-def render_markdown(report: ScanReport, *, show_all: bool = False) -> str:
-    """Return a Markdown dashboard: summary, then per repository the rows that need attention.
-
-    ``show_all`` (``-v``) lists up-to-date and skipped rows too; otherwise their number is said.
-    Lookups not done because their host was unreachable or its rate limit used up are one item
-    per host, as in the table.
-    Lone surrogates are written as U+FFFD (in the finished text: no copy of the report).
-    """
-    down = _down_hosts(report)
-    out = ["# Dependency freshness", "", summary_line(report), ""]
-    out.append(f"Evaluated at {_when(report.evaluated_at)} by patchula {report.tool.version}.")
-    out.append("")
-    for repo in report.repositories:
-        out.append(f"## {repo.target}" + (f" (`{repo.commit[:12]}`)" if repo.commit else ""))
-        out.append("")
-        rows, hidden, not_done = _selected(repo, down, show_all=show_all)
-        if not_done:
-            out.extend(f"- {_md(text)}" for text in _host_lines(not_done))
-            out.append("")
-        if rows:
-            out.append(
-                "| file | package | declared | current | latest | eligible | update | behind "
-                "| libyears | status | notes |"
-            )
-            out.append("| --- " * 11 + "|")
-            for d in rows:
-                line = f"{d.file}:{d.line}" if d.line else d.file
-                cells = [
-                    line,
-                    _package(d),
-                    shorten_digests(d.declared or ""),
-                    _current(d),
-                    d.latest or "",
-                    _eligible(d),
-                    d.update_type or "",
-                    "" if d.versions_behind is None else str(d.versions_behind),
-                    "" if d.libyears is None else f"{d.libyears:.2f}",
-                    d.status,
-                    _notes(d),
-                ]
-                out.append("| " + " | ".join(_md(c) for c in cells) + " |")
-            if hidden:
-                note = f"{hidden} up-to-date or skipped rows not shown (`-v` shows them)."
-                out.extend(["", note])
-        elif not not_done:
-            out.append(f"Nothing needs attention among {len(repo.dependencies)} dependencies.")
-        if repo.problems:
-            out.extend(["", "Problems:", ""])
-            out.extend(
-                f"- `{p.file}{':' + str(p.line) if p.line else ''}`: {_md(p.message)}"
-                for p in repo.problems
-            )
-        out.append("")
-    return scrub_surrogates("\n".join(out))
-
-
-def _md(text: str) -> str:
-    # Control and bidirectional characters as spaces, as in the tables; a pipe escaped.
-    return _plain_text(text).replace("|", "\\|")

@@ -1,0 +1,133 @@
+"""``patchula run --dashboard PATH`` and ``--format markdown`` end to end (respx registry)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+import respx
+from typer.testing import CliRunner
+
+from patchula.cli import app
+from patchula.report.dashboard import render_markdown
+from patchula.report.model import ScanReport
+
+NPM = "http://npm.test"
+runner = CliRunner()
+
+
+def _iso(days_ago: float) -> str:
+    return (datetime.now(UTC) - timedelta(days=days_ago)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+@pytest.fixture
+def registry() -> Iterator[respx.Route]:
+    """An npm registry with one package, three releases."""
+    versions = {"1.0.0": 900, "1.3.0": 400, "1.4.0": 10}
+    packument = {
+        "name": "left-pad",
+        "dist-tags": {"latest": "1.4.0"},
+        "versions": {v: {"name": "left-pad", "version": v} for v in versions},
+        "time": {"created": _iso(1000), "modified": _iso(0)}
+        | {v: _iso(d) for v, d in versions.items()},
+    }
+    with respx.mock(assert_all_mocked=True, assert_all_called=False) as router:
+        yield router.get(f"{NPM}/left-pad").mock(return_value=httpx.Response(200, json=packument))
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A checkout pinning left-pad 1.0.0."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "package.json").write_text(json.dumps({"dependencies": {"left-pad": "1.0.0"}}))
+    return repo
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["run", *args, "--registry", f"npm={NPM}", "--no-cache"])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_dashboard_file_is_written_and_stdout_keeps_the_table(
+    checkout: Path, tmp_path: Path, registry: respx.Route
+) -> None:
+    """``--dashboard PATH`` writes the dashboard; stdout is still the (piped) table."""
+    path = tmp_path / "out" / "dashboard.md"
+    code, out, _ = _run(str(checkout), "--dashboard", str(path))
+    assert code == 0
+    assert out.splitlines()[-1].startswith("1 dependency in 1 repository: 1 outdated")
+    assert "# Dependency dashboard" not in out
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# Dependency dashboard\n")
+    assert "### Major updates" not in text
+    assert "| `left-pad` | `1.0.0` | `1.4.0` | 10d | `package.json:1` |" in text
+    # npm.test is not the public registry: no link to npmjs.com is invented.
+    assert "npmjs.com" not in text
+    assert registry.call_count == 1
+
+
+def test_format_markdown_prints_the_dashboard(checkout: Path, registry: respx.Route) -> None:
+    """``--format markdown`` prints the dashboard on stdout, once, ending with one newline."""
+    code, out, _ = _run(str(checkout), "--format", "markdown", "--min-release-age", "30d")
+    assert code == 0
+    assert out.startswith("# Dependency dashboard\n")
+    assert out.endswith("|\n")
+    assert "**Policy:** minimum release age 30d for every update type;" in out
+    assert "### Held back (1)" in out
+    assert registry.call_count == 1
+
+
+def test_json_and_dashboard_together(checkout: Path, tmp_path: Path, registry: respx.Route) -> None:
+    """``--format json --dashboard PATH``: JSON alone on stdout, the dashboard of it in PATH."""
+    path = tmp_path / "dashboard.md"
+    code, out, _ = _run(str(checkout), "--format", "json", "--dashboard", str(path))
+    assert code == 0
+    report = ScanReport.model_validate(json.loads(out))
+    assert report.options["dashboard"] == str(path)
+    assert path.read_text(encoding="utf-8") == render_markdown(report)
+    assert registry.call_count == 1
+
+
+def test_a_dashboard_path_that_is_a_directory_exits_2_before_scanning(
+    checkout: Path, tmp_path: Path, registry: respx.Route
+) -> None:
+    """A directory as PATH is a usage error said at once; no lookup is made."""
+    code, out, err = _run(str(checkout), "--dashboard", str(tmp_path))
+    assert code == 2
+    assert out == ""
+    assert f"patchula: error: cannot write dashboard {tmp_path}: it is a directory" in err
+    assert "Traceback" not in err
+    assert registry.call_count == 0
+
+
+def test_a_dashboard_path_below_a_file_exits_2_before_scanning(
+    checkout: Path, tmp_path: Path, registry: respx.Route
+) -> None:
+    """A PATH whose parent is a regular file cannot be created: exit 2, no lookup."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = _run(str(checkout), "--dashboard", str(blocker / "sub" / "d.md"))
+    assert code == 2
+    assert f"{blocker} is not a directory" in err
+    assert registry.call_count == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_dashboard_that_fails_when_written_says_so_after_the_output(
+    checkout: Path, tmp_path: Path, registry: respx.Route
+) -> None:
+    """A FIFO nobody reads fails at write time: the table is printed, then a message, exit 2."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    code, out, err = _run(str(checkout), "--dashboard", str(fifo))
+    assert code == 2
+    assert "1 dependency in 1 repository" in out
+    assert f"patchula: error: cannot write dashboard {fifo}: a FIFO that nobody reads" in err
+    assert "Traceback" not in err
+    assert registry.call_count == 1
