@@ -10,7 +10,7 @@ import pytest
 from patchula.cli.run import bare_recheck
 from patchula.errors import ConfigError
 from patchula.manager import MANAGERS
-from patchula.settings import load_settings, parse_duration, parse_recheck
+from patchula.settings import Settings, WaitByType, load_settings, parse_duration, parse_recheck
 
 
 @pytest.mark.parametrize(
@@ -228,3 +228,15 @@ def test_recheck_patterns_parse_from_flags_env_and_config_switches() -> None:
     assert bare_recheck(["--recheck", "--offline", "."]) == ["--recheck=*", "--offline", "."]
     assert bare_recheck(["--recheck", "pkg-1*", "."]) == ["--recheck", "pkg-1*", "."]
     assert bare_recheck(["--", "--recheck"]) == ["--", "--recheck"]
+
+
+def test_waits_by_type_given_as_timedeltas_are_kept() -> None:
+    """A ``WaitByType`` built in code keeps its waits (a timedelta was dropped to ``None``)."""
+    by = WaitByType(major=timedelta(days=14), patch=timedelta(hours=2))
+    settings = Settings(min_release_age=timedelta(days=1), min_release_age_by_type=by)
+    policy = settings.release_age_policy()
+    assert (policy.major, policy.minor, policy.patch) == (
+        timedelta(days=14),
+        timedelta(days=1),
+        timedelta(hours=2),
+    )

@@ -312,7 +312,7 @@ class WaitByType(BaseModel):
     @field_validator("major", "minor", "patch", mode="before")
     @classmethod
     def _duration(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
-        return None if value is None or isinstance(value, timedelta) else parse_duration(value)
+        return value if value is None or isinstance(value, timedelta) else parse_duration(value)
 
 
 class Settings(BaseModel):
