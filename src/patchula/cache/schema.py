@@ -94,6 +94,7 @@ V3 = Migration(
             representation TEXT NOT NULL,
             body BLOB NOT NULL,
             body_size INTEGER NOT NULL,
+            raw_size INTEGER NOT NULL,
             fetched_at REAL NOT NULL,
             stored_at REAL NOT NULL,
             access_clock INTEGER NOT NULL
