@@ -277,3 +277,122 @@ def test_views_of_an_authenticated_run_are_not_used_anonymously_and_the_other_wa
     assert not [k for k in keys if PASSWORD in k or USER in k]
     token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
     assert not [k for k in keys if token in k]
+
+
+def _pypi(registry: FakeRegistry, repo: Path) -> list[str]:
+    registry.pypi.add("requests", {"2.0.0": OLD, "2.1.0": OLD + timedelta(days=9)})
+    (repo / "requirements.txt").write_text("requests==2.0.0\n")
+    return ["--registry", f"pypi={registry.url('pypi')}"]
+
+
+def _crates(registry: FakeRegistry, repo: Path) -> list[str]:
+    # No pubtime in the index: the dates come lazily from the crates.io API, and are kept too.
+    now = datetime.now(UTC)
+    registry.crates.add("serde", {"1.0.0": OLD, "1.1.0": now - timedelta(days=1)}, pubtime=False)
+    (repo / "Cargo.toml").write_text(
+        '[package]\nname = "app"\nversion = "0.1.0"\n[dependencies]\nserde = "=1.0.0"\n'
+    )
+    return [
+        *("--registry", f"crates={registry.url('crates-index')}"),
+        *("--registry", f"crates-api={registry.url('crates-api')}"),
+    ]
+
+
+def _goproxy(registry: FakeRegistry, repo: Path) -> list[str]:
+    registry.goproxy.add("example.com/lib", {"v1.0.0": OLD, "v1.2.0": OLD + timedelta(days=5)})
+    (repo / "go.mod").write_text(
+        "module example.com/app\n\ngo 1.21\n\nrequire example.com/lib v1.0.0\n"
+    )
+    return ["--registry", f"goproxy={registry.url('goproxy')}", "--go-freshness-secs", "0"]
+
+
+def _docker(registry: FakeRegistry, repo: Path) -> list[str]:
+    registry.oci.add("acme/app", dict.fromkeys(("1.0", "1.1")))
+    host = registry.url("oci").removeprefix("http://")
+    (repo / "Dockerfile").write_text(f"FROM {host}/acme/app:1.0\n")
+    return ["--registry-freshness-secs", "0"]
+
+
+def _github(registry: FakeRegistry, repo: Path) -> list[str]:
+    registry.github.add_repo(
+        "acme", "tools", tags={"v1.0.0": OLD, "v1.1.0": OLD + timedelta(days=3)}
+    )
+    workflows = repo / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "ci.yml").write_text(
+        "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: acme/tools@v1.0.0\n"
+    )
+    return ["--registry", f"github={registry.url('github')}"]
+
+
+@pytest.mark.parametrize("setup", [_pypi, _crates, _goproxy, _docker, _github])
+def test_every_datasource_reuses_its_view_without_any_request(
+    fake_registry: FakeRegistry, tmp_path: Path, setup: Any
+) -> None:
+    """PyPI, crates (with lazy publish times), Go, image tags and GitHub tags reuse a view."""
+    _validator_free(fake_registry)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    args = [str(repo), "--cache", str(tmp_path / "c.db"), "--min-release-age", "3d"]
+    args += setup(fake_registry, repo)
+    env = {"GH_TOKEN": "STANDIN-gh-token-views", "GITHUB_TOKEN": ""}
+    _, first, _ = _run(*args, env=env)
+    rows = _rows(first)
+    assert rows
+    assert [r["status"] for r in rows if r["status"] in {"error", "unknown"}] == []
+    assert _requests(fake_registry) > 0
+    if setup is _crates:
+        assert fake_registry.host("crates-api").requests > 0  # the lazy dates were asked
+    stamps = [stamp for _, stamp in _catalogs(first).values()]
+    fake_registry.reset_stats()
+    _, second, _ = _run(*args, "--now", _at(min(stamps), timedelta(hours=1)), env=env)
+    sent = {name: host.requests for name, host in fake_registry.hosts.items() if host.requests}
+    assert sent == {}
+    assert {reused for reused, _ in _catalogs(second).values()} == {True}
+    # The same rows (dates included), but for the ages the reasons give at the later time.
+    assert [_verdict(r) for r in _rows(second)] == [_verdict(r) for r in rows]
+
+
+def _verdict(row: dict[str, Any]) -> dict[str, Any]:
+    kept = {k: v for k, v in row.items() if k not in {"metadata", "reason", "heldBack"}}
+    return kept | {"heldBack": [(h["version"], h["releasedAt"]) for h in row["heldBack"]]}
+
+
+def test_a_reused_tag_list_never_freezes_the_digest_a_tag_points_at(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A digest-pinned image: its tag list comes from the view, its tag's digest is read anew."""
+    _validator_free(fake_registry)
+    pinned = "sha256:" + "a" * 64
+    fake_registry.oci.add("acme/app", {"1.0": pinned, "1.1": None})
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    host = fake_registry.url("oci").removeprefix("http://")
+    (repo / "Dockerfile").write_text(f"FROM {host}/acme/app:1.0@{pinned}\n")
+    args = [str(repo), "--cache", str(tmp_path / "c.db"), "--min-release-age", "3d"]
+    args += ["--registry-freshness-secs", "0"]
+    _, first, _ = _run(*args)
+    (row,) = _rows(first)
+    assert row["currentDigest"] == pinned
+    moved = "sha256:" + "b" * 64
+    fake_registry.oci.add("acme/app", {"1.0": moved, "1.1": None})  # the tag moved meanwhile
+    fake_registry.reset_stats()
+    at = _at(row["metadata"]["lookup"]["catalog"]["fetchedAt"], timedelta(hours=1))
+    _, second, _ = _run(*args, "--now", at)
+    (row,) = _rows(second)
+    routes = set(fake_registry.host("oci").requests_by_route)
+    assert not [r for r in routes if "/tags/list" in r]
+    assert "HEAD /v2/acme/app/manifests/1.0" in routes
+    assert row["metadata"]["lookup"]["catalog"]["reused"] is True
+    assert row["currentDigest"] == moved
+
+
+def test_the_verbose_cache_line_says_how_many_catalogs_were_reused(npm: _Npm) -> None:
+    """``-v`` prints the view hits on the cache line."""
+    first, _, _ = npm.run("--min-release-age", "3d")
+    at = _at(_catalogs(first)["pkg-1a"][1], timedelta(hours=1))
+    args = ["run", *npm.args, "--min-release-age", "3d", "--now", at, "-v"]
+    result = runner.invoke(app, args, catch_exceptions=False)
+    assert result.exit_code == 0
+    assert "0 fetched, 3 catalog views reused;" in result.stdout
+    assert "no registry requests were sent" in result.stdout
