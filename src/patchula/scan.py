@@ -282,8 +282,9 @@ async def scan(
     if on_warning is not None:
         for pattern in lookups.unmatched_rechecks():
             on_warning(
-                f"--recheck {pattern!r} matched no dependency of this run (a package name or "
-                "glob, such as 'pkg-*'; a bare --recheck rechecks every dependency)"
+                f"--recheck {pattern!r} matched no dependency of this run: it is a package "
+                "name or glob (such as 'pkg-*'); a bare --recheck after the targets, or "
+                "--recheck='*', rechecks every dependency"
             )
     return ScanResult(
         evaluated_at=evaluated_at, repos=repos, host_stats={}, view_hits=lookups.view_hits
