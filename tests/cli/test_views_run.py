@@ -396,3 +396,44 @@ def test_the_verbose_cache_line_says_how_many_catalogs_were_reused(npm: _Npm) ->
     assert result.exit_code == 0
     assert "0 fetched, 3 catalog views reused;" in result.stdout
     assert "no registry requests were sent" in result.stdout
+
+
+def test_a_reused_view_that_gains_dates_is_updated_keeping_its_fetch_time(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A Go version dated lazily during a reusing run is kept; the next run asks nothing."""
+    _validator_free(fake_registry)
+    versions = {"v0.9.0": OLD, "v1.0.0": OLD + timedelta(days=1), "v1.2.0": OLD + timedelta(days=5)}
+    fake_registry.goproxy.add("example.com/lib", versions)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    go_mod = "module example.com/app\n\ngo 1.21\n\nrequire example.com/lib {}\n"
+    (repo / "go.mod").write_text(go_mod.format("v1.0.0"))
+    args = [str(repo), "--cache", str(tmp_path / "c.db"), "--min-release-age", "3d"]
+    args += ["--registry", f"goproxy={fake_registry.url('goproxy')}", "--go-freshness-secs", "0"]
+    _, first, _ = _run(*args)
+    fetched = _catalogs(first)["example.com/lib"][1]
+    at = _at(fetched, timedelta(hours=1))
+    (repo / "go.mod").write_text(go_mod.format("v0.9.0"))  # a version not dated yet
+    fake_registry.reset_stats()
+    _, second, _ = _run(*args, "--now", at)
+    goproxy = fake_registry.host("goproxy")
+    assert set(goproxy.requests_by_route) == {"GET /example.com/lib/@v/v0.9.0.info"}
+    (row,) = [r for r in _rows(second) if r["name"] == "example.com/lib"]
+    assert row["currentReleasedAt"] == "2025-01-01T00:00:00Z"
+    fake_registry.reset_stats()
+    _, third, _ = _run(*args, "--now", at)
+    assert goproxy.requests == 0
+    assert _catalogs(third)["example.com/lib"] == (True, fetched)
+    assert [_verdict(r) for r in _rows(third)] == [_verdict(r) for r in _rows(second)]
+
+
+def test_offline_uses_a_view_of_any_age(npm: _Npm) -> None:
+    """``--offline`` answers from views however old (also with a zero wait), sending nothing."""
+    first, _, _ = npm.run("--min-release-age", "3d")
+    catalogs = _catalogs(first)
+    at = _at(catalogs["pkg-1a"][1], timedelta(days=30))
+    for wait in ("3d", "0"):
+        report, sent, _ = npm.run("--min-release-age", wait, "--now", at, "--offline")
+        assert sent == 0, wait
+        assert _catalogs(report) == {name: (True, stamp) for name, (_, stamp) in catalogs.items()}
