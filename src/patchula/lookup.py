@@ -454,9 +454,10 @@ class Lookups:
         store = self._view_store
         if store is None:
             return 0
-        batch: list[CatalogView] = []
-        from patchula.cache import CatalogView  # noqa: PLC0415 - only a run with views
+        # Here, not at the top: a run without a cache never imports the cache engine.
+        from patchula.cache import CatalogView  # noqa: PLC0415 - lazy: start-up
 
+        batch: list[CatalogView] = []
         for key, result in self._results.items():
             if not isinstance(result, Catalog) or result.caveat is not None:
                 continue

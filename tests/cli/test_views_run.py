@@ -437,3 +437,25 @@ def test_offline_uses_a_view_of_any_age(npm: _Npm) -> None:
         report, sent, _ = npm.run("--min-release-age", wait, "--now", at, "--offline")
         assert sent == 0, wait
         assert _catalogs(report) == {name: (True, stamp) for name, (_, stamp) in catalogs.items()}
+
+
+def test_a_catalog_with_a_caveat_is_not_kept_as_a_view(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A partial failure (the Go new-major check failed) is looked up again next run."""
+    _validator_free(fake_registry)
+    fake_registry.goproxy.add("example.com/lib", {"v1.0.0": OLD, "v1.2.0": OLD})
+    fake_registry.host("goproxy").server_error_next(9, route="GET /example.com/lib/v2/@v/list")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "go.mod").write_text(
+        "module example.com/app\n\ngo 1.21\n\nrequire example.com/lib v1.0.0\n"
+    )
+    cache = tmp_path / "c.db"
+    args = [str(repo), "--cache", str(cache), "--min-release-age", "3d"]
+    args += ["--registry", f"goproxy={fake_registry.url('goproxy')}", "--go-freshness-secs", "0"]
+    args += ["--request-deadline", "2"]  # the probe fails soon instead of backing off 7 s
+    _, first, _ = _run(*args)
+    (row,) = [r for r in _rows(first) if r["name"] == "example.com/lib"]
+    assert "could not check for a newer major" in row["reason"]
+    assert [package for _, package in _views(cache)] == []
