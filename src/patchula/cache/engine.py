@@ -358,7 +358,7 @@ class _Writer(Worker):
         )
 
     def enforce_budget(self, conn: sqlite3.Connection) -> int:
-        """Evict least recently accessed HTTP rows until the bodies fit the budget; rows evicted.
+        """Evict least recently accessed rows (HTTP and views) until they fit; rows evicted.
 
         The stored total is read from the database inside the transaction, not from this
         process's tally: other runs may share the file.
@@ -425,7 +425,7 @@ class _PutBatch:
 
 
 class Cache:
-    """The SQLite cache of one run: HTTP entries, release lists and extraction records.
+    """The SQLite cache of one run: HTTP entries, catalog views, release lists, extractions.
 
     Open one with ``Cache.open`` and pass clones from ``handle()``; the last handle closed
     stops the threads. Counters are in ``stats``; ``warnings`` lists quarantines and fallbacks.
@@ -454,7 +454,8 @@ class Cache:
     ) -> Cache:
         """Open (creating, migrating or rebuilding) the cache at ``path``; ``None`` is in memory.
 
-        ``budget_bytes`` caps compressed HTTP body bytes (evicted on open when exceeded).
+        ``budget_bytes`` caps compressed HTTP body and catalog view bytes (evicted on open
+        when exceeded).
         ``readers`` is the number of reader threads (0, or an in-memory database, reads
         through the writer). ``clock`` names quarantined files. ``fallback`` (with ``path``
         ``None``) is why the caller could not use its file: kept in ``fallback`` and
