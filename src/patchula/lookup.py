@@ -405,7 +405,10 @@ class Lookups:
                 found = {}
         for name, waiting in wanted.items():
             for key in waiting:
-                catalog = self._from_view(key, found.get(name))
+                try:
+                    catalog = self._from_view(key, found.get(name))
+                except Exception:  # noqa: BLE001 - an unusable view is a miss, never a crash
+                    catalog = None
                 if catalog is None:
                     self._start(key)
                 else:
