@@ -11,14 +11,22 @@ error row), never a crash. Every lookup ends in ``Lookups._finish``: the one pla
 progress are recorded. Content digests (a container tag's manifest digest, the commit a GitHub
 ref points at: ``get_digest``) are looked up the same way, once per (lookup, tag) per run:
 ``request_digest`` and ``digest``.
+
+Catalog views (seed 003, "Catalog views and release-age policy"): given a view store and the
+run's time, a lookup whose effective wait is positive is first answered from a stored view
+younger than ``clamp(waitHours - 1, 1, 24)`` hours, before the fresh-cache batch and before
+any request (``--offline``: a view of any age); ``--recheck`` patterns bypass that for the
+dependencies they match. ``save_views`` stores the run's successful catalogs, with the publish
+times found lazily, once the rows are evaluated. Digests never come from a view.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import datetime
-from typing import TYPE_CHECKING, cast
+from datetime import datetime, timedelta
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -34,8 +42,13 @@ from patchula.policy.memo import EvaluationMemo
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import Versioning
+from patchula.views import REPRESENTATION, decode, encode, reusable
+from patchula.views import view_key as catalog_view_key
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from patchula.cache import CatalogView
     from patchula.datasource.base import Fetch, SingleDocument
 
 # ``(done, started)`` lookups, called each time one finishes.
@@ -152,17 +165,39 @@ LookupKey = tuple[str, str, str, int]
 DigestKey = tuple[LookupKey, str]
 
 
+class ViewStore(Protocol):
+    """Where catalog views are kept (``patchula.cache.Cache``)."""
+
+    async def get_views(self, keys: Sequence[str]) -> Mapping[str, CatalogView | None]:
+        """The stored view of each key, whatever its age, or ``None``."""
+        ...
+
+    async def put_views(self, views: Sequence[CatalogView]) -> int:
+        """Store views (never resetting a newer one's age); return how many were written."""
+        ...
+
+
 class Lookups:
     """Run-wide single-flight of catalog lookups keyed by ``LookupKey``.
 
-    The interface ``scan`` uses: ``key``, ``request``, ``get``, ``evaluate``, and the
-    ``started``/``done`` counts reported through ``on_progress``. Tasks are started in ``tg``
-    (the run's task group); ``fetch`` is the run's fetch facade and ``access`` the credentials
-    it was given, each lookup running under its checkout's view (``RegistryAccess.using``).
+    The interface ``scan`` uses: ``key``, ``note``, ``request``, ``get``, ``evaluate``,
+    ``save_views``, and the ``started``/``done`` counts reported through ``on_progress``.
+    Tasks are started in ``tg`` (the run's task group); ``fetch`` is the run's fetch facade
+    and ``access`` the credentials it was given, each lookup running under its checkout's view
+    (``RegistryAccess.using``). ``views`` (a cache) and ``now`` (the run's evaluation time,
+    ``--now`` when given) turn catalog-view reuse on; ``view_hits`` counts the lookups a view
+    answered.
     """
 
     def __init__(
-        self, tg: anyio.abc.TaskGroup, fetch: Fetch, settings: Settings, access: RegistryAccess
+        self,
+        tg: anyio.abc.TaskGroup,
+        fetch: Fetch,
+        settings: Settings,
+        access: RegistryAccess,
+        *,
+        views: ViewStore | None = None,
+        now: datetime | None = None,
     ) -> None:
         self._tg = tg
         self._fetch = fetch
@@ -193,11 +228,61 @@ class Lookups:
         self.prepare: dict[str, Callable[[], None]] = {}
         self._digests: dict[DigestKey, str | LookupFailed | None] = {}
         self._digest_events: dict[DigestKey, anyio.Event] = {}
+        # Catalog views: the store (None: no reuse), the run's time, the dependency names
+        # each lookup serves (waits and --recheck patterns apply to them), the lookups waiting
+        # for this turn's view read, and the lazy times each reused view came with.
+        self._view_store = views if now is not None else None
+        self._now = now
+        self._wait = settings.release_age_policy().shortest_wait
+        self._names: dict[LookupKey, set[str]] = {}
+        self._view_pending: list[LookupKey] = []
+        self._view_dispatching = False
+        self._reused: dict[LookupKey, dict[str, datetime | None]] = {}
+        self.view_hits = 0
 
     def key(self, datasource: str, package: str, view: CheckoutAccess) -> LookupKey:
         """The lookup of ``package`` for a checkout with ``view``'s registries and credentials."""
         self._views.setdefault(view.key, view)
         return (datasource, package, view.base_url(datasource, package), view.key)
+
+    def note(self, key: LookupKey, name: str) -> None:
+        """Record that the dependency written ``name`` uses lookup ``key`` (before ``request``).
+
+        Its wait and the ``--recheck`` patterns matching its name then apply to the lookup.
+        """
+        self._names.setdefault(key, set()).add(name)
+
+    def wait_for(self, key: LookupKey) -> timedelta:
+        """The effective wait of lookup ``key``: the shortest among the dependencies using it.
+
+        Each dependency's is the policy's shortest update-class wait
+        (``ReleaseAgePolicy.shortest_wait``); the policy is global today, so a per-package
+        wait (a rule matching some names) slots in at ``_dependency_wait``.
+        """
+        names = self._names.get(key) or {key[1]}
+        return min(self._dependency_wait(key, name) for name in names)
+
+    def _dependency_wait(self, key: LookupKey, name: str) -> timedelta:  # noqa: ARG002 - per-package rules
+        return self._wait
+
+    def _rechecked(self, key: LookupKey) -> bool:
+        """Whether a ``--recheck`` pattern matches the package or a dependency name of ``key``."""
+        patterns = self._settings.recheck
+        if not patterns:
+            return False
+        names = {key[1], *self._names.get(key, ())}
+        return any(p == "*" or any(fnmatchcase(n, p) for n in names) for p in patterns)
+
+    def unmatched_rechecks(self) -> list[str]:
+        """``--recheck`` patterns (other than ``*``) that matched no dependency of the run."""
+        names = {key[1] for key in self._requested} | {
+            n for key, more in self._names.items() for n in (key[1], *more)
+        }
+        return [
+            p
+            for p in self._settings.recheck
+            if p != "*" and not any(fnmatchcase(n, p) for n in names)
+        ]
 
     async def evaluate(
         self,
@@ -269,6 +354,20 @@ class Lookups:
         self._prepare(datasource)
         self._requested.add(key)
         self.started += 1
+        if self._view_store is not None and (
+            self._settings.offline or self.wait_for(key) > timedelta(0)
+        ):
+            # Views first: the lookups requested in this event-loop turn are read together.
+            self._view_pending.append(key)
+            if not self._view_dispatching:
+                self._view_dispatching = True
+                self._tg.start_soon(self._reuse_views)
+            return
+        self._start(key)
+
+    def _start(self, key: LookupKey) -> None:
+        """Start answering ``key`` from the HTTP cache or the registry (no view)."""
+        datasource = key[0]
         if self._fresh_many is not None and _single_request(datasource) is not None:
             # Single-request datasources: the lookups requested in this event-loop turn are
             # first answered together from fresh cache entries, without a task each.
@@ -278,6 +377,111 @@ class Lookups:
                 self._tg.start_soon(self._dispatch)
         else:
             self._tg.start_soon(self._run, key)
+
+    async def _reuse_views(self) -> None:
+        """Answer this turn's view-eligible lookups from stored views; start the others.
+
+        One read of the view store for the whole turn. A lookup a ``--recheck`` pattern
+        matches, one without a usable view (missing, damaged, another representation, too
+        old, stamped in the future) takes the normal path.
+        """
+        await anyio.lowlevel.checkpoint()  # let the rest of this turn's requests join
+        self._view_dispatching = False
+        keys, self._view_pending = self._view_pending, []
+        wanted: dict[str, list[LookupKey]] = {}
+        for key in keys:
+            try:
+                if self._rechecked(key):
+                    self._start(key)
+                    continue
+                wanted.setdefault(self._view_key(key), []).append(key)
+            except Exception:  # noqa: BLE001 - the normal path reports a name it cannot use
+                self._start(key)
+        found: Mapping[str, CatalogView | None] = {}
+        if wanted:
+            try:
+                found = await cast("ViewStore", self._view_store).get_views(list(wanted))
+            except Exception:  # noqa: BLE001 - views are an optimisation: look them up
+                found = {}
+        for name, waiting in wanted.items():
+            for key in waiting:
+                try:
+                    catalog = self._from_view(key, found.get(name))
+                except Exception:  # noqa: BLE001 - an unusable view is a miss, never a crash
+                    catalog = None
+                if catalog is None:
+                    self._start(key)
+                else:
+                    self.view_hits += 1
+                    self._finish(key, catalog)
+
+    def _view_key(self, key: LookupKey) -> str:
+        """The view identity of lookup ``key``, with the credential the fetch would send.
+
+        The credential is the one for the catalog's request URL (single-document
+        datasources), else for the base URL; anonymous and authenticated views never mix.
+        Raises ``LookupFailed`` for a name the datasource cannot put in a URL.
+        """
+        datasource, package, base_url, view = key
+        document = _single_request(datasource)
+        url = document.request(base_url, package).url if document is not None else base_url
+        credential = self._views[view].credentials.for_url(url)
+        identity = credential.cache_identity if credential is not None else None
+        return catalog_view_key(datasource, base_url, package, identity)
+
+    def _from_view(self, key: LookupKey, stored: CatalogView | None) -> Catalog | None:
+        """The catalog of ``stored`` when it may answer ``key`` now, else ``None``."""
+        if stored is None or stored.representation != REPRESENTATION:
+            return None
+        document = decode(stored.body)
+        if document is None or document.catalog.datasource != key[0]:
+            return None
+        now = cast("datetime", self._now)
+        wait = self.wait_for(key)
+        if not reusable(document.catalog.fetched_at, now, wait, offline=self._settings.offline):
+            return None
+        self._times[key] = dict(document.times)
+        self._sources[key] = dict(document.sources)
+        self._reused[key] = dict(document.times)
+        return replace(document.catalog, reused=True)
+
+    async def save_views(self) -> int:
+        """Store the run's successful catalogs as views, in one batch; return how many.
+
+        Called once the rows are evaluated, so the publish times found lazily (crates.io, the
+        Go proxy) are in the view and a run reusing it asks for none. Only lookups whose
+        effective wait is positive, never a failed lookup or a catalog with a ``caveat`` (a
+        partial failure); a reused view only when it gained dates (its ``fetched_at`` kept).
+        Times asked for in a failed time lookup are left out (asked again next time).
+        """
+        store = self._view_store
+        if store is None:
+            return 0
+        # Here, not at the top: a run without a cache never imports the cache engine.
+        from patchula.cache import CatalogView  # noqa: PLC0415 - lazy: start-up
+
+        batch: list[CatalogView] = []
+        for key, result in self._results.items():
+            if not isinstance(result, Catalog) or result.caveat is not None:
+                continue
+            if self.wait_for(key) <= timedelta(0):
+                continue
+            times = dict(self._times.get(key, {}))
+            if key in self._time_failures:
+                times = {version: at for version, at in times.items() if at is not None}
+            if self._reused.get(key) == times:
+                continue
+            try:
+                body = encode(replace(result, reused=False), times, self._sources.get(key, {}))
+                name = self._view_key(key)
+            except Exception:  # noqa: BLE001, S112 - a view is an optimisation: skip it
+                continue
+            stamp = result.fetched_at.timestamp()
+            batch.append(CatalogView(name, key[0], key[1], REPRESENTATION, body, stamp))
+        try:
+            return await store.put_views(batch)
+        except Exception:  # noqa: BLE001 - the run's answers are complete without views
+            return 0
 
     def _prepare(self, datasource: str) -> None:
         """Run what ``datasource`` needs set up, before its first lookup of any kind."""

@@ -43,7 +43,7 @@ from patchula.discovery import (
     read_regular,
 )
 from patchula.errors import LookupFailed, ManifestError, NotCached
-from patchula.lookup import LookupKey, Lookups, Progress
+from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
 from patchula.models import (
     IMAGE_DIGESTS,
@@ -103,11 +103,15 @@ class RepoResult:
 
 @dataclass(slots=True)
 class ScanResult:
-    """The outcome of a run, before rendering; ``evaluated_at`` is the one ``now`` of the run."""
+    """The outcome of a run, before rendering; ``evaluated_at`` is the one ``now`` of the run.
+
+    ``view_hits`` counts the lookups a stored catalog view answered without any request.
+    """
 
     evaluated_at: datetime
     repos: list[RepoResult]
     host_stats: dict[str, dict[str, object]]
+    view_hits: int = 0
 
 
 class Clock(Protocol):
@@ -211,6 +215,7 @@ async def scan(
     on_progress: Progress | None = None,
     access: RegistryAccess | None = None,
     on_warning: Callable[[str], None] | None = None,
+    views: ViewStore | None = None,
 ) -> ScanResult:
     """Scan every target and return the result.
 
@@ -223,7 +228,10 @@ async def scan(
     been given as its ``credentials`` (default: only what ``settings`` holds, no user files).
     ``on_warning`` gets the run's warnings once each, as they arise: a run with GitHub lookups
     and no GitHub token is told so before its first GitHub request
-    (``RegistryAccess.github_budget_warning``).
+    (``RegistryAccess.github_budget_warning``). ``views`` (the run's cache) keeps catalog
+    views: read before any request for dependencies with a positive wait, written once every
+    row is evaluated (``Lookups.save_views``); a ``--recheck`` pattern that matched no
+    dependency is a warning.
     """
     if access is None:
         access = RegistryAccess(settings)
@@ -247,7 +255,7 @@ async def scan(
     slots = anyio.Semaphore(settings.concurrency)
     throttle = getattr(fetch, "throttle", None)
     async with anyio.create_task_group() as tg:
-        lookups = Lookups(tg, fetch, settings, access)
+        lookups = Lookups(tg, fetch, settings, access, views=views, now=evaluated_at)
         if throttle is not None:
             lookups.prepare["crates"] = functools.partial(_pace_crates_api, throttle, settings)
         keep_fresh = getattr(fetch, "keep_fresh", None)
@@ -272,7 +280,17 @@ async def scan(
             tg.start_soon(
                 scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at, view
             )
-    return ScanResult(evaluated_at=evaluated_at, repos=repos, host_stats={})
+    await lookups.save_views()
+    if on_warning is not None:
+        for pattern in lookups.unmatched_rechecks():
+            on_warning(
+                f"--recheck {pattern!r} matched no dependency of this run: it is a package "
+                "name or glob (such as 'pkg-*'); a bare --recheck after the targets, or "
+                "--recheck='*', rechecks every dependency"
+            )
+    return ScanResult(
+        evaluated_at=evaluated_at, repos=repos, host_stats={}, view_hits=lookups.view_hits
+    )
 
 
 class _Once:
@@ -565,6 +583,7 @@ async def _extract_and_request(
                 continue
             if dep.skip_reason is None and dep.datasource in DATASOURCES:
                 key = lookups.key(dep.datasource, dep.package_name, view)
+                lookups.note(key, dep.name)
                 use = _digest_use(dep)
                 # A tag that is no version needs its digest, no catalog, unless the catalog
                 # tells a tag from a branch (GitHub); a pin without a tag is found in it, and

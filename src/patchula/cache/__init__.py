@@ -1,4 +1,4 @@
-"""SQLite cache engine: HTTP entries, release lists and extraction records for one run.
+"""SQLite cache engine: HTTP entries, catalog views, release lists and extraction records.
 
 ``Cache.open(path)`` starts one writer thread and four reader threads; the async methods submit
 jobs to them. ``patchula.cache`` never imports ``patchula.http``: callers build keys.
@@ -10,9 +10,12 @@ from patchula.cache.base import (
     CacheError,
     CacheStats,
     CacheUnavailable,
+    CatalogView,
+    DatasourceViews,
     FutureSchema,
     HttpEntry,
     ReleaseItem,
+    ViewSummary,
     default_cache_path,
 )
 from patchula.cache.engine import DEFAULT_BUDGET_BYTES, Cache
@@ -23,8 +26,11 @@ __all__ = [
     "CacheError",
     "CacheStats",
     "CacheUnavailable",
+    "CatalogView",
+    "DatasourceViews",
     "FutureSchema",
     "HttpEntry",
     "ReleaseItem",
+    "ViewSummary",
     "default_cache_path",
 ]

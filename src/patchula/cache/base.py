@@ -25,9 +25,12 @@ __all__ = [
     "CacheError",
     "CacheStats",
     "CacheUnavailable",
+    "CatalogView",
+    "DatasourceViews",
     "FutureSchema",
     "HttpEntry",
     "ReleaseItem",
+    "ViewSummary",
     "default_cache_path",
 ]
 
@@ -77,6 +80,52 @@ class HttpEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class CatalogView:
+    """One stored catalog view (seed 003, "Catalog views and release-age policy").
+
+    ``key`` is the caller's view identity (opaque here; never a credential). ``body`` is the
+    uncompressed versioned document named by ``representation`` (the cache stores it
+    Zstandard-compressed); ``fetched_at`` (epoch seconds) is when the catalog was retrieved or
+    validated upstream. A stored view is replaced only by one with the same or a later
+    ``fetched_at``, so older data never resets a view's age.
+    """
+
+    key: str
+    datasource: str
+    package: str
+    representation: str
+    body: bytes
+    fetched_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class DatasourceViews:
+    """The stored views of one datasource: how many, their fetch times (epoch s), their bytes."""
+
+    count: int
+    oldest_fetched_at: float
+    newest_fetched_at: float
+    bytes_stored: int
+
+
+@dataclass(frozen=True, slots=True)
+class ViewSummary:
+    """Stored catalog views per datasource id (for ``patchula cache status``), ids sorted."""
+
+    datasources: dict[str, DatasourceViews]
+
+    @property
+    def count(self) -> int:
+        """Views stored in all."""
+        return sum(v.count for v in self.datasources.values())
+
+    @property
+    def bytes_stored(self) -> int:
+        """Compressed view bytes stored in all."""
+        return sum(v.bytes_stored for v in self.datasources.values())
+
+
+@dataclass(frozen=True, slots=True)
 class ReleaseItem:
     """One release of a package as upstream lists it; ``published_at`` in epoch seconds."""
 
@@ -98,6 +147,8 @@ class CacheStats:
     for its key; ``write_failures``: writes (stores, revalidations, deletions, merges) the
     database refused, e.g. busy past the timeout, each lost without failing its caller;
     ``read_failures``: reads that could not be served (busy, I/O), each answered as misses.
+    ``view_stores``: catalog views written (new, or replacing one fetched no later).
+    ``bytes_stored`` counts HTTP bodies and catalog views alike (one budget).
     """
 
     hits: int = 0
@@ -110,6 +161,7 @@ class CacheStats:
     rebuilds: int = 0
     write_failures: int = 0
     read_failures: int = 0
+    view_stores: int = 0
 
 
 def default_cache_path() -> Path:

@@ -23,7 +23,15 @@ from typing import Any, Self, TypeVar
 import anyio.to_thread
 
 from patchula.cache import recovery, store
-from patchula.cache.base import CacheError, CacheStats, CacheUnavailable, HttpEntry, ReleaseItem
+from patchula.cache.base import (
+    CacheError,
+    CacheStats,
+    CacheUnavailable,
+    CatalogView,
+    HttpEntry,
+    ReleaseItem,
+    ViewSummary,
+)
 from patchula.cache.recovery import DatabaseCorrupt, ForeignWal, is_busy, is_corruption
 from patchula.cache.schema import transaction
 from patchula.cache.workers import Job, Reader, ReaderBroken, Worker, call, call_sync
@@ -350,7 +358,7 @@ class _Writer(Worker):
         )
 
     def enforce_budget(self, conn: sqlite3.Connection) -> int:
-        """Evict least recently accessed HTTP rows until the bodies fit the budget; rows evicted.
+        """Evict least recently accessed rows (HTTP and views) until they fit; rows evicted.
 
         The stored total is read from the database inside the transaction, not from this
         process's tally: other runs may share the file.
@@ -417,7 +425,7 @@ class _PutBatch:
 
 
 class Cache:
-    """The SQLite cache of one run: HTTP entries, release lists and extraction records.
+    """The SQLite cache of one run: HTTP entries, catalog views, release lists, extractions.
 
     Open one with ``Cache.open`` and pass clones from ``handle()``; the last handle closed
     stops the threads. Counters are in ``stats``; ``warnings`` lists quarantines and fallbacks.
@@ -446,7 +454,8 @@ class Cache:
     ) -> Cache:
         """Open (creating, migrating or rebuilding) the cache at ``path``; ``None`` is in memory.
 
-        ``budget_bytes`` caps compressed HTTP body bytes (evicted on open when exceeded).
+        ``budget_bytes`` caps compressed HTTP body and catalog view bytes (evicted on open
+        when exceeded).
         ``readers`` is the number of reader threads (0, or an in-memory database, reads
         through the writer). ``clock`` names quarantined files. ``fallback`` (with ``path``
         ``None``) is why the caller could not use its file: kept in ``fallback`` and
@@ -583,6 +592,61 @@ class Cache:
                 self._shared.count(hits=1)
                 result[key] = value
         return result
+
+    async def get_views(self, keys: Sequence[str]) -> dict[str, CatalogView | None]:
+        """Return the stored catalog view of each key (whatever its age), or ``None``.
+
+        One reader job for all keys (a warm run asks hundreds at once). A row that cannot be
+        read (a damaged value, a frame that does not decode) is a miss for its own key: it is
+        counted in ``corrupt_bodies``, warned about once and deleted; a read the database
+        refuses is a miss for all. Whether a view may be used (its representation, its age)
+        is the caller's decision. Raises ``CacheError`` only for a closed handle.
+        """
+        found = await self._lookup(partial(store.read_views, keys=list(keys)), None)
+        if found is None:
+            return dict.fromkeys(keys)
+        result: dict[str, CatalogView | None] = {}
+        for key, value in found.items():
+            if isinstance(value, store.CorruptBody):
+                shared = self._shared
+                shared.count(corrupt_bodies=1)
+                shared.warn_once(
+                    "damaged-view",
+                    f"cache database {shared.path or ':memory:'}: a stored catalog view could "
+                    "not be read (damaged row); it was dropped and looked up again",
+                )
+                await self._store(partial(self._drop_view, key=key, blob=value.body), None)
+                result[key] = None
+                continue
+            if value is not None:
+                self._shared.record_access(store.VIEW_ACCESS + key)
+            result[key] = value
+        return result
+
+    async def put_views(self, views: Sequence[CatalogView]) -> int:
+        """Store ``views`` compressed in one writer job and transaction; return how many.
+
+        A view replaces the stored one of its key only when it was fetched at the same time or
+        later (``fetched_at``): older data never resets a view's age. Counted in the budget
+        with HTTP bodies (evicted least recently used first). Best effort like every write: a
+        refused write stores nothing and returns 0.
+        """
+        if not views:
+            return 0
+        return await self._store(partial(self._put_views, views=list(views)), 0)
+
+    def view_summary(self) -> ViewSummary:
+        """Return the stored views per datasource (counts, oldest/newest fetch time, bytes).
+
+        Blocks the calling thread (for the CLI's ``cache status``); an unreadable database
+        gives an empty summary.
+        """
+        self._check_open()
+        try:
+            return call_sync(self._writer, Job(store.view_summary))
+        except CacheUnavailable as exc:
+            self._shared.read_failed(exc)
+            return ViewSummary({})
 
     async def _drop_damaged(self, key: str, found: store.CorruptBody) -> None:
         """Count and warn (once) about an unreadable row, and have the writer drop it."""
@@ -766,6 +830,32 @@ class Cache:
             return
         with transaction(conn):
             freed = store.delete_damaged(conn, key, blob)
+        self._shared.count(bytes_stored=-freed)
+
+    def _put_views(self, conn: sqlite3.Connection, views: Sequence[CatalogView]) -> int:
+        """Store ``views`` in one transaction (compressed first); enforce the budget after."""
+        blobs = [store.compress(view.body) for view in views]
+        stored_at = self._shared.clock.now().timestamp()
+        written = delta = 0
+        with transaction(conn):
+            for view, blob in zip(views, blobs, strict=True):
+                change = store.write_view(conn, view, blob, stored_at, self._tick())
+                if change is not None:
+                    written += 1
+                    delta += change
+        self._shared.count(view_stores=written, bytes_stored=delta)
+        if self._writer.budget_check_due(delta):
+            try:
+                self._writer.enforce_budget(conn)
+            except sqlite3.Error as exc:
+                if is_corruption(exc):
+                    raise
+                self._shared.write_failed(recovery.unavailable(exc, self._shared.path), count=False)
+        return written
+
+    def _drop_view(self, conn: sqlite3.Connection, key: str, blob: bytes | None) -> None:
+        with transaction(conn):
+            freed = store.delete_view(conn, key, blob)
         self._shared.count(bytes_stored=-freed)
 
     def _prune(self, conn: sqlite3.Connection) -> int:

@@ -83,7 +83,9 @@ V2 = Migration(
 # ``key`` names datasource, base URL (source mode), package, a digest of the credential
 # identity and the mise registry mapping; ``fetched_at`` (epoch seconds) is when the catalog
 # was retrieved or validated upstream, the age that decides reuse; ``body`` is the versioned
-# ``representation``, Zstandard-compressed, ``body_size`` its stored bytes.
+# ``representation``, Zstandard-compressed, ``body_size`` its stored bytes (counted in the
+# budget and evicted by ``access_clock`` together with HTTP rows), ``raw_size`` its size
+# uncompressed (checked against the frame before decoding, as for HTTP bodies).
 V3 = Migration(
     3,
     (
@@ -94,6 +96,7 @@ V3 = Migration(
             representation TEXT NOT NULL,
             body BLOB NOT NULL,
             body_size INTEGER NOT NULL,
+            raw_size INTEGER NOT NULL,
             fetched_at REAL NOT NULL,
             stored_at REAL NOT NULL,
             access_clock INTEGER NOT NULL

@@ -15,14 +15,16 @@ from typing import Any
 import orjson
 import zstandard
 
-from patchula.cache.base import HttpEntry, ReleaseItem
+from patchula.cache.base import CatalogView, DatasourceViews, HttpEntry, ReleaseItem, ViewSummary
 
 __all__ = [
+    "VIEW_ACCESS",
     "CorruptBody",
     "compress",
     "damaged_rows",
     "delete_damaged",
     "delete_http",
+    "delete_view",
     "evict",
     "fetch_rows",
     "get_extraction",
@@ -31,11 +33,14 @@ __all__ = [
     "put_extraction",
     "read_http",
     "read_http_many",
+    "read_views",
     "release_head",
     "releases",
     "stored_bytes",
     "touch_http",
+    "view_summary",
     "write_http",
+    "write_view",
 ]
 
 ZSTD_LEVEL = 3
@@ -305,27 +310,56 @@ def damaged_rows(conn: sqlite3.Connection) -> int:
     return 0 if row is None else int(row[0])
 
 
+# Pending access times of catalog views carry this prefix (``_Shared.pending`` holds both
+# kinds); HTTP keys start with a representation name, so the two never collide.
+VIEW_ACCESS = "\0view\0"
+
+
 def flush_access(conn: sqlite3.Connection, clocks: dict[str, int]) -> None:
-    """Raise each key's access clock to the recorded value (never lower it)."""
+    """Raise each key's access clock to the recorded value (never lower it).
+
+    Keys starting with ``VIEW_ACCESS`` are catalog views, the others HTTP entries.
+    """
+    http = [(clock, key) for key, clock in clocks.items() if not key.startswith(VIEW_ACCESS)]
+    views = [
+        (clock, key.removeprefix(VIEW_ACCESS))
+        for key, clock in clocks.items()
+        if key.startswith(VIEW_ACCESS)
+    ]
     conn.executemany(
-        "UPDATE http_entries SET access_clock = ?1 WHERE key = ?2 AND access_clock < ?1",
-        [(clock, key) for key, clock in clocks.items()],
+        "UPDATE http_entries SET access_clock = ?1 WHERE key = ?2 AND access_clock < ?1", http
     )
+    if views:
+        conn.executemany(
+            "UPDATE catalog_views SET access_clock = ?1 WHERE key = ?2 AND access_clock < ?1",
+            views,
+        )
+
+
+_SIZE = "CASE typeof(body_size) WHEN 'integer' THEN body_size ELSE 0 END"
+_CLOCK = "CASE typeof(access_clock) WHEN 'integer' THEN access_clock ELSE 0 END"
 
 
 def stored_bytes(conn: sqlite3.Connection) -> tuple[int, int]:
-    """Return (compressed body bytes stored, highest access clock)."""
-    row = conn.execute(
-        "SELECT total(CASE typeof(body_size) WHEN 'integer' THEN body_size ELSE 0 END),"
-        " max(CASE typeof(access_clock) WHEN 'integer' THEN access_clock ELSE 0 END)"
-        " FROM http_entries"
-    ).fetchone()
-    return int(row[0]), int(row[1] or 0)
+    """Return (compressed bytes stored, highest access clock) of HTTP rows and catalog views.
+
+    Both count against the one cache budget and share one access clock.
+    """
+    total = highest = 0
+    for table in ("http_entries", "catalog_views"):
+        row = conn.execute(
+            f"SELECT total({_SIZE}), max({_CLOCK}) FROM {table}"  # noqa: S608 - constant names
+        ).fetchone()
+        total += int(row[0])
+        highest = max(highest, int(row[1] or 0))
+    return total, highest
 
 
 def evict(conn: sqlite3.Connection, stored: int, budget: int) -> tuple[int, int]:
-    """Delete whole HTTP rows, least recent access clock first, until ``stored <= budget``.
+    """Delete whole rows, least recent access clock first, until ``stored <= budget``.
 
+    HTTP rows and catalog views are one pool ordered by their shared access clock: a view
+    read by every run outlives the HTTP body it was parsed from, and the other way round.
     Returns (rows evicted, bytes freed). Validators go with their bodies, so no 304 can ever
     refer to a body that is gone.
     """
@@ -333,18 +367,129 @@ def evict(conn: sqlite3.Connection, stored: int, budget: int) -> tuple[int, int]
     while stored - freed > budget:
         # By rowid and with a checked size: a damaged key or size never stops eviction.
         batch = conn.execute(
-            "SELECT rowid, CASE typeof(body_size) WHEN 'integer' THEN body_size ELSE 0 END"
-            " FROM http_entries ORDER BY access_clock, key LIMIT 64"
+            f"SELECT 'http_entries' AS kind, rowid AS id, {_SIZE}, {_CLOCK} AS clock"  # noqa: S608 - constant names
+            f" FROM http_entries UNION ALL SELECT 'catalog_views', rowid, {_SIZE}, {_CLOCK}"
+            " FROM catalog_views ORDER BY clock, kind DESC, id LIMIT 64"
         ).fetchall()
         if not batch:
             break
-        for rowid, size in batch:
+        for table, rowid, size, _ in batch:
             if stored - freed <= budget:
                 break
-            conn.execute("DELETE FROM http_entries WHERE rowid = ?", (rowid,))
+            conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))  # noqa: S608 - a constant name
             rows += 1
             freed += size
     return rows, freed
+
+
+def read_views(
+    conn: sqlite3.Connection, keys: Sequence[str]
+) -> dict[str, CatalogView | CorruptBody | None]:
+    """Return the stored view of each key, ``CorruptBody`` for an unreadable row, or ``None``.
+
+    One statement per 500 keys; decoding (decompression) after the statements finished.
+    """
+    unique = list(dict.fromkeys(keys))
+    rows: list[Any] = []
+    for start in range(0, len(unique), 500):
+        chunk = unique[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        rows += fetch_rows(
+            conn,
+            "SELECT key, datasource, package, representation, body, raw_size, fetched_at"  # noqa: S608 - placeholders only
+            f" FROM catalog_views WHERE key IN ({marks})",
+            chunk,
+        )
+    found: dict[str, CatalogView | CorruptBody | None] = dict.fromkeys(unique)
+    for key, datasource, package, representation, blob, raw_size, fetched in rows:
+        if key not in found:
+            continue
+        if not (
+            type(blob) is bytes
+            and type(datasource) is str
+            and type(package) is str
+            and type(representation) is str
+            and type(raw_size) is int
+            and type(fetched) in _NUMBER
+        ):
+            found[key] = CorruptBody(_identity(blob))
+            continue
+        try:
+            body = decompress(blob, raw_size)
+        except zstandard.ZstdError:
+            found[key] = CorruptBody(blob)
+            continue
+        found[key] = CatalogView(key, datasource, package, representation, body, float(fetched))
+    return found
+
+
+def write_view(
+    conn: sqlite3.Connection, view: CatalogView, blob: bytes, stored_at: float, clock: int
+) -> int | None:
+    """Store ``view`` unless the stored one was fetched later; return the bytes change.
+
+    ``None`` when the stored view is newer and was kept: a catalog from older data (a
+    rate-limit or quota fallback to a stored answer) never resets a view's age.
+    """
+    old = conn.execute(
+        f"SELECT {_SIZE} FROM catalog_views WHERE key = ?",  # noqa: S608 - a constant expression
+        (view.key,),
+    ).fetchone()
+    cursor = conn.execute(
+        "INSERT INTO catalog_views (key, datasource, package, representation, body, body_size,"
+        " raw_size, fetched_at, stored_at, access_clock) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (key) DO UPDATE SET datasource = excluded.datasource,"
+        " package = excluded.package, representation = excluded.representation,"
+        " body = excluded.body, body_size = excluded.body_size, raw_size = excluded.raw_size,"
+        " fetched_at = excluded.fetched_at, stored_at = excluded.stored_at,"
+        " access_clock = excluded.access_clock"
+        " WHERE excluded.fetched_at >= catalog_views.fetched_at"
+        " OR typeof(catalog_views.fetched_at) NOT IN ('integer', 'real')",
+        (
+            view.key,
+            view.datasource,
+            view.package,
+            view.representation,
+            blob,
+            len(blob),
+            len(view.body),
+            view.fetched_at,
+            stored_at,
+            clock,
+        ),
+    )
+    if cursor.rowcount == 0:
+        return None
+    return len(blob) - (old[0] if old else 0)
+
+
+def delete_view(conn: sqlite3.Connection, key: str, blob: bytes | None) -> int:
+    """Delete the view of ``key`` if its body is still ``blob`` (``None``: NULL); bytes freed."""
+    row = conn.execute(
+        f"SELECT {_SIZE}, CAST(body AS BLOB) IS ? FROM catalog_views WHERE key = ?",  # noqa: S608 - a constant expression
+        (blob, key),
+    ).fetchone()
+    if row is None or not row[1]:
+        return 0
+    conn.execute("DELETE FROM catalog_views WHERE key = ?", (key,))
+    return int(row[0])
+
+
+def view_summary(conn: sqlite3.Connection) -> ViewSummary:
+    """Count the stored views per datasource, with their oldest and newest fetch times."""
+    rows = fetch_rows(
+        conn,
+        f"SELECT datasource, count(*), min(fetched_at), max(fetched_at), total({_SIZE})"  # noqa: S608 - a constant expression
+        " FROM catalog_views WHERE typeof(fetched_at) IN ('integer', 'real')"
+        " GROUP BY datasource ORDER BY datasource",
+        (),
+    )
+    return ViewSummary(
+        {
+            str(datasource): DatasourceViews(int(count), float(low), float(high), int(size))
+            for datasource, count, low, high, size in rows
+        }
+    )
 
 
 def page_bytes(conn: sqlite3.Connection) -> int:

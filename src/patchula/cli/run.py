@@ -458,9 +458,12 @@ async def _scan_with(
                     on_progress=lambda done, total: bar.update(task, completed=done, total=total),
                     access=access,
                     on_warning=warn,
+                    views=cache,
                 )
         else:
-            result = await scan(targets, settings, fetcher, clock, access=access, on_warning=warn)
+            result = await scan(
+                targets, settings, fetcher, clock, access=access, on_warning=warn, views=cache
+            )
         unused = sorted(set(settings.host_concurrency) - fetcher.limits_used())
         if unused and not settings.quiet:
             _note_unused_limits(unused, fetcher.stats, err)
@@ -474,7 +477,7 @@ async def _scan_with(
             result,
             settings,
             fetcher.stats,
-            _cache_report(cache, fetcher),
+            _cache_report(cache, fetcher, result.view_hits),
             unreachable=fetcher.unreachable,
         )
 
@@ -700,7 +703,8 @@ def _print_hosts(report: ScanReport, console: _Printer) -> None:
         memory = f"(in memory: {c.fallback})" if c.fallback else "(in memory)"
         console.print(
             f"cache {c.path or memory}: {c.hits} fresh hits, {c.revalidated} revalidated "
-            f"(304), {c.misses} fetched; {c.bytes_stored} compressed bytes stored",
+            f"(304), {c.misses} fetched, {c.view_hits} catalog views reused; "
+            f"{c.bytes_stored} compressed bytes stored",
             markup=False,
             highlight=False,
         )
@@ -742,7 +746,9 @@ def _connections(s: HostReport) -> str:
     return f"connections {s.connections} ({protocol}), TLS handshakes {s.tls_handshakes}"
 
 
-def _cache_report(cache: Cache | None, fetcher: LazyFetcher) -> CacheReport | None:
+def _cache_report(
+    cache: Cache | None, fetcher: LazyFetcher, view_hits: int = 0
+) -> CacheReport | None:
     from patchula.report.model import CacheReport  # noqa: PLC0415 - lazy: start-up
 
     if cache is None:
@@ -754,6 +760,7 @@ def _cache_report(cache: Cache | None, fetcher: LazyFetcher) -> CacheReport | No
         hits=use.hits if use else 0,
         revalidated=use.revalidated if use else 0,
         misses=use.misses if use else 0,
+        view_hits=view_hits,
         bytes_stored=cache.stats.bytes_stored,
         corrupt_bodies=cache.stats.corrupt_bodies,
         write_failures=cache.stats.write_failures,

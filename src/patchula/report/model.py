@@ -313,7 +313,14 @@ class CacheReport(_Model):
     hits: int = Field(description="Responses served fresh from the cache, without a request.")
     revalidated: int = Field(description="Stored bodies confirmed by a 304 (conditional request).")
     misses: int = Field(description="Documents fetched in full.")
-    bytes_stored: int = Field(description="Compressed HTTP body bytes in the cache after the run.")
+    view_hits: int = Field(
+        default=0,
+        description="Lookups answered by a stored catalog view without any request "
+        "(release-age reuse window, or --offline).",
+    )
+    bytes_stored: int = Field(
+        description="Compressed bytes (HTTP bodies and catalog views) in the cache after the run."
+    )
     corrupt_bodies: int = Field(
         description="Stored rows that could not be read (dropped and fetched again)."
     )
