@@ -193,13 +193,12 @@ def test_offline_after_a_warm_up_gives_the_same_rows_without_a_connection(
     assert {key: _verdict(row) for key, row in rows.items()} == {
         key: _verdict(row) for key, row in warm_rows.items()
     }
-    # The same words, but for what online learnt from an answer that is never stored: the Go
-    # proxy's 404 for the next major module path (only successes are cached) is not known.
+    # The same words: with a wait, the warm-up kept every catalog as a view, and offline
+    # reuses views of any age (the Go catalog with its successor check's answer too).
     reasons = {key: row["reason"] for key, row in rows.items()}
-    assert reasons.pop(("go.mod", 5)) == (
-        f"could not check for a newer major (golang.org/x/text/v2): {NOT_CACHED}"
-    )
-    assert reasons == {key: row["reason"] for key, row in warm_rows.items() if key != ("go.mod", 5)}
+    assert reasons == {key: row["reason"] for key, row in warm_rows.items()}
+    # left-pad, requests, serde, lazycrate, x/text, nginx, actions/checkout
+    assert offline["cache"]["viewHits"] == 7
     assert offline["hosts"] == {}
     assert offline["summary"]["notCached"] == 0
     assert offline["cache"]["misses"] == 0
@@ -207,6 +206,26 @@ def test_offline_after_a_warm_up_gives_the_same_rows_without_a_connection(
     assert code == 0
     # Nothing is sent, so there is no request budget to warn about.
     assert "GitHub" not in stderr
+
+    # Without the views, offline answers from the stored HTTP entries alone: the same
+    # verdicts, but for what online learnt from an answer that is never stored: the Go
+    # proxy's 404 for the next major module path (only successes are cached) is not known.
+    with sqlite3.connect(cache) as conn:
+        conn.execute("DELETE FROM catalog_views")
+    conn.close()
+    code, entries, _ = _run([*args, "--offline"])
+    assert attempts.made == []
+    assert entries["cache"]["viewHits"] == 0
+    rows = _rows(entries)
+    assert {key: _verdict(row) for key, row in rows.items()} == {
+        key: _verdict(row) for key, row in warm_rows.items()
+    }
+    reasons = {key: row["reason"] for key, row in rows.items()}
+    assert reasons.pop(("go.mod", 5)) == (
+        f"could not check for a newer major (golang.org/x/text/v2): {NOT_CACHED}"
+    )
+    assert reasons == {key: row["reason"] for key, row in warm_rows.items() if key != ("go.mod", 5)}
+    assert code == 0
 
     # The trap is real: the same run online tries to connect (and fails on it).
     _run(args)
@@ -263,6 +282,8 @@ def test_publish_times_missing_from_the_cache_say_so_on_the_row(
     assert "publish times" not in (warm_row["reason"] or "")
     with sqlite3.connect(cache) as db:
         gone = db.execute("DELETE FROM http_entries WHERE key LIKE '%/api/v1/crates/%'").rowcount
+        # The warm-up's view holds the dates it found: without it, only HTTP entries answer.
+        db.execute("DELETE FROM catalog_views")
     db.close()
     assert gone >= 1
     fake_registry.stop()
