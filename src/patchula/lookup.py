@@ -321,6 +321,7 @@ class Lookups:
                     if not wanted:
                         break
                     known.update(dict.fromkeys(wanted))  # asked once, even if it fails
+                    self._prepare(dep.datasource)  # a catalog from a view set nothing up yet
                     view = self._views[key[3]]
                     with self._access.using(view):
                         answer = await lazy.lookup(
@@ -350,8 +351,9 @@ class Lookups:
         datasource = key[0]
         if key in self._requested:
             return
-        # Set up first: should that raise, nothing is left started that no task will finish.
-        self._prepare(datasource)
+        if self._view_store is None:
+            # Set up first: should that raise, nothing is left started that no task will finish.
+            self._prepare(datasource)
         self._requested.add(key)
         self.started += 1
         if self._view_store is not None and (
@@ -366,8 +368,17 @@ class Lookups:
         self._start(key)
 
     def _start(self, key: LookupKey) -> None:
-        """Start answering ``key`` from the HTTP cache or the registry (no view)."""
+        """Start answering ``key`` from the HTTP cache or the registry (no view).
+
+        The datasource is set up here (``prepare``: crates.io's pacing, the GitHub no-token
+        warning), so a run whose lookups all come from views warns of no request budget.
+        """
         datasource = key[0]
+        try:
+            self._prepare(datasource)
+        except Exception as exc:  # noqa: BLE001 - a set-up bug is this lookup's error row
+            self._finish(key, _internal_error(key[1], exc))
+            return
         if self._fresh_many is not None and _single_request(datasource) is not None:
             # Single-request datasources: the lookups requested in this event-loop turn are
             # first answered together from fresh cache entries, without a task each.

@@ -459,3 +459,23 @@ def test_a_catalog_with_a_caveat_is_not_kept_as_a_view(
     (row,) = [r for r in _rows(first) if r["name"] == "example.com/lib"]
     assert "could not check for a newer major" in row["reason"]
     assert [package for _, package in _views(cache)] == []
+
+
+def test_a_run_answered_from_views_does_not_warn_of_the_github_request_budget(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """No token: the first run warns before its GitHub requests; a run from views sends none."""
+    _validator_free(fake_registry)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    args = [str(repo), "--cache", str(tmp_path / "c.db"), "--min-release-age", "3d"]
+    args += _github(fake_registry, repo)
+    env = {"GH_TOKEN": "", "GITHUB_TOKEN": ""}
+    _, first, stderr = _run(*args, env=env)
+    assert "GH_TOKEN" in stderr
+    fetched = next(iter(_catalogs(first).values()))[1]
+    fake_registry.reset_stats()
+    _, second, stderr = _run(*args, "--now", _at(fetched, timedelta(hours=1)), env=env)
+    assert fake_registry.host("github").requests == 0
+    assert {reused for reused, _ in _catalogs(second).values()} == {True}
+    assert "GH_TOKEN" not in stderr
