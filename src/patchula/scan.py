@@ -36,6 +36,7 @@ from patchula.credentials import GITHUB_DATASOURCES, CheckoutAccess, RegistryAcc
 from patchula.datasource import DATASOURCES
 from patchula.discovery import (
     UNREAD_LOCKFILES,
+    UNREAD_REASONS,
     Discovery,
     Found,
     Walk,
@@ -796,7 +797,16 @@ def _lazy_times(datasource: str) -> bool:
 
 # Managers that read lockfiles (their results carry a ``Lockfile``).
 LOCKFILE_MANAGERS = frozenset(
-    {"package_lock", "uv_lock", "poetry_lock", "pipfile_lock", "cargo_lock"}
+    {
+        "package_lock",
+        "yarn_lock",
+        "pnpm_lock",
+        "bun_lock",
+        "uv_lock",
+        "poetry_lock",
+        "pipfile_lock",
+        "cargo_lock",
+    }
 )
 
 
@@ -837,7 +847,7 @@ async def _discover_sliced(root: Path, settings: Settings) -> tuple[Discovery, i
 
 # The lockfile managers that resolve each manifest manager's dependencies.
 _LOCKS_OF = {
-    "package_json": ("package_lock",),
+    "package_json": ("package_lock", "yarn_lock", "pnpm_lock", "bun_lock"),
     "cargo_toml": ("cargo_lock",),
     "pyproject": ("uv_lock", "poetry_lock"),
 }
@@ -926,7 +936,9 @@ def _extract_repo(
             found.unread_lockfiles[item.path] = MANAGERS[item.manager].DATASOURCE
         if result is not None:
             results.append((item.path, result))
-    lockfiles = [r.lockfile for _, r in results if r.lockfile is not None]
+    lockfiles = _with_member_globs(
+        [r.lockfile for _, r in results if r.lockfile is not None], results
+    )
     lock_indexes: _LockIndexes = {}
     # npm workspace packages are installed from the checkout, not the registry.
     npm_workspace = {
@@ -982,6 +994,27 @@ def _extract_repo(
     return out
 
 
+def _with_member_globs(
+    lockfiles: list[Lockfile], results: list[tuple[str, ExtractResult]]
+) -> list[Lockfile]:
+    """``lockfiles`` with the workspace globs of the ``package.json`` beside each yarn lock.
+
+    A yarn classic lockfile does not list the workspaces it covers; yarn takes them from the
+    root manifest's ``workspaces``, and so does the matching.
+    """
+    globs = {
+        posixpath.dirname(path): result.workspaces
+        for path, result in results
+        if result.workspaces and posixpath.basename(path) == "package.json"
+    }
+    return [
+        replace(lock, member_globs=globs[posixpath.dirname(lock.file)])
+        if lock.manager in _DESCRIPTOR_LOCKED and posixpath.dirname(lock.file) in globs
+        else lock
+        for lock in lockfiles
+    ]
+
+
 def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:
     """Add what the walk refused and the lockfiles it cannot read, in or above ``scope``."""
     for path, reason in found.refused:
@@ -993,7 +1026,8 @@ def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:
     )
     for path in found.unread_lockfiles:
         if scope.covers(path):
-            repo.problems.append(ManifestProblem(path, None, message, severity="warning"))
+            reason = UNREAD_REASONS.get(posixpath.basename(path), message)
+            repo.problems.append(ManifestProblem(path, None, reason, severity="warning"))
 
 
 def _new_problems(
@@ -1242,7 +1276,8 @@ def _locked_version(
     locked version) and the note names the others.
 
     npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
-    way Node resolves ``node_modules``. ``pyproject.toml``, ``Pipfile`` and ``Cargo.toml``: the
+    way Node resolves ``node_modules`` (``package-lock.json``, ``pnpm-lock.yaml``,
+    ``bun.lock``) or by the declaration's descriptor (``yarn.lock``). ``pyproject.toml``, ``Pipfile`` and ``Cargo.toml``: the
     outermost lockfile of their own tools whose workspace lists the project (uv and Cargo ignore
     a member's own lock), else the lockfile beside the manifest.
     """
@@ -1259,9 +1294,12 @@ def _locked_version(
             lock_dir = posixpath.dirname(lock.file)
             member = posixpath.relpath(manifest_dir or ".", lock_dir or ".")
             member = "" if member == "." else member
-            if member and (lock.members is None or member not in lock.members):
+            if member and not _is_member(lock, member):
                 continue
-            version = _npm_resolve(_packages_by(lock, "install_path", indexes), member, dep)
+            if lock.manager in _DESCRIPTOR_LOCKED:
+                version = _descriptor_resolve(_packages_by(lock, "descriptor", indexes), dep)
+            else:
+                version = _npm_resolve(_packages_by(lock, "install_path", indexes), member, dep)
             if version is None:
                 return None, None, None
             if not _admits(dep, version):
@@ -1350,6 +1388,37 @@ def _packages_by(
         if indexes is not None:
             indexes[key] = grouped
     return grouped
+
+
+# npm lockfiles keyed by declarations (``LockedPackage.descriptor``), not install paths.
+_DESCRIPTOR_LOCKED = frozenset({"yarn_lock"})
+
+
+def _is_member(lock: Lockfile, member: str) -> bool:
+    """Whether the directory ``member`` (relative to the lockfile's) is one of its workspaces."""
+    if lock.members is not None and member in lock.members:
+        return True
+    return _globs_match(list(lock.member_globs), member)
+
+
+def _descriptor_resolve(
+    by_descriptor: dict[str, list[LockedPackage]], dep: Dependency
+) -> str | None:
+    """The version a yarn lockfile resolved ``dep``'s declaration to (``name@range``), or ``None``.
+
+    A ``patch:`` declaration is its base range's (yarn locks the patched package at the version
+    of its base); an alias's entry must lock the alias's target.
+    """
+    from patchula.manager import yarn_lock  # noqa: PLC0415 - lazy: start-up
+
+    spec = (dep.declared or "").strip()
+    if spec.startswith("patch:"):
+        spec = dep.constraint or ""
+    entries = by_descriptor.get(yarn_lock.descriptor(dep.name, spec))
+    if not entries:
+        return None
+    entry = entries[-1]
+    return entry.version if entry.name == dep.package_name else None
 
 
 def _npm_resolve(
