@@ -693,8 +693,11 @@ async def _row(
     catalog, finding = await lookups.evaluate(judged, catalog, policy, now, locked, key)
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
-    if item.note and finding.current_source in {"range", "lockfile"}:
-        reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
+    note = item.note if finding.current_source in {"range", "lockfile"} else None
+    # A declaration's own note (a catalog's range) is said whatever gave current.
+    note = "; ".join(part for part in (dep.note, note) if part) or None
+    if note:
+        reason = f"{finding.reason}; {note}" if finding.reason else note
         finding = replace(finding, reason=reason)
     if use == "pinned":
         finding = await _judge_pinned_digest(finding, dep, tag, lookups, key)

@@ -86,8 +86,13 @@ def test_npm_aliases_look_up_their_target_with_the_range_after_the_at() -> None:
     assert typescript.line == 39
     native = deps["@typescript/native"]
     assert (native.package_name, native.constraint, native.line) == ("typescript", "^7.0.2", 31)
-    assert len(deps) == 16
-    assert {dep.dep_type for dep in deps.values()} == {"devDependencies"}
+    assert len(deps) == 17  # with engines.npm
+    assert {dep.dep_type for dep in deps.values()} == {"devDependencies", "engines"}
+    assert (deps["npm"].dep_type, deps["npm"].constraint, deps["npm"].line) == (
+        "engines",
+        ">=11.10.0",
+        7,
+    )
 
 
 @pytest.mark.parametrize(
@@ -136,7 +141,7 @@ def test_local_git_and_url_specs_are_skipped_with_a_reason() -> None:
         "linked": "linked local package",
         "in-workspace": "workspace protocol",
         "portal-pkg": "portal protocol",
-        "patched": "patched dependency",
+        "patched": None,  # yarn's patch protocol: its base package (test_patch_is_its_base)
         "git-https": "git dependency",
         "git-proto": "git dependency",
         "gh-prefix": "git dependency",
@@ -162,14 +167,15 @@ def test_workspace_protocol_from_a_real_pnpm_member_is_skipped() -> None:
     result = _extract("workspace-protocol")
     deps = [dep for dep in result.dependencies if dep.skip_reason is not None]
     assert [(dep.name, dep.skip_reason, dep.line) for dep in deps] == [
-        ("@prometheus-io/lezer-promql", "workspace protocol", 32)
+        ("@prometheus-io/lezer-promql", "workspace protocol", 32),
+        ("node", "Node.js releases: no datasource for them yet", 69),
     ]
     peers = [dep for dep in result.dependencies if dep.dep_type == "peerDependencies"]
     assert [(dep.name, dep.constraint) for dep in peers][:2] == [
         ("@codemirror/autocomplete", "^6.4.0"),
         ("@codemirror/language", "^6.3.0"),
     ]
-    assert len(result.dependencies) == 26
+    assert len(result.dependencies) == 27  # with engines.node
     assert result.project_name == "@prometheus-io/codemirror-promql"
 
 
