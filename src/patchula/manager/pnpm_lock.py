@@ -169,7 +169,8 @@ def _locked(alias: str, raw: str) -> tuple[str, str] | None:
             name, value = rest[:at], rest[at + 1 :]
         else:
             name, _, value = rest.rpartition("/")
-    elif value.find("@", 1) > 0 and ":" not in value:  # 9.x b@1.0.0
+    elif value.find("@", 1) > 0 and ":" not in value and _VERSION.match(value) is None:
+        # 9.x b@1.0.0 (a version first is 5.x's own with its peer suffix: 1.0.0_react@18)
         at = value.find("@", 1)
         name, value = value[:at], value[at + 1 :]
     value = value.split("_", 1)[0]  # 5.x peer suffix: 1.2.3_react@18.2.0

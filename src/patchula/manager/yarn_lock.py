@@ -36,6 +36,22 @@ _CLASSIC_FIELD = re.compile(r'  "?(version|resolved)"? +("(?:[^"\\]|\\.)*"|\S+)[
 # The berry fields an entry is matched by; every other line of an entry (dependency maps,
 # checksums, bins) is blanked before parsing: see ``_berry_outline``.
 _BERRY_OUTLINE = re.compile(r"^(?:[ \t]{3,}|[ \t]++(?!(?:version|resolution):)).*$", re.MULTILINE)
+# Declared ranges that do not name a registry version: local, linked, git and URL specs.
+_NOT_REGISTRY_SPECS = (
+    "file:",
+    "link:",
+    "portal:",
+    "workspace:",
+    "exec:",
+    "git+",
+    "git:",
+    "git@",
+    "github:",
+    "gitlab:",
+    "bitbucket:",
+    "http://",
+    "https://",
+)
 # `resolved` values that do not come from a registry: git, local directories and tarballs.
 _NOT_REGISTRY = ("git+", "git:", "git@", "github:", "gitlab:", "bitbucket:", "file:", "link:")
 
@@ -127,6 +143,8 @@ def _read_classic(path: str, text: str, problems: list[ManifestProblem]) -> list
                 if parts is None:
                     continue
                 name, spec = parts
+                if spec.lower().startswith(_NOT_REGISTRY_SPECS):
+                    continue
                 packages.append(
                     LockedPackage(
                         _alias_target(name, spec),
@@ -219,8 +237,15 @@ def _read_berry(
         message = f"unknown yarn lockfile version {shown!r}; reading it as far as possible"
         problems.append(ManifestProblem(path, line, message, "warning"))
     packages: list[LockedPackage] = []
+    bases: list[LockedPackage] = []
     for key, (line, resolution, version) in entries.items():
-        packages.extend(_berry_entry(key, line, resolution, version, members))
+        own, base = _berry_entry(key, line, resolution, version, members)
+        packages.extend(own)
+        bases.extend(base)
+    # A patch's base range is its own only where no entry of its own locks it (yarn keeps one
+    # for the base beside the patch, and that one's line is where the range is locked).
+    written = {package.descriptor for package in packages}
+    packages.extend(base for base in bases if base.descriptor not in written)
     return packages
 
 
@@ -315,34 +340,29 @@ def _berry_yaml(
 
 def _berry_entry(
     key: str, line: int, resolution: str | None, written: str | None, members: set[str]
-) -> list[LockedPackage]:
+) -> tuple[list[LockedPackage], list[LockedPackage]]:
+    """The packages of one berry entry: per descriptor of its key, and per patch's base range."""
+    own: list[LockedPackage] = []
+    bases: list[LockedPackage] = []
     locked = _registry_locator(resolution or "", members)
     if locked is None:
-        return []
+        return own, bases
     name, version = locked
     version = written or version
-    found: list[LockedPackage] = []
-    seen: set[str] = set()
     for raw in key.split(","):
         parts = _split(raw.strip())
         if parts is None:
             continue
-        own, spec = parts
-        for declared in _berry_descriptors(own, spec):
-            if declared not in seen:
-                seen.add(declared)
-                found.append(LockedPackage(name, version, line, descriptor=declared))
-    return found
-
-
-def _berry_descriptors(name: str, spec: str) -> list[str]:
-    """The descriptors a berry key stands for: itself and, for a ``patch:``, its base range."""
-    found = [descriptor(name, spec)]
-    if spec.startswith("patch:"):
-        base = _split(unquote(spec[6:].split("#", 1)[0]))
-        if base is not None:
-            found.append(descriptor(name, base[1]))
-    return found
+        alias, spec = parts
+        own.append(LockedPackage(name, version, line, descriptor=descriptor(alias, spec)))
+        if spec.startswith("patch:"):
+            # `a@patch:a@npm%3A^1#…` is declared `patch:…`, whose row matches its base range.
+            base = _split(unquote(spec[len("patch:") :].split("#", 1)[0]))
+            if base is not None:
+                bases.append(
+                    LockedPackage(name, version, line, descriptor=descriptor(alias, base[1]))
+                )
+    return own, bases
 
 
 def _registry_locator(resolution: str, members: set[str]) -> tuple[str, str] | None:
