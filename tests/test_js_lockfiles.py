@@ -6,10 +6,12 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from patchula.scan import RepoResult, _discover, _Extracted, _extract_repo
+from patchula.scan import RepoResult, _discover, _extract_repo, _Extracted
 from patchula.settings import Settings
 from tests.test_scan import PKGS, FakeFetch, _scan, _write
 
@@ -166,10 +168,15 @@ def test_excalidraw_rows_take_the_yarn_lock_versions(tmp_path: Path) -> None:
     checked = 0
     for item in items:
         dep = item.dep
-        if dep.datasource != "npm" or dep.skip_reason or dep.dep_type not in {
-            "dependencies",
-            "devDependencies",
-        }:
+        if (
+            dep.datasource != "npm"
+            or dep.skip_reason
+            or dep.dep_type
+            not in {
+                "dependencies",
+                "devDependencies",
+            }
+        ):
             continue
         assert item.lock_file in locks, (dep.file, dep.name)
         assert item.locked == locks[item.lock_file][f"{dep.name}@{dep.declared}"], dep.name
@@ -179,14 +186,12 @@ def test_excalidraw_rows_take_the_yarn_lock_versions(tmp_path: Path) -> None:
 
 def test_prometheus_rows_take_the_pnpm_lock_versions(tmp_path: Path) -> None:
     """Every prometheus web/ui row has the version its importer in pnpm-lock.yaml records."""
-    import yaml
-
     root = _copy_corpus("prometheus__prometheus", tmp_path)
     repo, items = _extract(root)
     assert not [p for p in repo.problems if "lock" in p.file]
     assert not [e for e in items if e.note and "not read" in e.note]
     checked = 0
-    loaded: dict[str, dict] = {}
+    loaded: dict[str, dict[str, Any]] = {}
     for item in items:
         dep = item.dep
         if dep.datasource != "npm" or dep.skip_reason or dep.dep_type == "peerDependencies":
@@ -195,7 +200,7 @@ def test_prometheus_rows_take_the_pnpm_lock_versions(tmp_path: Path) -> None:
         lock_dir = Path(item.lock_file).parent
         if item.lock_file not in loaded:
             text = (root / item.lock_file).read_text(encoding="utf-8")
-            loaded[item.lock_file] = yaml.load(text, Loader=yaml.CSafeLoader)  # noqa: S506 - safe
+            loaded[item.lock_file] = yaml.load(text, Loader=yaml.CSafeLoader)
         data = loaded[item.lock_file]
         member = Path(dep.file).parent.relative_to(lock_dir).as_posix()
         importer = data["importers"][member]

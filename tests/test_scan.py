@@ -447,8 +447,10 @@ def test_unread_lockfile_is_said(tmp_path: Path) -> None:
         ("yarn.lock", '# yarn lockfile v1\n\n"a@>=1.0.0":\n  version "1.0.0"\n'),
         (
             "pnpm-lock.yaml",
-            "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n"
-            "      a:\n        specifier: '>=1.0.0'\n        version: 1.0.0\n",
+            (
+                "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n"
+                "      a:\n        specifier: '>=1.0.0'\n        version: 1.0.0\n"
+            ),
         ),
         ("bun.lock", '{"lockfileVersion": 1, "packages": {"a": ["a@1.0.0", "", {}, ""],},}'),
     ],

@@ -1280,7 +1280,8 @@ def _locked_version(
 
     npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
     way Node resolves ``node_modules`` (``package-lock.json``, ``pnpm-lock.yaml``,
-    ``bun.lock``) or by the declaration's descriptor (``yarn.lock``). ``pyproject.toml``, ``Pipfile`` and ``Cargo.toml``: the
+    ``bun.lock``) or by the declaration's descriptor (``yarn.lock``). ``pyproject.toml``,
+    ``Pipfile`` and ``Cargo.toml``: the
     outermost lockfile of their own tools whose workspace lists the project (uv and Cargo ignore
     a member's own lock), else the lockfile beside the manifest.
     """

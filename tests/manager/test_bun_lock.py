@@ -93,5 +93,7 @@ def test_hostile_unterminated_comments_are_linear() -> None:
     result = bun_lock.extract("bun.lock", '{"a": 1, ' + "/* , " * 100_000, _no_read)
     assert result.lockfile is None
     entries = ", ".join(f'"p{i}": ["p{i}@1.0.{i % 10}", "", {{}}, ""]' for i in range(100_000))
-    big = bun_lock.extract("bun.lock", '{"lockfileVersion": 1, "packages": {' + entries + "}}", _no_read)
+    big = bun_lock.extract(
+        "bun.lock", '{"lockfileVersion": 1, "packages": {' + entries + "}}", _no_read
+    )
     assert len(_lockfile(big).packages) == 100_000

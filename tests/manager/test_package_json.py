@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -295,7 +296,7 @@ def test_byte_order_mark_is_ignored() -> None:
 PNPM_CATALOGS = Path(__file__).parents[1] / "fixtures" / "manifests" / "pnpm_lock" / "v9-catalogs"
 
 
-def _reader(root: Path):  # noqa: ANN202 - a ReadFile over a fixture directory
+def _reader(root: Path) -> Callable[[str], str]:
     def read(path: str) -> str:
         file = root / path
         if not file.is_file():
@@ -321,7 +322,7 @@ def test_catalog_specs_take_their_range_from_pnpm_workspace_yaml_and_say_so() ->
 
 
 def test_catalog_without_a_workspace_file_is_skipped_with_the_reason() -> None:
-    """No pnpm-workspace.yaml above the manifest: the row is skipped, never looked up as `catalog:`."""
+    """No pnpm-workspace.yaml above the manifest: the row is skipped, never looked up."""
     text = '{"dependencies": {"react": "catalog:"}}'
     (react,) = package_json.extract("apps/web/package.json", text, _no_read).dependencies
     assert react.skip_reason is not None
@@ -336,7 +337,9 @@ def test_catalog_in_an_unreadable_workspace_file_names_it() -> None:
             return "catalog: [unclosed\n"
         raise ManifestError("file not found", file=path)
 
-    (react,) = package_json.extract("a/package.json", '{"dependencies": {"r": "catalog:"}}', read).dependencies
+    (react,) = package_json.extract(
+        "a/package.json", '{"dependencies": {"r": "catalog:"}}', read
+    ).dependencies
     assert react.skip_reason is not None
     assert react.skip_reason.startswith("catalog:: pnpm-workspace.yaml not read (invalid YAML")
 

@@ -3,10 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from patchula.errors import ManifestError
 from patchula.manager import pnpm_lock
-from patchula.models import ExtractResult, LockedPackage, Lockfile
+from patchula.models import ExtractResult, Lockfile
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "manifests" / "pnpm_lock"
 CORPUS = Path(__file__).parents[3] / "shared" / "corpus"
@@ -99,9 +100,7 @@ def test_v9_catalog_specifiers_lock_like_any_other() -> None:
 
 def test_pnpm_10_environment_document_is_passed_over() -> None:
     """The lockfile document is the last one holding lockfileVersion (pnpm 10's env document)."""
-    assert _paths(_extract("env-document")) == {
-        "node_modules/left-pad": ("left-pad", "1.3.0", 20)
-    }
+    assert _paths(_extract("env-document")) == {"node_modules/left-pad": ("left-pad", "1.3.0", 20)}
 
 
 def test_not_a_mapping_is_a_problem() -> None:
@@ -122,7 +121,7 @@ def test_unknown_lockfile_version_is_a_warning() -> None:
 def test_packages_sections_are_not_parsed_but_lines_are_kept() -> None:
     """The packages and snapshots sections are blanked line for line; other sections remain."""
     text = "a: 1\npackages:\n  x: {}\n  y: {}\n\nsnapshots:\n  z: {}\nimporters: {}\n"
-    blanked = pnpm_lock._without_packages(text)  # noqa: SLF001 - the cut itself
+    blanked = pnpm_lock._without_packages(text)
     assert blanked == "a: 1\n\n\n\n\n\n\nimporters: {}\n"
 
 
@@ -164,14 +163,12 @@ def test_hostile_deep_nesting_is_a_problem() -> None:
 @pytest.mark.skipif(not (CORPUS / "prometheus__prometheus").is_dir(), reason="corpus absent")
 @pytest.mark.parametrize("rel", ["web/ui/pnpm-lock.yaml", "web/ui/react-app/pnpm-lock.yaml"])
 def test_real_prometheus_lockfiles_give_every_importer_entry(rel: str) -> None:
-    """Each real importer entry with a registry version is a locked package (checked by safe_load)."""
-    import yaml
-
+    """Each real importer entry with a registry version is a locked package (checked by PyYAML)."""
     text = (CORPUS / "prometheus__prometheus" / rel).read_text(encoding="utf-8")
     result = pnpm_lock.extract(rel, text, _no_read)
     assert result.problems == ()
     expected = {}
-    data = yaml.load(text, Loader=yaml.CSafeLoader)  # noqa: S506 - the safe loader, in C
+    data = yaml.load(text, Loader=yaml.CSafeLoader)
     for directory, importer in data["importers"].items():
         for section in ("dependencies", "devDependencies", "optionalDependencies"):
             for name, entry in (importer.get(section) or {}).items():

@@ -6,10 +6,13 @@ import pytest
 
 from patchula.errors import ManifestError
 from patchula.manager import yarn_lock
-from patchula.models import ExtractResult, LockedPackage, Lockfile
+from patchula.models import ExtractResult, Lockfile, ManifestProblem
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "manifests" / "yarn_lock"
 CORPUS = Path(__file__).parents[3] / "shared" / "corpus"
+
+
+LODASH_PATCH = "lodash-npm-4.17.21-6382451519.patch"
 
 
 def _no_read(path: str) -> str:
@@ -94,7 +97,7 @@ def test_berry_workspaces_patches_aliases_and_git() -> None:
             "1.22.8",
             52,
         ),
-        "lodash-patched@patch:lodash@npm%3A^4.17.21#~/.yarn/patches/lodash-npm-4.17.21-6382451519.patch": (
+        f"lodash-patched@patch:lodash@npm%3A^4.17.21#~/.yarn/patches/{LODASH_PATCH}": (
             "lodash",
             "4.17.21",
             59,
@@ -107,10 +110,10 @@ def test_berry_workspaces_patches_aliases_and_git() -> None:
 def test_berry_reads_the_same_through_yaml_as_line_by_line() -> None:
     """The line reader and the YAML reader give the same packages for a yarn-written lock."""
     text = (FIXTURES / "berry-workspaces-patches" / "yarn.lock").read_text(encoding="utf-8")
-    fast = yarn_lock._berry_lines(text)  # noqa: SLF001 - the two readers compared
+    fast = yarn_lock._berry_lines(text)
     assert fast is not None
-    problems: list = []
-    slow = yarn_lock._berry_yaml("yarn.lock", yarn_lock._berry_outline(text), text, problems)  # noqa: SLF001
+    problems: list[ManifestProblem] = []
+    slow = yarn_lock._berry_yaml("yarn.lock", yarn_lock._berry_outline(text), text, problems)
     assert problems == []
     assert {k: v[1:] for k, v in fast.items()} == {k: v[1:] for k, v in slow.items()}
     assert {k: v[0] for k, v in fast.items()} == {k: v[0] for k, v in slow.items()}
@@ -119,7 +122,7 @@ def test_berry_reads_the_same_through_yaml_as_line_by_line() -> None:
 def test_berry_not_written_by_yarn_goes_through_yaml() -> None:
     """Single quotes and an anchor are no yarn output: the YAML reader reads them."""
     text = (FIXTURES / "berry-not-yarn-shaped" / "yarn.lock").read_text(encoding="utf-8")
-    assert yarn_lock._berry_lines(text) is None  # noqa: SLF001 - the fast path declines
+    assert yarn_lock._berry_lines(text) is None
     result = _extract("berry-not-yarn-shaped")
     assert result.problems == ()
     assert _descriptors(result) == {"left-pad@^1.3.0": ("left-pad", "1.3.0", 5)}
@@ -198,5 +201,9 @@ def test_real_excalidraw_lockfile_is_read_whole() -> None:
     result = yarn_lock.extract("yarn.lock", text, _no_read)
     assert result.problems == ()
     found = _descriptors(result)
-    assert found["@babel/preset-env@7.26.9"] == ("@babel/preset-env", "7.26.9", found["@babel/preset-env@7.26.9"][2])
+    assert found["@babel/preset-env@7.26.9"] == (
+        "@babel/preset-env",
+        "7.26.9",
+        found["@babel/preset-env@7.26.9"][2],
+    )
     assert len(found) > 1500

@@ -122,7 +122,7 @@ def _locked(entry: object) -> tuple[str, str] | None:
 
 
 def _install_path(key: str, members: dict[str, str]) -> str | None:
-    """The install path of a ``packages`` key: ``b/@s/a`` is ``node_modules/b/node_modules/@s/a``."""
+    """The install path of a ``packages`` key (``b/@s/a``: ``node_modules/b/node_modules/@s/a``)."""
     segments = key.split("/")
     names: list[str] = []
     index = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -252,12 +253,12 @@ class _Extra:
     """Reads the dependency types beyond the four sections into rows and problems."""
 
     path: str
-    line: object
+    line: Callable[..., int | None]
     dependencies: list[Dependency]
     problems: list[ManifestProblem]
 
     def where(self, *keys: str) -> int | None:
-        return self.line(*keys)  # type: ignore[operator]
+        return self.line(*keys)
 
     def row(
         self,
@@ -347,7 +348,7 @@ class _Extra:
                 )
 
     def overrides(self, keys: tuple[str, ...], dep_type: str, value: object, depth: int) -> None:
-        """npm ``overrides``: ``name`` or ``name@range`` keys, nested objects with ``"."``."""
+        """The npm ``overrides``: ``name`` or ``name@range`` keys, nested objects with ``"."``."""
         if value is None:
             return
         if not isinstance(value, dict):
@@ -371,7 +372,7 @@ class _Extra:
                 self.warn((*keys, key), f"override {key!r} must be a string, got {json_type(spec)}")
 
     def resolutions(self, value: object) -> None:
-        """yarn ``resolutions``: ``a``, ``**/a``, ``parent/a`` or descriptor keys."""
+        """The yarn ``resolutions``: ``a``, ``**/a``, ``parent/a`` or descriptor keys."""
         if value is None:
             return
         if not isinstance(value, dict):
@@ -385,7 +386,7 @@ class _Extra:
                 self.warn(keys, f"resolution {key!r} must be a string, got {json_type(spec)}")
 
     def pnpm_overrides(self, value: object) -> None:
-        """pnpm ``pnpm.overrides``: ``a``, ``a@<2`` or ``parent>a`` keys."""
+        """The pnpm ``pnpm.overrides``: ``a``, ``a@<2`` or ``parent>a`` keys."""
         if value is None:
             return
         keys = ("pnpm", "overrides")
@@ -438,13 +439,16 @@ def _dependency(
     path: str, line: int | None, section: str, name: str, spec: str, catalogs: _Catalogs
 ) -> Dependency:
     note: str | None = None
+    package_name: str = name
+    constraint: str | None = None
+    skip_reason: str | None
     if spec.strip().startswith("catalog:"):
-        found, note = catalogs.range_of(name, spec.strip())
+        found, said = catalogs.range_of(name, spec.strip())
         if found is None:
-            package_name, constraint, skip_reason = name, None, note
-            note = None
+            skip_reason = said
         else:
             package_name, constraint, skip_reason = classify(name, found)
+            note = said
     else:
         package_name, constraint, skip_reason = classify(name, spec)
     return Dependency(

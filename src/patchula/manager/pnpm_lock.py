@@ -159,7 +159,7 @@ def _importer(member: str, importer: YamlNode) -> list[LockedPackage]:
 
 
 def _locked(alias: str, raw: str) -> tuple[str, str] | None:
-    """``(registry name, version)`` of an importer's version, or ``None`` when not a registry one."""
+    """``(registry name, version)`` of an importer's version; ``None`` when not a registry one."""
     value = raw.strip().split("(", 1)[0]  # 6.x and 9.x peer suffix: 1.2.3(react@18.2.0)
     name = alias
     if value.startswith("/"):  # 5.x /b/1.0.0 and 6.x /b@1.0.0: an alias's target
