@@ -107,6 +107,21 @@ def test_pnpm_catalog_rows_say_where_their_range_came_from(tmp_path: Path) -> No
     assert rows[("packages/old/package.json", "vue")][1] is None
 
 
+def test_pnpm_member_target_is_scanned_from_its_workspace_root(tmp_path: Path) -> None:
+    """`run packages/new` in a pnpm workspace: the root pnpm-lock.yaml and catalog apply."""
+    shutil.copytree(FIXTURES / "pnpm_lock" / "v9-catalogs", tmp_path, dirs_exist_ok=True)
+    (tmp_path / ".git").mkdir()
+    packages = {"react": {"17.0.2": "2021-03-22T00:00:00Z", "18.3.1": "2024-04-26T00:00:00Z"}}
+    [repo] = _scan([tmp_path / "packages" / "new"], FakeFetch(packages)).repos
+    assert repo.root == str(tmp_path)
+    assert [(r.dependency.file, r.finding.current, r.lock_file) for r in repo.rows] == [
+        ("packages/new/package.json", "18.3.1", "pnpm-lock.yaml")
+    ]
+    _write(tmp_path, "pnpm-workspace.yaml", "packages:\n  - 'packages/*'\n  - '!packages/new'\n")
+    [excluded] = _scan([tmp_path / "packages" / "new"], FakeFetch(packages)).repos
+    assert excluded.root == str(tmp_path / "packages" / "new")
+
+
 def test_bun_lock_member_gets_its_own_nested_version(tmp_path: Path) -> None:
     """bun.lock's `@acme/app/react` is the member's react; the root's is node_modules/react."""
     lock = (FIXTURES / "bun_lock" / "workspaces-trailing-commas" / "bun.lock").read_text()

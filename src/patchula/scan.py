@@ -375,8 +375,10 @@ def _workspace_root(directory: Path) -> Path | None:
     holds ``.git`` itself is a checkout, never a member), nearest first, as each tool does:
     Cargo a ``Cargo.toml`` with ``[workspace]`` whose ``members`` (minus ``exclude``) match
     (Cargo reference, "Workspaces"); npm a ``package.json`` whose ``workspaces`` match (npm
-    docs, "workspaces"); uv a ``pyproject.toml`` with ``[tool.uv.workspace]`` ``members``
-    (minus ``exclude``) (uv docs, "Workspaces"). The member must hold that tool's manifest.
+    docs, "workspaces"); pnpm a ``pnpm-workspace.yaml`` whose ``packages`` globs (minus the
+    ``!`` ones) match (pnpm docs, "pnpm-workspace.yaml"); uv a ``pyproject.toml`` with
+    ``[tool.uv.workspace]`` ``members`` (minus ``exclude``) (uv docs, "Workspaces"). The member
+    must hold that tool's manifest.
     An unreadable or invalid ancestor manifest is not a workspace.
     """
     checkout = _checkout_root(directory)
@@ -385,6 +387,8 @@ def _workspace_root(directory: Path) -> Path | None:
     for parent in directory.parents:
         rel = directory.relative_to(parent).as_posix()
         if any(_member_of(parent, rel, directory, kind) for kind in _WORKSPACE_KINDS):
+            return parent
+        if _pnpm_member_of(parent, rel, directory):
             return parent
         if parent == checkout:
             break
@@ -425,6 +429,27 @@ def _member_of(
         members = members.get("packages")
     excluded = _at(data, exclude_at) if exclude_at is not None else None
     return _globs_match(members, rel) and not _globs_match(excluded, rel)
+
+
+def _pnpm_member_of(parent: Path, rel: str, directory: Path) -> bool:
+    """Whether ``directory`` is a member of the pnpm workspace ``parent/pnpm-workspace.yaml``."""
+    workspace = parent / "pnpm-workspace.yaml"
+    if not (directory / "package.json").is_file() or not workspace.is_file():
+        return False
+    from patchula.manager.base import load_yaml  # noqa: PLC0415 - lazy: only members pay
+
+    try:
+        raw = read_regular(workspace, workspace.name, WORKSPACE_MANIFEST_MAX_BYTES)
+        documents, problem = load_yaml(workspace.name, raw.decode("utf-8"))
+    except (ManifestError, UnicodeDecodeError):
+        return False
+    packages = documents[0].get("packages") if documents and problem is None else None
+    if packages is None or packages.kind != "sequence":
+        return False
+    globs = [item.text() or "" for item in packages.entries()]
+    included = [glob for glob in globs if not glob.startswith("!")]
+    excluded = [glob[1:] for glob in globs if glob.startswith("!")]
+    return _globs_match(included, rel) and not _globs_match(excluded, rel)
 
 
 def _at(data: object, keys: tuple[str, ...]) -> object:
