@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from patchula.errors import ManifestError
+from patchula.manager import MANAGERS
 from patchula.scan import RepoResult, _discover, _extract_repo, _Extracted
 from patchula.settings import Settings
 from tests.test_scan import PKGS, FakeFetch, _scan, _write
@@ -223,3 +225,42 @@ def test_prometheus_rows_take_the_pnpm_lock_versions(tmp_path: Path) -> None:
         assert item.locked == entry["version"].split("(")[0], dep.name
         checked += 1
     assert checked > 150
+
+
+# --- Hostile lockfiles: a clear problem or a bounded reading, never a crash or a hang -------
+
+TEN_MB = 10 * 1024 * 1024
+
+
+def _no_read(path: str) -> str:
+    raise ManifestError("lockfiles have no includes", file=path)
+
+
+@pytest.mark.parametrize(
+    ("manager_id", "path", "text", "expected"),
+    [
+        ("yarn_lock", "yarn.lock", "a" * TEN_MB, "expected an entry"),
+        ("yarn_lock", "yarn.lock", "__metadata:\n  version: 8\nx: " + "[" * 3000, "invalid YAML"),
+        ("pnpm_lock", "pnpm-lock.yaml", "a: " + "[" * TEN_MB, "invalid YAML"),
+        (
+            "pnpm_lock",
+            "pnpm-lock.yaml",
+            "".join(f"{' ' * i}k{i}:\n" for i in range(1200)),
+            "invalid YAML",
+        ),
+        ("bun_lock", "bun.lock", "[" * TEN_MB, "invalid JSON"),
+        ("bun_lock", "bun.lock", '{"packages": {' + '"a": 1, ' * 1_000_000 + "}}", None),
+    ],
+    ids=["yarn-10mb-line", "berry-deep", "pnpm-10mb-flow", "pnpm-deep-block", "bun-10mb", "bun-1m"],
+)
+def test_hostile_lockfiles_end_as_problems(
+    manager_id: str, path: str, text: str, expected: str | None
+) -> None:
+    """10 MB of brackets, deep nesting, a key repeated a million times: a problem or nothing."""
+    result = MANAGERS[manager_id].extract(path, text, _no_read)
+    messages = [p.message for p in result.problems]
+    if expected is None:
+        assert result.lockfile is not None
+        assert result.lockfile.packages == ()
+    else:
+        assert any(expected in message for message in messages), messages

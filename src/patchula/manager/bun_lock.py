@@ -46,7 +46,6 @@ def json_text(text: str) -> str:
     Comments and trailing commas become spaces (newlines kept), so offsets and lines are those
     of the original. Strings are kept as they are, whatever they hold.
     """
-
     cleaned = _blank_comments_and_commas(text)
     if cleaned != text and ("//" in text or "/*" in text):
         # A trailing comma followed by a comment is seen once the comment is blank.
