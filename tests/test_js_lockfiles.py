@@ -109,6 +109,23 @@ def test_pnpm_catalog_rows_say_where_their_range_came_from(tmp_path: Path) -> No
     assert rows[("packages/old/package.json", "vue")][1] is None
 
 
+def test_pnpm_member_row_never_takes_another_importers_version(tmp_path: Path) -> None:
+    """A member's declaration its importer does not lock is unlocked, not the root's version."""
+    lock = (
+        "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n"
+        "      a:\n        specifier: ^1.0.0\n        version: 1.0.0\n"
+        "  packages/app: {}\n"
+    )
+    _write(tmp_path, "pnpm-lock.yaml", lock)
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    _write(tmp_path, "packages/app/package.json", json.dumps({"peerDependencies": {"a": "^1"}}))
+    _, items = _extract(tmp_path)
+    assert _locked(items) == {
+        ("package.json", "a"): ("1.0.0", "pnpm-lock.yaml"),
+        ("packages/app/package.json", "a"): (None, None),
+    }
+
+
 def test_pnpm_member_target_is_scanned_from_its_workspace_root(tmp_path: Path) -> None:
     """`run packages/new` in a pnpm workspace: the root pnpm-lock.yaml and catalog apply."""
     shutil.copytree(FIXTURES / "pnpm_lock" / "v9-catalogs", tmp_path, dirs_exist_ok=True)

@@ -1328,7 +1328,9 @@ def _locked_version(
             if lock.manager in _DESCRIPTOR_LOCKED:
                 version = _descriptor_resolve(_packages_by(lock, "descriptor", indexes), dep)
             else:
-                version = _npm_resolve(_packages_by(lock, "install_path", indexes), member, dep)
+                by_path = _packages_by(lock, "install_path", indexes)
+                strict = lock.manager in _IMPORTER_LOCKED
+                version = _npm_resolve(by_path, member, dep, strict=strict)
             if version is None:
                 return None, None, None
             if not _admits(dep, version):
@@ -1421,6 +1423,9 @@ def _packages_by(
 
 # npm lockfiles keyed by declarations (``LockedPackage.descriptor``), not install paths.
 _DESCRIPTOR_LOCKED = frozenset({"yarn_lock"})
+# npm lockfiles that lock each workspace package's own declarations apart (pnpm's importers):
+# a member's row never takes what another importer locked.
+_IMPORTER_LOCKED = frozenset({"pnpm_lock"})
 
 
 def _is_member(lock: Lockfile, member: str) -> bool:
@@ -1451,9 +1456,12 @@ def _descriptor_resolve(
 
 
 def _npm_resolve(
-    by_path: dict[str, list[LockedPackage]], member: str, dep: Dependency
+    by_path: dict[str, list[LockedPackage]], member: str, dep: Dependency, *, strict: bool = False
 ) -> str | None:
-    """Resolve ``dep`` the way Node does: ``member/node_modules/<name>``, then each parent's."""
+    """Resolve ``dep`` the way Node does: ``member/node_modules/<name>``, then each parent's.
+
+    ``strict``: only the member's own ``node_modules`` (pnpm links no other).
+    """
     directory = member
     while True:
         path = f"{directory}/node_modules/{dep.name}" if directory else f"node_modules/{dep.name}"
@@ -1461,7 +1469,7 @@ def _npm_resolve(
         if entries:
             entry = entries[-1]  # a repeated install path: the last entry, as json.loads keeps
             return entry.version if entry.name == dep.package_name else None
-        if not directory:
+        if not directory or strict:
             return None
         directory = posixpath.dirname(directory)
 
