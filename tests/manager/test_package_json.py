@@ -329,6 +329,38 @@ def test_catalog_without_a_workspace_file_is_skipped_with_the_reason() -> None:
     assert "catalog:" in react.skip_reason
 
 
+def test_bun_catalogs_in_the_root_package_json() -> None:
+    """The bun runtime keeps catalogs in the root package.json (in `workspaces` or at the top)."""
+    files = {
+        "package.json": json.dumps(
+            {
+                "workspaces": {"packages": ["apps/*"], "catalog": {"react": "^19.0.0"}},
+                "catalogs": {"testing": {"jest": "^30.0.0"}},
+            }
+        ),
+        "apps/web/package.json": json.dumps(
+            {"dependencies": {"react": "catalog:"}, "devDependencies": {"jest": "catalog:testing"}}
+        ),
+    }
+
+    def read(path: str) -> str:
+        if path not in files:
+            raise ManifestError("file not found", file=path)
+        return files[path]
+
+    react, jest = package_json.extract(
+        "apps/web/package.json", files["apps/web/package.json"], read
+    ).dependencies
+    assert (react.constraint, react.note) == (
+        "^19.0.0",
+        "range ^19.0.0 from the default catalog in package.json",
+    )
+    assert (jest.constraint, jest.note) == (
+        "^30.0.0",
+        "range ^30.0.0 from catalog 'testing' in package.json",
+    )
+
+
 def test_catalog_in_an_unreadable_workspace_file_names_it() -> None:
     """A broken pnpm-workspace.yaml is named in the skip reason of the rows that need it."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections.abc import Callable
@@ -77,13 +78,13 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
     dist-tags such as ``latest`` are kept with the tag as constraint; ``""`` and ``"*"`` become
     ``"*"``; a ``patch:`` spec is its base package and range (yarn's patch protocol).
     ``catalog:`` and ``catalog:<name>`` take their range from the catalogs of the nearest
-    ``pnpm-workspace.yaml`` at or above the manifest (read through ``read``; pnpm docs,
-    "Catalogs"), the row's ``note`` naming it. Renovate's further dependency types have rows
-    of their own (``EXTRA_TYPES``): ``packageManager``, ``engines``, ``volta``, ``overrides``,
-    ``resolutions``, ``pnpm.overrides``. ``workspaces`` (a list, or yarn's ``{"packages": […]}``)
-    goes to ``ExtractResult.workspaces``. Bad JSON and wrong types are problems, never
-    exceptions; a section that is not an object and an entry whose value is not a string are
-    dropped with a warning, as npm does.
+    ``pnpm-workspace.yaml`` at or above the manifest (pnpm docs, "Catalogs"), or of bun's root
+    ``package.json`` (read through ``read``), the row's ``note`` naming it. Renovate's further
+    dependency types have rows of their own (``EXTRA_TYPES``): ``packageManager``, ``engines``,
+    ``volta``, ``overrides``, ``resolutions``, ``pnpm.overrides``. ``workspaces`` (a list, or
+    yarn's ``{"packages": […]}``) goes to ``ExtractResult.workspaces``. Bad JSON and wrong
+    types are problems, never exceptions; a section that is not an object and an entry whose
+    value is not a string are dropped with a warning, as npm does.
     """
     data, problem = parse_json_object(path, text)
     if problem is not None:
@@ -149,7 +150,11 @@ _NOT_FOUND = "file not found"
 
 @dataclass
 class _Catalogs:
-    """The catalogs of the nearest ``pnpm-workspace.yaml`` above one manifest, read on demand."""
+    """The catalogs of the nearest workspace root above one manifest, read on demand.
+
+    The root is the nearest directory at or above the manifest with a ``pnpm-workspace.yaml``
+    (pnpm) or a ``package.json`` holding catalogs (bun); its catalogs are read once.
+    """
 
     path: str
     read: ReadFile
@@ -164,7 +169,8 @@ class _Catalogs:
         label = spec.removeprefix("catalog:").strip() or "default"
         shown = "the default catalog" if label == "default" else f"catalog {label!r}"
         if self.file is None:
-            return None, f"{spec}: no {_WORKSPACE_FILE} found at or above {self.path}"
+            where = f"no {_WORKSPACE_FILE} (or package.json with catalogs) at or above"
+            return None, f"{spec}: {where} {self.path}"
         if self.problem is not None:
             return None, f"{spec}: {self.file} not read ({self.problem})"
         found = self.named.get(label, {}).get(name)
@@ -189,9 +195,40 @@ class _Catalogs:
                 self.file = candidate
                 self._parse(candidate, text)
                 return
+            if self._bun_catalogs(posixpath.join(directory, "package.json")):
+                return
             if not directory:
                 return
             directory = posixpath.dirname(directory)
+
+    def _bun_catalogs(self, manifest: str) -> bool:
+        """Whether ``manifest`` holds bun's catalogs (read into ``named``; bun docs, "Catalogs").
+
+        bun keeps them in the root ``package.json``: ``workspaces.catalog`` and
+        ``workspaces.catalogs``, or the same keys at its top level.
+        """
+        try:
+            data = json.loads(self.read(manifest))
+        except (ManifestError, ValueError, RecursionError):
+            return False
+        if not isinstance(data, dict):
+            return False
+        workspaces = data.get("workspaces")
+        places = [workspaces, data] if isinstance(workspaces, dict) else [data]
+        found = False
+        for place in places:
+            default, catalogs = place.get("catalog"), place.get("catalogs")
+            if isinstance(default, dict):
+                self.named.setdefault("default", {}).update(_strings(default))
+                found = True
+            if isinstance(catalogs, dict):
+                for label, catalog in catalogs.items():
+                    if isinstance(catalog, dict):
+                        self.named.setdefault(label, {}).update(_strings(catalog))
+                        found = True
+        if found:
+            self.file = manifest
+        return found
 
     def _parse(self, file: str, text: str) -> None:
         documents, problem = load_yaml(file, text)
@@ -208,6 +245,10 @@ class _Catalogs:
         if catalogs is not None and catalogs.kind == "mapping":
             for label, catalog in catalogs.named():
                 self.named.setdefault(label, {}).update(_catalog(catalog))
+
+
+def _strings(entries: dict[str, object]) -> dict[str, str]:
+    return {name: value for name, value in entries.items() if isinstance(value, str)}
 
 
 def _catalog(node: YamlNode) -> dict[str, str]:
