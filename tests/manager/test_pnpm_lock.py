@@ -66,7 +66,7 @@ def test_v9_workspaces_lock_each_importer_and_drop_peer_suffixes_and_links() -> 
 
 def test_v6_single_project_alias_git_and_tarball() -> None:
     """6.0 without importers: the root's sections; /b@1 aliases lock b; git and tarballs are out."""
-    result = _extract("v6-single-project")
+    result = _extract("v6-peer-suffix-alias-git-tarball")
     assert result.problems == ()
     assert _paths(result) == {
         "node_modules/react-dom": ("react-dom", "18.2.0", 8),
@@ -78,7 +78,7 @@ def test_v6_single_project_alias_git_and_tarball() -> None:
 
 def test_v5_4_importers_with_specifiers_and_underscore_peer_suffix() -> None:
     """5.4: plain versions beside `specifiers`, `_peer` suffixes and /b/1.0.0 aliases."""
-    result = _extract("v5.4-importers")
+    result = _extract("v5.4-importers-peer-suffix")
     assert result.problems == ()
     assert _paths(result) == {
         "node_modules/prettier": ("prettier", "2.8.8", 9),
