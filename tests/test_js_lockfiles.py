@@ -155,6 +155,29 @@ def test_bun_lock_member_gets_its_own_nested_version(tmp_path: Path) -> None:
     }
 
 
+def test_package_manager_and_engines_rows_are_looked_up_on_npm(tmp_path: Path) -> None:
+    """The package manager and engines tools are npm packages (yarn 2+ @yarnpkg/cli), node not."""
+    manifest = {
+        "packageManager": "yarn@4.1.0+sha224.0123",
+        "engines": {"node": ">=20", "npm": ">=1.0.0"},
+    }
+    _write(tmp_path, "package.json", json.dumps(manifest))
+    packages = {
+        "@yarnpkg/cli": {"4.1.0": "2024-01-01T00:00:00Z", "4.5.0": "2024-09-01T00:00:00Z"},
+        "npm": {"1.0.0": "2020-01-01T00:00:00Z", "10.8.2": "2024-07-01T00:00:00Z"},
+    }
+    repo = _scan([tmp_path], FakeFetch(packages)).repos[0]
+    rows = [
+        (r.dependency.dep_type, r.dependency.package_name, r.finding.status, r.finding.current)
+        for r in repo.rows
+    ]
+    assert rows == [
+        ("packageManager", "@yarnpkg/cli", "outdated", "4.1.0"),
+        ("engines", "node", "skipped", None),
+        ("engines", "npm", "up-to-date", "10.8.2"),
+    ]
+
+
 def test_lockfile_outside_the_range_is_not_current(tmp_path: Path) -> None:
     """A yarn.lock out of sync with package.json gives no current; the row says why."""
     _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^2.0.0"}}))

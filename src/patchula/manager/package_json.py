@@ -279,9 +279,10 @@ def _tool_package(tool: str, version: str) -> str:
     """The npm package of a package manager at ``version``: yarn 2+ is ``@yarnpkg/cli``.
 
     The ``yarn`` package stopped at 1.x; yarn berry is published as ``@yarnpkg/cli`` (and its
-    bundle ``@yarnpkg/cli-dist``, which Corepack downloads). Renovate looks ``@yarnpkg/cli`` up
-    for a ``packageManager`` or ``engines`` yarn that is not 1.x
-    (``lib/modules/manager/npm/extract/post/locked-versions.ts``); so does this.
+    bundle ``@yarnpkg/cli-dist``, which Corepack downloads, at the same versions). Renovate
+    looks ``@yarnpkg/cli`` up for a ``packageManager`` or ``engines`` yarn when the project's
+    lockfile is not yarn 1's (``lib/modules/manager/npm/extract/post/locked-versions.ts``);
+    here the declared version decides (its first number is 2 or more), which needs no lockfile.
     """
     if tool != "yarn":
         return tool
