@@ -71,12 +71,12 @@ def test_symlinks_never_leave_the_checkout(tmp_path: Path) -> None:
 
 def test_only_the_chosen_managers_find_files(tmp_path: Path) -> None:
     """Managers left out find nothing: their files are neither listed nor warned about."""
-    for rel in ["Cargo.toml", "Cargo.lock", "requirements.txt", "yarn.lock", "package.json"]:
+    for rel in ["Cargo.toml", "Cargo.lock", "requirements.txt", "bun.lockb", "package.json"]:
         _touch(tmp_path, rel)
     found = discover(tmp_path, [], ["requirements_txt", "cargo_lock"])
     assert [(f.path, f.manager) for f in found.files] == [
         ("Cargo.lock", "cargo_lock"),
         ("requirements.txt", "requirements_txt"),
     ]
-    assert found.unread_lockfiles == {}  # yarn.lock: no npm manager runs
-    assert discover(tmp_path, []).unread_lockfiles == {"yarn.lock": "npm"}
+    assert found.unread_lockfiles == {}  # bun.lockb: no npm manager runs
+    assert discover(tmp_path, []).unread_lockfiles == {"bun.lockb": "npm"}

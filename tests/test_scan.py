@@ -429,15 +429,41 @@ def test_a_file_referenced_by_c_is_no_manifest_of_its_own(tmp_path: Path) -> Non
 
 
 def test_unread_lockfile_is_said(tmp_path: Path) -> None:
-    """A yarn.lock beside a manifest is a warning, and rows resolved from ranges say so."""
+    """A bun.lockb beside a manifest is a warning with bun's hint; rows from ranges say so."""
     _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
-    _write(tmp_path, "yarn.lock", "# yarn lockfile v1\n")
+    (tmp_path / "bun.lockb").write_bytes(b"#!/usr/bin/env bun\nbun-lockfile-format-v0\n\x00\x01")
     result = _scan([tmp_path], FakeFetch(PKGS))
     repo = result.repos[0]
-    assert [(p.file, p.severity) for p in repo.problems] == [("yarn.lock", "warning")]
+    assert [(p.file, p.severity) for p in repo.problems] == [("bun.lockb", "warning")]
+    assert "run `bun install --save-text-lockfile`" in repo.problems[0].message
     finding = repo.rows[0].finding
     assert (finding.current, finding.current_source) == ("1.0.0", "range")
-    assert finding.reason == "from the range: yarn.lock not read"
+    assert finding.reason == "from the range: bun.lockb not read"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("yarn.lock", '# yarn lockfile v1\n\n"a@>=1.0.0":\n  version "1.0.0"\n'),
+        (
+            "pnpm-lock.yaml",
+            (
+                "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n"
+                "      a:\n        specifier: '>=1.0.0'\n        version: 1.0.0\n"
+            ),
+        ),
+        ("bun.lock", '{"lockfileVersion": 1, "packages": {"a": ["a@1.0.0", "", {}, ""],},}'),
+    ],
+)
+def test_yarn_pnpm_and_bun_lockfiles_give_current(tmp_path: Path, name: str, text: str) -> None:
+    """yarn.lock, pnpm-lock.yaml and bun.lock are read: no warning, current is the locked one."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": ">=1.0.0"}}))
+    _write(tmp_path, name, text)
+    repo = _scan([tmp_path], FakeFetch(PKGS)).repos[0]
+    assert repo.problems == []
+    finding = repo.rows[0].finding
+    assert (finding.current, finding.current_source) == ("1.0.0", "lockfile")
+    assert repo.rows[0].lock_file == name
 
 
 def _extract(root: Path) -> list[_Extracted]:

@@ -246,9 +246,9 @@ def test_named_file_is_read_even_where_the_walk_would_skip_it(tmp_path: Path) ->
     (tmp_path / ".git").mkdir()
     _write(tmp_path, ".gitignore", "fixtures/\n")
     _write(tmp_path, "fixtures/package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
-    _write(tmp_path, "yarn.lock", "# yarn lockfile v1\n")
+    _write(tmp_path, "bun.lockb", "binary\n")
     _write(tmp_path, "poetry.lock", "")  # another ecosystem's lockfile: not this file's
     repo = _one(tmp_path / "fixtures" / "package.json")
     assert _rows(repo) == [("fixtures/package.json", "a", "1.0.0", None)]
-    assert [(p.file, p.severity) for p in repo.problems] == [("yarn.lock", "warning")]
-    assert repo.rows[0].finding.reason == "from the range: yarn.lock not read"
+    assert [(p.file, p.severity) for p in repo.problems] == [("bun.lockb", "warning")]
+    assert repo.rows[0].finding.reason == "from the range: bun.lockb not read"

@@ -50,11 +50,16 @@ ALWAYS_SKIPPED_DIRS = frozenset(
 # Lockfiles patchula knows of but cannot read yet, by the datasource of their packages. Their
 # manifests are still scanned; the report says current came from the range, not the lock.
 UNREAD_LOCKFILES = {
-    "yarn.lock": "npm",
-    "pnpm-lock.yaml": "npm",
-    "bun.lock": "npm",
     "bun.lockb": "npm",
     "pdm.lock": "pypi",
+}
+# Why one of them is not read, when there is more to say than that its format is not read yet.
+UNREAD_REASONS = {
+    "bun.lockb": (
+        "bun.lockb is bun's binary lockfile and is not read: current versions of its manifests"
+        " are resolved from their ranges; run `bun install --save-text-lockfile` to write"
+        " bun.lock (the default since bun 1.2)"
+    ),
 }
 
 

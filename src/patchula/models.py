@@ -37,6 +37,9 @@ class Dependency:
     ``<registry host[:port]>/<repository>`` (Docker Hub: ``docker.io/library/python``);
     ``constraint`` the tag (``latest`` when neither a tag nor a digest is written, ``None``
     for a digest without a tag).
+
+    ``note`` is a fact about the declaration that its row reports, whatever its verdict (a
+    pnpm ``catalog:`` declaration: where its range came from); ``None`` when there is none.
     """
 
     manager: str
@@ -52,6 +55,7 @@ class Dependency:
     skip_reason: str | None = None
     markers: str | None = None
     digest: str | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,9 @@ class LockedPackage:
     alias target, the PEP 503 normalised Python name). ``group`` is the ``dep_type`` of the
     manifest rows this entry was locked for when the lockfile locks each group apart
     (Pipfile.lock: ``packages``, ``dev-packages``, custom categories), else ``""``.
+    ``descriptor`` is the declaration this entry resolves when the lockfile is keyed by
+    declarations rather than install paths (yarn.lock: ``a@^1.2``, normalised by
+    ``manager.yarn_lock.descriptor``), else ``""``.
     """
 
     name: str
@@ -71,6 +78,7 @@ class LockedPackage:
     line: int | None = None
     install_path: str = ""
     group: str = ""
+    descriptor: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +88,10 @@ class Lockfile:
     ``ecosystem`` is the datasource id the names belong to (``npm``, ``pypi``). ``members`` lists
     the workspace members (Python project names, PEP 503 normalised) or member directories
     (npm, relative to the lockfile's directory, ``""`` for the root) the lockfile covers, or
-    ``None`` when it covers only the manifest beside it.
+    ``None`` when it covers only the manifest beside it. ``member_globs`` are workspace globs
+    (``packages/*``) whose matching directories are members too, for lockfiles that do not list
+    their members (yarn classic: the scan sets the ``workspaces`` of the ``package.json``
+    beside the lockfile).
     """
 
     file: str
@@ -88,6 +99,7 @@ class Lockfile:
     ecosystem: str
     packages: tuple[LockedPackage, ...]
     members: frozenset[str] | None = None
+    member_globs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +118,8 @@ class ExtractResult:
 
     ``included_files`` lists other files (repository-relative) this one pulled in, such as a
     requirements file's ``-r`` includes, so discovery does not report them twice.
+    ``workspaces`` are the workspace globs a manifest declares (``package.json``
+    ``workspaces``), for lockfiles that do not list their members.
     """
 
     dependencies: tuple[Dependency, ...] = ()
@@ -113,6 +127,7 @@ class ExtractResult:
     problems: tuple[ManifestProblem, ...] = ()
     included_files: tuple[str, ...] = ()
     project_name: str | None = None
+    workspaces: tuple[str, ...] = ()
 
 
 class Release(NamedTuple):

@@ -36,6 +36,7 @@ from patchula.credentials import GITHUB_DATASOURCES, CheckoutAccess, RegistryAcc
 from patchula.datasource import DATASOURCES
 from patchula.discovery import (
     UNREAD_LOCKFILES,
+    UNREAD_REASONS,
     Discovery,
     Found,
     Walk,
@@ -394,8 +395,10 @@ def _workspace_root(directory: Path) -> Path | None:
     holds ``.git`` itself is a checkout, never a member), nearest first, as each tool does:
     Cargo a ``Cargo.toml`` with ``[workspace]`` whose ``members`` (minus ``exclude``) match
     (Cargo reference, "Workspaces"); npm a ``package.json`` whose ``workspaces`` match (npm
-    docs, "workspaces"); uv a ``pyproject.toml`` with ``[tool.uv.workspace]`` ``members``
-    (minus ``exclude``) (uv docs, "Workspaces"). The member must hold that tool's manifest.
+    docs, "workspaces"); pnpm a ``pnpm-workspace.yaml`` whose ``packages`` globs (minus the
+    ``!`` ones) match (pnpm docs, "pnpm-workspace.yaml"); uv a ``pyproject.toml`` with
+    ``[tool.uv.workspace]`` ``members`` (minus ``exclude``) (uv docs, "Workspaces"). The member
+    must hold that tool's manifest.
     An unreadable or invalid ancestor manifest is not a workspace.
     """
     checkout = _checkout_root(directory)
@@ -404,6 +407,8 @@ def _workspace_root(directory: Path) -> Path | None:
     for parent in directory.parents:
         rel = directory.relative_to(parent).as_posix()
         if any(_member_of(parent, rel, directory, kind) for kind in _WORKSPACE_KINDS):
+            return parent
+        if _pnpm_member_of(parent, rel, directory):
             return parent
         if parent == checkout:
             break
@@ -444,6 +449,27 @@ def _member_of(
         members = members.get("packages")
     excluded = _at(data, exclude_at) if exclude_at is not None else None
     return _globs_match(members, rel) and not _globs_match(excluded, rel)
+
+
+def _pnpm_member_of(parent: Path, rel: str, directory: Path) -> bool:
+    """Whether ``directory`` is a member of the pnpm workspace ``parent/pnpm-workspace.yaml``."""
+    workspace = parent / "pnpm-workspace.yaml"
+    if not (directory / "package.json").is_file() or not workspace.is_file():
+        return False
+    from patchula.manager.base import load_yaml  # noqa: PLC0415 - lazy: only members pay
+
+    try:
+        raw = read_regular(workspace, workspace.name, WORKSPACE_MANIFEST_MAX_BYTES)
+        documents, problem = load_yaml(workspace.name, raw.decode("utf-8"))
+    except (ManifestError, UnicodeDecodeError):
+        return False
+    packages = documents[0].get("packages") if documents and problem is None else None
+    if packages is None or packages.kind != "sequence":
+        return False
+    globs = [item.text() or "" for item in packages.entries()]
+    included = [glob for glob in globs if not glob.startswith("!")]
+    excluded = [glob[1:] for glob in globs if glob.startswith("!")]
+    return _globs_match(included, rel) and not _globs_match(excluded, rel)
 
 
 def _at(data: object, keys: tuple[str, ...]) -> object:
@@ -715,8 +741,11 @@ async def _row(
     catalog, finding = await lookups.evaluate(judged, catalog, policy, now, locked, key)
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
-    if item.note and finding.current_source in {"range", "lockfile"}:
-        reason = f"{finding.reason}; {item.note}" if finding.reason else item.note
+    note = item.note if finding.current_source in {"range", "lockfile"} else None
+    # A declaration's own note (a catalog's range) is said whatever gave current.
+    note = "; ".join(part for part in (dep.note, note) if part) or None
+    if note:
+        reason = f"{finding.reason}; {note}" if finding.reason else note
         finding = replace(finding, reason=reason)
     if use == "pinned":
         finding = await _judge_pinned_digest(finding, dep, tag, lookups, key)
@@ -819,7 +848,16 @@ def _lazy_times(datasource: str) -> bool:
 
 # Managers that read lockfiles (their results carry a ``Lockfile``).
 LOCKFILE_MANAGERS = frozenset(
-    {"package_lock", "uv_lock", "poetry_lock", "pipfile_lock", "cargo_lock"}
+    {
+        "package_lock",
+        "yarn_lock",
+        "pnpm_lock",
+        "bun_lock",
+        "uv_lock",
+        "poetry_lock",
+        "pipfile_lock",
+        "cargo_lock",
+    }
 )
 
 
@@ -860,7 +898,7 @@ async def _discover_sliced(root: Path, settings: Settings) -> tuple[Discovery, i
 
 # The lockfile managers that resolve each manifest manager's dependencies.
 _LOCKS_OF = {
-    "package_json": ("package_lock",),
+    "package_json": ("package_lock", "yarn_lock", "pnpm_lock", "bun_lock"),
     "cargo_toml": ("cargo_lock",),
     "pyproject": ("uv_lock", "poetry_lock"),
 }
@@ -949,7 +987,9 @@ def _extract_repo(
             found.unread_lockfiles[item.path] = MANAGERS[item.manager].DATASOURCE
         if result is not None:
             results.append((item.path, result))
-    lockfiles = [r.lockfile for _, r in results if r.lockfile is not None]
+    lockfiles = _with_member_globs(
+        [r.lockfile for _, r in results if r.lockfile is not None], results
+    )
     lock_indexes: _LockIndexes = {}
     # npm workspace packages are installed from the checkout, not the registry.
     npm_workspace = {
@@ -1005,6 +1045,27 @@ def _extract_repo(
     return out
 
 
+def _with_member_globs(
+    lockfiles: list[Lockfile], results: list[tuple[str, ExtractResult]]
+) -> list[Lockfile]:
+    """``lockfiles`` with the workspace globs of the ``package.json`` beside each yarn lock.
+
+    A yarn classic lockfile does not list the workspaces it covers; yarn takes them from the
+    root manifest's ``workspaces``, and so does the matching.
+    """
+    globs = {
+        posixpath.dirname(path): result.workspaces
+        for path, result in results
+        if result.workspaces and posixpath.basename(path) == "package.json"
+    }
+    return [
+        replace(lock, member_globs=globs[posixpath.dirname(lock.file)])
+        if lock.manager in _DESCRIPTOR_LOCKED and posixpath.dirname(lock.file) in globs
+        else lock
+        for lock in lockfiles
+    ]
+
+
 def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:
     """Add what the walk refused and the lockfiles it cannot read, in or above ``scope``."""
     for path, reason in found.refused:
@@ -1016,7 +1077,8 @@ def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:
     )
     for path in found.unread_lockfiles:
         if scope.covers(path):
-            repo.problems.append(ManifestProblem(path, None, message, severity="warning"))
+            reason = UNREAD_REASONS.get(posixpath.basename(path), message)
+            repo.problems.append(ManifestProblem(path, None, reason, severity="warning"))
 
 
 def _new_problems(
@@ -1265,7 +1327,9 @@ def _locked_version(
     locked version) and the note names the others.
 
     npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
-    way Node resolves ``node_modules``. ``pyproject.toml``, ``Pipfile`` and ``Cargo.toml``: the
+    way Node resolves ``node_modules`` (``package-lock.json``, ``pnpm-lock.yaml``,
+    ``bun.lock``) or by the declaration's descriptor (``yarn.lock``). ``pyproject.toml``,
+    ``Pipfile`` and ``Cargo.toml``: the
     outermost lockfile of their own tools whose workspace lists the project (uv and Cargo ignore
     a member's own lock), else the lockfile beside the manifest.
     """
@@ -1282,9 +1346,14 @@ def _locked_version(
             lock_dir = posixpath.dirname(lock.file)
             member = posixpath.relpath(manifest_dir or ".", lock_dir or ".")
             member = "" if member == "." else member
-            if member and (lock.members is None or member not in lock.members):
+            if member and not _is_member(lock, member):
                 continue
-            version = _npm_resolve(_packages_by(lock, "install_path", indexes), member, dep)
+            if lock.manager in _DESCRIPTOR_LOCKED:
+                version = _descriptor_resolve(_packages_by(lock, "descriptor", indexes), dep)
+            else:
+                by_path = _packages_by(lock, "install_path", indexes)
+                strict = lock.manager in _IMPORTER_LOCKED
+                version = _npm_resolve(by_path, member, dep, strict=strict)
             if version is None:
                 return None, None, None
             if not _admits(dep, version):
@@ -1375,10 +1444,47 @@ def _packages_by(
     return grouped
 
 
-def _npm_resolve(
-    by_path: dict[str, list[LockedPackage]], member: str, dep: Dependency
+# npm lockfiles keyed by declarations (``LockedPackage.descriptor``), not install paths.
+_DESCRIPTOR_LOCKED = frozenset({"yarn_lock"})
+# npm lockfiles that lock each workspace package's own declarations apart (pnpm's importers):
+# a member's row never takes what another importer locked.
+_IMPORTER_LOCKED = frozenset({"pnpm_lock"})
+
+
+def _is_member(lock: Lockfile, member: str) -> bool:
+    """Whether the directory ``member`` (relative to the lockfile's) is one of its workspaces."""
+    if lock.members is not None and member in lock.members:
+        return True
+    return _globs_match(list(lock.member_globs), member)
+
+
+def _descriptor_resolve(
+    by_descriptor: dict[str, list[LockedPackage]], dep: Dependency
 ) -> str | None:
-    """Resolve ``dep`` the way Node does: ``member/node_modules/<name>``, then each parent's."""
+    """The version a yarn lockfile resolved ``dep``'s declaration to (``name@range``), or ``None``.
+
+    A ``patch:`` declaration is its base range's (yarn locks the patched package at the version
+    of its base); an alias's entry must lock the alias's target.
+    """
+    from patchula.manager import yarn_lock  # noqa: PLC0415 - lazy: start-up
+
+    spec = (dep.declared or "").strip()
+    if spec.startswith("patch:"):
+        spec = dep.constraint or ""
+    entries = by_descriptor.get(yarn_lock.descriptor(dep.name, spec))
+    if not entries:
+        return None
+    entry = entries[-1]
+    return entry.version if entry.name == dep.package_name else None
+
+
+def _npm_resolve(
+    by_path: dict[str, list[LockedPackage]], member: str, dep: Dependency, *, strict: bool = False
+) -> str | None:
+    """Resolve ``dep`` the way Node does: ``member/node_modules/<name>``, then each parent's.
+
+    ``strict``: only the member's own ``node_modules`` (pnpm links no other).
+    """
     directory = member
     while True:
         path = f"{directory}/node_modules/{dep.name}" if directory else f"node_modules/{dep.name}"
@@ -1386,7 +1492,7 @@ def _npm_resolve(
         if entries:
             entry = entries[-1]  # a repeated install path: the last entry, as json.loads keeps
             return entry.version if entry.name == dep.package_name else None
-        if not directory:
+        if not directory or strict:
             return None
         directory = posixpath.dirname(directory)
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -86,8 +88,13 @@ def test_npm_aliases_look_up_their_target_with_the_range_after_the_at() -> None:
     assert typescript.line == 39
     native = deps["@typescript/native"]
     assert (native.package_name, native.constraint, native.line) == ("typescript", "^7.0.2", 31)
-    assert len(deps) == 16
-    assert {dep.dep_type for dep in deps.values()} == {"devDependencies"}
+    assert len(deps) == 17  # with engines.npm
+    assert {dep.dep_type for dep in deps.values()} == {"devDependencies", "engines"}
+    assert (deps["npm"].dep_type, deps["npm"].constraint, deps["npm"].line) == (
+        "engines",
+        ">=11.10.0",
+        7,
+    )
 
 
 @pytest.mark.parametrize(
@@ -136,7 +143,7 @@ def test_local_git_and_url_specs_are_skipped_with_a_reason() -> None:
         "linked": "linked local package",
         "in-workspace": "workspace protocol",
         "portal-pkg": "portal protocol",
-        "patched": "patched dependency",
+        "patched": None,  # yarn's patch protocol: its base package (test_patch_is_its_base)
         "git-https": "git dependency",
         "git-proto": "git dependency",
         "gh-prefix": "git dependency",
@@ -162,14 +169,15 @@ def test_workspace_protocol_from_a_real_pnpm_member_is_skipped() -> None:
     result = _extract("workspace-protocol")
     deps = [dep for dep in result.dependencies if dep.skip_reason is not None]
     assert [(dep.name, dep.skip_reason, dep.line) for dep in deps] == [
-        ("@prometheus-io/lezer-promql", "workspace protocol", 32)
+        ("@prometheus-io/lezer-promql", "workspace protocol", 32),
+        ("node", "Node.js releases: no datasource for them yet", 69),
     ]
     peers = [dep for dep in result.dependencies if dep.dep_type == "peerDependencies"]
     assert [(dep.name, dep.constraint) for dep in peers][:2] == [
         ("@codemirror/autocomplete", "^6.4.0"),
         ("@codemirror/language", "^6.3.0"),
     ]
-    assert len(result.dependencies) == 26
+    assert len(result.dependencies) == 27  # with engines.node
     assert result.project_name == "@prometheus-io/codemirror-promql"
 
 
@@ -283,3 +291,188 @@ def test_byte_order_mark_is_ignored() -> None:
     result = package_json.extract("package.json", text, _no_read)
     assert [(dep.name, dep.line) for dep in result.dependencies] == [("a", 3)]
     assert result.problems == ()
+
+
+PNPM_CATALOGS = Path(__file__).parents[1] / "fixtures" / "manifests" / "pnpm_lock" / "v9-catalogs"
+
+
+def _reader(root: Path) -> Callable[[str], str]:
+    def read(path: str) -> str:
+        file = root / path
+        if not file.is_file():
+            raise ManifestError("file not found", file=path)
+        return file.read_text(encoding="utf-8")
+
+    return read
+
+
+def test_catalog_specs_take_their_range_from_pnpm_workspace_yaml_and_say_so() -> None:
+    """`catalog:` and `catalog:legacy` read the nearest pnpm-workspace.yaml; a miss is skipped."""
+    read = _reader(PNPM_CATALOGS)
+    new = package_json.extract("packages/new/package.json", read("packages/new/package.json"), read)
+    (react,) = new.dependencies
+    assert (react.declared, react.constraint, react.skip_reason) == ("catalog:", "^18.2.0", None)
+    assert react.note == "range ^18.2.0 from the default catalog in pnpm-workspace.yaml"
+    old = package_json.extract("packages/old/package.json", read("packages/old/package.json"), read)
+    legacy, vue = old.dependencies
+    assert (legacy.declared, legacy.constraint) == ("catalog:legacy", "^17.0.2")
+    assert legacy.note == "range ^17.0.2 from catalog 'legacy' in pnpm-workspace.yaml"
+    assert (vue.constraint, vue.note) == (None, None)
+    assert vue.skip_reason == "catalog:: vue is not in the default catalog of pnpm-workspace.yaml"
+
+
+def test_catalog_without_a_workspace_file_is_skipped_with_the_reason() -> None:
+    """No pnpm-workspace.yaml above the manifest: the row is skipped, never looked up."""
+    text = '{"dependencies": {"react": "catalog:"}}'
+    (react,) = package_json.extract("apps/web/package.json", text, _no_read).dependencies
+    assert react.skip_reason is not None
+    assert "catalog:" in react.skip_reason
+
+
+def test_bun_catalogs_in_the_root_package_json() -> None:
+    """The bun runtime keeps catalogs in the root package.json (in `workspaces` or at the top)."""
+    files = {
+        "package.json": json.dumps(
+            {
+                "workspaces": {"packages": ["apps/*"], "catalog": {"react": "^19.0.0"}},
+                "catalogs": {"testing": {"jest": "^30.0.0"}},
+            }
+        ),
+        "apps/web/package.json": json.dumps(
+            {"dependencies": {"react": "catalog:"}, "devDependencies": {"jest": "catalog:testing"}}
+        ),
+    }
+
+    def read(path: str) -> str:
+        if path not in files:
+            raise ManifestError("file not found", file=path)
+        return files[path]
+
+    react, jest = package_json.extract(
+        "apps/web/package.json", files["apps/web/package.json"], read
+    ).dependencies
+    assert (react.constraint, react.note) == (
+        "^19.0.0",
+        "range ^19.0.0 from the default catalog in package.json",
+    )
+    assert (jest.constraint, jest.note) == (
+        "^30.0.0",
+        "range ^30.0.0 from catalog 'testing' in package.json",
+    )
+
+
+def test_catalog_in_an_unreadable_workspace_file_names_it() -> None:
+    """A broken pnpm-workspace.yaml is named in the skip reason of the rows that need it."""
+
+    def read(path: str) -> str:
+        if path == "pnpm-workspace.yaml":
+            return "catalog: [unclosed\n"
+        raise ManifestError("file not found", file=path)
+
+    (react,) = package_json.extract(
+        "a/package.json", '{"dependencies": {"r": "catalog:"}}', read
+    ).dependencies
+    assert react.skip_reason is not None
+    assert react.skip_reason.startswith("catalog:: pnpm-workspace.yaml not read (invalid YAML")
+
+
+def test_patch_protocol_is_its_base_package_and_range() -> None:
+    """`patch:a@npm%3A^1.2#./a.patch` is a row for a with range ^1.2 (yarn's patch protocol)."""
+    (dep,) = package_json.extract(
+        "package.json",
+        '{"dependencies": {"lodash": "patch:lodash@npm%3A^4.17.21#~/.yarn/patches/l.patch"}}',
+        _no_read,
+    ).dependencies
+    assert (dep.package_name, dep.constraint, dep.skip_reason) == ("lodash", "^4.17.21", None)
+
+
+def test_renovate_extra_types_have_their_own_rows() -> None:
+    """packageManager, engines, volta, overrides, resolutions and pnpm.overrides are rows."""
+    result = _extract("extra-types")
+    assert result.problems == ()
+    rows = [
+        (d.dep_type, d.name, d.package_name, d.constraint, d.skip_reason, d.line)
+        for d in result.dependencies
+        if d.dep_type != "dependencies"
+    ]
+    assert rows == [
+        ("packageManager", "pnpm", "pnpm", "9.1.0", None, 3),
+        ("engines", "node", "node", None, "Node.js releases: no datasource for them yet", 5),
+        ("engines", "npm", "npm", ">=9", None, 6),
+        ("engines", "pnpm", "pnpm", "^9.1.0", None, 7),
+        ("engines", "yarn", "@yarnpkg/cli", ">=4.0.0", None, 8),
+        ("engines", "vscode", "vscode", None, "engine 'vscode': not an npm package", 9),
+        ("volta", "node", "node", None, "Node.js releases: no datasource for them yet", 12),
+        ("volta", "yarn", "yarn", "1.22.22", None, 13),
+        ("overrides", "semver", "semver", "7.5.4", None, 19),
+        ("overrides", "@babel/core", "@babel/core", "7.24.0", None, 20),
+        ("overrides", "foo", "foo", "1.2.0", None, 22),
+        ("overrides", "bar", "bar", "2.0.0", None, 23),
+        ("overrides", "baz", "baz", None, "refers to the root's declaration of foo", 25),
+        ("resolutions", "strip-ansi", "strip-ansi", "6.0.1", None, 28),
+        ("resolutions", "@types/react", "@types/react", "18.2.0", None, 29),
+        ("resolutions", "terser", "terser", "5.31.0", None, 30),
+        ("pnpm.overrides", "qux", "qux", "^3.0.0", None, 34),
+        ("pnpm.overrides", "child", "child", "2.1.0", None, 35),
+        ("pnpm.overrides", "unwanted", "unwanted", None, "removes the dependency", 36),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "package", "constraint", "reason"),
+    [
+        ("yarn@1.22.22", "yarn", "1.22.22", None),
+        ("yarn@4.5.0+sha224.abc", "@yarnpkg/cli", "4.5.0", None),
+        ("npm@10.8.2", "npm", "10.8.2", None),
+        ("yarn@https://example.com/yarn-4.tgz", "yarn", None, "package manager from a URL"),
+        ("deno@2.0.0", "deno", None, "unknown package manager"),
+    ],
+)
+def test_package_manager_names_the_npm_package_of_the_tool(
+    value: str, package: str, constraint: str | None, reason: str | None
+) -> None:
+    """Corepack's hash is dropped; yarn 2+ is @yarnpkg/cli, as Renovate looks it up."""
+    text = json.dumps({"packageManager": value})
+    (dep,) = package_json.extract("package.json", text, _no_read).dependencies
+    assert (dep.dep_type, dep.package_name, dep.constraint, dep.skip_reason) == (
+        "packageManager",
+        package,
+        constraint,
+        reason,
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"packageManager": 9}',
+        '{"packageManager": "pnpm"}',
+        '{"engines": ["node"]}',
+        '{"engines": {"npm": 9}}',
+        '{"overrides": "x"}',
+        '{"overrides": {"a": 1}}',
+        '{"resolutions": []}',
+        '{"pnpm": {"overrides": 3}}',
+    ],
+)
+def test_wrong_types_in_extra_sections_are_warnings(text: str) -> None:
+    """A wrong type in the extra sections is a warning naming it, never an exception."""
+    result = package_json.extract("package.json", text, _no_read)
+    assert result.dependencies == ()
+    assert [p.severity for p in result.problems] == ["warning"]
+
+
+def test_deeply_nested_overrides_are_bounded() -> None:
+    """Overrides nested past the limit are a warning, not a recursion error."""
+    text = '{"overrides": ' + '{"a": ' * 200 + '"1.0.0"' + "}" * 200 + "}"
+    result = package_json.extract("package.json", text, _no_read)
+    assert [p.message for p in result.problems if "nested" in p.message]
+
+
+def test_workspaces_globs_are_given_to_the_scan() -> None:
+    """`workspaces` as a list or as yarn's {packages: [...]} ends in ExtractResult.workspaces."""
+    listed = package_json.extract("package.json", '{"workspaces": ["packages/*", 3]}', _no_read)
+    nested = package_json.extract(
+        "package.json", '{"workspaces": {"packages": ["apps/*"], "nohoist": ["x"]}}', _no_read
+    )
+    assert (listed.workspaces, nested.workspaces) == (("packages/*",), ("apps/*",))

@@ -19,6 +19,9 @@ MANAGERS: LazyRegistry[Manager] = LazyRegistry(
         for manager_id in (
             "package_json",
             "package_lock",
+            "yarn_lock",
+            "pnpm_lock",
+            "bun_lock",
             "requirements_txt",
             "pyproject",
             "uv_lock",

@@ -1,0 +1,179 @@
+"""The pnpm lockfile manager: ``pnpm-lock.yaml`` (lockfileVersion 5.x, 6.x and 9.x).
+
+pnpm locks each workspace package (an importer) apart: its direct dependencies with the
+specifier they were resolved for and the version installed, which is what a ``package.json``
+row needs. They become install paths (``packages/a/node_modules/b``), so the rows resolve the
+way ``package-lock.json`` rows do.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from patchula.manager.base import (
+    ReadFile,
+    YamlNode,
+    load_yaml,
+    nul_problem,
+    strip_bom,
+)
+from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProblem
+
+ID = "pnpm_lock"
+DATASOURCE = "npm"
+VERSIONING = "npm"
+
+_KNOWN_MAJORS = frozenset({"5", "6", "7", "9"})
+_SECTIONS = ("dependencies", "devDependencies", "optionalDependencies")
+# A registry version as pnpm writes it once its peer suffix is cut.
+_VERSION = re.compile(r"v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?")
+# The sections that hold every package of the lock (most of its bytes); no row needs them.
+_HEAVY_SECTIONS = ("\npackages:", "\nsnapshots:")
+_NEXT_SECTION = re.compile(r"\n(?=[^\s#])")
+
+
+def matches(path: str) -> bool:
+    """Return whether ``path`` is a ``pnpm-lock.yaml`` outside ``node_modules``."""
+    parts = path.split("/")
+    return parts[-1] == "pnpm-lock.yaml" and "node_modules" not in parts[:-1]
+
+
+def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes
+    """Extract the locked direct dependencies of each importer of a ``pnpm-lock.yaml``.
+
+    Shapes (pnpm's ``lockfile-file`` formats): 9.x and 6.x ``importers.<dir>.<section>.<name>``
+    with ``specifier`` and ``version``; 5.x ``importers.<dir>.specifiers`` beside
+    ``<section>.<name>: <version>``; a lock without ``importers`` holds the root's sections at
+    its top level. Versions lose their peer suffix (``1.2.3(react@18.2.0)``, 5.x
+    ``1.2.3_react@18.2.0``); an alias's version names its target (9.x ``b@1.0.0``, 6.x
+    ``/b@1.0.0``, 5.x ``/b/1.0.0``); ``link:``, ``file:``, git and tarball versions are left
+    out. ``members`` are the importers' directories. YAML goes through ``load_yaml``.
+    """
+    nul = nul_problem(path, text)
+    if nul is not None:
+        return ExtractResult(problems=(nul,))
+    text = strip_bom(text)
+    documents, problem = load_yaml(path, _without_packages(text))
+    if problem is not None:
+        documents, problem = load_yaml(path, text)
+    problems = [] if problem is None else [problem]
+    root = _main_document(documents)
+    if root is None:
+        if problem is None:
+            problems.append(ManifestProblem(path, 1, "expected a mapping with `lockfileVersion`"))
+        return ExtractResult(problems=tuple(problems))
+    version_node = root.get("lockfileVersion")
+    version = version_node.text() if version_node is not None else None
+    if version is None or version.split(".", 1)[0] not in _KNOWN_MAJORS:
+        line = version_node.line if version_node is not None else root.line
+        message = f"unknown lockfileVersion {version!r}; reading it as far as possible"
+        problems.append(ManifestProblem(path, line, message, "warning"))
+    packages: list[LockedPackage] = []
+    members: set[str] = {""}
+    importers = root.get("importers")
+    if importers is None:
+        packages.extend(_importer("", root))
+    elif importers.kind == "mapping":
+        for directory, importer in importers.named():
+            member = _member(directory)
+            members.add(member)
+            packages.extend(_importer(member, importer))
+    else:
+        problems.append(ManifestProblem(path, importers.line, "`importers` must be a mapping"))
+    lockfile = Lockfile(
+        file=path,
+        manager=ID,
+        ecosystem=DATASOURCE,
+        packages=tuple(packages),
+        members=frozenset(members),
+    )
+    return ExtractResult(lockfile=lockfile, problems=tuple(problems))
+
+
+def _without_packages(text: str) -> str:
+    """``text`` with its ``packages`` and ``snapshots`` sections blanked (lines kept).
+
+    Those sections describe every package of the lock and are most of its bytes; the rows need
+    the importers only. pnpm writes each top-level key at column 0, so a section ends where the
+    next line at column 0 starts. A file this does not fit is parsed whole instead.
+    """
+    cuts: list[tuple[int, int]] = []
+    for head in _HEAVY_SECTIONS:
+        start = text.find(head)
+        if start < 0:
+            continue
+        following = _NEXT_SECTION.search(text, start + len(head))
+        end = len(text) if following is None else following.start()
+        cuts.append((start + 1, end))
+    if not cuts:
+        return text
+    parts: list[str] = []
+    position = 0
+    for start, end in sorted(cuts):
+        if start < position:
+            return text
+        parts.extend((text[position:start], "\n" * text.count("\n", start, end)))
+        position = end
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def _main_document(documents: list[YamlNode]) -> YamlNode | None:
+    """The lockfile document (pnpm 10 may put an environment document before it)."""
+    found = None
+    for document in documents:
+        if document.kind == "mapping" and document.get("lockfileVersion") is not None:
+            found = document
+    return found
+
+
+def _member(directory: str) -> str:
+    cleaned = posixpath.normpath(directory or ".")
+    return "" if cleaned == "." else cleaned
+
+
+def _importer(member: str, importer: YamlNode) -> list[LockedPackage]:
+    """The locked direct dependencies of one importer (the workspace package at ``member``)."""
+    found: list[LockedPackage] = []
+    if importer.kind != "mapping":
+        return found
+    for section in _SECTIONS:
+        entries = importer.get(section)
+        if entries is None or entries.kind != "mapping":
+            continue
+        for alias, entry in entries.named():
+            if entry.kind == "mapping":  # 6.x and 9.x: {specifier, version}
+                version_node = entry.get("version")
+                raw = version_node.text() if version_node is not None else None
+                line = max(1, entry.line - 1)  # the name stands on the line above
+            else:  # 5.x: the version itself
+                raw, line = entry.text(), entry.line
+            locked = _locked(alias, raw or "")
+            if locked is None:
+                continue
+            name, version = locked
+            install_path = f"{member}/node_modules/{alias}" if member else f"node_modules/{alias}"
+            found.append(LockedPackage(name, version, line, install_path=install_path))
+    return found
+
+
+def _locked(alias: str, raw: str) -> tuple[str, str] | None:
+    """``(registry name, version)`` of an importer's version; ``None`` when not a registry one."""
+    value = raw.strip().split("(", 1)[0]  # 6.x and 9.x peer suffix: 1.2.3(react@18.2.0)
+    name = alias
+    if value.startswith("/"):  # 5.x /b/1.0.0 and 6.x /b@1.0.0: an alias's target
+        rest = value[1:]
+        at = rest.find("@", 1)
+        if at > 0:
+            name, value = rest[:at], rest[at + 1 :]
+        else:
+            name, _, value = rest.rpartition("/")
+    elif value.find("@", 1) > 0 and ":" not in value and _VERSION.match(value) is None:
+        # 9.x b@1.0.0 (a version first is 5.x's own with its peer suffix: 1.0.0_react@18)
+        at = value.find("@", 1)
+        name, value = value[:at], value[at + 1 :]
+    value = value.split("_", 1)[0]  # 5.x peer suffix: 1.2.3_react@18.2.0
+    if not name or _VERSION.fullmatch(value) is None:
+        return None
+    return name, value.removeprefix("v")

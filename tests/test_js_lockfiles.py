@@ -1,0 +1,306 @@
+"""yarn, pnpm and bun lockfiles in a scan: which lock gives each package.json row its current."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from patchula.errors import ManifestError
+from patchula.manager import MANAGERS
+from patchula.scan import RepoResult, _discover, _extract_repo, _Extracted
+from patchula.settings import Settings
+from tests.test_scan import PKGS, FakeFetch, _scan, _write
+
+FIXTURES = Path(__file__).parent / "fixtures" / "manifests"
+CORPUS = Path(__file__).parents[2] / "shared" / "corpus"
+
+
+def _extract(root: Path) -> tuple[RepoResult, list[_Extracted]]:
+    repo = RepoResult(target=str(root), root=str(root), commit=None)
+    found, _ = _discover(root, Settings())
+    return repo, _extract_repo(root, Settings(), repo, found)
+
+
+def _locked(items: list[_Extracted]) -> dict[tuple[str, str], tuple[str | None, str | None]]:
+    return {(e.dep.file, e.dep.name): (e.locked, e.lock_file) for e in items}
+
+
+CLASSIC = """# yarn lockfile v1
+
+"a@^1.0.0":
+  version "1.0.0"
+
+"a@>=1.0.0":
+  version "1.0.0"
+"""
+
+
+def test_yarn_classic_workspace_members_come_from_the_root_manifest(tmp_path: Path) -> None:
+    """A member matched by the root's `workspaces` uses the root yarn.lock; a stray one does not."""
+    _write(tmp_path, "package.json", json.dumps({"workspaces": ["packages/*"]}))
+    _write(tmp_path, "packages/app/package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    _write(tmp_path, "tools/x/package.json", json.dumps({"dependencies": {"a": ">=1.0.0"}}))
+    _write(tmp_path, "yarn.lock", CLASSIC)
+    _, items = _extract(tmp_path)
+    assert _locked(items) == {
+        ("packages/app/package.json", "a"): ("1.0.0", "yarn.lock"),
+        ("tools/x/package.json", "a"): (None, None),
+    }
+
+
+def test_yarn_berry_members_come_from_workspace_resolutions(tmp_path: Path) -> None:
+    """Berry lists its workspaces; their rows, patches and aliases resolve through it."""
+    lock = (FIXTURES / "yarn_lock" / "berry-workspaces-patches" / "yarn.lock").read_text()
+    _write(tmp_path, "yarn.lock", lock)
+    _write(tmp_path, "package.json", json.dumps({"name": "monorepo"}))
+    manifest = {
+        "name": "@acme/app",
+        "dependencies": {
+            "react": "^18.2.0",
+            "resolve": "npm:^1.22.0",
+            "lodash-patched": (
+                "patch:lodash@npm%3A^4.17.21#~/.yarn/patches/lodash-npm-4.17.21-6382451519.patch"
+            ),
+            "string-width-cjs": "npm:string-width@^4.2.0",
+            "left-pad": "^1.3.0",
+        },
+    }
+    _write(tmp_path, "packages/app/package.json", json.dumps(manifest))
+    repo, items = _extract(tmp_path)
+    assert repo.problems == []
+    assert _locked(items) == {
+        ("packages/app/package.json", "react"): ("18.3.1", "yarn.lock"),
+        ("packages/app/package.json", "resolve"): ("1.22.8", "yarn.lock"),
+        ("packages/app/package.json", "lodash-patched"): ("4.17.21", "yarn.lock"),
+        ("packages/app/package.json", "string-width-cjs"): ("4.2.3", "yarn.lock"),
+        ("packages/app/package.json", "left-pad"): (None, None),
+    }
+
+
+def test_pnpm_catalog_rows_say_where_their_range_came_from(tmp_path: Path) -> None:
+    """A `catalog:` row is current from pnpm-lock.yaml and its reason names the catalog."""
+    shutil.copytree(FIXTURES / "pnpm_lock" / "v9-catalogs", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "SOURCE.txt").unlink()
+    packages = {"react": {"17.0.2": "2021-03-22T00:00:00Z", "18.3.1": "2024-04-26T00:00:00Z"}}
+    repo = _scan([tmp_path], FakeFetch(packages)).repos[0]
+    rows = {
+        (r.dependency.file, r.dependency.name): (
+            r.finding.current,
+            r.finding.current_source,
+            r.finding.reason,
+        )
+        for r in repo.rows
+    }
+    assert rows[("packages/new/package.json", "react")] == (
+        "18.3.1",
+        "lockfile",
+        "range ^18.2.0 from the default catalog in pnpm-workspace.yaml",
+    )
+    current, source, reason = rows[("packages/old/package.json", "react")]
+    assert (current, source) == ("17.0.2", "lockfile")
+    assert reason is not None
+    assert reason.endswith("range ^17.0.2 from catalog 'legacy' in pnpm-workspace.yaml")
+    assert rows[("packages/old/package.json", "vue")][1] is None
+
+
+def test_pnpm_member_row_never_takes_another_importers_version(tmp_path: Path) -> None:
+    """A member's declaration its importer does not lock is unlocked, not the root's version."""
+    lock = (
+        "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n"
+        "      a:\n        specifier: ^1.0.0\n        version: 1.0.0\n"
+        "  packages/app: {}\n"
+    )
+    _write(tmp_path, "pnpm-lock.yaml", lock)
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    _write(tmp_path, "packages/app/package.json", json.dumps({"peerDependencies": {"a": "^1"}}))
+    _, items = _extract(tmp_path)
+    assert _locked(items) == {
+        ("package.json", "a"): ("1.0.0", "pnpm-lock.yaml"),
+        ("packages/app/package.json", "a"): (None, None),
+    }
+
+
+def test_pnpm_member_target_is_scanned_from_its_workspace_root(tmp_path: Path) -> None:
+    """`run packages/new` in a pnpm workspace: the root pnpm-lock.yaml and catalog apply."""
+    shutil.copytree(FIXTURES / "pnpm_lock" / "v9-catalogs", tmp_path, dirs_exist_ok=True)
+    (tmp_path / ".git").mkdir()
+    packages = {"react": {"17.0.2": "2021-03-22T00:00:00Z", "18.3.1": "2024-04-26T00:00:00Z"}}
+    [repo] = _scan([tmp_path / "packages" / "new"], FakeFetch(packages)).repos
+    assert repo.root == str(tmp_path)
+    assert [(r.dependency.file, r.finding.current, r.lock_file) for r in repo.rows] == [
+        ("packages/new/package.json", "18.3.1", "pnpm-lock.yaml")
+    ]
+    _write(tmp_path, "pnpm-workspace.yaml", "packages:\n  - 'packages/*'\n  - '!packages/new'\n")
+    [excluded] = _scan([tmp_path / "packages" / "new"], FakeFetch(packages)).repos
+    assert excluded.root == str(tmp_path / "packages" / "new")
+
+
+def test_bun_lock_member_gets_its_own_nested_version(tmp_path: Path) -> None:
+    """bun.lock's `@acme/app/react` is the member's react; the root's is node_modules/react."""
+    lock = (FIXTURES / "bun_lock" / "workspaces-trailing-commas" / "bun.lock").read_text()
+    _write(tmp_path, "bun.lock", lock)
+    _write(tmp_path, "package.json", json.dumps({"devDependencies": {"typescript": "^5.4.0"}}))
+    app = {"name": "@acme/app", "dependencies": {"react": "^17.0.0"}}
+    _write(tmp_path, "packages/app/package.json", json.dumps(app))
+    _, items = _extract(tmp_path)
+    assert _locked(items) == {
+        ("package.json", "typescript"): ("5.4.5", "bun.lock"),
+        ("packages/app/package.json", "react"): ("17.0.2", "bun.lock"),
+    }
+
+
+def test_package_manager_and_engines_rows_are_looked_up_on_npm(tmp_path: Path) -> None:
+    """The package manager and engines tools are npm packages (yarn 2+ @yarnpkg/cli), node not."""
+    manifest = {
+        "packageManager": "yarn@4.1.0+sha224.0123",
+        "engines": {"node": ">=20", "npm": ">=1.0.0"},
+    }
+    _write(tmp_path, "package.json", json.dumps(manifest))
+    packages = {
+        "@yarnpkg/cli": {"4.1.0": "2024-01-01T00:00:00Z", "4.5.0": "2024-09-01T00:00:00Z"},
+        "npm": {"1.0.0": "2020-01-01T00:00:00Z", "10.8.2": "2024-07-01T00:00:00Z"},
+    }
+    repo = _scan([tmp_path], FakeFetch(packages)).repos[0]
+    rows = [
+        (r.dependency.dep_type, r.dependency.package_name, r.finding.status, r.finding.current)
+        for r in repo.rows
+    ]
+    assert rows == [
+        ("packageManager", "@yarnpkg/cli", "outdated", "4.1.0"),
+        ("engines", "node", "skipped", None),
+        ("engines", "npm", "up-to-date", "10.8.2"),
+    ]
+
+
+def test_lockfile_outside_the_range_is_not_current(tmp_path: Path) -> None:
+    """A yarn.lock out of sync with package.json gives no current; the row says why."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^2.0.0"}}))
+    _write(tmp_path, "yarn.lock", '# yarn lockfile v1\n\n"a@^2.0.0":\n  version "1.0.0"\n')
+    finding = _scan([tmp_path], FakeFetch(PKGS)).repos[0].rows[0].finding
+    assert (finding.current, finding.current_source) == ("2.0.0", "range")
+    assert finding.reason == "yarn.lock locks a 1.0.0, outside ^2.0.0: current from the range"
+
+
+# --- The corpus: current versions are the lockfiles' ----------------------------------------
+
+
+def _copy_corpus(name: str, tmp_path: Path) -> Path:
+    source = CORPUS / name
+    if not source.is_dir():
+        pytest.skip("corpus absent")
+    root = tmp_path / name
+    shutil.copytree(source, root)
+    (root / ".git").mkdir()
+    return root
+
+
+def _classic_entries(text: str) -> dict[str, str]:
+    """An independent reading of a yarn v1 lockfile: each key's descriptors to its version."""
+    found: dict[str, str] = {}
+    for block in text.split("\n\n"):
+        header = re.search(r"^([^\s#].*):$", block, re.MULTILINE)
+        version = re.search(r'^  version "([^"]+)"$', block, re.MULTILINE)
+        if header and version:
+            for key in header.group(1).split(", "):
+                found[key.strip('"')] = version.group(1)
+    return found
+
+
+def test_excalidraw_rows_take_the_yarn_lock_versions(tmp_path: Path) -> None:
+    """Every excalidraw row a yarn.lock covers has the version that lock gives its range."""
+    root = _copy_corpus("excalidraw__excalidraw", tmp_path)
+    repo, items = _extract(root)
+    assert not [p for p in repo.problems if "lock" in p.file]
+    assert not [e for e in items if e.note and "not read" in e.note]
+    locks = {
+        rel: _classic_entries((root / rel).read_text(encoding="utf-8"))
+        for rel in ("yarn.lock", "dev-docs/yarn.lock")
+    }
+    checked = 0
+    for item in items:
+        dep = item.dep
+        if (
+            dep.datasource != "npm"
+            or dep.skip_reason
+            or dep.dep_type
+            not in {
+                "dependencies",
+                "devDependencies",
+            }
+        ):
+            continue
+        assert item.lock_file in locks, (dep.file, dep.name)
+        assert item.locked == locks[item.lock_file][f"{dep.name}@{dep.declared}"], dep.name
+        checked += 1
+    assert checked > 100
+
+
+def test_prometheus_rows_take_the_pnpm_lock_versions(tmp_path: Path) -> None:
+    """Every prometheus web/ui row has the version its importer in pnpm-lock.yaml records."""
+    root = _copy_corpus("prometheus__prometheus", tmp_path)
+    repo, items = _extract(root)
+    assert not [p for p in repo.problems if "lock" in p.file]
+    assert not [e for e in items if e.note and "not read" in e.note]
+    checked = 0
+    loaded: dict[str, dict[str, Any]] = {}
+    for item in items:
+        dep = item.dep
+        if dep.datasource != "npm" or dep.skip_reason or dep.dep_type == "peerDependencies":
+            continue
+        assert item.lock_file is not None, (dep.file, dep.name)
+        lock_dir = Path(item.lock_file).parent
+        if item.lock_file not in loaded:
+            text = (root / item.lock_file).read_text(encoding="utf-8")
+            loaded[item.lock_file] = yaml.load(text, Loader=yaml.CSafeLoader)
+        data = loaded[item.lock_file]
+        member = Path(dep.file).parent.relative_to(lock_dir).as_posix()
+        importer = data["importers"][member]
+        entry = importer.get(dep.dep_type, {})[dep.name]
+        assert item.locked == entry["version"].split("(")[0], dep.name
+        checked += 1
+    assert checked > 150
+
+
+# --- Hostile lockfiles: a clear problem or a bounded reading, never a crash or a hang -------
+
+TEN_MB = 10 * 1024 * 1024
+
+
+def _no_read(path: str) -> str:
+    raise ManifestError("lockfiles have no includes", file=path)
+
+
+@pytest.mark.parametrize(
+    ("manager_id", "path", "text", "expected"),
+    [
+        ("yarn_lock", "yarn.lock", "a" * TEN_MB, "expected an entry"),
+        ("yarn_lock", "yarn.lock", "__metadata:\n  version: 8\nx: " + "[" * 3000, "invalid YAML"),
+        ("pnpm_lock", "pnpm-lock.yaml", "a: " + "[" * TEN_MB, "invalid YAML"),
+        (
+            "pnpm_lock",
+            "pnpm-lock.yaml",
+            "".join(f"{' ' * i}k{i}:\n" for i in range(1200)),
+            "invalid YAML",
+        ),
+        ("bun_lock", "bun.lock", "[" * TEN_MB, "invalid JSON"),
+        ("bun_lock", "bun.lock", '{"packages": {' + '"a": 1, ' * 1_000_000 + "}}", None),
+    ],
+    ids=["yarn-10mb-line", "berry-deep", "pnpm-10mb-flow", "pnpm-deep-block", "bun-10mb", "bun-1m"],
+)
+def test_hostile_lockfiles_end_as_problems(
+    manager_id: str, path: str, text: str, expected: str | None
+) -> None:
+    """10 MB of brackets, deep nesting, a key repeated a million times: a problem or nothing."""
+    result = MANAGERS[manager_id].extract(path, text, _no_read)
+    messages = [p.message for p in result.problems]
+    if expected is None:
+        assert result.lockfile is not None
+        assert result.lockfile.packages == ()
+    else:
+        assert any(expected in message for message in messages), messages
