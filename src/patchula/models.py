@@ -37,6 +37,12 @@ class Dependency:
     ``<registry host[:port]>/<repository>`` (Docker Hub: ``docker.io/library/python``);
     ``constraint`` the tag (``latest`` when neither a tag nor a digest is written, ``None``
     for a digest without a tag).
+
+    Tools (mise, asdf and version files; ``patchula.tools``): ``name`` is the tool as written
+    (``nodejs``, ``cargo:flip-link``), ``backend`` the mise backend it resolved to
+    (``core:node``, ``cargo:flip-link``, ``aqua:hashicorp/terraform``) and ``package_name``
+    the name looked up on that backend's datasource; ``backend`` is ``None`` for every other
+    row.
     """
 
     manager: str
@@ -52,6 +58,7 @@ class Dependency:
     skip_reason: str | None = None
     markers: str | None = None
     digest: str | None = None
+    backend: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +280,10 @@ class Finding:
     sources or a noteworthy one (``datasource.base.LazyTimes``: ``release`` or ``commit`` for
     a GitHub tag, ``last-push`` for a Docker Hub tag); empty when the catalog's
     ``time_source`` says where every date comes from.
+
+    ``proposed`` is the value to write for the eligible release at the precision the
+    declaration uses, for schemes that keep one (mise: ``20`` → ``22``, not ``22.12.0``);
+    ``None`` when nothing is proposed or the scheme keeps no precision.
     """
 
     status: Status
@@ -293,6 +304,7 @@ class Finding:
     current_digest: str | None = None
     new_digest: str | None = None
     date_sources: tuple[tuple[str, str], ...] = ()
+    proposed: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,9 @@ MANAGERS: LazyRegistry[Manager] = LazyRegistry(
             "dockerfile",
             "docker_compose",
             "github_actions",
+            "mise_toml",
+            "tool_versions",
+            "version_file",
         )
     }
 )
