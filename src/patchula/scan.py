@@ -61,6 +61,7 @@ from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
 from patchula.settings import Settings
+from patchula.tools import ToolMapping, remap, with_overrides
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
@@ -912,6 +913,8 @@ def _extract_repo(
     """
     _walk_warnings(found, repo, scope)
     reader = _Reader(root, settings.max_file_bytes)
+    # Config's [tool-registry] over the shipped mise registry mapping (``tools``).
+    tools = with_overrides(settings.tool_registry)
     results: list[tuple[str, ExtractResult]] = []
     for item in found.files:
         shown = scope.reports(item.path) or (
@@ -920,7 +923,7 @@ def _extract_repo(
         if shown:
             repo.files.append(item.path)
         # A file outside the scope is still extracted (workspace siblings), its problems unshown.
-        result = _extract_file(item, reader, repo if shown else RepoResult("", "", None))
+        result = _extract_file(item, reader, repo if shown else RepoResult("", "", None), tools)
         if item.manager in LOCKFILE_MANAGERS and (result is None or result.lockfile is None):
             # An unreadable lockfile: its manifests' rows say current came from the range.
             found.unread_lockfiles[item.path] = MANAGERS[item.manager].DATASOURCE
@@ -1110,14 +1113,19 @@ def _workspace_inheritors(results: list[tuple[str, ExtractResult]]) -> dict[Depe
     return found
 
 
-def _extract_file(item: Found, reader: _Reader, repo: RepoResult) -> ExtractResult | None:
+def _extract_file(
+    item: Found, reader: _Reader, repo: RepoResult, tools: ToolMapping | None = None
+) -> ExtractResult | None:
     """Read and extract one file; a failure becomes a problem of ``repo`` and ``None``.
 
-    The per-file guard: any exception of the manager costs only this file. What it extracted
-    is then checked (``_checked``) before anything is looked up.
+    The per-file guard: any exception of the manager costs only this file. Tool rows are
+    resolved again through ``tools`` when config overrides the shipped mapping (managers know
+    only the shipped one: they take no settings). What it extracted is then checked
+    (``_checked``) before anything is looked up.
     """
     try:
-        return _checked(MANAGERS[item.manager].extract(item.path, reader(item.path), reader))
+        result = MANAGERS[item.manager].extract(item.path, reader(item.path), reader)
+        return _checked(result if tools is None else remap(result, tools))
     except ManifestError as exc:
         repo.problems.append(ManifestProblem(exc.file, exc.line, exc.message))
     except Exception as exc:  # noqa: BLE001 - a manager bug must cost only its own file

@@ -44,6 +44,8 @@ _CORE = {"node": "node", "python": "python", "go": "go"}
 _OPTIONS = re.compile(r"\[[^\]]*\]$")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _PEP503 = re.compile(r"[-_.]+")
+# Language-registry backends → the datasource their packages are read on (pipx: PyPI).
+_REGISTRIES = {"cargo": "crates", "npm": "npm", "pipx": "pypi", "go": "goproxy"}
 _NO_SOURCE = {
     "asdf": "an asdf plugin's script decides its versions: no static release source",
     "vfox": "a vfox plugin's script decides its versions: no static release source",
@@ -163,16 +165,13 @@ def _datasource(backend: str, kind: str, rest: str, mapping: ToolMapping) -> Res
             reason = f"{backend}: its tags carry the prefix {prefix!r}, not stripped yet"
             return Resolved(backend, UNRESOLVED, repo, reason)
         return Resolved(backend, "github-releases", repo)
-    if kind in {"cargo", "npm", "pipx", "go"} and ("://" in rest or rest.startswith("git+")):
-        return Resolved(backend, UNRESOLVED, rest, f"{backend}: installed from a URL, not a registry")
-    if kind == "cargo":
-        return Resolved(backend, "crates", rest)
-    if kind == "npm":
-        return Resolved(backend, "npm", rest)
-    if kind == "pipx":
-        return Resolved(backend, "pypi", _PEP503.sub("-", rest).lower())
-    if kind == "go":
-        return Resolved(backend, "goproxy", rest)
+    registry = _REGISTRIES.get(kind)
+    if registry is not None:
+        if "://" in rest or rest.startswith("git+"):
+            reason = f"{backend}: installed from a URL, not a registry"
+            return Resolved(backend, UNRESOLVED, rest, reason)
+        package = _PEP503.sub("-", rest).lower() if registry == "pypi" else rest
+        return Resolved(backend, registry, package)
     reason = _NO_SOURCE.get(kind, f"unknown backend {kind!r}")
     return Resolved(backend, UNRESOLVED, rest, f"{backend}: {reason}")
 
@@ -214,7 +213,7 @@ def constraint_of(version: str) -> tuple[str | None, str | None]:
         return None, None
     if lowered in {"lts", "lts/*"}:
         return "lts", None
-    if lowered.startswith("lts/") or lowered.startswith("lts-"):
+    if lowered.startswith(("lts/", "lts-")):
         return f"lts/{lowered[4:]}", None
     return value, None
 
@@ -251,22 +250,28 @@ def tool_row(
 def remap(result: ExtractResult, mapping: ToolMapping) -> ExtractResult:
     """``result`` with its tool rows resolved again through ``mapping`` (config overrides).
 
-    Rows of other managers are kept as they are; so is a tool row ``mapping`` resolves alike.
+    A row whose tool ``mapping`` resolves to another backend gets that backend, datasource and
+    package name (and its skip reason, if any); what the row says of its version is kept.
+    Rows of other managers, and tool rows resolved alike, are kept as they are.
     """
     if not mapping.overrides or not any(d.manager in MANAGERS for d in result.dependencies):
         return result
-    rows = tuple(
-        tool_row(
-            manager=d.manager,
-            file=d.file,
-            line=d.line,
-            tool=d.name,
-            version=d.declared or "",
-            dep_type=d.dep_type,
-            mapping=mapping,
-        )
-        if d.manager in MANAGERS
-        else d
-        for d in result.dependencies
-    )
+    rows = tuple(_rebound(d, mapping) if d.manager in MANAGERS else d for d in result.dependencies)
     return replace(result, dependencies=rows)
+
+
+def _rebound(row: Dependency, mapping: ToolMapping) -> Dependency:
+    resolved = resolve(row.name, mapping)
+    if resolved.backend == row.backend:
+        return row
+    own = row.skip_reason
+    if own is not None and own == resolve(row.name).skip:
+        # The shipped mapping's reason stood in for the version's own (if any).
+        own = constraint_of(row.declared or "")[1]
+    return replace(
+        row,
+        backend=resolved.backend,
+        datasource=resolved.datasource,
+        package_name=resolved.package,
+        skip_reason=resolved.skip or own,
+    )

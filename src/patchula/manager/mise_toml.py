@@ -31,9 +31,7 @@ _CONFIG_PATHS = re.compile(
     r"|mise/config\.toml|(?:\.config/mise|\.mise)/conf\.d/[^/]+\.toml)$"
 )
 # A ``key =`` at the start of a line: bare, dotted, "basic" or 'literal' (TOML 1.0 keys).
-_KEY_LINE = re.compile(
-    r"""[ \t]*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[A-Za-z0-9_-]+)[ \t]*="""
-)
+_KEY_LINE = re.compile(r"""[ \t]*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[A-Za-z0-9_-]+)[ \t]*=""")
 _TABLE_KEYS = ("version", "prefix", "ref", "path")
 
 
@@ -125,7 +123,9 @@ class _Collector:
                 given = item.get(key)
                 if isinstance(given, str):
                     return given if key == "version" else f"{key}:{given}"
-            message = f"tool `{name}`: a table needs a string `version` (or `prefix`, `ref`, `path`)"
+            message = (
+                f"tool `{name}`: a table needs a string `version` (or `prefix`, `ref`, `path`)"
+            )
             self.problem(self.line(name), message)
             return None
         message = (

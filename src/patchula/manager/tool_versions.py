@@ -27,7 +27,10 @@ def matches(path: str) -> bool:
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes
-    """Extract one row per tool version (dep_type ``tool-versions``); a tool without one is a problem."""
+    """Extract one row per tool version (dep_type ``tool-versions``).
+
+    A tool without a version is a problem naming its line; the other lines are still read.
+    """
     nul = nul_problem(path, text)
     if nul is not None:
         return ExtractResult(problems=(nul,))

@@ -90,11 +90,11 @@ def sort_key(version: str) -> Any:  # noqa: ANN401 - a scheme's own key
 def compare(a: str, b: str) -> int:
     """Return -1, 0 or 1 as ``a`` sorts before, equal to or after ``b``."""
     ka, kb = sort_key(a), sort_key(b)
-    return (ka > kb) - (ka < kb)
+    return int(ka > kb) - int(ka < kb)
 
 
 def is_valid_constraint(constraint: str) -> bool:
-    """Return whether ``constraint`` is a version or a fuzzy prefix (aliases such as ``lts`` are not)."""
+    """Return whether ``constraint`` is a version or a fuzzy prefix (an alias, ``lts``, is not)."""
     return _parse(constraint) is not None
 
 
@@ -115,7 +115,7 @@ def matches(version: str, constraint: str) -> bool:
     if wanted is None or have is None:
         return False
     if exact_pin(constraint) is not None:
-        return sort_key(version) == sort_key(constraint)
+        return bool(sort_key(version) == sort_key(constraint))
     prefix = wanted[0]
     return have[0][: len(prefix)] == prefix and not _is_prerelease(have[1])
 
