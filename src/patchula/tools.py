@@ -242,7 +242,8 @@ def tool_row(
         dep_type=dep_type,
         declared=version.strip(),
         constraint=constraint,
-        skip_reason=resolved.skip or skip,
+        # What the version says comes first: ``ref:…`` is no release whatever the backend.
+        skip_reason=skip or resolved.skip,
         backend=resolved.backend,
     )
 
@@ -266,12 +267,11 @@ def _rebound(row: Dependency, mapping: ToolMapping) -> Dependency:
         return row
     own = row.skip_reason
     if own is not None and own == resolve(row.name).skip:
-        # The shipped mapping's reason stood in for the version's own (if any).
-        own = constraint_of(row.declared or "")[1]
+        own = None  # the shipped mapping's reason, not the version's
     return replace(
         row,
         backend=resolved.backend,
         datasource=resolved.datasource,
         package_name=resolved.package,
-        skip_reason=resolved.skip or own,
+        skip_reason=own or resolved.skip,
     )
