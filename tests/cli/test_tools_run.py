@@ -49,8 +49,10 @@ def _rows(report: dict[str, Any]) -> dict[tuple[str, str, str | None], dict[str,
     }
 
 
-def test_mise_tools_resolve_through_their_backends(fake_registry: FakeRegistry, tmp_path: Path) -> None:
-    """node "20" is the newest 20.x, proposed as "22"; cargo:, npm: and LTS names resolve."""
+def test_mise_tools_resolve_through_their_backends(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A node "20" is the newest 20.x, proposed as "22"; cargo:, npm: and LTS names resolve."""
     _node(fake_registry)
     fake_registry.crates.add("flip-link", {"0.1.7": OLD, "0.1.9": OLD + timedelta(days=40)})
     fake_registry.npm.add("prettier", {"3.3.3": OLD, "3.4.2": OLD + timedelta(days=50)})

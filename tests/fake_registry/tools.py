@@ -90,7 +90,7 @@ class GoDev:
         self._versions.append(version)
 
     def handle(self, request: Request) -> Reply:
-        """``/dl/?mode=json&include=all``: every release, newest first (no dates: go.dev has none)."""
+        """``/dl/?mode=json&include=all``: every release, newest first (go.dev dates none)."""
         if request.path != "/dl/" or request.arg("mode") != "json":
             return json_reply({"error": "not found"}, 404)
         body = [
@@ -105,5 +105,5 @@ class GoDev:
 
 
 def _go_key(version: str) -> tuple[int, ...]:
-    head = version.split("rc")[0].split("beta")[0]
+    head = version.split("rc", maxsplit=1)[0].split("beta", maxsplit=1)[0]
     return tuple(int(part) for part in head.split(".") if part.isdigit())
