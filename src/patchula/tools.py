@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from importlib import resources
 
 from patchula.models import Dependency, ExtractResult
 
@@ -90,7 +88,11 @@ class ToolMapping:
 
 @functools.cache
 def shipped() -> ToolMapping:
-    """The mapping shipped in ``tool_registry.toml`` (read once)."""
+    """The mapping shipped in ``tool_registry.toml`` (read once, when a tool is first met)."""
+    # Lazy: a run without tool files never parses it (issue 12: start-up imports).
+    import tomllib  # noqa: PLC0415
+    from importlib import resources  # noqa: PLC0415
+
     text = resources.files("patchula").joinpath("tool_registry.toml").read_text("utf-8")
     data = tomllib.loads(text)
     source = data.get("source", {})
@@ -106,12 +108,14 @@ def shipped() -> ToolMapping:
     )
 
 
-def with_overrides(overrides: Mapping[str, str]) -> ToolMapping:
-    """The shipped mapping with config's ``[tool-registry]`` entries (tool → backend) on top."""
-    base = shipped()
+def with_overrides(overrides: Mapping[str, str]) -> ToolMapping | None:
+    """The shipped mapping with config's ``[tool-registry]`` entries (tool → backend) on top.
+
+    ``None`` when there are none: the managers' own resolution (the shipped mapping) stands.
+    """
     if not overrides:
-        return base
-    return replace(base, overrides={k.strip(): v.strip() for k, v in overrides.items()})
+        return None
+    return replace(shipped(), overrides={k.strip(): v.strip() for k, v in overrides.items()})
 
 
 @dataclass(frozen=True, slots=True)
