@@ -563,6 +563,8 @@ async def _extract_and_request(
             if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
                 continue
             if dep.skip_reason is None and dep.datasource in DATASOURCES:
+                # A tool's resolved backend is its datasource and package name, so the lookup
+                # (and the catalog view keyed like it) is scoped by the mise registry mapping.
                 key = lookups.key(dep.datasource, dep.package_name, view)
                 use = _digest_use(dep)
                 # A tag that is no version needs its digest, no catalog, unless the catalog
