@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from patchula.cli import app
@@ -156,3 +157,36 @@ def test_config_override_changes_the_backend_and_the_catalog(
     assert row["metadata"]["lookup"]["catalog"]["sourceUrl"].startswith(fake_registry.url("github"))
     assert fake_registry.host("npm").requests == 0  # the npm catalog is not this row's
     assert code == 0
+
+
+def test_hostile_tool_files_end_as_problems(
+    fake_registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deep nesting, odd encodings, oversized files and 20,000 tools: problems and rows, no crash.
+
+    The tools are unmapped: skipped rows, no request (the managers' tests read 100,000; here the
+    cost is the report's, per row).
+    """
+    (tmp_path / "mise.toml").write_text("[tools]\nnode = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    (tmp_path / ".tool-versions").write_bytes(b"nodejs 20\xff\xfe\n")
+    (tmp_path / ".nvmrc").write_text("2" * 5000 + "\n")
+    (tmp_path / ".python-version").write_text("3.12\n" * 10 + "x" * 2_000_000)
+    many = tmp_path / "many"
+    many.mkdir()
+    (many / ".tool-versions").write_text("".join(f"tool{i} 1.{i}\n" for i in range(20_000)))
+    monkeypatch.setenv("PATCHULA_MAX_FILE_BYTES", "1900000")
+    code, report = _run(fake_registry, tmp_path)
+    problems = {
+        (p["file"], p["message"].split(":")[0]) for p in report["repositories"][0]["problems"]
+    }
+    assert ("mise.toml", "invalid TOML") in problems
+    assert (".tool-versions", "not UTF-8 text (invalid byte 0xff at offset 9)") in problems
+    assert any(file == ".python-version" for file, _ in problems)  # over --max-file-bytes
+    rows = report["repositories"][0]["dependencies"]
+    (nvmrc,) = [d for d in rows if d["file"] == ".nvmrc"]  # a 5,000-digit version
+    assert nvmrc["status"] == "skipped"
+    assert "is not a node version" in nvmrc["reason"]
+    assert sum(1 for d in rows if d["file"] == "many/.tool-versions") == 20_000
+    assert all(d["status"] == "skipped" for d in rows if d["file"] == "many/.tool-versions")
+    assert [(d["file"], d["reason"]) for d in rows if d["status"] == "error"] == []
+    assert code == 3  # unreadable manifests (the 20,000-tool file is not one of them)

@@ -81,7 +81,8 @@ def test_jdx_mise_backend_prefixes_and_latest() -> None:
         "github-releases", "rhysd/actionlint", "aqua:rhysd/actionlint"
     )  # fmt: skip
     # Short names the shipped mapping does not hold are skipped, never guessed.
-    assert rows["sops"][6:8] == (None, True)
+    assert rows["pkl"][6:8] == (None, True)
+    assert rows["sops"][4:7] == ("github-releases", "getsops/sops", "aqua:getsops/sops")
     assert result.dependencies[2].skip_reason is not None
     assert "not in patchula's mise registry mapping" in result.dependencies[2].skip_reason
     assert result.problems == ()
