@@ -61,6 +61,7 @@ from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
 from patchula.settings import Settings
+from patchula.tools import MANAGERS as TOOL_MANAGERS
 from patchula.tools import ToolMapping, remap, with_overrides
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
@@ -958,7 +959,7 @@ def _extract_repo(
             if dep in seen or constraints.not_a_row(dep, path):
                 continue
             seen.add(dep)
-            constrained = constraints.apply(dep, repo.problems)
+            constrained = _tool_row(dep) or constraints.apply(dep, repo.problems)
             if isinstance(constrained, _Extracted):
                 out.append(constrained)
                 continue
@@ -985,6 +986,16 @@ def _extract_repo(
                     note = f"from the range: {unread} not read"
             out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
     return out
+
+
+def _tool_row(dep: Dependency) -> _Extracted | None:
+    """A tool's row as extracted: mise/asdf install it on their own, never from the checkout.
+
+    No lockfile, pip constraint or workspace package of the checkout applies to it (an
+    ``npm:widget-cli`` tool named like a workspace package is still the registry's package).
+    ``None`` for every other row.
+    """
+    return _Extracted(dep) if dep.manager in TOOL_MANAGERS else None
 
 
 def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:

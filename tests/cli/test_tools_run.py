@@ -190,3 +190,22 @@ def test_hostile_tool_files_end_as_problems(
     assert all(d["status"] == "skipped" for d in rows if d["file"] == "many/.tool-versions")
     assert [(d["file"], d["reason"]) for d in rows if d["status"] == "error"] == []
     assert code == 3  # unreadable manifests (the 20,000-tool file is not one of them)
+
+
+def test_a_tool_is_not_the_projects_package(fake_registry: FakeRegistry, tmp_path: Path) -> None:
+    """An npm: tool named like a workspace package is still the registry's package (mise's)."""
+    fake_registry.npm.add("widget-cli", {"1.0.0": OLD, "1.4.2": OLD + timedelta(days=50)})
+    (tmp_path / "mise.toml").write_text('[tools]\n"npm:widget-cli" = "1"\n')
+    (tmp_path / "package.json").write_text('{"name": "root", "workspaces": ["packages/*"]}')
+    (tmp_path / "packages" / "cli").mkdir(parents=True)
+    (tmp_path / "packages" / "cli" / "package.json").write_text(
+        '{"name": "widget-cli", "version": "0.0.1"}'
+    )
+    code, report = _run(fake_registry, tmp_path)
+    (tool,) = [d for d in report["repositories"][0]["dependencies"] if d["manager"] == "mise_toml"]
+    assert (tool["status"], tool["current"], tool["currentSource"]) == (
+        "up-to-date",
+        "1.4.2",
+        "range",
+    )
+    assert code == 0
