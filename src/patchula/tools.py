@@ -222,6 +222,12 @@ def constraint_of(version: str) -> tuple[str | None, str | None]:
     return value, None
 
 
+@functools.lru_cache(maxsize=4096)
+def _shipped_resolve(tool: str) -> Resolved:
+    """``resolve`` through the shipped mapping, once per name (a file repeats its tools)."""
+    return resolve(tool)
+
+
 def tool_row(
     *,
     manager: str,
@@ -233,7 +239,7 @@ def tool_row(
     mapping: ToolMapping | None = None,
 ) -> Dependency:
     """The row of one tool version: resolved backend and datasource, or skipped with why."""
-    resolved = resolve(tool, mapping)
+    resolved = _shipped_resolve(tool) if mapping is None else resolve(tool, mapping)
     constraint, skip = constraint_of(version)
     return Dependency(
         manager=manager,

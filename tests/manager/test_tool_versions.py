@@ -98,6 +98,10 @@ def test_hostile_files_end_as_rows_or_problems() -> None:
     )
     assert len(many.dependencies) == 100_000
     assert many.dependencies[-1].line == 100_000
+    wide = tool_versions.extract(".tool-versions", "x" + " =" * 200_000 + "\n", _no_read)
+    assert [p.message for p in wide.problems] == [
+        "tool 'x' has 200000 versions (more than 100); not read"
+    ]
     huge = tool_versions.extract(".tool-versions", "node " + "9" * 1_000_000 + "\n", _no_read)
     assert len(huge.dependencies) == 1
     nul = tool_versions.extract(".tool-versions", "node 20\x00\n", _no_read)

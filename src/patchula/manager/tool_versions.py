@@ -19,6 +19,8 @@ ID = "tool_versions"
 DATASOURCE = "node"  # the datasource most of its rows use; each row names its own
 DEP_TYPE = "tool-versions"
 FILE = ".tool-versions"
+# asdf lists a primary version and a few fallbacks: a line with more is no tool line.
+MAX_VERSIONS = 100
 
 
 def matches(path: str) -> bool:
@@ -43,6 +45,12 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         tool, versions = words[0], words[1:]
         if not versions:
             problems.append(ManifestProblem(path, number, f"tool {tool!r} has no version"))
+            continue
+        if len(versions) > MAX_VERSIONS:
+            message = (
+                f"tool {tool!r} has {len(versions)} versions (more than {MAX_VERSIONS}); not read"
+            )
+            problems.append(ManifestProblem(path, number, message))
             continue
         rows.extend(
             tool_row(
