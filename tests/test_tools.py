@@ -168,3 +168,20 @@ def test_registry_names_include_the_tool_datasources() -> None:
         "python": "http://127.0.0.1:1",
         "go": "https://go.example",
     }
+
+
+def test_remap_keeps_a_files_own_alias_unless_config_overrides_that_tool() -> None:
+    """Config overrides only the tools it names; a mise.toml's [tool_alias] stands otherwise."""
+    row = tools.tool_row(
+        manager="mise_toml",
+        file="mise.toml",
+        line=3,
+        tool="terraform",
+        version="1.8",
+        dep_type="tools",
+        mapping=tools.with_overrides({"terraform": "github:opentofu/opentofu"}),
+    )
+    unrelated = tools.with_overrides({"prettier": "github:prettier/prettier"})
+    assert unrelated is not None
+    (kept,) = tools.remap(ExtractResult(dependencies=(row,)), unrelated).dependencies
+    assert kept.backend == "github:opentofu/opentofu"

@@ -261,9 +261,10 @@ def tool_row(
 def remap(result: ExtractResult, mapping: ToolMapping) -> ExtractResult:
     """``result`` with its tool rows resolved again through ``mapping`` (config overrides).
 
-    A row whose tool ``mapping`` resolves to another backend gets that backend, datasource and
-    package name (and its skip reason, if any); what the row says of its version is kept.
-    Rows of other managers, and tool rows resolved alike, are kept as they are.
+    A row whose tool ``mapping`` overrides gets that backend, datasource and package name (and
+    its skip reason, if any); what the row says of its version is kept. Rows of other managers
+    and tools not overridden (resolved by the manager, a file's ``[tool_alias]`` included) are
+    kept as they are.
     """
     if not mapping.overrides or not any(d.manager in MANAGERS for d in result.dependencies):
         return result
@@ -272,6 +273,9 @@ def remap(result: ExtractResult, mapping: ToolMapping) -> ExtractResult:
 
 
 def _rebound(row: Dependency, mapping: ToolMapping) -> Dependency:
+    key = _OPTIONS.sub("", row.name.strip())
+    if key not in mapping.overrides and mapping.aliases.get(key, key) not in mapping.overrides:
+        return row  # not overridden: the manager's resolution (a file's [tool_alias]) stands
     resolved = resolve(row.name, mapping)
     if resolved.backend == row.backend:
         return row

@@ -190,3 +190,23 @@ def test_deep_nesting_and_odd_encodings_end_as_problems() -> None:
     ]
     bom = mise_toml.extract("mise.toml", '\ufeff[tools]\nnode = "22"\n', _no_read)
     assert [(d.line, d.constraint) for d in bom.dependencies] == [(2, "22")]
+
+
+def test_the_files_tool_alias_names_a_backend() -> None:
+    """`[tool_alias]` (and the older `[alias]`) backends win over the registry for this file."""
+    text = (
+        '[tool_alias]\nterraform = "github:opentofu/opentofu"\n'
+        '[alias.node.versions]\nmy_node = "18"\n'
+        '[tools]\nterraform = "1.8"\nnode = "22"\n'
+    )
+    terraform, node = mise_toml.extract("mise.toml", text, _no_read).dependencies
+    assert (terraform.backend, terraform.datasource, terraform.package_name) == (
+        "github:opentofu/opentofu",
+        "github-releases",
+        "opentofu/opentofu",
+    )
+    assert node.backend == "core:node"
+    old = mise_toml.extract(
+        "mise.toml", '[alias]\nfoo = "cargo:foo-cli"\n[tools]\nfoo = "1"\n', _no_read
+    )
+    assert [d.backend for d in old.dependencies] == ["cargo:foo-cli"]

@@ -6,7 +6,11 @@ and ``mise.local.toml`` (also dotted), ``.config/mise.toml``, ``.config/mise/con
 ``.mise/``. Values (``jdx/mise:schema/mise.json``, registries.md §7): a string; a list of
 versions, every one a row; a table with ``version`` (or ``prefix``, ``ref``, ``path`` as mise
 reads them) plus options (``os``, ``postinstall`` …), kept out of the row. Keys may name a
-backend (``"cargo:cargo-nextest"``) and carry ``[k=v]`` options; resolution is ``tools``'.
+backend (``"cargo:cargo-nextest"``) and carry ``[k=v]`` options; resolution is ``tools``'. The
+file's own ``[tool_alias]`` (formerly ``[alias]``) entries that name a backend
+(``mytool = "github:owner/repo"``) resolve its tools first, as mise gives them precedence over
+the registry (``jdx/mise:docs/registry.md``); version aliases (``[alias.node.versions]``) are
+not backends and are left alone.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass, field
 
 from patchula.manager.base import ReadFile, TomlLocator, parse_toml, strip_bom
 from patchula.models import Dependency, ExtractResult, ManifestProblem
-from patchula.tools import VERSIONING, tool_row
+from patchula.tools import VERSIONING, ToolMapping, shipped, tool_row
 
 __all__ = ["DATASOURCE", "ID", "VERSIONING", "extract", "matches"]
 
@@ -58,7 +62,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     tools = data.get("tools")
     if tools is None:
         return ExtractResult()
-    collector = _Collector(path, strip_bom(text))
+    collector = _Collector(path, strip_bom(text), mapping=_aliases(data))
     if not isinstance(tools, dict):
         collector.problem(collector.header(), "`tools` must be a table")
         return collector.result()
@@ -67,10 +71,26 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     return collector.result()
 
 
+def _aliases(data: dict[str, object]) -> ToolMapping | None:
+    """The shipped mapping with this file's ``[tool_alias]``/``[alias]`` backends on top."""
+    found: dict[str, str] = {}
+    for key in ("alias", "tool_alias"):  # the newer name wins
+        table = data.get(key)
+        if isinstance(table, dict):
+            found.update(
+                {k: v.strip() for k, v in table.items() if isinstance(v, str) and ":" in v}
+            )
+    if not found:
+        return None
+    base = shipped()
+    return ToolMapping(base.tools, base.aliases, base.aqua, base.source, base.date, found)
+
+
 @dataclass
 class _Collector:
     path: str
     text: str
+    mapping: ToolMapping | None = None
     rows: list[Dependency] = field(default_factory=list)
     problems: list[ManifestProblem] = field(default_factory=list)
     _lines: dict[str, int] | None = None
@@ -143,6 +163,7 @@ class _Collector:
                 tool=name,
                 version=version,
                 dep_type=DEP_TYPE,
+                mapping=self.mapping,
             )
         )
 
