@@ -6,7 +6,9 @@ read (``golang/website:internal/dl/dl.go``; ``include=all`` lists every release,
 two supported lines). It gives **no release dates**: every release's publish time is unknown
 (never invented; the release-age policy decides, registries.md §0). The base URL is
 ``--registry go=URL`` (default ``https://go.dev``). Stored compact as ``go-releases-v1``
-(versions and stable flags: the files lists are most of the document's megabytes).
+(versions and stable flags: the files lists are most of the document's megabytes). mise's own
+``core:go`` lists the Go repository's tags with ``git ls-remote`` (registries.md §7); go.dev's
+list is the same releases over plain HTTP, with go.dev's own word on which are stable.
 """
 
 from __future__ import annotations
