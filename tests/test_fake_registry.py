@@ -418,7 +418,7 @@ def test_registry_context_manager_with_empty_fixtures(tmp_path: Path) -> None:
     """``FakeRegistry(empty_dir)`` binds a port per host, serves no fixtures and stops cleanly."""
     with FakeRegistry(tmp_path) as registry:
         urls = registry.urls()
-        assert len(set(urls.values())) == len(HOST_NAMES) == 8
+        assert len(set(urls.values())) == len(HOST_NAMES) == 11
         assert _get(urls["npm"] + "/left-pad").status_code == 404
     with pytest.raises(httpx.ConnectError):
         _get(urls["npm"] + "/left-pad")

@@ -40,6 +40,11 @@ class Dependency:
 
     ``note`` is a fact about the declaration that its row reports, whatever its verdict (a
     pnpm ``catalog:`` declaration: where its range came from); ``None`` when there is none.
+    Tools (mise, asdf and version files; ``patchula.tools``): ``name`` is the tool as written
+    (``nodejs``, ``cargo:flip-link``), ``backend`` the mise backend it resolved to
+    (``core:node``, ``cargo:flip-link``, ``aqua:hashicorp/terraform``) and ``package_name``
+    the name looked up on that backend's datasource; ``backend`` is ``None`` for every other
+    row.
     """
 
     manager: str
@@ -56,6 +61,7 @@ class Dependency:
     markers: str | None = None
     digest: str | None = None
     note: str | None = None
+    backend: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +294,10 @@ class Finding:
     sources or a noteworthy one (``datasource.base.LazyTimes``: ``release`` or ``commit`` for
     a GitHub tag, ``last-push`` for a Docker Hub tag); empty when the catalog's
     ``time_source`` says where every date comes from.
+
+    ``proposed`` is the value to write for the eligible release at the precision the
+    declaration uses, for schemes that keep one (mise: ``20`` → ``22``, not ``22.12.0``);
+    ``None`` when nothing is proposed or the scheme keeps no precision.
     """
 
     status: Status
@@ -308,6 +318,7 @@ class Finding:
     current_digest: str | None = None
     new_digest: str | None = None
     date_sources: tuple[tuple[str, str], ...] = ()
+    proposed: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,6 +63,8 @@ from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
 from patchula.settings import Settings
+from patchula.tools import MANAGERS as TOOL_MANAGERS
+from patchula.tools import ToolMapping, remap, with_overrides
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
@@ -608,6 +610,8 @@ async def _extract_and_request(
             if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
                 continue
             if dep.skip_reason is None and dep.datasource in DATASOURCES:
+                # A tool's resolved backend is its datasource and package name, so the lookup
+                # (and the catalog view keyed like it) is scoped by the mise registry mapping.
                 key = lookups.key(dep.datasource, dep.package_name, view)
                 lookups.note(key, dep.name)
                 use = _digest_use(dep)
@@ -973,6 +977,8 @@ def _extract_repo(
     """
     _walk_warnings(found, repo, scope)
     reader = _Reader(root, settings.max_file_bytes)
+    # Config's [tool-registry] over the shipped mise registry mapping (``tools``).
+    tools = with_overrides(settings.tool_registry)
     results: list[tuple[str, ExtractResult]] = []
     for item in found.files:
         shown = scope.reports(item.path) or (
@@ -981,7 +987,7 @@ def _extract_repo(
         if shown:
             repo.files.append(item.path)
         # A file outside the scope is still extracted (workspace siblings), its problems unshown.
-        result = _extract_file(item, reader, repo if shown else RepoResult("", "", None))
+        result = _extract_file(item, reader, repo if shown else RepoResult("", "", None), tools)
         if item.manager in LOCKFILE_MANAGERS and (result is None or result.lockfile is None):
             # An unreadable lockfile: its manifests' rows say current came from the range.
             found.unread_lockfiles[item.path] = MANAGERS[item.manager].DATASOURCE
@@ -1016,7 +1022,7 @@ def _extract_repo(
             if dep in seen or constraints.not_a_row(dep, path):
                 continue
             seen.add(dep)
-            constrained = constraints.apply(dep, repo.problems)
+            constrained = _tool_row(dep) or constraints.apply(dep, repo.problems)
             if isinstance(constrained, _Extracted):
                 out.append(constrained)
                 continue
@@ -1064,6 +1070,16 @@ def _with_member_globs(
         else lock
         for lock in lockfiles
     ]
+
+
+def _tool_row(dep: Dependency) -> _Extracted | None:
+    """A tool's row as extracted: mise/asdf install it on their own, never from the checkout.
+
+    No lockfile, pip constraint or workspace package of the checkout applies to it (an
+    ``npm:widget-cli`` tool named like a workspace package is still the registry's package).
+    ``None`` for every other row.
+    """
+    return _Extracted(dep) if dep.manager in TOOL_MANAGERS else None
 
 
 def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:
@@ -1195,14 +1211,19 @@ def _workspace_inheritors(results: list[tuple[str, ExtractResult]]) -> dict[Depe
     return found
 
 
-def _extract_file(item: Found, reader: _Reader, repo: RepoResult) -> ExtractResult | None:
+def _extract_file(
+    item: Found, reader: _Reader, repo: RepoResult, tools: ToolMapping | None = None
+) -> ExtractResult | None:
     """Read and extract one file; a failure becomes a problem of ``repo`` and ``None``.
 
-    The per-file guard: any exception of the manager costs only this file. What it extracted
-    is then checked (``_checked``) before anything is looked up.
+    The per-file guard: any exception of the manager costs only this file. Tool rows are
+    resolved again through ``tools`` when config overrides the shipped mapping (managers know
+    only the shipped one: they take no settings). What it extracted is then checked
+    (``_checked``) before anything is looked up.
     """
     try:
-        return _checked(MANAGERS[item.manager].extract(item.path, reader(item.path), reader))
+        result = MANAGERS[item.manager].extract(item.path, reader(item.path), reader)
+        return _checked(result if tools is None else remap(result, tools))
     except ManifestError as exc:
         repo.problems.append(ManifestProblem(exc.file, exc.line, exc.message))
     except Exception as exc:  # noqa: BLE001 - a manager bug must cost only its own file

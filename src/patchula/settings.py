@@ -170,7 +170,25 @@ REGISTRY_NAMES = (
     "github",
     "docker",
     "docker-hub",
+    "node",
+    "python",
+    "go",
 )
+
+
+# ``backend:package`` as mise writes a backend (``jdx/mise:docs/registry.md``).
+_BACKEND = re.compile(r"[a-z][a-z0-9-]*:\S+")
+
+
+def parse_tool_registry(value: Mapping[str, object]) -> dict[str, str]:
+    """Check ``[tool-registry]``: tool short name → ``backend:package``; raises ``ValueError``."""
+    out: dict[str, str] = {}
+    for tool, backend in value.items():
+        if not isinstance(backend, str) or _BACKEND.fullmatch(backend.strip()) is None:
+            msg = f"{tool}: expected a mise backend such as 'github:owner/repo', got {backend!r}"
+            raise ValueError(msg)
+        out[str(tool).strip()] = backend.strip()
+    return out
 
 
 def parse_registry(value: str) -> tuple[str, str]:
@@ -394,6 +412,12 @@ class Settings(BaseModel):
     dashboard: Path | None = Field(
         default=None, description="Also write the Markdown dependency dashboard to this file"
     )
+    tool_registry: dict[str, str] = Field(
+        default_factory=dict,
+        description="mise registry mapping overrides: tool short name -> backend "
+        "('github:owner/repo', 'aqua:…', 'cargo:…', 'npm:…', 'core:node' …), over the shipped "
+        "mapping ([tool-registry] in config)",
+    )
     verbose: int = Field(default=0, ge=0)
     quiet: bool = False
     progress: bool = True
@@ -454,6 +478,11 @@ class Settings(BaseModel):
         if isinstance(value, dict):
             return dict(parse_host_limit(f"{k}={v}") for k, v in value.items())
         return value
+
+    @field_validator("tool_registry", mode="before")
+    @classmethod
+    def _tool_registry(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
+        return parse_tool_registry(value) if isinstance(value, dict) else value
 
     @field_validator("registries", mode="before")
     @classmethod

@@ -74,6 +74,9 @@ def test_declared_abilities() -> None:
     assert {i for i, ds in DATASOURCES.items() if ds.single_document is not None} == {
         "npm",
         "pypi",
+        "node",
+        "python",
+        "go",
     }
     lazy = {i: ds.release_times.for_libyears for i, ds in DATASOURCES.items() if ds.release_times}
     assert lazy == {"crates": False, "goproxy": True, "docker": False, "github-tags": False}
@@ -111,6 +114,9 @@ def test_declared_abilities() -> None:
         "docker": "docker",
         "github-tags": "docker",
         "github-releases": "docker",
+        "node": "mise",
+        "python": "mise",
+        "go": "mise",
     }
 
 

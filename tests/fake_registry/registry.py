@@ -18,6 +18,7 @@ from .goproxy import GoProxy
 from .npm import Npm
 from .oci import Oci
 from .pypi import PyPI
+from .tools import GoDev, NodeDist, PythonOrg
 
 #: Virtual hosts in port order: standalone ``--port P`` gives ``npm`` P, ``pypi`` P+1, …
 HOST_NAMES: Final = (
@@ -29,19 +30,22 @@ HOST_NAMES: Final = (
     "oci",
     "github",
     "docker-hub",
+    "nodejs",
+    "python-org",
+    "go-dev",
 )
 #: Bundled fixtures: ``data/{npm,pypi,crates,goproxy,oci,github}/*.json`` (see data/README.md).
 DATA_DIR: Final = Path(__file__).parent / "data"
 
 
 class FakeRegistry:
-    """Loopback npm, PyPI, crates.io (index + API), Go proxy, OCI, GitHub and Docker Hub API hosts.
+    """Loopback npm, PyPI, crates.io, Go proxy, OCI, GitHub, Docker Hub and tool-release hosts.
 
     Sockets are bound at construction (so :meth:`url` works before :meth:`start`); ``port`` 0
     picks free ports, otherwise host *i* of :data:`HOST_NAMES` gets ``port + i``. Fixtures come
     from ``fixtures_dir`` (default :data:`DATA_DIR`); register more with ``registry.npm.add(…)``,
     ``.pypi.add``, ``.crates.add``, ``.goproxy.add``, ``.oci.add``, ``.github.add_repo``,
-    ``.docker_hub.add``.
+    ``.docker_hub.add``, ``.nodejs.add``, ``.python_org.add``, ``.go_dev.add`` (tools.py).
     Knobs and statistics live on ``registry.host(name)``.
     """
 
@@ -62,6 +66,7 @@ class FakeRegistry:
         self.oci = Oci(self.url("oci"))
         self.github = GitHub(self.url("github"))
         self.docker_hub = DockerHub(self.url("docker-hub"))
+        self.nodejs, self.python_org, self.go_dev = NodeDist(), PythonOrg(), GoDev()
         handlers: list[Handler] = [self.npm.handle, self.pypi.handle, self.crates.handle_index]
         handlers += [
             self.crates.handle_api,
@@ -70,6 +75,7 @@ class FakeRegistry:
             self.github.handle,
             self.docker_hub.handle,
         ]
+        handlers += [self.nodejs.handle, self.python_org.handle, self.go_dev.handle]
         for name, handler in zip(HOST_NAMES, handlers, strict=True):
             self.hosts[name].handler = handler
         self.set_latency(latency)

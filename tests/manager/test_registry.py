@@ -18,6 +18,7 @@ DATASOURCES = {
     "goproxy": "go",
     "docker": "docker",
     "github-tags": "docker",
+    "node": "mise",  # tool managers: every row names its own datasource, all versioned "mise"
 }
 
 

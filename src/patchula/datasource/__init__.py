@@ -27,6 +27,9 @@ DATASOURCES: LazyRegistry[Datasource] = LazyRegistry(
             "docker",
             "github-tags",
             "github-releases",
+            "node",
+            "python",
+            "go",
         )
     },
     attribute="DATASOURCE",

@@ -34,6 +34,9 @@ MANAGERS: LazyRegistry[Manager] = LazyRegistry(
             "dockerfile",
             "docker_compose",
             "github_actions",
+            "mise_toml",
+            "tool_versions",
+            "version_file",
         )
     }
 )

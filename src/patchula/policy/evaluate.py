@@ -184,7 +184,26 @@ def _evaluate(
         ),
         held_back=tuple(held),
         major_available=catalog.successor,
+        proposed=_proposed(versioning, source, dep.constraint, eligible),
     )
+
+
+def _proposed(
+    versioning: Versioning,
+    source: CurrentSource,
+    constraint: str | None,
+    eligible: Release | None,
+) -> str | None:
+    """The eligible release at the declared precision, for schemes with ``propose`` (mise).
+
+    Only for a declared range or pin (a lockfile's or a dist-tag's current has no precision to
+    keep: an alias such as ``lts`` moves by itself).
+    """
+    propose = getattr(versioning, "propose", None)
+    if propose is None or eligible is None or source not in {"range", "pin"} or not constraint:
+        return None
+    proposed = propose(constraint.strip(), eligible.version)
+    return proposed if isinstance(proposed, str) else None
 
 
 def _resolve_current(

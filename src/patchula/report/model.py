@@ -20,6 +20,7 @@ from patchula.http.auth import redact_text, redact_url
 from patchula.models import CurrentSource, Status, UpdateType
 from patchula.scan import RepoResult, Row, ScanResult
 from patchula.settings import Settings
+from patchula.tools import MANAGERS as TOOL_MANAGERS
 
 SCHEMA_VERSION = "1"
 STATUSES: tuple[Status, ...] = (
@@ -112,7 +113,8 @@ class DependencyReport:
         str,
         Field(
             description="The datasource id, except 'github-actions' for GitHub Actions "
-            "references (looked up on 'github-tags')."
+            "references (looked up on 'github-tags') and 'tool' for tool versions (mise, asdf "
+            "and version files; their backend says where they were looked up)."
         ),
     ]
     datasource: str
@@ -175,6 +177,23 @@ class DependencyReport:
             "tag's last push, not its first release), 'index' (crates.io index pubtime) or "
             "'web-api' (crates.io web API created_at). Null when metadata.lookup.catalog."
             "timeSource says where every date comes from."
+        ),
+    ] = None
+    backend: Annotated[
+        str | None,
+        Field(
+            description="For a tool (ecosystem 'tool'): the mise backend its name resolved to "
+            "through the mise registry mapping ('core:node', 'cargo:flip-link', "
+            "'aqua:hashicorp/terraform'; the shipped mapping or [tool-registry] in config); "
+            "null when it resolved to none (the row is skipped and says why) and for other rows."
+        ),
+    ] = None
+    proposed: Annotated[
+        str | None,
+        Field(
+            description="The value to write for the eligible release at the precision declared, "
+            "for tool versions (mise '20' -> '22' when 22.12.0 is eligible; an exact pin gets "
+            "the version); null otherwise."
         ),
     ] = None
     status: Status
@@ -489,7 +508,13 @@ _ECOSYSTEMS = {
 
 
 def ecosystem(manager: str, datasource: str) -> str:
-    """The ecosystem a row of ``manager`` looked up on ``datasource`` is counted under."""
+    """The ecosystem a row of ``manager`` looked up on ``datasource`` is counted under.
+
+    Tool versions are ``tool`` whatever backend they resolved to (``cargo:x`` is read on
+    crates.io, yet is a tool of the checkout, not a crate it depends on).
+    """
+    if manager in TOOL_MANAGERS:
+        return "tool"
     return _ECOSYSTEMS.get((manager, datasource), datasource)
 
 
@@ -542,6 +567,8 @@ def _row(row: Row) -> DependencyReport:
         current_digest=f.current_digest,
         new_digest=f.new_digest,
         date_sources=dict(f.date_sources) if f.date_sources else None,
+        backend=dep.backend,
+        proposed=f.proposed,
         status=f.status,
         reason=redact_text(f.reason) if f.reason else f.reason,
         metadata=DependencyMeta(lookup=LookupMeta(catalog=catalog)),

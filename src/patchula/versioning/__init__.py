@@ -15,6 +15,6 @@ if TYPE_CHECKING:
 VERSIONINGS: LazyRegistry[Versioning] = LazyRegistry(
     {
         scheme: f"patchula.versioning.{scheme}"
-        for scheme in ("npm", "pep440", "go", "cargo", "docker")
+        for scheme in ("npm", "pep440", "go", "cargo", "docker", "mise")
     }
 )

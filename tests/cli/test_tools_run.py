@@ -1,0 +1,211 @@
+"""``patchula run`` on mise / asdf / version files against the fake tool-release hosts."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from patchula.cli import app
+from tests.fake_registry import FakeRegistry
+
+OLD = datetime(2024, 1, 1, tzinfo=UTC)
+NOW = "2025-06-01T00:00:00Z"
+
+
+def _node(registry: FakeRegistry) -> None:
+    for version, lts, days in (
+        ("20.0.0", None, 0),
+        ("20.9.0", "Iron", 20),
+        ("20.18.1", "Iron", 300),
+        ("21.7.3", None, 120),
+        ("22.11.0", "Jod", 310),
+        ("22.12.0", "Jod", 330),
+    ):
+        registry.nodejs.add(version, OLD + timedelta(days=days), lts=lts)
+
+
+def _run(registry: FakeRegistry, root: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    args = ["run", str(root), "--format", "json", "--now", NOW]
+    for name, host in (
+        ("node", "nodejs"),
+        ("python", "python-org"),
+        ("go", "go-dev"),
+        ("crates", "crates-index"),
+        ("npm", "npm"),
+        ("github", "github"),
+    ):
+        args += ["--registry", f"{name}={registry.url(host)}"]
+    result = CliRunner().invoke(app, [*args, *extra], catch_exceptions=False)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _rows(report: dict[str, Any]) -> dict[tuple[str, str, str | None], dict[str, Any]]:
+    return {
+        (d["file"], d["name"], d["declared"]): d for d in report["repositories"][0]["dependencies"]
+    }
+
+
+def test_mise_tools_resolve_through_their_backends(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A node "20" is the newest 20.x, proposed as "22"; cargo:, npm: and LTS names resolve."""
+    _node(fake_registry)
+    fake_registry.crates.add("flip-link", {"0.1.7": OLD, "0.1.9": OLD + timedelta(days=40)})
+    fake_registry.npm.add("prettier", {"3.3.3": OLD, "3.4.2": OLD + timedelta(days=50)})
+    fake_registry.python_org.add("3.12.7", OLD)
+    fake_registry.python_org.add("3.12.8", OLD + timedelta(days=60))
+    fake_registry.python_org.add("3.13.1", OLD + timedelta(days=70))
+    fake_registry.python_org.add("3.14.0rc1", OLD + timedelta(days=80))
+    fake_registry.go_dev.add("1.22.10")
+    fake_registry.go_dev.add("1.23.4")
+    fake_registry.go_dev.add("1.24rc1")
+    (tmp_path / "mise.toml").write_text(
+        '[tools]\nnode = "20"\n"cargo:flip-link" = "0.1.7"\n"npm:prettier" = "3.3.3"\n'
+        'python = ["3.12", "3.13.1"]\ngo = { version = "prefix:1.22", os = ["linux"] }\n'
+        'frobnicator = "1.0"\n'
+    )
+    (tmp_path / ".nvmrc").write_text("lts/iron\n")
+    (tmp_path / ".tool-versions").write_text("nodejs lts # the newest LTS\nerlang ref:OTP-27\n")
+    code, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+
+    node = rows[("mise.toml", "node", "20")]
+    assert (node["ecosystem"], node["datasource"], node["backend"]) == ("tool", "node", "core:node")
+    assert (node["current"], node["currentSource"], node["latest"], node["eligible"]) == (
+        "20.18.1",
+        "range",
+        "22.12.0",
+        "22.12.0",
+    )
+    assert (node["proposed"], node["updateType"], node["status"]) == ("22", "major", "outdated")
+    assert node["currentReleasedAt"] == "2024-10-27T00:00:00Z"
+
+    iron = rows[(".nvmrc", "node", "lts/iron")]
+    assert (iron["current"], iron["currentSource"], iron["latest"]) == (
+        "20.18.1",
+        "dist-tag",
+        "22.12.0",
+    )
+    assert iron["proposed"] is None  # an alias moves by itself
+    lts = rows[(".tool-versions", "nodejs", "lts")]
+    assert (lts["backend"], lts["current"], lts["status"]) == ("core:node", "22.12.0", "up-to-date")
+
+    flip = rows[("mise.toml", "cargo:flip-link", "0.1.7")]
+    assert (flip["datasource"], flip["packageName"], flip["backend"]) == (
+        "crates",
+        "flip-link",
+        "cargo:flip-link",
+    )
+    assert (flip["current"], flip["latest"], flip["proposed"]) == ("0.1.7", "0.1.9", "0.1.9")
+    prettier = rows[("mise.toml", "npm:prettier", "3.3.3")]
+    assert (prettier["ecosystem"], prettier["datasource"], prettier["latest"]) == (
+        "tool",
+        "npm",
+        "3.4.2",
+    )
+
+    # Every version of a list is a row; a prerelease is never the newest 3.x.
+    assert rows[("mise.toml", "python", "3.12")]["current"] == "3.12.8"
+    assert rows[("mise.toml", "python", "3.12")]["proposed"] == "3.13"
+    assert rows[("mise.toml", "python", "3.13.1")]["status"] == "up-to-date"
+    go = rows[("mise.toml", "go", "prefix:1.22")]
+    assert (go["current"], go["latest"], go["proposed"]) == ("1.22.10", "1.23.4", "1.23")
+    assert go["currentReleasedAt"] is None  # go.dev dates no release; none is invented
+
+    unmapped = rows[("mise.toml", "frobnicator", "1.0")]
+    assert unmapped["status"] == "skipped"
+    assert unmapped["backend"] is None
+    assert "not in patchula's mise registry mapping" in unmapped["reason"]
+    erlang = rows[(".tool-versions", "erlang", "ref:OTP-27")]
+    assert (erlang["status"], erlang["reason"]) == (
+        "skipped",
+        "a VCS ref is not a release: no version to compare",
+    )
+    assert report["summary"]["byEcosystem"]["tool"]["outdated"] == 6
+    assert code == 0
+
+
+def test_config_override_changes_the_backend_and_the_catalog(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """[tool-registry] sends prettier to GitHub releases: another datasource, another catalog."""
+    fake_registry.npm.add("prettier", {"3.3.3": OLD, "3.4.2": OLD + timedelta(days=50)})
+    fake_registry.github.add_repo(
+        "prettier", "prettier", {"3.5.0": OLD + timedelta(days=90), "3.3.3": OLD}
+    )
+    (tmp_path / "mise.toml").write_text('[tools]\nprettier = "3.3.3"\n')
+    code, report = _run(fake_registry, tmp_path)
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["backend"], row["datasource"], row["latest"]) == ("npm:prettier", "npm", "3.4.2")
+
+    config = tmp_path / "patchula.toml"
+    config.write_text('[tool-registry]\nprettier = "github:prettier/prettier"\n')
+    fake_registry.reset_stats()
+    code, report = _run(fake_registry, tmp_path, "--config", str(config))
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["backend"], row["datasource"], row["packageName"]) == (
+        "github:prettier/prettier",
+        "github-releases",
+        "prettier/prettier",
+    )
+    assert (row["latest"], row["proposed"]) == ("3.5.0", "3.5.0")
+    assert row["metadata"]["lookup"]["catalog"]["sourceUrl"].startswith(fake_registry.url("github"))
+    assert fake_registry.host("npm").requests == 0  # the npm catalog is not this row's
+    assert code == 0
+
+
+def test_hostile_tool_files_end_as_problems(
+    fake_registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deep nesting, odd encodings, oversized files and 20,000 tools: problems and rows, no crash.
+
+    The tools are unmapped: skipped rows, no request (the managers' tests read 100,000; here the
+    cost is the report's, per row).
+    """
+    (tmp_path / "mise.toml").write_text("[tools]\nnode = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    (tmp_path / ".tool-versions").write_bytes(b"nodejs 20\xff\xfe\n")
+    (tmp_path / ".nvmrc").write_text("2" * 5000 + "\n")
+    (tmp_path / ".python-version").write_text("3.12\n" * 10 + "x" * 2_000_000)
+    many = tmp_path / "many"
+    many.mkdir()
+    (many / ".tool-versions").write_text("".join(f"tool{i} 1.{i}\n" for i in range(20_000)))
+    monkeypatch.setenv("PATCHULA_MAX_FILE_BYTES", "1900000")
+    code, report = _run(fake_registry, tmp_path)
+    problems = {
+        (p["file"], p["message"].split(":")[0]) for p in report["repositories"][0]["problems"]
+    }
+    assert ("mise.toml", "invalid TOML") in problems
+    assert (".tool-versions", "not UTF-8 text (invalid byte 0xff at offset 9)") in problems
+    assert any(file == ".python-version" for file, _ in problems)  # over --max-file-bytes
+    rows = report["repositories"][0]["dependencies"]
+    (nvmrc,) = [d for d in rows if d["file"] == ".nvmrc"]  # a 5,000-digit version
+    assert nvmrc["status"] == "skipped"
+    assert "is not a node version" in nvmrc["reason"]
+    assert sum(1 for d in rows if d["file"] == "many/.tool-versions") == 20_000
+    assert all(d["status"] == "skipped" for d in rows if d["file"] == "many/.tool-versions")
+    assert [(d["file"], d["reason"]) for d in rows if d["status"] == "error"] == []
+    assert code == 3  # unreadable manifests (the 20,000-tool file is not one of them)
+
+
+def test_a_tool_is_not_the_projects_package(fake_registry: FakeRegistry, tmp_path: Path) -> None:
+    """An npm: tool named like a workspace package is still the registry's package (mise's)."""
+    fake_registry.npm.add("widget-cli", {"1.0.0": OLD, "1.4.2": OLD + timedelta(days=50)})
+    (tmp_path / "mise.toml").write_text('[tools]\n"npm:widget-cli" = "1"\n')
+    (tmp_path / "package.json").write_text('{"name": "root", "workspaces": ["packages/*"]}')
+    (tmp_path / "packages" / "cli").mkdir(parents=True)
+    (tmp_path / "packages" / "cli" / "package.json").write_text(
+        '{"name": "widget-cli", "version": "0.0.1"}'
+    )
+    code, report = _run(fake_registry, tmp_path)
+    (tool,) = [d for d in report["repositories"][0]["dependencies"] if d["manager"] == "mise_toml"]
+    assert (tool["status"], tool["current"], tool["currentSource"]) == (
+        "up-to-date",
+        "1.4.2",
+        "range",
+    )
+    assert code == 0
