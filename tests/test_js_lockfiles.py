@@ -13,9 +13,10 @@ import yaml
 
 from patchula.errors import ManifestError
 from patchula.manager import MANAGERS
+from patchula.models import FetchResponse
 from patchula.scan import RepoResult, _discover, _extract_repo, _Extracted
 from patchula.settings import Settings
-from tests.test_scan import PKGS, FakeFetch, _scan, _write
+from tests.test_scan import NOW, PKGS, FakeFetch, _scan, _write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "manifests"
 CORPUS = Path(__file__).parents[2] / "shared" / "corpus"
@@ -155,27 +156,55 @@ def test_bun_lock_member_gets_its_own_nested_version(tmp_path: Path) -> None:
     }
 
 
-def test_package_manager_and_engines_rows_are_looked_up_on_npm(tmp_path: Path) -> None:
-    """The package manager and engines tools are npm packages (yarn 2+ @yarnpkg/cli), node not."""
+class _WithNode(FakeFetch):
+    """npm packuments, and Node.js's release index (``index.json``) for the ``node`` rows."""
+
+    async def __call__(self, url: str, **kwargs: Any) -> FetchResponse:
+        if url.endswith("/index.json"):
+            self.calls[url] += 1
+            index = [
+                {"version": "v22.12.0", "date": "2024-12-03", "lts": "Jod"},
+                {"version": "v20.18.1", "date": "2024-11-20", "lts": "Iron"},
+                {"version": "v18.20.5", "date": "2024-11-12", "lts": "Hydrogen"},
+            ]
+            return FetchResponse(200, url, (), json.dumps(index).encode(), NOW)
+        return await super().__call__(url, **kwargs)
+
+
+def test_package_manager_and_engines_rows_are_looked_up(tmp_path: Path) -> None:
+    """The package managers are npm packages (yarn 2+ @yarnpkg/cli); node is Node's releases."""
     manifest = {
         "packageManager": "yarn@4.1.0+sha224.0123",
-        "engines": {"node": ">=20", "npm": ">=1.0.0"},
+        "engines": {"node": "^20", "npm": ">=1.0.0"},
+        "volta": {"node": "18.20.5"},
     }
     _write(tmp_path, "package.json", json.dumps(manifest))
     packages = {
         "@yarnpkg/cli": {"4.1.0": "2024-01-01T00:00:00Z", "4.5.0": "2024-09-01T00:00:00Z"},
         "npm": {"1.0.0": "2020-01-01T00:00:00Z", "10.8.2": "2024-07-01T00:00:00Z"},
     }
-    repo = _scan([tmp_path], FakeFetch(packages)).repos[0]
+    fetch = _WithNode(packages)
+    repo = _scan([tmp_path], fetch).repos[0]
     rows = [
-        (r.dependency.dep_type, r.dependency.package_name, r.finding.status, r.finding.current)
+        (
+            r.dependency.dep_type,
+            r.dependency.datasource,
+            r.dependency.package_name,
+            r.finding.status,
+            r.finding.current,
+            r.finding.latest,
+        )
         for r in repo.rows
     ]
     assert rows == [
-        ("packageManager", "@yarnpkg/cli", "outdated", "4.1.0"),
-        ("engines", "node", "skipped", None),
-        ("engines", "npm", "up-to-date", "10.8.2"),
+        ("packageManager", "npm", "@yarnpkg/cli", "outdated", "4.1.0", "4.5.0"),
+        ("engines", "node", "node", "outdated", "20.18.1", "22.12.0"),
+        ("engines", "npm", "npm", "up-to-date", "10.8.2", "10.8.2"),
+        ("volta", "node", "node", "outdated", "18.20.5", "22.12.0"),
     ]
+    # One lookup of Node's index for both node rows, never an npm packument named "node".
+    assert [url for url in fetch.calls if "node" in url.rsplit("/", 1)[-1]] == []
+    assert sum(n for url, n in fetch.calls.items() if url.endswith("/index.json")) == 1
 
 
 def test_lockfile_outside_the_range_is_not_current(tmp_path: Path) -> None:

@@ -264,8 +264,10 @@ def _catalog(node: YamlNode) -> dict[str, str]:
 
 # --- packageManager, engines, volta, overrides, resolutions, pnpm.overrides ----------------------
 
-# Node.js itself is no npm package: its releases need a datasource of their own (issue 17).
-NODE_SKIP = "Node.js releases: no datasource for them yet"
+# Node.js itself is no npm package: ``engines.node`` / ``volta.node`` are looked up on Node's
+# release index (the ``node`` datasource, the one mise's ``core:node`` reads), compared with
+# npm's range rules (``engines`` is a semver range: docs.npmjs.com, package.json "engines").
+NODE_DATASOURCE = "node"
 # The package managers that are npm packages (Corepack's list, plus bun, published on npm).
 _PACKAGE_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
 _ENGINE_TOOLS = frozenset({"npm", "pnpm", "yarn"})
@@ -312,6 +314,7 @@ class _Extra:
         package_name: str | None = None,
         constraint: str | None = None,
         skip_reason: str | None = None,
+        datasource: str = DATASOURCE,
     ) -> None:
         self.dependencies.append(
             Dependency(
@@ -320,7 +323,7 @@ class _Extra:
                 line=self.where(*keys),
                 name=name,
                 package_name=package_name or name,
-                datasource=DATASOURCE,
+                datasource=datasource,
                 versioning=VERSIONING,
                 dep_type=dep_type,
                 declared=declared,
@@ -379,7 +382,10 @@ class _Extra:
                     self.warn(keys, message)
                 continue
             if tool == "node":
-                self.row(keys, dep_type, tool, spec, skip_reason=NODE_SKIP)
+                constraint = spec.strip() or "*"
+                self.row(
+                    keys, dep_type, tool, spec, constraint=constraint, datasource=NODE_DATASOURCE
+                )
             elif tool in _ENGINE_TOOLS:
                 constraint = spec.strip() or "*"
                 package = _tool_package(tool, constraint)
