@@ -42,7 +42,7 @@ from patchula.policy.memo import EvaluationMemo
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import Versioning
-from patchula.views import REPRESENTATION, decode, encode, reusable
+from patchula.views import REPRESENTATION, ViewDocument, decode, encode, reusable
 from patchula.views import view_key as catalog_view_key
 
 if TYPE_CHECKING:
@@ -238,6 +238,9 @@ class Lookups:
         self._view_pending: list[LookupKey] = []
         self._view_dispatching = False
         self._reused: dict[LookupKey, dict[str, datetime | None]] = {}
+        # ``--offline``: the view of each lookup whose stored HTTP answers are read too; the
+        # newer of the two answers (``_finish``).
+        self._offline_views: dict[LookupKey, ViewDocument] = {}
         self.view_hits = 0
 
     def key(self, datasource: str, package: str, view: CheckoutAccess) -> LookupKey:
@@ -417,14 +420,19 @@ class Lookups:
         for name, waiting in wanted.items():
             for key in waiting:
                 try:
-                    catalog = self._from_view(key, found.get(name))
+                    document = self._view_of(key, found.get(name))
                 except Exception:  # noqa: BLE001 - an unusable view is a miss, never a crash
-                    catalog = None
-                if catalog is None:
+                    document = None
+                if document is None:
+                    self._start(key)
+                elif self._settings.offline:
+                    # A zero-wait run may have stored newer HTTP answers than the view (it
+                    # stores no view): offline reads both and answers with the newer.
+                    self._offline_views[key] = document
                     self._start(key)
                 else:
                     self.view_hits += 1
-                    self._finish(key, catalog)
+                    self._finish(key, self._adopt(key, document))
 
     def _view_key(self, key: LookupKey) -> str:
         """The view identity of lookup ``key``, with the credential the fetch would send.
@@ -440,8 +448,8 @@ class Lookups:
         identity = credential.cache_identity if credential is not None else None
         return catalog_view_key(datasource, base_url, package, identity)
 
-    def _from_view(self, key: LookupKey, stored: CatalogView | None) -> Catalog | None:
-        """The catalog of ``stored`` when it may answer ``key`` now, else ``None``."""
+    def _view_of(self, key: LookupKey, stored: CatalogView | None) -> ViewDocument | None:
+        """The document of ``stored`` when it may answer ``key`` now, else ``None``."""
         if stored is None or stored.representation != REPRESENTATION:
             return None
         document = decode(stored.body)
@@ -451,6 +459,10 @@ class Lookups:
         wait = self.wait_for(key)
         if not reusable(document.catalog.fetched_at, now, wait, offline=self._settings.offline):
             return None
+        return document
+
+    def _adopt(self, key: LookupKey, document: ViewDocument) -> Catalog:
+        """``key``'s catalog from the view ``document``, with the publish times it kept."""
         self._times[key] = dict(document.times)
         self._sources[key] = dict(document.sources)
         self._reused[key] = dict(document.times)
@@ -634,6 +646,10 @@ class Lookups:
         self._finish(key, result)
 
     def _finish(self, key: LookupKey, result: Catalog | LookupFailed) -> None:
+        document = self._offline_views.pop(key, None)
+        if document is not None and _view_wins(document.catalog, result):
+            self.view_hits += 1
+            result = self._adopt(key, document)
         self._results[key] = result
         self._progressed()
         event = self._events.pop(key, None)
@@ -649,6 +665,17 @@ class Lookups:
 
 # A digest not read yet (``None`` is an answer: the registry gave no digest).
 _PENDING = object()
+
+
+def _view_wins(view: Catalog, stored: Catalog | LookupFailed) -> bool:
+    """Offline, whether a view answers rather than the catalog the stored HTTP answers give.
+
+    The newer answer wins: the view when the HTTP answers are missing (``NotCached``), older,
+    or as old (the same snapshot, with the publish times found lazily and the answers never
+    stored as HTTP entries, such as a 404 for a Go module's next major path); the HTTP answers
+    when a zero-wait run refreshed them after the view was kept.
+    """
+    return isinstance(stored, LookupFailed) or view.fetched_at >= stored.fetched_at
 
 
 def _single_request(datasource: str) -> SingleDocument | None:

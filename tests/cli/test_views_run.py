@@ -479,3 +479,25 @@ def test_a_run_answered_from_views_does_not_warn_of_the_github_request_budget(
     assert fake_registry.host("github").requests == 0
     assert {reused for reused, _ in _catalogs(second).values()} == {True}
     assert "GH_TOKEN" not in stderr
+
+
+def test_offline_answers_with_http_entries_newer_than_the_view(npm: _Npm) -> None:
+    """A zero-wait run refreshed the HTTP entries after the view was kept: offline is as new.
+
+    The trial's case: a 3d run kept views, a release was published, a zero-wait run (which
+    reads and stores no view) saw it; ``--offline`` must not answer from the older view.
+    """
+    first, _, _ = npm.run("--min-release-age", "3d")
+    kept = _catalogs(first)["pkg-1a"][1]
+    npm.registry.npm.add("pkg-1a", {"1.0.0": OLD, "1.1.0": OLD, "1.2.0": OLD + timedelta(days=31)})
+    zero, sent, _ = npm.run()
+    assert sent == 3
+    assert {r["name"]: r["latest"] for r in _rows(zero)}["pkg-1a"] == "1.2.0"
+    refreshed = _catalogs(zero)["pkg-1a"][1]
+    assert refreshed > kept
+    offline, sent, _ = npm.run("--offline", "--min-release-age", "3d")
+    assert sent == 0
+    assert {r["name"]: r["latest"] for r in _rows(offline)}["pkg-1a"] == "1.2.0"
+    assert _catalogs(offline)["pkg-1a"] == (True, refreshed)
+    # The zero-wait run refreshed all three, so no view is as new as its HTTP entries.
+    assert offline["cache"]["viewHits"] == 0
