@@ -10,9 +10,11 @@ from pathlib import Path
 
 import anyio
 import anyio.lowlevel
+import pytest
 
 from patchula.cache import Cache
 from patchula.clock import FixedClock
+from patchula.lookup import _matches
 from patchula.models import Derive, FetchResponse
 from patchula.scan import ScanResult, scan
 from patchula.settings import Settings
@@ -104,3 +106,23 @@ def test_no_view_is_read_or_written_without_a_cache_or_a_wait(tmp_path: Path) ->
         assert cache.view_summary().count == 0
     finally:
         cache.close()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "name", "datasource", "expected"),
+    [
+        ("Requests", "requests", "pypi", True),  # PEP 503: case folded
+        ("zope_interface", "zope.interface", "pypi", True),  # and -_. runs are one "-"
+        ("Flask-*", "flask_login", "pypi", True),
+        ("Serde", "serde", "crates", True),
+        ("Actions/Checkout", "actions/checkout", "github-tags", True),
+        ("React", "react", "npm", False),  # npm names are case-sensitive
+        ("@scope/*", "@scope/a", "npm", True),
+        ("pkg-1*", "pkg-2", "npm", False),
+    ],
+)
+def test_recheck_patterns_fold_names_where_the_registry_does(
+    pattern: str, name: str, datasource: str, *, expected: bool
+) -> None:
+    """``--recheck Requests`` names PyPI's ``requests``; npm's names keep their case."""
+    assert _matches(pattern, name, datasource) is expected

@@ -22,6 +22,9 @@ times found lazily, once the rows are evaluated. Digests never come from a view.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -36,6 +39,7 @@ from patchula.credentials import CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES
 from patchula.datasource.base import Dated
 from patchula.errors import LookupFailed
+from patchula.http.caching import revalidating
 from patchula.models import Catalog, Dependency, FetchResponse, Finding
 from patchula.policy import ReleaseAgePolicy, evaluate
 from patchula.policy.memo import EvaluationMemo
@@ -274,17 +278,17 @@ class Lookups:
         if not patterns:
             return False
         names = {key[1], *self._names.get(key, ())}
-        return any(p == "*" or any(fnmatchcase(n, p) for n in names) for p in patterns)
+        return any(p == "*" or any(_matches(p, n, key[0]) for n in names) for p in patterns)
 
     def unmatched_rechecks(self) -> list[str]:
         """``--recheck`` patterns (other than ``*``) that matched no dependency of the run."""
-        names = {key[1] for key in self._requested} | {
-            n for key, more in self._names.items() for n in (key[1], *more)
-        }
+        named = [(key[0], key[1]) for key in self._requested] + [
+            (key[0], n) for key, more in self._names.items() for n in (key[1], *more)
+        ]
         return [
             p
             for p in self._settings.recheck
-            if p != "*" and not any(fnmatchcase(n, p) for n in names)
+            if p != "*" and not any(_matches(p, n, source) for source, n in named)
         ]
 
     async def evaluate(
@@ -381,6 +385,11 @@ class Lookups:
             self._prepare(datasource)
         except Exception as exc:  # noqa: BLE001 - a set-up bug is this lookup's error row
             self._finish(key, _internal_error(key[1], exc))
+            return
+        if self._settings.recheck and self._rechecked(key):
+            # ``--recheck``: upstream's answer now, past fresh HTTP entries too (sent
+            # conditionally), never the fresh-cache batch.
+            self._tg.start_soon(functools.partial(self._run, key, recheck=True))
             return
         if self._fresh_many is not None and _single_request(datasource) is not None:
             # Single-request datasources: the lookups requested in this event-loop turn are
@@ -631,11 +640,14 @@ class Lookups:
             await event.wait()
         return self._results[key]
 
-    async def _run(self, key: LookupKey) -> None:
+    async def _run(self, key: LookupKey, *, recheck: bool = False) -> None:
         datasource_id, package, base_url, view_key = key
         module = DATASOURCES[datasource_id]
         try:
-            with self._access.using(self._views[view_key]):
+            with (
+                self._access.using(self._views[view_key]),
+                revalidating() if recheck else contextlib.nullcontext(),
+            ):
                 result: Catalog | LookupFailed = await module.get_catalog(
                     self._fetch, base_url, package
                 )
@@ -665,6 +677,26 @@ class Lookups:
 
 # A digest not read yet (``None`` is an answer: the registry gave no digest).
 _PENDING = object()
+
+
+# Datasources whose names are case-insensitive (PyPI also folds ``-``, ``_`` and ``.``: PEP 503).
+_CASELESS = frozenset({"pypi", "crates", "docker", "github-tags", "github-releases"})
+_PEP503_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def _matches(pattern: str, name: str, datasource: str) -> bool:
+    """Whether the ``--recheck`` glob ``pattern`` names ``name`` of ``datasource``.
+
+    As written (``fnmatch.fnmatchcase``), except where the registry folds case: PyPI's names are
+    compared normalised (PEP 503: lower case, runs of ``-_.`` one ``-``), crates.io's, image
+    and GitHub repository names case-insensitively.
+    """
+    if datasource == "pypi":
+        fold = _PEP503_SEPARATORS.sub
+        return fnmatchcase(fold("-", name).lower(), fold("-", pattern).lower())
+    if datasource in _CASELESS:
+        return fnmatchcase(name.lower(), pattern.lower())
+    return fnmatchcase(name, pattern)
 
 
 def _view_wins(view: Catalog, stored: Catalog | LookupFailed) -> bool:

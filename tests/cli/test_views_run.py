@@ -501,3 +501,27 @@ def test_offline_answers_with_http_entries_newer_than_the_view(npm: _Npm) -> Non
     assert _catalogs(offline)["pkg-1a"] == (True, refreshed)
     # The zero-wait run refreshed all three, so no view is as new as its HTTP entries.
     assert offline["cache"]["viewHits"] == 0
+
+
+def test_recheck_asks_upstream_past_fresh_http_entries(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``max-age=300`` and ETags (npm's own headers): a recheck revalidates what it matches.
+
+    Without ``--recheck`` a fresh entry answers and a release published meanwhile is not seen;
+    ``--recheck 'pkg-1a'`` sends that one lookup, conditionally (a 304 where nothing changed).
+    """
+    npm = _Npm(fake_registry, tmp_path)
+    _, sent, _ = npm.run()
+    assert sent == 3
+    npm.registry.npm.add("pkg-1a", {"1.0.0": OLD, "1.1.0": OLD, "1.2.0": OLD + timedelta(days=31)})
+    report, sent, _ = npm.run()
+    assert sent == 0
+    assert {r["name"]: r["latest"] for r in _rows(report)}["pkg-1a"] == "1.1.0"
+    report, sent, routes = npm.run("--recheck", "pkg-1a")
+    assert routes == {"GET /pkg-1a"}
+    assert {r["name"]: r["latest"] for r in _rows(report)}["pkg-1a"] == "1.2.0"
+    assert _catalogs(report)["pkg-1a"][0] is False
+    report, sent, routes = npm.run("--recheck")
+    assert routes == {"GET /pkg-1a", "GET /pkg-1b", "GET /pkg-2"}
+    assert fake_registry.host("npm").not_modified == 3  # sent with the stored ETags

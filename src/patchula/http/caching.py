@@ -12,13 +12,41 @@ served on a heuristic).
 
 from __future__ import annotations
 
+import contextvars
 import email.utils
 import hashlib
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+# Set by ``revalidating`` for the running task (and the tasks it starts): ``--recheck``.
+_REVALIDATE: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "patchula_revalidate", default=False
+)
+
+
+@contextmanager
+def revalidating() -> Iterator[None]:
+    """Send every request of the block, even with a fresh cache entry (``--recheck``).
+
+    Each request is made conditional with the entry's validators (RFC 9111 §4.3.1), as a
+    browser's reload does: the user asks for upstream's answer now, whatever ``max-age``
+    said. The fetch facade reads ``must_revalidate``; an offline one still sends nothing.
+    """
+    token = _REVALIDATE.set(True)
+    try:
+        yield
+    finally:
+        _REVALIDATE.reset(token)
+
+
+def must_revalidate() -> bool:
+    """Whether the running task is inside ``revalidating``."""
+    return _REVALIDATE.get()
 
 
 def credential_digest(identity: str | None) -> str:

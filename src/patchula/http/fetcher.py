@@ -34,7 +34,13 @@ from patchula.errors import (
 from patchula.http import DEFAULT_MAX_BODY_BYTES
 from patchula.http.auth import Credential, Credentials, redact_url
 from patchula.http.bearer import BearerTokens, Token, bearer_challenge, unusable_bearer
-from patchula.http.caching import cache_key, credential_digest, directives, freshness
+from patchula.http.caching import (
+    cache_key,
+    credential_digest,
+    directives,
+    freshness,
+    must_revalidate,
+)
 from patchula.http.flight import Flight as _Flight
 from patchula.http.governor import (
     MAX_RATE_RETRIES,
@@ -576,7 +582,11 @@ class Fetcher:
             entry = await self._reads.get(key) if self._reads is not None else None
         if self.offline:
             return self._offline_answer(entry, url, method)
-        if entry is not None and _is_fresh(entry, floor, self._timer.wall().timestamp()):
+        if (
+            entry is not None
+            and not must_revalidate()
+            and _is_fresh(entry, floor, self._timer.wall().timestamp())
+        ):
             stats.hits += 1
             return _fresh_response(entry, url)
         conditional = dict(headers)
