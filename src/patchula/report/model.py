@@ -80,7 +80,11 @@ class CatalogMeta:
         datetime, Field(description="When the catalog was retrieved or revalidated.")
     ]
     reused: Annotated[
-        bool, Field(description="True when a stored catalog view was reused without a request.")
+        bool,
+        Field(
+            description="True when the catalog came from the cache without any request: a "
+            "catalog view, or HTTP entries still fresh (cache.viewHits counts the views)."
+        ),
     ]
     source_url: str
     time_source: Annotated[
