@@ -240,3 +240,28 @@ def test_waits_by_type_given_as_timedeltas_are_kept() -> None:
         timedelta(days=1),
         timedelta(hours=2),
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("P14D", timedelta(days=14)),
+        ("PT72H", timedelta(hours=72)),
+        ("P1DT12H30M", timedelta(days=1, hours=12, minutes=30)),
+        ("P2W", timedelta(weeks=2)),
+        ("pt90s", timedelta(seconds=90)),
+    ],
+)
+def test_iso_8601_durations_as_the_report_writes_them_are_read(
+    text: str, expected: timedelta
+) -> None:
+    """The JSON report's options hold ``P14D``: passing one back gives the same wait."""
+    assert parse_duration(text) == expected
+    assert load_settings({"min_release_age": text}, env={}).min_release_age == expected
+
+
+@pytest.mark.parametrize("text", ["P", "PT", "P1Y", "P1M", "PXD"])
+def test_iso_durations_without_a_fixed_length_are_refused(text: str) -> None:
+    """Years and months have no fixed length; an empty ``P`` says nothing."""
+    with pytest.raises(ValueError, match="invalid duration"):
+        parse_duration(text)

@@ -66,8 +66,18 @@ _DURATION = re.compile(
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
+_ISO_DURATION = re.compile(
+    r"P(?:(?P<w>\d+(?:\.\d+)?)W)?(?:(?P<d>\d+(?:\.\d+)?)D)?"
+    r"(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?",
+    re.IGNORECASE,
+)
+
+
 def parse_duration(value: str | float) -> timedelta:
     """Parse a release-age duration: ``72h``, ``3d``, ``1w``, ``30m``, ``90s``, ``3 days``, ``0``.
+
+    ISO 8601 durations without years or months (``P14D``, ``PT72H``, ``P1DT12H``) are read
+    too: the JSON report writes the options that way.
 
     Raises ``ValueError`` for anything else (a bare non-zero number is ambiguous and refused).
     """
@@ -79,6 +89,18 @@ def parse_duration(value: str | float) -> timedelta:
     text = str(value).strip()
     if text == "0":
         return timedelta(0)
+    iso = _ISO_DURATION.fullmatch(text)
+    if iso is not None and any(iso.groups()):
+        # ISO 8601 durations (``P14D``, ``PT72H``, ``P1DT12H``): what the JSON report's
+        # ``options`` holds, so a report's options can be passed back.
+        parts = {k: float(v) for k, v in iso.groupdict().items() if v is not None}
+        return timedelta(
+            weeks=parts.get("w", 0),
+            days=parts.get("d", 0),
+            hours=parts.get("h", 0),
+            minutes=parts.get("m", 0),
+            seconds=parts.get("s", 0),
+        )
     match = _DURATION.match(text)
     if match is None:
         msg = f"invalid duration {text!r}: use a number and a unit (s, m, h, d or w), e.g. '3d'"
