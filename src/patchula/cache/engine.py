@@ -701,6 +701,19 @@ class Cache:
         get = partial(store.get_extraction, repo=repo, commit=commit, config_hash=config_hash)
         return await self._lookup(get, None)
 
+    async def task_job(self, run: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``run`` (a ``cache.tasks`` function) in one writer transaction; its result.
+
+        Unlike the cache's other writes this one raises: ``CacheUnavailable`` when the
+        database refuses it (a task queue that cannot be written cannot be worked through).
+        """
+        return await self._write(lambda conn: self._in_transaction(conn, run))
+
+    def task_job_sync(self, run: Callable[[sqlite3.Connection], T]) -> T:
+        """``task_job`` for a caller outside an event loop (the CLI); blocks the thread."""
+        self._check_open()
+        return call_sync(self._writer, Job(lambda conn: self._in_transaction(conn, run)))
+
     def prune(self) -> int:
         """Evict to the budget, ``VACUUM`` and truncate the WAL; return bytes the file shrank.
 
