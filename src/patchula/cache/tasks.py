@@ -7,7 +7,7 @@ through. Every function takes the writer's connection and expects to run inside
 
 States (the table's CHECK): ``pending`` → claimed ``in_progress`` (``claim``, one
 ``UPDATE … RETURNING``, a lease) → ``completed`` or, after a failed attempt, ``pending`` again
-with ``next_retry_at`` = now + 30 s × 2^(attempts − 1), until ``max_attempts`` make it
+with ``next_retry_at`` = now + 30 s * 2^(attempts - 1), until ``max_attempts`` make it
 ``failed`` for good. ``retry`` puts failed tasks back to ``pending`` with their attempts reset.
 """
 
@@ -47,8 +47,8 @@ BACKOFF_SECONDS = 30.0
 
 
 def backoff(attempts: int) -> float:
-    """Seconds to wait after the ``attempts``-th failed attempt: ``30 × 2^(attempts − 1)``."""
-    return BACKOFF_SECONDS * 2 ** max(attempts - 1, 0)
+    """Seconds to wait after the ``attempts``-th failed attempt: ``30 * 2^(attempts - 1)``."""
+    return BACKOFF_SECONDS * float(2 ** max(attempts - 1, 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +109,6 @@ class FailedTask:
     error: str | None
     attempts: int
     failed_at: float | None
-
-
-_COLUMNS = "id, datasource, package, version_constraint, depth, attempts, max_attempts"
 
 
 def enqueue(
@@ -285,6 +282,13 @@ def lease_owners(conn: sqlite3.Connection) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
+_INTERRUPTED = (
+    "status = 'failed', completed_at = ?, next_retry_at = NULL, lease_owner = NULL,"
+    " lease_until = NULL, error_message = 'interrupted: the process working on it ended'"
+)
+_TAKEN_BACK = "status = 'pending', next_retry_at = NULL, lease_owner = NULL, lease_until = NULL"
+
+
 def reclaim(conn: sqlite3.Connection, *, now: float, owner: str, gone: Sequence[str]) -> int:
     """Take back ``in_progress`` tasks of other owners whose lease lapsed or who are ``gone``.
 
@@ -295,18 +299,10 @@ def reclaim(conn: sqlite3.Connection, *, now: float, owner: str, gone: Sequence[
     stale = f"(lease_until < ? OR lease_owner IN ({marks}))" if gone else "lease_until < ?"
     where = f"status = 'in_progress' AND (lease_owner IS NULL OR lease_owner != ?) AND {stale}"
     params = (owner, now, *gone)
-    failed_now = conn.execute(
-        "UPDATE lookup_tasks SET status = 'failed', completed_at = ?, next_retry_at = NULL,"
-        " lease_owner = NULL, lease_until = NULL,"
-        " error_message = 'interrupted: the process working on it ended'"
-        f" WHERE {where} AND attempts >= max_attempts",
-        (now, *params),
-    ).rowcount
-    back = conn.execute(
-        "UPDATE lookup_tasks SET status = 'pending', next_retry_at = NULL, lease_owner = NULL,"
-        f" lease_until = NULL WHERE {where}",
-        params,
-    ).rowcount
+    give_up = f"UPDATE lookup_tasks SET {_INTERRUPTED} WHERE {where} AND attempts >= max_attempts"  # noqa: S608 - only ? placeholders
+    failed_now = conn.execute(give_up, (now, *params)).rowcount
+    take_back = f"UPDATE lookup_tasks SET {_TAKEN_BACK} WHERE {where}"  # noqa: S608 - only ? placeholders
+    back = conn.execute(take_back, params).rowcount
     return int(failed_now) + int(back)
 
 
@@ -324,7 +320,7 @@ def claim(
         " started_at = ?, lease_owner = ?, lease_until = ?"
         " WHERE id IN (SELECT id FROM lookup_tasks WHERE status = 'pending'"
         " AND (next_retry_at IS NULL OR next_retry_at <= ?) ORDER BY depth, id LIMIT ?)"
-        f" RETURNING {_COLUMNS}",
+        " RETURNING id, datasource, package, version_constraint, depth, attempts, max_attempts",
         (now, owner, lease_until, now, limit),
     ).fetchall()
     tasks = [Task(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
@@ -341,9 +337,7 @@ def renew(conn: sqlite3.Connection, *, owner: str, ids: Sequence[int], until: fl
     )
 
 
-def complete(
-    conn: sqlite3.Connection, ident: int, *, owner: str, result: str, now: float
-) -> bool:
+def complete(conn: sqlite3.Connection, ident: int, *, owner: str, result: str, now: float) -> bool:
     """Mark ``owner``'s task ``ident`` completed with ``result``; False if it is no longer its."""
     cursor = conn.execute(
         "UPDATE lookup_tasks SET status = 'completed', origin = 'warm', result = ?,"
@@ -387,6 +381,11 @@ def fail(
     return status
 
 
+_RETRIED = (
+    "status = 'pending', origin = 'warm', attempts = 0, next_retry_at = NULL, completed_at = NULL"
+)
+
+
 def retry(conn: sqlite3.Connection, *, package: str | None) -> list[int]:
     """Put failed tasks (of ``package``, any datasource; ``None``: all) back to pending.
 
@@ -394,11 +393,8 @@ def retry(conn: sqlite3.Connection, *, package: str | None) -> list[int]:
     ends again. Returns their ids.
     """
     where = "status = 'failed'" + (" AND package = ?" if package is not None else "")
-    rows = conn.execute(
-        "UPDATE lookup_tasks SET status = 'pending', origin = 'warm', attempts = 0,"
-        f" next_retry_at = NULL, completed_at = NULL WHERE {where} RETURNING id",
-        () if package is None else (package,),
-    ).fetchall()
+    sql = f"UPDATE lookup_tasks SET {_RETRIED} WHERE {where} RETURNING id"  # noqa: S608 - only ? placeholders
+    rows = conn.execute(sql, () if package is None else (package,)).fetchall()
     return sorted(int(r[0]) for r in rows)
 
 
