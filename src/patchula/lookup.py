@@ -180,6 +180,8 @@ class Lookups:
         self.started = 0
         self.done = 0
         self.on_progress: Progress | None = None
+        # Told every catalog lookup's outcome as it finishes (the lookup tasks' record).
+        self.on_finish: Callable[[LookupKey, Catalog | LookupFailed], None] | None = None
         self._times: dict[LookupKey, dict[str, datetime | None]] = {}
         # Where each lazily found date came from (``LazyTimes``), per lookup and version.
         self._sources: dict[LookupKey, dict[str, str]] = {}
@@ -420,6 +422,8 @@ class Lookups:
 
     def _finish(self, key: LookupKey, result: Catalog | LookupFailed) -> None:
         self._results[key] = result
+        if self.on_finish is not None:
+            self.on_finish(key, result)
         self._progressed()
         event = self._events.pop(key, None)
         if event is not None:

@@ -210,6 +210,7 @@ async def scan(
     on_progress: Progress | None = None,
     access: RegistryAccess | None = None,
     on_warning: Callable[[str], None] | None = None,
+    on_finish: Callable[[LookupKey, Catalog | LookupFailed], None] | None = None,
 ) -> ScanResult:
     """Scan every target and return the result.
 
@@ -222,7 +223,8 @@ async def scan(
     been given as its ``credentials`` (default: only what ``settings`` holds, no user files).
     ``on_warning`` gets the run's warnings once each, as they arise: a run with GitHub lookups
     and no GitHub token is told so before its first GitHub request
-    (``RegistryAccess.github_budget_warning``).
+    (``RegistryAccess.github_budget_warning``). ``on_finish`` is told each catalog lookup's
+    outcome as it ends (``Lookups.on_finish``: the lookup tasks' record).
     """
     if access is None:
         access = RegistryAccess(settings)
@@ -256,6 +258,7 @@ async def scan(
                 _keep_tag_lists_fresh, keep_fresh, settings
             )
         lookups.on_progress = on_progress
+        lookups.on_finish = on_finish
         if on_warning is not None:
             warn = _Once(access.github_budget_warning, on_warning)
             for datasource in GITHUB_DATASOURCES:

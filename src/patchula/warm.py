@@ -17,6 +17,7 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
@@ -25,9 +26,9 @@ import anyio
 import anyio.abc
 import orjson
 
-from patchula.cache import tasks
+from patchula.cache import CacheError, tasks
 from patchula.datasource import DATASOURCES
-from patchula.errors import LookupFailed
+from patchula.errors import LookupFailed, NotCached
 from patchula.versioning import VERSIONINGS
 
 if TYPE_CHECKING:
@@ -240,7 +241,7 @@ class Warmer:
             changed = anyio.Event()
 
         async def work() -> None:
-            async for task in receive.clone():
+            async for task in receive:  # the workers share one stream
                 try:
                     await self._work(task, result)
                 finally:
@@ -456,9 +457,11 @@ class TaskRecorder:
     """``Lookups.on_finish`` for ``patchula run``: every lookup's outcome, written in batches.
 
     Outcomes wait in memory and go to the cache's writer ``RECORD_BATCH`` at a time, each
-    batch one transaction (``tasks.record``): a run of 5,000 lookups is 20 writer jobs, not
-    5,000. ``pump`` (run in the run's task group) writes full batches while the scan goes on;
-    ``aclose`` writes the rest. A write the cache refuses loses that batch of records only.
+    batch one job and one transaction (``tasks.record``): a run of 5,000 lookups is 20 writer
+    jobs, not 5,000. A full batch is queued without waiting (``Cache.submit_task_job``; when
+    the writer's queue is full it waits for the next outcome); ``aclose`` writes the rest and
+    waits for all. A lookup ``--offline`` could not answer (``NotCached``) is no attempt at the
+    registry and is not recorded. A write the cache refuses loses that batch of records only.
     """
 
     def __init__(self, cache: Cache, clock: Clock, max_attempts: int) -> None:
@@ -466,42 +469,41 @@ class TaskRecorder:
         self._clock = clock
         self._max_attempts = max_attempts
         self._buffer: list[tasks.LookupOutcome] = []
-        self._full = anyio.Event()
-        self.written = 0
+        self._submitted: list[Future[None]] = []
+        self.recorded = 0
 
     def __call__(self, key: LookupKey, result: Catalog | LookupFailed) -> None:
         """Keep the outcome of the lookup ``key`` (datasource, package, …)."""
+        if isinstance(result, NotCached):
+            return
         if isinstance(result, LookupFailed):
             outcome = tasks.LookupOutcome(key[0], key[1], None, result.reason)
         else:
             outcome = tasks.LookupOutcome(key[0], key[1], catalog_summary(result), None)
         self._buffer.append(outcome)
         if len(self._buffer) >= RECORD_BATCH:
-            self._full.set()
+            future = self._cache.submit_task_job(self._job(self._buffer))
+            if future is not None:
+                self._submitted.append(future)
+                self.recorded += len(self._buffer)
+                self._buffer = []
 
-    async def pump(self) -> None:
-        """Write each full batch as it fills (until cancelled)."""
-        while True:
-            await self._full.wait()
-            self._full = anyio.Event()
-            await self._flush()
+    def _job(self, batch: list[tasks.LookupOutcome]) -> Callable[[sqlite3.Connection], None]:
+        return partial(
+            tasks.record,
+            outcomes=batch,
+            now=self._clock.now().timestamp(),
+            max_attempts=self._max_attempts,
+        )
 
     async def aclose(self) -> None:
-        """Write what is left."""
-        await self._flush()
-
-    async def _flush(self) -> None:
-        while self._buffer:
-            batch, self._buffer = self._buffer[:RECORD_BATCH], self._buffer[RECORD_BATCH:]
-            try:
-                await self._cache.task_job(
-                    partial(
-                        tasks.record,
-                        outcomes=batch,
-                        now=self._clock.now().timestamp(),
-                        max_attempts=self._max_attempts,
-                    )
-                )
-            except Exception:  # noqa: BLE001, S112 - the record is best effort, like every cache write
-                continue
-            self.written += len(batch)
+        """Write what is left and wait until every batch was written (or refused)."""
+        batch, self._buffer = self._buffer, []
+        with contextlib.suppress(CacheError):  # the record is best effort, like every write
+            await self._cache.task_job(self._job(batch))
+            self.recorded += len(batch)
+        # The writer runs jobs in order: the batches queued earlier are done.
+        for future in self._submitted:
+            if future.done() and future.exception() is not None:
+                self.recorded -= RECORD_BATCH
+        self._submitted = []

@@ -83,9 +83,7 @@ def test_status_outside_the_check_is_refused(conn: sqlite3.Connection) -> None:
 def test_a_deleted_parent_leaves_its_children_with_no_parent(conn: sqlite3.Connection) -> None:
     """parent_id is set to NULL when the parent row goes (ON DELETE SET NULL, by trigger)."""
     (parent,) = t.enqueue(conn, [t.NewTask("npm", "a", None)], now=0, fresh_after=0, max_attempts=3)
-    t.enqueue(
-        conn, [t.NewTask("npm", "b", "^1", 1, parent)], now=0, fresh_after=0, max_attempts=3
-    )
+    t.enqueue(conn, [t.NewTask("npm", "b", "^1", 1, parent)], now=0, fresh_after=0, max_attempts=3)
     conn.execute("DELETE FROM lookup_tasks WHERE id = ?", (parent,))
     assert conn.execute("SELECT package, parent_id, depth FROM lookup_tasks").fetchall() == [
         ("b", None, 1)

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -708,6 +709,20 @@ class Cache:
         database refuses it (a task queue that cannot be written cannot be worked through).
         """
         return await self._write(lambda conn: self._in_transaction(conn, run))
+
+    def submit_task_job(self, run: Callable[[sqlite3.Connection], T]) -> Future[T] | None:
+        """Queue ``task_job``'s work without waiting for it; ``None`` when the queue is full.
+
+        For a caller that must not await (a hook called from inside a lookup); the writer runs
+        jobs in order, so awaiting a later ``task_job`` waits for this one too.
+        """
+        self._check_open()
+        job = Job(lambda conn: self._in_transaction(conn, run))
+        try:
+            self._writer.queue.put_nowait(job)
+        except queue.Full:
+            return None
+        return job.future
 
     def task_job_sync(self, run: Callable[[sqlite3.Connection], T]) -> T:
         """``task_job`` for a caller outside an event loop (the CLI); blocks the thread."""

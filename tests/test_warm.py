@@ -1,0 +1,297 @@
+"""``cache warm``'s worker pool against the fake registry: a graph, a cycle, depth, retries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from patchula.cache import Cache, tasks
+from patchula.cli.warm import failed_json
+from patchula.credentials import RegistryAccess
+from patchula.errors import RegistryError
+from patchula.http.fetcher import MAX_RETRIES, Fetcher, Timer
+from patchula.lookup import Lookups
+from patchula.models import Catalog, Release
+from patchula.scan import extract_targets
+from patchula.settings import Settings
+from patchula.warm import (
+    RECORD_BATCH,
+    TaskRecorder,
+    Warmer,
+    choose_version,
+    enqueue_targets,
+)
+from tests.fake_registry import FakeRegistry
+
+OLD = datetime(2025, 1, 1, tzinfo=UTC)
+EPOCH = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+# Requests one failed lookup attempt makes: the first and the fetcher's own retries of a 500.
+REQUESTS_PER_ATTEMPT = MAX_RETRIES + 1
+
+
+@dataclass
+class FakeClock:
+    """Wall time that moves only when the warmer sleeps (never really waiting)."""
+
+    t: float = 0.0
+    sleeps: list[float] = field(default_factory=list)
+
+    def now(self) -> datetime:
+        return EPOCH + timedelta(seconds=self.t)
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.t += max(seconds, 0.0)
+        await anyio.lowlevel.checkpoint()
+
+
+async def _no_sleep(_seconds: float) -> None:
+    """The fetcher's own back-off between retries of a 500 takes no time in these tests."""
+    await anyio.lowlevel.checkpoint()
+
+
+def _add(registry: FakeRegistry, name: str, deps: Mapping[str, str] | None = None) -> None:
+    registry.npm.add(name, {"1.0.0": OLD, "1.1.0": OLD}, dependencies={"1.1.0": deps or {}})
+
+
+def graph(registry: FakeRegistry) -> None:
+    """Packages depending on others, a cycle, a chain of 13, one broken, one flaky."""
+    _add(registry, "app-a", {"lib-b": "^1.0.0", "lib-c": "~1.1.0"})
+    _add(registry, "lib-b", {"lib-c": "^1.0.0", "cyc-x": "^1.0.0"})
+    _add(registry, "lib-c", {"flaky": "^1.0.0", "broken": "^1.0.0"})
+    _add(registry, "cyc-x", {"cyc-y": "^1.0.0"})
+    _add(registry, "cyc-y", {"cyc-x": "^1.0.0"})
+    _add(registry, "flaky")
+    _add(registry, "broken")
+    for index in range(13):
+        _add(registry, f"chain-{index}", {f"chain-{index + 1}": "^1.0.0"} if index < 12 else {})
+    npm = registry.host("npm")
+    npm.server_error_next(1000, 500, route="GET /broken")
+    npm.server_error_next(2 * REQUESTS_PER_ATTEMPT, 500, route="GET /flaky")
+
+
+def checkout(root: Path, deps: Mapping[str, str]) -> Path:
+    """A checkout whose package.json declares ``deps``."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "package.json").write_text(json.dumps({"dependencies": dict(deps)}))
+    return root
+
+
+@asynccontextmanager
+async def warmer(
+    registry: FakeRegistry, cache_path: Path, clock: FakeClock, **options: int
+) -> AsyncIterator[Warmer]:
+    """A Warmer on ``cache_path`` pointed at the fake registry, with the fake clock."""
+    settings = Settings(registries={"npm": registry.url("npm"), "pypi": registry.url("pypi")})
+    access = RegistryAccess(settings)
+    async with Cache.open(cache_path) as cache:
+        timer = Timer(monotonic=lambda: clock.t, wall=clock.now, sleep=_no_sleep)
+        fetcher = Fetcher(cache=cache, credentials=access, timer=timer)
+        try:
+            yield Warmer(
+                cache,
+                fetcher,
+                access,
+                access.for_checkout(None),
+                clock=clock,
+                sleep=clock.sleep,
+                **options,
+            )
+        finally:
+            await fetcher.aclose()
+
+
+async def enqueue(w: Warmer, root: Path) -> list[int | None]:
+    """Enqueue the dependencies ``root`` declares, looked up on the warmer's registries."""
+    _, found = extract_targets([str(root)], Settings())
+    new, views = enqueue_targets(found, w._access)  # noqa: SLF001 - the warmer's registries
+    return await w.enqueue(new, views)
+
+
+def rows(cache_path: Path) -> dict[str, tuple[str, int, int, str | None]]:
+    """package → (status, attempts, depth, error) of every task in the file."""
+    import sqlite3  # noqa: PLC0415 - a raw look at the file
+
+    with sqlite3.connect(cache_path) as conn:
+        found = conn.execute(
+            "SELECT package, status, attempts, depth, error_message FROM lookup_tasks"
+        ).fetchall()
+    return {r[0]: (r[1], r[2], r[3], r[4]) for r in found}
+
+
+@pytest.mark.anyio
+async def test_warm_follows_the_graph_with_retries_depth_and_bounded_concurrency(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """The graph is warmed: the cycle once, the deep chain fails at depth 10, the flaky one
+    completes on its third attempt after 30 s and 60 s, the broken one fails after 3."""
+    graph(fake_registry)
+    fake_registry.host("npm").latency = 0.02
+    root = checkout(tmp_path / "repo", {"app-a": "^1.0.0", "chain-0": "^1.0.0"})
+    clock = FakeClock()
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, clock, workers=3) as w:
+        assert len(await enqueue(w, root)) == 2
+        result = await w.run()
+    found = rows(cache_path)
+    assert clock.sleeps == [30.0, 60.0]
+    assert found["flaky"] == ("completed", 3, 2, None)
+    assert found["broken"][:3] == ("failed", 3, 2)
+    assert "HTTP 500" in (found["broken"][3] or "")
+    for index in range(10):
+        assert found[f"chain-{index}"] == ("completed", 1, index, None)
+    assert found["chain-10"] == (
+        "failed",
+        1,
+        10,
+        "depth 10 reaches the limit of 10 (PATCHULA_CACHE_MAX_DEPTH)",
+    )
+    assert "chain-11" not in found
+    for name in ("app-a", "lib-b", "lib-c", "cyc-x", "cyc-y"):
+        assert found[name][0] == "completed"
+    assert (result.completed, result.failed, result.retried) == (16, 2, 4)
+    npm = fake_registry.host("npm")
+    with npm.lock:
+        routes = dict(npm.requests_by_route)
+        peak = npm.peak_concurrency
+    # No package is fetched twice: each packument and version document once; the failing
+    # ones once per request of their attempts.
+    assert routes.pop("GET /broken") == 3 * REQUESTS_PER_ATTEMPT
+    assert routes.pop("GET /flaky") == 2 * REQUESTS_PER_ATTEMPT + 1
+    assert set(routes.values()) == {1}
+    assert "GET /chain-10" not in routes
+    assert 1 < peak <= 3
+    async with Cache.open(cache_path) as cache:
+        summary = await cache.task_job(tasks.summary)
+        failed = failed_json(await cache.task_job(tasks.failed))
+    assert summary.counts == {"pending": 0, "in_progress": 0, "completed": 16, "failed": 2}
+    broken = next(f for f in failed if f["package"] == "broken")
+    assert broken["attempts"] == 3
+    assert broken["datasource"] == "npm"
+    assert "HTTP 500" in broken["error"]
+
+
+@pytest.mark.anyio
+async def test_no_wait_stops_at_the_first_pass_leaving_retries_queued(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Without waiting, a failed attempt stays pending with its retry time; nothing sleeps."""
+    _add(fake_registry, "broken")
+    fake_registry.host("npm").server_error_next(1000, 500, route="GET /broken")
+    root = checkout(tmp_path / "repo", {"broken": "^1.0.0"})
+    clock = FakeClock()
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, clock) as w:
+        await enqueue(w, root)
+        result = await w.run(wait=False)
+    assert clock.sleeps == []
+    assert result.retried == 1
+    assert rows(cache_path)["broken"][:2] == ("pending", 1)
+    async with Cache.open(cache_path) as cache:
+        summary = await cache.task_job(tasks.summary)
+    assert summary.next_retry == (EPOCH + timedelta(seconds=30)).timestamp()
+
+
+@pytest.mark.anyio
+async def test_a_second_warm_finds_everything_warm_and_fetches_nothing(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Completed warm tasks are fresh: enqueueing the same targets opens no task."""
+    _add(fake_registry, "app-a", {"lib-b": "^1.0.0"})
+    _add(fake_registry, "lib-b")
+    root = checkout(tmp_path / "repo", {"app-a": "^1.0.0"})
+    clock = FakeClock()
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, clock) as w:
+        await enqueue(w, root)
+        await w.run()
+    fake_registry.reset_stats()
+    async with warmer(fake_registry, cache_path, clock) as w:
+        assert await enqueue(w, root) == [None]
+        result = await w.run()
+    assert result.completed == 0
+    assert fake_registry.host("npm").requests == 0
+
+
+@pytest.mark.anyio
+async def test_python_requirements_follow_markers_and_extras(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A PyPI release's requires_dist: markers for this platform, and the extras asked for."""
+    fake_registry.pypi.add(
+        "web",
+        {"2.0": OLD},
+        requires_dist={
+            "2.0": [
+                "http-lib[socks]>=1",
+                "never-here; python_version < '3.0'",
+                "docs-only; extra == 'docs'",
+            ]
+        },
+    )
+    fake_registry.pypi.add(
+        "http-lib",
+        {"1.5": OLD},
+        requires_dist={"1.5": ["socks-lib; extra == 'socks'", "other-extra; extra == 'x'"]},
+    )
+    fake_registry.pypi.add("socks-lib", {"0.1": OLD})
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "requirements.txt").write_text("web>=1\n")
+    clock = FakeClock()
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, clock) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert sorted(found) == ["http-lib", "socks-lib", "web"]
+    assert {name: r[0] for name, r in found.items()} == dict.fromkeys(found, "completed")
+    assert found["socks-lib"][2] == 2
+
+
+def test_the_version_used_is_the_newest_the_constraint_admits() -> None:
+    """A fresh install's choice: the newest non-yanked match, else the registry's latest."""
+    catalog = Catalog(
+        datasource="npm",
+        package_name="p",
+        releases=(
+            Release("1.0.0", None),
+            Release("1.2.0", None),
+            Release("1.3.0", None, yanked=True),
+            Release("2.0.0", None),
+        ),
+        latest="2.0.0",
+        fetched_at=EPOCH,
+    )
+    assert choose_version(catalog, "^1.0.0", "npm") == "1.2.0"
+    assert choose_version(catalog, "", "npm") == "2.0.0"
+    assert choose_version(catalog, "^9.0.0", "npm") == "2.0.0"
+
+
+@pytest.mark.anyio
+async def test_a_run_records_every_lookup_in_batches(tmp_path: Path) -> None:
+    """Lookups.on_finish → TaskRecorder: 600 outcomes in 3 writer jobs, each recorded once."""
+    catalog = Catalog("npm", "p", (Release("1.0.0", None),), "1.0.0", EPOCH)
+    async with Cache.open(tmp_path / "c.sqlite3") as cache:
+        recorder = TaskRecorder(cache, FakeClock(), max_attempts=3)
+        async with anyio.create_task_group() as tg:
+            lookups = Lookups(tg, None, Settings(), RegistryAccess(Settings()))  # type: ignore[arg-type]
+            lookups.on_finish = recorder
+            jobs_before = cache._writer.jobs_done  # noqa: SLF001 - counting writer jobs
+            for index in range(2 * RECORD_BATCH + 88):
+                key = ("npm", f"pkg-{index}", "https://registry.npmjs.org", 0)
+                failed = index % 100 == 0
+                lookups._finish(key, RegistryError("HTTP 500") if failed else catalog)  # noqa: SLF001
+            await recorder.aclose()
+        assert cache._writer.jobs_done - jobs_before == 3  # noqa: SLF001
+        summary = await cache.task_job(tasks.summary)
+    assert summary.counts == {"pending": 6, "in_progress": 0, "completed": 594, "failed": 0}
+    assert recorder.recorded == 600
