@@ -45,9 +45,11 @@ class FakeClock:
     sleeps: list[float] = field(default_factory=list)
 
     def now(self) -> datetime:
+        """The fake wall time."""
         return EPOCH + timedelta(seconds=self.t)
 
     async def sleep(self, seconds: float) -> None:
+        """Move the clock ``seconds`` on at once."""
         self.sleeps.append(seconds)
         self.t += max(seconds, 0.0)
         await anyio.lowlevel.checkpoint()
@@ -112,12 +114,12 @@ async def warmer(
 async def enqueue(w: Warmer, root: Path) -> list[int | None]:
     """Enqueue the dependencies ``root`` declares, looked up on the warmer's registries."""
     _, found = extract_targets([str(root)], Settings())
-    new, views = enqueue_targets(found, w._access)  # noqa: SLF001 - the warmer's registries
+    new, views = enqueue_targets(found, w._access)
     return await w.enqueue(new, views)
 
 
 def rows(cache_path: Path) -> dict[str, tuple[str, int, int, str | None]]:
-    """package → (status, attempts, depth, error) of every task in the file."""
+    """Package → (status, attempts, depth, error) of every task in the file."""
     import sqlite3  # noqa: PLC0415 - a raw look at the file
 
     with sqlite3.connect(cache_path) as conn:
@@ -131,8 +133,11 @@ def rows(cache_path: Path) -> dict[str, tuple[str, int, int, str | None]]:
 async def test_warm_follows_the_graph_with_retries_depth_and_bounded_concurrency(
     fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
-    """The graph is warmed: the cycle once, the deep chain fails at depth 10, the flaky one
-    completes on its third attempt after 30 s and 60 s, the broken one fails after 3."""
+    """A graph is warmed: a cycle once, depth 10 fails, flaky on try 3, broken fails after 3.
+
+    The flaky package completes on its third attempt after 30 s and 60 s of back-off; no
+    package is fetched twice; at most ``workers`` requests reach the registry at once.
+    """
     graph(fake_registry)
     fake_registry.host("npm").latency = 0.02
     root = checkout(tmp_path / "repo", {"app-a": "^1.0.0", "chain-0": "^1.0.0"})
@@ -285,13 +290,13 @@ async def test_a_run_records_every_lookup_in_batches(tmp_path: Path) -> None:
         async with anyio.create_task_group() as tg:
             lookups = Lookups(tg, None, Settings(), RegistryAccess(Settings()))  # type: ignore[arg-type]
             lookups.on_finish = recorder
-            jobs_before = cache._writer.jobs_done  # noqa: SLF001 - counting writer jobs
+            jobs_before = cache._writer.jobs_done
             for index in range(2 * RECORD_BATCH + 88):
                 key = ("npm", f"pkg-{index}", "https://registry.npmjs.org", 0)
                 failed = index % 100 == 0
-                lookups._finish(key, RegistryError("HTTP 500") if failed else catalog)  # noqa: SLF001
+                lookups._finish(key, RegistryError("HTTP 500") if failed else catalog)
             await recorder.aclose()
-        assert cache._writer.jobs_done - jobs_before == 3  # noqa: SLF001
+        assert cache._writer.jobs_done - jobs_before == 3
         summary = await cache.task_job(tasks.summary)
     assert summary.counts == {"pending": 6, "in_progress": 0, "completed": 594, "failed": 0}
     assert recorder.recorded == 600

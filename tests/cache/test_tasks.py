@@ -174,7 +174,7 @@ def test_an_interrupted_last_attempt_fails_for_good(conn: sqlite3.Connection) ->
 
 
 def test_retry_resets_failed_tasks_of_one_package_or_all(conn: sqlite3.Connection) -> None:
-    """retry NAME puts that package's failed task back to pending with attempts reset."""
+    """Retry NAME puts that package's failed task back to pending with attempts reset."""
     enqueue = partial(t.enqueue, conn, now=0, fresh_after=0, max_attempts=1)
     enqueue([t.NewTask("npm", "a", None), t.NewTask("npm", "b", None)])
     for task in t.claim(conn, now=0, owner="me", lease_until=10, limit=10):
