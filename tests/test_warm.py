@@ -89,7 +89,7 @@ def checkout(root: Path, deps: Mapping[str, str]) -> Path:
 
 @asynccontextmanager
 async def warmer(
-    registry: FakeRegistry, cache_path: Path, clock: FakeClock, **options: int
+    registry: FakeRegistry, cache_path: Path, clock: FakeClock, *, workers: int = 5
 ) -> AsyncIterator[Warmer]:
     """A Warmer on ``cache_path`` pointed at the fake registry, with the fake clock."""
     settings = Settings(registries={"npm": registry.url("npm"), "pypi": registry.url("pypi")})
@@ -105,7 +105,7 @@ async def warmer(
                 access.for_checkout(None),
                 clock=clock,
                 sleep=clock.sleep,
-                **options,
+                workers=workers,
             )
         finally:
             await fetcher.aclose()

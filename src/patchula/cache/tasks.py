@@ -382,19 +382,21 @@ def fail(
 
 
 _RETRIED = (
-    "status = 'pending', origin = 'warm', attempts = 0, next_retry_at = NULL, completed_at = NULL"
+    "status = 'pending', origin = 'warm', attempts = 0, max_attempts = ?, next_retry_at = NULL,"
+    " completed_at = NULL"
 )
 
 
-def retry(conn: sqlite3.Connection, *, package: str | None) -> list[int]:
+def retry(conn: sqlite3.Connection, *, package: str | None, max_attempts: int) -> list[int]:
     """Put failed tasks (of ``package``, any datasource; ``None``: all) back to pending.
 
-    Attempts are reset and the retry is due at once; the last error is kept until the task
-    ends again. Returns their ids.
+    Attempts are reset (``max_attempts`` is the new limit) and the retry is due at once; the
+    last error is kept until the task ends again. Returns their ids.
     """
     where = "status = 'failed'" + (" AND package = ?" if package is not None else "")
     sql = f"UPDATE lookup_tasks SET {_RETRIED} WHERE {where} RETURNING id"  # noqa: S608 - only ? placeholders
-    rows = conn.execute(sql, () if package is None else (package,)).fetchall()
+    params = (max_attempts,) if package is None else (max_attempts, package)
+    rows = conn.execute(sql, params).fetchall()
     return sorted(int(r[0]) for r in rows)
 
 

@@ -206,7 +206,13 @@ async def _warm_with(
 
     retried: list[int] = []
     if retry is not None or all_:
-        retried = await cache.task_job(partial(tasks.retry, package=None if all_ else retry))
+        retried = await cache.task_job(
+            partial(
+                tasks.retry,
+                package=None if all_ else retry,
+                max_attempts=settings.cache_max_attempts,
+            )
+        )
     repos: list[RepoResult] = []
     found: list[TargetDependency] = []
     if targets:
