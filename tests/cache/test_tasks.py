@@ -206,6 +206,16 @@ def test_run_outcomes_are_recorded_completed_or_failed_with_the_next_retry(
     assert (summary.oldest_pending, summary.next_retry) == (None, None)
 
 
+def test_repeats_of_one_package_in_a_batch_are_one_record(conn: sqlite3.Connection) -> None:
+    """A package looked up twice in one run (two registries) is one task, its last outcome."""
+    outcomes = [
+        t.LookupOutcome("npm", "a", None, "HTTP 500"),
+        t.LookupOutcome("npm", "a", "{}", None),
+    ]
+    t.record(conn, outcomes, now=1, max_attempts=3)
+    assert status(conn, "a") == ("completed", 1, None, None)
+
+
 def test_a_run_leaves_an_open_warm_task_to_cache_warm(conn: sqlite3.Connection) -> None:
     """A run's success does not complete a pending warm task (its dependencies wait)."""
     t.enqueue(conn, [t.NewTask("npm", "a", None)], now=0, fresh_after=0, max_attempts=3)

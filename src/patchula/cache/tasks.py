@@ -203,14 +203,15 @@ def record(
     warm``, which follows its dependencies; a ``warm`` task completed stays as it is). A
     failure is one attempt: the task is ``pending`` with ``next_retry_at`` after the back-off,
     or ``failed`` once ``max_attempts`` attempts failed; an ``in_progress`` or open ``warm``
-    task is left to the process working on it. The row is created when missing.
+    task is left to the process working on it. The row is created when missing; of repeats
+    of one package in ``outcomes`` the last counts.
     """
+    # One record per package: a package looked up on two registries keeps its last outcome.
+    outcomes = list({(o.datasource, o.package): o for o in outcomes}.values())
+    found = _rows_of(conn, [(o.datasource, o.package) for o in outcomes])
+    completions: list[tuple[str | None, float, float, int]] = []
     for outcome in outcomes:
-        row = conn.execute(
-            "SELECT id, status, origin, attempts, max_attempts FROM lookup_tasks"
-            " WHERE datasource = ? AND package = ?",
-            (outcome.datasource, outcome.package),
-        ).fetchone()
+        row = found.get((outcome.datasource, outcome.package))
         if row is None:
             _insert_run(conn, outcome, now=now, max_attempts=max_attempts)
             continue
@@ -220,12 +221,7 @@ def record(
         if outcome.error is None:
             if status == "completed" and origin == "warm":
                 continue
-            conn.execute(
-                "UPDATE lookup_tasks SET status = 'completed', origin = 'run', result = ?,"
-                " error_message = NULL, attempts = 1, started_at = ?, completed_at = ?,"
-                " next_retry_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ?",
-                (outcome.result, now, now, ident),
-            )
+            completions.append((outcome.result, now, now, ident))
             continue
         # A task failed for good keeps its attempts and only takes the newest error.
         tried = attempts + 1 if status == "pending" else attempts if status == "failed" else 1
@@ -246,6 +242,37 @@ def record(
                 ident,
             ),
         )
+    # The common case of a run whose lookups all succeed: one statement for the batch.
+    conn.executemany(
+        "UPDATE lookup_tasks SET status = 'completed', origin = 'run', result = ?,"
+        " error_message = NULL, attempts = 1, started_at = ?, completed_at = ?,"
+        " next_retry_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ?",
+        completions,
+    )
+
+
+# Pairs read per statement (two parameters each, far below SQLite's 32,766 parameters).
+_ROWS_CHUNK = 500
+
+
+def _rows_of(
+    conn: sqlite3.Connection, identities: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[int, str, str, int, int]]:
+    """(datasource, package) → (id, status, origin, attempts, max_attempts) of stored tasks."""
+    found: dict[tuple[str, str], tuple[int, str, str, int, int]] = {}
+    unique = list(dict.fromkeys(identities))
+    for start in range(0, len(unique), _ROWS_CHUNK):
+        chunk = unique[start : start + _ROWS_CHUNK]
+        values = ",".join("(?, ?)" for _ in chunk)
+        sql = (
+            "SELECT t.datasource, t.package, t.id, t.status, t.origin, t.attempts,"  # noqa: S608 - placeholders only
+            f" t.max_attempts FROM lookup_tasks t JOIN (VALUES {values}) AS v"
+            " ON t.datasource = v.column1 AND t.package = v.column2"
+        )
+        params = [part for pair in chunk for part in pair]
+        for row in conn.execute(sql, params).fetchall():
+            found[(row[0], row[1])] = (row[2], row[3], row[4], row[5], row[6])
+    return found
 
 
 def _insert_run(
