@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -120,8 +121,6 @@ async def enqueue(w: Warmer, root: Path) -> list[int | None]:
 
 def rows(cache_path: Path) -> dict[str, tuple[str, int, int, str | None]]:
     """Package → (status, attempts, depth, error) of every task in the file."""
-    import sqlite3  # noqa: PLC0415 - a raw look at the file
-
     with sqlite3.connect(cache_path) as conn:
         found = conn.execute(
             "SELECT package, status, attempts, depth, error_message FROM lookup_tasks"
@@ -279,6 +278,7 @@ def test_the_version_used_is_the_newest_the_constraint_admits() -> None:
     assert choose_version(catalog, "^1.0.0", "npm") == "1.2.0"
     assert choose_version(catalog, "", "npm") == "2.0.0"
     assert choose_version(catalog, "^9.0.0", "npm") == "2.0.0"
+    assert choose_version(catalog, "1.0.0", "npm") == "1.0.0"
 
 
 @pytest.mark.anyio
@@ -300,3 +300,66 @@ async def test_a_run_records_every_lookup_in_batches(tmp_path: Path) -> None:
         summary = await cache.task_job(tasks.summary)
     assert summary.counts == {"pending": 6, "in_progress": 0, "completed": 594, "failed": 0}
     assert recorder.recorded == 600
+
+
+@pytest.mark.anyio
+async def test_crates_and_go_modules_follow_their_own_documents(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A crate's index line deps (normal kind) and a Go module's go.mod requires become tasks."""
+    fake_registry.crates.add(
+        "app-crate",
+        {"1.0.0": OLD},
+        deps={
+            "1.0.0": [
+                {"name": "dep-crate", "req": "^0.2", "kind": "normal"},
+                {"name": "dev-crate", "req": "^1", "kind": "dev"},
+            ]
+        },
+    )
+    fake_registry.crates.add("dep-crate", {"0.2.1": OLD})
+    fake_registry.goproxy.add(
+        "example.com/app", {"v1.0.0": OLD}, go_mod_extra="require example.com/lib v1.1.0\n"
+    )
+    fake_registry.goproxy.add("example.com/lib", {"v1.1.0": OLD, "v1.2.0": OLD})
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "Cargo.toml").write_text(
+        '[package]\nname = "me"\nversion = "0.1.0"\n\n[dependencies]\napp-crate = "1"\n'
+    )
+    (root / "go.mod").write_text(
+        "module example.com/me\n\ngo 1.21\n\nrequire example.com/app v1.0.0\n"
+    )
+    clock = FakeClock()
+    cache_path = tmp_path / "cache.sqlite3"
+    settings = Settings(
+        registries={
+            "crates": fake_registry.url("crates-index"),
+            "goproxy": fake_registry.url("goproxy"),
+        }
+    )
+    access = RegistryAccess(settings)
+    async with Cache.open(cache_path) as cache:
+        timer = Timer(monotonic=lambda: clock.t, wall=clock.now, sleep=_no_sleep)
+        fetcher = Fetcher(cache=cache, credentials=access, timer=timer)
+        w = Warmer(
+            cache, fetcher, access, access.for_checkout(None), clock=clock, sleep=clock.sleep
+        )
+        _, found = extract_targets([str(root)], settings)
+        new, views = enqueue_targets(found, access)
+        await w.enqueue(new, views)
+        await w.run()
+        await fetcher.aclose()
+    found_rows = rows(cache_path)
+    assert {name: r[0] for name, r in found_rows.items()} == {
+        "app-crate": "completed",
+        "dep-crate": "completed",
+        "example.com/app": "completed",
+        "example.com/lib": "completed",
+    }
+    assert found_rows["example.com/lib"][2] == 1
+    with sqlite3.connect(cache_path) as conn:
+        (result,) = conn.execute(
+            "SELECT result FROM lookup_tasks WHERE package = 'example.com/lib'"
+        ).fetchone()
+    assert json.loads(result)["version"] == "v1.1.0"  # the version required, not the newest

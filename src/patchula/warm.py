@@ -85,12 +85,17 @@ def catalog_summary(catalog: Catalog, **more: object) -> str:
 def choose_version(catalog: Catalog, constraint: str | None, versioning_id: str) -> str | None:
     """The version a fresh install of ``constraint`` resolves to in ``catalog``, else latest.
 
-    Yanked releases are not chosen. An empty or unparsable constraint means the registry's
-    latest (``Catalog.latest``), else the newest stable release.
+    An exact pin is that version (a Go requirement too: minimal version selection builds the
+    version required, https://go.dev/ref/mod#minimal-version-selection); a range is its
+    newest non-yanked match. An empty or unparsable constraint, or a range nothing matches,
+    means the registry's latest (``Catalog.latest``), else the newest stable release.
     """
     versioning = VERSIONINGS[versioning_id]
     versions = [r.version for r in catalog.releases if not r.yanked]
     spec = (constraint or "").strip()
+    pin = versioning.exact_pin(spec) if spec else None
+    if pin is not None:
+        return pin
     if spec and versioning.is_valid_constraint(spec):
         found = versioning.max_satisfying(versions, spec)
         if found is not None:
