@@ -363,3 +363,24 @@ async def test_crates_and_go_modules_follow_their_own_documents(
             "SELECT result FROM lookup_tasks WHERE package = 'example.com/lib'"
         ).fetchone()
     assert json.loads(result)["version"] == "v1.1.0"  # the version required, not the newest
+
+
+def test_task_settings_come_from_flags_env_and_config(tmp_path: Path) -> None:
+    """Workers 5, depth 10, attempts 3 by default; config < PATCHULA_CACHE_* < flag."""
+    from patchula.errors import ConfigError  # noqa: PLC0415 - only here
+    from patchula.settings import load_settings  # noqa: PLC0415 - only here
+
+    defaults = load_settings({}, env={}, cwd=tmp_path)
+    assert (defaults.cache_workers, defaults.cache_max_depth, defaults.cache_max_attempts) == (
+        5,
+        10,
+        3,
+    )
+    (tmp_path / "patchula.toml").write_text(
+        "cache-workers = 2\ncache-max-depth = 4\ncache-max-attempts = 6\n"
+    )
+    env = {"PATCHULA_CACHE_WORKERS": "7", "PATCHULA_CACHE_MAX_DEPTH": "8"}
+    s = load_settings({"cache_workers": 9}, env=env, cwd=tmp_path)
+    assert (s.cache_workers, s.cache_max_depth, s.cache_max_attempts) == (9, 8, 6)
+    with pytest.raises(ConfigError, match="PATCHULA_CACHE_WORKERS"):
+        load_settings({}, env={"PATCHULA_CACHE_WORKERS": "0"}, cwd=tmp_path)
