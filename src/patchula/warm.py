@@ -146,7 +146,7 @@ def _owner_token() -> str:
 def _gone(owner: str) -> bool:
     """Whether the process that took the lease ``owner`` has ended (known only on this host)."""
     host, _, rest = owner.partition(":")
-    pid_text, _, token = rest.partition(":")
+    pid_text = rest.partition(":")[0]
     if host != socket.gethostname() or not pid_text.isdigit():
         return False  # another machine's: its lease lapses instead
     pid = int(pid_text)
@@ -156,11 +156,9 @@ def _gone(owner: str) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    except PermissionError:
-        return False  # alive, another user's
     except OSError:
-        return False
-    return not token  # pragma: no cover - a malformed owner of a live pid
+        return False  # alive (another user's: PermissionError), or unknowable
+    return False
 
 
 class Warmer:
@@ -397,7 +395,7 @@ class Warmer:
                 self._views.setdefault(ident, view)
         if completed:
             result.completed += 1
-            self._told(tasks_event(task, "completed"), result)
+            self._told(_event(task, "completed"), result)
 
     async def _fail(
         self, task: tasks.Task, reason: str, result: WarmResult, *, final: bool = False
@@ -414,7 +412,7 @@ class Warmer:
         else:
             result.retried += 1
             retry_at = now + tasks.backoff(task.attempts)
-        self._told(tasks_event(task, status, reason, retry_at), result)
+        self._told(_event(task, status, reason, retry_at), result)
 
     def _told(self, event: TaskEvent, result: WarmResult) -> None:
         result.events.append(event)
@@ -422,7 +420,7 @@ class Warmer:
             self.on_event(event)
 
 
-def tasks_event(
+def _event(
     task: tasks.Task, status: str, error: str | None = None, retry_at: float | None = None
 ) -> TaskEvent:
     """The ``TaskEvent`` of ``task`` ending an attempt in ``status``."""

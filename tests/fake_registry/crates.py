@@ -74,8 +74,8 @@ class Crates:
         ``pubtime=False`` leaves ``pubtime`` out of the index lines (the API keeps ``created_at``).
         ``deps`` maps a version to its index line's ``deps`` entries (``name``, ``req``, ``kind``…).
         """
-        for version, entries in (deps or {}).items():
-            self._deps[(name.lower(), version)] = list(entries)
+        for version, listed in (deps or {}).items():
+            self._deps[(name.lower(), version)] = list(listed)
         yank = reasons(yanked)
         entries = tuple(
             _Version(v, t, v in yank, yank.get(v), rust_version) for v, t in versions.items()
