@@ -219,7 +219,7 @@ def test_recheck_patterns_parse_from_flags_env_and_config_switches() -> None:
     assert parse_recheck(["pkg-1*", "left-pad", "pkg-1*"]) == ("pkg-1*", "left-pad")
     assert parse_recheck("a, b c") == ("a", "b", "c")
     assert parse_recheck("true") == ("*",)
-    assert parse_recheck([True]) == ("*",)
+    assert parse_recheck([True]) == ("*",)  # type: ignore[list-item]  # a TOML `recheck = [true]`
     assert parse_recheck("false") == ()
     assert load_settings({"recheck": ["@scope/*"]}, env={}).recheck == ("@scope/*",)
     assert load_settings({}, env={"PATCHULA_RECHECK": "1"}).recheck == ("*",)
