@@ -64,6 +64,8 @@ LEASE_SECONDS = 300.0
 POLL_SECONDS = 2.0
 # Lookup outcomes of a run written per transaction (a run of 5,000 lookups: 20 transactions).
 RECORD_BATCH = 256
+# The most dependencies of one version enqueued (a hostile document naming a million is cut).
+MAX_CHILDREN = 5000
 
 Sleep = Callable[[float], Awaitable[None]]
 # Tokens of the Warmers alive in this process: a lease of this process with another token
@@ -373,9 +375,14 @@ class Warmer:
                 parent_id=task.id,
                 triggered_by=f"{task.datasource}:{task.package}@{version}",
             )
-            for d in declared
+            for d in declared[:MAX_CHILDREN]
         ]
-        summary = catalog_summary(catalog, version=version, dependencies=len(children))
+        summary = catalog_summary(
+            catalog,
+            version=version,
+            dependencies=len(declared),
+            followed=len(children),
+        )
         now = self._now()
 
         def finish(conn: sqlite3.Connection) -> tuple[list[int | None], bool]:

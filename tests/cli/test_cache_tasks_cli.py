@@ -253,3 +253,23 @@ def test_two_warm_processes_on_one_cache_never_take_the_same_task(
         routes = dict(npm.requests_by_route)
     assert set(routes.values()) == {1}
     assert len(routes) == 40  # 20 packuments and 20 version documents
+
+
+def test_failed_table_escapes_control_characters_in_names() -> None:
+    """A registry-given name holding an escape sequence is printed escaped, never raw."""
+    from patchula.cli.warm import render_failed  # noqa: PLC0415 - only here
+
+    table = render_failed(
+        [
+            {
+                "package": "evil\x1b[2Jname",
+                "datasource": "npm",
+                "error": "refusing\x07",
+                "attempts": 3,
+                "failed_at": None,
+            }
+        ]
+    )
+    assert "\x1b" not in table
+    assert "\x07" not in table
+    assert "evil\\x1b[2Jname" in table

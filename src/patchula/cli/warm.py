@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -81,13 +82,33 @@ def render_status(status: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    r"""``text`` with each control character written ``\xNN`` (names come from registries).
+
+    A terminal must not take an escape sequence in a package name as a command.
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
 def render_failed(failed: list[dict[str, Any]]) -> str:
     """``cache failed`` as a table: package, datasource, attempts, failed at, error."""
     if not failed:
         return "no failed lookup tasks"
     headers = ("package", "datasource", "attempts", "failed at", "error")
     rows = [
-        (f["package"], f["datasource"], str(f["attempts"]), f["failed_at"] or "-", f["error"] or "")
+        tuple(
+            printable(cell)
+            for cell in (
+                f["package"],
+                f["datasource"],
+                str(f["attempts"]),
+                f["failed_at"] or "-",
+                f["error"] or "",
+            )
+        )
         for f in failed
     ]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers[:-1])]
