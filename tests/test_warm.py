@@ -90,7 +90,12 @@ def checkout(root: Path, deps: Mapping[str, str]) -> Path:
 
 @asynccontextmanager
 async def warmer(
-    registry: FakeRegistry, cache_path: Path, clock: FakeClock, *, workers: int = 5
+    registry: FakeRegistry,
+    cache_path: Path,
+    clock: FakeClock,
+    *,
+    workers: int = 5,
+    max_depth: int = 10,
 ) -> AsyncIterator[Warmer]:
     """A Warmer on ``cache_path`` pointed at the fake registry, with the fake clock."""
     settings = Settings(registries={"npm": registry.url("npm"), "pypi": registry.url("pypi")})
@@ -107,6 +112,7 @@ async def warmer(
                 clock=clock,
                 sleep=clock.sleep,
                 workers=workers,
+                max_depth=max_depth,
             )
         finally:
             await fetcher.aclose()
@@ -384,3 +390,26 @@ def test_task_settings_come_from_flags_env_and_config(tmp_path: Path) -> None:
     assert (s.cache_workers, s.cache_max_depth, s.cache_max_attempts) == (9, 8, 6)
     with pytest.raises(ConfigError, match="PATCHULA_CACHE_WORKERS"):
         load_settings({}, env={"PATCHULA_CACHE_WORKERS": "0"}, cwd=tmp_path)
+
+
+@pytest.mark.anyio
+async def test_a_version_naming_too_many_dependencies_is_followed_only_so_far(
+    fake_registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At most MAX_CHILDREN dependencies of one version become tasks; the result says how many."""
+    monkeypatch.setattr("patchula.warm.MAX_CHILDREN", 3)
+    _add(fake_registry, "wide", {f"d{i}": "^1.0.0" for i in range(5)})
+    root = checkout(tmp_path / "repo", {"wide": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    clock = FakeClock()
+    async with warmer(fake_registry, cache_path, clock, max_depth=1) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert sorted(found) == ["d0", "d1", "d2", "wide"]
+    assert found["d0"][0] == "failed"  # depth 1 reaches the limit of 1: never fetched
+    with sqlite3.connect(cache_path) as conn:
+        (result,) = conn.execute(
+            "SELECT result FROM lookup_tasks WHERE package = 'wide'"
+        ).fetchone()
+    assert (json.loads(result)["dependencies"], json.loads(result)["followed"]) == (5, 3)
