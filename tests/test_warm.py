@@ -168,6 +168,8 @@ async def test_warm_follows_the_graph_with_retries_depth_and_bounded_concurrency
     for name in ("app-a", "lib-b", "lib-c", "cyc-x", "cyc-y"):
         assert found[name][0] == "completed"
     assert (result.completed, result.failed, result.retried) == (16, 2, 4)
+    assert result.events[-1].left == 0
+    assert max(e.left for e in result.events) > 1
     npm = fake_registry.host("npm")
     with npm.lock:
         routes = dict(npm.requests_by_route)

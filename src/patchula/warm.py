@@ -119,7 +119,10 @@ def _extras_of(constraint: str | None) -> tuple[frozenset[str], str]:
 
 @dataclass(frozen=True, slots=True)
 class TaskEvent:
-    """One task's attempt ended: ``status`` it is left in, the retry time (epoch s) if any."""
+    """One task's attempt ended: ``status`` it is left in, the retry time (epoch s) if any.
+
+    ``left`` counts the tasks still pending or in progress in the queue right after.
+    """
 
     package: str
     datasource: str
@@ -127,6 +130,7 @@ class TaskEvent:
     attempts: int
     error: str | None = None
     next_retry_at: float | None = None
+    left: int = 0  # tasks pending or in progress once this one ended (any process's)
 
 
 @dataclass(slots=True)
@@ -345,6 +349,10 @@ class Warmer:
         if source is None:
             await self._fail(task, f"unknown datasource {task.datasource!r}", result, final=True)
             return
+        if not await self._cache.task_job(
+            partial(tasks.still_claimed, ident=task.id, owner=self.owner)
+        ):
+            return  # taken over while it waited for a worker: the other process does it
         view = self._views.get(task.id, self._default_view)
         base_url = view.base_url(task.datasource, task.package)
         extras, constraint = _extras_of(task.constraint)
@@ -385,7 +393,7 @@ class Warmer:
         )
         now = self._now()
 
-        def finish(conn: sqlite3.Connection) -> tuple[list[int | None], bool]:
+        def finish(conn: sqlite3.Connection) -> tuple[list[int | None], bool, int]:
             # Children and completion in one transaction: a kill between them loses neither.
             ids = tasks.enqueue(
                 conn,
@@ -394,23 +402,27 @@ class Warmer:
                 fresh_after=now - WARM_FRESH_SECONDS,
                 max_attempts=self.max_attempts,
             )
-            return ids, tasks.complete(conn, task.id, owner=self.owner, result=summary, now=now)
+            done = tasks.complete(conn, task.id, owner=self.owner, result=summary, now=now)
+            return ids, done, tasks.open_count(conn)
 
-        ids, completed = await self._cache.task_job(finish)
+        ids, completed, left = await self._cache.task_job(finish)
         for ident in ids:
             if ident is not None:
                 self._views.setdefault(ident, view)
         if completed:
             result.completed += 1
-            self._told(_event(task, "completed"), result)
+            self._told(_event(task, "completed", left=left), result)
 
     async def _fail(
         self, task: tasks.Task, reason: str, result: WarmResult, *, final: bool = False
     ) -> None:
         now = self._now()
-        status = await self._cache.task_job(
-            partial(tasks.fail, ident=task.id, owner=self.owner, error=reason, now=now, final=final)
-        )
+
+        def fail(conn: sqlite3.Connection) -> tuple[str | None, int]:
+            status = tasks.fail(conn, task.id, owner=self.owner, error=reason, now=now, final=final)
+            return status, tasks.open_count(conn)
+
+        status, left = await self._cache.task_job(fail)
         if status is None:
             return  # taken over meanwhile: the other process records it
         retry_at = None
@@ -419,7 +431,7 @@ class Warmer:
         else:
             result.retried += 1
             retry_at = now + tasks.backoff(task.attempts)
-        self._told(_event(task, status, reason, retry_at), result)
+        self._told(_event(task, status, reason, retry_at, left=left), result)
 
     def _told(self, event: TaskEvent, result: WarmResult) -> None:
         result.events.append(event)
@@ -428,10 +440,15 @@ class Warmer:
 
 
 def _event(
-    task: tasks.Task, status: str, error: str | None = None, retry_at: float | None = None
+    task: tasks.Task,
+    status: str,
+    error: str | None = None,
+    retry_at: float | None = None,
+    *,
+    left: int = 0,
 ) -> TaskEvent:
     """The ``TaskEvent`` of ``task`` ending an attempt in ``status``."""
-    return TaskEvent(task.package, task.datasource, status, task.attempts, error, retry_at)
+    return TaskEvent(task.package, task.datasource, status, task.attempts, error, retry_at, left)
 
 
 def enqueue_targets(

@@ -247,3 +247,16 @@ def test_claims_run_inside_a_transaction(tmp_path: Path) -> None:
             t.enqueue(db, [t.NewTask("npm", "a", None)], now=0, fresh_after=0, max_attempts=3)
             assert len(t.claim(db, now=0, owner="me", lease_until=1, limit=10)) == 1
         assert status(db, "a")[0] == "in_progress"
+
+
+def test_a_claim_taken_over_is_no_longer_the_first_owners(conn: sqlite3.Connection) -> None:
+    """still_claimed: true for the holder; false once another process took the task back."""
+    t.enqueue(conn, [t.NewTask("npm", "a", None)], now=0, fresh_after=0, max_attempts=3)
+    assert t.open_count(conn) == 1
+    (task,) = t.claim(conn, now=0, owner="slow", lease_until=10, limit=1)
+    assert t.still_claimed(conn, task.id, owner="slow")
+    t.reclaim(conn, now=20, owner="me", gone=[])
+    t.claim(conn, now=20, owner="me", lease_until=30, limit=1)
+    assert not t.still_claimed(conn, task.id, owner="slow")
+    assert t.still_claimed(conn, task.id, owner="me")
+    assert t.open_count(conn) == 1

@@ -273,3 +273,24 @@ def test_failed_table_escapes_control_characters_in_names() -> None:
     assert "\x1b" not in table
     assert "\x07" not in table
     assert "evil\\x1b[2Jname" in table
+
+
+def test_a_terminal_shows_a_progress_bar_of_pending_done_and_failed(
+    fake_registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal, ``cache warm`` draws pending / done / failed as tasks end; then a summary."""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    _add(fake_registry, "app", {"dep": "^1.0.0"})
+    _add(fake_registry, "dep")
+    repo = _checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    cache = tmp_path / "cache.sqlite3"
+    result = runner.invoke(
+        app,
+        ["cache", "warm", str(repo), "--cache", str(cache)]
+        + ["--registry", f"npm={fake_registry.url('npm')}"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0
+    assert "warming" in result.stderr
+    assert "0 pending, 2 done, 0 failed" in result.stderr
+    assert result.stdout.startswith("warmed: 2 completed, 0 failed")

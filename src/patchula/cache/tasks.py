@@ -33,10 +33,12 @@ __all__ = [
     "fail",
     "failed",
     "lease_owners",
+    "open_count",
     "reclaim",
     "record",
     "renew",
     "retry",
+    "still_claimed",
     "summary",
 ]
 
@@ -353,6 +355,27 @@ def claim(
     tasks = [Task(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
     # RETURNING gives rows in no promised order.
     return sorted(tasks, key=lambda t: (t.depth, t.id))
+
+
+def still_claimed(conn: sqlite3.Connection, ident: int, *, owner: str) -> bool:
+    """Whether ``owner`` still holds the task ``ident`` (the seed's check before the work).
+
+    False once another process took it over (this one stalled past its lease) or finished
+    it: the work is then not done twice.
+    """
+    row = conn.execute(
+        "SELECT 1 FROM lookup_tasks WHERE id = ? AND lease_owner = ? AND status = 'in_progress'",
+        (ident, owner),
+    ).fetchone()
+    return row is not None
+
+
+def open_count(conn: sqlite3.Connection) -> int:
+    """Tasks ``pending`` or ``in_progress`` (what the progress bar shows as left)."""
+    row = conn.execute(
+        "SELECT count(*) FROM lookup_tasks WHERE status IN ('pending', 'in_progress')"
+    ).fetchone()
+    return int(row[0])
 
 
 def renew(conn: sqlite3.Connection, *, owner: str, ids: Sequence[int], until: float) -> None:

@@ -280,7 +280,7 @@ def _packages(conn: Any, ids: Sequence[int]) -> list[str]:  # noqa: ANN401 - an 
 
 @contextlib.contextmanager
 def _progress(settings: Settings, err: LazyConsole) -> Iterator[Callable[[TaskEvent], None] | None]:
-    """A rich progress bar of done / failed / to-retry tasks on a terminal, else nothing."""
+    """A rich progress bar of pending / done / failed tasks on a terminal, else nothing."""
     show = settings.format == "table" and not settings.quiet and settings.progress
     if not (show and err.is_terminal):
         yield None
@@ -306,8 +306,12 @@ def _progress(settings: Settings, err: LazyConsole) -> Iterator[Callable[[TaskEv
         def on_event(event: TaskEvent) -> None:
             key = {"completed": "done", "failed": "failed"}.get(event.status, "retry")
             counts[key] += 1
-            line = f"{counts['done']} done, {counts['failed']} failed, {counts['retry']} to retry"
-            bar.update(task, completed=counts["done"] + counts["failed"], line=line)
+            line = (
+                f"{event.left} pending, {counts['done']} done, {counts['failed']} failed, "
+                f"{counts['retry']} to retry"
+            )
+            finished = counts["done"] + counts["failed"]
+            bar.update(task, completed=finished, total=finished + event.left, line=line)
 
         yield on_event
 
