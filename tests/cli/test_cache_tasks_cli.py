@@ -284,12 +284,9 @@ def test_a_terminal_shows_a_progress_bar_of_pending_done_and_failed(
     _add(fake_registry, "dep")
     repo = _checkout(tmp_path / "repo", {"app": "^1.0.0"})
     cache = tmp_path / "cache.sqlite3"
-    result = runner.invoke(
-        app,
-        ["cache", "warm", str(repo), "--cache", str(cache)]
-        + ["--registry", f"npm={fake_registry.url('npm')}"],
-        catch_exceptions=False,
-    )
+    npm = f"npm={fake_registry.url('npm')}"
+    args = ["cache", "warm", str(repo), "--cache", str(cache), "--registry", npm]
+    result = runner.invoke(app, args, catch_exceptions=False)
     assert result.exit_code == 0
     assert "warming" in result.stderr
     assert "0 pending, 2 done, 0 failed" in result.stderr
