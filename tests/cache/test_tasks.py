@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import closing
 from functools import partial
@@ -260,3 +261,27 @@ def test_a_claim_taken_over_is_no_longer_the_first_owners(conn: sqlite3.Connecti
     assert not t.still_claimed(conn, task.id, owner="slow")
     assert t.still_claimed(conn, task.id, owner="me")
     assert t.open_count(conn) == 1
+
+
+def test_task_jobs_wait_for_another_process_write_lock(tmp_path: Path) -> None:
+    """A cache opened while the lock was held stops waiting for it; task jobs still wait."""
+    path = tmp_path / "c.sqlite3"
+    Cache.open(path).close()
+    holder = sqlite3.connect(path, isolation_level=None, timeout=0, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with Cache.open(path) as cache:
+            assert cache._writer.fast  # the run's other writes no longer wait
+            threading.Timer(0.3, lambda: holder.execute("COMMIT")).start()
+            ids = cache.task_job_sync(
+                partial(
+                    t.enqueue,
+                    tasks=[t.NewTask("npm", "a", None)],
+                    now=0,
+                    fresh_after=0,
+                    max_attempts=3,
+                )
+            )
+    finally:
+        holder.close()
+    assert ids == [1]
