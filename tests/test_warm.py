@@ -17,7 +17,7 @@ import pytest
 from patchula.cache import Cache, tasks
 from patchula.cli.warm import failed_json
 from patchula.credentials import RegistryAccess
-from patchula.errors import RegistryError
+from patchula.errors import NotCached, RegistryError
 from patchula.http.fetcher import MAX_RETRIES, Fetcher, Timer
 from patchula.lookup import Lookups
 from patchula.models import Catalog, Release
@@ -308,6 +308,19 @@ async def test_a_run_records_every_lookup_in_batches(tmp_path: Path) -> None:
         summary = await cache.task_job(tasks.summary)
     assert summary.counts == {"pending": 6, "in_progress": 0, "completed": 594, "failed": 0}
     assert recorder.recorded == 600
+
+
+@pytest.mark.anyio
+async def test_an_offline_miss_is_not_an_attempt(tmp_path: Path) -> None:
+    """A lookup --offline could not answer from the cache is not recorded as a failure."""
+    async with Cache.open(tmp_path / "c.sqlite3") as cache:
+        recorder = TaskRecorder(cache, FakeClock(), max_attempts=3)
+        recorder(("npm", "a", "https://registry.npmjs.org", 0), NotCached("not in cache (offline)"))
+        recorder(("npm", "b", "https://registry.npmjs.org", 0), RegistryError("HTTP 500"))
+        await recorder.aclose()
+        summary = await cache.task_job(tasks.summary)
+    assert summary.counts["pending"] == 1
+    assert recorder.recorded == 1
 
 
 @pytest.mark.anyio
