@@ -428,3 +428,27 @@ async def test_a_version_naming_too_many_dependencies_is_followed_only_so_far(
             "SELECT result FROM lookup_tasks WHERE package = 'wide'"
         ).fetchone()
     assert (json.loads(result)["dependencies"], json.loads(result)["followed"]) == (5, 3)
+
+
+@pytest.mark.anyio
+async def test_a_queue_that_cannot_be_written_fails_the_run_as_itself(
+    fake_registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refused task write ends the run with CacheUnavailable, not an exception group."""
+    from patchula.cache import CacheUnavailable  # noqa: PLC0415 - only here
+
+    _add(fake_registry, "app")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    clock = FakeClock()
+    async with warmer(fake_registry, tmp_path / "cache.sqlite3", clock) as w:
+        await enqueue(w, root)
+        real = w._cache.task_job
+
+        async def refuse(run: object) -> object:
+            if getattr(run, "func", None) is tasks.still_claimed:
+                raise CacheUnavailable("database is locked")
+            return await real(run)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(w._cache, "task_job", refuse)
+        with pytest.raises(CacheUnavailable, match="locked"):
+            await w.run()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
@@ -249,25 +250,38 @@ class Warmer:
             changed.set()
             changed = anyio.Event()
 
+        errors: list[Exception] = []
+
         async def work() -> None:
-            async for task in receive:  # the workers share one stream
-                try:
-                    await self._work(task, result)
-                finally:
-                    self._active.discard(task.id)
-                    wake()
+            try:
+                async for task in receive:  # the workers share one stream
+                    try:
+                        await self._work(task, result)
+                    finally:
+                        self._active.discard(task.id)
+                        wake()
+            except Exception as exc:  # noqa: BLE001 - re-raised below, not as a group
+                errors.append(exc)
+                tg.cancel_scope.cancel()
 
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._renew_leases)
                 for _ in range(self.workers):
                     tg.start_soon(work)
-                async with send:
-                    await self._dispatch(send, result, changed_event=lambda: changed, wait=wait)
+                try:
+                    async with send:
+                        await self._dispatch(send, result, changed_event=lambda: changed, wait=wait)
+                except Exception as exc:  # noqa: BLE001 - re-raised below, not as a group
+                    errors.append(exc)
                 tg.cancel_scope.cancel()
         finally:
             _LIVE.discard(self.owner)
             receive.close()
+        if errors:
+            # The queue could not be written (CacheUnavailable): said as itself. Claims held
+            # are taken back by the next run once this process has ended.
+            raise errors[0]
         return result
 
     async def _dispatch(
@@ -278,11 +292,18 @@ class Warmer:
         changed_event: Callable[[], anyio.Event],
         wait: bool,
     ) -> None:
-        """Claim and hand out ready tasks until the queue has nothing left for this run."""
+        """Claim and hand out ready tasks until the queue has nothing left for this run.
+
+        Tasks of ended processes are taken back first, and again at most every
+        ``POLL_SECONDS`` (real time) while claiming.
+        """
+        next_take_back = 0.0
         while True:
             event = changed_event()
             if len(self._active) < self.workers:
-                result.taken_back += await self._take_back()
+                if time.monotonic() >= next_take_back:
+                    result.taken_back += await self._take_back()
+                    next_take_back = time.monotonic() + POLL_SECONDS
                 now = self._now()
                 claimed = await self._cache.task_job(
                     partial(
