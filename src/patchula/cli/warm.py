@@ -209,7 +209,7 @@ async def _warm_with(
 ) -> WarmOutcome:
     from patchula.http.lazy import LazyFetcher  # noqa: PLC0415 - lazy: start-up
     from patchula.scan import extract_targets  # noqa: PLC0415 - lazy: start-up
-    from patchula.warm import Warmer, enqueue_targets  # noqa: PLC0415 - lazy: start-up
+    from patchula.warm import Warmer, WarmResult, enqueue_targets  # noqa: PLC0415 - lazy
 
     access = registry_access(settings, err)
 
@@ -234,6 +234,10 @@ async def _warm_with(
                 max_attempts=settings.cache_max_attempts,
             )
         )
+        if not retried and not targets:
+            # Nothing was failed: say so without working through the rest of the queue.
+            status = status_json(await cache.task_job(tasks.summary))
+            return WarmOutcome(result=WarmResult(), status=status)
     repos: list[RepoResult] = []
     found: list[TargetDependency] = []
     if targets:
