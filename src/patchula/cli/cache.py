@@ -110,6 +110,9 @@ def _format(value: str | None) -> str:
     return value or "table"
 
 
+_NO_EVICTION = 1 << 62
+
+
 def _read_tasks(settings: Settings, read: Callable[[sqlite3.Connection], T]) -> T | None:
     """Run ``read`` (a ``cache.tasks`` query) on the cache file; ``None`` when there is none."""
     from patchula.cache import Cache, CacheError, default_cache_path  # noqa: PLC0415 - lazy: start-up
@@ -118,7 +121,8 @@ def _read_tasks(settings: Settings, read: Callable[[sqlite3.Connection], T]) -> 
     if not path.exists():
         return None
     try:
-        with Cache.open(path, budget_bytes=settings.cache_budget, readers=0) as opened:
+        # No budget to enforce: looking at the queue never evicts an entry.
+        with Cache.open(path, budget_bytes=_NO_EVICTION, readers=0) as opened:
             return opened.task_job_sync(read)
     except CacheError as exc:
         _fail(str(exc))
