@@ -72,7 +72,7 @@ def test_warm_then_status_in_the_seed_shape(fake_registry: FakeRegistry, tmp_pat
         "next_retry_at": None,
     }
     code, table = _invoke("cache", "status", "--cache", str(cache))
-    assert "completed     2" in table
+    assert "completed       2" in table.splitlines()
     assert _tasks(cache) == {"app": "completed", "dep": "completed"}
 
 

@@ -76,9 +76,9 @@ def failed_json(failed: Sequence[tasks.FailedTask]) -> list[dict[str, Any]]:
 
 def render_status(status: dict[str, Any]) -> str:
     """``cache status`` as plain aligned lines (stable: no colour, no box)."""
-    lines = [f"{name.replace('_', ' '):<14}{status[name]}" for name in tasks.STATUSES]
-    lines.append(f"{'oldest pending':<14}{status['oldest_pending'] or '-'}")
-    lines.append(f"{'next retry':<14}{status['next_retry_at'] or '-'}")
+    lines = [f"{name.replace('_', ' '):<16}{status[name]}" for name in tasks.STATUSES]
+    lines.append(f"{'oldest pending':<16}{status['oldest_pending'] or '-'}")
+    lines.append(f"{'next retry':<16}{status['next_retry_at'] or '-'}")
     return "\n".join(lines)
 
 
