@@ -452,3 +452,25 @@ async def test_a_queue_that_cannot_be_written_fails_the_run_as_itself(
         monkeypatch.setattr(w._cache, "task_job", refuse)
         with pytest.raises(CacheUnavailable, match="locked"):
             await w.run()
+
+
+@pytest.mark.anyio
+async def test_a_hostile_dependency_name_fails_its_own_task_only(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A dependency named ``../x`` by a registry: its task fails unrequested; others go on."""
+    _add(fake_registry, "app", {"../../admin": "^1.0.0", "ok": "^1.0.0"})
+    _add(fake_registry, "ok")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    clock = FakeClock()
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, clock) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert (found["app"][0], found["ok"][0]) == ("completed", "completed")
+    assert found["../../admin"][0] == "failed"
+    assert "unsafe in a URL" in (found["../../admin"][3] or "")
+    with fake_registry.host("npm").lock:
+        routes = dict(fake_registry.host("npm").requests_by_route)
+    assert not any("admin" in route for route in routes)
