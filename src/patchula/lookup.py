@@ -219,6 +219,8 @@ class Lookups:
         self.started = 0
         self.done = 0
         self.on_progress: Progress | None = None
+        # Told every catalog lookup's outcome as it finishes (the lookup tasks' record).
+        self.on_finish: Callable[[LookupKey, Catalog | LookupFailed], None] | None = None
         self._times: dict[LookupKey, dict[str, datetime | None]] = {}
         # Where each lazily found date came from (``LazyTimes``), per lookup and version.
         self._sources: dict[LookupKey, dict[str, str]] = {}
@@ -663,6 +665,8 @@ class Lookups:
             self.view_hits += 1
             result = self._adopt(key, document)
         self._results[key] = result
+        if self.on_finish is not None:
+            self.on_finish(key, result)
         self._progressed()
         event = self._events.pop(key, None)
         if event is not None:

@@ -218,7 +218,9 @@ async def scan(
     on_progress: Progress | None = None,
     access: RegistryAccess | None = None,
     on_warning: Callable[[str], None] | None = None,
+    *,
     views: ViewStore | None = None,
+    on_finish: Callable[[LookupKey, Catalog | LookupFailed], None] | None = None,
 ) -> ScanResult:
     """Scan every target and return the result.
 
@@ -234,7 +236,8 @@ async def scan(
     (``RegistryAccess.github_budget_warning``). ``views`` (the run's cache) keeps catalog
     views: read before any request for dependencies with a positive wait, written once every
     row is evaluated (``Lookups.save_views``); a ``--recheck`` pattern that matched no
-    dependency is a warning.
+    dependency is a warning. ``on_finish`` is told each catalog lookup's outcome as it ends
+    (``Lookups.on_finish``: the lookup tasks' record).
     """
     if access is None:
         access = RegistryAccess(settings)
@@ -268,6 +271,7 @@ async def scan(
                 _keep_tag_lists_fresh, keep_fresh, settings
             )
         lookups.on_progress = on_progress
+        lookups.on_finish = on_finish
         if on_warning is not None and not settings.offline:
             # Offline, nothing is sent: no request budget to warn about.
             warn = _Once(access.github_budget_warning, on_warning)
@@ -1611,3 +1615,60 @@ def _read_commit(root: Path, max_bytes: int) -> str | None:
         if name == ref:
             return sha
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class TargetDependency:
+    """A dependency a target declares, as ``cache warm`` enqueues it (``extract_targets``).
+
+    ``root`` is the checkout it was found in (its ``.npmrc`` chooses registries), ``file``
+    the manifest, ``locked`` the version its lockfile names (``None``: unlocked).
+    """
+
+    root: Path
+    file: str
+    dep: Dependency
+    locked: str | None
+
+
+def extract_targets(
+    targets: Sequence[str], settings: Settings
+) -> tuple[list[RepoResult], list[TargetDependency]]:
+    """Resolve, walk and extract ``targets`` as ``scan`` does, without any lookup.
+
+    Returns every target's ``RepoResult`` (its problems: a target that cannot be read, a
+    malformed manifest) and the dependencies ``scan`` would look up, in extraction order:
+    skipped ones, unknown datasources, Go modules kept off the proxy and untagged digests are
+    left out. Blocking (walks the file system): run it in a worker thread.
+    """
+    repos: list[RepoResult] = []
+    found_deps: list[TargetDependency] = []
+    for target in dict.fromkeys(targets):
+        try:
+            root, problem, scope = _resolve_target(target)
+        except Exception as exc:  # noqa: BLE001 - the per-target guard, as in ``scan``
+            root, problem, scope = None, _internal("resolving", target, exc), _WHOLE
+        repo = RepoResult(target=target, root=str(root or target), commit=None)
+        repos.append(repo)
+        if root is None:
+            repo.problems.append(ManifestProblem(target, None, problem))
+            continue
+        try:
+            if scope.file is not None:
+                found = _discover_file(root, scope.file, settings)
+            else:
+                found, _ = _discover(root, settings)
+            extracted = _extract_repo(root, settings, repo, found, scope)
+        except Exception as exc:  # noqa: BLE001 - the per-target guard, as in ``scan``
+            repo.problems.append(ManifestProblem(target, None, _internal("scanning", target, exc)))
+            continue
+        for item in extracted:
+            dep = item.dep
+            if dep.skip_reason is not None or dep.datasource not in DATASOURCES:
+                continue
+            if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
+                continue
+            if _digest_use(dep) == "untagged":
+                continue
+            found_deps.append(TargetDependency(root, dep.file, dep, item.locked))
+    return repos, found_deps

@@ -440,6 +440,18 @@ class Settings(BaseModel):
         "('github:owner/repo', 'aqua:…', 'cargo:…', 'npm:…', 'core:node' …), over the shipped "
         "mapping ([tool-registry] in config)",
     )
+    cache_workers: int = Field(
+        default=5, ge=1, le=100, description="Lookup tasks `cache warm` works on at once"
+    )
+    cache_max_depth: int = Field(
+        default=10,
+        ge=1,
+        le=100,
+        description="Depth of dependencies of dependencies at which `cache warm` stops",
+    )
+    cache_max_attempts: int = Field(
+        default=3, ge=1, le=20, description="Attempts of a lookup task before it fails for good"
+    )
     verbose: int = Field(default=0, ge=0)
     quiet: bool = False
     progress: bool = True
@@ -559,6 +571,9 @@ _ENV_SCALARS = (
     "now",
     "enabled_managers",
     "disabled_managers",
+    "cache_workers",
+    "cache_max_depth",
+    "cache_max_attempts",
 )
 
 

@@ -202,7 +202,8 @@ class VirtualHost:
     Statistics (updated under ``lock``; copy them under it while traffic is still running):
     ``requests``, ``requests_by_route`` (Counter of ``"<METHOD> <percent-decoded path>"`` without
     the query, e.g. ``"GET /@types/node"``), ``peak_concurrency`` (most requests in the server at
-    once), ``log`` (:class:`LogEntry` list; ``path`` keeps the query), ``not_modified`` (304s),
+    once; ``peak_by_route`` per route; ``in_flight`` now), ``log`` (:class:`LogEntry` list;
+    ``path`` keeps the query), ``not_modified`` (304s),
     ``injected_failures`` (fail/reset/truncate knobs used) and ``authorized_requests`` (requests
     carrying ``Authorization``, whose value is never kept; ``authorized_routes`` counts them
     per route). ``errors`` holds handler tracebacks. ``required_authorization`` (a test
@@ -222,11 +223,18 @@ class VirtualHost:
         self.lock = threading.Lock()
         self._stopping = threading.Event()
         self._in_flight = 0
+        self._in_flight_by_route: Counter[str] = Counter()
         self._faults: deque[_Fault] = deque()
         self._last_modified: dict[tuple[str, str], tuple[str, datetime]] = {}
         self._thread: threading.Thread | None = None
         self.reset_stats()
         self._server = _Server(self, port)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered right now."""
+        with self.lock:
+            return self._in_flight
 
     @property
     def url(self) -> str:
@@ -322,6 +330,8 @@ class VirtualHost:
             self.requests = 0
             self.requests_by_route: Counter[str] = Counter()
             self.peak_concurrency = 0
+            # Most requests to one route in the server at once, per route.
+            self.peak_by_route: Counter[str] = Counter()
             self.log: list[LogEntry] = []
             self.not_modified = 0
             self.injected_failures = 0
@@ -336,6 +346,10 @@ class VirtualHost:
         with self.lock:
             self._in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self._in_flight)
+            self._in_flight_by_route[route] += 1
+            self.peak_by_route[route] = max(
+                self.peak_by_route[route], self._in_flight_by_route[route]
+            )
             fault = self._take_fault(route) if self._faults else None
         recorded = False
 
@@ -370,6 +384,7 @@ class VirtualHost:
             record(0)
             with self.lock:
                 self._in_flight -= 1
+                self._in_flight_by_route[route] -= 1
 
     def _respond(
         self,

@@ -56,6 +56,8 @@ class Crates:
         self.index_url = index_url
         self.api_url = api_url
         self._crates: dict[str, _Crate] = {}
+        # Per (lower-case name, version), the ``deps`` of its index line.
+        self._deps: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
     def add(
         self,
@@ -65,11 +67,15 @@ class Crates:
         yanked: Mapping[str, str | None] | Collection[str] | None = None,
         pubtime: bool = True,
         rust_version: str | None = None,
+        deps: Mapping[str, list[dict[str, Any]]] | None = None,
     ) -> None:
         """Register a crate; ``versions`` maps version → publish time, ``yanked`` → yank message.
 
         ``pubtime=False`` leaves ``pubtime`` out of the index lines (the API keeps ``created_at``).
+        ``deps`` maps a version to its index line's ``deps`` entries (``name``, ``req``, ``kind``…).
         """
+        for version, listed in (deps or {}).items():
+            self._deps[(name.lower(), version)] = list(listed)
         yank = reasons(yanked)
         entries = tuple(
             _Version(v, t, v in yank, yank.get(v), rust_version) for v, t in versions.items()
@@ -86,7 +92,8 @@ class Crates:
         lines = []
         for version in crate.versions:
             cksum = digest(f"{crate.name}@{version.num}")
-            line: dict[str, Any] = {"name": crate.name, "vers": version.num, "deps": []}
+            deps = self._deps.get((crate.name.lower(), version.num), [])
+            line: dict[str, Any] = {"name": crate.name, "vers": version.num, "deps": deps}
             line |= {"cksum": cksum, "features": {}, "yanked": version.yanked, "v": 2}
             if version.rust_version:
                 line["rust_version"] = version.rust_version

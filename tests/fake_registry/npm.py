@@ -31,12 +31,13 @@ class Npm:
         deprecated: Mapping[str, str] | None = None,
         dist_tags: Mapping[str, str] | None = None,
         engines: Mapping[str, str] | None = None,
+        dependencies: Mapping[str, Mapping[str, str]] | None = None,
     ) -> dict[str, Any]:
         """Register a package and return its full packument.
 
         A version whose time is None is left out of ``time`` (npm has such documents).
         ``latest`` defaults to the highest stable version (else the highest). ``engines`` applies
-        to every version.
+        to every version. ``dependencies`` maps a version to its ``dependencies`` (name → range).
         """
         deprecated = deprecated or {}
         times = {v: t for v, t in versions.items() if t is not None}
@@ -51,6 +52,8 @@ class Npm:
                 manifest["engines"] = dict(engines)
             if version in deprecated:
                 manifest["deprecated"] = deprecated[version]
+            if dependencies and version in dependencies:
+                manifest["dependencies"] = dict(dependencies[version])
             manifest["dist"] = {
                 "tarball": tarball,
                 "shasum": digest(spec, "sha1"),

@@ -29,6 +29,8 @@ class PyPI:
         self.base_url = base_url
         self._documents: dict[str, dict[str, Any]] = {}
         self._status: dict[str, dict[str, str]] = {}
+        # Per project and release, the ``info.requires_dist`` of its release document.
+        self._requires_dist: dict[str, Mapping[str, list[str]]] = {}
         self._serials = count(31_000_000)
 
     def add(
@@ -41,12 +43,14 @@ class PyPI:
         requires_python: str | None = None,
         status: str | None = None,
         status_reason: str = "",
+        requires_dist: Mapping[str, list[str]] | None = None,
     ) -> dict[str, Any]:
         """Register a project and return its JSON API document.
 
         Each release gets an sdist at its time and a wheel 30 s later; a release whose time is
         None, or listed in ``no_files``, has no files. ``yanked`` maps version → reason (None for
         none). ``status`` is the PEP 792 project status (``archived``, ``deprecated`` …).
+        ``requires_dist`` maps version → the PEP 508 strings its release document lists.
         """
         yank = reasons(yanked)
         files = {
@@ -75,6 +79,8 @@ class PyPI:
         self.add_document(document)
         if status is not None:
             self._status[normalize(name)] = {"status": status, "reason": status_reason}
+        if requires_dist:
+            self._requires_dist[normalize(name)] = dict(requires_dist)
         return document
 
     def add_document(self, document: Mapping[str, Any]) -> None:
@@ -131,6 +137,7 @@ class PyPI:
             info = document["info"] | {
                 "version": version,
                 "yanked": any(f["yanked"] for f in files),
+                "requires_dist": self._requires_dist.get(normalize(name), {}).get(version),
             }
             document = {k: v for k, v in document.items() if k != "releases"}
             document |= {"info": info, "urls": files}

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -765,6 +766,35 @@ class Cache:
         get = partial(store.get_extraction, repo=repo, commit=commit, config_hash=config_hash)
         return await self._lookup(get, None)
 
+    async def task_job(self, run: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``run`` (a ``cache.tasks`` function) in one writer transaction; its result.
+
+        Unlike the cache's other writes this one raises: ``CacheUnavailable`` when the
+        database refuses it (a task queue that cannot be written cannot be worked through).
+        It waits for another process's write lock (the busy timeout) even after the run's
+        other writes stopped waiting: processes sharing one queue take turns at it.
+        """
+        return await self._write(partial(self._task_transaction, run=run))
+
+    def submit_task_job(self, run: Callable[[sqlite3.Connection], T]) -> Future[T] | None:
+        """Queue ``task_job``'s work without waiting for it; ``None`` when the queue is full.
+
+        For a caller that must not await (a hook called from inside a lookup); the writer runs
+        jobs in order, so awaiting a later ``task_job`` waits for this one too.
+        """
+        self._check_open()
+        job = Job(partial(self._task_transaction, run=run))
+        try:
+            self._writer.queue.put_nowait(job)
+        except queue.Full:
+            return None
+        return job.future
+
+    def task_job_sync(self, run: Callable[[sqlite3.Connection], T]) -> T:
+        """``task_job`` for a caller outside an event loop (the CLI); blocks the thread."""
+        self._check_open()
+        return call_sync(self._writer, Job(partial(self._task_transaction, run=run)))
+
     def prune(self) -> int:
         """Evict to the budget, ``VACUUM`` and truncate the WAL; return bytes the file shrank.
 
@@ -775,6 +805,20 @@ class Cache:
         return call_sync(self._writer, Job(self._prune))
 
     # Jobs run by the writer thread.
+
+    def _task_transaction(
+        self, conn: sqlite3.Connection, run: Callable[[sqlite3.Connection], T]
+    ) -> T:
+        """``run`` in one transaction, waiting for the write lock even on a fast connection."""
+        fast = self._writer.fast
+        if fast:
+            conn.execute(f"PRAGMA busy_timeout = {recovery.BUSY_TIMEOUT_MS}")
+        try:
+            return self._in_transaction(conn, run)
+        finally:
+            if fast:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("PRAGMA busy_timeout = 0")
 
     @staticmethod
     def _in_transaction(conn: sqlite3.Connection, run: Callable[..., T], **kwargs: Any) -> T:  # noqa: ANN401 - forwarded to ``run``

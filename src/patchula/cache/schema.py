@@ -1,4 +1,4 @@
-"""Schema v1 to v3 and the transactional ``PRAGMA user_version`` migration runner."""
+"""Schema v1 to v4 and the transactional ``PRAGMA user_version`` migration runner."""
 
 from __future__ import annotations
 
@@ -106,7 +106,51 @@ V3 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3)
+# v4 adds lookup tasks (seed 000, adapted in design.md §7): one row per (datasource, package),
+# the record of its last lookup and the queue ``cache warm`` works through. Times are epoch
+# seconds. ``attempts`` counts the claims of the current task (a claim counts before the work,
+# so a task that kills its process still reaches ``max_attempts``); ``lease_owner`` and
+# ``lease_until`` are the claim of the process working on an ``in_progress`` task, taken over
+# once it lapses or its process is gone. ``origin`` says who opened the task: ``warm`` follows
+# the dependencies of the version it finds, ``run`` records a lookup of ``patchula run``.
+# ``parent_id`` becomes NULL when its parent row goes (the trigger: foreign keys are off).
+V4 = Migration(
+    4,
+    (
+        """CREATE TABLE lookup_tasks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            datasource TEXT NOT NULL,
+            package TEXT NOT NULL,
+            version_constraint TEXT,
+            parent_id INTEGER REFERENCES lookup_tasks (id) ON DELETE SET NULL,
+            depth INTEGER NOT NULL DEFAULT 0,
+            triggered_by TEXT,
+            origin TEXT NOT NULL DEFAULT 'warm' CHECK (origin IN ('run', 'warm')),
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'in_progress', 'completed', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            max_attempts INTEGER NOT NULL DEFAULT 3,
+            result TEXT,
+            error_message TEXT,
+            created_at REAL NOT NULL,
+            started_at REAL,
+            completed_at REAL,
+            next_retry_at REAL,
+            lease_owner TEXT,
+            lease_until REAL
+        )""",
+        "CREATE INDEX lookup_tasks_status_retry ON lookup_tasks (status, next_retry_at)",
+        "CREATE INDEX lookup_tasks_package_status ON lookup_tasks (package, status)",
+        "CREATE INDEX lookup_tasks_parent ON lookup_tasks (parent_id)",
+        # One task per package of a datasource: the de-duplication the seed checks by query.
+        "CREATE UNIQUE INDEX lookup_tasks_identity ON lookup_tasks (datasource, package)",
+        """CREATE TRIGGER lookup_tasks_orphans AFTER DELETE ON lookup_tasks BEGIN
+            UPDATE lookup_tasks SET parent_id = NULL WHERE parent_id = OLD.id;
+        END""",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 

@@ -1,17 +1,30 @@
-"""``patchula cache path`` and ``patchula cache prune``: the SQLite cache file and its budget.
+"""``patchula cache``: the SQLite cache file, its budget, and the lookup tasks in it.
+
+``path`` and ``prune``; ``status``, ``failed``, ``warm`` and ``retry`` (seed 000's visibility
+API on the command line, design.md §7).
 
 The cache engine, settings and rich are imported when a command runs (issue 12: start-up).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
 
 from patchula.cli.exit_codes import EXIT_USAGE
 from patchula.errors import ConfigError
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from patchula.cli.warm import WarmOutcome
+    from patchula.settings import Settings
+
+T = TypeVar("T")
 
 cache_app = typer.Typer(help="Inspect and maintain the SQLite cache.", no_args_is_help=True)
 
@@ -65,3 +78,261 @@ def cache_prune(
     finally:
         opened.close()
     typer.echo(f"freed {freed} bytes; {kept} compressed body bytes kept in {opened.path}")
+
+
+def _settings(cli: dict[str, object]) -> Settings:
+    """Settings from the flags given (``None``: not given), or exit 2 naming the problem."""
+    from rich.console import Console  # noqa: PLC0415 - lazy: start-up
+
+    from patchula.settings import load_settings  # noqa: PLC0415 - lazy: start-up
+
+    try:
+        return load_settings(cli)
+    except ConfigError as exc:
+        Console(stderr=True, soft_wrap=True).print(
+            f"patchula: error: {exc}", markup=False, highlight=False
+        )
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def _fail(message: str) -> NoReturn:
+    from rich.console import Console  # noqa: PLC0415 - lazy: start-up
+
+    Console(stderr=True, soft_wrap=True).print(
+        f"patchula: error: {message}", markup=False, highlight=False
+    )
+    raise typer.Exit(EXIT_USAGE)
+
+
+def _format(value: str | None) -> str:
+    if value not in {None, "table", "json"}:
+        _fail(f"--format: {value!r} is not one of table, json")
+    return value or "table"
+
+
+_NO_EVICTION = 1 << 62
+
+
+def _read_tasks(settings: Settings, read: Callable[[sqlite3.Connection], T]) -> T | None:
+    """Run ``read`` (a ``cache.tasks`` query) on the cache file; ``None`` when there is none."""
+    from patchula.cache import Cache, CacheError, default_cache_path  # noqa: PLC0415 - lazy: start-up
+
+    path = settings.cache or default_cache_path()
+    if not path.exists():
+        return None
+    try:
+        # No budget to enforce: looking at the queue never evicts an entry.
+        with Cache.open(path, budget_bytes=_NO_EVICTION, readers=0) as opened:
+            return opened.task_job_sync(read)
+    except CacheError as exc:
+        _fail(str(exc))
+
+
+CacheOption = Annotated[Path | None, typer.Option(help="Cache file.", metavar="PATH")]
+ConfigOption = Annotated[Path | None, typer.Option(help="Config file.", metavar="PATH")]
+FormatOption = Annotated[
+    str | None,
+    typer.Option("--format", help="table or json [default: table].", metavar="FORMAT"),
+]
+
+
+@cache_app.command("status")
+def cache_status(
+    cache: CacheOption = None, config: ConfigOption = None, output_format: FormatOption = None
+) -> None:
+    """Count lookup tasks per status; the oldest pending task and the next retry due."""
+    from patchula.cache import tasks  # noqa: PLC0415 - lazy: start-up
+    from patchula.cli.warm import render_status, status_json  # noqa: PLC0415 - lazy: start-up
+
+    fmt = _format(output_format)
+    settings = _settings({"cache": cache, "config": config})
+    summary = _read_tasks(settings, tasks.summary) or tasks.TaskSummary({}, None, None)
+    # A dict, so that more keys (the catalog views' summary) can join it.
+    status = status_json(summary)
+    typer.echo(json.dumps(status, indent=2) if fmt == "json" else render_status(status))
+
+
+@cache_app.command("failed")
+def cache_failed(
+    cache: CacheOption = None, config: ConfigOption = None, output_format: FormatOption = None
+) -> None:
+    """List lookup tasks failed for good: package, datasource, error, attempts, failed at."""
+    from patchula.cache import tasks  # noqa: PLC0415 - lazy: start-up
+    from patchula.cli.warm import failed_json, render_failed  # noqa: PLC0415 - lazy: start-up
+
+    fmt = _format(output_format)
+    settings = _settings({"cache": cache, "config": config})
+    failed = failed_json(_read_tasks(settings, tasks.failed) or [])
+    typer.echo(json.dumps(failed, indent=2) if fmt == "json" else render_failed(failed))
+
+
+def _warm_options(
+    *,
+    cache: Path | None,
+    config: Path | None,
+    registry: list[str] | None,
+    host_concurrency: list[str] | None,
+    cache_workers: int | None,
+    cache_max_depth: int | None,
+    cache_max_attempts: int | None,
+    output_format: str | None,
+    quiet: bool,
+) -> Settings:
+    return _settings(
+        {
+            "cache": cache,
+            "config": config,
+            "registries": registry,
+            "host_concurrency": host_concurrency,
+            "cache_workers": cache_workers,
+            "cache_max_depth": cache_max_depth,
+            "cache_max_attempts": cache_max_attempts,
+            "format": _format(output_format),
+            "quiet": quiet or None,
+        }
+    )
+
+
+RegistryOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--registry", metavar="NAME=URL", help="NAME=URL base URL for a datasource (repeatable)."
+    ),
+]
+HostOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--host-concurrency",
+        metavar="HOST=N",
+        help="HOST=N request limit for one host, 1-100 (repeatable) [default: 16].",
+    ),
+]
+WorkersOption = Annotated[
+    int | None,
+    typer.Option(help="Lookup tasks worked on at once, 1-100 [default: 5].", metavar="N"),
+]
+DepthOption = Annotated[
+    int | None,
+    typer.Option(
+        help="Depth of dependencies of dependencies that fails its task [default: 10].",
+        metavar="N",
+    ),
+]
+AttemptsOption = Annotated[
+    int | None,
+    typer.Option(help="Attempts before a task fails for good [default: 3].", metavar="N"),
+]
+NoWaitOption = Annotated[
+    bool,
+    typer.Option("--no-wait", help="Stop when nothing is ready now; leave later retries queued."),
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line.")]
+
+
+def _report(outcome: WarmOutcome, settings: Settings) -> None:
+    """Print the outcome and exit: 0, or 3 when a task failed for good in this run."""
+    from patchula.cli.exit_codes import EXIT_LOOKUP_FAILED, EXIT_OK  # noqa: PLC0415 - lazy
+
+    if settings.format == "json":
+        typer.echo(json.dumps(outcome.json(), indent=2))
+    else:
+        if not settings.quiet:
+            for problem in outcome.problems:
+                typer.echo(f"problem: {problem}", err=True)
+        typer.echo(outcome.summary())
+    failed = outcome.result.failed > 0 or bool(outcome.problems)
+    raise typer.Exit(EXIT_LOOKUP_FAILED if failed else EXIT_OK)
+
+
+def _run_warm(
+    targets: list[str],
+    settings: Settings,
+    *,
+    wait: bool,
+    retry: str | None = None,
+    retry_all: bool = False,
+) -> WarmOutcome:
+    from patchula.cache import CacheError  # noqa: PLC0415 - lazy: start-up
+    from patchula.cli.warm import warm  # noqa: PLC0415 - lazy: start-up
+
+    try:
+        return warm(targets, settings, wait=wait, retry=retry, retry_all=retry_all)
+    except (CacheError, ConfigError) as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        typer.echo("patchula: interrupted", err=True)
+        raise typer.Exit(130) from None
+
+
+@cache_app.command("warm")
+def cache_warm(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Checkouts or manifest files whose dependencies (and theirs) are looked up; "
+            "none: work through the queue only.",
+            metavar="TARGET",
+        ),
+    ] = None,
+    cache: CacheOption = None,
+    config: ConfigOption = None,
+    registry: RegistryOption = None,
+    host_concurrency: HostOption = None,
+    cache_workers: WorkersOption = None,
+    cache_max_depth: DepthOption = None,
+    cache_max_attempts: AttemptsOption = None,
+    no_wait: NoWaitOption = False,  # noqa: FBT002 - a typer flag
+    output_format: FormatOption = None,
+    quiet: QuietOption = False,  # noqa: FBT002 - a typer flag
+) -> None:
+    """Fill the cache for the targets: every dependency, and theirs, as lookup tasks."""
+    settings = _warm_options(
+        cache=cache,
+        config=config,
+        registry=registry,
+        host_concurrency=host_concurrency,
+        cache_workers=cache_workers,
+        cache_max_depth=cache_max_depth,
+        cache_max_attempts=cache_max_attempts,
+        output_format=output_format,
+        quiet=quiet,
+    )
+    _report(_run_warm(targets or [], settings, wait=not no_wait), settings)
+
+
+@cache_app.command("retry")
+def cache_retry(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
+    name: Annotated[
+        str | None, typer.Argument(help="The package whose failed task to retry.", metavar="NAME")
+    ] = None,
+    retry_all: Annotated[  # noqa: FBT002 - a typer flag
+        bool, typer.Option("--all", help="Retry every failed task.")
+    ] = False,
+    cache: CacheOption = None,
+    config: ConfigOption = None,
+    registry: RegistryOption = None,
+    host_concurrency: HostOption = None,
+    cache_workers: WorkersOption = None,
+    cache_max_attempts: AttemptsOption = None,
+    no_wait: NoWaitOption = False,  # noqa: FBT002 - a typer flag
+    output_format: FormatOption = None,
+    quiet: QuietOption = False,  # noqa: FBT002 - a typer flag
+) -> None:
+    """Put a package's failed task (or, with --all, every one) back to pending and run them."""
+    if (name is None) == (not retry_all):
+        _fail("give a package NAME or --all (not both)")
+    settings = _warm_options(
+        cache=cache,
+        config=config,
+        registry=registry,
+        host_concurrency=host_concurrency,
+        cache_workers=cache_workers,
+        cache_max_depth=None,
+        cache_max_attempts=cache_max_attempts,
+        output_format=output_format,
+        quiet=quiet,
+    )
+    outcome = _run_warm([], settings, wait=not no_wait, retry=name, retry_all=retry_all)
+    if name is not None and not outcome.retried:
+        _fail(f"no failed lookup task for {name!r} (see `patchula cache failed`)")
+    _report(outcome, settings)

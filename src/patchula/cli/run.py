@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from patchula.http.lazy import LazyFetcher
     from patchula.report.model import CacheReport, HostReport, ScanReport
     from patchula.settings import Settings
+    from patchula.warm import TaskRecorder
 
 
 class LazyConsole:
@@ -354,6 +355,17 @@ def open_cache(settings: Settings, err: LazyConsole) -> Cache | None:
     return cache
 
 
+def task_recorder(cache: Cache | None, settings: Settings) -> TaskRecorder | None:
+    """The record of this run's lookups in the cache's lookup tasks (none without a cache)."""
+    if cache is None:
+        return None
+    from patchula.clock import SystemClock  # noqa: PLC0415 - lazy: start-up
+    from patchula.warm import TaskRecorder  # noqa: PLC0415 - lazy: start-up
+
+    # Real time, not --now: the record says when lookups happened and retries are due.
+    return TaskRecorder(cache, SystemClock(), settings.cache_max_attempts)
+
+
 async def _run(
     targets: list[str], settings: Settings, err: LazyConsole, holder: list[ScanReport]
 ) -> None:
@@ -398,6 +410,7 @@ async def _scan_with(
     from patchula.scan import scan  # noqa: PLC0415 - lazy: start-up
 
     access = registry_access(settings, err)
+    recorder = task_recorder(cache, settings)
 
     def make_fetcher() -> Fetcher:
         from patchula.http.fetcher import Fetcher  # noqa: PLC0415 - lazy: start-up
@@ -459,11 +472,21 @@ async def _scan_with(
                     access=access,
                     on_warning=warn,
                     views=cache,
+                    on_finish=recorder,
                 )
         else:
             result = await scan(
-                targets, settings, fetcher, clock, access=access, on_warning=warn, views=cache
+                targets,
+                settings,
+                fetcher,
+                clock,
+                access=access,
+                on_warning=warn,
+                views=cache,
+                on_finish=recorder,
             )
+        if recorder is not None:
+            await recorder.aclose()
         unused = sorted(set(settings.host_concurrency) - fetcher.limits_used())
         if unused and not settings.quiet:
             _note_unused_limits(unused, fetcher.stats, err)

@@ -262,16 +262,37 @@ class DigestLookup(Protocol):
         ...
 
 
-class DependenciesLookup(Protocol):
-    """The dependencies one version declares, for the lookup task queue; none supply it yet.
+class Declared(NamedTuple):
+    """One dependency a version declares: the name on the same datasource, its constraint.
 
-    ``(fetch, base_url, package_name, version)`` → ``(dependency name, declared constraint)``
-    pairs in the registry's order.
+    ``constraint`` is in the datasource's versioning syntax (``""``: any version); ``extras``
+    the optional features a Python requirement names (``requests[socks]``), else empty.
+    """
+
+    name: str
+    constraint: str
+    extras: tuple[str, ...] = ()
+
+
+class DependenciesLookup(Protocol):
+    """The dependencies one version declares at run time, for ``cache warm`` (lookup tasks).
+
+    ``(fetch, base_url, package_name, version, extras=…)`` → ``Declared`` entries in the
+    registry's order, fetched from the per-version document the compact catalog
+    representations drop (npm ``GET /<name>/<version>``, PyPI ``requires_dist``, a crates
+    index line's ``deps``, a Go module's ``.mod``). ``extras`` are the Python extras the
+    dependent asked for. Raises ``LookupFailed`` subclasses like ``GetCatalog``.
     """
 
     async def __call__(
-        self, fetch: Fetch, base_url: str, package_name: str, version: str
-    ) -> Sequence[tuple[str, str]]:
+        self,
+        fetch: Fetch,
+        base_url: str,
+        package_name: str,
+        version: str,
+        *,
+        extras: frozenset[str] = frozenset(),
+    ) -> Sequence[Declared]:
         """Return what ``package_name`` at ``version`` depends on."""
         ...
 

@@ -21,6 +21,7 @@ import orjson
 
 from patchula.datasource.base import (
     Datasource,
+    Declared,
     LazyTimes,
     check_status,
     from_epoch,
@@ -149,6 +150,73 @@ def parse_compact(
     )
 
 
+# Each index line's normal, non-optional dependencies (``cache warm``), per version:
+# JSON ``{"<version>": [[crate, requirement], …], …}``.
+DEPENDENCIES_REPRESENTATION = "cargo-index-deps-v1"
+
+
+def derive_dependencies(content: bytes) -> bytes:
+    """Reduce an index file to each version's normal, non-optional dependencies.
+
+    A dependency entry's ``kind`` is ``normal`` when absent or null (``dev`` and ``build`` are
+    not linked into dependents); ``package`` names the crate when the dependency is renamed
+    (https://doc.rust-lang.org/cargo/reference/registry-index.html#json-schema). Optional
+    dependencies are left out: which features turn them on is the dependent's choice. Lines
+    that are not JSON objects are skipped.
+    """
+    found: dict[str, list[list[str]]] = {}
+    for raw in content.splitlines():
+        try:
+            entry = orjson.loads(raw) if raw.strip() else None
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("vers"), str):
+            continue
+        deps: list[list[str]] = []
+        for dep in entry.get("deps") or ():
+            if not isinstance(dep, dict) or dep.get("kind") not in {None, "normal"}:
+                continue
+            if dep.get("optional") is True:
+                continue
+            name = dep.get("package") or dep.get("name")
+            if isinstance(name, str) and isinstance(dep.get("req", ""), str):
+                deps.append([name, dep.get("req", "")])
+        found[entry["vers"]] = deps
+    return orjson.dumps(found)
+
+
+async def dependencies(
+    fetch: Fetch,
+    base_url: str,
+    package_name: str,
+    version: str,
+    *,
+    extras: frozenset[str] = frozenset(),  # noqa: ARG001 - Cargo features are not followed
+) -> list[Declared]:
+    """The normal dependencies of ``package_name`` ``version`` from its sparse-index line.
+
+    The index file is read again in its ``cargo-index-deps-v1`` form (the catalog's compact
+    form drops ``deps``). Raises ``PackageNotFound`` on 404/410 or when the index has no such
+    version, ``RegistryError`` otherwise.
+    """
+    url = f"{base_url.rstrip('/')}/{index_path(package_name)}"
+    response = await fetch(
+        url, representation=DEPENDENCIES_REPRESENTATION, derive=derive_dependencies
+    )
+    what = f"crate {package_name!r}"
+    check_status(response, what)
+    try:
+        table = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        msg = f"{what}: unusable stored dependencies"
+        raise RegistryError(msg) from None
+    deps = table.get(version) if isinstance(table, dict) else None
+    if not isinstance(deps, list):
+        msg = f"{what}: version {version} is not in the index"
+        raise PackageNotFound(msg)
+    return [Declared(str(name), str(req)) for name, req in deps]
+
+
 DEFAULT_API_URL = "https://crates.io"
 API_MIN_INTERVAL_SECONDS = 1.0  # crates.io crawler policy: at most one request per second
 # The throttled web API is asked only when the release-age policy needs a date, never for
@@ -215,5 +283,5 @@ DATASOURCE = Datasource(
     get_digest=None,
     digest_terms=None,
     freshness_floor_representations=(),
-    dependencies=None,
+    dependencies=dependencies,
 )

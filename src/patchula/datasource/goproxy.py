@@ -22,6 +22,7 @@ import orjson
 
 from patchula.datasource.base import (
     Datasource,
+    Declared,
     LazyTimes,
     check_status,
     parse_time,
@@ -485,6 +486,60 @@ async def release_times(
     return found
 
 
+_REQUIRE_LINE = re.compile(r'^\s*"?(?P<path>[^\s"]+)"?\s+"?(?P<version>v[^\s"]+)"?\s*$')
+
+
+def parse_requires(go_mod: str) -> list[Declared]:
+    """The ``require`` directives of a ``go.mod`` (single lines and blocks), in file order.
+
+    Each is a module path and its minimum version (https://go.dev/ref/mod#go-mod-file-require);
+    ``// indirect`` ones count too: with graph pruning (go ≥ 1.17) a module's go.mod lists
+    every module its packages need. ``replace`` and ``exclude`` apply only to the main module
+    and are ignored. Lines that do not parse are skipped; the first version of a path wins.
+    """
+    found: dict[str, Declared] = {}
+    block = False
+    for raw in go_mod.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if block:
+            if line.startswith(")"):
+                block = False
+                continue
+            text = line
+        elif line.startswith("require"):
+            rest = line.removeprefix("require").strip()
+            if rest.startswith("("):
+                block = True
+                continue
+            text = rest
+        else:
+            continue
+        match = _REQUIRE_LINE.match(text)
+        if match is not None:
+            found.setdefault(match["path"], Declared(match["path"], match["version"]))
+    return list(found.values())
+
+
+async def dependencies(
+    fetch: Fetch,
+    base_url: str,
+    package_name: str,
+    version: str,
+    *,
+    extras: frozenset[str] = frozenset(),  # noqa: ARG001 - Go has no extras
+) -> list[Declared]:
+    """The requirements in ``package_name``'s ``go.mod`` at ``version`` (``@v/<version>.mod``).
+
+    From the first proxy of a GOPROXY-style list. Raises ``PackageNotFound`` on 404/410,
+    ``RegistryError`` otherwise.
+    """
+    first = re.split(r"[,|]", base_url)[0].strip()
+    root = module_url(first, package_name)
+    response = await fetch(f"{root}/@v/{quote(module_path_escape(version), safe='!~+')}.mod")
+    check_status(response, f"Go module {package_name!r} go.mod of {version}")
+    return parse_requires(response.content.decode("utf-8", errors="replace"))
+
+
 DATASOURCE = Datasource(
     id=ID,
     default_base_url=DEFAULT_BASE_URL,
@@ -495,5 +550,5 @@ DATASOURCE = Datasource(
     get_digest=None,
     digest_terms=None,
     freshness_floor_representations=FRESHNESS_FLOOR_REPRESENTATIONS,
-    dependencies=None,
+    dependencies=dependencies,
 )

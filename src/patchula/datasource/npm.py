@@ -25,6 +25,7 @@ import zstandard
 from patchula.datasource.base import (
     CatalogRequest,
     Datasource,
+    Declared,
     SingleDocument,
     check_status,
     describe_decode_error,
@@ -635,6 +636,68 @@ def _deprecation(raw: msgspec.Raw) -> str | None:
     return "deprecated"
 
 
+# The dependencies of one version document (``cache warm``): JSON ``[[name, range], …]``.
+DEPENDENCIES_REPRESENTATION = "npm-version-deps-v1"
+
+
+class _VersionDocument(msgspec.Struct, frozen=True):
+    """A version document's ``dependencies``: values stay raw, only strings are kept."""
+
+    dependencies: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
+
+
+_VERSION_DECODER = msgspec.json.Decoder(_VersionDocument)
+
+
+def derive_dependencies(content: bytes) -> bytes:
+    """Reduce a version document to its run-time ``dependencies`` as ``[[name, range], …]``.
+
+    ``devDependencies`` and ``peerDependencies`` are not installed with the package; a range
+    that is not a string is dropped. Raises ``RegistryError`` for a body that is no document.
+    """
+    try:
+        document = _VERSION_DECODER.decode(content)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        msg = f"unusable npm version document: {describe_decode_error(exc)}"
+        raise RegistryError(msg) from None
+    pairs = [
+        [name, text]
+        for name, raw in document.dependencies.items()
+        if (text := _text(raw)) is not None
+    ]
+    return msgspec.json.encode(pairs)
+
+
+async def dependencies(
+    fetch: Fetch,
+    base_url: str,
+    package_name: str,
+    version: str,
+    *,
+    extras: frozenset[str] = frozenset(),  # noqa: ARG001 - npm has no extras
+) -> list[Declared]:
+    """The ``dependencies`` of ``package_name@version`` from ``GET /<name>/<version>``.
+
+    The version document is the one npm's install uses (``npm/registry:docs/responses/
+    package-metadata.md``). Raises ``PackageNotFound`` on 404/410, ``RegistryError`` otherwise.
+    """
+    url = f"{package_url(base_url, package_name)}/{quote(url_safe_name(version), safe='')}"
+    response = await fetch(
+        url,
+        headers={"Accept": _ACCEPT},
+        representation=DEPENDENCIES_REPRESENTATION,
+        derive=derive_dependencies,
+    )
+    what = f"npm package {package_name!r} version {version}"
+    check_status(response, what, credential_hint=CREDENTIAL_HINT)
+    try:
+        pairs = msgspec.json.decode(response.content, type=list[tuple[str, str]])
+    except msgspec.DecodeError:
+        msg = f"{what}: unusable stored dependencies"
+        raise RegistryError(msg) from None
+    return [Declared(name, spec) for name, spec in pairs]
+
+
 DATASOURCE = Datasource(
     id=ID,
     default_base_url=DEFAULT_BASE_URL,
@@ -645,5 +708,5 @@ DATASOURCE = Datasource(
     get_digest=None,
     digest_terms=None,
     freshness_floor_representations=(),
-    dependencies=None,
+    dependencies=dependencies,
 )

@@ -32,6 +32,7 @@ from patchula.datasource.base import (
     REASON_LIMIT,
     CatalogRequest,
     Datasource,
+    Declared,
     SingleDocument,
     check_status,
     describe_decode_error,
@@ -440,6 +441,112 @@ def _parse_version(text: str) -> Version | None:
         return None
 
 
+# A release's ``requires_dist`` (``cache warm``): the JSON list of PEP 508 strings as given.
+DEPENDENCIES_REPRESENTATION = "pypi-requires-dist-v1"
+
+
+class _ReleaseInfo(msgspec.Struct, frozen=True):
+    requires_dist: list[msgspec.Raw] | None = None
+
+
+class _Release(msgspec.Struct, frozen=True):
+    info: _ReleaseInfo = msgspec.field(default_factory=_ReleaseInfo)
+
+
+_RELEASE_DECODER = msgspec.json.Decoder(_Release)
+
+
+def derive_requires_dist(content: bytes) -> bytes:
+    """Reduce a JSON API release document to its ``info.requires_dist`` strings (JSON list).
+
+    Raises ``RegistryError`` for a body that is no such document.
+    """
+    try:
+        document = _RELEASE_DECODER.decode(content)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        msg = f"unusable PyPI release document: {describe_decode_error(exc)}"
+        raise RegistryError(msg) from None
+    kept: list[str] = []
+    for raw in document.info.requires_dist or ():
+        try:
+            kept.append(msgspec.json.decode(raw, type=str))
+        except msgspec.ValidationError:
+            continue  # not a string: no requirement
+    return orjson.dumps(kept)
+
+
+def requirements_in_effect(
+    requires_dist: Iterable[str], extras: frozenset[str], environment: Mapping[str, str]
+) -> list[Declared]:
+    """The requirements of ``requires_dist`` whose markers hold, in order, first one per name.
+
+    Markers are evaluated (PEP 508) in ``environment`` (``packaging.markers.
+    default_environment()`` for the current platform) with ``extra`` set to each of ``extras``
+    and to none: ``foo; extra == "socks"`` counts only when ``socks`` is asked for. An
+    unparsable requirement is skipped. Names are PEP 503 normalised.
+    """
+    from packaging.markers import InvalidMarker, UndefinedComparison  # noqa: PLC0415 - warm only
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
+
+    found: dict[str, Declared] = {}
+    for text in requires_dist:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        marker = requirement.marker
+        if marker is not None:
+            try:
+                holds = any(
+                    marker.evaluate({**environment, "extra": extra})
+                    for extra in ("", *sorted(extras))
+                )
+            except (InvalidMarker, UndefinedComparison):
+                holds = False
+            if not holds:
+                continue
+        name = canonicalize_name(requirement.name)
+        found.setdefault(
+            name, Declared(name, str(requirement.specifier), tuple(sorted(requirement.extras)))
+        )
+    return list(found.values())
+
+
+async def dependencies(
+    fetch: Fetch,
+    base_url: str,
+    package_name: str,
+    version: str,
+    *,
+    extras: frozenset[str] = frozenset(),
+) -> list[Declared]:
+    """What ``package_name==version`` requires here, from ``/pypi/<name>/<version>/json``.
+
+    ``requires_dist`` of the JSON API (``pypi/warehouse:docs/user/api/json.md``), markers
+    evaluated for the current platform and ``extras`` (``requirements_in_effect``). Raises
+    ``PackageNotFound`` on 404/410, ``RegistryError`` otherwise.
+    """
+    from packaging.markers import default_environment  # noqa: PLC0415 - warm only
+
+    name = quote(canonicalize_name(url_safe_name(package_name)), safe="")
+    url = f"{base_url.rstrip('/')}/pypi/{name}/{quote(url_safe_name(version), safe='')}/json"
+    response = await fetch(
+        url,
+        headers={"Accept": "application/json"},
+        representation=DEPENDENCIES_REPRESENTATION,
+        derive=derive_requires_dist,
+    )
+    what = f"PyPI project {package_name!r} release {version}"
+    check_status(response, what, credential_hint=CREDENTIAL_HINT)
+    try:
+        requires = msgspec.json.decode(response.content, type=list[str])
+    except msgspec.DecodeError:
+        msg = f"{what}: unusable stored requirements"
+        raise RegistryError(msg) from None
+    environment = {k: str(v) for k, v in default_environment().items()}
+    return requirements_in_effect(requires, extras, environment)
+
+
 DATASOURCE = Datasource(
     id=ID,
     default_base_url=DEFAULT_BASE_URL,
@@ -450,5 +557,5 @@ DATASOURCE = Datasource(
     get_digest=None,
     digest_terms=None,
     freshness_floor_representations=(),
-    dependencies=None,
+    dependencies=dependencies,
 )

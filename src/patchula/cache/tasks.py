@@ -1,0 +1,472 @@
+"""Lookup tasks (schema v4 ``lookup_tasks``): the SQL of the task queue and of the lookup record.
+
+Seed 000 ("PyPI Cache Robustness Design") adapted as design.md §7 says: one row per
+(datasource, package) is both the record of its last lookup and the task ``cache warm`` works
+through. Every function takes the writer's connection and expects to run inside
+``schema.transaction`` (``Cache.task_job`` does both); times are epoch seconds.
+
+States (the table's CHECK): ``pending`` → claimed ``in_progress`` (``claim``, one
+``UPDATE … RETURNING``, a lease) → ``completed`` or, after a failed attempt, ``pending`` again
+with ``next_retry_at`` = now + 30 s * 2^(attempts - 1), until ``max_attempts`` make it
+``failed`` for good. ``retry`` puts failed tasks back to ``pending`` with their attempts reset.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "BACKOFF_SECONDS",
+    "STATUSES",
+    "FailedTask",
+    "LookupOutcome",
+    "NewTask",
+    "Task",
+    "TaskSummary",
+    "backoff",
+    "claim",
+    "complete",
+    "enqueue",
+    "fail",
+    "failed",
+    "lease_owners",
+    "open_count",
+    "reclaim",
+    "record",
+    "renew",
+    "retry",
+    "still_claimed",
+    "summary",
+]
+
+TaskStatus = Literal["pending", "in_progress", "completed", "failed"]
+STATUSES: tuple[TaskStatus, ...] = ("pending", "in_progress", "completed", "failed")
+# The seed's back-off: 30 s after the first failed attempt, 60 s after the second, …
+BACKOFF_SECONDS = 30.0
+
+
+def backoff(attempts: int) -> float:
+    """Seconds to wait after the ``attempts``-th failed attempt: ``30 * 2^(attempts - 1)``."""
+    return BACKOFF_SECONDS * float(2 ** max(attempts - 1, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class NewTask:
+    """A task to open: a package of a datasource, the constraint it was declared with, origin.
+
+    ``triggered_by`` names what asked for it (``repository:file`` for a target's dependency,
+    ``datasource:package@version`` for a dependency of a dependency); ``parent_id`` is the task
+    whose version declared it, ``depth`` its distance from a target's manifest (0).
+    """
+
+    datasource: str
+    package: str
+    constraint: str | None
+    depth: int = 0
+    parent_id: int | None = None
+    triggered_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A claimed task, as ``claim`` hands it out (``attempts`` counts this attempt)."""
+
+    id: int
+    datasource: str
+    package: str
+    constraint: str | None
+    depth: int
+    attempts: int
+    max_attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class LookupOutcome:
+    """How one lookup of ``patchula run`` ended: ``result`` (a catalog summary) or ``error``."""
+
+    datasource: str
+    package: str
+    result: str | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSummary:
+    """Counts per status, the oldest pending task's creation and the next retry due (or None)."""
+
+    counts: dict[str, int]
+    oldest_pending: float | None
+    next_retry: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class FailedTask:
+    """A task failed for good: what ``cache failed`` lists (``failed_at`` in epoch seconds)."""
+
+    package: str
+    datasource: str
+    error: str | None
+    attempts: int
+    failed_at: float | None
+
+
+def enqueue(
+    conn: sqlite3.Connection,
+    tasks: Sequence[NewTask],
+    *,
+    now: float,
+    fresh_after: float,
+    max_attempts: int,
+) -> list[int | None]:
+    """Open a ``warm`` task for each of ``tasks`` unless one is open or needs none; their ids.
+
+    The seed's de-duplication at creation: an open task (``pending`` or ``in_progress``) of the
+    same datasource and package is reused (a ``run`` task becomes ``warm``: its dependencies
+    are to be followed); a package whose ``warm`` task completed at or after ``fresh_after``
+    is warm already and a task failed for good waits for ``retry``: both give ``None``. A
+    completed task older than that, or one of a ``run``, is opened again. Repeats within
+    ``tasks`` give the first one's answer.
+    """
+    ids: list[int | None] = []
+    for task in tasks:
+        row = conn.execute(
+            "SELECT id, status, origin, completed_at FROM lookup_tasks"
+            " WHERE datasource = ? AND package = ?",
+            (task.datasource, task.package),
+        ).fetchone()
+        if row is None:
+            cursor = conn.execute(
+                "INSERT INTO lookup_tasks (datasource, package, version_constraint, parent_id,"
+                " depth, triggered_by, origin, status, max_attempts, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, 'warm', 'pending', ?, ?)",
+                (
+                    task.datasource,
+                    task.package,
+                    task.constraint,
+                    task.parent_id,
+                    task.depth,
+                    task.triggered_by,
+                    max_attempts,
+                    now,
+                ),
+            )
+            ids.append(cursor.lastrowid)
+            continue
+        ident, status, origin, completed_at = row
+        if status in {"pending", "in_progress"}:
+            if origin != "warm":
+                conn.execute("UPDATE lookup_tasks SET origin = 'warm' WHERE id = ?", (ident,))
+            ids.append(ident)
+        elif status == "failed" or (
+            origin == "warm" and completed_at is not None and completed_at >= fresh_after
+        ):
+            ids.append(None)
+        else:
+            _reopen(conn, ident, task, now=now, max_attempts=max_attempts)
+            ids.append(ident)
+    return ids
+
+
+def _reopen(
+    conn: sqlite3.Connection, ident: int, task: NewTask, *, now: float, max_attempts: int
+) -> None:
+    """Make the completed task ``ident`` a new pending ``warm`` task described by ``task``."""
+    conn.execute(
+        "UPDATE lookup_tasks SET status = 'pending', origin = 'warm', version_constraint = ?,"
+        " parent_id = ?, depth = ?, triggered_by = ?, attempts = 0, max_attempts = ?,"
+        " result = NULL, error_message = NULL, created_at = ?, started_at = NULL,"
+        " completed_at = NULL, next_retry_at = NULL, lease_owner = NULL, lease_until = NULL"
+        " WHERE id = ?",
+        (
+            task.constraint,
+            task.parent_id if task.parent_id != ident else None,
+            task.depth,
+            task.triggered_by,
+            max_attempts,
+            now,
+            ident,
+        ),
+    )
+
+
+def record(
+    conn: sqlite3.Connection,
+    outcomes: Iterable[LookupOutcome],
+    *,
+    now: float,
+    max_attempts: int,
+) -> None:
+    """Record lookups of ``patchula run``: each completed, or failed with its next retry.
+
+    A success completes the package's task (a ``warm`` task that is open is left to ``cache
+    warm``, which follows its dependencies; a ``warm`` task completed stays as it is). A
+    failure is one attempt: the task is ``pending`` with ``next_retry_at`` after the back-off,
+    or ``failed`` once ``max_attempts`` attempts failed; an ``in_progress`` or open ``warm``
+    task is left to the process working on it. The row is created when missing; of repeats
+    of one package in ``outcomes`` the last counts.
+    """
+    # One record per package: a package looked up on two registries keeps its last outcome.
+    outcomes = list({(o.datasource, o.package): o for o in outcomes}.values())
+    found = _rows_of(conn, [(o.datasource, o.package) for o in outcomes])
+    completions: list[tuple[str | None, float, float, int]] = []
+    for outcome in outcomes:
+        row = found.get((outcome.datasource, outcome.package))
+        if row is None:
+            _insert_run(conn, outcome, now=now, max_attempts=max_attempts)
+            continue
+        ident, status, origin, attempts, limit = row
+        if status == "in_progress" or (status == "pending" and origin == "warm"):
+            continue
+        if outcome.error is None:
+            if status == "completed" and origin == "warm":
+                continue
+            completions.append((outcome.result, now, now, ident))
+            continue
+        # A task failed for good keeps its attempts and only takes the newest error.
+        tried = attempts + 1 if status == "pending" else attempts if status == "failed" else 1
+        done = status == "failed" or tried >= limit
+        conn.execute(
+            "UPDATE lookup_tasks SET status = ?, origin = 'run', error_message = ?,"
+            " attempts = ?, max_attempts = ?, started_at = ?, completed_at = ?,"
+            " next_retry_at = ?, result = NULL, lease_owner = NULL, lease_until = NULL"
+            " WHERE id = ?",
+            (
+                "failed" if done else "pending",
+                outcome.error,
+                tried,
+                limit if status != "completed" else max_attempts,
+                now,
+                now if done else None,
+                None if done else now + backoff(tried),
+                ident,
+            ),
+        )
+    # The common case of a run whose lookups all succeed: one statement for the batch.
+    conn.executemany(
+        "UPDATE lookup_tasks SET status = 'completed', origin = 'run', result = ?,"
+        " error_message = NULL, attempts = 1, started_at = ?, completed_at = ?,"
+        " next_retry_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ?",
+        completions,
+    )
+
+
+# Pairs read per statement (two parameters each, far below SQLite's 32,766 parameters).
+_ROWS_CHUNK = 500
+
+
+def _rows_of(
+    conn: sqlite3.Connection, identities: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[int, str, str, int, int]]:
+    """(datasource, package) → (id, status, origin, attempts, max_attempts) of stored tasks."""
+    found: dict[tuple[str, str], tuple[int, str, str, int, int]] = {}
+    unique = list(dict.fromkeys(identities))
+    for start in range(0, len(unique), _ROWS_CHUNK):
+        chunk = unique[start : start + _ROWS_CHUNK]
+        values = ",".join("(?, ?)" for _ in chunk)
+        sql = (
+            "SELECT t.datasource, t.package, t.id, t.status, t.origin, t.attempts,"  # noqa: S608 - placeholders only
+            f" t.max_attempts FROM lookup_tasks t JOIN (VALUES {values}) AS v"
+            " ON t.datasource = v.column1 AND t.package = v.column2"
+        )
+        params = [part for pair in chunk for part in pair]
+        for row in conn.execute(sql, params).fetchall():
+            found[(row[0], row[1])] = (row[2], row[3], row[4], row[5], row[6])
+    return found
+
+
+def _insert_run(
+    conn: sqlite3.Connection, outcome: LookupOutcome, *, now: float, max_attempts: int
+) -> None:
+    """Insert the first record of a package ``patchula run`` looked up."""
+    ok = outcome.error is None
+    done = ok or max_attempts <= 1
+    conn.execute(
+        "INSERT INTO lookup_tasks (datasource, package, triggered_by, origin, status, attempts,"
+        " max_attempts, result, error_message, created_at, started_at, completed_at,"
+        " next_retry_at) VALUES (?, ?, 'patchula run', 'run', ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            outcome.datasource,
+            outcome.package,
+            "completed" if ok else "failed" if done else "pending",
+            max_attempts,
+            outcome.result,
+            outcome.error,
+            now,
+            now,
+            now if done else None,
+            None if done else now + backoff(1),
+        ),
+    )
+
+
+def lease_owners(conn: sqlite3.Connection) -> list[str]:
+    """The owners of the leases on ``in_progress`` tasks (to find those whose process ended)."""
+    rows = conn.execute(
+        "SELECT DISTINCT lease_owner FROM lookup_tasks"
+        " WHERE status = 'in_progress' AND lease_owner IS NOT NULL"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+_INTERRUPTED = (
+    "status = 'failed', completed_at = ?, next_retry_at = NULL, lease_owner = NULL,"
+    " lease_until = NULL, error_message = 'interrupted: the process working on it ended'"
+)
+_TAKEN_BACK = "status = 'pending', next_retry_at = NULL, lease_owner = NULL, lease_until = NULL"
+
+
+def reclaim(conn: sqlite3.Connection, *, now: float, owner: str, gone: Sequence[str]) -> int:
+    """Take back ``in_progress`` tasks of other owners whose lease lapsed or who are ``gone``.
+
+    Such a task is ``pending`` again, due at once, unless its attempts reached its maximum:
+    then it is ``failed``, saying its last attempt was interrupted. Returns how many.
+    """
+    marks = ",".join("?" * len(gone))
+    stale = f"(lease_until < ? OR lease_owner IN ({marks}))" if gone else "lease_until < ?"
+    where = f"status = 'in_progress' AND (lease_owner IS NULL OR lease_owner != ?) AND {stale}"
+    params = (owner, now, *gone)
+    give_up = f"UPDATE lookup_tasks SET {_INTERRUPTED} WHERE {where} AND attempts >= max_attempts"  # noqa: S608 - only ? placeholders
+    failed_now = conn.execute(give_up, (now, *params)).rowcount
+    take_back = f"UPDATE lookup_tasks SET {_TAKEN_BACK} WHERE {where}"  # noqa: S608 - only ? placeholders
+    back = conn.execute(take_back, params).rowcount
+    return int(failed_now) + int(back)
+
+
+def claim(
+    conn: sqlite3.Connection, *, now: float, owner: str, lease_until: float, limit: int
+) -> list[Task]:
+    """Mark up to ``limit`` ready tasks ``in_progress`` for ``owner`` and return them.
+
+    Ready: ``pending`` with no retry time or one that is due. Shallow first, then first in,
+    first out (the seed's dispatcher). One ``UPDATE … RETURNING`` (SQLite ≥ 3.35), so two
+    processes sharing the file never claim the same task: the write lock serialises them.
+    """
+    rows = conn.execute(
+        "UPDATE lookup_tasks SET status = 'in_progress', attempts = attempts + 1,"
+        " started_at = ?, lease_owner = ?, lease_until = ?"
+        " WHERE id IN (SELECT id FROM lookup_tasks WHERE status = 'pending'"
+        " AND (next_retry_at IS NULL OR next_retry_at <= ?) ORDER BY depth, id LIMIT ?)"
+        " RETURNING id, datasource, package, version_constraint, depth, attempts, max_attempts",
+        (now, owner, lease_until, now, limit),
+    ).fetchall()
+    tasks = [Task(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
+    # RETURNING gives rows in no promised order.
+    return sorted(tasks, key=lambda t: (t.depth, t.id))
+
+
+def still_claimed(conn: sqlite3.Connection, ident: int, *, owner: str) -> bool:
+    """Whether ``owner`` still holds the task ``ident`` (the seed's check before the work).
+
+    False once another process took it over (this one stalled past its lease) or finished
+    it: the work is then not done twice.
+    """
+    row = conn.execute(
+        "SELECT 1 FROM lookup_tasks WHERE id = ? AND lease_owner = ? AND status = 'in_progress'",
+        (ident, owner),
+    ).fetchone()
+    return row is not None
+
+
+def open_count(conn: sqlite3.Connection) -> int:
+    """Tasks ``pending`` or ``in_progress`` (what the progress bar shows as left)."""
+    row = conn.execute(
+        "SELECT count(*) FROM lookup_tasks WHERE status IN ('pending', 'in_progress')"
+    ).fetchone()
+    return int(row[0])
+
+
+def renew(conn: sqlite3.Connection, *, owner: str, ids: Sequence[int], until: float) -> None:
+    """Extend ``owner``'s leases on the tasks ``ids`` it is still working on."""
+    conn.executemany(
+        "UPDATE lookup_tasks SET lease_until = ?"
+        " WHERE id = ? AND lease_owner = ? AND status = 'in_progress'",
+        [(until, ident, owner) for ident in ids],
+    )
+
+
+def complete(conn: sqlite3.Connection, ident: int, *, owner: str, result: str, now: float) -> bool:
+    """Mark ``owner``'s task ``ident`` completed with ``result``; False if it is no longer its."""
+    cursor = conn.execute(
+        "UPDATE lookup_tasks SET status = 'completed', origin = 'warm', result = ?,"
+        " error_message = NULL, completed_at = ?, next_retry_at = NULL, lease_owner = NULL,"
+        " lease_until = NULL WHERE id = ? AND lease_owner = ? AND status = 'in_progress'",
+        (result, now, ident, owner),
+    )
+    return cursor.rowcount == 1
+
+
+def fail(
+    conn: sqlite3.Connection,
+    ident: int,
+    *,
+    owner: str,
+    error: str,
+    now: float,
+    final: bool = False,
+) -> TaskStatus | None:
+    """Record a failed attempt of ``owner``'s task ``ident``; the status it is left in.
+
+    ``pending`` with ``next_retry_at`` = now + ``backoff(attempts)`` while attempts remain,
+    else (or when ``final``: retrying cannot help) ``failed``. ``None`` when the task is no
+    longer ``owner``'s (its lease was taken over).
+    """
+    row = conn.execute(
+        "SELECT attempts, max_attempts FROM lookup_tasks"
+        " WHERE id = ? AND lease_owner = ? AND status = 'in_progress'",
+        (ident, owner),
+    ).fetchone()
+    if row is None:
+        return None
+    attempts, limit = int(row[0]), int(row[1])
+    done = final or attempts >= limit
+    status: TaskStatus = "failed" if done else "pending"
+    conn.execute(
+        "UPDATE lookup_tasks SET status = ?, error_message = ?, completed_at = ?,"
+        " next_retry_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?",
+        (status, error, now if done else None, None if done else now + backoff(attempts), ident),
+    )
+    return status
+
+
+_RETRIED = (
+    "status = 'pending', origin = 'warm', attempts = 0, max_attempts = ?, next_retry_at = NULL,"
+    " completed_at = NULL"
+)
+
+
+def retry(conn: sqlite3.Connection, *, package: str | None, max_attempts: int) -> list[int]:
+    """Put failed tasks (of ``package``, any datasource; ``None``: all) back to pending.
+
+    Attempts are reset (``max_attempts`` is the new limit) and the retry is due at once; the
+    last error is kept until the task ends again. Returns their ids.
+    """
+    where = "status = 'failed'" + (" AND package = ?" if package is not None else "")
+    sql = f"UPDATE lookup_tasks SET {_RETRIED} WHERE {where} RETURNING id"  # noqa: S608 - only ? placeholders
+    params = (max_attempts,) if package is None else (max_attempts, package)
+    rows = conn.execute(sql, params).fetchall()
+    return sorted(int(r[0]) for r in rows)
+
+
+def summary(conn: sqlite3.Connection) -> TaskSummary:
+    """Counts per status (every status named, 0 when none), oldest pending, next retry due."""
+    counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
+    for status, count in conn.execute(
+        "SELECT status, count(*) FROM lookup_tasks GROUP BY status"
+    ).fetchall():
+        counts[str(status)] = int(count)
+    oldest, upcoming = conn.execute(
+        "SELECT min(created_at), min(next_retry_at) FROM lookup_tasks WHERE status = 'pending'"
+    ).fetchone()
+    return TaskSummary(counts, oldest, upcoming)
+
+
+def failed(conn: sqlite3.Connection) -> list[FailedTask]:
+    """Tasks failed for good, most recently failed first (then by package)."""
+    rows = conn.execute(
+        "SELECT package, datasource, error_message, attempts, completed_at FROM lookup_tasks"
+        " WHERE status = 'failed' ORDER BY completed_at DESC, package, datasource"
+    ).fetchall()
+    return [FailedTask(str(r[0]), str(r[1]), r[2], int(r[3]), r[4]) for r in rows]

@@ -1,0 +1,557 @@
+"""Lookup tasks at work: ``cache warm``'s worker pool, and the record of ``patchula run``'s lookups.
+
+Seed 000 ("PyPI Cache Robustness Design") adapted as design.md §7 says: the queue is the
+cache file's ``lookup_tasks`` table (``patchula.cache.tasks`` holds its SQL). ``Warmer``
+enqueues a target's dependencies at depth 0 and runs a bounded pool: a dispatcher claims ready
+tasks in batches of 10 (shallow first, then first in, first out; one ``UPDATE … RETURNING``),
+``workers`` tasks work on them, each fetching the catalog through the fetch facade (per-host
+limits, single-flight, the HTTP cache), choosing the version a fresh install would use and
+enqueuing what that version depends on at depth + 1. ``TaskRecorder`` is the ``Lookups.on_finish``
+hook of a run: every lookup's outcome, written in batches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.abc
+import orjson
+
+from patchula.cache import CacheError, tasks
+from patchula.datasource import DATASOURCES
+from patchula.errors import LookupFailed, NotCached
+from patchula.versioning import VERSIONINGS
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from patchula.cache import Cache
+    from patchula.clock import Clock
+    from patchula.credentials import CheckoutAccess, RegistryAccess
+    from patchula.datasource.base import Fetch
+    from patchula.lookup import LookupKey
+    from patchula.models import Catalog
+    from patchula.scan import TargetDependency
+
+__all__ = [
+    "BATCH",
+    "WARM_FRESH_SECONDS",
+    "TaskEvent",
+    "TaskRecorder",
+    "WarmResult",
+    "Warmer",
+    "catalog_summary",
+    "choose_version",
+    "enqueue_targets",
+]
+
+# Ready tasks the dispatcher claims at once (the seed's batch).
+BATCH = 10
+# A package whose ``warm`` task completed this recently is warm: no task is opened for it.
+WARM_FRESH_SECONDS = 3600.0
+# How long a claim holds without renewal (seconds); a live process renews every third of it.
+LEASE_SECONDS = 300.0
+# How often an idle dispatcher looks again while another process works on the queue (seconds).
+POLL_SECONDS = 2.0
+# Lookup outcomes of a run written per transaction (a run of 5,000 lookups: 20 transactions).
+RECORD_BATCH = 256
+# The most dependencies of one version enqueued (a hostile document naming a million is cut).
+MAX_CHILDREN = 5000
+
+Sleep = Callable[[float], Awaitable[None]]
+# Tokens of the Warmers alive in this process: a lease of this process with another token
+# was left by a Warmer that ended without finishing (it can be taken over at once).
+_LIVE: set[str] = set()
+
+
+def catalog_summary(catalog: Catalog, **more: object) -> str:
+    """The ``result`` stored for a task: JSON ``{"latest", "releases", "fetchedAt", …more}``."""
+    summary: dict[str, object] = {
+        "latest": catalog.latest,
+        "releases": len(catalog.releases),
+        "fetchedAt": catalog.fetched_at.isoformat(),
+    }
+    summary.update(more)
+    return orjson.dumps(summary).decode()
+
+
+def choose_version(catalog: Catalog, constraint: str | None, versioning_id: str) -> str | None:
+    """The version a fresh install of ``constraint`` resolves to in ``catalog``, else latest.
+
+    An exact pin is that version (a Go requirement too: minimal version selection builds the
+    version required, https://go.dev/ref/mod#minimal-version-selection); a range is its
+    newest non-yanked match. An empty or unparsable constraint, or a range nothing matches,
+    means the registry's latest (``Catalog.latest``), else the newest stable release.
+    """
+    versioning = VERSIONINGS[versioning_id]
+    versions = [r.version for r in catalog.releases if not r.yanked]
+    spec = (constraint or "").strip()
+    pin = versioning.exact_pin(spec) if spec else None
+    if pin is not None:
+        return pin
+    if spec and versioning.is_valid_constraint(spec):
+        found = versioning.max_satisfying(versions, spec)
+        if found is not None:
+            return found
+    if catalog.latest is not None:
+        return catalog.latest
+    stable = [v for v in versions if versioning.is_stable(v)]
+    return max(stable, key=versioning.sort_key) if stable else None
+
+
+def _extras_of(constraint: str | None) -> tuple[frozenset[str], str]:
+    """Split a ``[a,b]>=1`` constraint (a Python requirement's extras) into extras and spec."""
+    text = (constraint or "").strip()
+    if text.startswith("[") and "]" in text:
+        inside, _, rest = text[1:].partition("]")
+        return frozenset(e.strip() for e in inside.split(",") if e.strip()), rest.strip()
+    return frozenset(), text
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEvent:
+    """One task's attempt ended: ``status`` it is left in, the retry time (epoch s) if any.
+
+    ``left`` counts the tasks still pending or in progress in the queue right after.
+    """
+
+    package: str
+    datasource: str
+    status: str
+    attempts: int
+    error: str | None = None
+    next_retry_at: float | None = None
+    left: int = 0  # tasks pending or in progress once this one ended (any process's)
+
+
+@dataclass(slots=True)
+class WarmResult:
+    """What one ``Warmer.run`` did: tasks it completed and failed, attempts that will retry."""
+
+    completed: int = 0
+    failed: int = 0
+    retried: int = 0
+    taken_back: int = 0
+    events: list[TaskEvent] = field(default_factory=list)
+
+
+def _owner_token() -> str:
+    """``host:pid:random``: whose lease a claim is (the host and pid tell a gone process)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _gone(owner: str) -> bool:
+    """Whether the process that took the lease ``owner`` has ended (known only on this host)."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False  # another machine's: its lease lapses instead
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return owner not in _LIVE
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive (another user's: PermissionError), or unknowable
+    return False
+
+
+class Warmer:
+    """``cache warm``'s dispatcher and worker pool over one cache's ``lookup_tasks``.
+
+    ``fetch`` is the run's fetch facade (it gets ``access``'s credentials), ``default_view``
+    the registries and credentials of tasks not enqueued by this process (retries, children
+    of others' tasks). ``clock`` tells the time of claims and back-off, ``sleep`` waits for
+    a retry (both injected in tests). ``on_event`` is told each attempt's end (the progress
+    bar). ``workers`` (``PATCHULA_CACHE_WORKERS``) bounds the tasks worked on at once,
+    ``max_depth`` fails a task that deep, ``max_attempts`` is a new task's limit.
+    """
+
+    def __init__(
+        self,
+        cache: Cache,
+        fetch: Fetch,
+        access: RegistryAccess,
+        default_view: CheckoutAccess,
+        *,
+        clock: Clock,
+        sleep: Sleep = anyio.sleep,
+        workers: int = 5,
+        max_depth: int = 10,
+        max_attempts: int = 3,
+        on_event: Callable[[TaskEvent], None] | None = None,
+    ) -> None:
+        self._cache = cache
+        self._fetch = fetch
+        self._access = access
+        self._default_view = default_view
+        self._clock = clock
+        self._sleep = sleep
+        self.workers = workers
+        self.max_depth = max_depth
+        self.max_attempts = max_attempts
+        self.on_event = on_event
+        self.owner = _owner_token()
+        self._views: dict[int, CheckoutAccess] = {}
+        self._active: set[int] = set()
+
+    def _now(self) -> float:
+        return self._clock.now().timestamp()
+
+    async def enqueue(
+        self, new: Sequence[tasks.NewTask], views: Sequence[CheckoutAccess] | None = None
+    ) -> list[int | None]:
+        """Open tasks for ``new`` (de-duplicated: ``tasks.enqueue``); their ids or ``None``.
+
+        ``views`` (one per task) are the registries and credentials each is looked up with.
+        """
+        now = self._now()
+        ids = await self._cache.task_job(
+            partial(
+                tasks.enqueue,
+                tasks=new,
+                now=now,
+                fresh_after=now - WARM_FRESH_SECONDS,
+                max_attempts=self.max_attempts,
+            )
+        )
+        for ident, view in zip(ids, views or (), strict=False):
+            if ident is not None:
+                self._views.setdefault(ident, view)
+        return ids
+
+    async def run(self, *, wait: bool = True) -> WarmResult:
+        """Work through the queue until nothing is left to do; what was done.
+
+        With ``wait`` the run waits for retries that are due later (and for tasks another
+        process works on); without, it stops once nothing is ready now. Tasks another process
+        left ``in_progress`` are taken back first when that process has ended, or when its
+        lease lapsed. Raises ``CacheUnavailable`` when the queue cannot be written.
+        """
+        result = WarmResult()
+        _LIVE.add(self.owner)
+        send, receive = anyio.create_memory_object_stream[tasks.Task](BATCH)
+        changed = anyio.Event()
+
+        def wake() -> None:
+            nonlocal changed
+            changed.set()
+            changed = anyio.Event()
+
+        errors: list[Exception] = []
+
+        async def work() -> None:
+            try:
+                async for task in receive:  # the workers share one stream
+                    try:
+                        await self._work(task, result)
+                    finally:
+                        self._active.discard(task.id)
+                        wake()
+            except Exception as exc:  # noqa: BLE001 - re-raised below, not as a group
+                errors.append(exc)
+                tg.cancel_scope.cancel()
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._renew_leases)
+                for _ in range(self.workers):
+                    tg.start_soon(work)
+                try:
+                    async with send:
+                        await self._dispatch(send, result, changed_event=lambda: changed, wait=wait)
+                except Exception as exc:  # noqa: BLE001 - re-raised below, not as a group
+                    errors.append(exc)
+                tg.cancel_scope.cancel()
+        finally:
+            _LIVE.discard(self.owner)
+            receive.close()
+        if errors:
+            # The queue could not be written (CacheUnavailable): said as itself. Claims held
+            # are taken back by the next run once this process has ended.
+            raise errors[0]
+        return result
+
+    async def _dispatch(
+        self,
+        send: anyio.abc.ObjectSendStream[tasks.Task],
+        result: WarmResult,
+        *,
+        changed_event: Callable[[], anyio.Event],
+        wait: bool,
+    ) -> None:
+        """Claim and hand out ready tasks until the queue has nothing left for this run.
+
+        Tasks of ended processes are taken back first, and again at most every
+        ``POLL_SECONDS`` (real time) while claiming.
+        """
+        next_take_back = 0.0
+        while True:
+            event = changed_event()
+            if len(self._active) < self.workers:
+                if time.monotonic() >= next_take_back:
+                    result.taken_back += await self._take_back()
+                    next_take_back = time.monotonic() + POLL_SECONDS
+                now = self._now()
+                claimed = await self._cache.task_job(
+                    partial(
+                        tasks.claim,
+                        now=now,
+                        owner=self.owner,
+                        lease_until=now + LEASE_SECONDS,
+                        limit=BATCH,
+                    )
+                )
+                for task in claimed:
+                    self._active.add(task.id)
+                    await send.send(task)
+                if claimed:
+                    continue
+            if self._active:
+                await event.wait()  # a task ended: it may have enqueued children
+                continue
+            summary = await self._cache.task_job(tasks.summary)
+            pending = summary.counts["pending"]
+            others = summary.counts["in_progress"]
+            if not wait or (pending == 0 and others == 0):
+                return
+            now = self._now()
+            due = summary.next_retry
+            if others == 0 and due is not None and due > now:
+                await self._sleep(due - now)
+            else:
+                await self._sleep(POLL_SECONDS)
+
+    async def _take_back(self) -> int:
+        """Return tasks of ended processes and lapsed leases to the queue; how many."""
+        owners = await self._cache.task_job(tasks.lease_owners)
+        gone = [o for o in owners if o != self.owner and _gone(o)]
+        return await self._cache.task_job(
+            partial(tasks.reclaim, now=self._now(), owner=self.owner, gone=gone)
+        )
+
+    async def _renew_leases(self) -> None:
+        """Renew this process's leases every third of ``LEASE_SECONDS`` of real time."""
+        while True:
+            await anyio.sleep(LEASE_SECONDS / 3)
+            if self._active:
+                with contextlib.suppress(Exception):  # a lapsed lease is taken over: no harm
+                    await self._cache.task_job(
+                        partial(
+                            tasks.renew,
+                            owner=self.owner,
+                            ids=sorted(self._active),
+                            until=self._now() + LEASE_SECONDS,
+                        )
+                    )
+
+    async def _work(self, task: tasks.Task, result: WarmResult) -> None:
+        """One attempt at ``task``: depth check, catalog, dependencies, children, outcome."""
+        if task.depth >= self.max_depth:
+            reason = (
+                f"depth {task.depth} reaches the limit of {self.max_depth} "
+                "(PATCHULA_CACHE_MAX_DEPTH)"
+            )
+            await self._fail(task, reason, result, final=True)
+            return
+        source = DATASOURCES.get(task.datasource)
+        if source is None:
+            await self._fail(task, f"unknown datasource {task.datasource!r}", result, final=True)
+            return
+        if not await self._cache.task_job(
+            partial(tasks.still_claimed, ident=task.id, owner=self.owner)
+        ):
+            return  # taken over while it waited for a worker: the other process does it
+        view = self._views.get(task.id, self._default_view)
+        base_url = view.base_url(task.datasource, task.package)
+        extras, constraint = _extras_of(task.constraint)
+        try:
+            with self._access.using(view):
+                catalog = await source.get_catalog(self._fetch, base_url, task.package)
+                version = choose_version(catalog, constraint, source.default_versioning)
+                declared = (
+                    await source.dependencies(
+                        self._fetch, base_url, task.package, version, extras=extras
+                    )
+                    if version is not None and source.dependencies is not None
+                    else []
+                )
+        except LookupFailed as exc:
+            await self._fail(task, exc.reason, result)
+            return
+        except Exception as exc:  # noqa: BLE001 - a datasource bug fails the task, not the pool
+            why = f"internal error looking up {task.package}: {type(exc).__name__}: {exc}"
+            await self._fail(task, why, result)
+            return
+        children = [
+            tasks.NewTask(
+                task.datasource,
+                d.name,
+                f"[{','.join(d.extras)}]{d.constraint}" if d.extras else d.constraint,
+                depth=task.depth + 1,
+                parent_id=task.id,
+                triggered_by=f"{task.datasource}:{task.package}@{version}",
+            )
+            for d in declared[:MAX_CHILDREN]
+        ]
+        summary = catalog_summary(
+            catalog,
+            version=version,
+            dependencies=len(declared),
+            followed=len(children),
+        )
+        now = self._now()
+
+        def finish(conn: sqlite3.Connection) -> tuple[list[int | None], bool, int]:
+            # Children and completion in one transaction: a kill between them loses neither.
+            ids = tasks.enqueue(
+                conn,
+                children,
+                now=now,
+                fresh_after=now - WARM_FRESH_SECONDS,
+                max_attempts=self.max_attempts,
+            )
+            done = tasks.complete(conn, task.id, owner=self.owner, result=summary, now=now)
+            return ids, done, tasks.open_count(conn)
+
+        ids, completed, left = await self._cache.task_job(finish)
+        for ident in ids:
+            if ident is not None:
+                self._views.setdefault(ident, view)
+        if completed:
+            result.completed += 1
+            self._told(_event(task, "completed", left=left), result)
+
+    async def _fail(
+        self, task: tasks.Task, reason: str, result: WarmResult, *, final: bool = False
+    ) -> None:
+        now = self._now()
+
+        def fail(conn: sqlite3.Connection) -> tuple[str | None, int]:
+            status = tasks.fail(conn, task.id, owner=self.owner, error=reason, now=now, final=final)
+            return status, tasks.open_count(conn)
+
+        status, left = await self._cache.task_job(fail)
+        if status is None:
+            return  # taken over meanwhile: the other process records it
+        retry_at = None
+        if status == "failed":
+            result.failed += 1
+        else:
+            result.retried += 1
+            retry_at = now + tasks.backoff(task.attempts)
+        self._told(_event(task, status, reason, retry_at, left=left), result)
+
+    def _told(self, event: TaskEvent, result: WarmResult) -> None:
+        result.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+def _event(
+    task: tasks.Task,
+    status: str,
+    error: str | None = None,
+    retry_at: float | None = None,
+    *,
+    left: int = 0,
+) -> TaskEvent:
+    """The ``TaskEvent`` of ``task`` ending an attempt in ``status``."""
+    return TaskEvent(task.package, task.datasource, status, task.attempts, error, retry_at, left)
+
+
+def enqueue_targets(
+    found: Sequence[TargetDependency], access: RegistryAccess
+) -> tuple[list[tasks.NewTask], list[CheckoutAccess]]:
+    """Depth-0 tasks for the dependencies of the targets, with the view each is looked up with.
+
+    The constraint is the locked version when a lockfile names one (the version in use),
+    else the declared one; ``triggered_by`` is ``<checkout>:<manifest>``.
+    """
+    views: dict[str, CheckoutAccess] = {}
+    new: list[tasks.NewTask] = []
+    chosen: list[CheckoutAccess] = []
+    for item in found:
+        key = str(item.root)
+        if key not in views:
+            views[key] = access.for_checkout(item.root)
+        dep = item.dep
+        constraint = item.locked or dep.constraint
+        new.append(
+            tasks.NewTask(
+                dep.datasource,
+                dep.package_name,
+                constraint,
+                triggered_by=f"{item.root}:{item.file}",
+            )
+        )
+        chosen.append(views[key])
+    return new, chosen
+
+
+class TaskRecorder:
+    """``Lookups.on_finish`` for ``patchula run``: every lookup's outcome, written in batches.
+
+    Outcomes wait in memory and go to the cache's writer ``RECORD_BATCH`` at a time, each
+    batch one job and one transaction (``tasks.record``): a run of 5,000 lookups is 20 writer
+    jobs, not 5,000. A full batch is queued without waiting (``Cache.submit_task_job``; when
+    the writer's queue is full it waits for the next outcome); ``aclose`` writes the rest and
+    waits for all. A lookup ``--offline`` could not answer (``NotCached``) is no attempt at the
+    registry and is not recorded. A write the cache refuses loses that batch of records only.
+    """
+
+    def __init__(self, cache: Cache, clock: Clock, max_attempts: int) -> None:
+        self._cache = cache
+        self._clock = clock
+        self._max_attempts = max_attempts
+        self._buffer: list[tasks.LookupOutcome] = []
+        self._submitted: list[Future[None]] = []
+        self.recorded = 0
+
+    def __call__(self, key: LookupKey, result: Catalog | LookupFailed) -> None:
+        """Keep the outcome of the lookup ``key`` (datasource, package, …)."""
+        if isinstance(result, NotCached):
+            return
+        if isinstance(result, LookupFailed):
+            outcome = tasks.LookupOutcome(key[0], key[1], None, result.reason)
+        else:
+            outcome = tasks.LookupOutcome(key[0], key[1], catalog_summary(result), None)
+        self._buffer.append(outcome)
+        if len(self._buffer) >= RECORD_BATCH:
+            future = self._cache.submit_task_job(self._job(self._buffer))
+            if future is not None:
+                self._submitted.append(future)
+                self.recorded += len(self._buffer)
+                self._buffer = []
+
+    def _job(self, batch: list[tasks.LookupOutcome]) -> Callable[[sqlite3.Connection], None]:
+        return partial(
+            tasks.record,
+            outcomes=batch,
+            now=self._clock.now().timestamp(),
+            max_attempts=self._max_attempts,
+        )
+
+    async def aclose(self) -> None:
+        """Write what is left and wait until every batch was written (or refused)."""
+        batch, self._buffer = self._buffer, []
+        with contextlib.suppress(CacheError):  # the record is best effort, like every write
+            await self._cache.task_job(self._job(batch))
+            self.recorded += len(batch)
+        # The writer runs jobs in order: the batches queued earlier are done.
+        for future in self._submitted:
+            if future.done() and future.exception() is not None:
+                self.recorded -= RECORD_BATCH
+        self._submitted = []

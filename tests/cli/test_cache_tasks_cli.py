@@ -1,0 +1,292 @@
+"""``patchula cache warm|status|failed|retry`` and the run's lookup record: the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from contextlib import closing
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from patchula.cli import app
+from tests.fake_registry import FakeRegistry
+
+OLD = datetime(2025, 1, 1, tzinfo=UTC)
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _add(registry: FakeRegistry, name: str, deps: Mapping[str, str] | None = None) -> None:
+    registry.npm.add(name, {"1.0.0": OLD}, dependencies={"1.0.0": deps or {}})
+
+
+def _checkout(root: Path, deps: Mapping[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "package.json").write_text(json.dumps({"dependencies": dict(deps)}))
+    return root
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout
+
+
+def _json(*args: str) -> tuple[int, Any]:
+    code, out = _invoke(*args, "--format", "json")
+    return code, json.loads(out)
+
+
+def _tasks(cache: Path) -> dict[str, str]:
+    with closing(sqlite3.connect(cache)) as conn:
+        return dict(conn.execute("SELECT package, status FROM lookup_tasks").fetchall())
+
+
+def test_warm_then_status_in_the_seed_shape(fake_registry: FakeRegistry, tmp_path: Path) -> None:
+    """``cache warm`` follows dependencies; ``cache status --format json`` has the seed's keys."""
+    _add(fake_registry, "app", {"dep": "^1.0.0"})
+    _add(fake_registry, "dep")
+    repo = _checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    cache = tmp_path / "cache.sqlite3"
+    npm = f"npm={fake_registry.url('npm')}"
+    code, warmed = _json("cache", "warm", str(repo), "--cache", str(cache), "--registry", npm)
+    assert code == 0
+    assert (warmed["enqueued"], warmed["completed"], warmed["failed"]) == (1, 2, 0)
+    code, status = _json("cache", "status", "--cache", str(cache))
+    assert code == 0
+    assert status == {
+        "pending": 0,
+        "in_progress": 0,
+        "completed": 2,
+        "failed": 0,
+        "oldest_pending": None,
+        "next_retry_at": None,
+    }
+    code, table = _invoke("cache", "status", "--cache", str(cache))
+    assert "completed       2" in table.splitlines()
+    assert _tasks(cache) == {"app": "completed", "dep": "completed"}
+
+
+def test_failed_lists_the_error_and_retry_runs_it_again(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A task failed for good is in ``cache failed``; ``cache retry NAME`` completes it."""
+    _add(fake_registry, "app", {"missing": "^1.0.0"})
+    repo = _checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    cache = tmp_path / "cache.sqlite3"
+    npm = f"npm={fake_registry.url('npm')}"
+    common = ("--cache", str(cache), "--registry", npm)
+    code, warmed = _json("cache", "warm", str(repo), *common, "--cache-max-attempts", "1")
+    assert code == 3  # a task failed for good
+    assert warmed["failed"] == 1
+    code, failed = _json("cache", "failed", "--cache", str(cache))
+    assert code == 0
+    [entry] = failed
+    assert set(entry) == {"package", "datasource", "error", "attempts", "failed_at"}
+    assert (entry["package"], entry["datasource"], entry["attempts"]) == ("missing", "npm", 1)
+    assert "not found (404" in entry["error"]
+    assert entry["failed_at"].endswith("Z")
+    assert "missing" in _invoke("cache", "failed", "--cache", str(cache))[1]
+    _add(fake_registry, "missing")
+    code, retried = _json("cache", "retry", "missing", *common)
+    assert code == 0
+    assert (retried["retried"], retried["completed"]) == (["missing"], 1)
+    assert _json("cache", "failed", "--cache", str(cache))[1] == []
+    code, _ = _invoke("cache", "retry", "missing", *common)
+    assert code == 2  # nothing failed any more
+
+
+def test_retry_all_puts_every_failed_task_back(fake_registry: FakeRegistry, tmp_path: Path) -> None:
+    """``cache retry --all`` retries each failed task; ``--no-wait`` leaves retries queued."""
+    repo = _checkout(tmp_path / "repo", {"gone-a": "^1.0.0", "gone-b": "^1.0.0"})
+    cache = tmp_path / "cache.sqlite3"
+    common = ("--cache", str(cache), "--registry", f"npm={fake_registry.url('npm')}")
+    _json("cache", "warm", str(repo), *common, "--cache-max-attempts", "1")
+    assert _tasks(cache) == {"gone-a": "failed", "gone-b": "failed"}
+    _add(fake_registry, "gone-a")
+    code, retried = _json("cache", "retry", "--all", *common, "--no-wait")
+    assert sorted(retried["retried"]) == ["gone-a", "gone-b"]
+    assert code == 0  # gone-b failed one attempt of three: it waits for its retry
+    assert _tasks(cache) == {"gone-a": "completed", "gone-b": "pending"}
+    assert retried["status"]["next_retry_at"] is not None
+    assert _invoke("cache", "retry", *common)[0] == 2  # neither NAME nor --all
+
+
+def test_a_run_records_its_lookups(fake_registry: FakeRegistry, tmp_path: Path) -> None:
+    """``patchula run`` records every lookup: completed, or failed with its next retry."""
+    _add(fake_registry, "here")
+    repo = _checkout(tmp_path / "repo", {"here": "1.0.0", "not-here": "1.0.0"})
+    cache = tmp_path / "cache.sqlite3"
+    args = ["run", str(repo), "--cache", str(cache), "--format", "json"]
+    runner.invoke(app, [*args, "--registry", f"npm={fake_registry.url('npm')}"])
+    assert _tasks(cache) == {"here": "completed", "not-here": "pending"}
+    status = _json("cache", "status", "--cache", str(cache))[1]
+    assert (status["completed"], status["pending"]) == (1, 1)
+    assert status["next_retry_at"] is not None
+
+
+def test_after_warm_an_offline_run_reports_every_row(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """After ``cache warm``, ``patchula run --offline`` on the same targets has no unknown row."""
+    for name in ("a", "b", "c"):
+        _add(fake_registry, name)
+    # Stale at once: without --offline the run would have to ask the (stopped) registry.
+    fake_registry.host("npm").cache_control = "max-age=0"
+    repo = _checkout(tmp_path / "repo", {"a": "^1.0.0", "b": "1.0.0", "c": "~1.0.0"})
+    cache = tmp_path / "cache.sqlite3"
+    npm = f"npm={fake_registry.url('npm')}"
+    assert _json("cache", "warm", str(repo), "--cache", str(cache), "--registry", npm)[0] == 0
+    fake_registry.stop()  # nothing is there to answer any more
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(repo),
+            "--offline",
+            "--cache",
+            str(cache),
+            "--registry",
+            npm,
+            "--format",
+            "json",
+        ],
+    )
+    report = json.loads(result.stdout)
+    rows = report["repositories"][0]["dependencies"]
+    assert len(rows) == 3
+    assert {row["status"] for row in rows} == {"up-to-date"}
+
+
+def _warm_process(
+    cache: Path, repo: Path, registry: FakeRegistry, *extra: str
+) -> subprocess.Popen[bytes]:
+    """``python -m patchula cache warm`` in a child process (it can be killed)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NO_COLOR": "1"}
+    command = [sys.executable, "-m", "patchula", "cache", "warm", str(repo), "--cache", str(cache)]
+    command += ["--registry", f"npm={registry.url('npm')}", "--format", "json", *extra]
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # noqa: S603 - our own CLI
+
+
+def _wide_graph(registry: FakeRegistry, width: int) -> dict[str, str]:
+    """``width`` top-level packages, each with one child of its own."""
+    deps = {}
+    for index in range(width):
+        _add(registry, f"top-{index}", {f"leaf-{index}": "^1.0.0"})
+        _add(registry, f"leaf-{index}")
+        deps[f"top-{index}"] = "^1.0.0"
+    return deps
+
+
+def _statuses(cache: Path) -> dict[str, int]:
+    """Tasks per status in ``cache`` (none while the file is being created)."""
+    try:
+        with closing(sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=10)) as conn:
+            rows = conn.execute("SELECT status, count(*) FROM lookup_tasks GROUP BY status")
+            return dict(rows.fetchall())
+    except sqlite3.OperationalError:
+        return {}
+
+
+def test_a_killed_warm_is_finished_by_the_next_and_no_task_ran_twice_at_once(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Kill -9 mid-way: the next ``cache warm`` takes the orphaned tasks back; all end."""
+    repo = _checkout(tmp_path / "repo", _wide_graph(fake_registry, 12))
+    cache = tmp_path / "cache.sqlite3"
+    npm = fake_registry.host("npm")
+    npm.latency = 0.3
+    first = _warm_process(cache, repo, fake_registry, "--cache-workers", "2")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if cache.exists() and _statuses(cache).get("completed", 0) >= 2:
+            break
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.wait(10)
+    first.stdout.close()  # type: ignore[union-attr]
+    first.stderr.close()  # type: ignore[union-attr]
+    left = _statuses(cache)
+    assert left.get("in_progress", 0) > 0  # the killed process held claims
+    while npm.in_flight:  # the dead client's last requests end on the server
+        time.sleep(0.05)
+    npm.latency = 0.0
+    second = _warm_process(cache, repo, fake_registry)
+    out, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err.decode()
+    outcome = json.loads(out)
+    assert outcome["takenBack"] == left["in_progress"]
+    assert _statuses(cache) == {"completed": 24}
+    with npm.lock:
+        peaks = dict(npm.peak_by_route)
+    assert set(peaks.values()) == {1}
+
+
+def test_two_warm_processes_on_one_cache_never_take_the_same_task(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Claims are exclusive: two processes warming the same targets fetch each package once."""
+    repo = _checkout(tmp_path / "repo", _wide_graph(fake_registry, 10))
+    cache = tmp_path / "cache.sqlite3"
+    fake_registry.host("npm").latency = 0.05
+    runner.invoke(app, ["cache", "status", "--cache", str(cache)])  # nothing there yet
+    processes = [_warm_process(cache, repo, fake_registry) for _ in range(2)]
+    outcomes = []
+    for process in processes:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err.decode()
+        outcomes.append(json.loads(out))
+    assert sum(o["completed"] for o in outcomes) == 20
+    assert _statuses(cache) == {"completed": 20}
+    npm = fake_registry.host("npm")
+    with npm.lock:
+        routes = dict(npm.requests_by_route)
+    assert set(routes.values()) == {1}
+    assert len(routes) == 40  # 20 packuments and 20 version documents
+
+
+def test_failed_table_escapes_control_characters_in_names() -> None:
+    """A registry-given name holding an escape sequence is printed escaped, never raw."""
+    from patchula.cli.warm import render_failed  # noqa: PLC0415 - only here
+
+    table = render_failed(
+        [
+            {
+                "package": "evil\x1b[2Jname",
+                "datasource": "npm",
+                "error": "refusing\x07",
+                "attempts": 3,
+                "failed_at": None,
+            }
+        ]
+    )
+    assert "\x1b" not in table
+    assert "\x07" not in table
+    assert "evil\\x1b[2Jname" in table
+
+
+def test_a_terminal_shows_a_progress_bar_of_pending_done_and_failed(
+    fake_registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal, ``cache warm`` draws pending / done / failed as tasks end; then a summary."""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    _add(fake_registry, "app", {"dep": "^1.0.0"})
+    _add(fake_registry, "dep")
+    repo = _checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    cache = tmp_path / "cache.sqlite3"
+    npm = f"npm={fake_registry.url('npm')}"
+    args = ["cache", "warm", str(repo), "--cache", str(cache), "--registry", npm]
+    result = runner.invoke(app, args, catch_exceptions=False)
+    assert result.exit_code == 0
+    assert "warming" in result.stderr
+    assert "0 pending, 2 done, 0 failed" in result.stderr
+    assert result.stdout.startswith("warmed: 2 completed, 0 failed")
