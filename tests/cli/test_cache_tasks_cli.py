@@ -161,10 +161,12 @@ def test_after_warm_an_offline_run_reports_every_row(
             "json",
         ],
     )
+    assert result.exit_code == 0
     report = json.loads(result.stdout)
     rows = report["repositories"][0]["dependencies"]
     assert len(rows) == 3
     assert {row["status"] for row in rows} == {"up-to-date"}
+    assert report["summary"]["notCached"] == 0
 
 
 def _warm_process(

@@ -525,3 +525,29 @@ def test_recheck_asks_upstream_past_fresh_http_entries(
     report, sent, routes = npm.run("--recheck")
     assert routes == {"GET /pkg-1a", "GET /pkg-1b", "GET /pkg-2"}
     assert fake_registry.host("npm").not_modified == 3  # sent with the stored ETags
+
+
+def test_cache_status_counts_views_and_their_ages(npm: _Npm, tmp_path: Path) -> None:
+    """``cache status`` shows the stored views per datasource, with their fetch times and ages."""
+    npm.run()  # a zero wait keeps no view
+    empty = runner.invoke(
+        app, ["cache", "status", "--cache", str(tmp_path / "c.db"), "--format", "json"]
+    )
+    assert json.loads(empty.stdout)["views"]["count"] == 0
+    first, _, _ = npm.run("--min-release-age", "3d")
+    stamps = sorted(stamp for _, stamp in _catalogs(first).values())
+    args = ["cache", "status", "--cache", str(tmp_path / "c.db")]
+    result = runner.invoke(app, [*args, "--format", "json"])
+    assert result.exit_code == 0
+    views = json.loads(result.stdout)["views"]
+    assert (views["count"], set(views["by_datasource"])) == (3, {"npm"})
+    assert views["by_datasource"]["npm"]["count"] == 3
+    assert views["bytes"] > 0
+    oldest = datetime.fromisoformat(views["oldest_fetched_at"])
+    assert abs(oldest - datetime.fromisoformat(stamps[0]).replace(microsecond=0)) < timedelta(
+        seconds=1
+    )
+    assert 0 <= views["oldest_age_seconds"] < 600
+    table = runner.invoke(app, args)
+    assert "catalog views   3" in table.stdout
+    assert "npm           3, oldest" in table.stdout

@@ -9,6 +9,7 @@ The cache engine, settings and rich are imported when a command runs (issue 12: 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
@@ -21,6 +22,7 @@ from patchula.errors import ConfigError
 if TYPE_CHECKING:
     import sqlite3
 
+    from patchula.cache import Cache
     from patchula.cli.warm import WarmOutcome
     from patchula.settings import Settings
 
@@ -128,6 +130,20 @@ def _read_tasks(settings: Settings, read: Callable[[sqlite3.Connection], T]) -> 
         _fail(str(exc))
 
 
+def _read_cache(settings: Settings, read: Callable[[Cache], T]) -> T | None:
+    """``read`` the opened cache file (never evicting); ``None`` when there is no file."""
+    from patchula.cache import Cache, CacheError, default_cache_path  # noqa: PLC0415 - lazy: start-up
+
+    path = settings.cache or default_cache_path()
+    if not path.exists():
+        return None
+    try:
+        with Cache.open(path, budget_bytes=_NO_EVICTION, readers=0) as opened:
+            return read(opened)
+    except CacheError as exc:
+        _fail(str(exc))
+
+
 CacheOption = Annotated[Path | None, typer.Option(help="Cache file.", metavar="PATH")]
 ConfigOption = Annotated[Path | None, typer.Option(help="Config file.", metavar="PATH")]
 FormatOption = Annotated[
@@ -140,15 +156,20 @@ FormatOption = Annotated[
 def cache_status(
     cache: CacheOption = None, config: ConfigOption = None, output_format: FormatOption = None
 ) -> None:
-    """Count lookup tasks per status; the oldest pending task and the next retry due."""
-    from patchula.cache import tasks  # noqa: PLC0415 - lazy: start-up
-    from patchula.cli.warm import render_status, status_json  # noqa: PLC0415 - lazy: start-up
+    """Count lookup tasks per status (the oldest pending, the next retry due) and catalog views."""
+    from patchula.cache import ViewSummary, tasks  # noqa: PLC0415 - lazy: start-up
+    from patchula.cli.warm import (  # noqa: PLC0415 - lazy: start-up
+        render_status,
+        status_json,
+        views_json,
+    )
 
     fmt = _format(output_format)
     settings = _settings({"cache": cache, "config": config})
     summary = _read_tasks(settings, tasks.summary) or tasks.TaskSummary({}, None, None)
-    # A dict, so that more keys (the catalog views' summary) can join it.
+    views = _read_cache(settings, lambda opened: opened.view_summary()) or ViewSummary({})
     status = status_json(summary)
+    status["views"] = views_json(views, time.time())
     typer.echo(json.dumps(status, indent=2) if fmt == "json" else render_status(status))
 
 

@@ -23,7 +23,7 @@ from patchula.cli.run import LazyConsole, open_cache, registry_access
 from patchula.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
-    from patchula.cache import Cache
+    from patchula.cache import Cache, ViewSummary
     from patchula.http.fetcher import Fetcher
     from patchula.scan import RepoResult, TargetDependency
     from patchula.settings import Settings
@@ -35,6 +35,7 @@ __all__ = [
     "render_failed",
     "render_status",
     "status_json",
+    "views_json",
     "warm",
 ]
 
@@ -74,11 +75,67 @@ def failed_json(failed: Sequence[tasks.FailedTask]) -> list[dict[str, Any]]:
     ]
 
 
+def views_json(summary: ViewSummary, now: float) -> dict[str, Any]:
+    """The ``views`` key of ``cache status --format json``: stored catalog views and ages.
+
+    ``{"count": N, "bytes": N, "oldest_fetched_at": ISO-8601 | null, "newest_fetched_at":
+    ISO-8601 | null, "oldest_age_seconds": N | null, "by_datasource": {id: {"count", "bytes",
+    "oldest_fetched_at", "newest_fetched_at", "oldest_age_seconds"}}}``; an age is ``now``
+    (epoch seconds) minus the fetch time, never below 0.
+    """
+
+    def part(count: int, size: int, oldest: float | None, newest: float | None) -> dict[str, Any]:
+        return {
+            "count": count,
+            "bytes": size,
+            "oldest_fetched_at": iso(oldest),
+            "newest_fetched_at": iso(newest),
+            "oldest_age_seconds": None if oldest is None else max(round(now - oldest), 0),
+        }
+
+    found = summary.datasources.values()
+    return {
+        **part(
+            summary.count,
+            summary.bytes_stored,
+            min((v.oldest_fetched_at for v in found), default=None),
+            max((v.newest_fetched_at for v in found), default=None),
+        ),
+        "by_datasource": {
+            name: part(v.count, v.bytes_stored, v.oldest_fetched_at, v.newest_fetched_at)
+            for name, v in summary.datasources.items()
+        },
+    }
+
+
+def _age(seconds: int | None) -> str:
+    """``"3h 12m"``, ``"2d 4h"``, ``"45s"`` (``"-"`` for none)."""
+    if seconds is None:
+        return "-"
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
+
+
 def render_status(status: dict[str, Any]) -> str:
     """``cache status`` as plain aligned lines (stable: no colour, no box)."""
     lines = [f"{name.replace('_', ' '):<16}{status[name]}" for name in tasks.STATUSES]
     lines.append(f"{'oldest pending':<16}{status['oldest_pending'] or '-'}")
     lines.append(f"{'next retry':<16}{status['next_retry_at'] or '-'}")
+    views = status.get("views")
+    if views is not None:
+        lines.append(f"{'catalog views':<16}{views['count']} ({views['bytes']} bytes)")
+        for name, part in views["by_datasource"].items():
+            newest = part["newest_fetched_at"]
+            lines.append(
+                f"  {printable(name):<14}{part['count']}, oldest {part['oldest_fetched_at']}"
+                f" ({_age(part['oldest_age_seconds'])} old), newest {newest}"
+            )
     return "\n".join(lines)
 
 
