@@ -54,8 +54,9 @@ def test_a_populated_cache_migrates_to_v4_losing_nothing(tmp_path: Path, start: 
         _populate_v2(db)
         if start == 3:
             db.execute(
-                "INSERT INTO catalog_views VALUES ('v', 'npm', 'left-pad', 'npm-view-v1',"
-                " x'03', 1, 30.0, 31.0, 9)"
+                "INSERT INTO catalog_views (key, datasource, package, representation, body,"
+                " body_size, raw_size, fetched_at, stored_at, access_clock)"
+                " VALUES ('v', 'npm', 'left-pad', 'npm-view-v1', x'03', 1, 1, 30.0, 31.0, 9)"
             )
     Cache.open(path).close()
     with raw(path) as db:

@@ -63,6 +63,7 @@ def test_warm_then_status_in_the_seed_shape(fake_registry: FakeRegistry, tmp_pat
     assert (warmed["enqueued"], warmed["completed"], warmed["failed"]) == (1, 2, 0)
     code, status = _json("cache", "status", "--cache", str(cache))
     assert code == 0
+    views = status.pop("views")
     assert status == {
         "pending": 0,
         "in_progress": 0,
@@ -71,6 +72,7 @@ def test_warm_then_status_in_the_seed_shape(fake_registry: FakeRegistry, tmp_pat
         "oldest_pending": None,
         "next_retry_at": None,
     }
+    assert views["count"] == 0  # warm keeps HTTP entries, no catalog view
     code, table = _invoke("cache", "status", "--cache", str(cache))
     assert "completed       2" in table.splitlines()
     assert _tasks(cache) == {"app": "completed", "dep": "completed"}

@@ -170,8 +170,15 @@ def test_workspace_protocol_from_a_real_pnpm_member_is_skipped() -> None:
     deps = [dep for dep in result.dependencies if dep.skip_reason is not None]
     assert [(dep.name, dep.skip_reason, dep.line) for dep in deps] == [
         ("@prometheus-io/lezer-promql", "workspace protocol", 32),
-        ("node", "Node.js releases: no datasource for them yet", 69),
     ]
+    (node,) = [dep for dep in result.dependencies if dep.dep_type == "engines"]
+    # engines.node is looked up on Node.js's release index, with npm's range rules.
+    assert (node.datasource, node.package_name, node.constraint, node.line) == (
+        "node",
+        "node",
+        node.declared.strip(),
+        69,
+    )
     peers = [dep for dep in result.dependencies if dep.dep_type == "peerDependencies"]
     assert [(dep.name, dep.constraint) for dep in peers][:2] == [
         ("@codemirror/autocomplete", "^6.4.0"),
@@ -390,6 +397,8 @@ def test_renovate_extra_types_have_their_own_rows() -> None:
     """packageManager, engines, volta, overrides, resolutions and pnpm.overrides are rows."""
     result = _extract("extra-types")
     assert result.problems == ()
+    # Node.js itself is looked up on its release index; the package managers are npm packages.
+    assert {d.datasource for d in result.dependencies if d.name == "node"} == {"node"}
     rows = [
         (d.dep_type, d.name, d.package_name, d.constraint, d.skip_reason, d.line)
         for d in result.dependencies
@@ -397,12 +406,12 @@ def test_renovate_extra_types_have_their_own_rows() -> None:
     ]
     assert rows == [
         ("packageManager", "pnpm", "pnpm", "9.1.0", None, 3),
-        ("engines", "node", "node", None, "Node.js releases: no datasource for them yet", 5),
+        ("engines", "node", "node", ">=18.12", None, 5),
         ("engines", "npm", "npm", ">=9", None, 6),
         ("engines", "pnpm", "pnpm", "^9.1.0", None, 7),
         ("engines", "yarn", "@yarnpkg/cli", ">=4.0.0", None, 8),
         ("engines", "vscode", "vscode", None, "engine 'vscode': not an npm package", 9),
-        ("volta", "node", "node", None, "Node.js releases: no datasource for them yet", 12),
+        ("volta", "node", "node", "20.11.1", None, 12),
         ("volta", "yarn", "yarn", "1.22.22", None, 13),
         ("overrides", "semver", "semver", "7.5.4", None, 19),
         ("overrides", "@babel/core", "@babel/core", "7.24.0", None, 20),
