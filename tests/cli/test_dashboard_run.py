@@ -79,7 +79,7 @@ def test_format_markdown_prints_the_dashboard(checkout: Path, registry: respx.Ro
     assert out.startswith("# Dependency dashboard\n")
     assert out.endswith("|\n")
     assert "**Policy:** minimum release age 30d for every update type;" in out
-    assert "### Held back (1)" in out
+    assert "### Releases held back by the policy (1)" in out
     assert registry.call_count == 1
 
 
