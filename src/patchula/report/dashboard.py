@@ -49,10 +49,11 @@ def render_markdown(report: ScanReport, *, limit: int | None = COMMENT_LIMIT) ->
     Layout: title, ``evaluatedAt``, the release-age policy in force (``report.options``),
     totals per ecosystem and status, libyears and the age of the release lists; then per
     repository its updates by update type (major, minor, patch, digest; the package linked to
-    its public page when the lookup used that public registry), held back releases with
-    ``releasedAt``, ``eligibleAt`` and the catalog's fetch time, unknown verdicts, errors (rows
-    of an unreachable or rate-limited host as one line per host), skipped rows, manifest
-    problems, and up-to-date rows counted in a collapsed list. Sections longer than
+    its public page when the lookup used that public registry), releases held back by the
+    policy (of held-back and outdated rows) with ``releasedAt``, ``eligibleAt`` and the
+    catalog's fetch time, unknown verdicts, errors (rows of an unreachable or rate-limited host
+    as one line per host), skipped rows, manifest problems, and up-to-date rows counted in a
+    collapsed list; rows of versions carry their notes (``_notes``). Sections longer than
     ``COLLAPSE_ROWS`` rows are collapsed. Rows are in the report's order (file, line, name), so
     the output is deterministic.
 
