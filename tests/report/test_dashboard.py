@@ -613,6 +613,13 @@ def test_many_repositories_are_cut_whole_when_rows_are_not_enough() -> None:
             ),
         ),
         ({"min-release-age": "nonsense"}, "**Policy:** no minimum release age."),
+        (
+            {"min-release-age-by-type": {"major": "P2D", "minor": "P2D", "patch": "P2D"}},
+            (
+                "**Policy:** minimum release age 2d for every update type; releases of "
+                "unknown age are held back."
+            ),
+        ),
     ],
 )
 def test_policy_line(options: dict[str, object], line: str) -> None:

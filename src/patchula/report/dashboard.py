@@ -550,11 +550,11 @@ def policy_line(options: Mapping[str, Any]) -> str:
     by = by if isinstance(by, Mapping) else {}
     waits = {t: _wait(by, t) for t in ("major", "minor", "patch")}
     effective = {t: w if w is not None else base for t, w in waits.items()}
-    if not any(effective.values()):
+    waiting = [t for t, w in effective.items() if w > timedelta(0)]
+    if not waiting:
         # Without a wait a release of unknown age is admitted like any other
         # (``policy.release_age.judge``): ``unknown-age`` changes nothing, so it is not said.
         return "**Policy:** no minimum release age."
-    waiting = [t for t, w in effective.items() if w]
     if options.get("unknown-age") == "admit":
         unknown = "releases of unknown age are admitted"
     elif len(waiting) == len(effective):
@@ -562,7 +562,7 @@ def policy_line(options: Mapping[str, Any]) -> str:
     else:  # only the update types that wait hold a release of unknown age
         unknown = f"releases of unknown age are held back for {' and '.join(waiting)} updates"
     if len(set(effective.values())) == 1:
-        said = f"{duration(base)} for every update type"
+        said = f"{duration(effective['major'])} for every update type"
     else:
         said = ", ".join(f"{t} {duration(w)}" for t, w in effective.items())
     return f"**Policy:** minimum release age {said}; {unknown}."
