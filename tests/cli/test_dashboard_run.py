@@ -79,7 +79,7 @@ def test_format_markdown_prints_the_dashboard(checkout: Path, registry: respx.Ro
     assert out.startswith("# Dependency dashboard\n")
     assert out.endswith("|\n")
     assert "**Policy:** minimum release age 30d for every update type;" in out
-    assert "### Held back (1)" in out
+    assert "### Releases held back by the policy (1)" in out
     assert registry.call_count == 1
 
 
@@ -131,3 +131,94 @@ def test_a_dashboard_that_fails_when_written_says_so_after_the_output(
     assert f"patchula: error: cannot write dashboard {fifo}: a FIFO that nobody reads" in err
     assert "Traceback" not in err
     assert registry.call_count == 1
+
+
+def test_a_dashboard_path_that_is_a_scanned_manifest_exits_2_before_scanning(
+    checkout: Path, registry: respx.Route
+) -> None:
+    """``--dashboard`` on the checkout's own ``package.json`` is refused; the file is kept."""
+    manifest = checkout / "package.json"
+    before = manifest.read_bytes()
+    code, out, err = _run(str(checkout), "--dashboard", str(manifest))
+    assert code == 2
+    assert out == ""
+    assert (
+        f"patchula: error: cannot write dashboard {manifest}: it is package.json of target "
+        f"{checkout}, a file the scan reads (read by package_json); write it elsewhere"
+    ) in err
+    assert "Traceback" not in err
+    assert manifest.read_bytes() == before
+    assert registry.call_count == 0
+
+
+@pytest.mark.parametrize("name", ["package-lock.json", "sub/pnpm-lock.yaml", "bun.lockb"])
+def test_a_dashboard_path_that_is_a_lockfile_is_refused(
+    checkout: Path, registry: respx.Route, name: str
+) -> None:
+    """Lockfiles are refused too, also one no manager reads yet (``bun.lockb``)."""
+    lock = checkout / name
+    lock.parent.mkdir(exist_ok=True)
+    lock.write_text("keep me\n")
+    code, _, err = _run(str(checkout), "--dashboard", str(lock))
+    assert code == 2
+    assert f"cannot write dashboard {lock}: it is {name} of target {checkout}" in err
+    assert lock.read_text() == "keep me\n"
+    assert registry.call_count == 0
+
+
+def test_a_symlink_to_a_scanned_manifest_is_refused_and_a_file_target_counts(
+    checkout: Path, tmp_path: Path, registry: respx.Route
+) -> None:
+    """The path is resolved; a file target is scanned from its directory, whose files count."""
+    link = tmp_path / "dashboard.md"
+    link.symlink_to(checkout / "package.json")
+    code, _, err = _run(str(checkout), "--dashboard", str(link))
+    assert code == 2
+    assert f"cannot write dashboard {link}: it is package.json of target" in err
+    requirements = checkout / "requirements.txt"
+    requirements.write_text("flask==3.1.0\n")
+    code, _, err = _run(str(checkout / "package.json"), "--dashboard", str(requirements))
+    assert code == 2
+    assert "it is requirements.txt of target" in err
+    assert "(read by requirements_txt)" in err
+    assert requirements.read_text() == "flask==3.1.0\n"
+    assert registry.call_count == 0
+
+
+def test_a_dashboard_beside_the_manifests_or_outside_the_targets_is_written(
+    checkout: Path, tmp_path: Path, registry: respx.Route
+) -> None:
+    """A new or existing ``DEPENDENCIES.md`` of a checkout, and others' manifests, are written.
+
+    Only the files the scan reads are refused: a ``package.json`` outside every target is not.
+    """
+    inside = checkout / "DEPENDENCIES.md"
+    code, _, _ = _run(str(checkout), "--dashboard", str(inside))
+    assert code == 0
+    assert inside.read_text(encoding="utf-8").startswith("# Dependency dashboard\n")
+    code, _, _ = _run(str(checkout), "--dashboard", str(inside))  # existing: overwritten
+    assert code == 0
+    other = tmp_path / "elsewhere" / "package.json"
+    other.parent.mkdir()
+    other.write_text("{}")
+    code, _, err = _run(str(checkout), "--dashboard", str(other))
+    assert code == 0, err
+    assert other.read_text(encoding="utf-8").startswith("# Dependency dashboard\n")
+
+
+def test_a_workspace_members_root_lockfile_is_refused(
+    tmp_path: Path, registry: respx.Route
+) -> None:
+    """A member target is scanned from its workspace root: the root's lockfile is read too."""
+    root = tmp_path / "mono"
+    member = root / "packages" / "a"
+    member.mkdir(parents=True)
+    (root / "package.json").write_text(json.dumps({"workspaces": ["packages/*"]}))
+    (member / "package.json").write_text(json.dumps({"dependencies": {"left-pad": "1.0.0"}}))
+    lock = root / "package-lock.json"
+    lock.write_text("{}")
+    code, _, err = _run(str(member), "--dashboard", str(lock))
+    assert code == 2
+    assert f"it is package-lock.json of target {member}" in err
+    assert lock.read_text() == "{}"
+    assert registry.call_count == 0

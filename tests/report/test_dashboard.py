@@ -28,7 +28,7 @@ from patchula.report.dashboard import (
     policy_line,
     render_markdown,
 )
-from patchula.report.model import ScanReport, build_report
+from patchula.report.model import CacheReport, ScanReport, build_report
 from patchula.report.render import render_json
 from patchula.scan import CatalogInfo, RepoResult, Row, ScanResult
 from patchula.settings import Settings
@@ -94,6 +94,10 @@ def _update(
     )
 
 
+DEPRECATED = (
+    "current version is deprecated: use new-lib; latest 1.3.0 is deprecated (use new-lib); "
+    "not proposed"
+)
 DOWN = "index.crates.io is unreachable (ConnectError): no answer this run"
 
 
@@ -109,7 +113,14 @@ def _web() -> RepoResult:
         ),
         Row(
             _dep("package.json", 5, "lodash", "npm"),
-            _update("4.16.0", "4.17.21", "minor", 400),
+            # Outdated, and its newest release is held back: listed in both sections.
+            _update(
+                "4.16.0",
+                "4.17.21",
+                "minor",
+                400,
+                held_back=(HeldBack("4.18.0", _days(1), _days(-2), "minor", "younger than 3d"),),
+            ),
             catalog=_catalog("https://npm.corp.example/lodash"),  # a mirror: no public link
         ),
         Row(
@@ -157,7 +168,7 @@ def _web() -> RepoResult:
             Finding(
                 status="held-back",
                 current="2.0.0",
-                current_source="lockfile",
+                current_source="range",
                 held_back=(HeldBack("2.1.0", None, None, "minor", "age unknown"),),
             ),
             catalog=_catalog(f"{npm}/mystery"),
@@ -186,6 +197,39 @@ def _web() -> RepoResult:
             _dep("requirements.txt", 2, "flask", "pypi", manager="requirements_txt"),
             Finding(status="up-to-date", current="3.1.0", current_source="range", libyears=0.0),
             catalog=_catalog("https://pypi.org/simple/flask/"),
+        ),
+        Row(
+            _dep("web/ui/package.json", 3, "ui-kit", "npm"),
+            Finding(
+                status="up-to-date",
+                reason="from the range: web/ui/pnpm-lock.yaml not read",
+                current="2.4.0",
+                current_source="range",
+            ),
+            catalog=_catalog(f"{npm}/ui-kit"),
+        ),
+        Row(
+            _dep("package.json", 11, "old-lib", "npm"),
+            Finding(
+                status="up-to-date",
+                reason=DEPRECATED,
+                current="1.2.0",
+                current_source="lockfile",
+                latest="1.3.0",
+            ),
+            # The same release list as the row below: one list, counted once.
+            catalog=_catalog(f"{npm}/old-lib", reused=True),
+        ),
+        Row(
+            _dep("web/ui/package.json", 4, "old-lib", "npm"),
+            Finding(
+                status="up-to-date",
+                reason=DEPRECATED,
+                current="1.2.0",
+                current_source="lockfile",
+                latest="1.3.0",
+            ),
+            catalog=_catalog(f"{npm}/old-lib", reused=True),
         ),
     ]
     repo.problems = [ManifestProblem("broken/pyproject.toml", 5, "invalid TOML: expected '='")]
@@ -244,7 +288,19 @@ def _report() -> ScanReport:
     )
     result = ScanResult(evaluated_at=NOW, repos=[_web(), _api()], host_stats={})
     stats = {"index.crates.io": HostStats(requests=1, errors=2)}
-    return build_report(result, settings, stats, unreachable={"index.crates.io": "ConnectError"})
+    cache = CacheReport(
+        path="/cache/patchula.sqlite3",
+        hits=1,
+        revalidated=0,
+        misses=11,
+        view_hits=1,
+        bytes_stored=4096,
+        corrupt_bodies=0,
+        warnings=[],
+    )
+    return build_report(
+        result, settings, stats, cache, unreachable={"index.crates.io": "ConnectError"}
+    )
 
 
 def test_dashboard_matches_the_golden_file() -> None:
@@ -286,7 +342,7 @@ def test_updates_are_grouped_by_type_in_order() -> None:
         "Minor updates",
         "Patch updates",
         "Digest updates",
-        "Held back",
+        "Releases held back by the policy",
         "Unknown",
         "Errors",
         "Skipped",
@@ -299,12 +355,87 @@ def test_held_back_rows_say_when_the_catalog_was_fetched_and_that_it_was_reused(
     """The held-back row names the newest release, its dates and the reused view's fetch time."""
     text = render_markdown(_report())
     assert (
-        "| [`left-pad`](https://www.npmjs.com/package/left-pad) | `1.3.0` | `1.4.0 (+1 older)` "
-        "| 2026-11-30 12:00Z | 2026-12-03 12:00Z | 2026-11-30 18:30Z (reused) "
-        "| `package.json:6` |"
+        "| [`left-pad`](https://www.npmjs.com/package/left-pad) | `1.3.0` |  "
+        "| `1.4.0 (+1 older)` | 2026-11-30 12:00Z | 2026-12-03 12:00Z "
+        "| 2026-11-30 18:30Z (reused) | `package.json:6` |  |"
     ) in text
     assert "| `2.1.0` | age unknown | age unknown | 2026-12-01 11:55Z |" in text
-    assert "Release lists: 1 of 13 reused from stored catalog views" in text
+
+
+def test_held_back_section_counts_every_row_with_held_back_releases_and_says_so() -> None:
+    """An outdated row whose newest release waits is listed in the section too.
+
+    Its title and first line say it is about releases, so the top table's status count (2)
+    cannot be misread.
+    """
+    text = render_markdown(_report())
+    assert "| **total** | **20** | **9** | **2** |" in text
+    assert "### Releases held back by the policy (3)\n\n" in text
+    assert "### Held back" not in text
+    assert (
+        "3 dependencies have releases the policy does not admit yet: 2 with status held back "
+        "(nothing proposed yet), 1 outdated (an older release is proposed)."
+    ) in text
+    assert (
+        "| `lodash` | `4.16.0` | `4.17.21` | `4.18.0` | 2026-11-30 12:00Z | 2026-12-03 12:00Z "
+        "| 2026-12-01 11:55Z | `package.json:5` |  |"
+    ) in text
+
+
+def test_up_to_date_and_held_back_rows_keep_their_notes() -> None:
+    """A reason (a lockfile not read, a deprecated release) and current-from-the-range show."""
+    lines = render_markdown(_report()).splitlines()
+    assert (
+        "| [`ui-kit`](https://www.npmjs.com/package/ui-kit) | `2.4.0` | `web/ui/package.json:3` "
+        "| `from the range: web/ui/pnpm-lock.yaml not read` |"
+    ) in lines
+    assert (
+        "| [`old-lib`](https://www.npmjs.com/package/old-lib) | `1.2.0` | `package.json:11` "
+        f"| `{DEPRECATED}` |"
+    ) in lines
+    # currentSource "range" without a reason saying so: the note says it.
+    assert (
+        "| [`flask`](https://pypi.org/project/flask/) | `3.1.0` | `requirements.txt:2` "
+        "| `current from the range` |"
+    ) in lines
+    held = next(line for line in lines if line.startswith("| [`mystery`]"))
+    assert held.endswith("| `package.json:7` | `current from the range` |")
+
+
+def test_notes_of_up_to_date_rows_are_escaped() -> None:
+    """A hostile reason of an up-to-date row stays inert in its cell, like every other cell."""
+    repo = RepoResult(target="t", root="/t", commit=None)
+    repo.rows = [
+        Row(
+            _dep("package.json", 1, "a", "npm"),
+            Finding(status="up-to-date", current="1.0.0", reason="x | <b>y</b> `z`"),
+        )
+    ]
+    text = render_markdown(build_report(ScanResult(NOW, [repo], {}), Settings(), {}))
+    assert "| `a` | `1.0.0` | `package.json:1` | `` x \\| <b>y</b> `z` `` |" in text
+
+
+def test_release_lists_are_counted_once_each_and_the_views_are_named() -> None:
+    """Distinct lists (datasource, package, URL), from the cache; viewHits said when known."""
+    text = render_markdown(_report())
+    assert (
+        "Release lists: 2 of 15 answered from the cache without a request (1 lookup answered "
+        "by stored catalog views); the oldest was fetched 2026-11-30 18:30Z."
+    ) in text
+    assert "reused from stored catalog views" not in text
+    # With --no-cache the report has no cache section: nothing is said about views.
+    repo = RepoResult(target="t", root="/t", commit=None)
+    url = "https://registry.npmjs.org/a"
+    repo.rows = [
+        Row(
+            _dep(f"{d}/package.json", 1, "a", "npm"),
+            _update("1", "2", "major", 9),
+            catalog=_catalog(url),
+        )
+        for d in ("x", "y")
+    ]
+    text = render_markdown(build_report(ScanResult(NOW, [repo], {}), Settings(), {}))
+    assert "Release lists: 0 of 1 answered from the cache without a request; the oldest" in text
 
 
 def test_links_only_for_the_public_registries() -> None:
@@ -432,7 +563,7 @@ def test_a_long_dashboard_is_cut_to_the_comment_limit_least_urgent_rows_first() 
     )
     assert "package-number-00000" not in text  # up to date: cut first
     assert "*1000 rows cut (see the note at the top).*" in text  # repo-002's patch rows
-    assert "*146 more rows cut (see the note at the top).*" in text  # repo-000 keeps some
+    assert "*145 more rows cut (see the note at the top).*" in text  # repo-000 keeps some
     assert text.count("<details>") == text.count("</details>")
 
 
@@ -451,7 +582,8 @@ def test_many_repositories_are_cut_whole_when_rows_are_not_enough() -> None:
 @pytest.mark.parametrize(
     ("options", "line"),
     [
-        ({}, "**Policy:** no minimum release age; releases of unknown age are held back."),
+        ({}, "**Policy:** no minimum release age."),
+        ({"unknown-age": "admit"}, "**Policy:** no minimum release age."),
         (
             {"min-release-age": "P3D", "unknown-age": "admit"},
             (
@@ -467,8 +599,26 @@ def test_many_repositories_are_cut_whole_when_rows_are_not_enough() -> None:
             ),
         ),
         (
-            {"min-release-age": "nonsense"},
-            "**Policy:** no minimum release age; releases of unknown age are held back.",
+            {"min-release-age": "P0D", "min-release-age-by-type": {"major": "P14D"}},
+            (
+                "**Policy:** minimum release age major 14d, minor 0, patch 0; releases of "
+                "unknown age are held back for major updates."
+            ),
+        ),
+        (
+            {"min-release-age": "PT1H", "min-release-age-by-type": {"patch": "PT0S"}},
+            (
+                "**Policy:** minimum release age major 1h, minor 1h, patch 0; releases of "
+                "unknown age are held back for major and minor updates."
+            ),
+        ),
+        ({"min-release-age": "nonsense"}, "**Policy:** no minimum release age."),
+        (
+            {"min-release-age-by-type": {"major": "P2D", "minor": "P2D", "patch": "P2D"}},
+            (
+                "**Policy:** minimum release age 2d for every update type; releases of "
+                "unknown age are held back."
+            ),
         ),
     ],
 )

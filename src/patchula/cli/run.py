@@ -309,6 +309,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         settings = load_settings(cli)
         if settings.dashboard is not None:
             check_writable(settings.dashboard, "dashboard")
+            check_not_scanned(settings.dashboard, targets or ["."], settings)
         freeze_startup_objects()
         # The report leaves the event loop through a holder, not as the task's return value:
         # CPython 3.11's asyncio.Runner checks its SIGINT handler with signal.getsignal, which
@@ -595,6 +596,41 @@ def check_writable(path: Path, what: str) -> None:
     if not os.access(target, os.W_OK):
         msg = f"cannot write {what} {path}: permission denied"
         raise ConfigError(msg)
+
+
+def check_not_scanned(path: Path, targets: list[str], settings: Settings) -> None:
+    """Raise ``ConfigError`` when the dashboard ``path`` is a file the scan of ``targets`` reads.
+
+    ``path`` is refused when it is an existing file (symlinks followed) inside the root a
+    target is scanned from (``scan``'s own target resolution: a workspace member's root is
+    its workspace root) and its repository-relative path is one a manager of the run matches
+    (``Manager.matches``, as discovery asks) or a lockfile discovery knows but does not read
+    (``bun.lockb``): writing the dashboard there would destroy the checkout's manifest or
+    lockfile. A new file, or one no manager reads (``DEPENDENCIES.md``), is allowed.
+    """
+    try:
+        if not path.is_file():
+            return
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a loop or an unreadable parent: check_writable's part
+        return
+    from patchula.discovery import UNREAD_LOCKFILES  # noqa: PLC0415 - lazy: start-up
+    from patchula.scan import _resolve_target as resolve_target  # noqa: PLC0415 - lazy: start-up
+
+    for target in targets:
+        root, _, _ = resolve_target(target)
+        if root is None or not resolved.is_relative_to(root):
+            continue
+        rel = resolved.relative_to(root).as_posix()
+        readers = [m for m in settings.managers() if MANAGERS[m].matches(rel)]
+        if readers or resolved.name in UNREAD_LOCKFILES:
+            what = f"read by {', '.join(readers)}" if readers else "a lockfile"
+            msg = (
+                f"cannot write dashboard {path}: it is {rel} of target {target}, a file the "
+                f"scan reads ({what}); write it elsewhere (a new file such as DEPENDENCIES.md "
+                "is fine)"
+            )
+            raise ConfigError(msg)
 
 
 def write_report(path: Path, text: str) -> None:

@@ -49,10 +49,11 @@ def render_markdown(report: ScanReport, *, limit: int | None = COMMENT_LIMIT) ->
     Layout: title, ``evaluatedAt``, the release-age policy in force (``report.options``),
     totals per ecosystem and status, libyears and the age of the release lists; then per
     repository its updates by update type (major, minor, patch, digest; the package linked to
-    its public page when the lookup used that public registry), held back releases with
-    ``releasedAt``, ``eligibleAt`` and the catalog's fetch time, unknown verdicts, errors (rows
-    of an unreachable or rate-limited host as one line per host), skipped rows, manifest
-    problems, and up-to-date rows counted in a collapsed list. Sections longer than
+    its public page when the lookup used that public registry), releases held back by the
+    policy (of held-back and outdated rows) with ``releasedAt``, ``eligibleAt`` and the
+    catalog's fetch time, unknown verdicts, errors (rows of an unreachable or rate-limited host
+    as one line per host), skipped rows, manifest problems, and up-to-date rows counted in a
+    collapsed list; rows of versions carry their notes (``_notes``). Sections longer than
     ``COLLAPSE_ROWS`` rows are collapsed. Rows are in the report's order (file, line, name), so
     the output is deterministic.
 
@@ -257,7 +258,16 @@ def _proposed(dep: DependencyReport) -> str:
 
 
 def _notes(dep: DependencyReport) -> str:
+    """A row's notes: where current came from when not a lock or pin, its reason, and more.
+
+    Every table of versions has them (updates, held back, up to date): a row resolved from
+    the declared range because no lockfile was read, or whose current or latest release is
+    deprecated, is not simply "up to date".
+    """
     notes = [dep.reason] if dep.reason else []
+    if dep.current_source == "range" and "from the range" not in (dep.reason or ""):
+        # The JSON's ``currentSource``: the version was resolved from the declared range.
+        notes.insert(0, "current from the range")
     if dep.major_available:
         notes.append(f"new major: {dep.major_available}")
     if dep.markers:
@@ -399,8 +409,11 @@ def _repository(repo: RepositoryReport, report: ScanReport) -> _Repo:
         _section(
             "up-to-date",
             "Up to date",
-            ["package", "current", "file"],
-            [[_package(d), _current(d), _where(d.file, d.line)] for d in having("up-to-date")],
+            ["package", "current", "file", "notes"],
+            [
+                [_package(d), _current(d), _where(d.file, d.line), _notes(d)]
+                for d in having("up-to-date")
+            ],
             collapse=True,
         ),
     ]
@@ -420,11 +433,16 @@ def _commit(commit: str | None) -> str:
 
 
 def _held_back(deps: list[DependencyReport]) -> _Section | None:
-    """One row per dependency with held-back releases: the newest, when it becomes eligible."""
+    """One row per dependency with held-back releases: the newest, when it becomes eligible.
+
+    Its rows are every dependency with releases the policy holds back: status ``held-back``
+    (nothing proposed) and also ``outdated`` ones whose newest releases wait (an older one is
+    proposed). The counts of the top table and the repository line are by status, so the
+    section is titled for releases, not statuses, and its first line says how it splits.
+    """
     rows = []
-    for d in deps:
-        if not d.held_back:
-            continue
+    held = [d for d in deps if d.held_back]
+    for d in held:
         newest = d.held_back[-1]
         more = len(d.held_back) - 1
         version = newest.version + (f" (+{more} older)" if more else "")
@@ -436,19 +454,48 @@ def _held_back(deps: list[DependencyReport]) -> _Section | None:
             [
                 _package(d),
                 _current(d),
+                _proposed(d) if d.status == "outdated" else "",
                 code(version),
                 when(newest.released_at) if newest.released_at else "age unknown",
                 when(newest.eligible_at) if newest.eligible_at else "age unknown",
                 fetched,
                 _where(d.file, d.line),
+                _notes(d),
             ]
         )
-    return _section(
+    section = _section(
         "held-back",
-        "Held back",
-        ["package", "current", "held back", "released", "eligible", "catalog fetched", "file"],
+        "Releases held back by the policy",
+        [
+            "package",
+            "current",
+            "proposed",
+            "held back",
+            "released",
+            "eligible",
+            "catalog fetched",
+            "file",
+            "notes",
+        ],
         rows,
     )
+    if section is not None:
+        section.lead = [_held_back_split(held), ""]
+    return section
+
+
+def _held_back_split(held: list[DependencyReport]) -> str:
+    """How many of ``held`` have status held back, and how many are outdated all the same."""
+    statuses = Counter(d.status for d in held)
+    parts = []
+    if statuses["held-back"]:
+        parts.append(f"{statuses['held-back']} with status held back (nothing proposed yet)")
+    if statuses["outdated"]:
+        parts.append(f"{statuses['outdated']} outdated (an older release is proposed)")
+    if other := len(held) - statuses["held-back"] - statuses["outdated"]:
+        parts.append(f"{other} with another status")
+    many = _plural(len(held), "dependency has", "dependencies have")
+    return f"{len(held)} {many} releases the policy does not admit yet: {', '.join(parts)}."
 
 
 def _errors(deps: list[DependencyReport], down: dict[str, str]) -> _Section | None:
@@ -494,22 +541,28 @@ def policy_line(options: Mapping[str, Any]) -> str:
     """The release-age policy the report's ``options`` describe, in a sentence.
 
     ``min-release-age`` is the wait of every update type that ``min-release-age-by-type``
-    does not set; ``unknown-age`` says whether releases without a publish time are held.
+    does not set; ``unknown-age`` says whether releases without a publish time are held, and
+    is said only for update types with a positive wait: without one such a release is
+    admitted whatever ``unknown-age`` says (``policy.release_age.judge``).
     """
     base = _wait(options, "min-release-age") or timedelta(0)
     by = options.get("min-release-age-by-type")
     by = by if isinstance(by, Mapping) else {}
     waits = {t: _wait(by, t) for t in ("major", "minor", "patch")}
     effective = {t: w if w is not None else base for t, w in waits.items()}
-    unknown = (
-        "releases of unknown age are admitted"
-        if options.get("unknown-age") == "admit"
-        else "releases of unknown age are held back"
-    )
-    if not any(effective.values()):
-        return f"**Policy:** no minimum release age; {unknown}."
+    waiting = [t for t, w in effective.items() if w > timedelta(0)]
+    if not waiting:
+        # Without a wait a release of unknown age is admitted like any other
+        # (``policy.release_age.judge``): ``unknown-age`` changes nothing, so it is not said.
+        return "**Policy:** no minimum release age."
+    if options.get("unknown-age") == "admit":
+        unknown = "releases of unknown age are admitted"
+    elif len(waiting) == len(effective):
+        unknown = "releases of unknown age are held back"
+    else:  # only the update types that wait hold a release of unknown age
+        unknown = f"releases of unknown age are held back for {' and '.join(waiting)} updates"
     if len(set(effective.values())) == 1:
-        said = f"{duration(base)} for every update type"
+        said = f"{duration(effective['major'])} for every update type"
     else:
         said = ", ".join(f"{t} {duration(w)}" for t, w in effective.items())
     return f"**Policy:** minimum release age {said}; {unknown}."
@@ -571,24 +624,43 @@ def _head(report: ScanReport) -> list[str]:
             ]
         )
         out += [_row(header), _row("---" for _ in header), *map(_row, rows), ""]
-    catalogs = [
-        d.metadata.lookup.catalog
-        for r in report.repositories
-        for d in r.dependencies
-        if d.metadata.lookup.catalog is not None
-    ]
-    if catalogs:
-        reused = sum(1 for c in catalogs if c.reused)
-        oldest = min(c.fetched_at for c in catalogs)
-        out += [
-            (
-                f"Release lists: {reused} of {len(catalogs)} reused from stored catalog views "
-                f"without a request; the oldest was fetched {when(oldest)}. Held-back releases "
-                "and proposals describe those snapshots, not releases published since."
-            ),
-            "",
-        ]
+    out += _release_lists(report)
     return out
+
+
+def _release_lists(report: ScanReport) -> list[str]:
+    """The line on the release lists: how many came from the cache, and the oldest fetch.
+
+    Counted per distinct release list (datasource, package and source URL), not per row: a
+    package declared in three files is one list. ``reused`` is true for every list answered
+    without a request, a fresh HTTP cache entry as well as a stored catalog view; how many
+    lookups the views answered is the report's ``cache.viewHits`` (absent with ``--no-cache``).
+    """
+    reused: dict[tuple[str, str, str], bool] = {}
+    oldest: datetime | None = None
+    for repo in report.repositories:
+        for d in repo.dependencies:
+            catalog = d.metadata.lookup.catalog
+            if catalog is None:
+                continue
+            key = (d.datasource, d.package_name, catalog.source_url)
+            reused[key] = reused.get(key, False) or catalog.reused
+            if oldest is None or catalog.fetched_at < oldest:
+                oldest = catalog.fetched_at
+    if oldest is None:
+        return []
+    views = ""
+    if report.cache is not None:
+        hits = report.cache.view_hits
+        views = f" ({hits} {_plural(hits, 'lookup', 'lookups')} answered by stored catalog views)"
+    return [
+        (
+            f"Release lists: {sum(reused.values())} of {len(reused)} answered from the cache "
+            f"without a request{views}; the oldest was fetched {when(oldest)}. Held-back "
+            "releases and proposals describe those snapshots, not releases published since."
+        ),
+        "",
+    ]
 
 
 # ---------------------------------------------------------------------------- the limit
