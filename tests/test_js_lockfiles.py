@@ -6,14 +6,14 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import yaml
 
 from patchula.errors import ManifestError
 from patchula.manager import MANAGERS
-from patchula.models import FetchResponse
+from patchula.models import CurrentSource, FetchResponse
 from patchula.scan import RepoResult, _discover, _extract_repo, _Extracted
 from patchula.settings import Settings
 from tests.test_scan import NOW, PKGS, FakeFetch, _scan, _write
@@ -486,3 +486,19 @@ def test_hostile_lockfiles_end_as_problems(
         assert result.lockfile.packages == ()
     else:
         assert any(expected in message for message in messages), messages
+
+
+# --- The README says what the code does ----------------------------------------------------
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+def test_readme_lists_every_manager_id_and_the_json_current_sources() -> None:
+    """`--enabled-managers` names every manager; `currentSource`'s values are the JSON's."""
+    text = README.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `--enabled-managers"))
+    listed = re.findall(r"`([a-z_]+)`", row.split("ids of the table below:", 1)[1].split(")")[0])
+    assert listed == list(MANAGERS)
+    sentence = re.search(r"`currentSource` spells ([^;]+);", text.replace("\n", " "))
+    assert sentence is not None
+    assert re.findall(r"`([a-z-]+)`", sentence.group(1)) == list(get_args(CurrentSource))
