@@ -369,6 +369,32 @@ def test_several_lockfiles_without_package_manager_keep_the_order_and_warn(
         ]
 
 
+def test_pnpm_workspace_overrides_are_rows_of_that_file(tmp_path: Path) -> None:
+    """The `overrides:` of pnpm-workspace.yaml (pnpm 10): `pnpm.overrides` rows at their lines."""
+    _write(tmp_path, "package.json", json.dumps({"name": "root"}))
+    workspace = (
+        "packages:\n  - 'packages/*'\noverrides:\n  a: ^1.0.0\n  'b>c': 2.1.0\n"
+        "  d: '-'\n  e: {x: 1}\n"
+    )
+    _write(tmp_path, "pnpm-workspace.yaml", workspace)
+    _write(tmp_path, "packages/app/package.json", json.dumps({"name": "app"}))
+    repo, items = _extract(tmp_path)
+    rows = [
+        (e.dep.file, e.dep.line, e.dep.dep_type, e.dep.name, e.dep.constraint, e.dep.skip_reason)
+        for e in items
+    ]
+    assert rows == [
+        ("pnpm-workspace.yaml", 4, "pnpm.overrides", "a", "^1.0.0", None),
+        ("pnpm-workspace.yaml", 5, "pnpm.overrides", "c", "2.1.0", None),
+        ("pnpm-workspace.yaml", 6, "pnpm.overrides", "d", None, "removes the dependency"),
+    ]
+    assert [(p.file, p.line, p.severity, p.message) for p in repo.problems] == [
+        ("pnpm-workspace.yaml", 7, "warning", "override 'e' must be a string, got a mapping")
+    ]
+    finding = _scan([tmp_path], FakeFetch(PKGS)).repos[0].rows[0].finding
+    assert (finding.current, finding.current_source) == ("1.0.0", "range")
+
+
 # --- The corpus: current versions are the lockfiles' ----------------------------------------
 
 
@@ -423,6 +449,9 @@ def test_excalidraw_rows_take_the_yarn_lock_versions(tmp_path: Path) -> None:
     assert checked > 100
 
 
+LOCKED_TYPES = frozenset({"dependencies", "devDependencies", "optionalDependencies"})
+
+
 def test_prometheus_rows_take_the_pnpm_lock_versions(tmp_path: Path) -> None:
     """Every prometheus web/ui row has the version its importer in pnpm-lock.yaml records."""
     root = _copy_corpus("prometheus__prometheus", tmp_path)
@@ -433,7 +462,7 @@ def test_prometheus_rows_take_the_pnpm_lock_versions(tmp_path: Path) -> None:
     loaded: dict[str, dict[str, Any]] = {}
     for item in items:
         dep = item.dep
-        if dep.datasource != "npm" or dep.skip_reason or dep.dep_type == "peerDependencies":
+        if dep.datasource != "npm" or dep.skip_reason or dep.dep_type not in LOCKED_TYPES:
             continue
         assert item.lock_file is not None, (dep.file, dep.name)
         lock_dir = Path(item.lock_file).parent
@@ -447,6 +476,10 @@ def test_prometheus_rows_take_the_pnpm_lock_versions(tmp_path: Path) -> None:
         assert item.locked == entry["version"].split("(")[0], dep.name
         checked += 1
     assert checked > 150
+    # pnpm 10 keeps react-app's overrides in its pnpm-workspace.yaml: rows of that file.
+    overrides = [e.dep for e in items if e.dep.dep_type == "pnpm.overrides"]
+    assert overrides
+    assert {dep.file for dep in overrides} == {"web/ui/react-app/pnpm-workspace.yaml"}
 
 
 # --- Hostile lockfiles: a clear problem or a bounded reading, never a crash or a hang -------
