@@ -6,14 +6,14 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import yaml
 
 from patchula.errors import ManifestError
 from patchula.manager import MANAGERS
-from patchula.models import FetchResponse
+from patchula.models import CurrentSource, FetchResponse
 from patchula.scan import RepoResult, _discover, _extract_repo, _Extracted
 from patchula.settings import Settings
 from tests.test_scan import NOW, PKGS, FakeFetch, _scan, _write
@@ -216,6 +216,185 @@ def test_lockfile_outside_the_range_is_not_current(tmp_path: Path) -> None:
     assert finding.reason == "yarn.lock locks a 1.0.0, outside ^2.0.0: current from the range"
 
 
+# --- An outside trial: bad entries, stale lockfiles, several lockfiles in one directory --------
+
+PNPM_BAD_VERSION = (
+    "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n"
+    "      a:\n        specifier: ^1.0.0\n        version: 12345\n"
+)
+BUN_STRING_ENTRY = (
+    '{\n  "lockfileVersion": 1,\n  "workspaces": {"": {"dependencies": {"a": "^1.0.0"}}},\n'
+    '  "packages": {\n    "a": "a@1.0.0",\n  }\n}\n'
+)
+BERRY_MAPPING_VERSION = (
+    "__metadata:\n  version: 8\n  cacheKey: 10c0\n\n"
+    '"a@npm:^1.0.0":\n  version: {a: 1}\n  resolution: "a@npm:1.0.0"\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("lock_name", "text", "line", "why"),
+    [
+        ("pnpm-lock.yaml", PNPM_BAD_VERSION, 5, "`version` must be a string, got the number 12345"),
+        ("bun.lock", BUN_STRING_ENTRY, 5, "expected an array"),
+        ("yarn.lock", BERRY_MAPPING_VERSION, 5, "`version` must be a string, got a mapping"),
+    ],
+    ids=["pnpm-number", "bun-string", "berry-mapping"],
+)
+def test_an_unusable_entry_is_a_problem_and_its_row_says_so(
+    tmp_path: Path, lock_name: str, text: str, line: int, why: str
+) -> None:
+    """A lockfile that parses but whose entry gives no version: a problem, and a row note."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    _write(tmp_path, lock_name, text)
+    repo, items = _extract(tmp_path)
+    errors = [(p.file, p.line, p.severity) for p in repo.problems if why in p.message]
+    assert errors == [(lock_name, line, "error")], repo.problems
+    [item] = items
+    assert (item.locked, item.note) == (
+        None,
+        f"from the range: its entry in {lock_name} is unusable",
+    )
+    finding = _scan([tmp_path], FakeFetch(PKGS)).repos[0].rows[0].finding
+    assert (finding.current, finding.current_source) == ("1.0.0", "range")
+    assert finding.reason == f"from the range: its entry in {lock_name} is unusable"
+
+
+def test_a_classic_entry_without_version_is_unusable(tmp_path: Path) -> None:
+    """Yarn classic: an entry with `resolved` but no `version` is a problem at its line."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    lock = '# yarn lockfile v1\n\n"a@^1.0.0":\n  resolved "https://r/a/-/a-1.0.0.tgz"\n'
+    _write(tmp_path, "yarn.lock", lock)
+    repo, items = _extract(tmp_path)
+    assert [(p.line, p.message) for p in repo.problems] == [
+        (3, "entry a@^1.0.0: no `version`; current from the range")
+    ]
+    assert items[0].note == "from the range: its entry in yarn.lock is unusable"
+
+
+def test_berry_lock_that_is_not_yaml_reads_as_unread(tmp_path: Path) -> None:
+    """Invalid YAML: the YAML error, the unread-lockfile note, and no bogus version warning."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    _write(tmp_path, "yarn.lock", '__metadata:\n  version: 8\n\n"a@npm:^1.0.0":\n  version: [1\n')
+    repo, items = _extract(tmp_path)
+    messages = [p.message for p in repo.problems]
+    assert len(messages) == 1, messages
+    assert "invalid YAML" in messages[0]
+    assert items[0].note == "from the range: yarn.lock not read"
+
+
+PACKAGE_LOCK_WITHOUT_A = json.dumps(
+    {
+        "lockfileVersion": 3,
+        "packages": {"": {"dependencies": {"a": "^1.0.0"}}, "node_modules/b": {"version": "1.0.0"}},
+    }
+)
+PNPM_WITHOUT_A = (
+    "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n"
+    "      b:\n        specifier: ^1.0.0\n        version: 1.0.0\n"
+)
+BERRY_OTHER_RANGE = (
+    '__metadata:\n  version: 8\n\n"a@npm:^1.0.0":\n  version: 1.0.0\n  resolution: "a@npm:1.0.0"\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("lock_name", "text", "declared"),
+    [
+        ("yarn.lock", '# yarn lockfile v1\n\n"a@^1.0.0":\n  version "1.0.0"\n', "^1.0.1"),
+        ("yarn.lock", BERRY_OTHER_RANGE, "^1.0.1"),
+        ("pnpm-lock.yaml", PNPM_WITHOUT_A, "^1.0.0"),
+        ("package-lock.json", PACKAGE_LOCK_WITHOUT_A, "^1.0.0"),
+        ("bun.lock", '{"lockfileVersion": 1, "packages": {}}', "^1.0.0"),
+    ],
+    ids=["yarn-classic", "yarn-berry", "pnpm-9", "package-lock", "bun"],
+)
+def test_a_dependency_missing_from_its_lockfile_says_so(
+    tmp_path: Path, lock_name: str, text: str, declared: str
+) -> None:
+    """A lockfile that covers package.json but lacks a row's declaration: the row says so."""
+    manifest = {"dependencies": {"a": declared}, "peerDependencies": {"c": "^1.0.0"}}
+    _write(tmp_path, "package.json", json.dumps(manifest))
+    _write(tmp_path, lock_name, text)
+    repo, items = _extract(tmp_path)
+    assert repo.problems == []
+    notes = {item.dep.name: (item.locked, item.note) for item in items}
+    expected = f"not in {lock_name}: current from the range; the lockfile is out of date"
+    assert notes == {"a": (None, expected), "c": (None, None)}  # a peer is not locked
+
+
+def _three_locks(tmp_path: Path, manifest: dict[str, Any]) -> None:
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}, **manifest}))
+    lock = {"lockfileVersion": 3, "packages": {"node_modules/a": {"version": "1.0.0"}}}
+    _write(tmp_path, "package-lock.json", json.dumps(lock))
+    _write(tmp_path, "yarn.lock", '# yarn lockfile v1\n\n"a@^1.0.0":\n  version "1.0.1"\n')
+    pnpm = PNPM_WITHOUT_A.replace("b:", "a:").replace("version: 1.0.0", "version: 1.0.2")
+    _write(tmp_path, "pnpm-lock.yaml", pnpm)
+
+
+def test_package_manager_chooses_among_several_lockfiles(tmp_path: Path) -> None:
+    """`packageManager: pnpm@9.1.0` beside three lockfiles: pnpm-lock.yaml gives current."""
+    _three_locks(tmp_path, {"packageManager": "pnpm@9.1.0"})
+    repo, items = _extract(tmp_path)
+    assert _locked(items)[("package.json", "a")] == ("1.0.2", "pnpm-lock.yaml")
+    assert [(p.file, p.severity, p.message) for p in repo.problems] == [
+        (
+            "pnpm-lock.yaml",
+            "warning",
+            (
+                "several lockfiles cover package.json: pnpm-lock.yaml is read "
+                "(`packageManager` names pnpm), package-lock.json, yarn.lock ignored"
+            ),
+        )
+    ]
+
+
+def test_several_lockfiles_without_package_manager_keep_the_order_and_warn(
+    tmp_path: Path,
+) -> None:
+    """No `packageManager` (or one naming a tool without a lockfile here): package-lock.json."""
+    for manifest in ({}, {"packageManager": "bun@1.1.0"}):
+        _three_locks(tmp_path, manifest)
+        repo, items = _extract(tmp_path)
+        assert _locked(items)[("package.json", "a")] == ("1.0.0", "package-lock.json")
+        assert [(p.file, p.severity, p.message) for p in repo.problems] == [
+            (
+                "package-lock.json",
+                "warning",
+                (
+                    "several lockfiles cover package.json: package-lock.json is read "
+                    "(the first in order), yarn.lock, pnpm-lock.yaml ignored"
+                ),
+            )
+        ]
+
+
+def test_pnpm_workspace_overrides_are_rows_of_that_file(tmp_path: Path) -> None:
+    """The `overrides:` of pnpm-workspace.yaml (pnpm 10): `pnpm.overrides` rows at their lines."""
+    _write(tmp_path, "package.json", json.dumps({"name": "root"}))
+    workspace = (
+        "packages:\n  - 'packages/*'\noverrides:\n  a: ^1.0.0\n  'b>c': 2.1.0\n"
+        "  d: '-'\n  e: {x: 1}\n"
+    )
+    _write(tmp_path, "pnpm-workspace.yaml", workspace)
+    _write(tmp_path, "packages/app/package.json", json.dumps({"name": "app"}))
+    repo, items = _extract(tmp_path)
+    rows = [
+        (e.dep.file, e.dep.line, e.dep.dep_type, e.dep.name, e.dep.constraint, e.dep.skip_reason)
+        for e in items
+    ]
+    assert rows == [
+        ("pnpm-workspace.yaml", 4, "pnpm.overrides", "a", "^1.0.0", None),
+        ("pnpm-workspace.yaml", 5, "pnpm.overrides", "c", "2.1.0", None),
+        ("pnpm-workspace.yaml", 6, "pnpm.overrides", "d", None, "removes the dependency"),
+    ]
+    assert [(p.file, p.line, p.severity, p.message) for p in repo.problems] == [
+        ("pnpm-workspace.yaml", 7, "warning", "override 'e' must be a string, got a mapping")
+    ]
+    finding = _scan([tmp_path], FakeFetch(PKGS)).repos[0].rows[0].finding
+    assert (finding.current, finding.current_source) == ("1.0.0", "range")
+
+
 # --- The corpus: current versions are the lockfiles' ----------------------------------------
 
 
@@ -270,6 +449,9 @@ def test_excalidraw_rows_take_the_yarn_lock_versions(tmp_path: Path) -> None:
     assert checked > 100
 
 
+LOCKED_TYPES = frozenset({"dependencies", "devDependencies", "optionalDependencies"})
+
+
 def test_prometheus_rows_take_the_pnpm_lock_versions(tmp_path: Path) -> None:
     """Every prometheus web/ui row has the version its importer in pnpm-lock.yaml records."""
     root = _copy_corpus("prometheus__prometheus", tmp_path)
@@ -280,7 +462,7 @@ def test_prometheus_rows_take_the_pnpm_lock_versions(tmp_path: Path) -> None:
     loaded: dict[str, dict[str, Any]] = {}
     for item in items:
         dep = item.dep
-        if dep.datasource != "npm" or dep.skip_reason or dep.dep_type == "peerDependencies":
+        if dep.datasource != "npm" or dep.skip_reason or dep.dep_type not in LOCKED_TYPES:
             continue
         assert item.lock_file is not None, (dep.file, dep.name)
         lock_dir = Path(item.lock_file).parent
@@ -294,6 +476,10 @@ def test_prometheus_rows_take_the_pnpm_lock_versions(tmp_path: Path) -> None:
         assert item.locked == entry["version"].split("(")[0], dep.name
         checked += 1
     assert checked > 150
+    # pnpm 10 keeps react-app's overrides in its pnpm-workspace.yaml: rows of that file.
+    overrides = [e.dep for e in items if e.dep.dep_type == "pnpm.overrides"]
+    assert overrides
+    assert {dep.file for dep in overrides} == {"web/ui/react-app/pnpm-workspace.yaml"}
 
 
 # --- Hostile lockfiles: a clear problem or a bounded reading, never a crash or a hang -------
@@ -333,3 +519,19 @@ def test_hostile_lockfiles_end_as_problems(
         assert result.lockfile.packages == ()
     else:
         assert any(expected in message for message in messages), messages
+
+
+# --- The README says what the code does ----------------------------------------------------
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+def test_readme_lists_every_manager_id_and_the_json_current_sources() -> None:
+    """`--enabled-managers` names every manager; `currentSource`'s values are the JSON's."""
+    text = README.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `--enabled-managers"))
+    listed = re.findall(r"`([a-z_]+)`", row.split("ids of the table below:", 1)[1].split(")")[0])
+    assert listed == list(MANAGERS)
+    sentence = re.search(r"`currentSource` spells ([^;]+);", text.replace("\n", " "))
+    assert sentence is not None
+    assert re.findall(r"`([a-z-]+)`", sentence.group(1)) == list(get_args(CurrentSource))

@@ -97,7 +97,9 @@ class Lockfile:
     ``None`` when it covers only the manifest beside it. ``member_globs`` are workspace globs
     (``packages/*``) whose matching directories are members too, for lockfiles that do not list
     their members (yarn classic: the scan sets the ``workspaces`` of the ``package.json``
-    beside the lockfile).
+    beside the lockfile). ``unusable`` holds the install paths or descriptors (npm) of entries
+    the lockfile has but whose version cannot be read (the manager reports each as a problem),
+    so their rows say the lockfile did not give current rather than that it lacks them.
     """
 
     file: str
@@ -106,6 +108,7 @@ class Lockfile:
     packages: tuple[LockedPackage, ...]
     members: frozenset[str] | None = None
     member_globs: tuple[str, ...] = ()
+    unusable: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

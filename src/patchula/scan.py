@@ -1000,6 +1000,7 @@ def _extract_repo(
     lockfiles = _with_member_globs(
         [r.lockfile for _, r in results if r.lockfile is not None], results
     )
+    lockfiles = _one_npm_lockfile_per_directory(lockfiles, results, repo, set(repo.files))
     lock_indexes: _LockIndexes = {}
     # npm workspace packages are installed from the checkout, not the registry.
     npm_workspace = {
@@ -1074,6 +1075,63 @@ def _with_member_globs(
         else lock
         for lock in lockfiles
     ]
+
+
+# The lockfile each `packageManager` tool writes (Corepack's names).
+_LOCK_OF_TOOL = {"npm": "package_lock", "yarn": "yarn_lock", "pnpm": "pnpm_lock", "bun": "bun_lock"}
+
+
+def _one_npm_lockfile_per_directory(
+    lockfiles: list[Lockfile],
+    results: list[tuple[str, ExtractResult]],
+    repo: RepoResult,
+    listed: set[str],
+) -> list[Lockfile]:
+    """``lockfiles`` with one npm lockfile format per directory; a warning names the others.
+
+    Only one tool installs a directory's ``node_modules``: the one its ``package.json``
+    names in ``packageManager`` (Corepack: ``pnpm@9.1.0``) when one of its lockfiles is
+    there, else the first in ``_LOCKS_OF`` order (``package-lock.json``, ``yarn.lock``,
+    ``pnpm-lock.yaml``, ``bun.lock``). The warning stands on the chosen lockfile when listed.
+    """
+    by_directory: dict[str, list[Lockfile]] = {}
+    for lock in lockfiles:
+        if lock.ecosystem == "npm":
+            by_directory.setdefault(posixpath.dirname(lock.file), []).append(lock)
+    dropped: set[int] = set()
+    for directory, locks in by_directory.items():
+        order = _LOCKS_OF["package_json"]
+        managers = sorted({lock.manager for lock in locks}, key=order.index)
+        if len(managers) < 2:  # noqa: PLR2004 - several formats only
+            continue
+        locks.sort(key=lambda lock: order.index(lock.manager))  # stable: same format, same order
+        manifest = posixpath.join(directory, "package.json")
+        tool = _package_manager(results, manifest)
+        chosen = _LOCK_OF_TOOL.get(tool or "")
+        why = f"`packageManager` names {tool}" if chosen in managers else "the first in order"
+        if chosen not in managers:
+            chosen = managers[0]
+        kept = [lock for lock in locks if lock.manager == chosen]
+        others = [lock.file for lock in locks if lock.manager != chosen]
+        dropped.update(id(lock) for lock in locks if lock.manager != chosen)
+        if kept[0].file in listed or manifest in listed:
+            names = ", ".join(others)
+            message = (
+                f"several lockfiles cover {manifest}: {kept[0].file} is read ({why}), "
+                f"{names} ignored"
+            )
+            repo.problems.append(ManifestProblem(kept[0].file, None, message, "warning"))
+    return [lock for lock in lockfiles if id(lock) not in dropped]
+
+
+def _package_manager(results: list[tuple[str, ExtractResult]], manifest: str) -> str | None:
+    """The tool the ``packageManager`` of ``manifest`` names (``pnpm``), or ``None``."""
+    for path, result in results:
+        if path == manifest:
+            for dep in result.dependencies:
+                if dep.dep_type == "packageManager":
+                    return dep.name
+    return None
 
 
 def _tool_row(dep: Dependency) -> _Extracted | None:
@@ -1373,14 +1431,16 @@ def _locked_version(
             member = "" if member == "." else member
             if member and not _is_member(lock, member):
                 continue
+            key: str | None  # where the row was looked for: a descriptor or an install path
             if lock.manager in _DESCRIPTOR_LOCKED:
-                version = _descriptor_resolve(_packages_by(lock, "descriptor", indexes), dep)
+                by_descriptor = _packages_by(lock, "descriptor", indexes)
+                version, key = _descriptor_resolve(by_descriptor, dep)
             else:
                 by_path = _packages_by(lock, "install_path", indexes)
                 strict = lock.manager in _IMPORTER_LOCKED
-                version = _npm_resolve(by_path, member, dep, strict=strict)
+                version, key = _npm_resolve(by_path, member, dep, strict=strict, lock=lock)
             if version is None:
-                return None, None, None
+                return None, None, _unlocked_note(lock, dep, key)
             if not _admits(dep, version):
                 # `npm ci` refuses a lock out of sync with package.json.
                 return None, None, _outside_note(lock.file, dep, [version])
@@ -1420,6 +1480,25 @@ def _locked_version(
         note = f"{chosen.file} also locks {dep.package_name} {others}; judged at the oldest locked"
         return ordered[0], chosen.file, note
     return versions[0], chosen.file, None
+
+
+# The package.json sections every npm lockfile locks (npm, yarn, pnpm and bun install all
+# three): a row of one the covering lockfile lacks means the lockfile is out of date. Peer
+# dependencies, engines, overrides and the package manager are not installed from it.
+_LOCKED_SECTIONS = frozenset({"dependencies", "devDependencies", "optionalDependencies"})
+
+
+def _unlocked_note(lock: Lockfile, dep: Dependency, key: str | None) -> str | None:
+    """The note of an npm row the covering ``lock`` gives no version (``None``: none due).
+
+    ``key`` is the install path or descriptor the row was looked for under: an entry the
+    manager found unusable (``Lockfile.unusable``, a problem names its line), else missing.
+    """
+    if key is not None and key in lock.unusable:
+        return f"from the range: its entry in {lock.file} is unusable"
+    if dep.skip_reason is not None or dep.dep_type not in _LOCKED_SECTIONS:
+        return None
+    return f"not in {lock.file}: current from the range; the lockfile is out of date"
 
 
 def _outside_note(lock_file: str, dep: Dependency, versions: list[str]) -> str:
@@ -1485,40 +1564,53 @@ def _is_member(lock: Lockfile, member: str) -> bool:
 
 def _descriptor_resolve(
     by_descriptor: dict[str, list[LockedPackage]], dep: Dependency
-) -> str | None:
-    """The version a yarn lockfile resolved ``dep``'s declaration to (``name@range``), or ``None``.
+) -> tuple[str | None, str]:
+    """``(version, descriptor)``: what a yarn lockfile resolved ``dep``'s ``name@range`` to.
 
-    A ``patch:`` declaration is its base range's (yarn locks the patched package at the version
-    of its base); an alias's entry must lock the alias's target.
+    The version is ``None`` when the lockfile has no entry for it. A ``patch:`` declaration is
+    its base range's (yarn locks the patched package at the version of its base); an alias's
+    entry must lock the alias's target.
     """
     from patchula.manager import yarn_lock  # noqa: PLC0415 - lazy: start-up
 
     spec = (dep.declared or "").strip()
     if spec.startswith("patch:"):
         spec = dep.constraint or ""
-    entries = by_descriptor.get(yarn_lock.descriptor(dep.name, spec))
+    key = yarn_lock.descriptor(dep.name, spec)
+    entries = by_descriptor.get(key)
     if not entries:
-        return None
+        return None, key
     entry = entries[-1]
-    return entry.version if entry.name == dep.package_name else None
+    return (entry.version if entry.name == dep.package_name else None), key
 
 
 def _npm_resolve(
-    by_path: dict[str, list[LockedPackage]], member: str, dep: Dependency, *, strict: bool = False
-) -> str | None:
+    by_path: dict[str, list[LockedPackage]],
+    member: str,
+    dep: Dependency,
+    *,
+    strict: bool = False,
+    lock: Lockfile | None = None,
+) -> tuple[str | None, str | None]:
     """Resolve ``dep`` the way Node does: ``member/node_modules/<name>``, then each parent's.
 
-    ``strict``: only the member's own ``node_modules`` (pnpm links no other).
+    ``(version, install path)``; the version is ``None`` when no entry gives one, the path is
+    then the unusable entry of ``lock`` met on the way (it hides its parents' as the installed
+    package would), else ``None``. ``strict``: only the member's own ``node_modules`` (pnpm
+    links no other).
     """
+    unusable = lock.unusable if lock is not None else frozenset()
     directory = member
     while True:
         path = f"{directory}/node_modules/{dep.name}" if directory else f"node_modules/{dep.name}"
         entries = by_path.get(path)
         if entries:
             entry = entries[-1]  # a repeated install path: the last entry, as json.loads keeps
-            return entry.version if entry.name == dep.package_name else None
+            return (entry.version if entry.name == dep.package_name else None), None
+        if path in unusable:
+            return None, path
         if not directory or strict:
-            return None
+            return None, None
         directory = posixpath.dirname(directory)
 
 

@@ -115,6 +115,7 @@ def test_berry_reads_the_same_through_yaml_as_line_by_line() -> None:
     problems: list[ManifestProblem] = []
     slow = yarn_lock._berry_yaml("yarn.lock", yarn_lock._berry_outline(text), text, problems)
     assert problems == []
+    assert slow is not None
     assert {k: v[1:] for k, v in fast.items()} == {k: v[1:] for k, v in slow.items()}
     assert {k: v[0] for k, v in fast.items()} == {k: v[0] for k, v in slow.items()}
 

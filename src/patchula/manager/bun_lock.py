@@ -96,6 +96,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
             if isinstance(name, str) and name and directory:
                 members[name] = directory
     packages: list[LockedPackage] = []
+    unusable: set[str] = set()
     entries = data.get("packages", {})
     if not isinstance(entries, dict):
         message = f"`packages` must be an object, got {json_type(entries)}"
@@ -103,10 +104,15 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         entries = {}
     for key, entry in entries.items():
         locked = _locked(entry)
-        if locked is None:
-            continue
         install_path = _install_path(key, members)
         if install_path is None:
+            continue
+        if locked is None:
+            why = _unusable(entry)
+            if why is not None:
+                message = f"`packages` entry {key!r}: {why}; current from the range"
+                problems.append(ManifestProblem(path, keys.line(("packages", key)), message))
+                unusable.add(install_path)
             continue
         line = keys.line(("packages", key))
         packages.append(LockedPackage(locked[0], locked[1], line, install_path=install_path))
@@ -116,6 +122,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         ecosystem=DATASOURCE,
         packages=tuple(packages),
         members=frozenset(directories),
+        unusable=frozenset(unusable),
     )
     return ExtractResult(lockfile=lockfile, problems=tuple(problems))
 
@@ -132,6 +139,27 @@ def _locked(entry: object) -> tuple[str, str] | None:
     if _VERSION.fullmatch(version) is None:  # workspace:, github:, git+, file:, a URL
         return None
     return name, version
+
+
+def _unusable(entry: object) -> str | None:
+    """Why a ``packages`` entry gives no version, or ``None`` for a non-registry resolution.
+
+    bun writes each entry as an array whose first item is ``name@version``; a ``workspace:``,
+    git, tarball or local resolution holds a ``:`` (or a ``/``) after the name.
+    """
+    if not isinstance(entry, list):
+        return f'expected an array `["name@version", …]`, got {json_type(entry)}'
+    if not entry or not isinstance(entry[0], str):
+        got = json_type(entry[0]) if entry else "an empty array"
+        return f"expected `name@version` first, got {got}"
+    ident = entry[0]
+    at = ident.find("@", 1)
+    if at <= 0:
+        return f"{ident[:80]!r} is not `name@version`"
+    version = ident[at + 1 :]
+    if ":" in version or "/" in version:
+        return None
+    return f"{version[:80]!r} is not a version"
 
 
 def _install_path(key: str, members: dict[str, str]) -> str | None:

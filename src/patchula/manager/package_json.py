@@ -81,7 +81,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
     ``pnpm-workspace.yaml`` at or above the manifest (pnpm docs, "Catalogs"), or of bun's root
     ``package.json`` (read through ``read``), the row's ``note`` naming it. Renovate's further
     dependency types have rows of their own (``EXTRA_TYPES``): ``packageManager``, ``engines``,
-    ``volta``, ``overrides``, ``resolutions``, ``pnpm.overrides``. ``workspaces`` (a list, or
+    ``volta``, ``overrides``, ``resolutions``, ``pnpm.overrides`` (and pnpm 10's ``overrides``
+    of a ``pnpm-workspace.yaml`` beside the manifest: rows of that file, the same type).
+    ``workspaces`` (a list, or
     yarn's ``{"packages": […]}``) goes to ``ExtractResult.workspaces``. Bad JSON and wrong
     types are problems, never exceptions; a section that is not an object and an entry whose
     value is not a string are dropped with a warning, as npm does.
@@ -125,6 +127,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
                 problems.append(ManifestProblem(path, where, message, "warning"))
     extra = _Extra(path, line, dependencies, problems)
     extra.read(data)
+    _workspace_overrides(posixpath.dirname(path), read, dependencies, problems)
     return ExtractResult(
         dependencies=tuple(dependencies),
         problems=tuple(problems),
@@ -245,6 +248,51 @@ class _Catalogs:
         if catalogs is not None and catalogs.kind == "mapping":
             for label, catalog in catalogs.named():
                 self.named.setdefault(label, {}).update(_catalog(catalog))
+
+
+def _workspace_overrides(
+    directory: str,
+    read: ReadFile,
+    dependencies: list[Dependency],
+    problems: list[ManifestProblem],
+) -> None:
+    """The ``overrides`` (pnpm 10) of the ``pnpm-workspace.yaml`` in ``directory``, as its rows.
+
+    pnpm reads its settings from the workspace root's ``pnpm-workspace.yaml`` (pnpm docs,
+    "Settings (pnpm-workspace.yaml)": ``overrides`` as ``pnpm.overrides`` of ``package.json``
+    had them), so the ``package.json`` beside it gives its rows, typed ``pnpm.overrides``.
+    A file that is absent or unreadable gives nothing (a ``catalog:`` row says why it is not
+    read); one that is not YAML is a warning.
+    """
+    file = posixpath.join(directory, _WORKSPACE_FILE)
+    try:
+        text = read(file)
+    except ManifestError:
+        return
+    if "overrides" not in text:  # most workspace files: no YAML to build
+        return
+    documents, problem = load_yaml(file, text)
+    if problem is not None:
+        message = f"{problem.message}; its `overrides` are not read"
+        problems.append(ManifestProblem(file, problem.line, message, "warning"))
+        return
+    root = documents[0] if documents else None
+    node = root.get("overrides") if root is not None else None
+    if node is None:
+        return
+    lines = {key: value.line for key, value in node.named()} if node.kind == "mapping" else {}
+    extra = _Extra(file, lambda *keys: lines.get(keys[-1], node.line), dependencies, problems)
+    if node.kind != "mapping":
+        extra.warn(("overrides",), f"`overrides` must be a mapping, got a {node.kind}")
+        return
+    for key, value in node.named():
+        spec = value.text()
+        if spec is None:
+            shown = "null" if value.kind == "scalar" else f"a {value.kind}"
+            extra.warn((key,), f"override {key!r} must be a string, got {shown}")
+            continue
+        name = _selector_name(key.rsplit(">", 1)[-1])
+        extra.override((key,), "pnpm.overrides", name, spec)
 
 
 def _strings(entries: dict[str, object]) -> dict[str, str]:

@@ -70,15 +70,16 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         message = f"unknown lockfileVersion {version!r}; reading it as far as possible"
         problems.append(ManifestProblem(path, line, message, "warning"))
     packages: list[LockedPackage] = []
+    unusable: set[str] = set()
     members: set[str] = {""}
     importers = root.get("importers")
     if importers is None:
-        packages.extend(_importer("", root))
+        packages.extend(_importer(path, "", root, problems, unusable))
     elif importers.kind == "mapping":
         for directory, importer in importers.named():
             member = _member(directory)
             members.add(member)
-            packages.extend(_importer(member, importer))
+            packages.extend(_importer(path, member, importer, problems, unusable))
     else:
         problems.append(ManifestProblem(path, importers.line, "`importers` must be a mapping"))
     lockfile = Lockfile(
@@ -87,6 +88,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         ecosystem=DATASOURCE,
         packages=tuple(packages),
         members=frozenset(members),
+        unusable=frozenset(unusable),
     )
     return ExtractResult(lockfile=lockfile, problems=tuple(problems))
 
@@ -133,8 +135,15 @@ def _member(directory: str) -> str:
     return "" if cleaned == "." else cleaned
 
 
-def _importer(member: str, importer: YamlNode) -> list[LockedPackage]:
-    """The locked direct dependencies of one importer (the workspace package at ``member``)."""
+def _importer(
+    path: str, member: str, importer: YamlNode, problems: list[ManifestProblem], unusable: set[str]
+) -> list[LockedPackage]:
+    """The locked direct dependencies of one importer (the workspace package at ``member``).
+
+    An entry whose version is no string, or a string that is neither a registry version nor a
+    non-registry one (``link:``, ``file:``, a git or tarball URL: they hold ``:`` or ``/``), is
+    a problem at its line and its install path goes to ``unusable``.
+    """
     found: list[LockedPackage] = []
     if importer.kind != "mapping":
         return found
@@ -145,17 +154,37 @@ def _importer(member: str, importer: YamlNode) -> list[LockedPackage]:
         for alias, entry in entries.named():
             if entry.kind == "mapping":  # 6.x and 9.x: {specifier, version}
                 version_node = entry.get("version")
-                raw = version_node.text() if version_node is not None else None
                 line = max(1, entry.line - 1)  # the name stands on the line above
             else:  # 5.x: the version itself
-                raw, line = entry.text(), entry.line
+                version_node, line = entry, entry.line
+            raw = version_node.text() if version_node is not None else None
+            install_path = f"{member}/node_modules/{alias}" if member else f"node_modules/{alias}"
             locked = _locked(alias, raw or "")
             if locked is None:
+                why = _unusable(version_node, raw)
+                if why is not None:
+                    where = f"importer {member or '.'!r}"
+                    message = f"{section} entry {alias!r} of {where}: {why}; current from the range"
+                    problems.append(ManifestProblem(path, line, message))
+                    unusable.add(install_path)
                 continue
             name, version = locked
-            install_path = f"{member}/node_modules/{alias}" if member else f"node_modules/{alias}"
             found.append(LockedPackage(name, version, line, install_path=install_path))
     return found
+
+
+def _unusable(node: YamlNode | None, raw: str | None) -> str | None:
+    """Why an importer entry's version is unusable, or ``None`` for a non-registry version."""
+    if node is None:
+        return "no `version`"
+    if raw is None:
+        shown = node.kind if node.kind != "scalar" else "null"
+        return f"`version` must be a string, got a {shown}"
+    if not node.quoted and raw.strip() and raw.strip().lstrip("-").replace(".", "", 1).isdigit():
+        return f"`version` must be a string, got the number {raw.strip()}"
+    if ":" in raw or "/" in raw:  # link:, file:, git and tarball versions: not a registry's
+        return None
+    return f"`version` {raw[:80]!r} is not a version"
 
 
 def _locked(alias: str, raw: str) -> tuple[str, str] | None:

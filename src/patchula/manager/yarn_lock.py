@@ -85,7 +85,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     git, tarball and local resolutions are left out. One ``LockedPackage`` per descriptor, with
     the registry name (an alias's target) and the line of its entry. Classic lockfiles do not
     list their workspaces: the scan takes them from the ``package.json`` beside the lockfile
-    (``Lockfile.member_globs``).
+    (``Lockfile.member_globs``). An entry that gives no version (classic: no ``version``;
+    berry: no ``resolution``, or a ``version`` or ``resolution`` that is no string) is a problem
+    at its line and its descriptors go to ``Lockfile.unusable``. A berry lockfile that is not
+    YAML, or not a mapping, gives no ``Lockfile`` (its rows say it was not read).
     """
     nul = nul_problem(path, text)
     if nul is not None:
@@ -93,16 +96,20 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     text = strip_bom(text)
     problems: list[ManifestProblem] = []
     members = {""}
+    unusable: set[str] = set()
     if _V1_HEADER.match(text) or "__metadata:" not in text:
-        packages = _read_classic(path, text, problems)
+        packages: list[LockedPackage] | None = _read_classic(path, text, problems, unusable)
     else:
-        packages = _read_berry(path, text, problems, members)
+        packages = _read_berry(path, text, problems, members, unusable)
+    if packages is None:  # not YAML, or no mapping: nothing of it can be trusted
+        return ExtractResult(problems=tuple(problems))
     lockfile = Lockfile(
         file=path,
         manager=ID,
         ecosystem=DATASOURCE,
         packages=tuple(packages),
         members=frozenset(members),
+        unusable=frozenset(unusable),
     )
     return ExtractResult(lockfile=lockfile, problems=tuple(problems))
 
@@ -124,7 +131,28 @@ def _alias_target(name: str, spec: str) -> str:
     return name
 
 
-def _read_classic(path: str, text: str, problems: list[ManifestProblem]) -> list[LockedPackage]:
+def _descriptors(key: str) -> list[str]:
+    """The normalised descriptors of an entry's key (``"a@^1, a@^1.2"``)."""
+    found = []
+    for raw in key.split(","):
+        parts = _split(_unquote(raw.strip()))
+        if parts is not None:
+            found.append(descriptor(*parts))
+    return found
+
+
+def _unusable_entry(
+    path: str, line: int, descriptors: list[str], why: str, problems: list[ManifestProblem]
+) -> set[str]:
+    shown = ", ".join(descriptors[:3]) + (", …" if len(descriptors) > 3 else "")  # noqa: PLR2004 - a few
+    message = f"entry {shown or '?'}: {why}; current from the range"
+    problems.append(ManifestProblem(path, line, message))
+    return set(descriptors)
+
+
+def _read_classic(
+    path: str, text: str, problems: list[ManifestProblem], unusable: set[str]
+) -> list[LockedPackage]:
     """Read the entries of a v1 lockfile: only key lines and their ``version``/``resolved``.
 
     Every other line (dependency maps, integrity) is dropped unread: a lockfile of 32k
@@ -137,6 +165,9 @@ def _read_classic(path: str, text: str, problems: list[ManifestProblem]) -> list
     resolved: str | None = None
 
     def finish() -> None:
+        if keys and not version:
+            found = [descriptor(*parts) for parts in map(_split, keys) if parts is not None]
+            unusable.update(_unusable_entry(path, entry_line, found, "no `version`", problems))
         if keys and version and not _not_registry(resolved):
             for key in keys:
                 parts = _split(key)
@@ -224,12 +255,22 @@ def _berry_outline(text: str) -> str:
 
 
 def _read_berry(
-    path: str, text: str, problems: list[ManifestProblem], members: set[str]
-) -> list[LockedPackage]:
-    """Read a berry (YAML) lockfile's entries into locked packages and member directories."""
+    path: str,
+    text: str,
+    problems: list[ManifestProblem],
+    members: set[str],
+    unusable: set[str],
+) -> list[LockedPackage] | None:
+    """Read a berry (YAML) lockfile's entries into locked packages and member directories.
+
+    ``None`` when the file is not YAML or not a mapping (the problem says so).
+    """
+    bad: dict[str, str] = {}
     entries = _berry_lines(text)
     if entries is None:
-        entries = _berry_yaml(path, _berry_outline(text), text, problems)
+        entries = _berry_yaml(path, _berry_outline(text), text, problems, bad)
+    if entries is None:
+        return None
     metadata = entries.pop("__metadata", None)
     shown = metadata[2] if metadata is not None else None
     if shown not in _KNOWN_BERRY_VERSIONS:
@@ -239,6 +280,10 @@ def _read_berry(
     packages: list[LockedPackage] = []
     bases: list[LockedPackage] = []
     for key, (line, resolution, version) in entries.items():
+        why = bad.get(key) or ("no `resolution`" if resolution is None else None)
+        if why is not None:
+            unusable.update(_unusable_entry(path, line, _descriptors(key), why, problems))
+            continue
         own, base = _berry_entry(key, line, resolution, version, members)
         packages.extend(own)
         bases.extend(base)
@@ -310,26 +355,39 @@ def _json_string(body: str) -> str | None:
 
 
 def _berry_yaml(
-    path: str, outline: str, text: str, problems: list[ManifestProblem]
-) -> dict[str, _Entry]:
-    """The entries of a berry lockfile read as YAML (the outline, else the whole text)."""
+    path: str,
+    outline: str,
+    text: str,
+    problems: list[ManifestProblem],
+    bad: dict[str, str] | None = None,
+) -> dict[str, _Entry] | None:
+    """The entries of a berry lockfile read as YAML (the outline, else the whole text).
+
+    ``None`` when it is not YAML or not a mapping; ``bad`` gets why each unusable entry is so.
+    """
+    bad = {} if bad is None else bad
     documents, problem = load_yaml(path, outline)
     if problem is not None:
         documents, problem = load_yaml(path, text)
     if problem is not None:
         problems.append(problem)
-    if not documents:
-        return {}
-    root = documents[0]
-    if root.kind != "mapping":
-        problems.append(ManifestProblem(path, root.line, "expected a mapping of entries"))
-        return {}
+        return None
+    if not documents or documents[0].kind != "mapping":
+        line = documents[0].line if documents else 1
+        problems.append(ManifestProblem(path, line, "expected a mapping of entries"))
+        return None
     entries: dict[str, _Entry] = {}
-    for key, entry in root.named():
+    for key, entry in documents[0].named():
         if entry.kind != "mapping":
             entries[key] = (entry.line, None, None)
+            if key != "__metadata":
+                bad[key] = f"expected a mapping of fields, got a {entry.kind}"
             continue
         resolution, version = entry.get("resolution"), entry.get("version")
+        for field_name, node in (("resolution", resolution), ("version", version)):
+            if node is not None and node.text() is None:
+                shown = "null" if node.kind == "scalar" else f"a {node.kind}"
+                bad[key] = f"`{field_name}` must be a string, got {shown}"
         entries[key] = (
             max(1, entry.line - 1),  # the key stands on the line above its first field
             resolution.text() if resolution is not None else None,
