@@ -91,7 +91,8 @@ def test_mise_tools_resolve_through_their_backends(
         "dist-tag",
         "22.12.0",
     )
-    assert iron["proposed"] is None  # an alias moves by itself
+    # An older LTS line moves to the newest line's alias, never to a pin.
+    assert (iron["proposed"], iron["status"]) == ("lts/jod", "outdated")
     lts = rows[(".tool-versions", "nodejs", "lts")]
     assert (lts["backend"], lts["current"], lts["status"]) == ("core:node", "22.12.0", "up-to-date")
 
@@ -208,4 +209,47 @@ def test_a_tool_is_not_the_projects_package(fake_registry: FakeRegistry, tmp_pat
         "1.4.2",
         "range",
     )
+    assert code == 0
+
+
+def test_github_tools_take_the_newest_version_not_the_first_listed(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Releases listed in creation order (a backport first): latest is v1.14.0, shown as mise does.
+
+    Current, latest, eligible and proposed all read without the tags' ``v`` (mise lists
+    ``1.14.0``), whether the declaration carries one or not.
+    """
+    fake_registry.github.add_repo(
+        "hashicorp",
+        "terraform",
+        {
+            "v1.13.5": OLD + timedelta(days=30),
+            "v1.14.0": OLD + timedelta(days=20),
+            "v1.14.1-rc1": OLD + timedelta(days=25),
+            "v1.13.4": OLD,
+        },
+        prerelease={"v1.14.1-rc1"},
+    )
+    (tmp_path / "mise.toml").write_text(
+        '[tools]\n"github:hashicorp/terraform" = ["1.13", "v1.13.4", "1.14.0"]\n'
+    )
+    code, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+    prefix = rows[("mise.toml", "github:hashicorp/terraform", "1.13")]
+    assert (prefix["current"], prefix["latest"], prefix["eligible"], prefix["proposed"]) == (
+        "1.13.5",
+        "1.14.0",
+        "1.14.0",
+        "1.14",
+    )
+    assert (prefix["status"], prefix["updateType"]) == ("outdated", "minor")
+    pinned = rows[("mise.toml", "github:hashicorp/terraform", "v1.13.4")]
+    assert (pinned["current"], pinned["latest"], pinned["proposed"]) == (
+        "1.13.4",
+        "1.14.0",
+        "v1.14.0",  # what to write keeps the declaration's own spelling
+    )
+    newest = rows[("mise.toml", "github:hashicorp/terraform", "1.14.0")]
+    assert (newest["status"], newest["latest"]) == ("up-to-date", "1.14.0")
     assert code == 0

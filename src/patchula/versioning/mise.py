@@ -160,3 +160,14 @@ def propose(constraint: str, version: str) -> str | None:
         return prefix + version.removeprefix("v")
     parts = have[0][: len(wanted[0])]
     return prefix + ".".join(str(part) for part in parts)
+
+
+def shown(version: str) -> str:
+    """``version`` as mise lists it: a tag's leading ``v`` dropped (``v0.11.0`` → ``0.11.0``).
+
+    mise's ``github:``/``ubi:``/``aqua:`` backends strip a ``v`` from tag names
+    (``jdx/mise:src/backend/github.rs``, ``version_prefix``), so ``mise ls-remote`` and a tool
+    row show ``0.11.0`` whether the declaration or the tag carries the ``v``.
+    """
+    text = version.strip()
+    return text[1:] if text[:1] == "v" and text[1:2].isdigit() else text
