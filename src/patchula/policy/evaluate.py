@@ -278,13 +278,7 @@ def _resolve_current(
         if pin is not None:
             return pin, "pin"
         if not versioning.is_valid_constraint(constraint):
-            tagged = catalog.dist_tag(constraint)
-            if tagged is not None:
-                return tagged, "dist-tag"
-            if catalog.dist_tags:
-                return f"{constraint!r} is neither a valid range nor a dist-tag of this package"
-            what = "tag" if _is_tag_scheme(versioning) else "range"
-            return f"{constraint!r} is not a valid {versioning.ID} {what}"
+            return _tagged_current(constraint, catalog, versioning)
     # npm-pick-manifest installs dist-tags.latest whenever the range admits it and it is not
     # deprecated.
     if (
@@ -303,6 +297,26 @@ def _resolve_current(
             return chosen, "range"
     what = f"the range {constraint!r}" if constraint else "an unconstrained install"
     return f"no published release satisfies {what}"
+
+
+def _tagged_current(
+    constraint: str, catalog: Catalog, versioning: Versioning
+) -> tuple[str, CurrentSource] | str:
+    """The release the alias ``constraint`` names (a dist-tag, ``lts``), or why there is none.
+
+    A scheme with ``unknown_alias`` (mise) words the reason itself: a tool has aliases and
+    versions, not npm's ranges and dist-tags.
+    """
+    tagged = catalog.dist_tag(constraint)
+    if tagged is not None:
+        return tagged, "dist-tag"
+    unknown = getattr(versioning, "unknown_alias", None)
+    if unknown is not None:
+        return str(unknown(constraint, [name for name, _ in catalog.dist_tags]))
+    if catalog.dist_tags:
+        return f"{constraint!r} is neither a valid range nor a dist-tag of this package"
+    what = "tag" if _is_tag_scheme(versioning) else "range"
+    return f"{constraint!r} is not a valid {versioning.ID} {what}"
 
 
 def _pick(versions: list[str], constraint: str, versioning: Versioning) -> str | None:

@@ -171,3 +171,18 @@ def shown(version: str) -> str:
     """
     text = version.strip()
     return text[1:] if text[:1] == "v" and text[1:2].isdigit() else text
+
+
+def unknown_alias(value: str, aliases: Iterable[str]) -> str:
+    """Why a tool version that is neither a version nor an alias of its catalog names nothing.
+
+    ``aliases`` are the catalog's (Node's ``lts``, ``lts/<name>``, ``latest``), listed when
+    there are any, as ``mise ls-remote`` would show them.
+    """
+    known = sorted(aliases)
+    if not known:
+        return f"{value!r} is neither a version nor a version prefix of this tool"
+    return (
+        f"{value!r} is neither a version, a version prefix nor an alias of this tool"
+        f" (aliases: {', '.join(known)})"
+    )
