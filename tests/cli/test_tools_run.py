@@ -338,3 +338,23 @@ def test_a_prefix_is_proposed_in_full_when_it_would_resolve_to_a_held_release(
     same = rows[("mise.toml", "node", "24")]
     assert (same["status"], same["current"]) == ("up-to-date", "24.13.1")
     assert code == 0
+
+
+def test_the_table_shows_the_proposal_at_the_declared_precision(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``20`` shows ``24 (24.13.1)``, ``lts/iron`` ``lts/krypton (24.13.1)``, a pin its version."""
+    _node_lines(fake_registry)
+    (tmp_path / "mise.toml").write_text('[tools]\nnode = ["20", "lts/iron", "22.12.0"]\n')
+    args = ["run", str(tmp_path), "--format", "table", "--now", NOW]
+    args += ["--registry", f"node={fake_registry.url('nodejs')}"]
+    result = CliRunner().invoke(app, args, catch_exceptions=False)
+    lines = {
+        cells[2]: cells
+        for line in result.stdout.splitlines()
+        if len(cells := [c.strip() for c in line.split(" | ")]) > 6 and cells[0] == "node"
+    }
+    eligible = 6  # package, type, declared, current, via, latest, eligible
+    assert lines["20"][eligible] == "24 (24.13.1)"
+    assert lines["lts/iron"][eligible] == "lts/krypton (24.13.1)"
+    assert lines["22.12.0"][eligible] == "24.13.1"
