@@ -335,6 +335,7 @@ def test_a_prefix_is_proposed_in_full_when_it_would_resolve_to_a_held_release(
     assert [h["version"] for h in line["heldBack"]] == ["24.13.1"]
     iron = rows[("mise.toml", "node", "lts/iron")]
     assert (iron["eligible"], iron["proposed"]) == ("24.12.0", None)
+    assert "no alias names 24.12.0 (the newest line's release is held back)" in iron["reason"]
     same = rows[("mise.toml", "node", "24")]
     assert (same["status"], same["current"]) == ("up-to-date", "24.13.1")
     assert code == 0

@@ -176,7 +176,7 @@ def test_workspace_protocol_from_a_real_pnpm_member_is_skipped() -> None:
     assert (node.datasource, node.package_name, node.constraint, node.line) == (
         "node",
         "node",
-        node.declared.strip(),
+        (node.declared or "").strip(),
         69,
     )
     peers = [dep for dep in result.dependencies if dep.dep_type == "peerDependencies"]

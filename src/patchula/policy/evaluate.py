@@ -163,6 +163,12 @@ def _evaluate(
         status = "held-back"
     target = eligible.version if eligible else (candidates[-1].version if candidates else None)
     update_type: UpdateType | None = versioning.update_type(current, target) if target else None
+    proposed = _proposed(versioning, source, dep.constraint, eligible, catalog, view)
+    lined = source == "dist-tag" and "/" in (dep.constraint or "") and _proposes(versioning)
+    if proposed is None and eligible is not None and lined:
+        # An alias of an older line (``lts/iron``) whose newest line's release is held back.
+        why = f"no alias names {eligible.version} (the newest line's release is held back)"
+        admitted_note = f"{admitted_note}; {why}" if admitted_note else why
 
     return Finding(
         status=status,
@@ -185,7 +191,7 @@ def _evaluate(
         ),
         held_back=tuple(held),
         major_available=catalog.successor,
-        proposed=_proposed(versioning, source, dep.constraint, eligible, catalog, view),
+        proposed=proposed,
     )
 
 
@@ -209,6 +215,11 @@ def _shown(finding: Finding, versioning: Versioning) -> Finding:
         eligible=one(finding.eligible),
         held_back=tuple(replace(h, version=str(shown(h.version))) for h in finding.held_back),
     )
+
+
+def _proposes(versioning: Versioning) -> bool:
+    """Whether the scheme proposes what to write at the declared precision (``propose``)."""
+    return getattr(versioning, "propose", None) is not None
 
 
 def _proposed(
