@@ -172,7 +172,10 @@ class _WithNode(FakeFetch):
 
 
 def test_package_manager_and_engines_rows_are_looked_up(tmp_path: Path) -> None:
-    """The package managers are npm packages (yarn 2+ @yarnpkg/cli); node is Node's releases."""
+    """Package managers are npm packages (yarn 2+: @yarnpkg/cli-dist); node is Node's releases.
+
+    ``@yarnpkg/cli`` lacks 4.1.0 (as on npm): yarn is found in the bundle Corepack downloads.
+    """
     manifest = {
         "packageManager": "yarn@4.1.0+sha224.0123",
         "engines": {"node": "^20", "npm": ">=1.0.0"},
@@ -180,7 +183,8 @@ def test_package_manager_and_engines_rows_are_looked_up(tmp_path: Path) -> None:
     }
     _write(tmp_path, "package.json", json.dumps(manifest))
     packages = {
-        "@yarnpkg/cli": {"4.1.0": "2024-01-01T00:00:00Z", "4.5.0": "2024-09-01T00:00:00Z"},
+        "@yarnpkg/cli-dist": {"4.1.0": "2024-01-01T00:00:00Z", "4.5.0": "2024-09-01T00:00:00Z"},
+        "@yarnpkg/cli": {"4.0.2": "2023-11-01T00:00:00Z", "4.5.0": "2024-09-01T00:00:00Z"},
         "npm": {"1.0.0": "2020-01-01T00:00:00Z", "10.8.2": "2024-07-01T00:00:00Z"},
     }
     fetch = _WithNode(packages)
@@ -197,7 +201,7 @@ def test_package_manager_and_engines_rows_are_looked_up(tmp_path: Path) -> None:
         for r in repo.rows
     ]
     assert rows == [
-        ("packageManager", "npm", "@yarnpkg/cli", "outdated", "4.1.0", "4.5.0"),
+        ("packageManager", "npm", "@yarnpkg/cli-dist", "outdated", "4.1.0", "4.5.0"),
         ("engines", "node", "node", "outdated", "20.18.1", "22.12.0"),
         ("engines", "npm", "npm", "up-to-date", "10.8.2", "10.8.2"),
         ("volta", "node", "node", "outdated", "18.20.5", "22.12.0"),

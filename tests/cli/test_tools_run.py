@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from patchula.cli import app
+from patchula.settings import REGISTRY_NAMES
 from tests.fake_registry import FakeRegistry
 
 OLD = datetime(2024, 1, 1, tzinfo=UTC)
@@ -91,7 +92,8 @@ def test_mise_tools_resolve_through_their_backends(
         "dist-tag",
         "22.12.0",
     )
-    assert iron["proposed"] is None  # an alias moves by itself
+    # An older LTS line moves to the newest line's alias, never to a pin.
+    assert (iron["proposed"], iron["status"]) == ("lts/jod", "outdated")
     lts = rows[(".tool-versions", "nodejs", "lts")]
     assert (lts["backend"], lts["current"], lts["status"]) == ("core:node", "22.12.0", "up-to-date")
 
@@ -209,3 +211,151 @@ def test_a_tool_is_not_the_projects_package(fake_registry: FakeRegistry, tmp_pat
         "range",
     )
     assert code == 0
+
+
+def test_github_tools_take_the_newest_version_not_the_first_listed(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Releases listed in creation order (a backport first): latest is v1.14.0, shown as mise does.
+
+    Current, latest, eligible and proposed all read without the tags' ``v`` (mise lists
+    ``1.14.0``), whether the declaration carries one or not.
+    """
+    fake_registry.github.add_repo(
+        "hashicorp",
+        "terraform",
+        {
+            "v1.13.5": OLD + timedelta(days=30),
+            "v1.14.0": OLD + timedelta(days=20),
+            "v1.14.1-rc1": OLD + timedelta(days=25),
+            "v1.13.4": OLD,
+        },
+        prerelease={"v1.14.1-rc1"},
+    )
+    (tmp_path / "mise.toml").write_text(
+        '[tools]\n"github:hashicorp/terraform" = ["1.13", "v1.13.4", "1.14.0"]\n'
+    )
+    code, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+    prefix = rows[("mise.toml", "github:hashicorp/terraform", "1.13")]
+    assert (prefix["current"], prefix["latest"], prefix["eligible"], prefix["proposed"]) == (
+        "1.13.5",
+        "1.14.0",
+        "1.14.0",
+        "1.14",
+    )
+    assert (prefix["status"], prefix["updateType"]) == ("outdated", "minor")
+    pinned = rows[("mise.toml", "github:hashicorp/terraform", "v1.13.4")]
+    assert (pinned["current"], pinned["latest"], pinned["proposed"]) == (
+        "1.13.4",
+        "1.14.0",
+        "v1.14.0",  # what to write keeps the declaration's own spelling
+    )
+    newest = rows[("mise.toml", "github:hashicorp/terraform", "1.14.0")]
+    assert (newest["status"], newest["latest"]) == ("up-to-date", "1.14.0")
+    assert code == 0
+
+
+def test_run_help_names_every_registry() -> None:
+    """``--registry`` help lists every name a base URL can be given for, tools' included."""
+    result = CliRunner().invoke(app, ["run", "--help"], terminal_width=400)
+    assert result.exit_code == 0
+    text = " ".join(result.stdout.split())
+    listed = text.split("base URL for a datasource (", 1)[1].split(")", 1)[0]
+    assert [name.strip() for name in listed.split(",")] == list(REGISTRY_NAMES)
+
+
+def _node_lines(registry: FakeRegistry) -> None:
+    """Node lines up to a Current 26.x: 24.x is the newest LTS (Krypton), 25.x odd."""
+    for version, lts, days in (
+        ("20.18.1", "Iron", 0),
+        ("22.10.0", None, 10),  # 22.x before it entered LTS
+        ("22.12.0", "Jod", 40),
+        ("23.11.0", None, 50),
+        ("24.12.0", "Krypton", 60),
+        ("24.13.1", "Krypton", 140),
+        ("25.9.0", None, 100),
+        ("26.7.1", None, 150),
+    ):
+        registry.nodejs.add(version, OLD + timedelta(days=days), lts=lts)
+
+
+def test_node_aliases_track_their_release_and_lts_lines_move_within_lts(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``lts`` is up to date on the newest LTS; older lines and pins move to LTS, never to 26.x.
+
+    A Current release (26.x, odd 25.x) is no LTS release (Renovate's node versioning: odd
+    releases and even ones before LTS are unstable): a row on an LTS release is measured
+    against the newest LTS (24.13.1); ``lts/iron`` proposes ``lts/krypton``; ``latest`` and
+    ``26`` are on the Current line and up to date.
+    """
+    _node_lines(fake_registry)
+    (tmp_path / "mise.toml").write_text(
+        '[tools]\nnode = ["lts", "lts/iron", "20", "22.12.0", "latest", "26", "lts/hydrogen"]\n'
+    )
+    code, report = _run(fake_registry, tmp_path, "--fail-on", "major")
+    rows = _rows(report)
+
+    def row(declared: str) -> tuple[Any, ...]:
+        found = rows[("mise.toml", "node", declared)]
+        return (found["status"], found["current"], found["latest"], found["proposed"])
+
+    assert row("lts") == ("up-to-date", "24.13.1", "24.13.1", None)
+    assert row("lts/iron") == ("outdated", "20.18.1", "24.13.1", "lts/krypton")
+    assert row("20") == ("outdated", "20.18.1", "24.13.1", "24")
+    assert row("22.12.0") == ("outdated", "22.12.0", "24.13.1", "24.13.1")
+    assert row("latest") == ("up-to-date", "26.7.1", "26.7.1", None)
+    assert row("26") == ("up-to-date", "26.7.1", "26.7.1", None)
+    hydrogen = rows[("mise.toml", "node", "lts/hydrogen")]
+    assert hydrogen["status"] == "unknown"
+    assert hydrogen["reason"].startswith(
+        "'lts/hydrogen' is neither a version, a version prefix nor an alias of this tool"
+    )
+    assert "lts/krypton" in hydrogen["reason"]
+    assert code == 1  # --fail-on major: the rows behind a major, not the lts row
+
+
+def test_a_prefix_is_proposed_in_full_when_it_would_resolve_to_a_held_release(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """With a wait, ``22`` → 24.12.0 is eligible, 24.13.1 held: ``24`` would install the held one.
+
+    The proposal is then the eligible release in full (``24.12.0``); ``lts/iron`` has no alias
+    naming 24.12.0 (``lts/krypton`` is the held 24.13.1): nothing to propose yet.
+    """
+    _node_lines(fake_registry)
+    (tmp_path / "mise.toml").write_text('[tools]\nnode = ["22", "lts/iron", "24"]\n')
+    now = (OLD + timedelta(days=150)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    code, report = _run(fake_registry, tmp_path, "--now", now, "--min-release-age", "30d")
+    rows = _rows(report)
+    line = rows[("mise.toml", "node", "22")]
+    assert (line["current"], line["eligible"]) == ("22.12.0", "24.12.0")
+    assert line["proposed"] == "24.12.0"
+    assert [h["version"] for h in line["heldBack"]] == ["24.13.1"]
+    iron = rows[("mise.toml", "node", "lts/iron")]
+    assert (iron["eligible"], iron["proposed"]) == ("24.12.0", None)
+    assert "no alias names 24.12.0 (the newest line's release is held back)" in iron["reason"]
+    same = rows[("mise.toml", "node", "24")]
+    assert (same["status"], same["current"]) == ("up-to-date", "24.13.1")
+    assert code == 0
+
+
+def test_the_table_shows_the_proposal_at_the_declared_precision(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``20`` shows ``24 (24.13.1)``, ``lts/iron`` ``lts/krypton (24.13.1)``, a pin its version."""
+    _node_lines(fake_registry)
+    (tmp_path / "mise.toml").write_text('[tools]\nnode = ["20", "lts/iron", "22.12.0"]\n')
+    args = ["run", str(tmp_path), "--format", "table", "--now", NOW]
+    args += ["--registry", f"node={fake_registry.url('nodejs')}"]
+    result = CliRunner().invoke(app, args, catch_exceptions=False)
+    lines = {
+        cells[2]: cells
+        for line in result.stdout.splitlines()
+        if len(cells := [c.strip() for c in line.split(" | ")]) > 6 and cells[0] == "node"
+    }
+    eligible = 6  # package, type, declared, current, via, latest, eligible
+    assert lines["20"][eligible] == "24 (24.13.1)"
+    assert lines["lts/iron"][eligible] == "lts/krypton (24.13.1)"
+    assert lines["22.12.0"][eligible] == "24.13.1"

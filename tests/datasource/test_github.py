@@ -22,7 +22,9 @@ from patchula.http.fetcher import Fetcher, Timer, make_client
 from patchula.http.lazy import LazyFetcher
 from patchula.lookup import Lookups
 from patchula.models import Catalog, Dependency, Derive, FetchResponse, Release
+from patchula.policy.evaluate import evaluate
 from patchula.policy.memo import CatalogView
+from patchula.policy.release_age import ReleaseAgePolicy
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
 from tests.fake_registry import FakeRegistry
@@ -62,6 +64,11 @@ async def _fetcher(
         yield Fetcher(
             client, cache=cache, timer=Timer(wall=clock or Clock()), credentials=credentials
         )
+
+
+def _newest(catalog: Catalog) -> str | None:
+    """The latest a GitHub Actions row is measured against: newest stable by version order."""
+    return CatalogView(catalog, VERSIONINGS["docker"]).newest_stable
 
 
 def _rows(path: Path, source: str = github_releases.REPRESENTATION) -> list[str]:
@@ -106,7 +113,7 @@ async def test_initial_history_of_three_pages_then_a_refresh_stops_at_the_first_
     assert host.requests_by_route[RELEASES_ROUTE] == 1  # page 1 held a known release
     assert [r.version for r in second.releases] == [*newer, *history]
     assert second.releases[0].released_at == newer["v1.0.251"]
-    assert second.latest == "v1.0.251"
+    assert (second.latest, _newest(second)) == (None, "v1.0.251")
     assert _rows(path) == [*newer, *history]
     assert _head(path) == "v1.0.251"
 
@@ -163,7 +170,7 @@ async def test_a_warm_run_with_an_unchanged_head_sends_one_conditional_request(
     assert host.requests_by_route == {RELEASES_ROUTE: 1}
     assert [r.version for r in warm.releases] == list(history)
     assert warm.release("v1.0.249") == Release("v1.0.249", history["v1.0.249"], prerelease=True)
-    assert warm.latest == "v1.0.248"  # the prerelease flag survives the rows
+    assert _newest(warm) == "v1.0.248"  # the prerelease flag survives the rows
     assert warm.fetched_at == clock.now
     assert not warm.reused
 
@@ -290,7 +297,7 @@ async def test_drafts_are_ignored_and_prerelease_flags_kept(fake_registry: FakeR
         Release("v2.1.0", releases["v2.1.0"], prerelease=True),
         Release("v2.0.0", releases["v2.0.0"]),
     )
-    assert catalog.latest == "v2.0.0"
+    assert (catalog.latest, _newest(catalog)) == (None, "v2.0.0")
     assert catalog.time_source == "GitHub release published_at"
     view = CatalogView(catalog, VERSIONINGS["docker"])
     assert view.newest_stable == "v2.0.0"
@@ -601,3 +608,38 @@ async def test_next_links_that_loop_are_an_error(fake_registry: FakeRegistry) ->
     async with _fetcher() as fetch:
         with pytest.raises(RegistryError, match="next-page links loop"):
             await github_tags.get_catalog(fetch, base, PACKAGE)
+
+
+@pytest.mark.anyio
+async def test_latest_is_the_newest_version_not_the_first_listed(
+    fake_registry: FakeRegistry,
+) -> None:
+    """A backport published after a newer line (v1.13.5 after v1.14.0) is not latest.
+
+    GitHub lists releases by creation time; an Actions row on ``github-releases`` (docker
+    versioning) is measured against v1.14.0 and moves to it.
+    """
+    served = {
+        "v1.13.5": START - timedelta(days=10),
+        "v1.14.0": START - timedelta(days=20),
+        "v1.13.4": START - timedelta(days=40),
+    }
+    fake_registry.github.add_repo(OWNER, REPO, served)
+    async with _fetcher() as fetch:
+        catalog = await github_releases.get_catalog(fetch, fake_registry.url("github"), PACKAGE)
+    assert [r.version for r in catalog.releases] == list(served)  # creation order, kept
+    dep = Dependency(
+        manager="github_actions",
+        file=".github/workflows/ci.yml",
+        line=3,
+        name=PACKAGE,
+        package_name=PACKAGE,
+        datasource=github_releases.ID,
+        versioning="docker",
+        dep_type="action",
+        declared=f"{PACKAGE}@v1.13.4",
+        constraint="v1.13.4",
+    )
+    finding = evaluate(dep, catalog, VERSIONINGS["docker"], ReleaseAgePolicy(), START)
+    assert (finding.status, finding.latest, finding.eligible) == ("outdated", "v1.14.0", "v1.14.0")
+    assert finding.update_type == "minor"

@@ -409,7 +409,7 @@ def test_renovate_extra_types_have_their_own_rows() -> None:
         ("engines", "node", "node", ">=18.12", None, 5),
         ("engines", "npm", "npm", ">=9", None, 6),
         ("engines", "pnpm", "pnpm", "^9.1.0", None, 7),
-        ("engines", "yarn", "@yarnpkg/cli", ">=4.0.0", None, 8),
+        ("engines", "yarn", "@yarnpkg/cli-dist", ">=4.0.0", None, 8),
         ("engines", "vscode", "vscode", None, "engine 'vscode': not an npm package", 9),
         ("volta", "node", "node", "20.11.1", None, 12),
         ("volta", "yarn", "yarn", "1.22.22", None, 13),
@@ -431,7 +431,7 @@ def test_renovate_extra_types_have_their_own_rows() -> None:
     ("value", "package", "constraint", "reason"),
     [
         ("yarn@1.22.22", "yarn", "1.22.22", None),
-        ("yarn@4.5.0+sha224.abc", "@yarnpkg/cli", "4.5.0", None),
+        ("yarn@4.5.0+sha224.abc", "@yarnpkg/cli-dist", "4.5.0", None),
         ("npm@10.8.2", "npm", "10.8.2", None),
         ("yarn@https://example.com/yarn-4.tgz", "yarn", None, "package manager from a URL"),
         ("deno@2.0.0", "deno", None, "unknown package manager"),
@@ -440,7 +440,7 @@ def test_renovate_extra_types_have_their_own_rows() -> None:
 def test_package_manager_names_the_npm_package_of_the_tool(
     value: str, package: str, constraint: str | None, reason: str | None
 ) -> None:
-    """Corepack's hash is dropped; yarn 2+ is @yarnpkg/cli, as Renovate looks it up."""
+    """Corepack's hash is dropped; yarn 2+ is @yarnpkg/cli-dist, what Corepack downloads."""
     text = json.dumps({"packageManager": value})
     (dep,) = package_json.extract("package.json", text, _no_read).dependencies
     assert (dep.dep_type, dep.package_name, dep.constraint, dep.skip_reason) == (

@@ -97,3 +97,23 @@ def test_update_types() -> None:
 def test_huge_numbers_are_invalid() -> None:
     """A 5,000-digit version is invalid, not a slow int()."""
     assert not mise.is_valid("1." + "9" * 5000)
+
+
+@pytest.mark.parametrize(
+    ("version", "shown"),
+    [("v0.11.0", "0.11.0"), ("0.9.0", "0.9.0"), ("v1", "1"), ("vim-9.1", "vim-9.1")],
+)
+def test_shown_drops_a_tags_v_as_mise_lists_it(version: str, shown: str) -> None:
+    """Only a ``v`` before a digit is dropped: ``vim-9.1`` is no ``v``-prefixed version."""
+    assert mise.shown(version) == shown
+
+
+def test_unknown_alias_is_worded_for_tools() -> None:
+    """No npm words (range, dist-tag) on a tool row; the catalog's aliases are listed."""
+    assert mise.unknown_alias("lts/hydrogen", ["lts", "lts/iron", "latest"]) == (
+        "'lts/hydrogen' is neither a version, a version prefix nor an alias of this tool"
+        " (aliases: latest, lts, lts/iron)"
+    )
+    assert mise.unknown_alias("stable", []) == (
+        "'stable' is neither a version nor a version prefix of this tool"
+    )

@@ -120,8 +120,10 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         typer.Option(
             "--registry",
             metavar="NAME=URL",
+            # Every name of settings.REGISTRY_NAMES (not imported here: start-up; a test
+            # holds the two together).
             help="NAME=URL base URL for a datasource (npm, pypi, crates, crates-api, goproxy, "
-            "docker, docker-hub, github); "
+            "github, docker, docker-hub, node, python, go); "
             "repeatable. Userinfo in URL (https://user:pass@host) is sent as Basic auth to that "
             "URL only and never shown.",
         ),

@@ -6,8 +6,10 @@ and ``X-GitHub-Api-Version: 2022-11-28``; the fetch facade sends the stored vali
 (``If-None-Match``) and turns a 304 into the stored page. Each page is stored as the compact
 ``github-releases-v1`` document (tag, ``published_at``, prerelease flag; no assets, counters
 or bodies), drafts left out. ``prerelease: true`` makes a release a prerelease whatever its
-tag says (``Release.prerelease``); ``latest`` is the newest listed release that is neither a
-draft nor a prerelease (what ``/releases/latest`` names unless a maintainer overrode it).
+tag says (``Release.prerelease``). ``latest`` is ``None``: the list is in creation order, not
+version order (a backport ``v1.13.5`` published after ``v1.14.0`` is listed first), and
+``/releases/latest`` is not read, so the row's versioning picks the newest stable release, as
+Renovate's lookup and mise's ``github:`` backend order releases by version.
 
 Release heads and merges (seed 003, "SQLite cache"): upstream order is newest-first, never
 inferred from versions or dates. The pages are merged into the cache's release rows through
@@ -560,7 +562,7 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     With a token for GraphQL, read there (``RELEASES_QUERY``; ``source_url`` is the GraphQL
     endpoint), else on REST. Releases in upstream order (newest first), their
     ``published_at``; drafts left out; an author-marked prerelease has ``prerelease=True``.
-    ``latest`` is the first listed release that is not a prerelease (``None`` if none). Raises
+    ``latest`` is ``None`` (list order is creation order: the versioning picks it). Raises
     ``PackageNotFound`` on 404 (no such repository, or a private one without access),
     ``RegistryError`` on other answers (a 401/403 names the token source: ``GH_TOKEN`` or
     ``GITHUB_TOKEN``, or where one goes), an unusable page, a ``Link`` to another origin or
@@ -602,7 +604,8 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
         datasource=ID,
         package_name=package_name,
         releases=releases,
-        latest=next((r.version for r in releases if not r.prerelease), None),
+        # Creation order is no version order: the row's versioning picks the newest.
+        latest=None,
         fetched_at=min(response.fetched_at for response in responses),
         time_source=TIME_SOURCE,
         source_url=first,

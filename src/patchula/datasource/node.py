@@ -81,8 +81,13 @@ def parse(content: bytes, *, package_name: str, fetched_at: datetime) -> Catalog
     """Build the catalog from ``index.json``: releases oldest first, LTS aliases, latest.
 
     Entries that are no object with a ``vX.Y.Z`` ``version`` are skipped; a body with none
-    raises ``RegistryError``. ``latest`` is the newest release (every index entry is a final
-    release).
+    raises ``RegistryError``. ``latest`` is the newest release (the ``latest`` alias: every
+    index entry is a final release); a release outside an LTS line (``lts: false``: odd majors,
+    an even major before it enters LTS) is flagged ``prerelease``, as Renovate's ``node``
+    versioning treats them as unstable ("Odd releases are unstable", "Even releases do not reach
+    stability (LTS) immediately": docs.renovatebot.com/modules/versioning/node). A row declared
+    on an LTS release is then measured against, and moved within, LTS releases only; a
+    declaration on a Current release (``26``, ``latest``) against every release.
     """
     try:
         document = orjson.loads(content)
@@ -101,8 +106,12 @@ def parse(content: bytes, *, package_name: str, fetched_at: datetime) -> Catalog
         if not isinstance(version, str) or not mise.is_valid(version):
             continue
         version = version.removeprefix("v")
-        releases.append(Release(version=version, released_at=_day(entry.get("date"))))
         lts = entry.get("lts")
+        in_lts = isinstance(lts, str) and bool(lts)
+        # Outside an LTS line (odd majors, an even major before its LTS start) is unstable.
+        releases.append(
+            Release(version=version, released_at=_day(entry.get("date")), prerelease=not in_lts)
+        )
         if isinstance(lts, str) and lts:
             name = lts.lower()
             if name not in lines or mise.compare(version, lines[name]) > 0:

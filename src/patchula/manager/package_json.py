@@ -326,18 +326,22 @@ _FIRST_NUMBER = re.compile(r"\d+")
 
 
 def _tool_package(tool: str, version: str) -> str:
-    """The npm package of a package manager at ``version``: yarn 2+ is ``@yarnpkg/cli``.
+    """The npm package of a package manager at ``version``: yarn 2+ is ``@yarnpkg/cli-dist``.
 
-    The ``yarn`` package stopped at 1.x; yarn berry is published as ``@yarnpkg/cli`` (and its
-    bundle ``@yarnpkg/cli-dist``, which Corepack downloads, at the same versions). Renovate
-    looks ``@yarnpkg/cli`` up for a ``packageManager`` or ``engines`` yarn when the project's
-    lockfile is not yarn 1's (``lib/modules/manager/npm/extract/post/locked-versions.ts``);
-    here the declared version decides (its first number is 2 or more), which needs no lockfile.
+    The ``yarn`` package stopped at 1.x; yarn berry is published as ``@yarnpkg/cli-dist``, the
+    bundle Corepack downloads for ``packageManager: yarn@X`` (``nodejs/corepack``
+    ``config.json``: ``"package": "@yarnpkg/cli-dist"``), and as ``@yarnpkg/cli``, which lacks
+    several releases (3.0.1, 3.6.0, 4.1.0, …): the one Corepack installs is what a declared
+    version must be found in. Renovate looks yarn berry up for a ``packageManager`` or
+    ``engines`` yarn when the lockfile is not yarn 1's
+    (``lib/modules/manager/npm/extract/post/locked-versions.ts``); here the declared version
+    decides (its first number is 2 or more), which needs no lockfile.
     """
     if tool != "yarn":
         return tool
     number = _FIRST_NUMBER.search(version)
-    return "@yarnpkg/cli" if number is not None and int(number.group()[:4]) >= 2 else "yarn"  # noqa: PLR2004 - yarn 2
+    berry = number is not None and int(number.group()[:4]) >= 2  # noqa: PLR2004 - yarn 2
+    return "@yarnpkg/cli-dist" if berry else "yarn"
 
 
 @dataclass

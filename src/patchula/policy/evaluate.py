@@ -24,6 +24,7 @@ No I/O and no wall clock: ``now`` is a parameter. The rules follow design.md §1
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from patchula.models import (
@@ -74,7 +75,7 @@ def evaluate(
     verdict_key = ((dep.constraint or "").strip(), locked, policy, now)
     finding = entry.verdicts.get(verdict_key)
     if finding is None:
-        finding = _evaluate(dep, catalog, entry.view, policy, now, locked)
+        finding = _shown(_evaluate(dep, catalog, entry.view, policy, now, locked), versioning)
         entry.verdicts[verdict_key] = finding
     return finding
 
@@ -162,6 +163,12 @@ def _evaluate(
         status = "held-back"
     target = eligible.version if eligible else (candidates[-1].version if candidates else None)
     update_type: UpdateType | None = versioning.update_type(current, target) if target else None
+    proposed = _proposed(versioning, source, dep.constraint, eligible, catalog, view)
+    lined = source == "dist-tag" and "/" in (dep.constraint or "") and _proposes(versioning)
+    if proposed is None and eligible is not None and lined:
+        # An alias of an older line (``lts/iron``) whose newest line's release is held back.
+        why = f"no alias names {eligible.version} (the newest line's release is held back)"
+        admitted_note = f"{admitted_note}; {why}" if admitted_note else why
 
     return Finding(
         status=status,
@@ -184,8 +191,35 @@ def _evaluate(
         ),
         held_back=tuple(held),
         major_available=catalog.successor,
-        proposed=_proposed(versioning, source, dep.constraint, eligible),
+        proposed=proposed,
     )
+
+
+def _shown(finding: Finding, versioning: Versioning) -> Finding:
+    """``finding`` with its versions as the scheme writes them (``shown``: mise drops ``v``).
+
+    mise lists a ``github:`` tool's tags without their ``v`` (``v0.11.0`` is ``0.11.0``), so a
+    row's current, latest, eligible and held-back versions read alike whatever the tags carry.
+    """
+    shown = getattr(versioning, "shown", None)
+    if shown is None:
+        return finding
+
+    def one(version: str | None) -> str | None:
+        return None if version is None else str(shown(version))
+
+    return replace(
+        finding,
+        current=one(finding.current),
+        latest=one(finding.latest),
+        eligible=one(finding.eligible),
+        held_back=tuple(replace(h, version=str(shown(h.version))) for h in finding.held_back),
+    )
+
+
+def _proposes(versioning: Versioning) -> bool:
+    """Whether the scheme proposes what to write at the declared precision (``propose``)."""
+    return getattr(versioning, "propose", None) is not None
 
 
 def _proposed(
@@ -193,17 +227,48 @@ def _proposed(
     source: CurrentSource,
     constraint: str | None,
     eligible: Release | None,
+    catalog: Catalog,
+    view: CatalogView,
 ) -> str | None:
-    """The eligible release at the declared precision, for schemes with ``propose`` (mise).
+    """What to write for the eligible release, for schemes with ``propose`` (mise).
 
-    Only for a declared range or pin (a lockfile's or a dist-tag's current has no precision to
-    keep: an alias such as ``lts`` moves by itself).
+    A declared range or pin keeps its precision (``20`` → ``22``) only when what that proposal
+    resolves to today (mise's newest match) is the eligible release itself; when a newer
+    release under it is held back (``26`` resolves to the held ``26.7.1``), the eligible
+    release is proposed in full (``26.6.0``), which no install can move past. An alias
+    (``lts/iron``, a dist-tag current) is proposed as the alias of the same family that names
+    the eligible release (``lts/jod``), ``None`` when none does (its release is held back). A
+    lockfile's current has nothing declared to rewrite.
     """
     propose = getattr(versioning, "propose", None)
-    if propose is None or eligible is None or source not in {"range", "pin"} or not constraint:
+    if propose is None or eligible is None or not constraint or not constraint.strip():
         return None
-    proposed = propose(constraint.strip(), eligible.version)
-    return proposed if isinstance(proposed, str) else None
+    constraint = constraint.strip()
+    if source == "dist-tag":
+        return _alias_for(catalog, constraint, eligible.version, view)
+    if source not in {"range", "pin"}:
+        return None
+    proposed = propose(constraint, eligible.version)
+    if not isinstance(proposed, str):
+        return None
+    if versioning.exact_pin(proposed) is None:
+        resolves = view.pick(proposed, any_usable=False, choose=_pick)
+        if resolves is not None and versioning.compare(resolves, eligible.version) != 0:
+            prefix = "v" if constraint.startswith("v") else ""
+            return prefix + eligible.version.removeprefix("v")
+    return proposed
+
+
+def _alias_for(catalog: Catalog, alias: str, version: str, view: CatalogView) -> str | None:
+    """The alias of ``alias``'s family (``lts/…``) naming ``version``; ``None`` if no other does."""
+    family, slash, _ = alias.lower().rpartition("/")
+    if not slash:
+        return None  # ``lts`` and ``latest`` move by themselves
+    wanted = view.find(version)
+    for name, tagged in catalog.dist_tags:
+        if name.startswith(f"{family}/") and view.find(tagged) == wanted:
+            return None if name == alias.lower() else name
+    return None
 
 
 def _resolve_current(
@@ -224,13 +289,7 @@ def _resolve_current(
         if pin is not None:
             return pin, "pin"
         if not versioning.is_valid_constraint(constraint):
-            tagged = catalog.dist_tag(constraint)
-            if tagged is not None:
-                return tagged, "dist-tag"
-            if catalog.dist_tags:
-                return f"{constraint!r} is neither a valid range nor a dist-tag of this package"
-            what = "tag" if _is_tag_scheme(versioning) else "range"
-            return f"{constraint!r} is not a valid {versioning.ID} {what}"
+            return _tagged_current(constraint, catalog, versioning)
     # npm-pick-manifest installs dist-tags.latest whenever the range admits it and it is not
     # deprecated.
     if (
@@ -249,6 +308,26 @@ def _resolve_current(
             return chosen, "range"
     what = f"the range {constraint!r}" if constraint else "an unconstrained install"
     return f"no published release satisfies {what}"
+
+
+def _tagged_current(
+    constraint: str, catalog: Catalog, versioning: Versioning
+) -> tuple[str, CurrentSource] | str:
+    """The release the alias ``constraint`` names (a dist-tag, ``lts``), or why there is none.
+
+    A scheme with ``unknown_alias`` (mise) words the reason itself: a tool has aliases and
+    versions, not npm's ranges and dist-tags.
+    """
+    tagged = catalog.dist_tag(constraint)
+    if tagged is not None:
+        return tagged, "dist-tag"
+    unknown = getattr(versioning, "unknown_alias", None)
+    if unknown is not None:
+        return str(unknown(constraint, [name for name, _ in catalog.dist_tags]))
+    if catalog.dist_tags:
+        return f"{constraint!r} is neither a valid range nor a dist-tag of this package"
+    what = "tag" if _is_tag_scheme(versioning) else "range"
+    return f"{constraint!r} is not a valid {versioning.ID} {what}"
 
 
 def _pick(versions: list[str], constraint: str, versioning: Versioning) -> str | None:
@@ -290,7 +369,12 @@ def _select_latest(
         tagged is None or current is None or not versioning.is_compatible(current, tagged)
     ):
         return (None if current is None else view.newest_compatible(current)), None
-    if tagged is None or versioning.is_stable(tagged):
+    if tagged is None:
+        # The registry names no latest (GitHub's release list is in creation order, not version
+        # order): the newest stable release by the row's versioning, as Renovate's lookup does.
+        return view.newest_stable, None
+    flagged = _flagged(catalog, tagged, view)
+    if not flagged and versioning.is_stable(tagged):
         return tagged, None
     stable = view.newest_stable
     if stable is None:
@@ -298,14 +382,26 @@ def _select_latest(
             tagged,
             f"latest {tagged} is a prerelease: {catalog.datasource} has no stable release",
         )
-    if current is not None and not versioning.is_stable(current):
+    if current is not None and (
+        not versioning.is_stable(current) or _flagged(catalog, current, view)
+    ):
         return tagged, None
+    if flagged:
+        # The registry's own flag (GitHub's prerelease, a Node release outside an LTS line):
+        # its catalog says so for every row, nothing a row needs to repeat.
+        return stable, None
     tag = (
         "dist-tags.latest"
         if catalog.dist_tag("latest") == tagged
         else f"{catalog.datasource} latest"
     )
     return stable, f"{tag} is {tagged}, a prerelease; latest shown is the newest stable release"
+
+
+def _flagged(catalog: Catalog, version: str, view: CatalogView) -> bool:
+    """Whether the registry flags ``version`` unstable whatever its string (``prerelease``)."""
+    rel = _find(catalog, version, view)
+    return rel is not None and rel.prerelease
 
 
 def _is_tag_scheme(versioning: Versioning) -> bool:

@@ -242,9 +242,19 @@ def _current(dep: DependencyReport) -> str:
 
 
 def _eligible(dep: DependencyReport) -> str:
-    """Eligible, with its digest when a digest-pinned reference is proposed a newer tag."""
+    """Eligible, with its digest when a digest-pinned reference is proposed a newer tag.
+
+    A row with a proposal at the declared precision (a tool's ``20`` → ``24``, an alias
+    ``lts/iron`` → ``lts/krypton``) shows the proposal, what to write, with the full version
+    it resolves to beside it: ``24 (24.13.1)``, so a prefix is not turned into a pin.
+    """
     eligible = dep.eligible or ""
-    return f"{eligible}@{short_digest(dep.new_digest)}" if dep.new_digest else eligible
+    if dep.new_digest:
+        return f"{eligible}@{short_digest(dep.new_digest)}"
+    proposed = dep.proposed
+    if not proposed or proposed.removeprefix("v") == eligible.removeprefix("v"):
+        return eligible  # an exact pin: the version itself, as the other columns write it
+    return f"{proposed} ({eligible})"
 
 
 def _when(value: datetime | None) -> str:

@@ -160,3 +160,29 @@ def propose(constraint: str, version: str) -> str | None:
         return prefix + version.removeprefix("v")
     parts = have[0][: len(wanted[0])]
     return prefix + ".".join(str(part) for part in parts)
+
+
+def shown(version: str) -> str:
+    """``version`` as mise lists it: a tag's leading ``v`` dropped (``v0.11.0`` → ``0.11.0``).
+
+    mise's ``github:``/``ubi:``/``aqua:`` backends strip a ``v`` from tag names
+    (``jdx/mise:src/backend/github.rs``, ``version_prefix``), so ``mise ls-remote`` and a tool
+    row show ``0.11.0`` whether the declaration or the tag carries the ``v``.
+    """
+    text = version.strip()
+    return text[1:] if text[:1] == "v" and text[1:2].isdigit() else text
+
+
+def unknown_alias(value: str, aliases: Iterable[str]) -> str:
+    """Why a tool version that is neither a version nor an alias of its catalog names nothing.
+
+    ``aliases`` are the catalog's (Node's ``lts``, ``lts/<name>``, ``latest``), listed when
+    there are any, as ``mise ls-remote`` would show them.
+    """
+    known = sorted(aliases)
+    if not known:
+        return f"{value!r} is neither a version nor a version prefix of this tool"
+    return (
+        f"{value!r} is neither a version, a version prefix nor an alias of this tool"
+        f" (aliases: {', '.join(known)})"
+    )
