@@ -634,3 +634,25 @@ def test_age() -> None:
     assert age(NOW - timedelta(days=800), NOW) == "2.2y"
     assert age(NOW + timedelta(hours=1), NOW) == "0h"
     assert age(None, NOW) == "unknown"
+
+
+def test_a_tools_proposal_keeps_its_declared_precision() -> None:
+    """``node = "20"`` is proposed ``24`` (resolving to 24.13.1), never the pin ``24.13.1``."""
+    dep = Dependency(
+        manager="mise_toml",
+        file="mise.toml",
+        line=2,
+        name="node",
+        package_name="node",
+        datasource="node",
+        versioning="mise",
+        dep_type="tools",
+        declared="20",
+        constraint="20",
+    )
+    finding = _update("20.19.6", "24.13.1", "major", 40, proposed="24")
+    repo = RepoResult(target=".", root=".", commit=None)
+    repo.rows.append(Row(dep, finding, None, _catalog("https://nodejs.org/dist/index.json")))
+    result = ScanResult(evaluated_at=NOW, repos=[repo], host_stats={})
+    text = render_markdown(build_report(result, Settings(), {}, None))
+    assert "| `node` | `20.19.6` | `24` (`24.13.1`) |" in text

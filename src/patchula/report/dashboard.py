@@ -254,7 +254,14 @@ def _proposed(dep: DependencyReport) -> str:
         # The tag stays; what it points at moved (a newer build of the same tag).
         return code(f"{dep.current or ''}@{short_digest(dep.current_digest)}")
     eligible = dep.eligible or ""
-    return code(f"{eligible}@{short_digest(dep.new_digest)}" if dep.new_digest else eligible)
+    if dep.new_digest:
+        return code(f"{eligible}@{short_digest(dep.new_digest)}")
+    proposed = dep.proposed
+    if proposed and proposed.removeprefix("v") != eligible.removeprefix("v"):
+        # What to write at the declared precision (a tool's ``20`` → ``24``), with the release
+        # it resolves to: a prefix is not turned into a pin (as the table shows it).
+        return f"{code(proposed)} ({code(eligible)})"
+    return code(eligible)
 
 
 def _notes(dep: DependencyReport) -> str:
