@@ -273,7 +273,8 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
 ) -> None:
     """Report how far behind a checkout's dependencies are.
 
-    npm, Python (PyPI), Rust (crates.io), Go modules, container images and GitHub Actions.
+    npm (with yarn, pnpm and bun lockfiles), Python (PyPI), Rust (crates.io), Go modules,
+    container images, GitHub Actions and tool versions (mise, asdf, .nvmrc, .python-version).
     """
     cli: dict[str, Any] = {
         "concurrency": concurrency,
