@@ -653,3 +653,26 @@ def test_rows_that_send_requests_are_evaluated_by_a_bounded_pool(
     repo = _scan([tmp_path], FakeFetch({})).repos[0]
     assert [r.dependency.declared for r in repo.rows] == [f"nginx:1.{i}" for i in range(40)]
     assert peak == 4
+
+
+def test_a_past_now_sees_only_the_releases_published_by_then(tmp_path: Path) -> None:
+    """``--now`` before a release: it did not exist yet (no latest, no candidate, no hold)."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    pkgs = {
+        "a": {
+            "1.0.0": "2025-01-01T00:00:00Z",
+            "1.1.0": "2025-08-01T00:00:00Z",
+            "2.0.0": "2026-01-01T00:00:00Z",
+        }
+    }
+    past = datetime(2025, 6, 1, tzinfo=UTC)
+    settings = Settings.model_validate(
+        {"registries": {"npm": "http://npm.test"}, "now": past.isoformat(), "min-release-age": "3d"}
+    )
+    result = anyio.run(scan, [str(tmp_path)], settings, FakeFetch(pkgs), FixedClock(past))
+    finding = result.repos[0].rows[0].finding
+    assert (finding.current, finding.latest, finding.status) == ("1.0.0", "1.0.0", "up-to-date")
+    assert finding.held_back == ()
+    # At the real time (no --now) the same catalog has every release.
+    finding = _scan([tmp_path], FakeFetch(pkgs)).repos[0].rows[0].finding
+    assert (finding.current, finding.latest) == ("1.1.0", "2.0.0")

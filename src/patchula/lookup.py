@@ -247,6 +247,8 @@ class Lookups:
         # ``--offline``: the view of each lookup whose stored HTTP answers are read too; the
         # newer of the two answers (``_finish``).
         self._offline_views: dict[LookupKey, ViewDocument] = {}
+        # ``--now``: each lookup's catalog as it stood then, and the catalog it was made from.
+        self._as_of: dict[LookupKey, tuple[Catalog, Catalog]] = {}
         self.view_hits = 0
 
     def key(self, datasource: str, package: str, view: CheckoutAccess) -> LookupKey:
@@ -260,6 +262,32 @@ class Lookups:
         Its wait and the ``--recheck`` patterns matching its name then apply to the lookup.
         """
         self._names.setdefault(key, set()).add(name)
+
+    def _published_by(self, key: LookupKey, catalog: Catalog, now: datetime) -> Catalog:
+        """``catalog`` as it stood at ``now`` when the run evaluates another time (``--now``).
+
+        A past ``--now`` must not see releases published after it: they are left out, with the
+        dist-tags naming them (``latest`` among them: the newest stable release published by
+        then is latest). Releases of unknown date are kept. At the real time nothing changes,
+        so only an explicit ``--now`` pays for the look; the answer is kept per catalog.
+        """
+        if self._settings.now is None:
+            return catalog
+        held = self._as_of.get(key)
+        if held is not None and held[0] is catalog:
+            return held[1]
+        kept = tuple(r for r in catalog.releases if r.released_at is None or r.released_at <= now)
+        out = catalog
+        if len(kept) != len(catalog.releases):
+            known = {r.version for r in kept}
+            out = replace(
+                catalog,
+                releases=kept,
+                latest=catalog.latest if catalog.latest in known else None,
+                dist_tags=tuple((tag, v) for tag, v in catalog.dist_tags if v in known),
+            )
+        self._as_of[key] = (catalog, out)
+        return out
 
     def wait_for(self, key: LookupKey) -> timedelta:
         """The effective wait of lookup ``key``: the shortest among the dependencies using it.
@@ -312,11 +340,12 @@ class Lookups:
         versioning = VERSIONINGS[dep.versioning]
         lazy = DATASOURCES[dep.datasource].release_times
         if lazy is None:
+            catalog = self._published_by(key, catalog, now)
             return catalog, evaluate(dep, catalog, versioning, policy, now, locked, memo=self._memo)
         known = self._times.setdefault(key, {})
         sources = self._sources.setdefault(key, {})
         async with self._time_locks.setdefault(key, anyio.Lock()):
-            catalog = _dated(catalog, known)
+            catalog = self._published_by(key, _dated(catalog, known), now)
             finding = evaluate(dep, catalog, versioning, policy, now, locked, memo=self._memo)
             try:
                 for _ in range(MAX_TIME_ROUNDS):
@@ -337,7 +366,7 @@ class Lookups:
                             self._fetch, view.registries, dep.package_name, wanted
                         )
                     _record(answer, known, sources, lazy.source, catalog)
-                    catalog = _dated(catalog, known)
+                    catalog = self._published_by(key, _dated(catalog, known), now)
                     finding = evaluate(
                         dep, catalog, versioning, policy, now, locked, memo=self._memo
                     )
