@@ -140,9 +140,11 @@ def test_run_help_names_container_images() -> None:
     result = runner.invoke(app, ["run", "--help"], terminal_width=200)
     assert result.exit_code == 0
     assert "Report how far behind a checkout's dependencies are." in result.stdout
+    said = " ".join(result.stdout.split())
     assert (
-        "npm, Python (PyPI), Rust (crates.io), Go modules, container images and GitHub Actions."
-        in result.stdout
+        "npm (with yarn, pnpm and bun lockfiles), Python (PyPI), Rust (crates.io), Go modules,"
+        " container images, GitHub Actions and tool versions (mise, asdf, .nvmrc,"
+        " .python-version)." in said
     )
 
 
