@@ -474,3 +474,53 @@ async def test_a_hostile_dependency_name_fails_its_own_task_only(
     with fake_registry.host("npm").lock:
         routes = dict(fake_registry.host("npm").requests_by_route)
     assert not any("admin" in route for route in routes)
+
+
+@pytest.mark.anyio
+async def test_permanent_errors_fail_at_once_and_transient_ones_back_off(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A 404 and an invalid body fail on their first attempt; a 503 is retried after 30 s."""
+    _add(fake_registry, "gone")
+    _add(fake_registry, "garbled")
+    _add(fake_registry, "busy")
+    npm = fake_registry.host("npm")
+    npm.server_error_next(1000, 404, route="GET /gone")
+    npm.fail_next(1000, 200, {}, b"{not json", route="GET /garbled")
+    npm.server_error_next(REQUESTS_PER_ATTEMPT, 503, route="GET /busy")
+    root = checkout(tmp_path / "repo", {"gone": "^1.0.0", "garbled": "^1.0.0", "busy": "^1.0.0"})
+    clock = FakeClock()
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, clock) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert found["gone"][:2] == ("failed", 1)
+    assert "not found (404" in (found["gone"][3] or "")
+    assert found["garbled"][:2] == ("failed", 1)
+    assert found["busy"][:2] == ("completed", 2)
+    assert clock.sleeps == [30.0]
+
+
+@pytest.mark.anyio
+async def test_a_failed_version_document_completes_the_package_saying_so(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A 404 of the version document: the catalog is stored, its dependencies are unknown."""
+    _add(fake_registry, "app", {"lib": "^1.0.0"})
+    fake_registry.host("npm").server_error_next(1000, 404, route="GET /app/1.1.0")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    clock = FakeClock()
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, clock) as w:
+        await enqueue(w, root)
+        result = await w.run()
+    found = rows(cache_path)
+    assert found["app"][:2] == ("completed", 1)
+    assert "lib" not in found
+    (unknown,) = result.unknown_dependencies
+    assert unknown.startswith("dependencies of app@1.1.0 unknown: npm package 'app' version")
+    assert "not found (404" in unknown
+    with sqlite3.connect(cache_path) as conn:
+        (stored,) = conn.execute("SELECT result FROM lookup_tasks WHERE package = 'app'").fetchone()
+    assert json.loads(stored)["dependenciesUnknown"] == unknown

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import time
 import uuid
@@ -29,7 +30,14 @@ import orjson
 
 from patchula.cache import CacheError, tasks
 from patchula.datasource import DATASOURCES
-from patchula.errors import LookupFailed, NotCached
+from patchula.errors import (
+    LookupFailed,
+    NotCached,
+    PackageNotFound,
+    RegistryError,
+    RegistryUnreachable,
+)
+from patchula.http.governor import RateLimited
 from patchula.versioning import VERSIONINGS
 
 if TYPE_CHECKING:
@@ -38,7 +46,7 @@ if TYPE_CHECKING:
     from patchula.cache import Cache
     from patchula.clock import Clock
     from patchula.credentials import CheckoutAccess, RegistryAccess
-    from patchula.datasource.base import Fetch
+    from patchula.datasource.base import Declared, Fetch
     from patchula.lookup import LookupKey
     from patchula.models import Catalog
     from patchula.scan import TargetDependency
@@ -53,6 +61,7 @@ __all__ = [
     "catalog_summary",
     "choose_version",
     "enqueue_targets",
+    "transient",
 ]
 
 # Ready tasks the dispatcher claims at once (the seed's batch).
@@ -109,6 +118,25 @@ def choose_version(catalog: Catalog, constraint: str | None, versioning_id: str)
     return max(stable, key=versioning.sort_key) if stable else None
 
 
+# A registry's answer of this status may differ on the next attempt (rate limit, server error).
+_TRANSIENT_STATUS = re.compile(r"\bHTTP (?:429|5\d\d)\b")
+
+
+def transient(exc: LookupFailed) -> bool:
+    """Whether a later attempt at the lookup that raised ``exc`` may succeed (back off, retry).
+
+    Transient: no answer at all (``RegistryUnreachable``: DNS, refused, timeout, reset), a
+    rate limit (``RateLimited``, HTTP 429) and a server error (HTTP 5xx, RFC 9110 §15.6).
+    Permanent (one attempt, failed at once): a package the registry does not know (404/410),
+    a name refused in a URL, another 4xx and a body that is not a usable document.
+    """
+    if isinstance(exc, RegistryUnreachable | RateLimited):
+        return True
+    if isinstance(exc, PackageNotFound):
+        return False
+    return isinstance(exc, RegistryError) and _TRANSIENT_STATUS.search(exc.reason) is not None
+
+
 def _extras_of(constraint: str | None) -> tuple[frozenset[str], str]:
     """Split a ``[a,b]>=1`` constraint (a Python requirement's extras) into extras and spec."""
     text = (constraint or "").strip()
@@ -143,6 +171,8 @@ class WarmResult:
     retried: int = 0
     taken_back: int = 0
     events: list[TaskEvent] = field(default_factory=list)
+    # "dependencies of X@v unknown: <reason>" of tasks completed without their dependencies.
+    unknown_dependencies: list[str] = field(default_factory=list)
 
 
 def _owner_token() -> str:
@@ -380,21 +410,32 @@ class Warmer:
         try:
             with self._access.using(view):
                 catalog = await source.get_catalog(self._fetch, base_url, task.package)
-                version = choose_version(catalog, constraint, source.default_versioning)
-                declared = (
-                    await source.dependencies(
-                        self._fetch, base_url, task.package, version, extras=extras
-                    )
-                    if version is not None and source.dependencies is not None
-                    else []
-                )
         except LookupFailed as exc:
-            await self._fail(task, exc.reason, result)
+            await self._fail(task, exc.reason, result, final=not transient(exc))
             return
         except Exception as exc:  # noqa: BLE001 - a datasource bug fails the task, not the pool
             why = f"internal error looking up {task.package}: {type(exc).__name__}: {exc}"
             await self._fail(task, why, result)
             return
+        version = choose_version(catalog, constraint, source.default_versioning)
+        declared: Sequence[Declared] = ()
+        unknown: str | None = None
+        if version is not None and source.dependencies is not None:
+            try:
+                with self._access.using(view):
+                    declared = await source.dependencies(
+                        self._fetch, base_url, task.package, version, extras=extras
+                    )
+            except LookupFailed as exc:
+                if transient(exc):
+                    await self._fail(task, exc.reason, result)
+                    return
+                # The catalog is stored: the package is warm, only what it needs is not known.
+                unknown = f"dependencies of {task.package}@{version} unknown: {exc.reason}"
+            except Exception as exc:  # noqa: BLE001 - a datasource bug fails the task only
+                why = f"internal error looking up {task.package}: {type(exc).__name__}: {exc}"
+                await self._fail(task, why, result)
+                return
         children = [
             tasks.NewTask(
                 task.datasource,
@@ -411,6 +452,7 @@ class Warmer:
             version=version,
             dependencies=len(declared),
             followed=len(children),
+            **({"dependenciesUnknown": unknown} if unknown is not None else {}),
         )
         now = self._now()
 
@@ -432,7 +474,9 @@ class Warmer:
                 self._views.setdefault(ident, view)
         if completed:
             result.completed += 1
-            self._told(_event(task, "completed", left=left), result)
+            if unknown is not None:
+                result.unknown_dependencies.append(unknown)
+            self._told(_event(task, "completed", unknown, left=left), result)
 
     async def _fail(
         self, task: tasks.Task, reason: str, result: WarmResult, *, final: bool = False
@@ -525,7 +569,9 @@ class TaskRecorder:
         if isinstance(result, NotCached):
             return
         if isinstance(result, LookupFailed):
-            outcome = tasks.LookupOutcome(key[0], key[1], None, result.reason)
+            outcome = tasks.LookupOutcome(
+                key[0], key[1], None, result.reason, permanent=not transient(result)
+            )
         else:
             outcome = tasks.LookupOutcome(key[0], key[1], catalog_summary(result), None)
         self._buffer.append(outcome)

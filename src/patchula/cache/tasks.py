@@ -91,6 +91,8 @@ class LookupOutcome:
     package: str
     result: str | None
     error: str | None
+    # A failure retrying cannot mend (404, refused name, unusable body): failed for good at once.
+    permanent: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,8 @@ class FailedTask:
     error: str | None
     attempts: int
     failed_at: float | None
+    triggered_by: str | None = None
+    depth: int = 0
 
 
 def enqueue(
@@ -204,9 +208,9 @@ def record(
     A success completes the package's task (a ``warm`` task that is open is left to ``cache
     warm``, which follows its dependencies; a ``warm`` task completed stays as it is). A
     failure is one attempt: the task is ``pending`` with ``next_retry_at`` after the back-off,
-    or ``failed`` once ``max_attempts`` attempts failed; an ``in_progress`` or open ``warm``
-    task is left to the process working on it. The row is created when missing; of repeats
-    of one package in ``outcomes`` the last counts.
+    or ``failed`` once ``max_attempts`` attempts failed (at once when it is ``permanent``);
+    an ``in_progress`` or open ``warm`` task is left to the process working on it. The row
+    is created when missing; of repeats of one package in ``outcomes`` the last counts.
     """
     # One record per package: a package looked up on two registries keeps its last outcome.
     outcomes = list({(o.datasource, o.package): o for o in outcomes}.values())
@@ -227,7 +231,7 @@ def record(
             continue
         # A task failed for good keeps its attempts and only takes the newest error.
         tried = attempts + 1 if status == "pending" else attempts if status == "failed" else 1
-        done = status == "failed" or tried >= limit
+        done = status == "failed" or tried >= limit or outcome.permanent
         conn.execute(
             "UPDATE lookup_tasks SET status = ?, origin = 'run', error_message = ?,"
             " attempts = ?, max_attempts = ?, started_at = ?, completed_at = ?,"
@@ -282,7 +286,7 @@ def _insert_run(
 ) -> None:
     """Insert the first record of a package ``patchula run`` looked up."""
     ok = outcome.error is None
-    done = ok or max_attempts <= 1
+    done = ok or max_attempts <= 1 or outcome.permanent
     conn.execute(
         "INSERT INTO lookup_tasks (datasource, package, triggered_by, origin, status, attempts,"
         " max_attempts, result, error_message, created_at, started_at, completed_at,"
@@ -466,7 +470,7 @@ def summary(conn: sqlite3.Connection) -> TaskSummary:
 def failed(conn: sqlite3.Connection) -> list[FailedTask]:
     """Tasks failed for good, most recently failed first (then by package)."""
     rows = conn.execute(
-        "SELECT package, datasource, error_message, attempts, completed_at FROM lookup_tasks"
-        " WHERE status = 'failed' ORDER BY completed_at DESC, package, datasource"
+        "SELECT package, datasource, error_message, attempts, completed_at, triggered_by, depth"
+        " FROM lookup_tasks WHERE status = 'failed' ORDER BY completed_at DESC, package, datasource"
     ).fetchall()
-    return [FailedTask(str(r[0]), str(r[1]), r[2], int(r[3]), r[4]) for r in rows]
+    return [FailedTask(str(r[0]), str(r[1]), r[2], int(r[3]), r[4], r[5], int(r[6])) for r in rows]
