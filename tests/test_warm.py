@@ -524,3 +524,26 @@ async def test_a_failed_version_document_completes_the_package_saying_so(
     with sqlite3.connect(cache_path) as conn:
         (stored,) = conn.execute("SELECT result FROM lookup_tasks WHERE package = 'app'").fetchone()
     assert json.loads(stored)["dependenciesUnknown"] == unknown
+
+
+@pytest.mark.anyio
+async def test_the_extras_of_a_direct_python_requirement_are_followed(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``pa[socks]>=1.0`` in requirements.txt: pa's requirements of extra ``socks`` are tasks."""
+    fake_registry.pypi.add(
+        "pa",
+        {"1.2": OLD},
+        requires_dist={"1.2": ["socks-lib; extra == 'socks'", "docs-lib; extra == 'docs'"]},
+    )
+    fake_registry.pypi.add("socks-lib", {"0.1": OLD})
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "requirements.txt").write_text("pa[socks]>=1.0\n")
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert sorted(found) == ["pa", "socks-lib"]
+    assert found["socks-lib"][:3] == ("completed", 1, 1)

@@ -533,6 +533,9 @@ def enqueue_targets(
             views[key] = access.for_checkout(item.root)
         dep = item.dep
         constraint = item.locked or dep.constraint
+        if dep.extras:
+            # ``[socks]>=1``: the form a child's extras take too (``_extras_of`` splits it).
+            constraint = f"[{','.join(dep.extras)}]{constraint or ''}"
         new.append(
             tasks.NewTask(
                 dep.datasource,
