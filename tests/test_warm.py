@@ -96,10 +96,16 @@ async def warmer(
     *,
     workers: int = 5,
     max_depth: int = 10,
+    npm_url: str | None = None,
+    home: Path | None = None,
 ) -> AsyncIterator[Warmer]:
-    """A Warmer on ``cache_path`` pointed at the fake registry, with the fake clock."""
-    settings = Settings(registries={"npm": registry.url("npm"), "pypi": registry.url("pypi")})
-    access = RegistryAccess(settings)
+    """A Warmer on ``cache_path`` pointed at the fake registry, with the fake clock.
+
+    With ``home``, npm's registry is that of ``home/.npmrc`` (then a checkout's wins).
+    """
+    npm = {} if home is not None else {"npm": npm_url or registry.url("npm")}
+    settings = Settings(registries={**npm, "pypi": registry.url("pypi")})
+    access = RegistryAccess(settings, home=home)
     async with Cache.open(cache_path) as cache:
         timer = Timer(monotonic=lambda: clock.t, wall=clock.now, sleep=_no_sleep)
         fetcher = Fetcher(cache=cache, credentials=access, timer=timer)
@@ -226,6 +232,7 @@ async def test_a_second_warm_finds_everything_warm_and_fetches_nothing(
         await enqueue(w, root)
         await w.run()
     fake_registry.reset_stats()
+    clock.t += 10.0  # a later warm: only the cache's fresh answers make its tasks needless
     async with warmer(fake_registry, cache_path, clock) as w:
         assert await enqueue(w, root) == [None]
         result = await w.run()
@@ -547,3 +554,115 @@ async def test_the_extras_of_a_direct_python_requirement_are_followed(
     found = rows(cache_path)
     assert sorted(found) == ["pa", "socks-lib"]
     assert found["socks-lib"][:3] == ("completed", 1, 1)
+
+
+def _bases(cache_path: Path, package: str) -> list[tuple[str, str]]:
+    """(base URL, status) of each task of ``package``."""
+    with sqlite3.connect(cache_path) as conn:
+        found = conn.execute(
+            "SELECT base_url, status FROM lookup_tasks WHERE package = ? ORDER BY id", (package,)
+        ).fetchall()
+    return [(r[0], r[1]) for r in found]
+
+
+@pytest.mark.anyio
+async def test_another_registry_is_another_task(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Warm through 127.0.0.1, then through localhost: not "already warm", a task of its own."""
+    _add(fake_registry, "app")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    mirror = fake_registry.url("npm").replace("127.0.0.1", "localhost")
+    async with warmer(fake_registry, cache_path, FakeClock(), npm_url=mirror) as w:
+        (ident,) = await enqueue(w, root)
+    assert ident is not None
+    assert _bases(cache_path, "app") == [
+        (fake_registry.url("npm").rstrip("/"), "completed"),
+        (mirror.rstrip("/"), "pending"),
+    ]
+
+
+@pytest.mark.anyio
+async def test_warm_is_what_the_cache_holds_not_a_completed_row(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """After the HTTP entries went (prune, eviction), a second warm fetches them again."""
+    _add(fake_registry, "app", {"lib": "^1.0.0"})
+    _add(fake_registry, "lib")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    with sqlite3.connect(cache_path) as conn:
+        conn.execute("DELETE FROM http_entries")
+    fake_registry.reset_stats()
+    async with warmer(fake_registry, cache_path, FakeClock(t=10.0)) as w:
+        assert (await enqueue(w, root))[0] is not None
+        result = await w.run()
+    assert result.completed == 2
+    with fake_registry.host("npm").lock:
+        routes = dict(fake_registry.host("npm").requests_by_route)
+    assert routes == {"GET /app": 1, "GET /app/1.1.0": 1, "GET /lib": 1, "GET /lib/1.1.0": 1}
+
+
+@pytest.mark.anyio
+async def test_a_target_failed_for_good_is_tried_again_by_a_new_warm(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A new ``cache warm`` asks for its targets now: a failed task is reopened, attempts reset."""
+    root = checkout(tmp_path / "repo", {"late": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    assert rows(cache_path)["late"][:2] == ("failed", 1)
+    _add(fake_registry, "late")
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        assert (await enqueue(w, root))[0] is not None
+        await w.run()
+    assert rows(cache_path)["late"] == ("completed", 1, 0, None)
+
+
+@pytest.mark.anyio
+async def test_a_queued_retry_goes_to_the_checkouts_registry_or_fails(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A retry by a later warm uses the checkout's .npmrc registry; a gone checkout fails it.
+
+    The user's npm registry is a closed loopback port: asking it would be the dependency
+    confusion the stored base URL prevents.
+    """
+    _add(fake_registry, "private-a")
+    _add(fake_registry, "private-b")
+    npm = fake_registry.host("npm")
+    npm.server_error_next(REQUESTS_PER_ATTEMPT * 2, 503, route="GET /private-a")
+    npm.server_error_next(REQUESTS_PER_ATTEMPT, 503, route="GET /private-b")
+    keep = checkout(tmp_path / "keep", {"private-a": "^1.0.0"})
+    gone = checkout(tmp_path / "gone", {"private-b": "^1.0.0"})
+    for root in (keep, gone):
+        (root / ".npmrc").write_text(f"registry={fake_registry.url('npm')}\n")
+    cache_path = tmp_path / "cache.sqlite3"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".npmrc").write_text("registry=http://127.0.0.1:9/\n")
+    clock = FakeClock()
+    async with warmer(fake_registry, cache_path, clock, home=home) as w:
+        await enqueue(w, keep)
+        await enqueue(w, gone)
+        await w.run(wait=False)
+    assert rows(cache_path)["private-a"][:2] == ("pending", 1)
+    (gone / ".npmrc").unlink()
+    (gone / "package.json").unlink()
+    gone.rmdir()
+    clock.t += 3600
+    async with warmer(fake_registry, cache_path, clock, home=home) as w:
+        await w.run()
+    found = rows(cache_path)
+    assert found["private-a"][:2] == ("completed", 3)
+    assert found["private-b"][0] == "failed"
+    assert f"the checkout {gone} it was enqueued from is gone" in (found["private-b"][3] or "")

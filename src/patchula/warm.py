@@ -20,8 +20,9 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
@@ -37,6 +38,7 @@ from patchula.errors import (
     RegistryError,
     RegistryUnreachable,
 )
+from patchula.http.caching import credential_digest
 from patchula.http.governor import RateLimited
 from patchula.versioning import VERSIONINGS
 
@@ -46,14 +48,13 @@ if TYPE_CHECKING:
     from patchula.cache import Cache
     from patchula.clock import Clock
     from patchula.credentials import CheckoutAccess, RegistryAccess
-    from patchula.datasource.base import Declared, Fetch
+    from patchula.datasource.base import CatalogRequest, Datasource, Declared, Fetch
     from patchula.lookup import LookupKey
     from patchula.models import Catalog
     from patchula.scan import TargetDependency
 
 __all__ = [
     "BATCH",
-    "WARM_FRESH_SECONDS",
     "TaskEvent",
     "TaskRecorder",
     "WarmResult",
@@ -66,8 +67,6 @@ __all__ = [
 
 # Ready tasks the dispatcher claims at once (the seed's batch).
 BATCH = 10
-# A package whose ``warm`` task completed this recently is warm: no task is opened for it.
-WARM_FRESH_SECONDS = 3600.0
 # How long a claim holds without renewal (seconds); a live process renews every third of it.
 LEASE_SECONDS = 300.0
 # How often an idle dispatcher looks again while another process works on the queue (seconds).
@@ -235,7 +234,10 @@ class Warmer:
         self.on_event = on_event
         self.owner = _owner_token()
         self._views: dict[int, CheckoutAccess] = {}
+        self._checkouts: dict[str, CheckoutAccess] = {}
         self._active: set[int] = set()
+        # Tasks completed since then were done by this warm: reached again, they need none.
+        self._started = self._now()
 
     def _now(self) -> float:
         return self._clock.now().timestamp()
@@ -247,20 +249,83 @@ class Warmer:
 
         ``views`` (one per task) are the registries and credentials each is looked up with.
         """
+        chosen = list(views) if views is not None else [self._default_view] * len(new)
+        new = await self._identified(new, chosen)
         now = self._now()
         ids = await self._cache.task_job(
             partial(
                 tasks.enqueue,
                 tasks=new,
                 now=now,
-                fresh_after=now - WARM_FRESH_SECONDS,
+                fresh_after=self._started,
                 max_attempts=self.max_attempts,
             )
         )
-        for ident, view in zip(ids, views or (), strict=False):
+        for ident, view in zip(ids, chosen, strict=True):
             if ident is not None:
                 self._views.setdefault(ident, view)
         return ids
+
+    async def _identified(
+        self, new: Sequence[tasks.NewTask], views: Sequence[CheckoutAccess]
+    ) -> list[tasks.NewTask]:
+        """``new`` with the base URL, credential digest and freshness of each one's lookup.
+
+        The base URL is the view's for the package (a checkout's ``.npmrc`` registry); the
+        credential digest (``http.caching.credential_digest``, never the secret) that of the
+        credential the view sends to the catalog URL. ``fresh``: the fetch facade holds a fresh
+        answer to the catalog request (``fresh_many``; single-document datasources only, the
+        others are always worked on: their catalog is several documents, read from the HTTP
+        cache where fresh).
+        """
+        found: list[tasks.NewTask] = []
+        asks: dict[int, list[tuple[int, CatalogRequest]]] = {}
+        by_key: dict[int, CheckoutAccess] = {}
+        for index, (task, view) in enumerate(zip(new, views, strict=True)):
+            base_url = task.base_url or view.base_url(task.datasource, task.package)
+            source = DATASOURCES.get(task.datasource)
+            request: CatalogRequest | None = None
+            if source is not None and source.single_document is not None:
+                with contextlib.suppress(LookupFailed):  # a refused name: its task says so
+                    request = source.single_document.request(base_url, task.package)
+            credential = view.credentials.for_url(request.url if request else base_url)
+            digest = credential_digest(credential.cache_identity if credential else None)
+            found.append(replace(task, base_url=base_url, credential=digest))
+            if request is not None:
+                asks.setdefault(id(view), []).append((index, request))
+                by_key[id(view)] = view
+        fresh_many = getattr(self._fetch, "fresh_many", None)
+        if fresh_many is None:
+            return found
+        for key, pairs in asks.items():
+            with self._access.using(by_key[key]):
+                answers = await fresh_many([(r.url, r.headers, r.representation) for _, r in pairs])
+            for (index, _), answer in zip(pairs, answers, strict=True):
+                if answer is not None and 200 <= answer.status < 300:  # noqa: PLR2004 - 2xx
+                    found[index] = replace(found[index], fresh=True)
+        return found
+
+    def _view_of(self, task: tasks.Task) -> CheckoutAccess | str:
+        """The registries and credentials ``task`` was enqueued with, or why they are gone.
+
+        This process's own tasks keep the view they were enqueued with; another process's
+        (a retry by a later ``cache warm``) read their checkout's ``.npmrc`` again. A checkout
+        that no longer exists is a reason: its task is never asked of another registry.
+        """
+        view = self._views.get(task.id)
+        if view is not None:
+            return view
+        root = task.checkout_root
+        if root is None:
+            return self._default_view
+        if root not in self._checkouts:
+            if not Path(root).is_dir():
+                return (
+                    f"the checkout {root} it was enqueued from is gone: its registry settings"
+                    " (.npmrc) cannot be read, and it is not asked of another registry"
+                )
+            self._checkouts[root] = self._access.for_checkout(Path(root))
+        return self._checkouts[root]
 
     async def run(self, *, wait: bool = True) -> WarmResult:
         """Work through the queue until nothing is left to do; what was done.
@@ -404,8 +469,12 @@ class Warmer:
             partial(tasks.still_claimed, ident=task.id, owner=self.owner)
         ):
             return  # taken over while it waited for a worker: the other process does it
-        view = self._views.get(task.id, self._default_view)
-        base_url = view.base_url(task.datasource, task.package)
+        view = self._view_of(task)
+        if isinstance(view, str):
+            await self._fail(task, view, result, final=True)
+            return
+        # Its own registry (a mirror, a checkout's .npmrc): a retry goes where the task went.
+        base_url = task.base_url or view.base_url(task.datasource, task.package)
         extras, constraint = _extras_of(task.constraint)
         try:
             with self._access.using(view):
@@ -421,32 +490,33 @@ class Warmer:
         declared: Sequence[Declared] = ()
         unknown: str | None = None
         if version is not None and source.dependencies is not None:
-            try:
-                with self._access.using(view):
-                    declared = await source.dependencies(
-                        self._fetch, base_url, task.package, version, extras=extras
-                    )
-            except LookupFailed as exc:
-                if transient(exc):
-                    await self._fail(task, exc.reason, result)
-                    return
-                # The catalog is stored: the package is warm, only what it needs is not known.
-                unknown = f"dependencies of {task.package}@{version} unknown: {exc.reason}"
-            except Exception as exc:  # noqa: BLE001 - a datasource bug fails the task only
-                why = f"internal error looking up {task.package}: {type(exc).__name__}: {exc}"
-                await self._fail(task, why, result)
+            with self._access.using(view):
+                found = await _declared(
+                    source, self._fetch, base_url, task.package, version, extras
+                )
+            if isinstance(found, Retry):
+                await self._fail(task, found.reason, result)
                 return
-        children = [
-            tasks.NewTask(
-                task.datasource,
-                d.name,
-                f"[{','.join(d.extras)}]{d.constraint}" if d.extras else d.constraint,
-                depth=task.depth + 1,
-                parent_id=task.id,
-                triggered_by=f"{task.datasource}:{task.package}@{version}",
-            )
-            for d in declared[:MAX_CHILDREN]
-        ]
+            if isinstance(found, str):
+                # The catalog is stored: the package is warm, only what it needs is not known.
+                unknown = f"dependencies of {task.package}@{version} unknown: {found}"
+            else:
+                declared = found
+        children = await self._identified(
+            [
+                tasks.NewTask(
+                    task.datasource,
+                    d.name,
+                    f"[{','.join(d.extras)}]{d.constraint}" if d.extras else d.constraint,
+                    depth=task.depth + 1,
+                    parent_id=task.id,
+                    triggered_by=f"{task.datasource}:{task.package}@{version}",
+                    checkout_root=task.checkout_root,
+                )
+                for d in declared[:MAX_CHILDREN]
+            ],
+            [view] * min(len(declared), MAX_CHILDREN),
+        )
         summary = catalog_summary(
             catalog,
             version=version,
@@ -462,7 +532,7 @@ class Warmer:
                 conn,
                 children,
                 now=now,
-                fresh_after=now - WARM_FRESH_SECONDS,
+                fresh_after=self._started,
                 max_attempts=self.max_attempts,
             )
             done = tasks.complete(conn, task.id, owner=self.owner, result=summary, now=now)
@@ -504,6 +574,36 @@ class Warmer:
             self.on_event(event)
 
 
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """A transient failure (or a datasource bug): the task's attempt failed, to retry."""
+
+    reason: str
+
+
+async def _declared(
+    source: Datasource,
+    fetch: Fetch,
+    base_url: str,
+    package: str,
+    version: str,
+    extras: frozenset[str],
+) -> Sequence[Declared] | Retry | str:
+    """What ``package@version`` depends on, a ``Retry``, or why it cannot be known (a str).
+
+    A permanent failure of the version document (404, an unusable body) is a reason, not a
+    failure of the package: its catalog was stored.
+    """
+    if source.dependencies is None:  # pragma: no cover - the caller checks
+        return ()
+    try:
+        return await source.dependencies(fetch, base_url, package, version, extras=extras)
+    except LookupFailed as exc:
+        return Retry(exc.reason) if transient(exc) else exc.reason
+    except Exception as exc:  # noqa: BLE001 - a datasource bug fails the task only
+        return Retry(f"internal error looking up {package}: {type(exc).__name__}: {exc}")
+
+
 def _event(
     task: tasks.Task,
     status: str,
@@ -542,6 +642,9 @@ def enqueue_targets(
                 dep.package_name,
                 constraint,
                 triggered_by=f"{item.root}:{item.file}",
+                checkout_root=key,
+                # Asked for now: a task failed for good earlier is tried again.
+                reopen_failed=True,
             )
         )
         chosen.append(views[key])
@@ -573,10 +676,17 @@ class TaskRecorder:
             return
         if isinstance(result, LookupFailed):
             outcome = tasks.LookupOutcome(
-                key[0], key[1], None, result.reason, permanent=not transient(result)
+                key[0],
+                key[1],
+                None,
+                result.reason,
+                permanent=not transient(result),
+                base_url=key[2],
             )
         else:
-            outcome = tasks.LookupOutcome(key[0], key[1], catalog_summary(result), None)
+            outcome = tasks.LookupOutcome(
+                key[0], key[1], catalog_summary(result), None, base_url=key[2]
+            )
         self._buffer.append(outcome)
         if len(self._buffer) >= RECORD_BATCH:
             future = self._cache.submit_task_job(self._job(self._buffer))

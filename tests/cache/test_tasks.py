@@ -45,14 +45,19 @@ def _populate_v2(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO meta VALUES ('damaged_rows', 2)")
 
 
-@pytest.mark.parametrize("start", [2, 3])
-def test_a_populated_cache_migrates_to_v4_losing_nothing(tmp_path: Path, start: int) -> None:
-    """A v2 or v3 file with HTTP, release, extraction, meta (and view) rows keeps every row."""
+@pytest.mark.parametrize("start", [2, 3, 4])
+def test_a_populated_cache_migrates_to_v5_losing_nothing(tmp_path: Path, start: int) -> None:
+    """A v2, v3 or v4 file with HTTP, release, extraction, meta, view (task) rows keeps them."""
     path = tmp_path / "cache.sqlite3"
     with raw(path) as db:
         migrate(db, None, MIGRATIONS[:start])
         _populate_v2(db)
-        if start == 3:
+        if start == 4:
+            db.execute(
+                "INSERT INTO lookup_tasks (datasource, package, status, created_at)"
+                " VALUES ('npm', 'kept', 'failed', 1.0)"
+            )
+        if start >= 3:
             db.execute(
                 "INSERT INTO catalog_views (key, datasource, package, representation, body,"
                 " body_size, raw_size, fetched_at, stored_at, access_clock)"
@@ -60,7 +65,7 @@ def test_a_populated_cache_migrates_to_v4_losing_nothing(tmp_path: Path, start: 
             )
     Cache.open(path).close()
     with raw(path) as db:
-        assert user_version(db) == SCHEMA_VERSION == 4
+        assert user_version(db) == SCHEMA_VERSION == 5
         assert db.execute("SELECT key, etag, access_clock FROM http_entries").fetchall() == [
             ("k", '"e"', 7)
         ]
@@ -69,8 +74,11 @@ def test_a_populated_cache_migrates_to_v4_losing_nothing(tmp_path: Path, start: 
         assert db.execute("SELECT data FROM extractions").fetchall() == [(b"\x02",)]
         assert db.execute("SELECT value FROM meta").fetchall() == [(2,)]
         views = db.execute("SELECT key, body, fetched_at FROM catalog_views").fetchall()
-        assert views == ([("v", b"\x03", 30.0)] if start == 3 else [])
-        assert db.execute("SELECT count(*) FROM lookup_tasks").fetchone() == (0,)
+        assert views == ([("v", b"\x03", 30.0)] if start >= 3 else [])
+        found = db.execute(
+            "SELECT package, status, base_url, credential, checkout_root FROM lookup_tasks"
+        ).fetchall()
+        assert found == ([("kept", "failed", "", "-", None)] if start == 4 else [])
 
 
 def test_status_outside_the_check_is_refused(conn: sqlite3.Connection) -> None:

@@ -68,6 +68,15 @@ class NewTask:
     depth: int = 0
     parent_id: int | None = None
     triggered_by: str | None = None
+    # Where and as whom it is looked up: part of the task's identity (v5).
+    base_url: str = ""
+    credential: str = "-"
+    # The checkout whose .npmrc applies (a retry by a later process reads it again).
+    checkout_root: str | None = None
+    # The cache holds a fresh answer to its catalog request (the fetch facade said so).
+    fresh: bool = False
+    # A task of this identity failed for good is opened again (a target's dependency).
+    reopen_failed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +90,8 @@ class Task:
     depth: int
     attempts: int
     max_attempts: int
+    base_url: str = ""
+    checkout_root: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +104,8 @@ class LookupOutcome:
     error: str | None
     # A failure retrying cannot mend (404, refused name, unusable body): failed for good at once.
     permanent: bool = False
+    # The registry it was looked up on (with the datasource and package: the task it records).
+    base_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,25 +140,29 @@ def enqueue(
 ) -> list[int | None]:
     """Open a ``warm`` task for each of ``tasks`` unless one is open or needs none; their ids.
 
-    The seed's de-duplication at creation: an open task (``pending`` or ``in_progress``) of the
-    same datasource and package is reused (a ``run`` task becomes ``warm``: its dependencies
-    are to be followed); a package whose ``warm`` task completed at or after ``fresh_after``
-    is warm already and a task failed for good waits for ``retry``: both give ``None``. A
-    completed task older than that, or one of a ``run``, is opened again. Repeats within
-    ``tasks`` give the first one's answer.
+    A task is (datasource, package, base URL, credential digest). The seed's de-duplication
+    at creation: an open task (``pending`` or ``in_progress``) of that identity is reused (a
+    ``run`` task becomes ``warm``: its dependencies are to be followed). A ``warm`` task
+    completed needs none (``None``) when it completed at or after ``fresh_after`` (this warm
+    run already did it) or when the cache holds a fresh answer to its catalog request
+    (``NewTask.fresh``); else (pruned, evicted, stale, or a ``run`` record) it is opened again.
+    A task failed for good gives ``None`` (it waits for ``retry``) unless ``reopen_failed``:
+    then it is opened again with its attempts reset. Repeats within ``tasks`` give the first
+    one's answer.
     """
     ids: list[int | None] = []
     for task in tasks:
         row = conn.execute(
             "SELECT id, status, origin, completed_at FROM lookup_tasks"
-            " WHERE datasource = ? AND package = ?",
-            (task.datasource, task.package),
+            " WHERE datasource = ? AND package = ? AND base_url = ? AND credential = ?",
+            (task.datasource, task.package, task.base_url, task.credential),
         ).fetchone()
         if row is None:
             cursor = conn.execute(
                 "INSERT INTO lookup_tasks (datasource, package, version_constraint, parent_id,"
-                " depth, triggered_by, origin, status, max_attempts, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, 'warm', 'pending', ?, ?)",
+                " depth, triggered_by, origin, status, max_attempts, created_at, base_url,"
+                " credential, checkout_root)"
+                " VALUES (?, ?, ?, ?, ?, ?, 'warm', 'pending', ?, ?, ?, ?, ?)",
                 (
                     task.datasource,
                     task.package,
@@ -155,17 +172,21 @@ def enqueue(
                     task.triggered_by,
                     max_attempts,
                     now,
+                    task.base_url,
+                    task.credential,
+                    task.checkout_root,
                 ),
             )
             ids.append(cursor.lastrowid)
             continue
         ident, status, origin, completed_at = row
+        done_now = completed_at is not None and completed_at >= fresh_after
         if status in {"pending", "in_progress"}:
             if origin != "warm":
                 conn.execute("UPDATE lookup_tasks SET origin = 'warm' WHERE id = ?", (ident,))
             ids.append(ident)
-        elif status == "failed" or (
-            origin == "warm" and completed_at is not None and completed_at >= fresh_after
+        elif (status == "failed" and not task.reopen_failed) or (
+            status == "completed" and origin == "warm" and (done_now or task.fresh)
         ):
             ids.append(None)
         else:
@@ -182,8 +203,8 @@ def _reopen(
         "UPDATE lookup_tasks SET status = 'pending', origin = 'warm', version_constraint = ?,"
         " parent_id = ?, depth = ?, triggered_by = ?, attempts = 0, max_attempts = ?,"
         " result = NULL, error_message = NULL, created_at = ?, started_at = NULL,"
-        " completed_at = NULL, next_retry_at = NULL, lease_owner = NULL, lease_until = NULL"
-        " WHERE id = ?",
+        " completed_at = NULL, next_retry_at = NULL, lease_owner = NULL, lease_until = NULL,"
+        " checkout_root = ? WHERE id = ?",
         (
             task.constraint,
             task.parent_id if task.parent_id != ident else None,
@@ -191,6 +212,7 @@ def _reopen(
             task.triggered_by,
             max_attempts,
             now,
+            task.checkout_root,
             ident,
         ),
     )
@@ -213,11 +235,11 @@ def record(
     is created when missing; of repeats of one package in ``outcomes`` the last counts.
     """
     # One record per package: a package looked up on two registries keeps its last outcome.
-    outcomes = list({(o.datasource, o.package): o for o in outcomes}.values())
-    found = _rows_of(conn, [(o.datasource, o.package) for o in outcomes])
+    outcomes = list({(o.datasource, o.package, o.base_url): o for o in outcomes}.values())
+    found = _rows_of(conn, [(o.datasource, o.package, o.base_url) for o in outcomes])
     completions: list[tuple[str | None, float, float, int]] = []
     for outcome in outcomes:
-        row = found.get((outcome.datasource, outcome.package))
+        row = found.get((outcome.datasource, outcome.package, outcome.base_url))
         if row is None:
             _insert_run(conn, outcome, now=now, max_attempts=max_attempts)
             continue
@@ -257,27 +279,32 @@ def record(
     )
 
 
-# Pairs read per statement (two parameters each, far below SQLite's 32,766 parameters).
+# Triples read per statement (three parameters each, far below SQLite's 32,766 parameters).
 _ROWS_CHUNK = 500
 
 
 def _rows_of(
-    conn: sqlite3.Connection, identities: Sequence[tuple[str, str]]
-) -> dict[tuple[str, str], tuple[int, str, str, int, int]]:
-    """(datasource, package) → (id, status, origin, attempts, max_attempts) of stored tasks."""
-    found: dict[tuple[str, str], tuple[int, str, str, int, int]] = {}
+    conn: sqlite3.Connection, identities: Sequence[tuple[str, str, str]]
+) -> dict[tuple[str, str, str], tuple[int, str, str, int, int]]:
+    """(datasource, package, base URL) → (id, status, origin, attempts, max_attempts).
+
+    A run's lookup records onto the task of that registry whatever its credential digest
+    (the run's record does not know which store answered); of several, the lowest id.
+    """
+    found: dict[tuple[str, str, str], tuple[int, str, str, int, int]] = {}
     unique = list(dict.fromkeys(identities))
     for start in range(0, len(unique), _ROWS_CHUNK):
         chunk = unique[start : start + _ROWS_CHUNK]
-        values = ",".join("(?, ?)" for _ in chunk)
+        values = ",".join("(?, ?, ?)" for _ in chunk)
         sql = (
-            "SELECT t.datasource, t.package, t.id, t.status, t.origin, t.attempts,"  # noqa: S608 - placeholders only
+            "SELECT t.datasource, t.package, t.base_url, t.id, t.status, t.origin, t.attempts,"  # noqa: S608 - placeholders only
             f" t.max_attempts FROM lookup_tasks t JOIN (VALUES {values}) AS v"
-            " ON t.datasource = v.column1 AND t.package = v.column2"
+            " ON t.datasource = v.column1 AND t.package = v.column2 AND t.base_url = v.column3"
+            " ORDER BY t.id DESC"
         )
-        params = [part for pair in chunk for part in pair]
+        params = [part for triple in chunk for part in triple]
         for row in conn.execute(sql, params).fetchall():
-            found[(row[0], row[1])] = (row[2], row[3], row[4], row[5], row[6])
+            found[(row[0], row[1], row[2])] = (row[3], row[4], row[5], row[6], row[7])
     return found
 
 
@@ -290,7 +317,8 @@ def _insert_run(
     conn.execute(
         "INSERT INTO lookup_tasks (datasource, package, triggered_by, origin, status, attempts,"
         " max_attempts, result, error_message, created_at, started_at, completed_at,"
-        " next_retry_at) VALUES (?, ?, 'patchula run', 'run', ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+        " next_retry_at, base_url) VALUES (?, ?, 'patchula run', 'run', ?, 1, ?, ?, ?, ?, ?, ?,"
+        " ?, ?)",
         (
             outcome.datasource,
             outcome.package,
@@ -302,6 +330,7 @@ def _insert_run(
             now,
             now if done else None,
             None if done else now + backoff(1),
+            outcome.base_url,
         ),
     )
 
@@ -353,10 +382,11 @@ def claim(
         " started_at = ?, lease_owner = ?, lease_until = ?"
         " WHERE id IN (SELECT id FROM lookup_tasks WHERE status = 'pending'"
         " AND (next_retry_at IS NULL OR next_retry_at <= ?) ORDER BY depth, id LIMIT ?)"
-        " RETURNING id, datasource, package, version_constraint, depth, attempts, max_attempts",
+        " RETURNING id, datasource, package, version_constraint, depth, attempts, max_attempts,"
+        " base_url, checkout_root",
         (now, owner, lease_until, now, limit),
     ).fetchall()
-    tasks = [Task(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
+    tasks = [Task(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]) for r in rows]
     # RETURNING gives rows in no promised order.
     return sorted(tasks, key=lambda t: (t.depth, t.id))
 
