@@ -293,6 +293,25 @@ def test_the_version_used_is_the_newest_the_constraint_admits() -> None:
     assert choose_version(catalog, "^1.0.0", "npm") == "1.2.0"
     assert choose_version(catalog, "", "npm") == "2.0.0"
     assert choose_version(catalog, "^9.0.0", "npm") == "2.0.0"
+
+
+def test_the_version_used_is_the_one_npm_and_run_resolve() -> None:
+    """``^1.0.0`` with dist-tags.latest 1.0.0 and 1.5.0 published: 1.0.0; a tag: its version."""
+    catalog = Catalog(
+        datasource="npm",
+        package_name="p",
+        releases=(
+            Release("1.0.0", None),
+            Release("1.5.0", None),
+            Release("2.0.0-beta.1", None),
+        ),
+        latest="1.0.0",
+        fetched_at=EPOCH,
+        dist_tags=(("latest", "1.0.0"), ("next", "2.0.0-beta.1")),
+    )
+    assert choose_version(catalog, "^1.0.0", "npm") == "1.0.0"
+    assert choose_version(catalog, "next", "npm") == "2.0.0-beta.1"
+    assert choose_version(catalog, "~1.5.0", "npm") == "1.5.0"
     assert choose_version(catalog, "1.0.0", "npm") == "1.0.0"
 
 

@@ -40,6 +40,9 @@ from patchula.errors import (
 )
 from patchula.http.caching import credential_digest
 from patchula.http.governor import RateLimited
+from patchula.models import Dependency
+from patchula.policy.evaluate import evaluate
+from patchula.policy.release_age import ReleaseAgePolicy
 from patchula.versioning import VERSIONINGS
 
 if TYPE_CHECKING:
@@ -96,23 +99,35 @@ def catalog_summary(catalog: Catalog, **more: object) -> str:
 def choose_version(catalog: Catalog, constraint: str | None, versioning_id: str) -> str | None:
     """The version a fresh install of ``constraint`` resolves to in ``catalog``, else latest.
 
-    An exact pin is that version (a Go requirement too: minimal version selection builds the
-    version required, https://go.dev/ref/mod#minimal-version-selection); a range is its
-    newest non-yanked match. An empty or unparsable constraint, or a range nothing matches,
-    means the registry's latest (``Catalog.latest``), else the newest stable release.
+    The current version exactly as ``patchula run`` resolves it (``policy.evaluate``): an
+    exact pin is that version (a Go requirement too: minimal version selection builds the
+    version required, https://go.dev/ref/mod#minimal-version-selection); an npm range admitting
+    ``dist-tags.latest`` installs it (npm-pick-manifest), else its newest non-deprecated,
+    non-yanked match; a dist-tag (``next``) is the version it names. What ``run`` cannot
+    resolve (a range nothing matches, an unknown tag) follows the registry's latest
+    (``Catalog.latest``), else the newest stable release: its dependencies are warmed at
+    least.
     """
     versioning = VERSIONINGS[versioning_id]
-    versions = [r.version for r in catalog.releases if not r.yanked]
     spec = (constraint or "").strip()
-    pin = versioning.exact_pin(spec) if spec else None
-    if pin is not None:
-        return pin
-    if spec and versioning.is_valid_constraint(spec):
-        found = versioning.max_satisfying(versions, spec)
-        if found is not None:
-            return found
+    dep = Dependency(
+        manager="warm",
+        file="",
+        line=None,
+        name=catalog.package_name,
+        package_name=catalog.package_name,
+        datasource=catalog.datasource,
+        versioning=versioning_id,
+        dep_type="",
+        declared=spec or None,
+        constraint=spec or None,
+    )
+    finding = evaluate(dep, catalog, versioning, ReleaseAgePolicy(), catalog.fetched_at)
+    if finding.current is not None:
+        return finding.current
     if catalog.latest is not None:
         return catalog.latest
+    versions = [r.version for r in catalog.releases if not r.yanked]
     stable = [v for v in versions if versioning.is_stable(v)]
     return max(stable, key=versioning.sort_key) if stable else None
 
