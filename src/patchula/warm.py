@@ -490,7 +490,6 @@ class Warmer:
             return
         # Its own registry (a mirror, a checkout's .npmrc): a retry goes where the task went.
         base_url = task.base_url or view.base_url(task.datasource, task.package)
-        extras, constraint = _extras_of(task.constraint)
         try:
             with self._access.using(view):
                 catalog = await source.get_catalog(self._fetch, base_url, task.package)
@@ -501,47 +500,28 @@ class Warmer:
             why = f"internal error looking up {task.package}: {type(exc).__name__}: {exc}"
             await self._fail(task, why, result)
             return
-        version = choose_version(catalog, constraint, source.default_versioning)
-        declared: Sequence[Declared] = ()
-        unknown: str | None = None
-        if version is not None and source.dependencies is not None:
-            with self._access.using(view):
-                found = await _declared(
-                    source, self._fetch, base_url, task.package, version, extras
-                )
-            if isinstance(found, Retry):
-                await self._fail(task, found.reason, result)
-                return
-            if isinstance(found, str):
-                # The catalog is stored: the package is warm, only what it needs is not known.
-                unknown = f"dependencies of {task.package}@{version} unknown: {found}"
-            else:
-                declared = found
+        followed = await self._follow(task, source, catalog, view, base_url)
+        if isinstance(followed, Retry):
+            await self._fail(task, followed.reason, result)
+            return
         children = await self._identified(
             [
-                tasks.NewTask(
-                    task.datasource,
-                    d.name,
-                    f"[{','.join(d.extras)}]{d.constraint}" if d.extras else d.constraint,
-                    depth=task.depth + 1,
-                    parent_id=task.id,
-                    triggered_by=f"{task.datasource}:{task.package}@{version}",
-                    checkout_root=task.checkout_root,
-                )
-                for d in declared[:MAX_CHILDREN]
+                replace(child, parent_id=task.id, checkout_root=task.checkout_root)
+                for child in followed.children[:MAX_CHILDREN]
             ],
-            [view] * min(len(declared), MAX_CHILDREN),
+            [view] * min(len(followed.children), MAX_CHILDREN),
         )
+        unknown = followed.unknown
         summary = catalog_summary(
             catalog,
-            version=version,
-            dependencies=len(declared),
+            version=followed.version,
+            dependencies=len(followed.children),
             followed=len(children),
             **({"dependenciesUnknown": unknown} if unknown is not None else {}),
         )
         now = self._now()
 
-        def finish(conn: sqlite3.Connection) -> tuple[list[int | None], bool, int]:
+        def finish(conn: sqlite3.Connection) -> tuple[list[int | None], str | None, int]:
             # Children and completion in one transaction: a kill between them loses neither.
             ids = tasks.enqueue(
                 conn,
@@ -550,18 +530,80 @@ class Warmer:
                 fresh_after=self._started,
                 max_attempts=self.max_attempts,
             )
-            done = tasks.complete(conn, task.id, owner=self.owner, result=summary, now=now)
+            done = tasks.complete(
+                conn,
+                task.id,
+                owner=self.owner,
+                result=summary,
+                now=now,
+                handled=followed.handled,
+                versions=followed.versions,
+            )
             return ids, done, tasks.open_count(conn)
 
-        ids, completed, left = await self._cache.task_job(finish)
-        for ident in ids:
+        ids, status, left = await self._cache.task_job(finish)
+        for ident in [*ids, task.id]:
             if ident is not None:
                 self._views.setdefault(ident, view)
-        if completed:
+        if status == "completed":
             result.completed += 1
             if unknown is not None:
                 result.unknown_dependencies.append(unknown)
             self._told(_event(task, "completed", unknown, left=left), result)
+
+    async def _follow(
+        self,
+        task: tasks.Task,
+        source: Datasource,
+        catalog: Catalog,
+        view: CheckoutAccess,
+        base_url: str,
+    ) -> Followed | Retry:
+        """The versions ``task``'s constraints resolve to and what they depend on (children).
+
+        Each of the task's constraints (the one it was opened with and those it was reached
+        with while open) is resolved; the dependencies of a version (with its extras) not
+        followed before are read. A transient failure of a version document is a ``Retry``;
+        a permanent one makes the dependencies unknown (the first reason is kept).
+        """
+        versioning = source.default_versioning
+        out = Followed()
+        for wanted in dict.fromkeys([task.constraint, *task.wanted]):
+            extras, constraint = _extras_of(wanted)
+            out.handled.append(wanted)
+            version = choose_version(catalog, constraint, versioning)
+            if version is None:
+                continue
+            out.version = out.version or version
+            key = f"{version}[{','.join(sorted(extras))}]" if extras else version
+            if key in task.followed_versions or key in out.versions:
+                continue
+            out.versions.append(key)
+            if source.dependencies is None:
+                continue
+            with self._access.using(view):
+                found = await _declared(
+                    source, self._fetch, base_url, task.package, version, extras
+                )
+            if isinstance(found, Retry):
+                return found
+            if isinstance(found, str):
+                # The catalog is stored: the package is warm, only what it needs is not known.
+                out.unknown = out.unknown or (
+                    f"dependencies of {task.package}@{version} unknown: {found}"
+                )
+                continue
+            out.children.extend(
+                tasks.NewTask(
+                    task.datasource,
+                    d.name,
+                    f"[{','.join(d.extras)}]{d.constraint}" if d.extras else d.constraint,
+                    depth=task.depth + 1,
+                    triggered_by=f"{task.datasource}:{task.package}@{version}",
+                )
+                for d in found
+            )
+        return out
 
     async def _fail(
         self, task: tasks.Task, reason: str, result: WarmResult, *, final: bool = False
@@ -587,6 +629,17 @@ class Warmer:
         result.events.append(event)
         if self.on_event is not None:
             self.on_event(event)
+
+
+@dataclass(slots=True)
+class Followed:
+    """What one attempt followed: constraints resolved, versions read, children, unknowns."""
+
+    handled: list[str | None] = field(default_factory=list)
+    versions: list[str] = field(default_factory=list)
+    children: list[tasks.NewTask] = field(default_factory=list)
+    version: str | None = None  # the first constraint's version (the result's "version")
+    unknown: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,11 +110,30 @@ def test_enqueue_reuses_an_open_task_and_skips_a_fresh_completed_one(
     assert first == [first[0], first[0]]
     assert enqueue([t.NewTask("pypi", "a", None)])[0] != first[0]  # another datasource
     (task,) = t.claim(conn, now=100.0, owner="me", lease_until=200.0, limit=1)
-    assert t.complete(conn, task.id, owner="me", result="{}", now=60.0)
+    assert t.complete(conn, task.id, owner="me", result="{}", now=60.0, handled=["^2"])
     assert enqueue([t.NewTask("npm", "a", "^1")]) == [None]  # completed at 60 >= 50
+    assert enqueue([t.NewTask("npm", "a", "^2")]) == [None]  # that range was resolved too
     stale = partial(t.enqueue, conn, now=100.0, fresh_after=70.0, max_attempts=3)
     assert stale([t.NewTask("npm", "a", "^1")]) == [task.id]
     assert status(conn, "a")[:2] == ("pending", 0)
+
+
+def test_a_range_reached_while_open_or_after_is_followed_too(conn: sqlite3.Connection) -> None:
+    """``^2`` reached while ``^1`` is worked on: pending again for it; a new range reopens."""
+    enqueue = partial(t.enqueue, conn, now=10.0, fresh_after=5.0, max_attempts=3)
+    (ident,) = enqueue([t.NewTask("npm", "a", "^1")])
+    assert ident is not None
+    assert len(t.claim(conn, now=10.0, owner="me", lease_until=99.0, limit=1)) == 1
+    assert enqueue([t.NewTask("npm", "a", "^2")]) == [ident]  # in progress: ^2 is wanted
+    done = t.complete(conn, ident, owner="me", result="{}", now=11.0, versions=["1.0.0"])
+    assert done == "pending"
+    (again,) = t.claim(conn, now=12.0, owner="me", lease_until=99.0, limit=1)
+    assert (again.constraint, again.wanted, again.followed_versions) == ("^2", (), ("1.0.0",))
+    assert t.complete(conn, ident, owner="me", result="{}", now=13.0, versions=["2.0.0"])
+    assert enqueue([t.NewTask("npm", "a", "^1")]) == [None]
+    assert enqueue([t.NewTask("npm", "a", "~2.1")]) == [ident]  # completed, a new range
+    (third,) = t.claim(conn, now=14.0, owner="me", lease_until=99.0, limit=1)
+    assert third.followed_versions == ("1.0.0", "2.0.0")
 
 
 def test_claim_takes_ready_tasks_shallow_first_then_fifo_and_marks_them(

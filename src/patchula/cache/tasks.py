@@ -13,6 +13,7 @@ with ``next_retry_at`` = now + 30 s * 2^(attempts - 1), until ``max_attempts`` m
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -92,6 +93,10 @@ class Task:
     max_attempts: int
     base_url: str = ""
     checkout_root: str | None = None
+    # Other constraints it was reached with while open: their versions are followed too.
+    wanted: tuple[str | None, ...] = ()
+    # Versions (with extras: ``1.2[socks]``) whose dependencies were enqueued already.
+    followed_versions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +158,8 @@ def enqueue(
     ids: list[int | None] = []
     for task in tasks:
         row = conn.execute(
-            "SELECT id, status, origin, completed_at FROM lookup_tasks"
+            "SELECT id, status, origin, completed_at, version_constraint, followed, wanted"
+            " FROM lookup_tasks"
             " WHERE datasource = ? AND package = ? AND base_url = ? AND credential = ?",
             (task.datasource, task.package, task.base_url, task.credential),
         ).fetchone()
@@ -179,32 +185,68 @@ def enqueue(
             )
             ids.append(cursor.lastrowid)
             continue
-        ident, status, origin, completed_at = row
+        ident, status, origin, completed_at, stored, followed, wanted_text = row
         done_now = completed_at is not None and completed_at >= fresh_after
+        handled = _json_list(followed, "constraints")
         if status in {"pending", "in_progress"}:
-            if origin != "warm":
-                conn.execute("UPDATE lookup_tasks SET origin = 'warm' WHERE id = ?", (ident,))
+            wanted = _json_list(wanted_text)
+            if task.constraint != stored and task.constraint not in wanted:
+                # Reached at another range while open: its version is followed too.
+                wanted.append(task.constraint)
+            conn.execute(
+                "UPDATE lookup_tasks SET origin = 'warm', wanted = ? WHERE id = ?",
+                (json.dumps(wanted) if wanted else None, ident),
+            )
             ids.append(ident)
-        elif (status == "failed" and not task.reopen_failed) or (
-            status == "completed" and origin == "warm" and (done_now or task.fresh)
-        ):
+        elif status == "failed" and not task.reopen_failed:
             ids.append(None)
+        elif status == "completed" and origin == "warm" and (done_now or task.fresh):
+            if task.constraint in handled or (followed is None and task.constraint == stored):
+                ids.append(None)
+            else:
+                # Warm, but reached at a range not resolved yet: follow that version too.
+                _reopen(conn, ident, task, now=now, max_attempts=max_attempts, keep=followed)
+                ids.append(ident)
         else:
             _reopen(conn, ident, task, now=now, max_attempts=max_attempts)
             ids.append(ident)
     return ids
 
 
+def _json_list(text: str | None, key: str | None = None) -> list[str | None]:
+    """The JSON list in ``text`` (or under ``key`` of the object in it); ``[]`` when none."""
+    if not text:
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    if key is not None:
+        value = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(value, list):
+        return []
+    return [v if isinstance(v, str) else None for v in value]
+
+
 def _reopen(
-    conn: sqlite3.Connection, ident: int, task: NewTask, *, now: float, max_attempts: int
+    conn: sqlite3.Connection,
+    ident: int,
+    task: NewTask,
+    *,
+    now: float,
+    max_attempts: int,
+    keep: str | None = None,
 ) -> None:
-    """Make the completed task ``ident`` a new pending ``warm`` task described by ``task``."""
+    """Make the completed task ``ident`` a new pending ``warm`` task described by ``task``.
+
+    ``keep``: the ``followed`` record it keeps (what is still warm); ``None`` forgets it.
+    """
     conn.execute(
         "UPDATE lookup_tasks SET status = 'pending', origin = 'warm', version_constraint = ?,"
         " parent_id = ?, depth = ?, triggered_by = ?, attempts = 0, max_attempts = ?,"
         " result = NULL, error_message = NULL, created_at = ?, started_at = NULL,"
         " completed_at = NULL, next_retry_at = NULL, lease_owner = NULL, lease_until = NULL,"
-        " checkout_root = ? WHERE id = ?",
+        " checkout_root = ?, followed = ?, wanted = NULL WHERE id = ?",
         (
             task.constraint,
             task.parent_id if task.parent_id != ident else None,
@@ -213,6 +255,7 @@ def _reopen(
             max_attempts,
             now,
             task.checkout_root,
+            keep,
             ident,
         ),
     )
@@ -383,10 +426,25 @@ def claim(
         " WHERE id IN (SELECT id FROM lookup_tasks WHERE status = 'pending'"
         " AND (next_retry_at IS NULL OR next_retry_at <= ?) ORDER BY depth, id LIMIT ?)"
         " RETURNING id, datasource, package, version_constraint, depth, attempts, max_attempts,"
-        " base_url, checkout_root",
+        " base_url, checkout_root, wanted, followed",
         (now, owner, lease_until, now, limit),
     ).fetchall()
-    tasks = [Task(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]) for r in rows]
+    tasks = [
+        Task(
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            r[7],
+            r[8],
+            wanted=tuple(_json_list(r[9])),
+            followed_versions=tuple(v for v in _json_list(r[10], "versions") if v is not None),
+        )
+        for r in rows
+    ]
     # RETURNING gives rows in no promised order.
     return sorted(tasks, key=lambda t: (t.depth, t.id))
 
@@ -421,15 +479,55 @@ def renew(conn: sqlite3.Connection, *, owner: str, ids: Sequence[int], until: fl
     )
 
 
-def complete(conn: sqlite3.Connection, ident: int, *, owner: str, result: str, now: float) -> bool:
-    """Mark ``owner``'s task ``ident`` completed with ``result``; False if it is no longer its."""
-    cursor = conn.execute(
+def complete(
+    conn: sqlite3.Connection,
+    ident: int,
+    *,
+    owner: str,
+    result: str,
+    now: float,
+    handled: Sequence[str | None] = (),
+    versions: Sequence[str] = (),
+) -> TaskStatus | None:
+    """Mark ``owner``'s task ``ident`` completed with ``result``; its status, or ``None``.
+
+    ``handled`` are the constraints this attempt resolved (its own always counts), ``versions``
+    the versions whose
+    dependencies it enqueued (added to ``followed``). A constraint it was reached with
+    meanwhile (``wanted``, not handled) leaves it ``pending`` (due at once, attempts reset)
+    to follow that one too. ``None`` when the task is no longer ``owner``'s.
+    """
+    row = conn.execute(
+        "SELECT followed, wanted, version_constraint FROM lookup_tasks"
+        " WHERE id = ? AND lease_owner = ? AND status = 'in_progress'",
+        (ident, owner),
+    ).fetchone()
+    if row is None:
+        return None
+    # The constraint it was claimed with is resolved by any attempt that completes it.
+    mine = [*_json_list(row[0], "constraints"), row[2], *handled]
+    constraints = list(dict.fromkeys(mine))
+    known = [v for v in _json_list(row[0], "versions") if v is not None]
+    followed = json.dumps(
+        {"constraints": constraints, "versions": list(dict.fromkeys([*known, *versions]))}
+    )
+    left = [c for c in _json_list(row[1]) if c not in constraints]
+    if left:
+        conn.execute(
+            "UPDATE lookup_tasks SET status = 'pending', origin = 'warm', result = ?,"
+            " version_constraint = ?, wanted = ?, followed = ?, attempts = 0,"
+            " error_message = NULL, next_retry_at = NULL, lease_owner = NULL, lease_until = NULL"
+            " WHERE id = ?",
+            (result, left[0], json.dumps(left[1:]) if left[1:] else None, followed, ident),
+        )
+        return "pending"
+    conn.execute(
         "UPDATE lookup_tasks SET status = 'completed', origin = 'warm', result = ?,"
         " error_message = NULL, completed_at = ?, next_retry_at = NULL, lease_owner = NULL,"
-        " lease_until = NULL WHERE id = ? AND lease_owner = ? AND status = 'in_progress'",
-        (result, now, ident, owner),
+        " lease_until = NULL, followed = ?, wanted = NULL WHERE id = ?",
+        (result, now, followed, ident),
     )
-    return cursor.rowcount == 1
+    return "completed"
 
 
 def fail(
