@@ -29,6 +29,7 @@ from patchula.warm import (
     Warmer,
     choose_version,
     enqueue_targets,
+    pins_of,
 )
 from tests.fake_registry import FakeRegistry
 
@@ -128,6 +129,7 @@ async def enqueue(w: Warmer, root: Path) -> list[int | None]:
     """Enqueue the dependencies ``root`` declares, looked up on the warmer's registries."""
     _, found = extract_targets([str(root)], Settings())
     new, views = enqueue_targets(found, w._access)
+    w.pinned.update(pins_of(found))
     return await w.enqueue(new, views)
 
 
@@ -721,3 +723,36 @@ async def test_a_package_reached_at_another_version_follows_that_versions_depend
     with fake_registry.host("npm").lock:
         routes = dict(fake_registry.host("npm").requests_by_route)
     assert routes["GET /shared"] == 1
+
+
+@pytest.mark.anyio
+async def test_a_dependency_of_a_dependency_follows_the_checkouts_lockfile(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """package-lock locks lib at 1.0.0 (its range admits 1.1.0): lib@1.0.0's needs are followed."""
+    _add(fake_registry, "app", {"lib": "^1.0.0"})
+    fake_registry.npm.add(
+        "lib",
+        {"1.0.0": OLD, "1.1.0": OLD},
+        dependencies={"1.0.0": {"old-dep": "^1.0.0"}, "1.1.0": {"new-dep": "^1.0.0"}},
+    )
+    _add(fake_registry, "old-dep")
+    _add(fake_registry, "new-dep")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    lock = {
+        "name": "repo",
+        "lockfileVersion": 3,
+        "packages": {
+            "": {"dependencies": {"app": "^1.0.0"}},
+            "node_modules/app": {"version": "1.1.0"},
+            "node_modules/lib": {"version": "1.0.0"},
+        },
+    }
+    (root / "package-lock.json").write_text(json.dumps(lock))
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert sorted(found) == ["app", "lib", "old-dep"]
+    assert found["old-dep"][0] == "completed"

@@ -18,7 +18,7 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -65,6 +65,7 @@ __all__ = [
     "catalog_summary",
     "choose_version",
     "enqueue_targets",
+    "pins_of",
     "transient",
 ]
 
@@ -253,6 +254,8 @@ class Warmer:
         self._active: set[int] = set()
         # Tasks completed since then were done by this warm: reached again, they need none.
         self._started = self._now()
+        # Checkout root → (datasource, package) → the version its lockfiles lock (pins_of).
+        self.pinned: dict[str, Mapping[tuple[str, str], str]] = {}
 
     def _now(self) -> float:
         return self._clock.now().timestamp()
@@ -593,11 +596,12 @@ class Warmer:
                     f"dependencies of {task.package}@{version} unknown: {found}"
                 )
                 continue
+            pins = self.pinned.get(task.checkout_root or "", {})
             out.children.extend(
                 tasks.NewTask(
                     task.datasource,
                     d.name,
-                    f"[{','.join(d.extras)}]{d.constraint}" if d.extras else d.constraint,
+                    _with_extras(d.extras, pins.get((task.datasource, d.name), d.constraint)),
                     depth=task.depth + 1,
                     triggered_by=f"{task.datasource}:{task.package}@{version}",
                 )
@@ -684,6 +688,21 @@ def _event(
     return TaskEvent(task.package, task.datasource, status, task.attempts, error, retry_at, left)
 
 
+def _with_extras(extras: Sequence[str], constraint: str | None) -> str | None:
+    """``[a,b]constraint`` for a requirement naming extras (``_extras_of`` splits it)."""
+    return f"[{','.join(extras)}]{constraint or ''}" if extras else constraint
+
+
+def pins_of(found: Sequence[TargetDependency]) -> dict[str, Mapping[tuple[str, str], str]]:
+    """Checkout root → (datasource, package) → the version its lockfiles lock the package at.
+
+    For ``Warmer.pinned``: a dependency of a dependency that the checkout's lockfile locks
+    (package-lock ``packages``, yarn/pnpm/bun, poetry/uv, Cargo.lock) follows that version, as
+    the install does; one locked at several versions, or unlocked, follows its range.
+    """
+    return {str(item.root): item.pinned for item in found}
+
+
 def enqueue_targets(
     found: Sequence[TargetDependency], access: RegistryAccess
 ) -> tuple[list[tasks.NewTask], list[CheckoutAccess]]:
@@ -701,9 +720,7 @@ def enqueue_targets(
             views[key] = access.for_checkout(item.root)
         dep = item.dep
         constraint = item.locked or dep.constraint
-        if dep.extras:
-            # ``[socks]>=1``: the form a child's extras take too (``_extras_of`` splits it).
-            constraint = f"[{','.join(dep.extras)}]{constraint or ''}"
+        constraint = _with_extras(dep.extras, constraint)
         new.append(
             tasks.NewTask(
                 dep.datasource,

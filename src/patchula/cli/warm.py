@@ -302,7 +302,12 @@ async def _warm_with(
 ) -> WarmOutcome:
     from patchula.http.lazy import LazyFetcher  # noqa: PLC0415 - lazy: start-up
     from patchula.scan import extract_targets  # noqa: PLC0415 - lazy: start-up
-    from patchula.warm import Warmer, WarmResult, enqueue_targets  # noqa: PLC0415 - lazy
+    from patchula.warm import (  # noqa: PLC0415 - lazy
+        Warmer,
+        WarmResult,
+        enqueue_targets,
+        pins_of,
+    )
 
     access = registry_access(settings, err)
 
@@ -348,6 +353,7 @@ async def _warm_with(
             max_attempts=settings.cache_max_attempts,
         )
         new, views = enqueue_targets(found, access)
+        warmer.pinned.update(pins_of(found))
         ids = await warmer.enqueue(new, views)
         with _progress(settings, err) as on_event:
             warmer.on_event = on_event
