@@ -29,6 +29,7 @@ from patchula.warm import (
     Warmer,
     choose_version,
     enqueue_targets,
+    pins_of,
 )
 from tests.fake_registry import FakeRegistry
 
@@ -96,10 +97,16 @@ async def warmer(
     *,
     workers: int = 5,
     max_depth: int = 10,
+    npm_url: str | None = None,
+    home: Path | None = None,
 ) -> AsyncIterator[Warmer]:
-    """A Warmer on ``cache_path`` pointed at the fake registry, with the fake clock."""
-    settings = Settings(registries={"npm": registry.url("npm"), "pypi": registry.url("pypi")})
-    access = RegistryAccess(settings)
+    """A Warmer on ``cache_path`` pointed at the fake registry, with the fake clock.
+
+    With ``home``, npm's registry is that of ``home/.npmrc`` (then a checkout's wins).
+    """
+    npm = {} if home is not None else {"npm": npm_url or registry.url("npm")}
+    settings = Settings(registries={**npm, "pypi": registry.url("pypi")})
+    access = RegistryAccess(settings, home=home)
     async with Cache.open(cache_path) as cache:
         timer = Timer(monotonic=lambda: clock.t, wall=clock.now, sleep=_no_sleep)
         fetcher = Fetcher(cache=cache, credentials=access, timer=timer)
@@ -122,6 +129,7 @@ async def enqueue(w: Warmer, root: Path) -> list[int | None]:
     """Enqueue the dependencies ``root`` declares, looked up on the warmer's registries."""
     _, found = extract_targets([str(root)], Settings())
     new, views = enqueue_targets(found, w._access)
+    w.pinned.update(pins_of(found))
     return await w.enqueue(new, views)
 
 
@@ -167,7 +175,10 @@ async def test_warm_follows_the_graph_with_retries_depth_and_bounded_concurrency
     assert "chain-11" not in found
     for name in ("app-a", "lib-b", "lib-c", "cyc-x", "cyc-y"):
         assert found[name][0] == "completed"
-    assert (result.completed, result.failed, result.retried) == (16, 2, 4)
+    # lib-c is reached at ~1.1.0 and ^1.0.0: when the second comes after it completed, it is
+    # completed a second time (the range resolved again, from the cache: no request).
+    assert result.completed in {16, 17}
+    assert (result.failed, result.retried) == (2, 4)
     assert result.events[-1].left == 0
     assert max(e.left for e in result.events) > 1
     npm = fake_registry.host("npm")
@@ -226,6 +237,7 @@ async def test_a_second_warm_finds_everything_warm_and_fetches_nothing(
         await enqueue(w, root)
         await w.run()
     fake_registry.reset_stats()
+    clock.t += 10.0  # a later warm: only the cache's fresh answers make its tasks needless
     async with warmer(fake_registry, cache_path, clock) as w:
         assert await enqueue(w, root) == [None]
         result = await w.run()
@@ -286,6 +298,25 @@ def test_the_version_used_is_the_newest_the_constraint_admits() -> None:
     assert choose_version(catalog, "^1.0.0", "npm") == "1.2.0"
     assert choose_version(catalog, "", "npm") == "2.0.0"
     assert choose_version(catalog, "^9.0.0", "npm") == "2.0.0"
+
+
+def test_the_version_used_is_the_one_npm_and_run_resolve() -> None:
+    """``^1.0.0`` with dist-tags.latest 1.0.0 and 1.5.0 published: 1.0.0; a tag: its version."""
+    catalog = Catalog(
+        datasource="npm",
+        package_name="p",
+        releases=(
+            Release("1.0.0", None),
+            Release("1.5.0", None),
+            Release("2.0.0-beta.1", None),
+        ),
+        latest="1.0.0",
+        fetched_at=EPOCH,
+        dist_tags=(("latest", "1.0.0"), ("next", "2.0.0-beta.1")),
+    )
+    assert choose_version(catalog, "^1.0.0", "npm") == "1.0.0"
+    assert choose_version(catalog, "next", "npm") == "2.0.0-beta.1"
+    assert choose_version(catalog, "~1.5.0", "npm") == "1.5.0"
     assert choose_version(catalog, "1.0.0", "npm") == "1.0.0"
 
 
@@ -474,3 +505,254 @@ async def test_a_hostile_dependency_name_fails_its_own_task_only(
     with fake_registry.host("npm").lock:
         routes = dict(fake_registry.host("npm").requests_by_route)
     assert not any("admin" in route for route in routes)
+
+
+@pytest.mark.anyio
+async def test_permanent_errors_fail_at_once_and_transient_ones_back_off(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A 404 and an invalid body fail on their first attempt; a 503 is retried after 30 s."""
+    _add(fake_registry, "gone")
+    _add(fake_registry, "garbled")
+    _add(fake_registry, "busy")
+    npm = fake_registry.host("npm")
+    npm.server_error_next(1000, 404, route="GET /gone")
+    npm.fail_next(1000, 200, {}, b"{not json", route="GET /garbled")
+    npm.server_error_next(REQUESTS_PER_ATTEMPT, 503, route="GET /busy")
+    root = checkout(tmp_path / "repo", {"gone": "^1.0.0", "garbled": "^1.0.0", "busy": "^1.0.0"})
+    clock = FakeClock()
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, clock) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert found["gone"][:2] == ("failed", 1)
+    assert "not found (404" in (found["gone"][3] or "")
+    assert found["garbled"][:2] == ("failed", 1)
+    assert found["busy"][:2] == ("completed", 2)
+    assert clock.sleeps == [30.0]
+
+
+@pytest.mark.anyio
+async def test_a_failed_version_document_completes_the_package_saying_so(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A 404 of the version document: the catalog is stored, its dependencies are unknown."""
+    _add(fake_registry, "app", {"lib": "^1.0.0"})
+    fake_registry.host("npm").server_error_next(1000, 404, route="GET /app/1.1.0")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    clock = FakeClock()
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, clock) as w:
+        await enqueue(w, root)
+        result = await w.run()
+    found = rows(cache_path)
+    assert found["app"][:2] == ("completed", 1)
+    assert "lib" not in found
+    (unknown,) = result.unknown_dependencies
+    assert unknown.startswith("dependencies of app@1.1.0 unknown: npm package 'app' version")
+    assert "not found (404" in unknown
+    with sqlite3.connect(cache_path) as conn:
+        (stored,) = conn.execute("SELECT result FROM lookup_tasks WHERE package = 'app'").fetchone()
+    assert json.loads(stored)["dependenciesUnknown"] == unknown
+
+
+@pytest.mark.anyio
+async def test_the_extras_of_a_direct_python_requirement_are_followed(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``pa[socks]>=1.0`` in requirements.txt: pa's requirements of extra ``socks`` are tasks."""
+    fake_registry.pypi.add(
+        "pa",
+        {"1.2": OLD},
+        requires_dist={"1.2": ["socks-lib; extra == 'socks'", "docs-lib; extra == 'docs'"]},
+    )
+    fake_registry.pypi.add("socks-lib", {"0.1": OLD})
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "requirements.txt").write_text("pa[socks]>=1.0\n")
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert sorted(found) == ["pa", "socks-lib"]
+    assert found["socks-lib"][:3] == ("completed", 1, 1)
+
+
+def _bases(cache_path: Path, package: str) -> list[tuple[str, str]]:
+    """(base URL, status) of each task of ``package``."""
+    with sqlite3.connect(cache_path) as conn:
+        found = conn.execute(
+            "SELECT base_url, status FROM lookup_tasks WHERE package = ? ORDER BY id", (package,)
+        ).fetchall()
+    return [(r[0], r[1]) for r in found]
+
+
+@pytest.mark.anyio
+async def test_another_registry_is_another_task(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Warm through 127.0.0.1, then through localhost: not "already warm", a task of its own."""
+    _add(fake_registry, "app")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    mirror = fake_registry.url("npm").replace("127.0.0.1", "localhost")
+    async with warmer(fake_registry, cache_path, FakeClock(), npm_url=mirror) as w:
+        (ident,) = await enqueue(w, root)
+    assert ident is not None
+    assert _bases(cache_path, "app") == [
+        (fake_registry.url("npm").rstrip("/"), "completed"),
+        (mirror.rstrip("/"), "pending"),
+    ]
+
+
+@pytest.mark.anyio
+async def test_warm_is_what_the_cache_holds_not_a_completed_row(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """After the HTTP entries went (prune, eviction), a second warm fetches them again."""
+    _add(fake_registry, "app", {"lib": "^1.0.0"})
+    _add(fake_registry, "lib")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    with sqlite3.connect(cache_path) as conn:
+        conn.execute("DELETE FROM http_entries")
+    fake_registry.reset_stats()
+    async with warmer(fake_registry, cache_path, FakeClock(t=10.0)) as w:
+        assert (await enqueue(w, root))[0] is not None
+        result = await w.run()
+    assert result.completed == 2
+    with fake_registry.host("npm").lock:
+        routes = dict(fake_registry.host("npm").requests_by_route)
+    assert routes == {"GET /app": 1, "GET /app/1.1.0": 1, "GET /lib": 1, "GET /lib/1.1.0": 1}
+
+
+@pytest.mark.anyio
+async def test_a_target_failed_for_good_is_tried_again_by_a_new_warm(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A new ``cache warm`` asks for its targets now: a failed task is reopened, attempts reset."""
+    root = checkout(tmp_path / "repo", {"late": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    assert rows(cache_path)["late"][:2] == ("failed", 1)
+    _add(fake_registry, "late")
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        assert (await enqueue(w, root))[0] is not None
+        await w.run()
+    assert rows(cache_path)["late"] == ("completed", 1, 0, None)
+
+
+@pytest.mark.anyio
+async def test_a_queued_retry_goes_to_the_checkouts_registry_or_fails(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A retry by a later warm uses the checkout's .npmrc registry; a gone checkout fails it.
+
+    The user's npm registry is a closed loopback port: asking it would be the dependency
+    confusion the stored base URL prevents.
+    """
+    _add(fake_registry, "private-a")
+    _add(fake_registry, "private-b")
+    npm = fake_registry.host("npm")
+    npm.server_error_next(REQUESTS_PER_ATTEMPT * 2, 503, route="GET /private-a")
+    npm.server_error_next(REQUESTS_PER_ATTEMPT, 503, route="GET /private-b")
+    keep = checkout(tmp_path / "keep", {"private-a": "^1.0.0"})
+    gone = checkout(tmp_path / "gone", {"private-b": "^1.0.0"})
+    for root in (keep, gone):
+        (root / ".npmrc").write_text(f"registry={fake_registry.url('npm')}\n")
+    cache_path = tmp_path / "cache.sqlite3"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".npmrc").write_text("registry=http://127.0.0.1:9/\n")
+    clock = FakeClock()
+    async with warmer(fake_registry, cache_path, clock, home=home) as w:
+        await enqueue(w, keep)
+        await enqueue(w, gone)
+        await w.run(wait=False)
+    assert rows(cache_path)["private-a"][:2] == ("pending", 1)
+    (gone / ".npmrc").unlink()
+    (gone / "package.json").unlink()
+    gone.rmdir()
+    clock.t += 3600
+    async with warmer(fake_registry, cache_path, clock, home=home) as w:
+        await w.run()
+    found = rows(cache_path)
+    assert found["private-a"][:2] == ("completed", 3)
+    assert found["private-b"][0] == "failed"
+    assert f"the checkout {gone} it was enqueued from is gone" in (found["private-b"][3] or "")
+
+
+@pytest.mark.anyio
+async def test_a_package_reached_at_another_version_follows_that_versions_dependencies(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``shared`` at ^1 (1.1.0 needs one-dep) and ^2 (2.0.0 needs two-dep): both followed."""
+    fake_registry.npm.add(
+        "shared",
+        {"1.1.0": OLD, "2.0.0": OLD},
+        dependencies={"1.1.0": {"one-dep": "^1.0.0"}, "2.0.0": {"two-dep": "^1.0.0"}},
+    )
+    _add(fake_registry, "uses-one", {"shared": "^1.0.0"})
+    _add(fake_registry, "uses-two", {"shared": "^2.0.0"})
+    _add(fake_registry, "one-dep")
+    _add(fake_registry, "two-dep")
+    root = checkout(tmp_path / "repo", {"uses-one": "^1.0.0", "uses-two": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock(), workers=1) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert {name: r[0] for name, r in found.items()} == dict.fromkeys(
+        ["uses-one", "uses-two", "shared", "one-dep", "two-dep"], "completed"
+    )
+    with sqlite3.connect(cache_path) as conn:
+        (followed,) = conn.execute(
+            "SELECT followed FROM lookup_tasks WHERE package = 'shared'"
+        ).fetchone()
+    assert sorted(json.loads(followed)["versions"]) == ["1.1.0", "2.0.0"]
+    with fake_registry.host("npm").lock:
+        routes = dict(fake_registry.host("npm").requests_by_route)
+    assert routes["GET /shared"] == 1
+
+
+@pytest.mark.anyio
+async def test_a_dependency_of_a_dependency_follows_the_checkouts_lockfile(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """package-lock locks lib at 1.0.0 (its range admits 1.1.0): lib@1.0.0's needs are followed."""
+    _add(fake_registry, "app", {"lib": "^1.0.0"})
+    fake_registry.npm.add(
+        "lib",
+        {"1.0.0": OLD, "1.1.0": OLD},
+        dependencies={"1.0.0": {"old-dep": "^1.0.0"}, "1.1.0": {"new-dep": "^1.0.0"}},
+    )
+    _add(fake_registry, "old-dep")
+    _add(fake_registry, "new-dep")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    lock = {
+        "name": "repo",
+        "lockfileVersion": 3,
+        "packages": {
+            "": {"dependencies": {"app": "^1.0.0"}},
+            "node_modules/app": {"version": "1.1.0"},
+            "node_modules/lib": {"version": "1.0.0"},
+        },
+    }
+    (root / "package-lock.json").write_text(json.dumps(lock))
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert sorted(found) == ["app", "lib", "old-dep"]
+    assert found["old-dep"][0] == "completed"

@@ -62,6 +62,8 @@ class Dependency:
     digest: str | None = None
     note: str | None = None
     backend: str | None = None
+    # The extras a Python requirement names (``pa[socks]>=1``: ``("socks",)``), sorted.
+    extras: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

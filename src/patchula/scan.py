@@ -22,7 +22,7 @@ import os
 import posixpath
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -971,13 +971,19 @@ def _total_size(root: Path, found: Discovery) -> int:
 
 
 def _extract_repo(
-    root: Path, settings: Settings, repo: RepoResult, found: Discovery, scope: _Scope = _WHOLE
+    root: Path,
+    settings: Settings,
+    repo: RepoResult,
+    found: Discovery,
+    scope: _Scope = _WHOLE,
+    lockfiles_out: list[Lockfile] | None = None,
 ) -> list[_Extracted]:
     """Extract one discovered repository (blocking).
 
     Everything found is extracted (a member's workspace siblings and root still count), but
     only the rows and problems of files ``scope`` reports are kept, and only those files and
-    the lockfiles above them are listed.
+    the lockfiles above them are listed. ``lockfiles_out`` receives the lockfiles read
+    (``cache warm`` pins transitive dependencies with them).
     """
     _walk_warnings(found, repo, scope)
     reader = _Reader(root, settings.max_file_bytes)
@@ -997,10 +1003,13 @@ def _extract_repo(
             found.unread_lockfiles[item.path] = MANAGERS[item.manager].DATASOURCE
         if result is not None:
             results.append((item.path, result))
-    lockfiles = _with_member_globs(
-        [r.lockfile for _, r in results if r.lockfile is not None], results
+    lockfiles = _one_npm_lockfile_per_directory(
+        _with_member_globs([r.lockfile for _, r in results if r.lockfile is not None], results),
+        results,
+        repo,
+        set(repo.files),
     )
-    lockfiles = _one_npm_lockfile_per_directory(lockfiles, results, repo, set(repo.files))
+    (lockfiles_out if lockfiles_out is not None else []).extend(lockfiles)
     lock_indexes: _LockIndexes = {}
     # npm workspace packages are installed from the checkout, not the registry.
     npm_workspace = {
@@ -1715,12 +1724,15 @@ class TargetDependency:
 
     ``root`` is the checkout it was found in (its ``.npmrc`` chooses registries), ``file``
     the manifest, ``locked`` the version its lockfile names (``None``: unlocked).
+    ``pinned`` maps (datasource, package) to the one version the checkout's lockfiles lock it
+    at (a package locked at several versions is left out), for its dependencies' dependencies.
     """
 
     root: Path
     file: str
     dep: Dependency
     locked: str | None
+    pinned: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
 
 def extract_targets(
@@ -1750,10 +1762,12 @@ def extract_targets(
                 found = _discover_file(root, scope.file, settings)
             else:
                 found, _ = _discover(root, settings)
-            extracted = _extract_repo(root, settings, repo, found, scope)
+            lockfiles: list[Lockfile] = []
+            extracted = _extract_repo(root, settings, repo, found, scope, lockfiles)
         except Exception as exc:  # noqa: BLE001 - the per-target guard, as in ``scan``
             repo.problems.append(ManifestProblem(target, None, _internal("scanning", target, exc)))
             continue
+        pinned = _pinned(lockfiles)
         for item in extracted:
             dep = item.dep
             if dep.skip_reason is not None or dep.datasource not in DATASOURCES:
@@ -1762,5 +1776,14 @@ def extract_targets(
                 continue
             if _digest_use(dep) == "untagged":
                 continue
-            found_deps.append(TargetDependency(root, dep.file, dep, item.locked))
+            found_deps.append(TargetDependency(root, dep.file, dep, item.locked, pinned))
     return repos, found_deps
+
+
+def _pinned(lockfiles: Sequence[Lockfile]) -> dict[tuple[str, str], str]:
+    """(datasource, package) → the one version ``lockfiles`` lock it at (several: left out)."""
+    seen: dict[tuple[str, str], set[str]] = {}
+    for lockfile in lockfiles:
+        for package in lockfile.packages:
+            seen.setdefault((lockfile.ecosystem, package.name), set()).add(package.version)
+    return {key: next(iter(found)) for key, found in seen.items() if len(found) == 1}

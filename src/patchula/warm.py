@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
@@ -29,7 +31,18 @@ import orjson
 
 from patchula.cache import CacheError, tasks
 from patchula.datasource import DATASOURCES
-from patchula.errors import LookupFailed, NotCached
+from patchula.errors import (
+    LookupFailed,
+    NotCached,
+    PackageNotFound,
+    RegistryError,
+    RegistryUnreachable,
+)
+from patchula.http.caching import credential_digest
+from patchula.http.governor import RateLimited
+from patchula.models import Dependency
+from patchula.policy.evaluate import evaluate
+from patchula.policy.release_age import ReleaseAgePolicy
 from patchula.versioning import VERSIONINGS
 
 if TYPE_CHECKING:
@@ -38,14 +51,13 @@ if TYPE_CHECKING:
     from patchula.cache import Cache
     from patchula.clock import Clock
     from patchula.credentials import CheckoutAccess, RegistryAccess
-    from patchula.datasource.base import Fetch
+    from patchula.datasource.base import CatalogRequest, Datasource, Declared, Fetch
     from patchula.lookup import LookupKey
     from patchula.models import Catalog
     from patchula.scan import TargetDependency
 
 __all__ = [
     "BATCH",
-    "WARM_FRESH_SECONDS",
     "TaskEvent",
     "TaskRecorder",
     "WarmResult",
@@ -53,12 +65,12 @@ __all__ = [
     "catalog_summary",
     "choose_version",
     "enqueue_targets",
+    "pins_of",
+    "transient",
 ]
 
 # Ready tasks the dispatcher claims at once (the seed's batch).
 BATCH = 10
-# A package whose ``warm`` task completed this recently is warm: no task is opened for it.
-WARM_FRESH_SECONDS = 3600.0
 # How long a claim holds without renewal (seconds); a live process renews every third of it.
 LEASE_SECONDS = 300.0
 # How often an idle dispatcher looks again while another process works on the queue (seconds).
@@ -88,25 +100,56 @@ def catalog_summary(catalog: Catalog, **more: object) -> str:
 def choose_version(catalog: Catalog, constraint: str | None, versioning_id: str) -> str | None:
     """The version a fresh install of ``constraint`` resolves to in ``catalog``, else latest.
 
-    An exact pin is that version (a Go requirement too: minimal version selection builds the
-    version required, https://go.dev/ref/mod#minimal-version-selection); a range is its
-    newest non-yanked match. An empty or unparsable constraint, or a range nothing matches,
-    means the registry's latest (``Catalog.latest``), else the newest stable release.
+    The current version exactly as ``patchula run`` resolves it (``policy.evaluate``): an
+    exact pin is that version (a Go requirement too: minimal version selection builds the
+    version required, https://go.dev/ref/mod#minimal-version-selection); an npm range admitting
+    ``dist-tags.latest`` installs it (npm-pick-manifest), else its newest non-deprecated,
+    non-yanked match; a dist-tag (``next``) is the version it names. What ``run`` cannot
+    resolve (a range nothing matches, an unknown tag) follows the registry's latest
+    (``Catalog.latest``), else the newest stable release: its dependencies are warmed at
+    least.
     """
     versioning = VERSIONINGS[versioning_id]
-    versions = [r.version for r in catalog.releases if not r.yanked]
     spec = (constraint or "").strip()
-    pin = versioning.exact_pin(spec) if spec else None
-    if pin is not None:
-        return pin
-    if spec and versioning.is_valid_constraint(spec):
-        found = versioning.max_satisfying(versions, spec)
-        if found is not None:
-            return found
+    dep = Dependency(
+        manager="warm",
+        file="",
+        line=None,
+        name=catalog.package_name,
+        package_name=catalog.package_name,
+        datasource=catalog.datasource,
+        versioning=versioning_id,
+        dep_type="",
+        declared=spec or None,
+        constraint=spec or None,
+    )
+    finding = evaluate(dep, catalog, versioning, ReleaseAgePolicy(), catalog.fetched_at)
+    if finding.current is not None:
+        return finding.current
     if catalog.latest is not None:
         return catalog.latest
+    versions = [r.version for r in catalog.releases if not r.yanked]
     stable = [v for v in versions if versioning.is_stable(v)]
     return max(stable, key=versioning.sort_key) if stable else None
+
+
+# A registry's answer of this status may differ on the next attempt (rate limit, server error).
+_TRANSIENT_STATUS = re.compile(r"\bHTTP (?:429|5\d\d)\b")
+
+
+def transient(exc: LookupFailed) -> bool:
+    """Whether a later attempt at the lookup that raised ``exc`` may succeed (back off, retry).
+
+    Transient: no answer at all (``RegistryUnreachable``: DNS, refused, timeout, reset), a
+    rate limit (``RateLimited``, HTTP 429) and a server error (HTTP 5xx, RFC 9110 §15.6).
+    Permanent (one attempt, failed at once): a package the registry does not know (404/410),
+    a name refused in a URL, another 4xx and a body that is not a usable document.
+    """
+    if isinstance(exc, RegistryUnreachable | RateLimited):
+        return True
+    if isinstance(exc, PackageNotFound):
+        return False
+    return isinstance(exc, RegistryError) and _TRANSIENT_STATUS.search(exc.reason) is not None
 
 
 def _extras_of(constraint: str | None) -> tuple[frozenset[str], str]:
@@ -143,6 +186,8 @@ class WarmResult:
     retried: int = 0
     taken_back: int = 0
     events: list[TaskEvent] = field(default_factory=list)
+    # "dependencies of X@v unknown: <reason>" of tasks completed without their dependencies.
+    unknown_dependencies: list[str] = field(default_factory=list)
 
 
 def _owner_token() -> str:
@@ -205,7 +250,12 @@ class Warmer:
         self.on_event = on_event
         self.owner = _owner_token()
         self._views: dict[int, CheckoutAccess] = {}
+        self._checkouts: dict[str, CheckoutAccess] = {}
         self._active: set[int] = set()
+        # Tasks completed since then were done by this warm: reached again, they need none.
+        self._started = self._now()
+        # Checkout root → (datasource, package) → the version its lockfiles lock (pins_of).
+        self.pinned: dict[str, Mapping[tuple[str, str], str]] = {}
 
     def _now(self) -> float:
         return self._clock.now().timestamp()
@@ -217,20 +267,83 @@ class Warmer:
 
         ``views`` (one per task) are the registries and credentials each is looked up with.
         """
+        chosen = list(views) if views is not None else [self._default_view] * len(new)
+        new = await self._identified(new, chosen)
         now = self._now()
         ids = await self._cache.task_job(
             partial(
                 tasks.enqueue,
                 tasks=new,
                 now=now,
-                fresh_after=now - WARM_FRESH_SECONDS,
+                fresh_after=self._started,
                 max_attempts=self.max_attempts,
             )
         )
-        for ident, view in zip(ids, views or (), strict=False):
+        for ident, view in zip(ids, chosen, strict=True):
             if ident is not None:
                 self._views.setdefault(ident, view)
         return ids
+
+    async def _identified(
+        self, new: Sequence[tasks.NewTask], views: Sequence[CheckoutAccess]
+    ) -> list[tasks.NewTask]:
+        """``new`` with the base URL, credential digest and freshness of each one's lookup.
+
+        The base URL is the view's for the package (a checkout's ``.npmrc`` registry); the
+        credential digest (``http.caching.credential_digest``, never the secret) that of the
+        credential the view sends to the catalog URL. ``fresh``: the fetch facade holds a fresh
+        answer to the catalog request (``fresh_many``; single-document datasources only, the
+        others are always worked on: their catalog is several documents, read from the HTTP
+        cache where fresh).
+        """
+        found: list[tasks.NewTask] = []
+        asks: dict[int, list[tuple[int, CatalogRequest]]] = {}
+        by_key: dict[int, CheckoutAccess] = {}
+        for index, (task, view) in enumerate(zip(new, views, strict=True)):
+            base_url = task.base_url or view.base_url(task.datasource, task.package)
+            source = DATASOURCES.get(task.datasource)
+            request: CatalogRequest | None = None
+            if source is not None and source.single_document is not None:
+                with contextlib.suppress(LookupFailed):  # a refused name: its task says so
+                    request = source.single_document.request(base_url, task.package)
+            credential = view.credentials.for_url(request.url if request else base_url)
+            digest = credential_digest(credential.cache_identity if credential else None)
+            found.append(replace(task, base_url=base_url, credential=digest))
+            if request is not None:
+                asks.setdefault(id(view), []).append((index, request))
+                by_key[id(view)] = view
+        fresh_many = getattr(self._fetch, "fresh_many", None)
+        if fresh_many is None:
+            return found
+        for key, pairs in asks.items():
+            with self._access.using(by_key[key]):
+                answers = await fresh_many([(r.url, r.headers, r.representation) for _, r in pairs])
+            for (index, _), answer in zip(pairs, answers, strict=True):
+                if answer is not None and 200 <= answer.status < 300:  # noqa: PLR2004 - 2xx
+                    found[index] = replace(found[index], fresh=True)
+        return found
+
+    def _view_of(self, task: tasks.Task) -> CheckoutAccess | str:
+        """The registries and credentials ``task`` was enqueued with, or why they are gone.
+
+        This process's own tasks keep the view they were enqueued with; another process's
+        (a retry by a later ``cache warm``) read their checkout's ``.npmrc`` again. A checkout
+        that no longer exists is a reason: its task is never asked of another registry.
+        """
+        view = self._views.get(task.id)
+        if view is not None:
+            return view
+        root = task.checkout_root
+        if root is None:
+            return self._default_view
+        if root not in self._checkouts:
+            if not Path(root).is_dir():
+                return (
+                    f"the checkout {root} it was enqueued from is gone: its registry settings"
+                    " (.npmrc) cannot be read, and it is not asked of another registry"
+                )
+            self._checkouts[root] = self._access.for_checkout(Path(root))
+        return self._checkouts[root]
 
     async def run(self, *, wait: bool = True) -> WarmResult:
         """Work through the queue until nothing is left to do; what was done.
@@ -374,65 +487,127 @@ class Warmer:
             partial(tasks.still_claimed, ident=task.id, owner=self.owner)
         ):
             return  # taken over while it waited for a worker: the other process does it
-        view = self._views.get(task.id, self._default_view)
-        base_url = view.base_url(task.datasource, task.package)
-        extras, constraint = _extras_of(task.constraint)
+        view = self._view_of(task)
+        if isinstance(view, str):
+            await self._fail(task, view, result, final=True)
+            return
+        # Its own registry (a mirror, a checkout's .npmrc): a retry goes where the task went.
+        base_url = task.base_url or view.base_url(task.datasource, task.package)
         try:
             with self._access.using(view):
                 catalog = await source.get_catalog(self._fetch, base_url, task.package)
-                version = choose_version(catalog, constraint, source.default_versioning)
-                declared = (
-                    await source.dependencies(
-                        self._fetch, base_url, task.package, version, extras=extras
-                    )
-                    if version is not None and source.dependencies is not None
-                    else []
-                )
         except LookupFailed as exc:
-            await self._fail(task, exc.reason, result)
+            await self._fail(task, exc.reason, result, final=not transient(exc))
             return
         except Exception as exc:  # noqa: BLE001 - a datasource bug fails the task, not the pool
             why = f"internal error looking up {task.package}: {type(exc).__name__}: {exc}"
             await self._fail(task, why, result)
             return
-        children = [
-            tasks.NewTask(
-                task.datasource,
-                d.name,
-                f"[{','.join(d.extras)}]{d.constraint}" if d.extras else d.constraint,
-                depth=task.depth + 1,
-                parent_id=task.id,
-                triggered_by=f"{task.datasource}:{task.package}@{version}",
-            )
-            for d in declared[:MAX_CHILDREN]
-        ]
+        followed = await self._follow(task, source, catalog, view, base_url)
+        if isinstance(followed, Retry):
+            await self._fail(task, followed.reason, result)
+            return
+        children = await self._identified(
+            [
+                replace(child, parent_id=task.id, checkout_root=task.checkout_root)
+                for child in followed.children[:MAX_CHILDREN]
+            ],
+            [view] * min(len(followed.children), MAX_CHILDREN),
+        )
+        unknown = followed.unknown
         summary = catalog_summary(
             catalog,
-            version=version,
-            dependencies=len(declared),
+            version=followed.version,
+            dependencies=len(followed.children),
             followed=len(children),
+            **({"dependenciesUnknown": unknown} if unknown is not None else {}),
         )
         now = self._now()
 
-        def finish(conn: sqlite3.Connection) -> tuple[list[int | None], bool, int]:
+        def finish(conn: sqlite3.Connection) -> tuple[list[int | None], str | None, int]:
             # Children and completion in one transaction: a kill between them loses neither.
             ids = tasks.enqueue(
                 conn,
                 children,
                 now=now,
-                fresh_after=now - WARM_FRESH_SECONDS,
+                fresh_after=self._started,
                 max_attempts=self.max_attempts,
             )
-            done = tasks.complete(conn, task.id, owner=self.owner, result=summary, now=now)
+            done = tasks.complete(
+                conn,
+                task.id,
+                owner=self.owner,
+                result=summary,
+                now=now,
+                handled=followed.handled,
+                versions=followed.versions,
+            )
             return ids, done, tasks.open_count(conn)
 
-        ids, completed, left = await self._cache.task_job(finish)
-        for ident in ids:
+        ids, status, left = await self._cache.task_job(finish)
+        for ident in [*ids, task.id]:
             if ident is not None:
                 self._views.setdefault(ident, view)
-        if completed:
+        if status == "completed":
             result.completed += 1
-            self._told(_event(task, "completed", left=left), result)
+            if unknown is not None:
+                result.unknown_dependencies.append(unknown)
+            self._told(_event(task, "completed", unknown, left=left), result)
+
+    async def _follow(
+        self,
+        task: tasks.Task,
+        source: Datasource,
+        catalog: Catalog,
+        view: CheckoutAccess,
+        base_url: str,
+    ) -> Followed | Retry:
+        """The versions ``task``'s constraints resolve to and what they depend on (children).
+
+        Each of the task's constraints (the one it was opened with and those it was reached
+        with while open) is resolved; the dependencies of a version (with its extras) not
+        followed before are read. A transient failure of a version document is a ``Retry``;
+        a permanent one makes the dependencies unknown (the first reason is kept).
+        """
+        versioning = source.default_versioning
+        out = Followed()
+        for wanted in dict.fromkeys([task.constraint, *task.wanted]):
+            extras, constraint = _extras_of(wanted)
+            out.handled.append(wanted)
+            version = choose_version(catalog, constraint, versioning)
+            if version is None:
+                continue
+            out.version = out.version or version
+            key = f"{version}[{','.join(sorted(extras))}]" if extras else version
+            if key in task.followed_versions or key in out.versions:
+                continue
+            out.versions.append(key)
+            if source.dependencies is None:
+                continue
+            with self._access.using(view):
+                found = await _declared(
+                    source, self._fetch, base_url, task.package, version, extras
+                )
+            if isinstance(found, Retry):
+                return found
+            if isinstance(found, str):
+                # The catalog is stored: the package is warm, only what it needs is not known.
+                out.unknown = out.unknown or (
+                    f"dependencies of {task.package}@{version} unknown: {found}"
+                )
+                continue
+            pins = self.pinned.get(task.checkout_root or "", {})
+            out.children.extend(
+                tasks.NewTask(
+                    task.datasource,
+                    d.name,
+                    _with_extras(d.extras, pins.get((task.datasource, d.name), d.constraint)),
+                    depth=task.depth + 1,
+                    triggered_by=f"{task.datasource}:{task.package}@{version}",
+                )
+                for d in found
+            )
+        return out
 
     async def _fail(
         self, task: tasks.Task, reason: str, result: WarmResult, *, final: bool = False
@@ -460,6 +635,47 @@ class Warmer:
             self.on_event(event)
 
 
+@dataclass(slots=True)
+class Followed:
+    """What one attempt followed: constraints resolved, versions read, children, unknowns."""
+
+    handled: list[str | None] = field(default_factory=list)
+    versions: list[str] = field(default_factory=list)
+    children: list[tasks.NewTask] = field(default_factory=list)
+    version: str | None = None  # the first constraint's version (the result's "version")
+    unknown: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """A transient failure (or a datasource bug): the task's attempt failed, to retry."""
+
+    reason: str
+
+
+async def _declared(
+    source: Datasource,
+    fetch: Fetch,
+    base_url: str,
+    package: str,
+    version: str,
+    extras: frozenset[str],
+) -> Sequence[Declared] | Retry | str:
+    """What ``package@version`` depends on, a ``Retry``, or why it cannot be known (a str).
+
+    A permanent failure of the version document (404, an unusable body) is a reason, not a
+    failure of the package: its catalog was stored.
+    """
+    if source.dependencies is None:  # pragma: no cover - the caller checks
+        return ()
+    try:
+        return await source.dependencies(fetch, base_url, package, version, extras=extras)
+    except LookupFailed as exc:
+        return Retry(exc.reason) if transient(exc) else exc.reason
+    except Exception as exc:  # noqa: BLE001 - a datasource bug fails the task only
+        return Retry(f"internal error looking up {package}: {type(exc).__name__}: {exc}")
+
+
 def _event(
     task: tasks.Task,
     status: str,
@@ -470,6 +686,21 @@ def _event(
 ) -> TaskEvent:
     """The ``TaskEvent`` of ``task`` ending an attempt in ``status``."""
     return TaskEvent(task.package, task.datasource, status, task.attempts, error, retry_at, left)
+
+
+def _with_extras(extras: Sequence[str], constraint: str | None) -> str | None:
+    """``[a,b]constraint`` for a requirement naming extras (``_extras_of`` splits it)."""
+    return f"[{','.join(extras)}]{constraint or ''}" if extras else constraint
+
+
+def pins_of(found: Sequence[TargetDependency]) -> dict[str, Mapping[tuple[str, str], str]]:
+    """Checkout root → (datasource, package) → the version its lockfiles lock the package at.
+
+    For ``Warmer.pinned``: a dependency of a dependency that the checkout's lockfile locks
+    (package-lock ``packages``, yarn/pnpm/bun, poetry/uv, Cargo.lock) follows that version, as
+    the install does; one locked at several versions, or unlocked, follows its range.
+    """
+    return {str(item.root): item.pinned for item in found}
 
 
 def enqueue_targets(
@@ -489,12 +720,16 @@ def enqueue_targets(
             views[key] = access.for_checkout(item.root)
         dep = item.dep
         constraint = item.locked or dep.constraint
+        constraint = _with_extras(dep.extras, constraint)
         new.append(
             tasks.NewTask(
                 dep.datasource,
                 dep.package_name,
                 constraint,
                 triggered_by=f"{item.root}:{item.file}",
+                checkout_root=key,
+                # Asked for now: a task failed for good earlier is tried again.
+                reopen_failed=True,
             )
         )
         chosen.append(views[key])
@@ -525,9 +760,18 @@ class TaskRecorder:
         if isinstance(result, NotCached):
             return
         if isinstance(result, LookupFailed):
-            outcome = tasks.LookupOutcome(key[0], key[1], None, result.reason)
+            outcome = tasks.LookupOutcome(
+                key[0],
+                key[1],
+                None,
+                result.reason,
+                permanent=not transient(result),
+                base_url=key[2],
+            )
         else:
-            outcome = tasks.LookupOutcome(key[0], key[1], catalog_summary(result), None)
+            outcome = tasks.LookupOutcome(
+                key[0], key[1], catalog_summary(result), None, base_url=key[2]
+            )
         self._buffer.append(outcome)
         if len(self._buffer) >= RECORD_BATCH:
             future = self._cache.submit_task_job(self._job(self._buffer))

@@ -45,14 +45,19 @@ def _populate_v2(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO meta VALUES ('damaged_rows', 2)")
 
 
-@pytest.mark.parametrize("start", [2, 3])
-def test_a_populated_cache_migrates_to_v4_losing_nothing(tmp_path: Path, start: int) -> None:
-    """A v2 or v3 file with HTTP, release, extraction, meta (and view) rows keeps every row."""
+@pytest.mark.parametrize("start", [2, 3, 4])
+def test_a_populated_cache_migrates_to_v5_losing_nothing(tmp_path: Path, start: int) -> None:
+    """A v2, v3 or v4 file with HTTP, release, extraction, meta, view (task) rows keeps them."""
     path = tmp_path / "cache.sqlite3"
     with raw(path) as db:
         migrate(db, None, MIGRATIONS[:start])
         _populate_v2(db)
-        if start == 3:
+        if start == 4:
+            db.execute(
+                "INSERT INTO lookup_tasks (datasource, package, status, created_at)"
+                " VALUES ('npm', 'kept', 'failed', 1.0)"
+            )
+        if start >= 3:
             db.execute(
                 "INSERT INTO catalog_views (key, datasource, package, representation, body,"
                 " body_size, raw_size, fetched_at, stored_at, access_clock)"
@@ -60,7 +65,7 @@ def test_a_populated_cache_migrates_to_v4_losing_nothing(tmp_path: Path, start: 
             )
     Cache.open(path).close()
     with raw(path) as db:
-        assert user_version(db) == SCHEMA_VERSION == 4
+        assert user_version(db) == SCHEMA_VERSION == 5
         assert db.execute("SELECT key, etag, access_clock FROM http_entries").fetchall() == [
             ("k", '"e"', 7)
         ]
@@ -69,8 +74,11 @@ def test_a_populated_cache_migrates_to_v4_losing_nothing(tmp_path: Path, start: 
         assert db.execute("SELECT data FROM extractions").fetchall() == [(b"\x02",)]
         assert db.execute("SELECT value FROM meta").fetchall() == [(2,)]
         views = db.execute("SELECT key, body, fetched_at FROM catalog_views").fetchall()
-        assert views == ([("v", b"\x03", 30.0)] if start == 3 else [])
-        assert db.execute("SELECT count(*) FROM lookup_tasks").fetchone() == (0,)
+        assert views == ([("v", b"\x03", 30.0)] if start >= 3 else [])
+        found = db.execute(
+            "SELECT package, status, base_url, credential, checkout_root FROM lookup_tasks"
+        ).fetchall()
+        assert found == ([("kept", "failed", "", "-", None)] if start == 4 else [])
 
 
 def test_status_outside_the_check_is_refused(conn: sqlite3.Connection) -> None:
@@ -102,11 +110,30 @@ def test_enqueue_reuses_an_open_task_and_skips_a_fresh_completed_one(
     assert first == [first[0], first[0]]
     assert enqueue([t.NewTask("pypi", "a", None)])[0] != first[0]  # another datasource
     (task,) = t.claim(conn, now=100.0, owner="me", lease_until=200.0, limit=1)
-    assert t.complete(conn, task.id, owner="me", result="{}", now=60.0)
+    assert t.complete(conn, task.id, owner="me", result="{}", now=60.0, handled=["^2"])
     assert enqueue([t.NewTask("npm", "a", "^1")]) == [None]  # completed at 60 >= 50
+    assert enqueue([t.NewTask("npm", "a", "^2")]) == [None]  # that range was resolved too
     stale = partial(t.enqueue, conn, now=100.0, fresh_after=70.0, max_attempts=3)
     assert stale([t.NewTask("npm", "a", "^1")]) == [task.id]
     assert status(conn, "a")[:2] == ("pending", 0)
+
+
+def test_a_range_reached_while_open_or_after_is_followed_too(conn: sqlite3.Connection) -> None:
+    """``^2`` reached while ``^1`` is worked on: pending again for it; a new range reopens."""
+    enqueue = partial(t.enqueue, conn, now=10.0, fresh_after=5.0, max_attempts=3)
+    (ident,) = enqueue([t.NewTask("npm", "a", "^1")])
+    assert ident is not None
+    assert len(t.claim(conn, now=10.0, owner="me", lease_until=99.0, limit=1)) == 1
+    assert enqueue([t.NewTask("npm", "a", "^2")]) == [ident]  # in progress: ^2 is wanted
+    done = t.complete(conn, ident, owner="me", result="{}", now=11.0, versions=["1.0.0"])
+    assert done == "pending"
+    (again,) = t.claim(conn, now=12.0, owner="me", lease_until=99.0, limit=1)
+    assert (again.constraint, again.wanted, again.followed_versions) == ("^2", (), ("1.0.0",))
+    assert t.complete(conn, ident, owner="me", result="{}", now=13.0, versions=["2.0.0"])
+    assert enqueue([t.NewTask("npm", "a", "^1")]) == [None]
+    assert enqueue([t.NewTask("npm", "a", "~2.1")]) == [ident]  # completed, a new range
+    (third,) = t.claim(conn, now=14.0, owner="me", lease_until=99.0, limit=1)
+    assert third.followed_versions == ("1.0.0", "2.0.0")
 
 
 def test_claim_takes_ready_tasks_shallow_first_then_fifo_and_marks_them(

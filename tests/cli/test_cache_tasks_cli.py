@@ -93,11 +93,30 @@ def test_failed_lists_the_error_and_retry_runs_it_again(
     code, failed = _json("cache", "failed", "--cache", str(cache))
     assert code == 0
     [entry] = failed
-    assert set(entry) == {"package", "datasource", "error", "attempts", "failed_at"}
+    assert set(entry) == {
+        "package",
+        "datasource",
+        "error",
+        "attempts",
+        "failed_at",
+        "triggered_by",
+        "depth",
+    }
     assert (entry["package"], entry["datasource"], entry["attempts"]) == ("missing", "npm", 1)
+    assert (entry["triggered_by"], entry["depth"]) == ("npm:app@1.0.0", 1)
+    assert warmed["failed_tasks"] == [
+        {"package": "missing", "datasource": "npm", "error": entry["error"]}
+    ]
+    assert {"already_warm", "taken_back", "dependencies_unknown"} <= set(warmed)
+    assert "views" in warmed["status"]
     assert "not found (404" in entry["error"]
     assert entry["failed_at"].endswith("Z")
-    assert "missing" in _invoke("cache", "failed", "--cache", str(cache))[1]
+    table = _invoke("cache", "failed", "--cache", str(cache))[1]
+    assert "triggered by" in table.splitlines()[0]
+    assert "npm:app@1.0.0" in table.splitlines()[1]
+    other = ("--cache", str(tmp_path / "other.sqlite3"), "--registry", npm)
+    code, printed = _invoke("cache", "warm", str(repo), *other, "--cache-max-attempts", "1")
+    assert printed.splitlines()[0] == f"failed: missing (npm): {entry['error']}"
     _add(fake_registry, "missing")
     code, retried = _json("cache", "retry", "missing", *common)
     assert code == 0
@@ -108,7 +127,7 @@ def test_failed_lists_the_error_and_retry_runs_it_again(
 
 
 def test_retry_all_puts_every_failed_task_back(fake_registry: FakeRegistry, tmp_path: Path) -> None:
-    """``cache retry --all`` retries each failed task; ``--no-wait`` leaves retries queued."""
+    """``cache retry --all`` retries each failed task; a 404 again fails at once, one attempt."""
     repo = _checkout(tmp_path / "repo", {"gone-a": "^1.0.0", "gone-b": "^1.0.0"})
     cache = tmp_path / "cache.sqlite3"
     common = ("--cache", str(cache), "--registry", f"npm={fake_registry.url('npm')}")
@@ -117,23 +136,32 @@ def test_retry_all_puts_every_failed_task_back(fake_registry: FakeRegistry, tmp_
     _add(fake_registry, "gone-a")
     code, retried = _json("cache", "retry", "--all", *common, "--no-wait")
     assert sorted(retried["retried"]) == ["gone-a", "gone-b"]
-    assert code == 0  # gone-b failed one attempt of three: it waits for its retry
-    assert _tasks(cache) == {"gone-a": "completed", "gone-b": "pending"}
-    assert retried["status"]["next_retry_at"] is not None
+    assert code == 3  # gone-b is still not found: permanent, failed again on its one attempt
+    assert _tasks(cache) == {"gone-a": "completed", "gone-b": "failed"}
+    assert retried["status"]["next_retry_at"] is None
     assert _invoke("cache", "retry", *common)[0] == 2  # neither NAME nor --all
 
 
 def test_a_run_records_its_lookups(fake_registry: FakeRegistry, tmp_path: Path) -> None:
-    """``patchula run`` records every lookup: completed, or failed with its next retry."""
+    """``patchula run`` records every lookup: completed, failed for good, or due a retry.
+
+    A 404 cannot mend: ``cache failed`` lists it at once; a 503 is an attempt, pending.
+    """
     _add(fake_registry, "here")
-    repo = _checkout(tmp_path / "repo", {"here": "1.0.0", "not-here": "1.0.0"})
+    _add(fake_registry, "busy")
+    fake_registry.host("npm").server_error_next(1000, 503, route="GET /busy")
+    deps = {"here": "1.0.0", "not-here": "1.0.0", "busy": "1.0.0"}
+    repo = _checkout(tmp_path / "repo", deps)
     cache = tmp_path / "cache.sqlite3"
     args = ["run", str(repo), "--cache", str(cache), "--format", "json"]
     runner.invoke(app, [*args, "--registry", f"npm={fake_registry.url('npm')}"])
-    assert _tasks(cache) == {"here": "completed", "not-here": "pending"}
+    assert _tasks(cache) == {"here": "completed", "not-here": "failed", "busy": "pending"}
     status = _json("cache", "status", "--cache", str(cache))[1]
-    assert (status["completed"], status["pending"]) == (1, 1)
+    assert (status["completed"], status["pending"], status["failed"]) == (1, 1, 1)
     assert status["next_retry_at"] is not None
+    [failed] = _json("cache", "failed", "--cache", str(cache))[1]
+    assert (failed["package"], failed["attempts"]) == ("not-here", 1)
+    assert failed["triggered_by"] == "patchula run"
 
 
 def test_after_warm_an_offline_run_reports_every_row(
@@ -228,7 +256,7 @@ def test_a_killed_warm_is_finished_by_the_next_and_no_task_ran_twice_at_once(
     out, err = second.communicate(timeout=120)
     assert second.returncode == 0, err.decode()
     outcome = json.loads(out)
-    assert outcome["takenBack"] == left["in_progress"]
+    assert outcome["taken_back"] == left["in_progress"]
     assert _statuses(cache) == {"completed": 24}
     with npm.lock:
         peaks = dict(npm.peak_by_route)
@@ -294,3 +322,15 @@ def test_a_terminal_shows_a_progress_bar_of_pending_done_and_failed(
     assert "warming" in result.stderr
     assert "0 pending, 2 done, 0 failed" in result.stderr
     assert result.stdout.startswith("warmed: 2 completed, 0 failed")
+
+
+def test_warm_summary_says_one_attempt_in_the_singular() -> None:
+    """``1 attempt to retry``, ``2 attempts to retry``."""
+    from patchula.cli.warm import WarmOutcome  # noqa: PLC0415 - only here
+    from patchula.warm import WarmResult  # noqa: PLC0415 - only here
+
+    status = {"pending": 1, "in_progress": 0, "completed": 0, "failed": 0}
+    one = WarmOutcome(result=WarmResult(retried=1), status=status).summary()
+    two = WarmOutcome(result=WarmResult(retried=2), status=status).summary()
+    assert "0 failed, 1 attempt to retry;" in one
+    assert "0 failed, 2 attempts to retry;" in two

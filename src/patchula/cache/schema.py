@@ -150,7 +150,31 @@ V4 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4)
+# v5: a task is a lookup on one registry with one credential (cache warm through a mirror,
+# or with another token, is another task); ``base_url`` is where it is looked up (its
+# retries too), ``credential`` the credential identity digest (``http.caching.
+# credential_digest``: ``-`` for none, never a secret) and ``checkout_root`` the checkout
+# whose ``.npmrc`` applies to it (NULL: the run-wide registries). Rows of v4 keep ``''``.
+# ``followed`` is JSON ``{"constraints": [...], "versions": [...]}``: the constraints a warm
+# task resolved and the versions whose dependencies it enqueued; ``wanted`` a JSON list of
+# other constraints it was reached with while open (handled before it completes).
+V5 = Migration(
+    5,
+    (
+        "ALTER TABLE lookup_tasks ADD COLUMN base_url TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE lookup_tasks ADD COLUMN credential TEXT NOT NULL DEFAULT '-'",
+        "ALTER TABLE lookup_tasks ADD COLUMN checkout_root TEXT",
+        "ALTER TABLE lookup_tasks ADD COLUMN followed TEXT",
+        "ALTER TABLE lookup_tasks ADD COLUMN wanted TEXT",
+        "DROP INDEX lookup_tasks_identity",
+        (
+            "CREATE UNIQUE INDEX lookup_tasks_identity"
+            " ON lookup_tasks (datasource, package, base_url, credential)"
+        ),
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 

@@ -13,6 +13,7 @@ with ``next_retry_at`` = now + 30 s * 2^(attempts - 1), until ``max_attempts`` m
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -68,6 +69,15 @@ class NewTask:
     depth: int = 0
     parent_id: int | None = None
     triggered_by: str | None = None
+    # Where and as whom it is looked up: part of the task's identity (v5).
+    base_url: str = ""
+    credential: str = "-"
+    # The checkout whose .npmrc applies (a retry by a later process reads it again).
+    checkout_root: str | None = None
+    # The cache holds a fresh answer to its catalog request (the fetch facade said so).
+    fresh: bool = False
+    # A task of this identity failed for good is opened again (a target's dependency).
+    reopen_failed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +91,12 @@ class Task:
     depth: int
     attempts: int
     max_attempts: int
+    base_url: str = ""
+    checkout_root: str | None = None
+    # Other constraints it was reached with while open: their versions are followed too.
+    wanted: tuple[str | None, ...] = ()
+    # Versions (with extras: ``1.2[socks]``) whose dependencies were enqueued already.
+    followed_versions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +107,10 @@ class LookupOutcome:
     package: str
     result: str | None
     error: str | None
+    # A failure retrying cannot mend (404, refused name, unusable body): failed for good at once.
+    permanent: bool = False
+    # The registry it was looked up on (with the datasource and package: the task it records).
+    base_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +131,8 @@ class FailedTask:
     error: str | None
     attempts: int
     failed_at: float | None
+    triggered_by: str | None = None
+    depth: int = 0
 
 
 def enqueue(
@@ -123,25 +145,30 @@ def enqueue(
 ) -> list[int | None]:
     """Open a ``warm`` task for each of ``tasks`` unless one is open or needs none; their ids.
 
-    The seed's de-duplication at creation: an open task (``pending`` or ``in_progress``) of the
-    same datasource and package is reused (a ``run`` task becomes ``warm``: its dependencies
-    are to be followed); a package whose ``warm`` task completed at or after ``fresh_after``
-    is warm already and a task failed for good waits for ``retry``: both give ``None``. A
-    completed task older than that, or one of a ``run``, is opened again. Repeats within
-    ``tasks`` give the first one's answer.
+    A task is (datasource, package, base URL, credential digest). The seed's de-duplication
+    at creation: an open task (``pending`` or ``in_progress``) of that identity is reused (a
+    ``run`` task becomes ``warm``: its dependencies are to be followed). A ``warm`` task
+    completed needs none (``None``) when it completed at or after ``fresh_after`` (this warm
+    run already did it) or when the cache holds a fresh answer to its catalog request
+    (``NewTask.fresh``); else (pruned, evicted, stale, or a ``run`` record) it is opened again.
+    A task failed for good gives ``None`` (it waits for ``retry``) unless ``reopen_failed``:
+    then it is opened again with its attempts reset. Repeats within ``tasks`` give the first
+    one's answer.
     """
     ids: list[int | None] = []
     for task in tasks:
         row = conn.execute(
-            "SELECT id, status, origin, completed_at FROM lookup_tasks"
-            " WHERE datasource = ? AND package = ?",
-            (task.datasource, task.package),
+            "SELECT id, status, origin, completed_at, version_constraint, followed, wanted"
+            " FROM lookup_tasks"
+            " WHERE datasource = ? AND package = ? AND base_url = ? AND credential = ?",
+            (task.datasource, task.package, task.base_url, task.credential),
         ).fetchone()
         if row is None:
             cursor = conn.execute(
                 "INSERT INTO lookup_tasks (datasource, package, version_constraint, parent_id,"
-                " depth, triggered_by, origin, status, max_attempts, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, 'warm', 'pending', ?, ?)",
+                " depth, triggered_by, origin, status, max_attempts, created_at, base_url,"
+                " credential, checkout_root)"
+                " VALUES (?, ?, ?, ?, ?, ?, 'warm', 'pending', ?, ?, ?, ?, ?)",
                 (
                     task.datasource,
                     task.package,
@@ -151,35 +178,75 @@ def enqueue(
                     task.triggered_by,
                     max_attempts,
                     now,
+                    task.base_url,
+                    task.credential,
+                    task.checkout_root,
                 ),
             )
             ids.append(cursor.lastrowid)
             continue
-        ident, status, origin, completed_at = row
+        ident, status, origin, completed_at, stored, followed, wanted_text = row
+        done_now = completed_at is not None and completed_at >= fresh_after
+        handled = _json_list(followed, "constraints")
         if status in {"pending", "in_progress"}:
-            if origin != "warm":
-                conn.execute("UPDATE lookup_tasks SET origin = 'warm' WHERE id = ?", (ident,))
+            wanted = _json_list(wanted_text)
+            if task.constraint != stored and task.constraint not in wanted:
+                # Reached at another range while open: its version is followed too.
+                wanted.append(task.constraint)
+            conn.execute(
+                "UPDATE lookup_tasks SET origin = 'warm', wanted = ? WHERE id = ?",
+                (json.dumps(wanted) if wanted else None, ident),
+            )
             ids.append(ident)
-        elif status == "failed" or (
-            origin == "warm" and completed_at is not None and completed_at >= fresh_after
-        ):
+        elif status == "failed" and not task.reopen_failed:
             ids.append(None)
+        elif status == "completed" and origin == "warm" and (done_now or task.fresh):
+            if task.constraint in handled or (followed is None and task.constraint == stored):
+                ids.append(None)
+            else:
+                # Warm, but reached at a range not resolved yet: follow that version too.
+                _reopen(conn, ident, task, now=now, max_attempts=max_attempts, keep=followed)
+                ids.append(ident)
         else:
             _reopen(conn, ident, task, now=now, max_attempts=max_attempts)
             ids.append(ident)
     return ids
 
 
+def _json_list(text: str | None, key: str | None = None) -> list[str | None]:
+    """The JSON list in ``text`` (or under ``key`` of the object in it); ``[]`` when none."""
+    if not text:
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    if key is not None:
+        value = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(value, list):
+        return []
+    return [v if isinstance(v, str) else None for v in value]
+
+
 def _reopen(
-    conn: sqlite3.Connection, ident: int, task: NewTask, *, now: float, max_attempts: int
+    conn: sqlite3.Connection,
+    ident: int,
+    task: NewTask,
+    *,
+    now: float,
+    max_attempts: int,
+    keep: str | None = None,
 ) -> None:
-    """Make the completed task ``ident`` a new pending ``warm`` task described by ``task``."""
+    """Make the completed task ``ident`` a new pending ``warm`` task described by ``task``.
+
+    ``keep``: the ``followed`` record it keeps (what is still warm); ``None`` forgets it.
+    """
     conn.execute(
         "UPDATE lookup_tasks SET status = 'pending', origin = 'warm', version_constraint = ?,"
         " parent_id = ?, depth = ?, triggered_by = ?, attempts = 0, max_attempts = ?,"
         " result = NULL, error_message = NULL, created_at = ?, started_at = NULL,"
-        " completed_at = NULL, next_retry_at = NULL, lease_owner = NULL, lease_until = NULL"
-        " WHERE id = ?",
+        " completed_at = NULL, next_retry_at = NULL, lease_owner = NULL, lease_until = NULL,"
+        " checkout_root = ?, followed = ?, wanted = NULL WHERE id = ?",
         (
             task.constraint,
             task.parent_id if task.parent_id != ident else None,
@@ -187,6 +254,8 @@ def _reopen(
             task.triggered_by,
             max_attempts,
             now,
+            task.checkout_root,
+            keep,
             ident,
         ),
     )
@@ -204,16 +273,16 @@ def record(
     A success completes the package's task (a ``warm`` task that is open is left to ``cache
     warm``, which follows its dependencies; a ``warm`` task completed stays as it is). A
     failure is one attempt: the task is ``pending`` with ``next_retry_at`` after the back-off,
-    or ``failed`` once ``max_attempts`` attempts failed; an ``in_progress`` or open ``warm``
-    task is left to the process working on it. The row is created when missing; of repeats
-    of one package in ``outcomes`` the last counts.
+    or ``failed`` once ``max_attempts`` attempts failed (at once when it is ``permanent``);
+    an ``in_progress`` or open ``warm`` task is left to the process working on it. The row
+    is created when missing; of repeats of one package in ``outcomes`` the last counts.
     """
     # One record per package: a package looked up on two registries keeps its last outcome.
-    outcomes = list({(o.datasource, o.package): o for o in outcomes}.values())
-    found = _rows_of(conn, [(o.datasource, o.package) for o in outcomes])
+    outcomes = list({(o.datasource, o.package, o.base_url): o for o in outcomes}.values())
+    found = _rows_of(conn, [(o.datasource, o.package, o.base_url) for o in outcomes])
     completions: list[tuple[str | None, float, float, int]] = []
     for outcome in outcomes:
-        row = found.get((outcome.datasource, outcome.package))
+        row = found.get((outcome.datasource, outcome.package, outcome.base_url))
         if row is None:
             _insert_run(conn, outcome, now=now, max_attempts=max_attempts)
             continue
@@ -227,7 +296,7 @@ def record(
             continue
         # A task failed for good keeps its attempts and only takes the newest error.
         tried = attempts + 1 if status == "pending" else attempts if status == "failed" else 1
-        done = status == "failed" or tried >= limit
+        done = status == "failed" or tried >= limit or outcome.permanent
         conn.execute(
             "UPDATE lookup_tasks SET status = ?, origin = 'run', error_message = ?,"
             " attempts = ?, max_attempts = ?, started_at = ?, completed_at = ?,"
@@ -253,27 +322,32 @@ def record(
     )
 
 
-# Pairs read per statement (two parameters each, far below SQLite's 32,766 parameters).
+# Triples read per statement (three parameters each, far below SQLite's 32,766 parameters).
 _ROWS_CHUNK = 500
 
 
 def _rows_of(
-    conn: sqlite3.Connection, identities: Sequence[tuple[str, str]]
-) -> dict[tuple[str, str], tuple[int, str, str, int, int]]:
-    """(datasource, package) → (id, status, origin, attempts, max_attempts) of stored tasks."""
-    found: dict[tuple[str, str], tuple[int, str, str, int, int]] = {}
+    conn: sqlite3.Connection, identities: Sequence[tuple[str, str, str]]
+) -> dict[tuple[str, str, str], tuple[int, str, str, int, int]]:
+    """(datasource, package, base URL) → (id, status, origin, attempts, max_attempts).
+
+    A run's lookup records onto the task of that registry whatever its credential digest
+    (the run's record does not know which store answered); of several, the lowest id.
+    """
+    found: dict[tuple[str, str, str], tuple[int, str, str, int, int]] = {}
     unique = list(dict.fromkeys(identities))
     for start in range(0, len(unique), _ROWS_CHUNK):
         chunk = unique[start : start + _ROWS_CHUNK]
-        values = ",".join("(?, ?)" for _ in chunk)
+        values = ",".join("(?, ?, ?)" for _ in chunk)
         sql = (
-            "SELECT t.datasource, t.package, t.id, t.status, t.origin, t.attempts,"  # noqa: S608 - placeholders only
+            "SELECT t.datasource, t.package, t.base_url, t.id, t.status, t.origin, t.attempts,"  # noqa: S608 - placeholders only
             f" t.max_attempts FROM lookup_tasks t JOIN (VALUES {values}) AS v"
-            " ON t.datasource = v.column1 AND t.package = v.column2"
+            " ON t.datasource = v.column1 AND t.package = v.column2 AND t.base_url = v.column3"
+            " ORDER BY t.id DESC"
         )
-        params = [part for pair in chunk for part in pair]
+        params = [part for triple in chunk for part in triple]
         for row in conn.execute(sql, params).fetchall():
-            found[(row[0], row[1])] = (row[2], row[3], row[4], row[5], row[6])
+            found[(row[0], row[1], row[2])] = (row[3], row[4], row[5], row[6], row[7])
     return found
 
 
@@ -282,11 +356,12 @@ def _insert_run(
 ) -> None:
     """Insert the first record of a package ``patchula run`` looked up."""
     ok = outcome.error is None
-    done = ok or max_attempts <= 1
+    done = ok or max_attempts <= 1 or outcome.permanent
     conn.execute(
         "INSERT INTO lookup_tasks (datasource, package, triggered_by, origin, status, attempts,"
         " max_attempts, result, error_message, created_at, started_at, completed_at,"
-        " next_retry_at) VALUES (?, ?, 'patchula run', 'run', ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+        " next_retry_at, base_url) VALUES (?, ?, 'patchula run', 'run', ?, 1, ?, ?, ?, ?, ?, ?,"
+        " ?, ?)",
         (
             outcome.datasource,
             outcome.package,
@@ -298,6 +373,7 @@ def _insert_run(
             now,
             now if done else None,
             None if done else now + backoff(1),
+            outcome.base_url,
         ),
     )
 
@@ -349,10 +425,26 @@ def claim(
         " started_at = ?, lease_owner = ?, lease_until = ?"
         " WHERE id IN (SELECT id FROM lookup_tasks WHERE status = 'pending'"
         " AND (next_retry_at IS NULL OR next_retry_at <= ?) ORDER BY depth, id LIMIT ?)"
-        " RETURNING id, datasource, package, version_constraint, depth, attempts, max_attempts",
+        " RETURNING id, datasource, package, version_constraint, depth, attempts, max_attempts,"
+        " base_url, checkout_root, wanted, followed",
         (now, owner, lease_until, now, limit),
     ).fetchall()
-    tasks = [Task(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
+    tasks = [
+        Task(
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            r[7],
+            r[8],
+            wanted=tuple(_json_list(r[9])),
+            followed_versions=tuple(v for v in _json_list(r[10], "versions") if v is not None),
+        )
+        for r in rows
+    ]
     # RETURNING gives rows in no promised order.
     return sorted(tasks, key=lambda t: (t.depth, t.id))
 
@@ -387,15 +479,55 @@ def renew(conn: sqlite3.Connection, *, owner: str, ids: Sequence[int], until: fl
     )
 
 
-def complete(conn: sqlite3.Connection, ident: int, *, owner: str, result: str, now: float) -> bool:
-    """Mark ``owner``'s task ``ident`` completed with ``result``; False if it is no longer its."""
-    cursor = conn.execute(
+def complete(
+    conn: sqlite3.Connection,
+    ident: int,
+    *,
+    owner: str,
+    result: str,
+    now: float,
+    handled: Sequence[str | None] = (),
+    versions: Sequence[str] = (),
+) -> TaskStatus | None:
+    """Mark ``owner``'s task ``ident`` completed with ``result``; its status, or ``None``.
+
+    ``handled`` are the constraints this attempt resolved (its own always counts), ``versions``
+    the versions whose
+    dependencies it enqueued (added to ``followed``). A constraint it was reached with
+    meanwhile (``wanted``, not handled) leaves it ``pending`` (due at once, attempts reset)
+    to follow that one too. ``None`` when the task is no longer ``owner``'s.
+    """
+    row = conn.execute(
+        "SELECT followed, wanted, version_constraint FROM lookup_tasks"
+        " WHERE id = ? AND lease_owner = ? AND status = 'in_progress'",
+        (ident, owner),
+    ).fetchone()
+    if row is None:
+        return None
+    # The constraint it was claimed with is resolved by any attempt that completes it.
+    mine = [*_json_list(row[0], "constraints"), row[2], *handled]
+    constraints = list(dict.fromkeys(mine))
+    known = [v for v in _json_list(row[0], "versions") if v is not None]
+    followed = json.dumps(
+        {"constraints": constraints, "versions": list(dict.fromkeys([*known, *versions]))}
+    )
+    left = [c for c in _json_list(row[1]) if c not in constraints]
+    if left:
+        conn.execute(
+            "UPDATE lookup_tasks SET status = 'pending', origin = 'warm', result = ?,"
+            " version_constraint = ?, wanted = ?, followed = ?, attempts = 0,"
+            " error_message = NULL, next_retry_at = NULL, lease_owner = NULL, lease_until = NULL"
+            " WHERE id = ?",
+            (result, left[0], json.dumps(left[1:]) if left[1:] else None, followed, ident),
+        )
+        return "pending"
+    conn.execute(
         "UPDATE lookup_tasks SET status = 'completed', origin = 'warm', result = ?,"
         " error_message = NULL, completed_at = ?, next_retry_at = NULL, lease_owner = NULL,"
-        " lease_until = NULL WHERE id = ? AND lease_owner = ? AND status = 'in_progress'",
-        (result, now, ident, owner),
+        " lease_until = NULL, followed = ?, wanted = NULL WHERE id = ?",
+        (result, now, followed, ident),
     )
-    return cursor.rowcount == 1
+    return "completed"
 
 
 def fail(
@@ -466,7 +598,7 @@ def summary(conn: sqlite3.Connection) -> TaskSummary:
 def failed(conn: sqlite3.Connection) -> list[FailedTask]:
     """Tasks failed for good, most recently failed first (then by package)."""
     rows = conn.execute(
-        "SELECT package, datasource, error_message, attempts, completed_at FROM lookup_tasks"
-        " WHERE status = 'failed' ORDER BY completed_at DESC, package, datasource"
+        "SELECT package, datasource, error_message, attempts, completed_at, triggered_by, depth"
+        " FROM lookup_tasks WHERE status = 'failed' ORDER BY completed_at DESC, package, datasource"
     ).fetchall()
-    return [FailedTask(str(r[0]), str(r[1]), r[2], int(r[3]), r[4]) for r in rows]
+    return [FailedTask(str(r[0]), str(r[1]), r[2], int(r[3]), r[4], r[5], int(r[6])) for r in rows]

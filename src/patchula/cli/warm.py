@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -62,7 +63,12 @@ def status_json(summary: tasks.TaskSummary) -> dict[str, Any]:
 
 
 def failed_json(failed: Sequence[tasks.FailedTask]) -> list[dict[str, Any]]:
-    """``cache failed --format json``: the seed's list, each with its datasource too."""
+    """``cache failed --format json``: the seed's list, each with its datasource too.
+
+    ``triggered_by`` is ``<checkout>:<manifest>`` for a target's dependency,
+    ``<datasource>:<package>@<version>`` for a dependency of one, ``patchula run`` for a run's
+    lookup; ``depth`` its distance from the target's manifest (0).
+    """
     return [
         {
             "package": f.package,
@@ -70,6 +76,8 @@ def failed_json(failed: Sequence[tasks.FailedTask]) -> list[dict[str, Any]]:
             "error": f.error,
             "attempts": f.attempts,
             "failed_at": iso(f.failed_at),
+            "triggered_by": f.triggered_by,
+            "depth": f.depth,
         }
         for f in failed
     ]
@@ -151,10 +159,13 @@ def printable(text: str) -> str:
 
 
 def render_failed(failed: list[dict[str, Any]]) -> str:
-    """``cache failed`` as a table: package, datasource, attempts, failed at, error."""
+    """``cache failed`` as a table, one task a line, the error last.
+
+    Columns: package, datasource, attempts, failed at, depth, triggered by, error.
+    """
     if not failed:
         return "no failed lookup tasks"
-    headers = ("package", "datasource", "attempts", "failed at", "error")
+    headers = ("package", "datasource", "attempts", "failed at", "depth", "triggered by", "error")
     rows = [
         tuple(
             printable(cell)
@@ -163,6 +174,8 @@ def render_failed(failed: list[dict[str, Any]]) -> str:
                 f["datasource"],
                 str(f["attempts"]),
                 f["failed_at"] or "-",
+                str(f.get("depth", 0)),
+                f.get("triggered_by") or "-",
                 f["error"] or "",
             )
         )
@@ -188,29 +201,52 @@ class WarmOutcome:
     retried: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
+    def failed_tasks(self) -> list[dict[str, Any]]:
+        """The tasks this run failed for good: ``{"package", "datasource", "error"}`` each."""
+        return [
+            {"package": e.package, "datasource": e.datasource, "error": e.error}
+            for e in self.result.events
+            if e.status == "failed"
+        ]
+
     def json(self) -> dict[str, Any]:
-        """``--format json``: this run's counts and ``status`` (``status_json``'s shape)."""
+        """``--format json``: this run's counts and ``status`` (``cache status``'s shape).
+
+        Keys are snake_case like ``cache status``'s (the seed's); ``status`` holds its
+        ``views`` key too. ``failed_tasks`` lists the tasks failed for good in this run,
+        ``dependencies_unknown`` the packages completed whose dependencies could not be read.
+        """
         return {
             "enqueued": self.enqueued,
-            "alreadyWarm": self.already_warm,
+            "already_warm": self.already_warm,
             "retried": self.retried,
             "completed": self.result.completed,
             "failed": self.result.failed,
             "retries": self.result.retried,
-            "takenBack": self.result.taken_back,
+            "taken_back": self.result.taken_back,
+            "failed_tasks": self.failed_tasks(),
+            "dependencies_unknown": list(self.result.unknown_dependencies),
             "problems": self.problems,
             "status": self.status,
         }
 
     def summary(self) -> str:
-        """The line printed at the end of a table-format run."""
+        """What a table-format run prints at its end: failed tasks, unknowns, the count line."""
         s = self.status
-        return (
+        retries = self.result.retried
+        lines = [
+            f"failed: {printable(f['package'])} ({f['datasource']}): {printable(f['error'] or '')}"
+            for f in self.failed_tasks()
+        ]
+        lines += [printable(u) for u in self.result.unknown_dependencies]
+        lines.append(
             f"warmed: {self.result.completed} completed, {self.result.failed} failed, "
-            f"{self.result.retried} attempts to retry; {self.enqueued} enqueued from the targets, "
+            f"{retries} {'attempt' if retries == 1 else 'attempts'} to retry; "
+            f"{self.enqueued} enqueued from the targets, "
             f"{self.already_warm} already warm; queue: {s['pending']} pending, "
             f"{s['in_progress']} in progress, {s['completed']} completed, {s['failed']} failed"
         )
+        return "\n".join(lines)
 
 
 def warm(
@@ -266,7 +302,12 @@ async def _warm_with(
 ) -> WarmOutcome:
     from patchula.http.lazy import LazyFetcher  # noqa: PLC0415 - lazy: start-up
     from patchula.scan import extract_targets  # noqa: PLC0415 - lazy: start-up
-    from patchula.warm import Warmer, WarmResult, enqueue_targets  # noqa: PLC0415 - lazy
+    from patchula.warm import (  # noqa: PLC0415 - lazy
+        Warmer,
+        WarmResult,
+        enqueue_targets,
+        pins_of,
+    )
 
     access = registry_access(settings, err)
 
@@ -293,7 +334,7 @@ async def _warm_with(
         )
         if not retried and not targets:
             # Nothing was failed: say so without working through the rest of the queue.
-            status = status_json(await cache.task_job(tasks.summary))
+            status = await _status_with_views(cache, await cache.task_job(tasks.summary))
             return WarmOutcome(result=WarmResult(), status=status)
     repos: list[RepoResult] = []
     found: list[TargetDependency] = []
@@ -312,11 +353,12 @@ async def _warm_with(
             max_attempts=settings.cache_max_attempts,
         )
         new, views = enqueue_targets(found, access)
+        warmer.pinned.update(pins_of(found))
         ids = await warmer.enqueue(new, views)
         with _progress(settings, err) as on_event:
             warmer.on_event = on_event
             result = await warmer.run(wait=wait)
-    status = status_json(await cache.task_job(tasks.summary))
+    status = await _status_with_views(cache, await cache.task_job(tasks.summary))
     names = await cache.task_job(partial(_packages, ids=retried)) if retried else []
     return WarmOutcome(
         result=result,
@@ -331,6 +373,15 @@ async def _warm_with(
             if p.severity == "error"
         ],
     )
+
+
+async def _status_with_views(cache: Cache, summary: tasks.TaskSummary) -> dict[str, Any]:
+    """``cache status --format json``'s dictionary: ``status_json`` with its ``views`` key."""
+    status = status_json(summary)
+    # ``view_summary`` blocks its thread (a read of the file): off the event loop.
+    views = await anyio.to_thread.run_sync(cache.view_summary)
+    status["views"] = views_json(views, time.time())
+    return status
 
 
 def _packages(conn: Any, ids: Sequence[int]) -> list[str]:  # noqa: ANN401 - an sqlite3 connection

@@ -477,6 +477,7 @@ def pep508_dependency(
         constraint=constraint,
         skip_reason=skip_reason,
         markers=markers,
+        extras=tuple(sorted(req.extras)),
     )
 
 
