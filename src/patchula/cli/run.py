@@ -658,7 +658,6 @@ def write_report(path: Path, text: str) -> None:
 
 
 def _print(report: ScanReport, settings: Settings) -> None:
-    from patchula.report.dashboard import render_markdown  # noqa: PLC0415 - lazy: start-up
     from patchula.report.render import (  # noqa: PLC0415 - lazy: start-up
         render_json,
         render_plain,
@@ -670,6 +669,8 @@ def _print(report: ScanReport, settings: Settings) -> None:
     if settings.format == "json":
         sys.stdout.write(render_json(report))
     elif settings.format == "markdown":
+        from patchula.report.dashboard import render_markdown  # noqa: PLC0415 - lazy: start-up
+
         sys.stdout.write(render_markdown(report))
     elif settings.quiet:
         sys.stdout.write(summary_line(report) + "\n")
