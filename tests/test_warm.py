@@ -27,6 +27,7 @@ from patchula.warm import (
     RECORD_BATCH,
     TaskRecorder,
     Warmer,
+    _locked,
     choose_version,
     enqueue_targets,
     pins_of,
@@ -756,3 +757,52 @@ async def test_a_dependency_of_a_dependency_follows_the_checkouts_lockfile(
     found = rows(cache_path)
     assert sorted(found) == ["app", "lib", "old-dep"]
     assert found["old-dep"][0] == "completed"
+
+
+@pytest.mark.anyio
+async def test_a_retry_keeps_its_dependencies_on_the_mirror_it_was_enqueued_for(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A ``--registry`` mirror's task retried by a later warm without it: its children stay.
+
+    The later process's npm registry is a closed loopback port (the user's ~/.npmrc): asking
+    it for the private child would be the dependency confusion the inherited base URL prevents.
+    """
+    _add(fake_registry, "late", {"private-child": "^1.0.0"})
+    _add(fake_registry, "private-child")
+    fake_registry.host("npm").server_error_next(REQUESTS_PER_ATTEMPT, 503, route="GET /late")
+    root = checkout(tmp_path / "repo", {"late": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    clock = FakeClock()
+    async with warmer(fake_registry, cache_path, clock) as w:  # npm = the mirror (a flag)
+        await enqueue(w, root)
+        await w.run(wait=False)
+    assert rows(cache_path)["late"][0] == "pending"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".npmrc").write_text("registry=http://127.0.0.1:9/\n")
+    clock.t += 3600
+    async with warmer(fake_registry, cache_path, clock, home=home) as w:
+        await w.run()
+    found = rows(cache_path)
+    assert found["late"][0] == "completed"
+    assert found["private-child"][0] == "completed", found["private-child"]
+
+
+def test_a_locked_version_is_followed_exactly_in_every_versioning() -> None:
+    """Cargo reads a bare ``1.0.0`` as ``^1.0.0`` and PEP 440 has no bare version: pinned."""
+    assert [_locked(d, "1.0.0") for d in ("crates", "pypi", "npm", "goproxy")] == [
+        "=1.0.0",
+        "==1.0.0",
+        "1.0.0",
+        "1.0.0",
+    ]
+    for datasource, versioning in (("crates", "cargo"), ("pypi", "pep440")):
+        catalog = Catalog(
+            datasource=datasource,
+            package_name="p",
+            releases=(Release("1.0.0", None), Release("1.2.0", None)),
+            latest="1.2.0",
+            fetched_at=EPOCH,
+        )
+        assert choose_version(catalog, _locked(datasource, "1.0.0"), versioning) == "1.0.0"

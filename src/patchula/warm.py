@@ -507,9 +507,22 @@ class Warmer:
         if isinstance(followed, Retry):
             await self._fail(task, followed.reason, result)
             return
+        # A parent whose registry the view no longer gives (a ``--registry`` mirror of the
+        # process that enqueued it) keeps its children of the same datasource on that registry:
+        # a private name is never asked of the public one (dependency confusion).
+        inherited = (
+            task.base_url
+            if task.base_url and view.base_url(task.datasource, task.package) != task.base_url
+            else ""
+        )
         children = await self._identified(
             [
-                replace(child, parent_id=task.id, checkout_root=task.checkout_root)
+                replace(
+                    child,
+                    parent_id=task.id,
+                    checkout_root=task.checkout_root,
+                    base_url=inherited if child.datasource == task.datasource else "",
+                )
                 for child in followed.children[:MAX_CHILDREN]
             ],
             [view] * min(len(followed.children), MAX_CHILDREN),
@@ -601,7 +614,12 @@ class Warmer:
                 tasks.NewTask(
                     task.datasource,
                     d.name,
-                    _with_extras(d.extras, pins.get((task.datasource, d.name), d.constraint)),
+                    _with_extras(
+                        d.extras,
+                        _locked(task.datasource, pins[(task.datasource, d.name)])
+                        if (task.datasource, d.name) in pins
+                        else d.constraint,
+                    ),
                     depth=task.depth + 1,
                     triggered_by=f"{task.datasource}:{task.package}@{version}",
                 )
@@ -688,6 +706,16 @@ def _event(
     return TaskEvent(task.package, task.datasource, status, task.attempts, error, retry_at, left)
 
 
+# How a datasource's versioning writes "exactly this version" (a locked version is no range:
+# Cargo reads a bare ``1.0.0`` as ``^1.0.0``, PEP 440 has no bare-version specifier).
+_EXACT = {"crates": "={}", "pypi": "=={}"}
+
+
+def _locked(datasource: str, version: str) -> str:
+    """The constraint that admits only the locked ``version`` in ``datasource``'s versioning."""
+    return _EXACT.get(datasource, "{}").format(version)
+
+
 def _with_extras(extras: Sequence[str], constraint: str | None) -> str | None:
     """``[a,b]constraint`` for a requirement naming extras (``_extras_of`` splits it)."""
     return f"[{','.join(extras)}]{constraint or ''}" if extras else constraint
@@ -719,7 +747,7 @@ def enqueue_targets(
         if key not in views:
             views[key] = access.for_checkout(item.root)
         dep = item.dep
-        constraint = item.locked or dep.constraint
+        constraint = _locked(dep.datasource, item.locked) if item.locked else dep.constraint
         constraint = _with_extras(dep.extras, constraint)
         new.append(
             tasks.NewTask(
