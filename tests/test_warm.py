@@ -556,6 +556,9 @@ async def test_a_failed_version_document_completes_the_package_saying_so(
     with sqlite3.connect(cache_path) as conn:
         (stored,) = conn.execute("SELECT result FROM lookup_tasks WHERE package = 'app'").fetchone()
     assert json.loads(stored)["dependenciesUnknown"] == unknown
+    # ``cache status`` says so afterwards too, not only this warm's output.
+    with sqlite3.connect(cache_path) as conn:
+        assert tasks.summary(conn).dependencies_unknown == 1
 
 
 @pytest.mark.anyio
@@ -806,3 +809,27 @@ def test_a_locked_version_is_followed_exactly_in_every_versioning() -> None:
             fetched_at=EPOCH,
         )
         assert choose_version(catalog, _locked(datasource, "1.0.0"), versioning) == "1.0.0"
+
+
+@pytest.mark.anyio
+async def test_a_larger_depth_limit_takes_up_tasks_a_smaller_one_failed(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``--cache-max-depth 1`` fails the grandchildren; a warm with 10 completes them."""
+    _add(fake_registry, "top", {"mid": "^1.0.0"})
+    _add(fake_registry, "mid", {"leaf": "^1.0.0"})
+    _add(fake_registry, "leaf")
+    root = checkout(tmp_path / "repo", {"top": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    clock = FakeClock()
+    async with warmer(fake_registry, cache_path, clock, max_depth=1) as w:
+        await enqueue(w, root)
+        await w.run()
+    assert rows(cache_path)["mid"][0] == "failed"
+    async with warmer(fake_registry, cache_path, clock, max_depth=10) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert {name: r[0] for name, r in found.items()} == dict.fromkeys(
+        ["top", "mid", "leaf"], "completed"
+    )

@@ -355,6 +355,10 @@ class Warmer:
         """
         result = WarmResult()
         _LIVE.add(self.owner)
+        # Tasks an earlier warm failed at a lower depth limit are within this one's.
+        await self._cache.task_job(
+            partial(tasks.reopen_deeper, max_depth=self.max_depth, max_attempts=self.max_attempts)
+        )
         send, receive = anyio.create_memory_object_stream[tasks.Task](BATCH)
         changed = anyio.Event()
 

@@ -71,6 +71,7 @@ def test_warm_then_status_in_the_seed_shape(fake_registry: FakeRegistry, tmp_pat
         "failed": 0,
         "oldest_pending": None,
         "next_retry_at": None,
+        "dependencies_unknown": 0,
     }
     assert views["count"] == 0  # warm keeps HTTP entries, no catalog view
     code, table = _invoke("cache", "status", "--cache", str(cache))

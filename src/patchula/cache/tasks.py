@@ -120,6 +120,9 @@ class TaskSummary:
     counts: dict[str, int]
     oldest_pending: float | None
     next_retry: float | None
+    # Completed tasks whose catalog is stored but whose version's dependencies could not be
+    # read (``dependenciesUnknown`` in the result): the graph below them is not warm.
+    dependencies_unknown: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -582,6 +585,20 @@ def retry(conn: sqlite3.Connection, *, package: str | None, max_attempts: int) -
     return sorted(int(r[0]) for r in rows)
 
 
+def reopen_deeper(conn: sqlite3.Connection, *, max_depth: int, max_attempts: int) -> list[int]:
+    """Put tasks failed for reaching a lower depth limit back to pending; their ids.
+
+    A task failed with "depth N reaches the limit of L" (``warm``'s reason) at a depth below
+    ``max_depth`` is within this warm's limit: a larger ``--cache-max-depth`` takes it up.
+    """
+    rows = conn.execute(
+        f"UPDATE lookup_tasks SET {_RETRIED} WHERE status = 'failed' AND depth < ?"  # noqa: S608 - only ? placeholders
+        " AND error_message LIKE 'depth % reaches the limit of %' RETURNING id",
+        (max_attempts, max_depth),
+    ).fetchall()
+    return sorted(int(r[0]) for r in rows)
+
+
 def summary(conn: sqlite3.Connection) -> TaskSummary:
     """Counts per status (every status named, 0 when none), oldest pending, next retry due."""
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
@@ -592,7 +609,11 @@ def summary(conn: sqlite3.Connection) -> TaskSummary:
     oldest, upcoming = conn.execute(
         "SELECT min(created_at), min(next_retry_at) FROM lookup_tasks WHERE status = 'pending'"
     ).fetchone()
-    return TaskSummary(counts, oldest, upcoming)
+    (unknown,) = conn.execute(
+        "SELECT count(*) FROM lookup_tasks WHERE status = 'completed'"
+        " AND result LIKE '%\"dependenciesUnknown\"%'"
+    ).fetchone()
+    return TaskSummary(counts, oldest, upcoming, int(unknown))
 
 
 def failed(conn: sqlite3.Connection) -> list[FailedTask]:

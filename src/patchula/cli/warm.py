@@ -59,6 +59,7 @@ def status_json(summary: tasks.TaskSummary) -> dict[str, Any]:
         **{status: summary.counts.get(status, 0) for status in tasks.STATUSES},
         "oldest_pending": iso(summary.oldest_pending),
         "next_retry_at": iso(summary.next_retry),
+        "dependencies_unknown": summary.dependencies_unknown,
     }
 
 
@@ -135,6 +136,12 @@ def render_status(status: dict[str, Any]) -> str:
     lines = [f"{name.replace('_', ' '):<16}{status[name]}" for name in tasks.STATUSES]
     lines.append(f"{'oldest pending':<16}{status['oldest_pending'] or '-'}")
     lines.append(f"{'next retry':<16}{status['next_retry_at'] or '-'}")
+    unknown = status.get("dependencies_unknown", 0)
+    if unknown:
+        lines.append(
+            f"{'deps unknown':<16}{unknown} completed (catalog stored; what their version needs"
+            " could not be read: their dependencies are not warm)"
+        )
     views = status.get("views")
     if views is not None:
         lines.append(f"{'catalog views':<16}{views['count']} ({views['bytes']} bytes)")
