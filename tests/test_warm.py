@@ -833,3 +833,44 @@ async def test_a_larger_depth_limit_takes_up_tasks_a_smaller_one_failed(
     assert {name: r[0] for name, r in found.items()} == dict.fromkeys(
         ["top", "mid", "leaf"], "completed"
     )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "packages",
+    [
+        # 9.x keys, a peer suffix on one; 6.x keys; 5.x keys
+        (
+            "packages:\n\n  app@1.1.0:\n    resolution: {integrity: sha512-a}\n\n"
+            "  lib@1.0.0(react@18.2.0):\n    resolution: {integrity: sha512-b}\n"
+        ),
+        (
+            "packages:\n\n  /app@1.1.0:\n    resolution: {integrity: sha512-a}\n"
+            "  '/lib@1.0.0':\n    resolution: {integrity: sha512-b}\n"
+        ),
+        "packages:\n\n  /app/1.1.0:\n    dev: false\n  /lib/1.0.0_react@18.2.0:\n    dev: false\n",
+    ],
+)
+async def test_a_pnpm_lock_pins_dependencies_of_dependencies(
+    fake_registry: FakeRegistry, tmp_path: Path, packages: str
+) -> None:
+    """pnpm-lock.yaml's ``packages`` keys lock lib at 1.0.0: lib@1.0.0's needs are followed."""
+    _add(fake_registry, "app", {"lib": "^1.0.0"})
+    fake_registry.npm.add(
+        "lib",
+        {"1.0.0": OLD, "1.1.0": OLD},
+        dependencies={"1.0.0": {"old-dep": "^1.0.0"}, "1.1.0": {"new-dep": "^1.0.0"}},
+    )
+    _add(fake_registry, "old-dep")
+    _add(fake_registry, "new-dep")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    (root / "pnpm-lock.yaml").write_text(
+        "lockfileVersion: '9.0'\n\nimporters:\n\n  .:\n    dependencies:\n      app:\n"
+        "        specifier: ^1.0.0\n        version: 1.1.0\n\n" + packages
+    )
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert sorted(found) == ["app", "lib", "old-dep"]

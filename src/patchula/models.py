@@ -102,6 +102,9 @@ class Lockfile:
     beside the lockfile). ``unusable`` holds the install paths or descriptors (npm) of entries
     the lockfile has but whose version cannot be read (the manager reports each as a problem),
     so their rows say the lockfile did not give current rather than that it lacks them.
+    ``transitive`` lists ``(name, version)`` of packages the lockfile locks beyond the
+    manifests' own entries (pnpm's ``packages`` keys), for following dependencies of
+    dependencies (``cache warm``); no row is matched against them.
     """
 
     file: str
@@ -111,6 +114,7 @@ class Lockfile:
     members: frozenset[str] | None = None
     member_globs: tuple[str, ...] = ()
     unusable: frozenset[str] = frozenset()
+    transitive: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

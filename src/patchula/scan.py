@@ -1786,4 +1786,6 @@ def _pinned(lockfiles: Sequence[Lockfile]) -> dict[tuple[str, str], str]:
     for lockfile in lockfiles:
         for package in lockfile.packages:
             seen.setdefault((lockfile.ecosystem, package.name), set()).add(package.version)
+        for name, version in lockfile.transitive:
+            seen.setdefault((lockfile.ecosystem, name), set()).add(version)
     return {key: next(iter(found)) for key, found in seen.items() if len(found) == 1}

@@ -31,6 +31,8 @@ _VERSION = re.compile(r"v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?
 # The sections that hold every package of the lock (most of its bytes); no row needs them.
 _HEAVY_SECTIONS = ("\npackages:", "\nsnapshots:")
 _NEXT_SECTION = re.compile(r"\n(?=[^\s#])")
+# A 5.x ``packages`` key: ``/name/1.2.3``, ``/@scope/name/1.2.3``, a ``_peer@1`` suffix after it.
+_V5_KEY = re.compile(r"/((?:@[^/]+/)?[^/@]+)/([^/_]+)(?:_.*)?")
 
 
 def matches(path: str) -> bool:
@@ -89,8 +91,36 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         packages=tuple(packages),
         members=frozenset(members),
         unusable=frozenset(unusable),
+        transitive=_package_keys(text),
     )
     return ExtractResult(lockfile=lockfile, problems=tuple(problems))
+
+
+def _package_keys(text: str) -> tuple[tuple[str, str], ...]:
+    """``(name, version)`` of each key of the ``packages`` section, read line by line.
+
+    Every package the lock installs, for ``cache warm`` to follow the locked versions of
+    dependencies of dependencies: 9.x ``name@1.2.3``, 6.x ``/name@1.2.3(peer@1)``, 5.x
+    ``/name/1.2.3_peer@1``, quoted or not; pnpm writes each key at two spaces of indent. Keys
+    that are no registry version (``link:``, tarballs) are left out. No YAML tree is built: the
+    section is most of the file's bytes.
+    """
+    start = text.find("\npackages:")
+    if start < 0:
+        return ()
+    following = _NEXT_SECTION.search(text, start + len("\npackages:"))
+    end = len(text) if following is None else following.start()
+    found: dict[tuple[str, str], None] = {}
+    for line in text[start:end].splitlines()[1:]:
+        if not line.startswith("  ") or line.startswith("   ") or not line.rstrip().endswith(":"):
+            continue
+        key = line.strip()[:-1].strip().strip("'\"").split("(", 1)[0]
+        v5 = _V5_KEY.fullmatch(key)  # /name/1.2.3_peer@1: the peer suffix holds an "@"
+        if v5 is not None and _VERSION.fullmatch(v5[2]):
+            found[v5[1], v5[2].removeprefix("v")] = None
+        elif (locked := _locked("", key)) is not None:
+            found[locked] = None
+    return tuple(found)
 
 
 def _without_packages(text: str) -> str:
