@@ -115,23 +115,11 @@ def _format(value: str | None) -> str:
 _NO_EVICTION = 1 << 62
 
 
-def _read_tasks(settings: Settings, read: Callable[[sqlite3.Connection], T]) -> T | None:
-    """Run ``read`` (a ``cache.tasks`` query) on the cache file; ``None`` when there is none."""
-    from patchula.cache import Cache, CacheError, default_cache_path  # noqa: PLC0415 - lazy: start-up
-
-    path = settings.cache or default_cache_path()
-    if not path.exists():
-        return None
-    try:
-        # No budget to enforce: looking at the queue never evicts an entry.
-        with Cache.open(path, budget_bytes=_NO_EVICTION, readers=0) as opened:
-            return opened.task_job_sync(read)
-    except CacheError as exc:
-        _fail(str(exc))
-
-
 def _read_cache(settings: Settings, read: Callable[[Cache], T]) -> T | None:
-    """``read`` the opened cache file (never evicting); ``None`` when there is no file."""
+    """``read`` the opened cache file; ``None`` when there is no file (a usage error if unusable).
+
+    No budget to enforce: looking at the queue or the views never evicts an entry.
+    """
     from patchula.cache import Cache, CacheError, default_cache_path  # noqa: PLC0415 - lazy: start-up
 
     path = settings.cache or default_cache_path()
@@ -142,6 +130,11 @@ def _read_cache(settings: Settings, read: Callable[[Cache], T]) -> T | None:
             return read(opened)
     except CacheError as exc:
         _fail(str(exc))
+
+
+def _read_tasks(settings: Settings, read: Callable[[sqlite3.Connection], T]) -> T | None:
+    """Run ``read`` (a ``cache.tasks`` query) on the cache file; ``None`` when there is none."""
+    return _read_cache(settings, lambda opened: opened.task_job_sync(read))
 
 
 CacheOption = Annotated[Path | None, typer.Option(help="Cache file.", metavar="PATH")]
@@ -166,8 +159,11 @@ def cache_status(
 
     fmt = _format(output_format)
     settings = _settings({"cache": cache, "config": config})
-    summary = _read_tasks(settings, tasks.summary) or tasks.TaskSummary({}, None, None)
-    views = _read_cache(settings, lambda opened: opened.view_summary()) or ViewSummary({})
+    # One opening of the file for both: the queue's counts and the views' summary.
+    found = _read_cache(
+        settings, lambda opened: (opened.task_job_sync(tasks.summary), opened.view_summary())
+    )
+    summary, views = found or (tasks.TaskSummary({}, None, None), ViewSummary({}))
     status = status_json(summary)
     status["views"] = views_json(views, time.time())
     typer.echo(json.dumps(status, indent=2) if fmt == "json" else render_status(status))
