@@ -63,6 +63,7 @@ from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
 from patchula.settings import Settings
+from patchula.targets import select_shard
 from patchula.tools import MANAGERS as TOOL_MANAGERS
 from patchula.tools import ToolMapping, remap, with_overrides
 from patchula.versioning import VERSIONINGS
@@ -102,6 +103,9 @@ class RepoResult:
     files: list[str] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)
     problems: list[ManifestProblem] = field(default_factory=list)
+    # Whether this run extracted the dependencies, or read an extraction record (repository,
+    # commit and config hash) an earlier run stored.
+    extraction: Literal["fresh", "cached"] = "fresh"
 
 
 @dataclass(slots=True)
@@ -245,6 +249,10 @@ async def scan(
     policy = settings.release_age_policy()
     repos: list[RepoResult] = []
     todo: list[tuple[RepoResult, Path, _Scope]] = []
+    # Organisation listings (github:OWNER/*) are expanded first: every shard of a CI matrix
+    # expands them alike, then takes its share of the whole list.
+    if settings.shard is not None:
+        targets = select_shard(targets, *settings.shard)
     for target in dict.fromkeys(targets):
         scope = _WHOLE
         try:

@@ -250,6 +250,27 @@ def parse_registry(value: str) -> tuple[str, str]:
     return name, url
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """Parse ``--shard I/N`` (``2/4``: the second of four shares; 1-based like Jest and Playwright).
+
+    Raises:
+        ValueError: not two integers ``I/N`` with ``1 <= I <= N <= 10000``.
+    """
+    match = re.fullmatch(r"\s*(\d{1,5})\s*/\s*(\d{1,5})\s*", text)
+    if match is None:
+        msg = f"expected I/N such as 1/4, got {text!r}"
+        raise ValueError(msg)
+    index, count = int(match[1]), int(match[2])
+    if not 1 <= index <= count <= SHARD_MAX:
+        msg = f"expected 1 <= I <= N <= {SHARD_MAX}, got {text!r}"
+        raise ValueError(msg)
+    return index, count
+
+
+# The most shares ``--shard`` splits a target list into.
+SHARD_MAX = 10_000
+
+
 def parse_recheck(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Parse ``--recheck`` patterns: package names or ``fnmatch`` globs, ``*`` for all.
 
@@ -434,6 +455,22 @@ class Settings(BaseModel):
     dashboard: Path | None = Field(
         default=None, description="Also write the Markdown dependency dashboard to this file"
     )
+    targets_file: Path | None = Field(
+        default=None,
+        description="A file of targets, one per line ('#' starts a comment), scanned after the "
+        "targets given as arguments",
+    )
+    shard: tuple[int, int] | None = Field(
+        default=None,
+        description="I/N: scan only the I-th of N stable shares of the target list (1 <= I <= N; "
+        "patchula.shard)",
+    )
+    include_forks: bool = Field(
+        default=False, description="github:OWNER/* also lists the owner's forks"
+    )
+    include_archived: bool = Field(
+        default=False, description="github:OWNER/* also lists the owner's archived repositories"
+    )
     tool_registry: dict[str, str] = Field(
         default_factory=dict,
         description="mise registry mapping overrides: tool short name -> backend "
@@ -490,6 +527,11 @@ class Settings(BaseModel):
     @classmethod
     def _recheck(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
         return parse_recheck(value) if isinstance(value, str | list | tuple) else value
+
+    @field_validator("shard", mode="before")
+    @classmethod
+    def _shard(cls, value: Any) -> Any:  # noqa: ANN401 - pydantic before-validator
+        return parse_shard(value) if isinstance(value, str) else value
 
     @field_validator("insecure_registries", mode="before")
     @classmethod
@@ -556,6 +598,10 @@ _ENV_SCALARS = (
     "offline",
     "recheck",
     "dashboard",
+    "targets_file",
+    "shard",
+    "include_forks",
+    "include_archived",
     "max_file_bytes",
     "default_host_concurrency",
     "verbose",

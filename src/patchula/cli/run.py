@@ -98,8 +98,8 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         list[str] | None,
         typer.Argument(
             help=(
-                "Local checkouts, workspace member directories or manifest files to scan"
-                " (default: .)."
+                "Local checkouts, workspace member directories or manifest files, or"
+                " github:OWNER/REPO[@REF] and github:OWNER/* (default: .)."
             ),
             metavar="TARGET",
         ),
@@ -262,6 +262,28 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         Path | None,
         typer.Option(help="Also write the Markdown dependency dashboard here.", metavar="PATH"),
     ] = None,
+    targets_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Read more targets from FILE, one per line; '#' starts a comment.",
+            metavar="FILE",
+        ),
+    ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Scan only share I of N of the targets (stable: by a hash of each target), "
+            "e.g. 2/4 in a CI matrix; merge the reports with `patchula report merge`.",
+            metavar="I/N",
+        ),
+    ] = None,
+    include_forks: Annotated[  # noqa: FBT002 - a typer flag
+        bool, typer.Option("--include-forks", help="github:OWNER/* also scans forks.")
+    ] = False,
+    include_archived: Annotated[  # noqa: FBT002 - a typer flag
+        bool,
+        typer.Option("--include-archived", help="github:OWNER/* also scans archived repositories."),
+    ] = False,
     now: Annotated[
         str | None,
         typer.Option(
@@ -299,6 +321,10 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "offline": offline or None,
         "recheck": recheck or None,
         "dashboard": dashboard,
+        "targets_file": targets_file,
+        "shard": shard,
+        "include_forks": include_forks or None,
+        "include_archived": include_archived or None,
         "enabled_managers": ",".join(enabled_managers) if enabled_managers else None,
         "disabled_managers": ",".join(disabled_managers) if disabled_managers else None,
     }
@@ -310,16 +336,23 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     err = LazyConsole()
     try:
         settings = load_settings(cli)
+        targets = list(targets or [])
+        if settings.targets_file is not None:
+            from patchula.targets import read_targets_file  # noqa: PLC0415 - lazy: start-up
+
+            targets.extend(read_targets_file(settings.targets_file))
+        elif not targets:
+            targets = ["."]
         if settings.dashboard is not None:
             check_writable(settings.dashboard, "dashboard")
-            check_not_scanned(settings.dashboard, targets or ["."], settings)
+            check_not_scanned(settings.dashboard, targets, settings)
         freeze_startup_objects()
         # The report leaves the event loop through a holder, not as the task's return value:
         # CPython 3.11's asyncio.Runner checks its SIGINT handler with signal.getsignal, which
         # formats the handler (a partial holding the main task) into a ValueError message, and
         # a finished task's repr holds its result: every row of a large report, twice.
         holder: list[ScanReport] = []
-        anyio.run(_run, targets or ["."], settings, err, holder)
+        anyio.run(_run, targets, settings, err, holder)
         result = holder.pop()
     except ConfigError as exc:
         err.print(f"patchula: error: {exc}", markup=False, highlight=False)

@@ -216,7 +216,12 @@ class Problem:
 
 
 class Extraction(_Model):
-    """How the dependencies of a repository were obtained."""
+    """How the dependencies of a repository were obtained.
+
+    ``source`` is ``fresh`` when this run extracted them, ``cached`` when they came from an
+    extraction record (repository, commit, hash of the extraction config) an earlier run
+    stored; ``files`` are the manifest and lockfile paths read.
+    """
 
     source: Literal["fresh", "cached"] = "fresh"
     files: list[str]
@@ -492,7 +497,7 @@ def _repo(repo: RepoResult) -> RepositoryReport:
         target=repo.target,
         path=repo.root,
         commit=repo.commit,
-        extraction=Extraction.model_construct(files=list(repo.files)),
+        extraction=Extraction.model_construct(source=repo.extraction, files=list(repo.files)),
         problems=[
             Problem(file=p.file, line=p.line, message=redact_text(p.message), severity=p.severity)
             for p in problems
