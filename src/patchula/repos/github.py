@@ -583,7 +583,7 @@ async def _walk(fetch: MethodFetch, base: str, commit: str, skips: _Skips) -> Tr
     level: list[tuple[str, str]] = [("", commit)]  # (directory path, tree-ish SHA)
     limiter = anyio.CapacityLimiter(SUBTREE_CONCURRENCY)
     while level:
-        if requests + len(level) - 1 > MAX_SUBTREE_REQUESTS:
+        if requests - 1 + len(level) > MAX_SUBTREE_REQUESTS:
             msg = (
                 f"the tree is too large to walk (more than {MAX_SUBTREE_REQUESTS} "
                 "sub-tree requests); not read"
@@ -621,7 +621,7 @@ async def _walk(fetch: MethodFetch, base: str, commit: str, skips: _Skips) -> Tr
                 raise RepositoryUnreadable(msg)
         level = following
     entries.sort(key=lambda entry: entry.path)
-    return Tree(entries, truncated=True, requests=requests - 1, dropped=dropped)
+    return Tree(entries, truncated=True, requests=requests, dropped=dropped)
 
 
 # --- blobs -----------------------------------------------------------------------------------
