@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -11,7 +13,7 @@ import pytest
 import respx
 
 from patchula.credentials import github_credential
-from patchula.errors import RepositoryUnreadable
+from patchula.errors import ManifestError, RepositoryUnreadable
 from patchula.http.auth import StaticCredentials
 from patchula.http.fetcher import Fetcher
 from patchula.repos import github
@@ -296,3 +298,331 @@ async def test_resolve_commit_unreachable_is_unreadable() -> None:
             with pytest.raises(RepositoryUnreadable) as caught:
                 await github.resolve_commit(fetch, API, TARGET)
     assert "api.github.com" in caught.value.reason
+
+
+# --- trees: hostile answers ------------------------------------------------------------------
+
+TREES = f"{API}/repos/acme/widget/git/trees"
+BLOB_SHA = "1" * 40
+
+
+def _never(_path: str) -> bool:
+    return False
+
+
+def _row(path: str, **fields: object) -> dict[str, object]:
+    row: dict[str, object] = {"path": path, "mode": "100644", "type": "blob", "sha": BLOB_SHA}
+    row["size"] = 3
+    row.update(fields)
+    return row
+
+
+@pytest.mark.anyio
+async def test_hostile_tree_entries_are_dropped_and_counted() -> None:
+    """Entries with hostile paths or a bad SHA, size, mode or type are dropped and counted."""
+    hostile = [
+        _row("../etc/passwd"),
+        _row("a/../../b"),
+        _row("/etc/shadow"),
+        _row("a/./b"),
+        _row("a//b"),
+        _row("a/"),
+        _row(""),
+        _row("nul\x00byte"),
+        _row("line\nbreak"),
+        _row("esc\x1b[31m"),
+        _row("del\x7f"),
+        _row("x" * 4097),
+        _row("bad-sha", sha="z" * 40),
+        _row("short-sha", sha="1" * 39),
+        _row("negative", size=-1),
+        _row("text-size", size="3"),
+        _row("bool-size", size=True),
+        _row("odd-mode", mode="100600"),
+        _row("odd-type", type="tag"),
+    ]
+    fine = [
+        _row("ok/package.json"),
+        _row("no-size", size=None),
+        _row("y" * 4096),
+        {"path": "sub", "mode": "160000", "type": "commit", "sha": "2" * 40},
+        {"path": "ok", "mode": "040000", "type": "tree", "sha": "3" * 40},
+    ]
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(
+            return_value=httpx.Response(
+                200, content=json.dumps({"tree": fine + hostile, "truncated": False}).encode()
+            )
+        )
+        async with _fetcher() as fetch:
+            tree = await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+    assert [entry.path for entry in tree.entries] == ["ok/package.json", "no-size", "y" * 4096]
+    assert tree.entries[1].size is None
+    assert tree.dropped == len(hostile)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "body",
+    [b"not json", b"[]", b'{"tree": 5}', b'{"truncated": false}', b'{"tree": [{"path": 1}]}'],
+)
+async def test_a_malformed_tree_is_unreadable(body: bytes) -> None:
+    """A tree answer that is not a tree is ``RepositoryUnreadable`` saying it is unusable."""
+    with respx.mock() as router:
+        router.get(url__startswith=TREES).mock(return_value=httpx.Response(200, content=body))
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="unusable tree answer from GitHub"):
+                await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+
+
+@pytest.mark.anyio
+async def test_read_tree_refuses_a_commit_that_is_no_sha() -> None:
+    """A commit that is not 40 hex never reaches a URL."""
+    with respx.mock(assert_all_called=False) as router:
+        route = router.route()
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="not a 40-hex commit SHA"):
+                await github.read_tree(fetch, API, TARGET, "../../x", skip_dir=_never)
+    assert route.call_count == 0
+
+
+def _tree_level(*rows: dict[str, object], truncated: bool = False) -> httpx.Response:
+    return httpx.Response(200, json={"tree": list(rows), "truncated": truncated})
+
+
+@pytest.mark.anyio
+async def test_a_self_containing_tree_walk_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server whose sub-tree contains itself cannot make the walk endless: the request bound."""
+    monkeypatch.setattr(github, "MAX_SUBTREE_REQUESTS", 20)
+    loop = "4" * 40
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(return_value=_tree_level(truncated=True))
+        router.get(f"{TREES}/{SHA}").mock(
+            return_value=_tree_level({"path": "a", "mode": "040000", "type": "tree", "sha": loop})
+        )
+        inner = router.get(f"{TREES}/{loop}").mock(
+            return_value=_tree_level(
+                {"path": "a", "mode": "040000", "type": "tree", "sha": loop}, _row("f")
+            )
+        )
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="more than 20 sub-tree requests"):
+                await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+    # One request per level (identical concurrent requests share one), at most the bound.
+    assert inner.call_count <= 20
+
+
+@pytest.mark.anyio
+async def test_a_truncated_sub_tree_is_unreadable() -> None:
+    """A sub-tree listing that is itself truncated cannot be completed: the tree is not read."""
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(return_value=_tree_level(truncated=True))
+        router.get(f"{TREES}/{SHA}").mock(return_value=_tree_level(_row("f"), truncated=True))
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="truncated the listing of the root"):
+                await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+
+
+@pytest.mark.anyio
+async def test_walked_sub_tree_names_with_a_slash_are_dropped() -> None:
+    """A one-level listing names entries, not paths: a name holding ``/`` is dropped."""
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(return_value=_tree_level(truncated=True))
+        router.get(f"{TREES}/{SHA}").mock(return_value=_tree_level(_row("a/b"), _row("c")))
+        async with _fetcher() as fetch:
+            tree = await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+    assert [entry.path for entry in tree.entries] == ["c"]
+    assert tree.dropped == 1
+    assert tree.requests == 2
+
+
+@pytest.mark.anyio
+async def test_the_walk_sends_a_bounded_number_of_requests_at_once() -> None:
+    """A level of 40 sub-trees is read with at most ``SUBTREE_CONCURRENCY`` requests in flight."""
+    import anyio  # noqa: PLC0415 - only this test waits inside a route
+
+    subtrees: list[dict[str, object]] = [
+        {"path": f"d{n}", "mode": "040000", "type": "tree", "sha": f"{n:040x}"} for n in range(40)
+    ]
+    flying = peak = 0
+
+    async def answer(request: httpx.Request) -> httpx.Response:
+        nonlocal flying, peak
+        flying += 1
+        peak = max(peak, flying)
+        await anyio.sleep(0.001)
+        flying -= 1
+        return _tree_level(_row("package.json"))
+
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(return_value=_tree_level(truncated=True))
+        router.get(f"{TREES}/{SHA}").mock(return_value=_tree_level(*subtrees))
+        router.get(url__startswith=f"{TREES}/").mock(side_effect=answer)
+        async with _fetcher() as fetch:
+            tree = await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+    assert len(tree.entries) == 40
+    assert tree.requests == 42
+    assert 1 < peak <= github.SUBTREE_CONCURRENCY
+
+
+# --- blobs: hostile answers ------------------------------------------------------------------
+
+DATA = b'{"name": "x"}\n'
+ENTRY = github.TreeEntry("pkg/package.json", github.git_blob_sha(DATA), len(DATA), "100644")
+BLOB_URL = f"{API}/repos/acme/widget/git/blobs/{ENTRY.sha}"
+
+
+def _blob(content: str, **fields: object) -> httpx.Response:
+    body: dict[str, object] = {"content": content, "encoding": "base64", "size": len(DATA)}
+    body.update(fields)
+    return httpx.Response(200, json=body)
+
+
+@pytest.mark.anyio
+async def test_a_wrapped_base64_blob_decodes() -> None:
+    """GitHub's line-wrapped base64 decodes to the file's bytes."""
+    encoded = base64.b64encode(DATA).decode()
+    wrapped = "\n".join(encoded[i : i + 8] for i in range(0, len(encoded), 8)) + "\n"
+    with respx.mock() as router:
+        router.get(BLOB_URL).mock(return_value=_blob(wrapped))
+        async with _fetcher() as fetch:
+            assert await github.read_blob(fetch, API, TARGET, ENTRY, max_bytes=1024) == DATA
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (_blob("!!!not base64!!!"), "not valid base64"),
+        (_blob(base64.b64encode(DATA).decode()[:-1]), "not valid base64"),
+        (_blob(base64.b64encode(DATA).decode(), encoding="utf-8"), "not base64"),
+        (_blob(base64.b64encode(DATA).decode(), size=3), "size 3"),
+        (_blob(base64.b64encode(b"other bytes").decode(), size=11), "another content"),
+        (httpx.Response(200, text="<html>"), "unusable blob answer"),
+        (httpx.Response(404, json={"message": "Not Found"}), "HTTP 404"),
+    ],
+)
+async def test_a_bad_blob_is_that_files_problem(answer: httpx.Response, reason: str) -> None:
+    """A blob that cannot be decoded or is not what its SHA names is a ``ManifestError``."""
+    with respx.mock() as router:
+        router.get(BLOB_URL).mock(return_value=answer)
+        async with _fetcher(token=True) as fetch:
+            with pytest.raises(ManifestError) as caught:
+                await github.read_blob(fetch, API, TARGET, ENTRY, max_bytes=1024)
+    assert caught.value.file == "pkg/package.json"
+    assert reason in caught.value.message
+    assert TOKEN not in str(caught.value)
+
+
+# --- listings: hostile answers ---------------------------------------------------------------
+
+ORG = f"{API}/orgs/acme/repos"
+
+
+def _page(names: list[str], link: str | None = None) -> httpx.Response:
+    headers = {"link": link} if link is not None else {}
+    body = [{"name": name, "owner": {"login": "acme"}} for name in names]
+    return httpx.Response(200, json=body, headers=headers)
+
+
+@pytest.mark.anyio
+async def test_listing_links_are_followed_as_given() -> None:
+    """The next page is the ``Link`` target, whatever its path (GitHub's ``/organizations/ID``)."""
+    second = f"{API}/organizations/42/repos?per_page=100&page=2"
+    with respx.mock() as router:
+        router.get(f"{ORG}?per_page=100&type=all").mock(
+            return_value=_page(["b"], f'<{second}>; rel="next"')
+        )
+        router.get(second).mock(return_value=_page(["a"]))
+        async with _fetcher() as fetch:
+            listed = await github.list_repositories(
+                fetch, API, "acme", include_forks=False, include_archived=False
+            )
+    assert listed == [RepoTarget("acme", "a"), RepoTarget("acme", "b")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("link", "reason"),
+    [
+        ('<https://evil.example/orgs/acme/repos?page=2>; rel="next"', "on another host"),
+        (f'<{ORG}?per_page=100&type=all>; rel="next"', "links loop"),
+    ],
+)
+async def test_listing_links_off_the_host_or_looping_are_refused(link: str, reason: str) -> None:
+    """A next link to another host is never followed; a loop stops; both are unreadable."""
+    with respx.mock() as router:
+        router.get(f"{ORG}?per_page=100&type=all").mock(return_value=_page(["a"], link))
+        async with _fetcher(token=True) as fetch:
+            with pytest.raises(RepositoryUnreadable, match=reason) as caught:
+                await github.list_repositories(
+                    fetch, API, "acme", include_forks=False, include_archived=False
+                )
+    assert TOKEN not in caught.value.reason
+
+
+@pytest.mark.anyio
+async def test_endless_listing_pagination_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages that always link to one more stop at ``MAX_LISTING_PAGES``."""
+    monkeypatch.setattr(github, "MAX_LISTING_PAGES", 5)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        page = int(request.url.params.get("page", "1"))
+        return _page([f"r{page}"], f'<{ORG}?page={page + 1}>; rel="next"')
+
+    with respx.mock() as router:
+        route = router.get(url__startswith=ORG).mock(side_effect=answer)
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="more than 5 pages"):
+                await github.list_repositories(
+                    fetch, API, "acme", include_forks=False, include_archived=False
+                )
+    assert route.call_count == 5
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (httpx.Response(403, json={"message": "Forbidden"}), "HTTP 403"),
+        (httpx.Response(200, json={"not": "a list"}), "unusable repository list"),
+        (httpx.Response(200, json=[{"name": "x"}] * 101), "more than the 100 asked"),
+    ],
+)
+async def test_listing_failures_are_unreadable(answer: httpx.Response, reason: str) -> None:
+    """A refused or malformed listing is ``RepositoryUnreadable`` with the reason."""
+    with respx.mock() as router:
+        router.get(url__startswith=ORG).mock(return_value=answer)
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match=reason):
+                await github.list_repositories(
+                    fetch, API, "acme", include_forks=False, include_archived=False
+                )
+
+
+@pytest.mark.anyio
+async def test_a_later_listing_page_404_is_no_user_fallback() -> None:
+    """Only a 404 on the organisation's first page means "not an organisation"."""
+    second = f"{ORG}?per_page=100&page=2"
+    with respx.mock() as router:
+        router.get(f"{ORG}?per_page=100&type=all").mock(
+            return_value=_page(["a"], f'<{second}>; rel="next"')
+        )
+        router.get(second).mock(return_value=httpx.Response(404, json={"message": "Not Found"}))
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="not found"):
+                await github.list_repositories(
+                    fetch, API, "acme", include_forks=False, include_archived=False
+                )
+
+
+@pytest.mark.anyio
+async def test_listed_names_github_would_refuse_are_left_out() -> None:
+    """A listed name that is no repository name never becomes a target."""
+    with respx.mock() as router:
+        router.get(url__startswith=ORG).mock(return_value=_page(["ok", "..", "a/b", "x y"]))
+        async with _fetcher() as fetch:
+            listed = await github.list_repositories(
+                fetch, API, "acme", include_forks=False, include_archived=False
+            )
+    assert listed == [RepoTarget("acme", "ok")]

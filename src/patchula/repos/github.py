@@ -802,9 +802,10 @@ async def list_repositories(
 
 
 async def _listing(fetch: MethodFetch, first: str, owner: str) -> list[tuple[str, str, bool, bool]]:
-    """Every row of the listing from ``first``; ``PackageNotFound`` when it is a 404."""
+    """Every row of the listing from ``first``; ``PackageNotFound`` when its first page is a 404."""
     rows: list[tuple[str, str, bool, bool]] = []
     what = f"GitHub repositories of {owner!r}"
+    pages = 0
     try:
         async with fetch.all_or_nothing():
             async for response in linked_pages(
@@ -818,13 +819,16 @@ async def _listing(fetch: MethodFetch, first: str, owner: str) -> list[tuple[str
                 credential_hint=TOKEN_VARIABLES,
                 headers=HEADERS,
             ):
+                pages += 1
                 try:
                     rows += _COMPACT_LISTING.decode(response.content)
                 except (msgspec.DecodeError, RecursionError) as exc:
                     msg = f"{what}: unusable stored listing ({describe_decode_error(exc)})"
                     raise RepositoryUnreadable(msg) from None
-    except PackageNotFound:
-        raise
+    except PackageNotFound as exc:
+        if pages == 0:
+            raise
+        raise _unreadable(exc) from None  # a later page vanished: not "no such owner"
     except LookupFailed as exc:
         raise _unreadable(exc) from None
     return rows
