@@ -626,3 +626,20 @@ async def test_listed_names_github_would_refuse_are_left_out() -> None:
                 fetch, API, "acme", include_forks=False, include_archived=False
             )
     assert listed == [RepoTarget("acme", "ok")]
+
+
+@pytest.mark.anyio
+async def test_a_sub_tree_that_fails_makes_the_tree_unreadable() -> None:
+    """A sub-tree answering 404 during a walk is one ``RepositoryUnreadable``, no group error."""
+    sub = "5" * 40
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(return_value=_tree_level(truncated=True))
+        router.get(f"{TREES}/{SHA}").mock(
+            return_value=_tree_level({"path": "lib", "mode": "040000", "type": "tree", "sha": sub})
+        )
+        router.get(f"{TREES}/{sub}").mock(
+            return_value=httpx.Response(404, json={"message": "Not Found"})
+        )
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="the sub-tree 'lib' cannot be read"):
+                await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)

@@ -398,7 +398,7 @@ class TreeEntry:
 
 @dataclass(frozen=True, slots=True)
 class Tree:
-    """The files of one commit, in the server's order (git's: sorted by path).
+    """The files of one commit: in the server's order (git's), or sorted by path when walked.
 
     ``entries`` holds blobs and symlinks only (sub-trees and submodules, ``160000``, are left
     out), minus those under a directory ``skip_dir`` skipped. ``truncated``: the recursive
@@ -573,15 +573,48 @@ async def read_tree(
     return await _walk(fetch, base, commit, skips)
 
 
-async def _walk(fetch: MethodFetch, base: str, commit: str, skips: _Skips) -> Tree:
-    """Walk the tree of ``commit`` level by level (the recursive listing was truncated)."""
+async def _read_level(
+    fetch: MethodFetch, base: str, level: list[tuple[str, str]]
+) -> list[tuple[bool, int, list[_Row]]]:
+    """The one-level listings of ``level``'s sub-trees, at most ``SUBTREE_CONCURRENCY`` at once.
+
+    Raises ``RepositoryUnreadable`` naming the first sub-tree that could not be read (the
+    others still in the queue are not sent then).
+    """
     import anyio  # noqa: PLC0415 - lazy: start-up
 
+    limiter = anyio.CapacityLimiter(SUBTREE_CONCURRENCY)
+    answers: dict[int, tuple[bool, int, list[_Row]]] = {}
+    failures: dict[int, RepositoryUnreadable] = {}
+
+    async def read(index: int, sha: str) -> None:
+        async with limiter:
+            if failures:
+                return  # the tree is unreadable already: send no more
+            try:
+                answers[index] = await _tree_rows(fetch, f"{base}/git/trees/{sha}")
+            except RepositoryUnreadable as exc:
+                # Kept, not raised: the task group would wrap it in an ExceptionGroup.
+                failures[index] = exc
+
+    async with anyio.create_task_group() as group:
+        for index, (_, sha) in enumerate(level):
+            group.start_soon(read, index, sha)
+    if failures:
+        index = min(failures)
+        directory = level[index][0]
+        where = f"'{directory}'" if directory else "the root"
+        msg = f"the sub-tree {where} cannot be read: {failures[index].reason}"
+        raise RepositoryUnreadable(msg)
+    return [answers[index] for index in range(len(level))]
+
+
+async def _walk(fetch: MethodFetch, base: str, commit: str, skips: _Skips) -> Tree:
+    """Walk the tree of ``commit`` level by level (the recursive listing was truncated)."""
     entries: list[TreeEntry] = []
     dropped = 0
     requests = 1
     level: list[tuple[str, str]] = [("", commit)]  # (directory path, tree-ish SHA)
-    limiter = anyio.CapacityLimiter(SUBTREE_CONCURRENCY)
     while level:
         if requests - 1 + len(level) > MAX_SUBTREE_REQUESTS:
             msg = (
@@ -589,19 +622,10 @@ async def _walk(fetch: MethodFetch, base: str, commit: str, skips: _Skips) -> Tr
                 "sub-tree requests); not read"
             )
             raise RepositoryUnreadable(msg)
-        answers: dict[int, tuple[bool, int, list[_Row]]] = {}
-
-        async def read(index: int, sha: str, answers: dict[int, Any] = answers) -> None:
-            async with limiter:
-                answers[index] = await _tree_rows(fetch, f"{base}/git/trees/{sha}")
-
-        async with anyio.create_task_group() as group:
-            for index, (_, sha) in enumerate(level):
-                group.start_soon(read, index, sha)
+        answers = await _read_level(fetch, base, level)
         requests += len(level)
         following: list[tuple[str, str]] = []
-        for index, (directory, _) in enumerate(level):
-            truncated, lost, rows = answers[index]
+        for (directory, _), (truncated, lost, rows) in zip(level, answers, strict=True):
             if truncated:
                 where = f"'{directory}'" if directory else "the root"
                 msg = f"GitHub truncated the listing of {where} itself; the tree is not read"
