@@ -401,3 +401,17 @@ async def test_an_unknown_owner_is_unreadable(fake_registry: FakeRegistry) -> No
             await github.list_repositories(
                 fetch, api, "nobody", include_forks=False, include_archived=False
             )
+
+
+@pytest.mark.anyio
+async def test_a_silent_server_is_unreadable_within_the_deadline(
+    fake_registry: FakeRegistry,
+) -> None:
+    """A GitHub that never answers costs one request deadline, then the repository's reason."""
+    api = fake_registry.url("github")
+    fake_registry.github.add_tree_repo("acme", "widget", FILES)
+    fake_registry.host("github").silent_next(4)
+    async with make_client(timeout=30.0) as client:
+        fetch = Fetcher(client, request_deadline=0.3)
+        with pytest.raises(RepositoryUnreadable, match="deadline"):
+            await github.resolve_commit(fetch, api, WIDGET)
