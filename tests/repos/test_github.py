@@ -7,7 +7,9 @@ import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 
+import anyio
 import httpx
 import pytest
 import respx
@@ -16,6 +18,7 @@ from patchula.credentials import github_credential
 from patchula.errors import ManifestError, RepositoryUnreadable
 from patchula.http.auth import StaticCredentials
 from patchula.http.fetcher import Fetcher
+from patchula.models import FetchResponse
 from patchula.repos import github
 from patchula.repos.github import OwnerTarget, RepoTarget, parse_target
 from patchula.settings import Settings
@@ -439,8 +442,6 @@ async def test_walked_sub_tree_names_with_a_slash_are_dropped() -> None:
 @pytest.mark.anyio
 async def test_the_walk_sends_a_bounded_number_of_requests_at_once() -> None:
     """A level of 40 sub-trees is read with at most ``SUBTREE_CONCURRENCY`` requests in flight."""
-    import anyio  # noqa: PLC0415 - only this test waits inside a route
-
     subtrees: list[dict[str, object]] = [
         {"path": f"d{n}", "mode": "040000", "type": "tree", "sha": f"{n:040x}"} for n in range(40)
     ]
@@ -643,3 +644,21 @@ async def test_a_sub_tree_that_fails_makes_the_tree_unreadable() -> None:
         async with _fetcher() as fetch:
             with pytest.raises(RepositoryUnreadable, match="the sub-tree 'lib' cannot be read"):
                 await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+
+
+def test_a_rate_limit_answer_names_its_reset_time() -> None:
+    """A 403 with ``x-ratelimit-remaining: 0`` reaching the client names the reset in UTC."""
+    response = FetchResponse(
+        status=403,
+        url=f"{API}/repos/acme/widget/commits/HEAD",
+        headers=(("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "1767225600")),
+        content=b'{"message": "API rate limit exceeded for 10.0.0.1."}',
+        fetched_at=datetime(2026, 1, 1, tzinfo=UTC),
+        credential="GH_TOKEN",
+    )
+    reason = github._failure(response).reason
+    assert reason == (
+        "GitHub rate limit exceeded for requests with the token from GH_TOKEN "
+        "(HTTP 403 from api.github.com: API rate limit exceeded for 10.0.0.1.); "
+        "it resets at 2026-01-01 00:00 UTC (x-ratelimit-reset)"
+    )

@@ -26,6 +26,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
@@ -33,7 +34,13 @@ import msgspec
 
 from patchula.datasource.base import describe_decode_error, linked_pages
 from patchula.datasource.github_releases import DEFAULT_BASE_URL, HEADERS, REGISTRY, check_page
-from patchula.errors import LookupFailed, ManifestError, PackageNotFound, RepositoryUnreadable
+from patchula.errors import (
+    LookupFailed,
+    ManifestError,
+    PackageNotFound,
+    RegistryError,
+    RepositoryUnreadable,
+)
 from patchula.http.auth import redact_text, redact_url
 from patchula.http.caching import revalidating
 from patchula.names import has_lone_surrogate
@@ -177,12 +184,10 @@ def _ref_problem(ref: str) -> str | None:
     """Why git would refuse ``ref`` as a branch or tag name (check-ref-format), else ``None``."""
     if not ref:
         return "is empty"
-    if has_lone_surrogate(ref) or len(ref.encode()) > MAX_REF_BYTES:
-        return (
-            f"is longer than {MAX_REF_BYTES} bytes"
-            if not has_lone_surrogate(ref)
-            else ("is not valid text")
-        )
+    if has_lone_surrogate(ref):
+        return "is not valid text (a lone surrogate)"
+    if len(ref.encode()) > MAX_REF_BYTES:
+        return f"is longer than {MAX_REF_BYTES} bytes"
     if _REF_FORBIDDEN.search(ref):
         return (
             f"{ref!r} holds a character or sequence git refuses "
@@ -280,8 +285,7 @@ def _failure(response: FetchResponse, *, ref: str | None = None) -> RepositoryUn
     if status in {401, 403, 429}:
         remaining = response.header("x-ratelimit-remaining")
         if status == 429 or remaining == "0" or "rate limit" in said.lower():  # noqa: PLR2004
-            reset = response.header("x-ratelimit-reset")
-            when = f"; it resets at epoch {reset} (x-ratelimit-reset)" if reset else ""
+            when = _reset_words(response.header("x-ratelimit-reset"))
             return RepositoryUnreadable(
                 f"GitHub rate limit exceeded for requests {_token_words(response)} "
                 f"(HTTP {status} from {host}{quoted}){when}"
@@ -300,6 +304,17 @@ def _failure(response: FetchResponse, *, ref: str | None = None) -> RepositoryUn
     return RepositoryUnreadable(f"GitHub answered HTTP {status} ({redact_url(response.url)})")
 
 
+def _reset_words(reset: str | None) -> str:
+    """``; it resets at <UTC time>`` for an ``x-ratelimit-reset`` epoch, else ``""``."""
+    if reset is None or not reset.strip().isdigit():
+        return ""
+    try:
+        moment = datetime.fromtimestamp(int(reset), UTC)
+    except (OverflowError, OSError, ValueError):
+        return ""
+    return f"; it resets at {moment:%Y-%m-%d %H:%M} UTC (x-ratelimit-reset)"
+
+
 def _unreadable(exc: LookupFailed) -> RepositoryUnreadable:
     """A facade failure (unreachable, rate limited, offline, unusable body) as a row reason."""
     return RepositoryUnreadable(exc.reason)
@@ -315,8 +330,6 @@ def derive_commit_sha(content: bytes) -> bytes:
     ignores the media type and answers the JSON commit is read for its ``sha``. Raises
     ``RegistryError`` (not stored) for anything else.
     """
-    from patchula.errors import RegistryError  # noqa: PLC0415 - a leaf; kept beside its use
-
     text = content.strip()
     if text.startswith(b"{"):
         try:
@@ -455,8 +468,6 @@ def derive_tree(content: bytes) -> bytes:
     is not 40 hex or a size that is not a non-negative integer. Raises ``RegistryError`` for
     a body that is not a tree answer or holds more than ``MAX_TREE_ENTRIES`` entries.
     """
-    from patchula.errors import RegistryError  # noqa: PLC0415 - a leaf; kept beside its use
-
     try:
         answer = _TREE.decode(content)
     except (msgspec.DecodeError, RecursionError) as exc:
@@ -673,8 +684,6 @@ def derive_blob(content: bytes) -> bytes:
     wraps it with allowed; a ``size`` given must match. Raises ``RegistryError`` (not stored)
     otherwise.
     """
-    from patchula.errors import RegistryError  # noqa: PLC0415 - a leaf; kept beside its use
-
     try:
         answer = _BLOB.decode(content)
     except (msgspec.DecodeError, RecursionError) as exc:
@@ -765,8 +774,6 @@ def derive_listing(content: bytes) -> bytes:
     Raises ``RegistryError`` for a page that is not a list of repositories or holds more
     than ``LISTING_PAGE_SIZE`` of them.
     """  # noqa: D205 - the shape is the summary
-    from patchula.errors import RegistryError  # noqa: PLC0415 - a leaf; kept beside its use
-
     try:
         page = _LISTING.decode(content)
     except (msgspec.DecodeError, RecursionError) as exc:
