@@ -662,3 +662,20 @@ def test_a_rate_limit_answer_names_its_reset_time() -> None:
         "(HTTP 403 from api.github.com: API rate limit exceeded for 10.0.0.1.); "
         "it resets at 2026-01-01 00:00 UTC (x-ratelimit-reset)"
     )
+
+
+@pytest.mark.anyio
+async def test_a_blob_answer_over_the_limit_is_refused_before_decoding() -> None:
+    """Without a size in tree or answer, the base64 length tells the blob is too large."""
+    big = b"z" * 4096
+    entry = github.TreeEntry("package.json", github.git_blob_sha(big), None, "100644")
+    url = f"{API}/repos/acme/widget/git/blobs/{entry.sha}"
+    body = {"content": base64.b64encode(big).decode(), "encoding": "base64"}
+    with respx.mock() as router:
+        router.get(url).mock(return_value=httpx.Response(200, json=body))
+        async with _fetcher() as fetch:
+            with pytest.raises(ManifestError) as caught:
+                await github.read_blob(fetch, API, TARGET, entry, max_bytes=1024)
+            assert await github.read_blob(fetch, API, TARGET, entry, max_bytes=8192) == big
+    assert caught.value.file == "package.json"
+    assert caught.value.message == "file is 0.0 MiB, over the 0 MiB limit; not read"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import os
 import re
@@ -677,12 +678,22 @@ def git_blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def derive_blob(content: bytes) -> bytes:
+class BlobTooLargeError(RegistryError):
+    """A blob answer decodes to more than the caller's limit (``size`` bytes); not stored."""
+
+    def __init__(self, reason: str, size: int) -> None:
+        super().__init__(reason)
+        self.size = size
+
+
+def derive_blob(content: bytes, *, max_bytes: int | None = None, sha: str | None = None) -> bytes:
     """Decode a ``git/blobs`` answer to the blob's bytes (the ``github-blob-v1`` document).
 
     ``encoding`` must be ``base64``; the content is decoded strictly, the line breaks GitHub
-    wraps it with allowed; a ``size`` given must match. Raises ``RegistryError`` (not stored)
-    otherwise.
+    wraps it with allowed; a ``size`` given must match, and with ``sha`` the bytes must hash
+    to it (git's blob SHA-1). Raises ``BlobTooLargeError`` when the blob is over ``max_bytes``
+    (told from ``size`` or the base64 length before decoding), ``RegistryError`` otherwise;
+    neither is stored.
     """
     try:
         answer = _BLOB.decode(content)
@@ -692,14 +703,27 @@ def derive_blob(content: bytes) -> bytes:
     if answer.encoding != "base64":
         msg = f"unusable blob answer from GitHub (encoding {answer.encoding[:40]!r}, not base64)"
         raise RegistryError(msg)
+    encoded = answer.content.replace("\n", "")
+    size = answer.size
+    if size is not None and (type(size) is not int or size < 0):
+        msg = f"unusable blob answer from GitHub (size {str(size)[:40]!r})"
+        raise RegistryError(msg)
+    # Told before decoding: base64 is 4 characters per 3 bytes (less up to 2 of padding).
+    estimate = size if size is not None else len(encoded) // 4 * 3
+    if max_bytes is not None and estimate > max_bytes:
+        raise BlobTooLargeError("the blob is over the size limit", estimate)
     try:
-        data = base64.b64decode(answer.content.replace("\n", ""), validate=True)
+        data = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
         msg = "unusable blob answer from GitHub (content is not valid base64)"
         raise RegistryError(msg) from None
-    size = answer.size
-    if size is not None and (type(size) is not int or size != len(data)):
-        msg = f"unusable blob answer from GitHub (size {size!r}, content {len(data)} bytes)"
+    if size is not None and size != len(data):
+        msg = f"unusable blob answer from GitHub (size {size}, content {len(data)} bytes)"
+        raise RegistryError(msg)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise BlobTooLargeError("the blob is over the size limit", len(data))
+    if sha is not None and git_blob_sha(data) != sha:
+        msg = "GitHub answered another content than the blob SHA names"
         raise RegistryError(msg)
     return data
 
@@ -710,9 +734,10 @@ async def read_blob(
     """Return the bytes of ``entry``'s blob: ``GET {repo}/git/blobs/{sha}``, base64 decoded.
 
     Refused before any request when the tree says ``entry.size`` is over ``max_bytes``, and
-    after when the decoded blob is. The decoded bytes are stored (``github-blob-v1``) and
-    kept fresh: the URL names the blob's SHA, so the same file in another commit is never
-    fetched again. The answer must hash to ``entry.sha`` (git's blob SHA-1).
+    after (before decoding, and not stored) when the answer is. The decoded bytes are stored
+    (``github-blob-v1``) and kept fresh: the URL names the blob's SHA, so the same file in
+    another commit is never fetched again. The answer must hash to ``entry.sha``. The body
+    itself is bounded by the facade (``max_body_bytes``).
 
     Raises:
         ManifestError: for ``entry.path`` (``line`` ``None``): too large (the wording of a
@@ -729,10 +754,13 @@ async def read_blob(
         raise ManifestError(msg, file=entry.path)
     _keep_immutable_fresh(fetch)
     url = f"{repo_url(api, target)}/git/blobs/{entry.sha}"
+    derive = functools.partial(derive_blob, max_bytes=max_bytes, sha=entry.sha)
     try:
         response = await fetch(
-            url, headers=HEADERS, representation=BLOB_REPRESENTATION, derive=derive_blob
+            url, headers=HEADERS, representation=BLOB_REPRESENTATION, derive=derive
         )
+    except BlobTooLargeError as exc:
+        raise ManifestError(too_large(exc.size, max_bytes), file=entry.path) from None
     except LookupFailed as exc:
         raise ManifestError(
             f"cannot read the file from GitHub: {exc.reason}", file=entry.path
@@ -741,11 +769,9 @@ async def read_blob(
         reason = _failure(response).reason
         raise ManifestError(f"cannot read the file from GitHub: {reason}", file=entry.path)
     data = response.content
+    # A stored blob was checked when it was fetched, perhaps under a larger limit.
     if len(data) > max_bytes:
         raise ManifestError(too_large(len(data), max_bytes), file=entry.path)
-    if git_blob_sha(data) != entry.sha:
-        msg = "GitHub answered another content than the blob SHA names; not read"
-        raise ManifestError(msg, file=entry.path)
     return data
 
 
