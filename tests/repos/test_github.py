@@ -679,3 +679,27 @@ async def test_a_blob_answer_over_the_limit_is_refused_before_decoding() -> None
             assert await github.read_blob(fetch, API, TARGET, entry, max_bytes=8192) == big
     assert caught.value.file == "package.json"
     assert caught.value.message == "file is 0.0 MiB, over the 0 MiB limit; not read"
+
+
+@pytest.mark.anyio
+async def test_a_tree_over_the_entry_bound_is_unreadable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More entries than ``MAX_TREE_ENTRIES``, listed at once or walked, are not read."""
+    monkeypatch.setattr(github, "MAX_TREE_ENTRIES", 3)
+    rows = [_row(f"f{n}") for n in range(4)]
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(return_value=_tree_level(*rows))
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="more than 3"):
+                await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+    sub = "6" * 40
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(return_value=_tree_level(truncated=True))
+        router.get(f"{TREES}/{SHA}").mock(
+            return_value=_tree_level(
+                *rows[:2], {"path": "d", "mode": "040000", "type": "tree", "sha": sub}
+            )
+        )
+        router.get(f"{TREES}/{sub}").mock(return_value=_tree_level(*rows[:2]))
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="more than 3 entries"):
+                await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
