@@ -83,6 +83,10 @@ class GitHub:
     ``graphql``) and stops at 0. ``reset`` is the ``x-ratelimit-reset`` epoch (an hour after
     start). With ``enforce_limit`` a request past the limit is refused as GitHub refuses it:
     REST 403 "API rate limit exceeded", GraphQL 200 with a ``RATE_LIMITED`` error.
+
+    Repositories with files (``add_tree_repo``, ``commit_files``, ``fail_repo``) and owner
+    listings (``add_owner``) are served beside those of ``add_repo``; ``truncate_trees`` makes
+    every recursive tree answer truncated.
     """
 
     def __init__(self, base_url: str) -> None:

@@ -7,7 +7,9 @@ import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 
+import anyio
 import httpx
 import pytest
 import respx
@@ -16,6 +18,7 @@ from patchula.credentials import github_credential
 from patchula.errors import ManifestError, RepositoryUnreadable
 from patchula.http.auth import StaticCredentials
 from patchula.http.fetcher import Fetcher
+from patchula.models import FetchResponse
 from patchula.repos import github
 from patchula.repos.github import OwnerTarget, RepoTarget, parse_target
 from patchula.settings import Settings
@@ -439,8 +442,6 @@ async def test_walked_sub_tree_names_with_a_slash_are_dropped() -> None:
 @pytest.mark.anyio
 async def test_the_walk_sends_a_bounded_number_of_requests_at_once() -> None:
     """A level of 40 sub-trees is read with at most ``SUBTREE_CONCURRENCY`` requests in flight."""
-    import anyio  # noqa: PLC0415 - only this test waits inside a route
-
     subtrees: list[dict[str, object]] = [
         {"path": f"d{n}", "mode": "040000", "type": "tree", "sha": f"{n:040x}"} for n in range(40)
     ]
@@ -626,3 +627,79 @@ async def test_listed_names_github_would_refuse_are_left_out() -> None:
                 fetch, API, "acme", include_forks=False, include_archived=False
             )
     assert listed == [RepoTarget("acme", "ok")]
+
+
+@pytest.mark.anyio
+async def test_a_sub_tree_that_fails_makes_the_tree_unreadable() -> None:
+    """A sub-tree answering 404 during a walk is one ``RepositoryUnreadable``, no group error."""
+    sub = "5" * 40
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(return_value=_tree_level(truncated=True))
+        router.get(f"{TREES}/{SHA}").mock(
+            return_value=_tree_level({"path": "lib", "mode": "040000", "type": "tree", "sha": sub})
+        )
+        router.get(f"{TREES}/{sub}").mock(
+            return_value=httpx.Response(404, json={"message": "Not Found"})
+        )
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="the sub-tree 'lib' cannot be read"):
+                await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+
+
+def test_a_rate_limit_answer_names_its_reset_time() -> None:
+    """A 403 with ``x-ratelimit-remaining: 0`` reaching the client names the reset in UTC."""
+    response = FetchResponse(
+        status=403,
+        url=f"{API}/repos/acme/widget/commits/HEAD",
+        headers=(("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "1767225600")),
+        content=b'{"message": "API rate limit exceeded for 10.0.0.1."}',
+        fetched_at=datetime(2026, 1, 1, tzinfo=UTC),
+        credential="GH_TOKEN",
+    )
+    reason = github._failure(response).reason
+    assert reason == (
+        "GitHub rate limit exceeded for requests with the token from GH_TOKEN "
+        "(HTTP 403 from api.github.com: API rate limit exceeded for 10.0.0.1.); "
+        "it resets at 2026-01-01 00:00 UTC (x-ratelimit-reset)"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_blob_answer_over_the_limit_is_refused_before_decoding() -> None:
+    """Without a size in tree or answer, the base64 length tells the blob is too large."""
+    big = b"z" * 4096
+    entry = github.TreeEntry("package.json", github.git_blob_sha(big), None, "100644")
+    url = f"{API}/repos/acme/widget/git/blobs/{entry.sha}"
+    body = {"content": base64.b64encode(big).decode(), "encoding": "base64"}
+    with respx.mock() as router:
+        router.get(url).mock(return_value=httpx.Response(200, json=body))
+        async with _fetcher() as fetch:
+            with pytest.raises(ManifestError) as caught:
+                await github.read_blob(fetch, API, TARGET, entry, max_bytes=1024)
+            assert await github.read_blob(fetch, API, TARGET, entry, max_bytes=8192) == big
+    assert caught.value.file == "package.json"
+    assert caught.value.message == "file is 0.0 MiB, over the 0 MiB limit; not read"
+
+
+@pytest.mark.anyio
+async def test_a_tree_over_the_entry_bound_is_unreadable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More entries than ``MAX_TREE_ENTRIES``, listed at once or walked, are not read."""
+    monkeypatch.setattr(github, "MAX_TREE_ENTRIES", 3)
+    rows = [_row(f"f{n}") for n in range(4)]
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(return_value=_tree_level(*rows))
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="more than 3"):
+                await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+    sub = "6" * 40
+    with respx.mock() as router:
+        router.get(f"{TREES}/{SHA}?recursive=1").mock(return_value=_tree_level(truncated=True))
+        router.get(f"{TREES}/{SHA}").mock(
+            return_value=_tree_level(
+                *rows[:2], {"path": "d", "mode": "040000", "type": "tree", "sha": sub}
+            )
+        )
+        router.get(f"{TREES}/{sub}").mock(return_value=_tree_level(*rows[:2]))
+        async with _fetcher() as fetch:
+            with pytest.raises(RepositoryUnreadable, match="more than 3 entries"):
+                await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)

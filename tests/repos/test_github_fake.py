@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from patchula.cache import Cache
 from patchula.credentials import github_credential
 from patchula.errors import ManifestError, RepositoryUnreadable
 from patchula.http.auth import StaticCredentials
-from patchula.http.fetcher import Fetcher, make_client
+from patchula.http.fetcher import Fetcher, Timer, make_client
 from patchula.repos import github
 from patchula.repos.github import RepoTarget, TreeEntry
 from tests.fake_registry import FakeRegistry
@@ -401,3 +402,52 @@ async def test_an_unknown_owner_is_unreadable(fake_registry: FakeRegistry) -> No
             await github.list_repositories(
                 fetch, api, "nobody", include_forks=False, include_archived=False
             )
+
+
+@pytest.mark.anyio
+async def test_a_silent_server_is_unreadable_within_the_deadline(
+    fake_registry: FakeRegistry,
+) -> None:
+    """A GitHub that never answers costs one request deadline, then the repository's reason."""
+    api = fake_registry.url("github")
+    fake_registry.github.add_tree_repo("acme", "widget", FILES)
+    fake_registry.host("github").silent_next(4)
+    async with make_client(timeout=30.0) as client:
+        fetch = Fetcher(client, request_deadline=0.3)
+        with pytest.raises(RepositoryUnreadable, match="deadline"):
+            await github.resolve_commit(fetch, api, WIDGET)
+
+
+@pytest.mark.anyio
+async def test_trees_and_blobs_stay_fresh_long_after_githubs_max_age(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Days after GitHub's ``max-age=60`` ran out, a stored tree and blob are used unasked;
+    the ref is still asked (a branch moves) and a listing is asked again.
+    """  # noqa: D205 - the second sentence belongs to the behaviour
+    api = fake_registry.url("github")
+    fake_registry.host("github").cache_control = "private, max-age=60, s-maxage=60"
+    commit = fake_registry.github.add_tree_repo("acme", "widget", FILES)
+    fake_registry.github.add_owner("acme", [("widget", {})])
+    now = [datetime(2026, 12, 1, 12, 0, tzinfo=UTC)]
+    timer = Timer(wall=lambda: now[0])
+
+    async def read(fetch: Fetcher) -> bytes:
+        assert await github.resolve_commit(fetch, api, WIDGET) == commit
+        await github.list_repositories(
+            fetch, api, "acme", include_forks=False, include_archived=False
+        )
+        tree = await github.read_tree(fetch, api, WIDGET, commit, skip_dir=_never)
+        entry = next(e for e in tree.entries if e.path == "package.json")
+        return await github.read_blob(fetch, api, WIDGET, entry, max_bytes=1024)
+
+    with Cache.open(tmp_path / "cache.sqlite3") as cache:
+        async with make_client() as client:
+            assert await read(Fetcher(client, cache=cache, timer=timer)) == FILES["package.json"]
+            now[0] += timedelta(days=3)
+            assert await read(Fetcher(client, cache=cache, timer=timer)) == FILES["package.json"]
+    routes = _routes(fake_registry)
+    assert routes["GET /repos/acme/widget/commits/HEAD"] == 2
+    assert routes["GET /orgs/acme/repos"] == 2  # normal freshness: asked again (a 304)
+    assert _count(fake_registry, "/git/trees/") == 1
+    assert _count(fake_registry, "/git/blobs/") == 1

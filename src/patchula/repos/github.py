@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
@@ -33,7 +35,13 @@ import msgspec
 
 from patchula.datasource.base import describe_decode_error, linked_pages
 from patchula.datasource.github_releases import DEFAULT_BASE_URL, HEADERS, REGISTRY, check_page
-from patchula.errors import LookupFailed, ManifestError, PackageNotFound, RepositoryUnreadable
+from patchula.errors import (
+    LookupFailed,
+    ManifestError,
+    PackageNotFound,
+    RegistryError,
+    RepositoryUnreadable,
+)
 from patchula.http.auth import redact_text, redact_url
 from patchula.http.caching import revalidating
 from patchula.names import has_lone_surrogate
@@ -177,12 +185,10 @@ def _ref_problem(ref: str) -> str | None:
     """Why git would refuse ``ref`` as a branch or tag name (check-ref-format), else ``None``."""
     if not ref:
         return "is empty"
-    if has_lone_surrogate(ref) or len(ref.encode()) > MAX_REF_BYTES:
-        return (
-            f"is longer than {MAX_REF_BYTES} bytes"
-            if not has_lone_surrogate(ref)
-            else ("is not valid text")
-        )
+    if has_lone_surrogate(ref):
+        return "is not valid text (a lone surrogate)"
+    if len(ref.encode()) > MAX_REF_BYTES:
+        return f"is longer than {MAX_REF_BYTES} bytes"
     if _REF_FORBIDDEN.search(ref):
         return (
             f"{ref!r} holds a character or sequence git refuses "
@@ -280,8 +286,7 @@ def _failure(response: FetchResponse, *, ref: str | None = None) -> RepositoryUn
     if status in {401, 403, 429}:
         remaining = response.header("x-ratelimit-remaining")
         if status == 429 or remaining == "0" or "rate limit" in said.lower():  # noqa: PLR2004
-            reset = response.header("x-ratelimit-reset")
-            when = f"; it resets at epoch {reset} (x-ratelimit-reset)" if reset else ""
+            when = _reset_words(response.header("x-ratelimit-reset"))
             return RepositoryUnreadable(
                 f"GitHub rate limit exceeded for requests {_token_words(response)} "
                 f"(HTTP {status} from {host}{quoted}){when}"
@@ -300,6 +305,17 @@ def _failure(response: FetchResponse, *, ref: str | None = None) -> RepositoryUn
     return RepositoryUnreadable(f"GitHub answered HTTP {status} ({redact_url(response.url)})")
 
 
+def _reset_words(reset: str | None) -> str:
+    """``; it resets at <UTC time>`` for an ``x-ratelimit-reset`` epoch, else ``""``."""
+    if reset is None or not reset.strip().isdigit():
+        return ""
+    try:
+        moment = datetime.fromtimestamp(int(reset), UTC)
+    except (OverflowError, OSError, ValueError):
+        return ""
+    return f"; it resets at {moment:%Y-%m-%d %H:%M} UTC (x-ratelimit-reset)"
+
+
 def _unreadable(exc: LookupFailed) -> RepositoryUnreadable:
     """A facade failure (unreachable, rate limited, offline, unusable body) as a row reason."""
     return RepositoryUnreadable(exc.reason)
@@ -315,8 +331,6 @@ def derive_commit_sha(content: bytes) -> bytes:
     ignores the media type and answers the JSON commit is read for its ``sha``. Raises
     ``RegistryError`` (not stored) for anything else.
     """
-    from patchula.errors import RegistryError  # noqa: PLC0415 - a leaf; kept beside its use
-
     text = content.strip()
     if text.startswith(b"{"):
         try:
@@ -398,7 +412,7 @@ class TreeEntry:
 
 @dataclass(frozen=True, slots=True)
 class Tree:
-    """The files of one commit, in the server's order (git's: sorted by path).
+    """The files of one commit: in the server's order (git's), or sorted by path when walked.
 
     ``entries`` holds blobs and symlinks only (sub-trees and submodules, ``160000``, are left
     out), minus those under a directory ``skip_dir`` skipped. ``truncated``: the recursive
@@ -455,8 +469,6 @@ def derive_tree(content: bytes) -> bytes:
     is not 40 hex or a size that is not a non-negative integer. Raises ``RegistryError`` for
     a body that is not a tree answer or holds more than ``MAX_TREE_ENTRIES`` entries.
     """
-    from patchula.errors import RegistryError  # noqa: PLC0415 - a leaf; kept beside its use
-
     try:
         answer = _TREE.decode(content)
     except (msgspec.DecodeError, RecursionError) as exc:
@@ -573,15 +585,48 @@ async def read_tree(
     return await _walk(fetch, base, commit, skips)
 
 
-async def _walk(fetch: MethodFetch, base: str, commit: str, skips: _Skips) -> Tree:
-    """Walk the tree of ``commit`` level by level (the recursive listing was truncated)."""
+async def _read_level(
+    fetch: MethodFetch, base: str, level: list[tuple[str, str]]
+) -> list[tuple[bool, int, list[_Row]]]:
+    """The one-level listings of ``level``'s sub-trees, at most ``SUBTREE_CONCURRENCY`` at once.
+
+    Raises ``RepositoryUnreadable`` naming the first sub-tree that could not be read (the
+    others still in the queue are not sent then).
+    """
     import anyio  # noqa: PLC0415 - lazy: start-up
 
+    limiter = anyio.CapacityLimiter(SUBTREE_CONCURRENCY)
+    answers: dict[int, tuple[bool, int, list[_Row]]] = {}
+    failures: dict[int, RepositoryUnreadable] = {}
+
+    async def read(index: int, sha: str) -> None:
+        async with limiter:
+            if failures:
+                return  # the tree is unreadable already: send no more
+            try:
+                answers[index] = await _tree_rows(fetch, f"{base}/git/trees/{sha}")
+            except RepositoryUnreadable as exc:
+                # Kept, not raised: the task group would wrap it in an ExceptionGroup.
+                failures[index] = exc
+
+    async with anyio.create_task_group() as group:
+        for index, (_, sha) in enumerate(level):
+            group.start_soon(read, index, sha)
+    if failures:
+        index = min(failures)
+        directory = level[index][0]
+        where = f"'{directory}'" if directory else "the root"
+        msg = f"the sub-tree {where} cannot be read: {failures[index].reason}"
+        raise RepositoryUnreadable(msg)
+    return [answers[index] for index in range(len(level))]
+
+
+async def _walk(fetch: MethodFetch, base: str, commit: str, skips: _Skips) -> Tree:
+    """Walk the tree of ``commit`` level by level (the recursive listing was truncated)."""
     entries: list[TreeEntry] = []
     dropped = 0
     requests = 1
     level: list[tuple[str, str]] = [("", commit)]  # (directory path, tree-ish SHA)
-    limiter = anyio.CapacityLimiter(SUBTREE_CONCURRENCY)
     while level:
         if requests - 1 + len(level) > MAX_SUBTREE_REQUESTS:
             msg = (
@@ -589,19 +634,10 @@ async def _walk(fetch: MethodFetch, base: str, commit: str, skips: _Skips) -> Tr
                 "sub-tree requests); not read"
             )
             raise RepositoryUnreadable(msg)
-        answers: dict[int, tuple[bool, int, list[_Row]]] = {}
-
-        async def read(index: int, sha: str, answers: dict[int, Any] = answers) -> None:
-            async with limiter:
-                answers[index] = await _tree_rows(fetch, f"{base}/git/trees/{sha}")
-
-        async with anyio.create_task_group() as group:
-            for index, (_, sha) in enumerate(level):
-                group.start_soon(read, index, sha)
+        answers = await _read_level(fetch, base, level)
         requests += len(level)
         following: list[tuple[str, str]] = []
-        for index, (directory, _) in enumerate(level):
-            truncated, lost, rows = answers[index]
+        for (directory, _), (truncated, lost, rows) in zip(level, answers, strict=True):
             if truncated:
                 where = f"'{directory}'" if directory else "the root"
                 msg = f"GitHub truncated the listing of {where} itself; the tree is not read"
@@ -642,15 +678,23 @@ def git_blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def derive_blob(content: bytes) -> bytes:
+class BlobTooLargeError(RegistryError):
+    """A blob answer decodes to more than the caller's limit (``size`` bytes); not stored."""
+
+    def __init__(self, reason: str, size: int) -> None:
+        super().__init__(reason)
+        self.size = size
+
+
+def derive_blob(content: bytes, *, max_bytes: int | None = None, sha: str | None = None) -> bytes:
     """Decode a ``git/blobs`` answer to the blob's bytes (the ``github-blob-v1`` document).
 
     ``encoding`` must be ``base64``; the content is decoded strictly, the line breaks GitHub
-    wraps it with allowed; a ``size`` given must match. Raises ``RegistryError`` (not stored)
-    otherwise.
+    wraps it with allowed; a ``size`` given must match, and with ``sha`` the bytes must hash
+    to it (git's blob SHA-1). Raises ``BlobTooLargeError`` when the blob is over ``max_bytes``
+    (told from ``size`` or the base64 length before decoding), ``RegistryError`` otherwise;
+    neither is stored.
     """
-    from patchula.errors import RegistryError  # noqa: PLC0415 - a leaf; kept beside its use
-
     try:
         answer = _BLOB.decode(content)
     except (msgspec.DecodeError, RecursionError) as exc:
@@ -659,14 +703,27 @@ def derive_blob(content: bytes) -> bytes:
     if answer.encoding != "base64":
         msg = f"unusable blob answer from GitHub (encoding {answer.encoding[:40]!r}, not base64)"
         raise RegistryError(msg)
+    encoded = answer.content.replace("\n", "")
+    size = answer.size
+    if size is not None and (type(size) is not int or size < 0):
+        msg = f"unusable blob answer from GitHub (size {str(size)[:40]!r})"
+        raise RegistryError(msg)
+    # Told before decoding: base64 is 4 characters per 3 bytes (less up to 2 of padding).
+    estimate = size if size is not None else len(encoded) // 4 * 3
+    if max_bytes is not None and estimate > max_bytes:
+        raise BlobTooLargeError("the blob is over the size limit", estimate)
     try:
-        data = base64.b64decode(answer.content.replace("\n", ""), validate=True)
+        data = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
         msg = "unusable blob answer from GitHub (content is not valid base64)"
         raise RegistryError(msg) from None
-    size = answer.size
-    if size is not None and (type(size) is not int or size != len(data)):
-        msg = f"unusable blob answer from GitHub (size {size!r}, content {len(data)} bytes)"
+    if size is not None and size != len(data):
+        msg = f"unusable blob answer from GitHub (size {size}, content {len(data)} bytes)"
+        raise RegistryError(msg)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise BlobTooLargeError("the blob is over the size limit", len(data))
+    if sha is not None and git_blob_sha(data) != sha:
+        msg = "GitHub answered another content than the blob SHA names"
         raise RegistryError(msg)
     return data
 
@@ -677,9 +734,10 @@ async def read_blob(
     """Return the bytes of ``entry``'s blob: ``GET {repo}/git/blobs/{sha}``, base64 decoded.
 
     Refused before any request when the tree says ``entry.size`` is over ``max_bytes``, and
-    after when the decoded blob is. The decoded bytes are stored (``github-blob-v1``) and
-    kept fresh: the URL names the blob's SHA, so the same file in another commit is never
-    fetched again. The answer must hash to ``entry.sha`` (git's blob SHA-1).
+    after (before decoding, and not stored) when the answer is. The decoded bytes are stored
+    (``github-blob-v1``) and kept fresh: the URL names the blob's SHA, so the same file in
+    another commit is never fetched again. The answer must hash to ``entry.sha``. The body
+    itself is bounded by the facade (``max_body_bytes``).
 
     Raises:
         ManifestError: for ``entry.path`` (``line`` ``None``): too large (the wording of a
@@ -696,10 +754,13 @@ async def read_blob(
         raise ManifestError(msg, file=entry.path)
     _keep_immutable_fresh(fetch)
     url = f"{repo_url(api, target)}/git/blobs/{entry.sha}"
+    derive = functools.partial(derive_blob, max_bytes=max_bytes, sha=entry.sha)
     try:
         response = await fetch(
-            url, headers=HEADERS, representation=BLOB_REPRESENTATION, derive=derive_blob
+            url, headers=HEADERS, representation=BLOB_REPRESENTATION, derive=derive
         )
+    except BlobTooLargeError as exc:
+        raise ManifestError(too_large(exc.size, max_bytes), file=entry.path) from None
     except LookupFailed as exc:
         raise ManifestError(
             f"cannot read the file from GitHub: {exc.reason}", file=entry.path
@@ -708,11 +769,9 @@ async def read_blob(
         reason = _failure(response).reason
         raise ManifestError(f"cannot read the file from GitHub: {reason}", file=entry.path)
     data = response.content
+    # A stored blob was checked when it was fetched, perhaps under a larger limit.
     if len(data) > max_bytes:
         raise ManifestError(too_large(len(data), max_bytes), file=entry.path)
-    if git_blob_sha(data) != entry.sha:
-        msg = "GitHub answered another content than the blob SHA names; not read"
-        raise ManifestError(msg, file=entry.path)
     return data
 
 
@@ -741,8 +800,6 @@ def derive_listing(content: bytes) -> bytes:
     Raises ``RegistryError`` for a page that is not a list of repositories or holds more
     than ``LISTING_PAGE_SIZE`` of them.
     """  # noqa: D205 - the shape is the summary
-    from patchula.errors import RegistryError  # noqa: PLC0415 - a leaf; kept beside its use
-
     try:
         page = _LISTING.decode(content)
     except (msgspec.DecodeError, RecursionError) as exc:
