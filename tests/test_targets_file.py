@@ -55,6 +55,12 @@ def test_a_bom_before_a_comment_keeps_it_a_comment(tmp_path: Path) -> None:
     assert read_targets_file(path) == ["github:acme/api"]
 
 
+def test_a_bom_opening_a_later_line_is_dropped(tmp_path: Path) -> None:
+    """Two BOM-opened files concatenated: the second BOM does not reach a target."""
+    path = _file(tmp_path, b"\xef\xbb\xbfgithub:acme/api\r\n\xef\xbb\xbfgithub:acme/web\r\n")
+    assert read_targets_file(path) == ["github:acme/api", "github:acme/web"]
+
+
 def test_non_utf8_text_names_the_file_and_line(tmp_path: Path) -> None:
     """A Latin-1 byte on line 3 is a ConfigError naming the file and line 3."""
     path = _file(tmp_path, b"github:acme/api\n# ok\ncaf\xe9\n")

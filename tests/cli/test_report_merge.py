@@ -293,3 +293,30 @@ def test_report_is_listed_in_help() -> None:
     """``patchula --help`` lists the report command group."""
     result = runner.invoke(app, ["--help"])
     assert "report" in result.stdout
+
+
+def test_an_unwritable_output_is_a_usage_error(tmp_path: Path, reports: list[str]) -> None:
+    """``-o`` naming a directory exits 2 naming it; nothing is printed on stdout."""
+    code, stdout, stderr = _merge(*reports, "-o", str(tmp_path))
+    assert code == 2
+    assert stdout == ""
+    assert f"patchula: error: cannot write {tmp_path}" in stderr
+
+
+def test_output_writes_the_json_report(tmp_path: Path, reports: list[str]) -> None:
+    """``-o all.json`` writes the merged JSON there (parents created) and prints nothing."""
+    out = tmp_path / "out" / "all.json"
+    code, stdout, _ = _merge(*reports, "--output", str(out))
+    assert (code, stdout) == (0, "")
+    merged = json.loads(out.read_text())
+    assert sorted(r["target"] for r in merged["repositories"]) == [
+        str(tmp_path / "repo-1"),
+        str(tmp_path / "repo-2"),
+    ]
+
+
+def test_a_directory_given_as_a_report_is_a_usage_error(tmp_path: Path, reports: list[str]) -> None:
+    """A directory among the reports exits 2 naming it."""
+    code, _, stderr = _merge(reports[0], str(tmp_path))
+    assert code == 2
+    assert f"patchula: error: {tmp_path}: cannot read" in stderr

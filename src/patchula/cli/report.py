@@ -95,7 +95,7 @@ def merge(
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except OSError as exc:
-        _fail(err, f"cannot write {output}: {exc.strerror or exc}")
+        _fail(err, f"cannot write {output or 'stdout'}: {exc.strerror or exc}")
     raise typer.Exit(code)
 
 
