@@ -153,7 +153,11 @@ def test_missing_shards_and_mixed_splits_are_said() -> None:
     """Shares 1/4 and 3/4 alone: 2/4 and 4/4 are named missing; 1/2 with 2/3 are two splits."""
     one, three = _report([_repo("a")], shard="1/4"), _report([_repo("b")], shard="3/4")
     assert merge([("1.json", one), ("3.json", three)]).warnings == [
-        "shard 2/4, 4/4 not given: its targets are not in the report"
+        "shards 2/4, 4/4 not given: their targets are not in the report"
+    ]
+    two = _report([_repo("c")], shard="2/4")
+    assert merge([("1.json", one), ("2.json", two), ("3.json", three)]).warnings == [
+        "shard 4/4 not given: its targets are not in the report"
     ]
     mixed = merge(
         [("a.json", _report([], shard="1/2")), ("b.json", _report([], shard="2/3"))]
@@ -170,6 +174,23 @@ def test_shards_run_with_other_options_are_said() -> None:
             "s2.json was run with other options than s1.json (min-release-age): the merged "
             "report shows s1.json's"
         )
+    ]
+
+
+def test_a_split_larger_than_any_run_makes_is_not_listed() -> None:
+    """A hand-edited shard 1/10**12 is not expanded into a list of missing shares."""
+    report = _report([_repo("a")])
+    edited = report.model_copy(update={"options": {**report.options, "shard": [1, 10**12]}})
+    assert merge([("a.json", edited)]).warnings == []
+
+
+def test_reports_of_other_patchula_versions_are_said() -> None:
+    """Shards written by two patchula versions: a warning names both."""
+    report = _report([_repo("a")])
+    tool = report.tool.model_copy(update={"version": "9.9.9"})
+    other = report.model_copy(update={"tool": tool, "repositories": []})
+    assert merge([("a.json", report), ("b.json", other)]).warnings == [
+        f"b.json was written by patchula 9.9.9, a.json by {report.tool.version}"
     ]
 
 

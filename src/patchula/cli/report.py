@@ -3,7 +3,8 @@
 The merge itself is ``report.merge`` (pure); this reads the files (each bounded), prints or
 writes the merged report in the format asked, and exits by the same table as ``run``
 (``cli/exit_codes.py``) applied to the merged report: 3 when a shard's lookups failed, 1 when
-its findings match ``--fail-on``, 0 otherwise; 2 for a file that cannot be merged.
+its findings match ``--fail-on`` (by default the level the shards were run with, from the first
+report's options), 0 otherwise; 2 for a file that cannot be merged.
 """
 
 from __future__ import annotations
@@ -48,13 +49,13 @@ def merge(
         ),
     ] = None,
     fail_on: Annotated[
-        str,
+        str | None,
         typer.Option(
             help="Findings of the merged report that exit 1, as for `patchula run`: none, "
-            "major, outdated, held-back.",
+            "major, outdated, held-back [default: the --fail-on the shards were run with].",
             metavar="LEVEL",
         ),
-    ] = "none",
+    ] = None,
     verbose: Annotated[
         int,
         typer.Option(
@@ -76,7 +77,8 @@ def merge(
     err = LazyConsole()
     if output_format not in get_args(OutputFormat):
         _fail(err, f"--format: expected one of json, markdown, table, got {output_format!r}")
-    if fail_on not in get_args(FailOn):
+    levels = get_args(FailOn)
+    if fail_on is not None and fail_on not in levels:
         _fail(err, f"--fail-on: expected one of none, major, outdated, held-back, got {fail_on!r}")
     try:
         reports = [(str(path), parse_report(read_report(path), str(path))) for path in files]
@@ -85,6 +87,11 @@ def merge(
     merged = merge_reports(reports)
     for warning in merged.warnings:
         err.print(f"patchula: warning: {warning}", markup=False, highlight=False)
+    if fail_on is None:
+        # As the shards were run (the first report's options): the merged shards exit as one
+        # run over all their targets would have.
+        recorded = merged.report.options.get("fail-on")
+        fail_on = recorded if isinstance(recorded, str) and recorded in levels else "none"
     code = exit_code(merged.report, fail_on)
     try:
         _emit(merged.report, output_format, output, verbose)

@@ -43,6 +43,7 @@ from patchula.report.model import (
     spoken_protocol,
     summarize,
 )
+from patchula.settings import SHARD_MAX
 
 # Options expected to differ between the shards of one matrix (each job writes its own report
 # file); any other difference is said, as the merged report keeps only the first's.
@@ -157,15 +158,24 @@ def _shard_warnings(reports: Sequence[tuple[str, ScanReport]]) -> list[str]:
             "the reports are shares of different splits: "
             + ", ".join(f"{i}/{n}" for i, n in sorted({s for s in shards if s is not None}))
         )
-    elif counts and None not in shards:
+    elif counts and None not in shards and max(counts) <= SHARD_MAX:
         [count] = counts
         missing = sorted(set(range(1, count + 1)) - {s[0] for s in shards if s is not None})
         if missing:
             shown = ", ".join(f"{i}/{count}" for i in missing[:10])
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""  # noqa: PLR2004 - shown
-            warnings.append(f"shard {shown}{more} not given: its targets are not in the report")
+            warnings.append(
+                f"shard {shown}{more} not given: its targets are not in the report"
+                if len(missing) == 1
+                else f"shards {shown}{more} not given: their targets are not in the report"
+            )
     first_name, first = reports[0]
     for name, report in reports[1:]:
+        if report.tool.version != first.tool.version:
+            warnings.append(
+                f"{name} was written by patchula {report.tool.version}, {first_name} by "
+                f"{first.tool.version}"
+            )
         differ = sorted(
             key
             for key in first.options.keys() | report.options.keys()
