@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from patchula.cli import app
+from patchula.cli import report as report_cli
 from patchula.report.model import ScanReport
 from tests.fake_registry import FakeRegistry
 
@@ -334,3 +335,17 @@ def test_a_directory_given_as_a_report_is_a_usage_error(tmp_path: Path, reports:
     code, _, stderr = _merge(reports[0], str(tmp_path))
     assert code == 2
     assert f"patchula: error: {tmp_path}: cannot read" in stderr
+
+
+@pytest.mark.parametrize("source", ["file", "/dev/zero"])
+def test_a_report_larger_than_the_bound_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    """A file over the bound (by its size) or an endless device: exit 2 naming it, no hang."""
+    monkeypatch.setattr(report_cli, "REPORT_MAX_BYTES", 100)
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * 101)
+    path = str(big) if source == "file" else source
+    code, _, stderr = _merge(path)
+    assert code == 2
+    assert f"patchula: error: {path}: larger than 100 bytes, not a report" in stderr

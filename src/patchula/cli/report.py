@@ -9,6 +9,8 @@ report's options), 0 otherwise; 2 for a file that cannot be merged.
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn, get_args
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, get_args
 import typer
 
 from patchula.cli.exit_codes import EXIT_USAGE, exit_code
+from patchula.errors import ConfigError
 
 if TYPE_CHECKING:
     from patchula.cli.run import LazyConsole
@@ -69,7 +72,6 @@ def merge(
     with a warning); totals are recounted from the rows, host and cache statistics added up.
     """
     from patchula.cli.run import LazyConsole  # noqa: PLC0415 - lazy: start-up
-    from patchula.errors import ConfigError  # noqa: PLC0415 - lazy: start-up
     from patchula.report.merge import merge as merge_reports  # noqa: PLC0415 - lazy: start-up
     from patchula.report.merge import parse_report  # noqa: PLC0415 - lazy: start-up
     from patchula.settings import FailOn, OutputFormat  # noqa: PLC0415 - lazy: start-up
@@ -97,8 +99,7 @@ def merge(
         _emit(merged.report, output_format, output, verbose)
         sys.stdout.flush()
     except BrokenPipeError:
-        import os  # noqa: PLC0415 - lazy: only a reader that went away needs it
-
+        # The reader went away (`report merge … | head`): the exit code still says the verdict.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except OSError as exc:
@@ -112,17 +113,19 @@ def read_report(path: Path) -> bytes:
     Raises:
         ConfigError: it cannot be read, or is larger (the message names the file).
     """
-    from patchula.errors import ConfigError  # noqa: PLC0415 - lazy: start-up
-
+    too_large = f"{path}: larger than {REPORT_MAX_BYTES} bytes, not a report"
     try:
         with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            # A regular file says its size: one too large is refused before it is read.
+            if stat.S_ISREG(info.st_mode) and info.st_size > REPORT_MAX_BYTES:
+                raise ConfigError(too_large)
             data = handle.read(REPORT_MAX_BYTES + 1)
     except OSError as exc:
         msg = f"{path}: cannot read: {exc.strerror or exc}"
         raise ConfigError(msg) from None
-    if len(data) > REPORT_MAX_BYTES:
-        msg = f"{path}: larger than {REPORT_MAX_BYTES} bytes, not a report"
-        raise ConfigError(msg)
+    if len(data) > REPORT_MAX_BYTES:  # a pipe or device that kept sending
+        raise ConfigError(too_large)
     return data
 
 
