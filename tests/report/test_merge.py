@@ -361,6 +361,10 @@ def test_a_run_report_round_trips_through_parse_report() -> None:
             "r.json: report schemaVersion '2', this patchula reads schemaVersion '1'",
         ),
         (b'{"schemaVersion": "1"}', "r.json: not a patchula report of schemaVersion 1: "),
+        (
+            b'{"schemaVersion": 1}',
+            "r.json: report schemaVersion 1, this patchula reads schemaVersion '1'",
+        ),
     ],
 )
 def test_what_is_not_a_report_of_this_schema_is_refused_naming_it(

@@ -78,7 +78,7 @@ def parse_report(data: bytes, name: str) -> ScanReport:
     version = document["schemaVersion"]
     if version != SCHEMA_VERSION:
         msg = (
-            f"{name}: report schemaVersion {str(version)[:40]!r}, this patchula reads "
+            f"{name}: report schemaVersion {repr(version)[:40]}, this patchula reads "
             f"schemaVersion {SCHEMA_VERSION!r}"
         )
         raise ConfigError(msg)
