@@ -124,6 +124,20 @@ def test_a_repository_in_two_reports_is_kept_from_the_later_evaluated_with_a_war
     ]
 
 
+def test_on_a_tie_the_later_file_wins() -> None:
+    """Both evaluated at the same instant (--now): the copy of the later file is kept."""
+    first = _report([_repo("api", commit="aaa")])
+    second = _report([_repo("api", commit="bbb")])
+    merged = merge([("1.json", first), ("2.json", second)])
+    assert [r.commit for r in merged.report.repositories] == ["bbb"]
+    assert merged.warnings == [
+        (
+            "repository api is in 1.json and 2.json: kept from 2.json (the later file, same "
+            "evaluatedAt)"
+        )
+    ]
+
+
 def test_a_report_given_twice_warns_once_for_all_its_repositories() -> None:
     """The same file twice: one warning counting the repeated repositories, counted once."""
     report = _report([_repo(n) for n in ("a", "b", "c", "d", "e", "f", "g")])
@@ -133,7 +147,7 @@ def test_a_report_given_twice_warns_once_for_all_its_repositories() -> None:
     assert merged.warnings == [
         (
             "7 repositories a, b, c, d, e and 2 more are twice in x.json: kept from x.json "
-            "(evaluated later)"
+            "(the later file, same evaluatedAt)"
         )
     ]
 

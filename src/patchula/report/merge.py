@@ -141,11 +141,16 @@ def _repeated(
     """The warning for ``targets`` of report ``before`` that report ``after`` holds again."""
     (first_name, first), (name, report) = reports[before], reports[after]
     later = name if report.evaluated_at >= first.evaluated_at else first_name
+    why = (
+        "the later file, same evaluatedAt"
+        if report.evaluated_at == first.evaluated_at
+        else "evaluated later"
+    )
     shown = ", ".join(targets[:5]) + (f" and {len(targets) - 5} more" if len(targets) > 5 else "")  # noqa: PLR2004 - shown
     where = f"twice in {name}" if name == first_name else f"in {first_name} and {name}"
     noun = "repository" if len(targets) == 1 else f"{len(targets)} repositories"
     verb = "is" if len(targets) == 1 else "are"
-    return f"{noun} {shown} {verb} {where}: kept from {later} (evaluated later)"
+    return f"{noun} {shown} {verb} {where}: kept from {later} ({why})"
 
 
 def _shard_warnings(reports: Sequence[tuple[str, ScanReport]]) -> list[str]:
