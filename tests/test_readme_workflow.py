@@ -42,10 +42,18 @@ def test_the_matrix_job_scans_one_shard_with_its_own_cache() -> None:
     jobs = _workflow()["jobs"]
     scan = jobs["scan"]
     assert scan["strategy"]["matrix"]["shard"] == [1, 2, 3, 4]
-    cache = next(s for s in scan["steps"] if s.get("uses", "").startswith("actions/cache@"))
-    assert "${{ matrix.shard }}" in cache["with"]["key"]
-    assert "${{ github.run_id }}" in cache["with"]["key"]
-    assert cache["with"]["restore-keys"].strip() == "patchula-shard-${{ matrix.shard }}-"
+    uses = [s.get("uses", "") for s in scan["steps"]]
+    restore = scan["steps"][uses.index("actions/cache/restore@v4")]
+    save = scan["steps"][uses.index("actions/cache/save@v4")]
+    assert "${{ matrix.shard }}" in restore["with"]["key"]
+    assert "${{ github.run_id }}" in restore["with"]["key"]
+    assert restore["with"]["restore-keys"].strip() == "patchula-shard-${{ matrix.shard }}-"
+    # Saved under the same key, also after a failed scan (exit 3), and after the scan.
+    assert save["with"] == {"path": restore["with"]["path"], "key": restore["with"]["key"]}
+    assert save["if"] == "always()"
+    scan_step = next(i for i, s in enumerate(scan["steps"]) if "patchula run" in s.get("run", ""))
+    assert uses.index("actions/cache/restore@v4") < scan_step < uses.index("actions/cache/save@v4")
+    cache = restore
     [command] = [r for r in _runs(scan) if r.startswith("patchula run")]
     # GitHub expands the expression before the shell sees the line: as the third job does.
     args = shlex.split(command.replace("${{ matrix.shard }}", "3"))
@@ -77,11 +85,11 @@ def test_the_final_job_merges_into_the_step_summary_and_all_json() -> None:
 
 
 def test_actions_are_pinned_by_major_tag() -> None:
-    """Every action is ``owner/name@vN``."""
+    """Every action is ``actions/name@vN`` (or ``actions/name/sub@vN``)."""
     jobs = _workflow()["jobs"]
     uses = [u for job in jobs.values() for u in _uses(job)]
     assert uses
-    assert all(re.fullmatch(r"actions/[a-z-]+@v\d+", u) for u in uses), uses
+    assert all(re.fullmatch(r"actions/[a-z-]+(/[a-z-]+)?@v\d+", u) for u in uses), uses
 
 
 def test_the_workflow_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
