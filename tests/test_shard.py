@@ -55,6 +55,14 @@ def test_adding_a_target_moves_at_most_n_minus_one_others(count: int) -> None:
         assert len(moved) <= count - 1, (extra, moved)
 
 
+@pytest.mark.parametrize("extra", [f"github:acme/new-{i}" for i in range(25)])
+def test_select_shard_moves_few_on_many_additions(extra: str) -> None:
+    """For 25 different additions to 1,000 targets over 4 shares, at most 3 others move."""
+    before = {t: i for i in range(1, 5) for t in select_shard(TARGETS, i, 4)}
+    after = {t: i for i in range(1, 5) for t in select_shard([*TARGETS, extra], i, 4)}
+    assert sum(before[t] != after[t] for t in TARGETS) <= 3
+
+
 def test_a_repeated_target_counts_once() -> None:
     """A target listed twice is in one share, once."""
     doubled = [*TARGETS, *TARGETS[:10]]

@@ -92,6 +92,18 @@ def test_merged_shards_equal_the_report_of_one_run_over_every_target() -> None:
     assert got["options"]["shard"] is None
 
 
+def test_offline_rows_not_in_the_cache_are_counted_as_a_run_counts_them() -> None:
+    """An --offline shard's 'not in cache (offline)' rows stay summary.notCached when merged."""
+    repo = RepoResult(target="off", root="/src/off", commit=None)
+    missing = Finding(status="unknown", reason="not in cache (offline)")
+    repo.rows = [Row(_dep("requirements.txt", 1, "django"), missing)]
+    offline = _report([repo], offline=True, shard="1/2")
+    assert offline.summary.not_cached == 1
+    merged = merge([("on.json", _report([_repo("on")], shard="2/2")), ("off.json", offline)])
+    assert merged.report.summary.not_cached == 1
+    assert merged.report.summary.by_status.unknown == 1
+
+
 def test_repositories_keep_the_order_of_the_files() -> None:
     """The merged list is the first file's repositories, then the second's, as given."""
     merged = merge(
