@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from patchula.cli import app
 from patchula.cli import report as report_cli
 from patchula.report.model import ScanReport
+from tests.cli.test_startup import NETWORK, PLUGINS, _imported
 from tests.fake_registry import FakeRegistry
 
 runner = CliRunner()
@@ -349,3 +350,17 @@ def test_a_report_larger_than_the_bound_is_refused_unread(
     code, _, stderr = _merge(path)
     assert code == 2
     assert f"patchula: error: {path}: larger than 100 bytes, not a report" in stderr
+
+
+@pytest.mark.parametrize("output_format", ["json", "table"])
+def test_merge_imports_no_network_cache_or_plugin_code(
+    tmp_path: Path, reports: list[str], output_format: str
+) -> None:
+    """Merging sends nothing and opens no cache: no HTTP client, SQLite or plugin is imported."""
+    code, modules, stdout = _imported(
+        tmp_path, "report", "merge", *reports, "--format", output_format
+    )
+    assert code == 0
+    assert "in 2 repositories" in stdout or json.loads(stdout)["summary"]["repositories"] == 2
+    unwanted = {*NETWORK, "sqlite3", "patchula.cache", "rich", *PLUGINS}
+    assert sorted(modules & unwanted) == []
