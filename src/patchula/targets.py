@@ -27,8 +27,8 @@ def read_targets_file(path: Path) -> list[str]:
 
     A ``#`` starts a comment at the start of a line or after whitespace (``github:o/r  # web``);
     surrounding whitespace, CR of CRLF line ends and a byte-order mark opening a line are
-    dropped. Targets keep their text: a relative path is relative to
-    the working directory, as on the command line.
+    dropped. Targets keep their text: a relative path is relative to the working directory,
+    as on the command line.
 
     Raises:
         ConfigError: the file cannot be read, is larger than ``TARGETS_FILE_MAX_BYTES``, or is
