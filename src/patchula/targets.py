@@ -26,8 +26,9 @@ def read_targets_file(path: Path) -> list[str]:
     """The targets listed in ``path``: one per line, blank lines and ``#`` comments skipped.
 
     A ``#`` starts a comment at the start of a line or after whitespace (``github:o/r  # web``);
-    surrounding whitespace is dropped. Targets keep their text: a relative path is relative to
-    the working directory, as on the command line.
+    surrounding whitespace, CR of CRLF line ends and a byte-order mark opening a line are
+    dropped. Targets keep their text: a relative path is relative to the working directory,
+    as on the command line.
 
     Raises:
         ConfigError: the file cannot be read, is larger than ``TARGETS_FILE_MAX_BYTES``, or is
@@ -45,11 +46,13 @@ def read_targets_file(path: Path) -> list[str]:
     targets: list[str] = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         try:
-            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            line = raw.decode("utf-8")
         except UnicodeDecodeError:
             msg = f"--targets-file {path}, line {number}: not UTF-8 text"
             raise ConfigError(msg) from None
-        text = _without_comment(line).strip()
+        # A BOM opens the text Windows editors write, and every file concatenated into this
+        # one (``type a.txt b.txt > repos.txt``): never part of a target.
+        text = _without_comment(line.removeprefix("\ufeff")).strip()
         if "\x00" in text:
             msg = f"--targets-file {path}, line {number}: NUL byte in a target"
             raise ConfigError(msg)

@@ -1,9 +1,10 @@
 """The command line (typer): options → settings → one library call → render → exit code.
 
 One module per command — ``run`` (``cli/run.py``), ``cache path``/``cache prune``
-(``cli/cache.py``), ``schema`` (``cli/schema.py``) — and the exit-code table in one place
-(``cli/exit_codes.py``): 0 nothing matched ``--fail-on``, 1 findings matched ``--fail-on``,
-2 usage or configuration error, 3 some lookups failed.
+(``cli/cache.py``), ``report merge`` (``cli/report.py``), ``schema`` (``cli/schema.py``) —
+and the exit-code table in one place (``cli/exit_codes.py``): 0 nothing matched
+``--fail-on``, 1 findings matched ``--fail-on``, 2 usage or configuration error, 3 some
+lookups failed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Annotated
 import typer
 
 from patchula import __version__
-from patchula.cli import cache, run, schema
+from patchula.cli import cache, report, run, schema
 from patchula.cli.exit_codes import (
     EXIT_FINDINGS,
     EXIT_LOOKUP_FAILED,
@@ -58,9 +59,10 @@ def _root(
     """Dependency freshness scanner."""
 
 
-# Registered in the order of `patchula --help`: run, cache, schema.
+# Registered in the order of `patchula --help`: run, cache, report, schema.
 app.command(name="run", cls=run.RunCommand)(run.run)
 app.add_typer(cache.cache_app, name="cache")
+app.add_typer(report.report_app, name="report")
 app.command(name="schema")(schema.schema)
 
 

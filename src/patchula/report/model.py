@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -337,7 +337,10 @@ class HostReport(_Model):
 class CacheReport(_Model):
     """How the run used the SQLite cache."""
 
-    path: str | None = Field(description="The database file; null for an in-memory cache.")
+    path: str | None = Field(
+        description="The database file; null for an in-memory cache, and in a merged report "
+        "(patchula report merge) whose shards used different files."
+    )
     hits: int = Field(description="Responses served fresh from the cache, without a request.")
     revalidated: int = Field(description="Stored bodies confirmed by a 304 (conditional request).")
     misses: int = Field(description="Documents fetched in full.")
@@ -364,11 +367,14 @@ class CacheReport(_Model):
 
 
 class ScanReport(_Model):
-    """The whole report of one ``patchula run``."""
+    """The whole report of one ``patchula run``, or of its shards merged (``report merge``)."""
 
     schema_version: str = SCHEMA_VERSION
     tool: Tool = Tool.model_construct()
-    evaluated_at: datetime
+    evaluated_at: datetime = Field(
+        description="When the run evaluated the release-age policy (--now when given); in a "
+        "merged report (patchula report merge), the earliest of its shards' times."
+    )
     options: dict[str, Any]
     summary: Summary
     repositories: list[RepositoryReport]
@@ -390,31 +396,7 @@ def build_report(
     """
     down = unreachable or {}
     repos = [_repo(r) for r in result.repos]
-    all_rows = [d for r in repos for d in r.dependencies]
-    by_ecosystem: dict[str, Counter[str]] = {}
-    for dep in all_rows:
-        by_ecosystem.setdefault(dep.ecosystem, Counter())[dep.status] += 1
-    distinct = {
-        (i, d.datasource, d.package_name, d.current): d.libyears
-        for i, r in enumerate(repos)
-        for d in r.dependencies
-        if d.libyears is not None
-    }
-    libyears = sum(distinct.values())
-    unknown_libyears = sum(
-        1 for d in all_rows if d.libyears is None and d.status in {"outdated", "held-back"}
-    )
-    summary = Summary.model_construct(
-        repositories=len(repos),
-        dependencies=len(all_rows),
-        by_status=_counts(Counter(d.status for d in all_rows)),
-        by_ecosystem={k: _counts(v) for k, v in sorted(by_ecosystem.items())},
-        libyears=float(round(libyears, 2)),
-        libyears_unknown=unknown_libyears,
-        problems=sum(len(r.problems) for r in repos),
-        failed_lookups=sum(1 for d in all_rows if d.status == "error"),
-        not_cached=sum(1 for d in all_rows if settings.offline and _not_cached(d)),
-    )
+    summary = summarize(repos, offline=settings.offline)
     options = settings.model_dump(
         mode="json", by_alias=True, exclude={"verbose", "quiet", "progress"}
     )
@@ -440,13 +422,47 @@ def build_report(
                 unreachable=redact_text(down[host]) if host in down else None,
                 connections=s.connections,
                 tls_handshakes=s.tls_handshakes,
-                protocol=_protocol(s.protocols),
+                protocol=spoken_protocol(s.protocols),
                 connections_by_protocol=dict(sorted(s.protocols.items())),
                 rate_limits=_rate_limits(getattr(s, "rate_limits", {})),
             )
             for host, s in sorted(hosts.items())
         },
         cache=cache,
+    )
+
+
+def summarize(repos: Sequence[RepositoryReport], *, offline: bool) -> Summary:
+    """The aggregates of ``repos``: what a run's report (``build_report``) says of its rows.
+
+    One definition for a run and a merged report (``report.merge``), so shards merged add up
+    to what one run over all their targets says. ``offline``: the run answered from the cache
+    alone (only then are ``not in cache (offline)`` rows counted as ``notCached``).
+    """
+    all_rows = [d for r in repos for d in r.dependencies]
+    by_ecosystem: dict[str, Counter[str]] = {}
+    for dep in all_rows:
+        by_ecosystem.setdefault(dep.ecosystem, Counter())[dep.status] += 1
+    distinct = {
+        (i, d.datasource, d.package_name, d.current): d.libyears
+        for i, r in enumerate(repos)
+        for d in r.dependencies
+        if d.libyears is not None
+    }
+    libyears = sum(distinct.values())
+    unknown_libyears = sum(
+        1 for d in all_rows if d.libyears is None and d.status in {"outdated", "held-back"}
+    )
+    return Summary.model_construct(
+        repositories=len(repos),
+        dependencies=len(all_rows),
+        by_status=_counts(Counter(d.status for d in all_rows)),
+        by_ecosystem={k: _counts(v) for k, v in sorted(by_ecosystem.items())},
+        libyears=float(round(libyears, 2)),
+        libyears_unknown=unknown_libyears,
+        problems=sum(len(r.problems) for r in repos),
+        failed_lookups=sum(1 for d in all_rows if d.status == "error"),
+        not_cached=sum(1 for d in all_rows if offline and _not_cached(d)),
     )
 
 
@@ -467,7 +483,7 @@ def _rate_limits(budgets: Mapping[str, Any]) -> dict[str, RateLimitReport]:
     }
 
 
-def _protocol(protocols: Mapping[str, int]) -> Protocol | None:
+def spoken_protocol(protocols: Mapping[str, int]) -> Protocol | None:
     """The one protocol of ``protocols`` (connections per protocol), ``"mixed"``, or None."""
     spoken = [name for name, n in protocols.items() if n]
     if not spoken:

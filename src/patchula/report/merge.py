@@ -1,0 +1,279 @@
+"""``patchula report merge``: shard reports (``run --shard I/N``) → one report of the same schema.
+
+Pure: parsed reports in, one report and its warnings out; reading the files is the CLI's.
+What each part of the merged report is:
+
+- ``repositories``: every report's, in the order the reports are given; a target present in
+  more than one report is kept once, from the report evaluated later (a later file on a tie),
+  at the place it first appeared, with a warning.
+- ``summary``: recomputed from the kept rows by ``model.summarize``, the code a run uses.
+- ``hosts``: per host, counts add up (requests, responses per status, 304s, 429s, retries,
+  cool-down seconds, errors, unvalidated documents, connections, TLS handshakes, connections
+  per protocol); ``maxConcurrency`` is the highest peak of one shard (shards run apart: their
+  peaks never met on one limit); ``protocol`` is derived again from the connections per
+  protocol; ``unreachable`` the first shard's reason; a rate-limit budget (shared by every
+  shard using one token) the newest reading: the latest ``resetAt`` window, its lowest
+  ``remaining``.
+- ``cache``: counts add up (hits, revalidations, misses, view hits, bytes stored in each
+  shard's own cache, corrupt bodies, write failures); ``path`` is kept when every shard used
+  the same file, else null; ``fallback`` the first shard's; warnings once each. Null when no
+  shard used a cache.
+- ``evaluatedAt``: the earliest shard's (the field's schema description says so).
+- ``options``: the first report's, with ``shard`` null (the merged report covers every share).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from patchula.errors import ConfigError
+from patchula.report.model import (
+    SCHEMA_VERSION,
+    CacheReport,
+    HostReport,
+    RateLimitReport,
+    RepositoryReport,
+    ScanReport,
+    spoken_protocol,
+    summarize,
+)
+from patchula.settings import SHARD_MAX
+
+# Options expected to differ between the shards of one matrix (each job writes its own report
+# file); any other difference is said, as the merged report keeps only the first's.
+_PER_SHARD_OPTIONS = frozenset({"shard", "report", "dashboard", "format", "cache"})
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """The merged report and what the merge found worth saying (one sentence each)."""
+
+    report: ScanReport
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse_report(data: bytes, name: str) -> ScanReport:
+    """Parse one report written by ``patchula run --format json`` / ``--report``.
+
+    ``name`` (a file name) is what errors say. The ``schemaVersion`` is checked before the rest,
+    so a report of another version is refused as such, naming both versions.
+
+    Raises:
+        ConfigError: not JSON, not a patchula report, or another ``schemaVersion``.
+    """
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        msg = f"{name}: not JSON ({exc})"
+        raise ConfigError(msg) from None
+    if not isinstance(document, dict) or "schemaVersion" not in document:
+        msg = f"{name}: not a patchula report (no schemaVersion)"
+        raise ConfigError(msg)
+    version = document["schemaVersion"]
+    if version != SCHEMA_VERSION:
+        msg = (
+            f"{name}: report schemaVersion {repr(version)[:40]}, this patchula reads "
+            f"schemaVersion {SCHEMA_VERSION!r}"
+        )
+        raise ConfigError(msg)
+    try:
+        return ScanReport.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top)"
+        msg = (
+            f"{name}: not a patchula report of schemaVersion {SCHEMA_VERSION}: "
+            f"{where}: {first['msg']} ({exc.error_count()} errors)"
+        )
+        raise ConfigError(msg) from None
+
+
+def merge(reports: Sequence[tuple[str, ScanReport]]) -> Merged:
+    """Merge ``(name, report)`` pairs, in the order given, into one report (module docstring).
+
+    Raises:
+        ValueError: ``reports`` is empty.
+    """
+    if not reports:
+        msg = "no report to merge"
+        raise ValueError(msg)
+    warnings = _shard_warnings(reports)
+    kept: dict[str, tuple[int, RepositoryReport]] = {}
+    # (file first holding it, file repeating it) -> the targets repeated: one warning a pair.
+    repeated: dict[tuple[int, int], list[str]] = {}
+    for position, (_, report) in enumerate(reports):
+        for repo in report.repositories:
+            earlier = kept.get(repo.target)
+            if earlier is None:
+                kept[repo.target] = (position, repo)
+                continue
+            repeated.setdefault((earlier[0], position), []).append(repo.target)
+            if report.evaluated_at >= reports[earlier[0]][1].evaluated_at:
+                kept[repo.target] = (position, repo)
+    for (before, after), targets in repeated.items():
+        warnings.append(_repeated(reports, before, after, targets))
+    repos = [repo for _, repo in kept.values()]
+    first = reports[0][1]
+    options = {**first.options, "shard": None}
+    offline = any(bool(r.options.get("offline")) for _, r in reports)
+    merged = ScanReport.model_construct(
+        schema_version=SCHEMA_VERSION,
+        tool=first.tool,
+        evaluated_at=min(r.evaluated_at for _, r in reports),
+        options=options,
+        summary=summarize(repos, offline=offline),
+        repositories=repos,
+        hosts=merge_hosts([r.hosts for _, r in reports]),
+        cache=merge_caches([r.cache for _, r in reports]),
+    )
+    return Merged(merged, warnings)
+
+
+def _repeated(
+    reports: Sequence[tuple[str, ScanReport]], before: int, after: int, targets: list[str]
+) -> str:
+    """The warning for ``targets`` of report ``before`` that report ``after`` holds again."""
+    (first_name, first), (name, report) = reports[before], reports[after]
+    later = name if report.evaluated_at >= first.evaluated_at else first_name
+    why = (
+        "the later file, same evaluatedAt"
+        if report.evaluated_at == first.evaluated_at
+        else "evaluated later"
+    )
+    shown = ", ".join(targets[:5]) + (f" and {len(targets) - 5} more" if len(targets) > 5 else "")  # noqa: PLR2004 - shown
+    where = f"twice in {name}" if name == first_name else f"in {first_name} and {name}"
+    noun = "repository" if len(targets) == 1 else f"{len(targets)} repositories"
+    verb = "is" if len(targets) == 1 else "are"
+    return f"{noun} {shown} {verb} {where}: kept from {later} ({why})"
+
+
+def _shard_warnings(reports: Sequence[tuple[str, ScanReport]]) -> list[str]:
+    """Say which shares of the matrix are missing, and options the shards do not agree on."""
+    warnings: list[str] = []
+    shards = [_shard(r.options) for _, r in reports]
+    counts = {s[1] for s in shards if s is not None}
+    if len(counts) > 1:
+        warnings.append(
+            "the reports are shares of different splits: "
+            + ", ".join(f"{i}/{n}" for i, n in sorted({s for s in shards if s is not None}))
+        )
+    elif counts and None not in shards and max(counts) <= SHARD_MAX:
+        [count] = counts
+        missing = sorted(set(range(1, count + 1)) - {s[0] for s in shards if s is not None})
+        if missing:
+            shown = ", ".join(f"{i}/{count}" for i in missing[:10])
+            more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""  # noqa: PLR2004 - shown
+            warnings.append(
+                f"shard {shown}{more} not given: its targets are not in the report"
+                if len(missing) == 1
+                else f"shards {shown}{more} not given: their targets are not in the report"
+            )
+    first_name, first = reports[0]
+    for name, report in reports[1:]:
+        if report.tool.version != first.tool.version:
+            warnings.append(
+                f"{name} was written by patchula {report.tool.version}, {first_name} by "
+                f"{first.tool.version}"
+            )
+        differ = sorted(
+            key
+            for key in first.options.keys() | report.options.keys()
+            if key not in _PER_SHARD_OPTIONS and first.options.get(key) != report.options.get(key)
+        )
+        if differ:
+            warnings.append(
+                f"{name} was run with other options than {first_name} "
+                f"({', '.join(differ)}): the merged report shows {first_name}'s"
+            )
+    return warnings
+
+
+def _shard(options: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The ``(I, N)`` a report's options hold, or None (not a shard, or not readable)."""
+    value = options.get("shard")
+    if (
+        isinstance(value, list | tuple)
+        and len(value) == 2  # noqa: PLR2004 - I and N
+        and all(isinstance(part, int) for part in value)
+    ):
+        return int(value[0]), int(value[1])
+    return None
+
+
+def merge_hosts(reports: Iterable[Mapping[str, HostReport]]) -> dict[str, HostReport]:
+    """Per-host statistics of several runs as one (module docstring), sorted by host."""
+    grouped: dict[str, list[HostReport]] = {}
+    for hosts in reports:
+        for host, stats in hosts.items():
+            grouped.setdefault(host, []).append(stats)
+    return {host: _merge_host(grouped[host]) for host in sorted(grouped)}
+
+
+def _merge_host(parts: list[HostReport]) -> HostReport:
+    responses: Counter[str] = Counter()
+    by_protocol: Counter[str] = Counter()
+    for part in parts:
+        responses.update(part.responses)
+        by_protocol.update(part.connections_by_protocol)
+    return HostReport.model_construct(
+        requests=sum(p.requests for p in parts),
+        responses=dict(sorted(responses.items())),
+        not_modified=sum(p.not_modified for p in parts),
+        rate_limited=sum(p.rate_limited for p in parts),
+        retries=sum(p.retries for p in parts),
+        cooldown_seconds=float(round(sum(p.cooldown_seconds for p in parts), 3)),
+        errors=sum(p.errors for p in parts),
+        max_concurrency=max(p.max_concurrency for p in parts),
+        unvalidated=sum(p.unvalidated for p in parts),
+        unreachable=next((p.unreachable for p in parts if p.unreachable is not None), None),
+        connections=sum(p.connections for p in parts),
+        tls_handshakes=sum(p.tls_handshakes for p in parts),
+        protocol=spoken_protocol(by_protocol),
+        connections_by_protocol=dict(sorted(by_protocol.items())),
+        rate_limits=_merge_rate_limits(p.rate_limits for p in parts),
+    )
+
+
+def _merge_rate_limits(
+    parts: Iterable[Mapping[str, RateLimitReport]],
+) -> dict[str, RateLimitReport]:
+    """The newest reading of each budget: the latest window, and the least left in it."""
+    newest: dict[str, RateLimitReport] = {}
+    for budgets in parts:
+        for resource, budget in budgets.items():
+            known = newest.get(resource)
+            if known is None or _reading(budget) > _reading(known):
+                newest[resource] = budget
+    return dict(sorted(newest.items()))
+
+
+def _reading(budget: RateLimitReport) -> tuple[float, int]:
+    """Orders readings of one budget: a later window first, then fewer requests left."""
+    reset = budget.reset_at.timestamp() if budget.reset_at is not None else float("-inf")
+    return reset, -budget.remaining
+
+
+def merge_caches(parts: Iterable[CacheReport | None]) -> CacheReport | None:
+    """The cache statistics of several runs as one (module docstring); None if none had one."""
+    used = [p for p in parts if p is not None]
+    if not used:
+        return None
+    paths = {p.path for p in used}
+    return CacheReport.model_construct(
+        path=used[0].path if len(paths) == 1 else None,
+        hits=sum(p.hits for p in used),
+        revalidated=sum(p.revalidated for p in used),
+        misses=sum(p.misses for p in used),
+        view_hits=sum(p.view_hits for p in used),
+        bytes_stored=sum(p.bytes_stored for p in used),
+        corrupt_bodies=sum(p.corrupt_bodies for p in used),
+        write_failures=sum(p.write_failures for p in used),
+        fallback=next((p.fallback for p in used if p.fallback is not None), None),
+        warnings=list(dict.fromkeys(w for p in used for w in p.warnings)),
+    )
