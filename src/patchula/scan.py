@@ -14,6 +14,7 @@ problem or an ``error`` row.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import fnmatch
 import functools
 import gc
@@ -62,6 +63,18 @@ from patchula.models import (
 from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
+from patchula.records import (
+    RECORD_FORMAT,
+    Extracted,
+    Record,
+    RecordKey,
+    RecordStore,
+    config_hash,
+    decode,
+    encode,
+    is_commit,
+    worktree_clean,
+)
 from patchula.settings import Settings
 from patchula.targets import select_shard
 from patchula.tools import MANAGERS as TOOL_MANAGERS
@@ -71,6 +84,9 @@ from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
 if TYPE_CHECKING:
     from patchula.datasource.base import Fetch
+
+# The rows an extraction gives (``records.Extracted``; the name the scan's code uses).
+_Extracted = Extracted
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +241,7 @@ async def scan(
     *,
     views: ViewStore | None = None,
     on_finish: Callable[[LookupKey, Catalog | LookupFailed], None] | None = None,
+    records: RecordStore | None = None,
 ) -> ScanResult:
     """Scan every target and return the result.
 
@@ -241,7 +258,8 @@ async def scan(
     views: read before any request for dependencies with a positive wait, written once every
     row is evaluated (``Lookups.save_views``); a ``--recheck`` pattern that matched no
     dependency is a warning. ``on_finish`` is told each catalog lookup's outcome as it ends
-    (``Lookups.on_finish``: the lookup tasks' record).
+    (``Lookups.on_finish``: the lookup tasks' record). ``records`` (the run's cache; ``None``:
+    no records, as with ``--no-cache``) keeps extraction records (``_extract_and_request``).
     """
     if access is None:
         access = RegistryAccess(settings)
@@ -291,7 +309,7 @@ async def scan(
                 ManifestProblem(".npmrc", None, warning, severity="warning")
                 for warning in view.warnings
             )
-            scan_repo = functools.partial(_scan_repo, scope=scope)
+            scan_repo = functools.partial(_scan_repo, scope=scope, records=records)
             tg.start_soon(
                 scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at, view
             )
@@ -365,6 +383,10 @@ class _Scope:
 
     file: str | None = None
     member: str | None = None
+
+    def key(self) -> tuple[str | None, str | None]:
+        """``(file, member)``: the scope as an extraction record's config hash takes it."""
+        return self.file, self.member
 
     def reports(self, path: str) -> bool:
         """Whether the rows and problems of the extracted file ``path`` are reported."""
@@ -534,6 +556,7 @@ async def _scan_repo(
     view: CheckoutAccess,
     *,
     scope: _Scope = _WHOLE,
+    records: RecordStore | None = None,
 ) -> None:
     """Scan one repository into ``repo``; any unexpected exception becomes a problem of it.
 
@@ -548,7 +571,9 @@ async def _scan_repo(
     flight and are evaluated in place.
     """
     try:
-        extracted = await _extract_and_request(repo, root, settings, lookups, slots, view, scope)
+        extracted = await _extract_and_request(
+            repo, root, settings, lookups, slots, view, scope, records
+        )
     except Exception as exc:  # noqa: BLE001 - the per-target guard: a bug costs this target only
         repo.problems.append(
             ManifestProblem(repo.target, None, _internal("scanning", repo.target, exc))
@@ -598,45 +623,166 @@ async def _extract_and_request(
     slots: anyio.Semaphore,
     view: CheckoutAccess,
     scope: _Scope = _WHOLE,
+    records: RecordStore | None = None,
 ) -> list[_Extracted]:
-    """Walk and extract ``repo`` in a repository slot, then request its lookups.
+    """Extract ``repo`` in a repository slot (from its record when it has one), then request.
 
-    A file target is not walked: only the file and its lockfiles are read (``_discover_file``).
+    With ``records`` (the run's cache) a checkout at a known HEAD commit whose work tree is
+    clean (``records.worktree_clean``) is answered by its extraction record (repository,
+    commit, config hash): nothing is walked or read. Otherwise it is walked and extracted, and
+    the record stored when the tree was clean (and HEAD unchanged) after the extraction.
     """
     async with slots:
-        if scope.file is not None:
-            found = _discover_file(root, scope.file, settings)
-            size = _total_size(root, found)
-        else:
-            found, size = await _discover_sliced(root, settings)
-        if size <= INLINE_EXTRACTION_BYTES:
-            # A few small manifests parse in about a millisecond: a thread hand-off (and the
-            # worker waiting for the GIL behind the event loop) would cost more than the work.
-            extracted = _extract_repo(root, settings, repo, found, scope)
-        else:
-            extracted = await anyio.to_thread.run_sync(
-                _extract_repo, root, settings, repo, found, scope
-            )
-        for item in extracted:
-            dep = item.dep
-            if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
-                continue
-            if dep.skip_reason is None and dep.datasource in DATASOURCES:
-                # A tool's resolved backend is its datasource and package name, so the lookup
-                # (and the catalog view keyed like it) is scoped by the mise registry mapping.
-                key = lookups.key(dep.datasource, dep.package_name, view)
-                lookups.note(key, dep.name)
-                use = _digest_use(dep)
-                # A tag that is no version needs its digest, no catalog, unless the catalog
-                # tells a tag from a branch (GitHub); a pin without a tag is found in it, and
-                # an image's (``untagged``) is not looked up at all.
-                if use == "untagged":
-                    continue
-                if use != "tracked" or _catalog_digests(dep):
-                    lookups.request(key)
-                if use in {"tracked", "pinned"}:
-                    lookups.request_digest(key, cast("str", dep.constraint))
+        extracted = await _extract_local(repo, root, settings, scope, records)
+        _request(extracted, settings, lookups, view)
     return extracted
+
+
+async def _extract_local(
+    repo: RepoResult,
+    root: Path,
+    settings: Settings,
+    scope: _Scope,
+    records: RecordStore | None,
+) -> list[_Extracted]:
+    """The extraction of the checkout at ``root``: from its record, or walked and read."""
+    key = _local_key(repo, root, settings, scope) if records is not None else None
+    if records is not None and key is not None:
+        record = await _read_record(records, key)
+        if record is not None and await _clean(root, record.read, scope):
+            return _restore(repo, record)
+    start = len(repo.problems)
+    read: list[str] = []
+    reader = _Recording(_Reader(root, settings.max_file_bytes), read)
+    if scope.file is not None:
+        found = _discover_file(root, scope.file, settings)
+        size = _total_size(root, found)
+    else:
+        found, size = await _discover_sliced(root, settings)
+    if size <= INLINE_EXTRACTION_BYTES:
+        # A few small manifests parse in about a millisecond: a thread hand-off (and the
+        # worker waiting for the GIL behind the event loop) would cost more than the work.
+        extracted = _extract_repo(reader, settings, repo, found, scope)
+    else:
+        extracted = await anyio.to_thread.run_sync(
+            _extract_repo, reader, settings, repo, found, scope
+        )
+    if (
+        records is not None
+        and key is not None
+        and await _clean(root, read, scope)
+        and read_commit(root) == key.commit
+    ):
+        # Clean after the extraction too, at the same HEAD: what was read is that commit's.
+        await _store_record(records, key, repo, start, read, extracted)
+    return extracted
+
+
+class _Recording:
+    """A reader that notes each file it is asked for (the record's ``read``), then reads it."""
+
+    def __init__(self, reader: Callable[[str], str], read: list[str]) -> None:
+        self._reader = reader
+        self._read = read
+
+    def __call__(self, rel: str) -> str:
+        self._read.append(rel)
+        return self._reader(rel)
+
+
+def _local_key(repo: RepoResult, root: Path, settings: Settings, scope: _Scope) -> RecordKey | None:
+    """The record key of a checkout: its resolved root, HEAD commit, config and scope hash.
+
+    ``None`` (no record) when HEAD is not a full commit id (no ``.git``, a damaged HEAD).
+    """
+    if not is_commit(repo.commit):
+        return None
+    return RecordKey(str(root), cast("str", repo.commit), config_hash(settings, *scope.key()))
+
+
+async def _clean(root: Path, read: Sequence[str], scope: _Scope) -> bool:
+    """Whether the checkout at ``root`` is clean for an extraction that read ``read``."""
+    dirs = git_dirs(root)
+    if dirs is None:
+        return False
+    clean = functools.partial(worktree_clean, root, dirs[1], list(read), scope.file)
+    return await anyio.to_thread.run_sync(clean)
+
+
+async def _read_record(records: RecordStore, key: RecordKey) -> Record | None:
+    """The stored record of ``key`` when usable: typed, this format, every row checked.
+
+    A record that does not decode, or holds a dependency a fresh extraction would have made a
+    problem (``_dependency_problem``), is refused: a miss, overwritten by this run's
+    extraction. A failing store is a miss too.
+    """
+    try:
+        data = await records.get_extraction(key.repo, key.commit, key.config_hash)
+    except Exception:  # noqa: BLE001 - a record is an optimisation: any failure is a miss
+        return None
+    record = decode(data) if data is not None else None
+    if record is None:
+        return None
+    if any(_dependency_problem(item.dep) is not None for item in record.extracted):
+        return None
+    return record
+
+
+def _restore(repo: RepoResult, record: Record) -> list[_Extracted]:
+    """Fill ``repo`` with what ``record`` holds (files, problems) and return its rows."""
+    repo.files.extend(record.files)
+    repo.problems.extend(record.problems)
+    repo.extraction = "cached"
+    return list(record.extracted)
+
+
+async def _store_record(
+    records: RecordStore,
+    key: RecordKey,
+    repo: RepoResult,
+    start: int,
+    read: Sequence[str],
+    extracted: list[_Extracted],
+) -> None:
+    """Store ``repo``'s extraction (its problems from ``start`` on) as the record of ``key``."""
+    record = Record(
+        format=RECORD_FORMAT,
+        files=list(repo.files),
+        read=list(dict.fromkeys(read)),
+        problems=repo.problems[start:],
+        extracted=extracted,
+    )
+    data = encode(record)
+    if data is None:
+        return
+    # A record is an optimisation: a store that fails costs the next run an extraction only.
+    with contextlib.suppress(Exception):
+        await records.put_extraction(key.repo, key.commit, key.config_hash, data)
+
+
+def _request(
+    extracted: list[_Extracted], settings: Settings, lookups: Lookups, view: CheckoutAccess
+) -> None:
+    """Request the lookups (catalogs, digests) of ``extracted``'s rows."""
+    for item in extracted:
+        dep = item.dep
+        if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
+            continue
+        if dep.skip_reason is None and dep.datasource in DATASOURCES:
+            # A tool's resolved backend is its datasource and package name, so the lookup
+            # (and the catalog view keyed like it) is scoped by the mise registry mapping.
+            key = lookups.key(dep.datasource, dep.package_name, view)
+            lookups.note(key, dep.name)
+            use = _digest_use(dep)
+            # A tag that is no version needs its digest, no catalog, unless the catalog
+            # tells a tag from a branch (GitHub); a pin without a tag is found in it, and
+            # an image's (``untagged``) is not looked up at all.
+            if use == "untagged":
+                continue
+            if use != "tracked" or _catalog_digests(dep):
+                lookups.request(key)
+            if use in {"tracked", "pinned"}:
+                lookups.request_digest(key, cast("str", dep.constraint))
 
 
 # How a row uses content digests (``_digest_use``).
@@ -877,16 +1023,6 @@ LOCKFILE_MANAGERS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Extracted:
-    """One dependency ready for lookup, with what its lockfile says (``None``: unlocked)."""
-
-    dep: Dependency
-    locked: str | None = None
-    lock_file: str | None = None
-    note: str | None = None
-
-
 # Repositories whose manifests total at most this many bytes are extracted on the event loop.
 INLINE_EXTRACTION_BYTES = 64 * 1024
 
@@ -979,7 +1115,7 @@ def _total_size(root: Path, found: Discovery) -> int:
 
 
 def _extract_repo(
-    root: Path,
+    source: Path | Callable[[str], str],
     settings: Settings,
     repo: RepoResult,
     found: Discovery,
@@ -988,13 +1124,16 @@ def _extract_repo(
 ) -> list[_Extracted]:
     """Extract one discovered repository (blocking).
 
-    Everything found is extracted (a member's workspace siblings and root still count), but
-    only the rows and problems of files ``scope`` reports are kept, and only those files and
-    the lockfiles above them are listed. ``lockfiles_out`` receives the lockfiles read
-    (``cache warm`` pins transitive dependencies with them).
+    ``source`` reads the repository's files: a checkout root (read by ``_Reader``), or any
+    reader ``rel -> text`` that raises ``ManifestError`` naming the file as ``_Reader`` does
+    (a remote repository's blobs held in memory), so every source gives the same rows and
+    problems. Everything found is extracted (a member's workspace siblings and root still
+    count), but only the rows and problems of files ``scope`` reports are kept, and only those
+    files and the lockfiles above them are listed. ``lockfiles_out`` receives the lockfiles
+    read (``cache warm`` pins transitive dependencies with them).
     """
     _walk_warnings(found, repo, scope)
-    reader = _Reader(root, settings.max_file_bytes)
+    reader = _Reader(source, settings.max_file_bytes) if isinstance(source, Path) else source
     # Config's [tool-registry] over the shipped mise registry mapping (``tools``).
     tools = with_overrides(settings.tool_registry)
     results: list[tuple[str, ExtractResult]] = []
@@ -1291,7 +1430,10 @@ def _workspace_inheritors(results: list[tuple[str, ExtractResult]]) -> dict[Depe
 
 
 def _extract_file(
-    item: Found, reader: _Reader, repo: RepoResult, tools: ToolMapping | None = None
+    item: Found,
+    reader: Callable[[str], str],
+    repo: RepoResult,
+    tools: ToolMapping | None = None,
 ) -> ExtractResult | None:
     """Read and extract one file; a failure becomes a problem of ``repo`` and ``None``.
 
@@ -1653,19 +1795,27 @@ class _Reader:
             path.relative_to(self._root)
         except ValueError:
             raise ManifestError("path leaves the checkout", file=rel) from None
-        data = read_regular(path, rel, self._max)
-        bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-        try:
-            text = data[bom:].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            offset = bom + exc.start  # in the file, byte-order mark included
-            line = data.count(b"\n", 0, offset) + 1
-            msg = f"not UTF-8 text (invalid byte 0x{data[offset]:02x} at offset {offset})"
-            raise ManifestError(msg, file=rel, line=line) from None
-        if "\x00" in text:
-            line = text.count("\n", 0, text.index("\x00")) + 1
-            raise ManifestError("binary content (NUL byte)", file=rel, line=line)
-        return text
+        return manifest_text(read_regular(path, rel, self._max), rel)
+
+
+def manifest_text(data: bytes, rel: str) -> str:
+    """The text of the manifest ``rel`` whose bytes are ``data``, as every reader gives it.
+
+    UTF-8 with an optional byte-order mark (dropped). Raises ``ManifestError`` naming ``rel``
+    and the line: invalid UTF-8 (the offending byte and its offset), a NUL byte (binary).
+    """
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = data[bom:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = bom + exc.start  # in the file, byte-order mark included
+        line = data.count(b"\n", 0, offset) + 1
+        msg = f"not UTF-8 text (invalid byte 0x{data[offset]:02x} at offset {offset})"
+        raise ManifestError(msg, file=rel, line=line) from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise ManifestError("binary content (NUL byte)", file=rel, line=line)
+    return text
 
 
 # The most of a ``.git`` metadata file read (HEAD, a ref, ``commondir``); ``packed-refs`` may
@@ -1695,13 +1845,33 @@ def read_commit(root: Path, max_bytes: int = 16 * 1024 * 1024) -> str | None:
         return None
 
 
+def git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """The git directory of the checkout at ``root`` and its common directory, or ``None``.
+
+    ``.git`` is a directory, or a file ``gitdir: <path>`` (worktrees, submodules); a worktree's
+    ``commondir`` names the directory that holds the shared refs and ``info/``.
+    """
+    try:
+        git = root / ".git"
+        if not git.is_dir():  # worktrees and submodules: a file "gitdir: <path>"
+            content = _git_text(git)
+            if content is None or not content.startswith("gitdir:"):
+                return None
+            git = (root / content.removeprefix("gitdir:").strip()).resolve()
+        common = git
+        commondir = _git_text(git / "commondir")
+        if commondir is not None:
+            common = (git / commondir).resolve()
+    except (OSError, RuntimeError, ValueError):  # a loop in a gitdir/commondir path, a bad path
+        return None
+    return git, common
+
+
 def _read_commit(root: Path, max_bytes: int) -> str | None:
-    git = root / ".git"
-    if not git.is_dir():  # worktrees and submodules: a file "gitdir: <path>"
-        content = _git_text(git)
-        if content is None or not content.startswith("gitdir:"):
-            return None
-        git = (root / content.removeprefix("gitdir:").strip()).resolve()
+    dirs = git_dirs(root)
+    if dirs is None:
+        return None
+    git, common = dirs
     head = _git_text(git / "HEAD")
     if head is None:
         return None
@@ -1711,10 +1881,7 @@ def _read_commit(root: Path, max_bytes: int) -> str | None:
     found = _git_text(git / ref)
     if found is not None:
         return found or None
-    common = git
-    commondir = _git_text(git / "commondir")
-    if commondir is not None:
-        common = (git / commondir).resolve()
+    if common != git:
         found = _git_text(common / ref)
         if found is not None:
             return found or None
