@@ -4,6 +4,7 @@
 PatchulaError
 ├── ConfigError            bad option, flag value or config file (exit code 2)
 ├── ManifestError          one manifest cannot be read or parsed (a row naming file and line)
+├── RepositoryUnreadable   a remote repository cannot be read (a repository row with the reason)
 └── LookupFailed           one registry lookup failed (a row with status `error`, exit code 3)
     ├── PackageNotFound    the registry answered 404/410 for the package
     ├── RegistryError      the registry answered with an unexpected status or an unusable body
@@ -39,6 +40,19 @@ class ManifestError(PatchulaError):
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
         return f"{where}: {self.message}"
+
+
+class RepositoryUnreadable(PatchulaError):  # noqa: N818 - names the outcome, like LookupFailed
+    """A remote repository (``github:OWNER/REPO``) cannot be read at all.
+
+    ``reason`` is the one-line, token-free sentence the report shows on the repository's row
+    (not found or not visible, empty, no such ref, no permission, rate limited, unusable
+    answer); the run's other repositories go on.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class LookupFailed(PatchulaError):  # noqa: N818 - the design names the outcome, not an "Error"

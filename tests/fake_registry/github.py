@@ -3,11 +3,20 @@
 REST also serves ``git/matching-refs/tags/<prefix>``, annotated ``git/tags/{sha}``,
 ``git/ref/heads/<branch>`` and ``commits/{sha}``, at the root and under GitHub Enterprise
 Server's ``/api/v3`` (GraphQL at ``/graphql`` and ``/api/graphql``).
+
+Repositories with files (``add_tree_repo``, ``commit_files``) serve what a scan without a
+checkout reads: ``commits/{ref}`` (JSON or the ``vnd.github.sha`` text), ``git/trees/{sha}``
+(``recursive`` or one level; ``truncate_trees``), ``git/blobs/{sha}`` (base64 wrapped at 60
+columns) and ``/repos/{o}/{r}``; objects have git's SHAs, so the same content has the same SHA
+in every repository and commit. ``add_owner`` serves ``/orgs/{o}/repos`` or
+``/users/{o}/repos``, paginated; ``fail_repo`` makes one repository answer 404, 409 or a 403
+rate limit.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 import threading
@@ -17,6 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import unquote
 
 from .base import EPOCH, Reply, Request, digest, iso, json_reply
 
@@ -38,6 +48,27 @@ class _Repo:
     latest: str | None
     annotated: frozenset[str] = frozenset()  # tags whose ref names a tag object
     branches: Mapping[str, str] | None = None  # branch → commit sha
+
+
+# A git tree: name → (mode, sha) of each entry, as stored in the fake's object database.
+_TreeObject = dict[str, tuple[str, str]]
+_TREE_REST = re.compile(r"/repos/([^/]+)/([^/]+)(?:/(commits|git/trees|git/blobs)/(.+))?")
+_OWNER_REST = re.compile(r"/(orgs|users)/([^/]+)/repos")
+_BLOB_WRAP = 60  # GitHub's blob API wraps base64 content at 60 columns
+
+
+@dataclass
+class _TreeRepo:
+    """A repository with files: branches and tags name commits of the object database."""
+
+    owner: str
+    name: str
+    default_branch: str
+    branches: dict[str, str]  # branch → commit sha
+    tags: dict[str, str]  # tag → commit sha
+    fork: bool = False
+    archived: bool = False
+    failure: str | None = None  # "missing", "empty" or "rate_limited"
 
 
 def _int(text: str | None, default: int, high: int) -> int:
@@ -69,6 +100,14 @@ class GitHub:
         self.graphql_hidden: set[str] = set()
         # The GraphQL queries received (the query text), in order.
         self.graphql_queries: list[str] = []
+        # Repositories with files (``add_tree_repo``), their git objects and the owners.
+        self._tree_repos: dict[str, _TreeRepo] = {}
+        self._blobs: dict[str, bytes] = {}
+        self._trees: dict[str, _TreeObject] = {}
+        self._commits: dict[str, str] = {}  # commit sha → root tree sha
+        self._owners: dict[str, tuple[str, list[dict[str, Any]]]] = {}  # owner → (kind, repos)
+        # Recursive tree answers say ``truncated: true`` and hold only the first entries.
+        self.truncate_trees = False
 
     def add_repo(
         self,
@@ -166,18 +205,22 @@ class GitHub:
             reply = _refusal(resource)
         else:
             reply = self._graphql(request) if resource == "graphql" else self._rest(request)
-        reply.headers |= {
+        # A handler's own rate-limit headers (``fail_repo(..., "rate_limited")``) win.
+        reply.headers = {
             "x-ratelimit-limit": str(limit),
             "x-ratelimit-remaining": str(max(limit - used, 0)),
             "x-ratelimit-used": str(used),
             "x-ratelimit-reset": str(self.reset),
             "x-ratelimit-resource": resource,
-        }
+        } | reply.headers
         return reply
 
     def _rest(self, request: Request) -> Reply:
         # GitHub Enterprise Server serves the same API under ``/api/v3`` (GraphQL ``/api/graphql``).
         prefix = "/api/v3" if request.path.startswith("/api/v3/") else ""
+        tree_reply = self._tree_rest(request, request.path.removeprefix(prefix), prefix)
+        if tree_reply is not None:
+            return tree_reply
         match = _REST.fullmatch(request.path.removeprefix(prefix))
         repo = self._repos.get(f"{match[1]}/{match[2]}".lower()) if match else None
         if match is None or repo is None:
@@ -363,6 +406,290 @@ class GitHub:
             return {"name": name, "target": target}
         return {"name": name, "target": commit}
 
+    # --- repositories with files (a scan without a checkout) -----------------------------------
+
+    def add_tree_repo(
+        self,
+        owner: str,
+        name: str,
+        files: Mapping[str, bytes],
+        *,
+        branch: str = "main",
+        extra_branches: Mapping[str, Mapping[str, bytes]] | None = None,
+        tags: Mapping[str, str] | Collection[str] = (),
+        fork: bool = False,
+        archived: bool = False,
+        modes: Mapping[str, str] | None = None,
+    ) -> str:
+        """Register ``owner/name`` whose default ``branch`` holds ``files``; return its commit.
+
+        ``files`` maps a repository path (``a/b/package.json``) to its bytes; ``modes`` gives
+        some paths another git mode (``100755``, ``120000`` for a symlink whose bytes are its
+        target, ``160000`` for a submodule whose bytes are the commit SHA). ``extra_branches``
+        maps a branch to its own files; ``tags`` names tags of the default branch's commit
+        (a collection) or maps a tag to a branch whose commit it names.
+        """
+        commit = self._commit_of_files(files, modes or {}, parent=None)
+        branches = {branch: commit}
+        for other, other_files in (extra_branches or {}).items():
+            branches[other] = self._commit_of_files(other_files, modes or {}, parent=commit)
+        tag_map = (
+            {tag: branches[target] for tag, target in tags.items()}
+            if isinstance(tags, Mapping)
+            else dict.fromkeys(tags, commit)
+        )
+        with self._lock:
+            self._tree_repos[f"{owner}/{name}".lower()] = _TreeRepo(
+                owner, name, branch, branches, tag_map, fork=fork, archived=archived
+            )
+        return commit
+
+    def commit_files(
+        self,
+        owner: str,
+        name: str,
+        files: Mapping[str, bytes | None],
+        *,
+        branch: str | None = None,
+        modes: Mapping[str, str] | None = None,
+    ) -> str:
+        """A new commit on ``branch`` (default: the default branch): ``files`` changed or added,
+        those mapped to ``None`` removed; returns the new commit's SHA.
+        """  # noqa: D205 - the shape is the summary
+        repo = self._tree_repos[f"{owner}/{name}".lower()]
+        branch = branch or repo.default_branch
+        parent = repo.branches.get(branch)
+        current = self.files_at(parent) if parent is not None else {}
+        for path, data in files.items():
+            if data is None:
+                current.pop(path, None)
+            else:
+                current[path] = data
+        commit = self._commit_of_files(current, modes or {}, parent=parent)
+        with self._lock:
+            repo.branches[branch] = commit
+        return commit
+
+    def fail_repo(self, owner: str, name: str, failure: str | None) -> None:
+        """Make ``owner/name`` answer every request with a failure, or (``None``) no more.
+
+        ``"missing"``: 404 (missing, or private to this caller); ``"empty"``: 409 "Git
+        Repository is empty."; ``"rate_limited"``: 403 "API rate limit exceeded" with
+        ``x-ratelimit-remaining: 0``. A name never added answers 404 anyway.
+        """
+        key = f"{owner}/{name}".lower()
+        with self._lock:
+            if key not in self._tree_repos:
+                self._tree_repos[key] = _TreeRepo(owner, name, "main", {}, {})
+            self._tree_repos[key].failure = failure
+
+    def add_owner(
+        self,
+        owner: str,
+        repos: Sequence[tuple[str, Mapping[str, bool]]],
+        *,
+        kind: str = "org",
+    ) -> None:
+        """Serve ``owner``'s repositories at ``/orgs/{o}/repos`` (``kind="org"``) or
+        ``/users/{o}/repos`` (``"user"``), paginated (``per_page`` default 30, max 100).
+
+        ``repos`` is ``(name, {"fork": bool, "archived": bool})`` in the order served.
+        """  # noqa: D205 - the shape is the summary
+        items = [
+            {
+                "id": int(digest(f"{owner}/{name}")[:7], 16),
+                "name": name,
+                "full_name": f"{owner}/{name}",
+                "owner": {"login": owner, "type": "Organization" if kind == "org" else "User"},
+                "private": False,
+                "fork": bool(flags.get("fork", False)),
+                "archived": bool(flags.get("archived", False)),
+                "default_branch": "main",
+            }
+            for name, flags in repos
+        ]
+        with self._lock:
+            self._owners[owner.lower()] = (kind, items)
+
+    def commit_of_branch(self, owner: str, name: str, branch: str | None = None) -> str:
+        """The commit ``branch`` (default: the default branch) of ``owner/name`` names now."""
+        repo = self._tree_repos[f"{owner}/{name}".lower()]
+        return repo.branches[branch or repo.default_branch]
+
+    def files_at(self, commit: str) -> dict[str, bytes]:
+        """The files of ``commit`` (path → bytes; submodules and symlinks included)."""
+        out: dict[str, bytes] = {}
+
+        def walk(tree: str, prefix: str) -> None:
+            for entry, (mode, sha) in self._trees[tree].items():
+                if mode == "40000":
+                    walk(sha, f"{prefix}{entry}/")
+                else:
+                    out[f"{prefix}{entry}"] = self._blobs.get(sha, bytes.fromhex(sha))
+
+        walk(self._commits[commit], "")
+        return out
+
+    @staticmethod
+    def blob_sha(data: bytes) -> str:
+        """The git blob SHA-1 of ``data`` (``git hash-object``)."""
+        return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+    def _commit_of_files(
+        self, files: Mapping[str, bytes], modes: Mapping[str, str], *, parent: str | None
+    ) -> str:
+        """Store ``files`` as git objects; return the SHA of a commit of their root tree."""
+        root: dict[str, Any] = {}
+        for path, data in files.items():
+            *dirs, leaf = path.split("/")
+            node = root
+            for part in dirs:
+                node = node.setdefault(part, {})
+            node[leaf] = (modes.get(path, "100644"), data)
+        tree = self._store_tree(root)
+        body = f"tree {tree}\n"
+        if parent is not None:
+            body += f"parent {parent}\n"
+        body += "author A <a@example.invalid> 1577836800 +0000\n"
+        body += "committer A <a@example.invalid> 1577836800 +0000\n\nfake commit\n"
+        raw = body.encode()
+        sha = hashlib.sha1(b"commit %d\0" % len(raw) + raw, usedforsecurity=False).hexdigest()
+        with self._lock:
+            self._commits[sha] = tree
+        return sha
+
+    def _store_tree(self, node: Mapping[str, Any]) -> str:
+        """Store one directory (and those under it) as git tree objects; return its SHA."""
+        entries: _TreeObject = {}
+        for entry, value in node.items():
+            if isinstance(value, dict):
+                entries[entry] = ("40000", self._store_tree(value))
+                continue
+            mode, data = value
+            if mode == "160000":  # a submodule: the entry names a commit of another repository
+                entries[entry] = (mode, data.decode())
+                continue
+            sha = self.blob_sha(data)
+            with self._lock:
+                self._blobs[sha] = data
+            entries[entry] = (mode, sha)
+
+        # git sorts tree entries by name, a sub-tree's name compared as if it ended in "/".
+        def order(item: tuple[str, tuple[str, str]]) -> bytes:
+            entry, (mode, _) = item
+            return entry.encode() + (b"/" if mode == "40000" else b"")
+
+        ordered = sorted(entries.items(), key=order)
+        raw = b"".join(
+            f"{mode} {entry}".encode() + b"\0" + bytes.fromhex(sha)
+            for entry, (mode, sha) in ordered
+        )
+        sha = hashlib.sha1(b"tree %d\0" % len(raw) + raw, usedforsecurity=False).hexdigest()
+        with self._lock:
+            self._trees[sha] = dict(ordered)
+        return sha
+
+    def _tree_rest(self, request: Request, path: str, prefix: str) -> Reply | None:
+        """Answer a repository-with-files or owner route; ``None``: not one of those."""
+        if owner_match := _OWNER_REST.fullmatch(path):
+            listed = self._owners.get(owner_match[2].lower())
+            kind = "org" if owner_match[1] == "orgs" else "user"
+            if listed is None or listed[0] != kind:
+                return json_reply(_NOT_FOUND, 404)
+            return self._page(request, request.path, listed[1])
+        match = _TREE_REST.fullmatch(path)
+        repo = self._tree_repos.get(f"{match[1]}/{match[2]}".lower()) if match else None
+        if match is None or repo is None:
+            return None
+        if repo.failure is not None:
+            return _failure(repo.failure)
+        kind, rest = match[3], unquote(match[4] or "")
+        if kind is None:
+            return json_reply(
+                {
+                    "name": repo.name,
+                    "full_name": f"{repo.owner}/{repo.name}",
+                    "owner": {"login": repo.owner},
+                    "private": False,
+                    "fork": repo.fork,
+                    "archived": repo.archived,
+                    "default_branch": repo.default_branch,
+                }
+            )
+        if kind == "commits":
+            return self._tree_commit(request, repo, rest, prefix)
+        if kind == "git/trees":
+            return self._tree(request, rest)
+        return self._blob(request, repo, rest, prefix)
+
+    def _tree_commit(self, request: Request, repo: _TreeRepo, ref: str, prefix: str) -> Reply:
+        if ref == "HEAD":
+            ref = repo.default_branch
+        sha = repo.branches.get(ref) or repo.tags.get(ref)
+        if sha is None and ref.lower() in self._commits:
+            sha = ref.lower()
+        if sha is None:
+            return json_reply({"message": f"No commit found for SHA: {ref}"}, 422)
+        if request.headers.get("accept", "").startswith("application/vnd.github.sha"):
+            # GitHub's ``sha`` media type: the bare SHA, its ETag the quoted SHA.
+            return Reply(200, sha.encode(), "application/vnd.github.sha", etag=f'"{sha}"')
+        base = f"{self.base_url}{prefix}/repos/{repo.owner}/{repo.name}"
+        tree = self._commits[sha]
+        return json_reply(
+            {
+                "sha": sha,
+                "url": f"{base}/commits/{sha}",
+                "commit": {"tree": {"sha": tree, "url": f"{base}/git/trees/{tree}"}},
+            }
+        )
+
+    def _tree(self, request: Request, sha: str) -> Reply:
+        tree = self._commits.get(sha, sha)
+        if tree not in self._trees:
+            return json_reply(_NOT_FOUND, 404)
+        if "recursive" not in request.query:
+            rows = [
+                self._tree_row(entry, mode, child)
+                for entry, (mode, child) in self._trees[tree].items()
+            ]
+            return json_reply({"sha": tree, "tree": rows, "truncated": False})
+        rows = []
+
+        def walk(current: str, path: str) -> None:
+            for entry, (mode, child) in self._trees[current].items():
+                rows.append(self._tree_row(f"{path}{entry}", mode, child))
+                if mode == "40000":
+                    walk(child, f"{path}{entry}/")
+
+        walk(tree, "")
+        truncated = self.truncate_trees
+        if truncated:
+            rows = rows[: max(1, len(rows) // 2)]
+        return json_reply({"sha": tree, "tree": rows, "truncated": truncated})
+
+    def _tree_row(self, path: str, mode: str, sha: str) -> dict[str, Any]:
+        """One entry as GitHub lists it (sub-trees ``040000`` without ``size``)."""
+        if mode == "40000":
+            return {"path": path, "mode": "040000", "type": "tree", "sha": sha}
+        if mode == "160000":
+            return {"path": path, "mode": mode, "type": "commit", "sha": sha}
+        size = len(self._blobs[sha])
+        return {"path": path, "mode": mode, "type": "blob", "sha": sha, "size": size}
+
+    def _blob(self, request: Request, repo: _TreeRepo, sha: str, prefix: str) -> Reply:
+        del request
+        data = self._blobs.get(sha)
+        if data is None:
+            return json_reply(_NOT_FOUND, 404)
+        encoded = base64.b64encode(data).decode()
+        wrapped = "".join(
+            encoded[i : i + _BLOB_WRAP] + "\n" for i in range(0, len(encoded), _BLOB_WRAP)
+        )
+        url = f"{self.base_url}{prefix}/repos/{repo.owner}/{repo.name}/git/blobs/{sha}"
+        return json_reply(
+            {"sha": sha, "size": len(data), "url": url, "content": wrapped, "encoding": "base64"}
+        )
+
 
 def _refusal(resource: str) -> Reply:
     """GitHub's answer past the primary limit: REST 403, GraphQL 200 with ``RATE_LIMITED``."""
@@ -371,6 +698,18 @@ def _refusal(resource: str) -> Reply:
         return json_reply({"errors": [error]})
     message = "API rate limit exceeded for 127.0.0.1."
     return json_reply({"message": message, "documentation_url": _DOCS}, 403)
+
+
+def _failure(failure: str) -> Reply:
+    """A repository's ``fail_repo`` answer."""
+    if failure == "empty":
+        return json_reply({"message": "Git Repository is empty.", "documentation_url": _DOCS}, 409)
+    if failure == "rate_limited":
+        message = "API rate limit exceeded for 127.0.0.1."
+        reply = json_reply({"message": message, "documentation_url": _DOCS}, 403)
+        reply.headers["x-ratelimit-remaining"] = "0"
+        return reply
+    return json_reply(_NOT_FOUND, 404)
 
 
 def _connection(nodes: list[Any], first: int, after: str | None) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import tomllib
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -22,6 +21,7 @@ from itertools import accumulate
 from json.scanner import make_scanner
 from typing import Any, Protocol
 
+import tomli
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
@@ -233,16 +233,17 @@ class JsonKeys:
 def parse_toml(path: str, text: str) -> tuple[dict[str, object] | None, ManifestProblem | None]:
     """Parse TOML 1.0 text into ``(table, None)``, or ``(None, problem)`` with the error's line.
 
-    NUL characters are a problem; a leading byte-order mark is ignored. Python 3.11's
-    ``tomllib`` puts the position only in the message (``(at line N, column M)`` or
-    ``(at end of document)``); 3.14 adds ``lineno``. Both are read.
+    NUL characters are a problem; a leading byte-order mark is ignored. Parsed by ``tomli``
+    (the compiled release of the parser ``tomllib`` was taken from; 3-4x faster on lockfiles).
+    Older parsers put the position only in the message (``(at line N, column M)`` or
+    ``(at end of document)``); tomli 2.1 and Python 3.14 add ``lineno``. Both are read.
     """
     nul = nul_problem(path, text)
     if nul is not None:
         return None, nul
     try:
-        return tomllib.loads(strip_bom(text)), None
-    except tomllib.TOMLDecodeError as exc:
+        return tomli.loads(strip_bom(text)), None
+    except tomli.TOMLDecodeError as exc:
         message = str(getattr(exc, "msg", "") or exc)
         line: int | None = getattr(exc, "lineno", None)
         where = _TOML_WHERE.search(message)
@@ -252,6 +253,10 @@ def parse_toml(path: str, text: str) -> tuple[dict[str, object] | None, Manifest
                 line = line or int(where.group(1))
             else:
                 line = line or text.count("\n") + 1
+        # At the end of the document, the last line with content: not the empty one after the
+        # final newline (tomli numbers that one).
+        last = strip_bom(text).rstrip().count("\n") + 1
+        line = min(line, last) if line is not None else None
         return None, ManifestProblem(path, line, f"invalid TOML: {message.strip()}")
     except RecursionError:
         return None, ManifestProblem(path, None, "invalid TOML: nested too deeply")
@@ -277,6 +282,31 @@ _TOML_HEADER = re.compile(
 _TOML_KEY_PART = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
 _TOML_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _TOML_MULTILINE_QUOTES = re.compile(r'"""|\'\'\'')
+# A line that may be a table header, without its newline: at the start of the text, and after
+# a newline (the literal newline lets the regular expression engine skip to each line start).
+_TOML_FIRST_LINE_HEAD = re.compile(r"[ \t]*\[[^\n]*")
+_TOML_LINE_HEAD = re.compile(r"\n([ \t]*\[[^\n]*)")
+
+
+def _header_candidates(text: str) -> Iterator[tuple[int, str]]:
+    """``(offset, line)`` of each line of ``text`` whose first non-blank character is ``[``."""
+    first = _TOML_FIRST_LINE_HEAD.match(text)
+    if first is not None:
+        yield 0, first.group()
+    for match in _TOML_LINE_HEAD.finditer(text):
+        yield match.start(1), match.group(1)
+
+
+def _quote_marks(text: str) -> list[tuple[int, str]]:
+    """``(offset, mark)`` of the multi-line string quotes of ``text``, in order, non-overlapping."""
+    found: list[tuple[int, str]] = []
+    for mark in ('"""', "'''"):
+        at = text.find(mark)
+        while at >= 0:
+            found.append((at, mark))
+            at = text.find(mark, at + 3)
+    found.sort()
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,23 +356,34 @@ class TomlLocator:
         self.lines = LineIndex(text)
         self.tables: list[TomlTable] = []
         heads: list[tuple[tuple[str, ...], bool, int, int]] = []
-        offset = 0
         quote: str | None = None
-        for line in text.splitlines(keepends=True):
-            # The substring tests are cheap and rule out most lines of a lockfile (key = value)
-            # before any regular expression runs.
-            if quote is None and line.lstrip(" \t").startswith("["):
-                header = _TOML_HEADER.match(line.rstrip("\r\n"))
-                if header is not None:
-                    path = _toml_key_path(header.group(2))
-                    heads.append((path, header.group(1) == "[[", offset, offset + len(line)))
-            if "'''" in line or '"""' in line:
-                for mark in _TOML_MULTILINE_QUOTES.finditer(line):
-                    if quote is None:
-                        quote = mark.group()
-                    elif mark.group() == quote:
-                        quote = None
-            offset += len(line)
+        # Only the lines that may be headers and the multi-line quote marks matter: C-level
+        # searches find them (a 14 MB lockfile has ~30,000 headers among ~450,000 lines; the
+        # Python loop over every line was a second of CPU), then they are met in text order.
+        parsed: dict[str, tuple[tuple[str, ...], bool] | None] = {}
+        marks = iter(_quote_marks(text))
+        mark = next(marks, None)
+        for start, line in _header_candidates(text):
+            while mark is not None and mark[0] < start:
+                quote = mark[1] if quote is None else (None if mark[1] == quote else quote)
+                mark = next(marks, None)
+            if quote is None:
+                # Lockfiles repeat a few header lines thousands of times: parse each once.
+                if line in parsed:
+                    head = parsed[line]
+                else:
+                    header = _TOML_HEADER.match(line.rstrip("\r"))
+                    head = None
+                    if header is not None:
+                        head = (_toml_key_path(header.group(2)), header.group(1) == "[[")
+                    parsed[line] = head
+                if head is not None:
+                    end = start + len(line)
+                    body = end + 1 if text.startswith("\n", end) else end
+                    heads.append((head[0], head[1], start, body))
+        while mark is not None:
+            quote = mark[1] if quote is None else (None if mark[1] == quote else quote)
+            mark = next(marks, None)
         for index, (path, array, start, body) in enumerate(heads):
             end = heads[index + 1][2] if index + 1 < len(heads) else len(text)
             self.tables.append(TomlTable(path, array, start, body, end))
