@@ -56,7 +56,8 @@ class Record:
     ``files`` are the files the report lists, ``read`` every repository-relative file the
     managers read (includes too), ``problems`` the extraction's problems (never the ``.npmrc``
     warnings, which come from credentials each run), ``extracted`` the rows to look up in
-    extraction order.
+    extraction order; ``npmrc`` the blob SHA of a remote repository's root ``.npmrc`` (read
+    again each run, from the cache: its credentials are never copied into a record).
     """
 
     format: int
@@ -64,6 +65,7 @@ class Record:
     read: list[str]
     problems: list[ManifestProblem]
     extracted: list[Extracted]
+    npmrc: str | None = None
 
 
 class RecordStore(Protocol):

@@ -36,15 +36,18 @@ import anyio.lowlevel
 from patchula.credentials import GITHUB_DATASOURCES, CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES
 from patchula.discovery import (
+    REMOTE_SYMLINK,
     UNREAD_LOCKFILES,
     UNREAD_REASONS,
     Discovery,
     Found,
     Walk,
+    directory_skipper,
     discover,
+    discover_paths,
     read_regular,
 )
-from patchula.errors import LookupFailed, ManifestError, NotCached
+from patchula.errors import LookupFailed, ManifestError, NotCached, RepositoryUnreadable
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
 from patchula.models import (
@@ -83,7 +86,9 @@ from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
 if TYPE_CHECKING:
-    from patchula.datasource.base import Fetch
+    from patchula.datasource.base import Fetch, MethodFetch
+    from patchula.repos.github import RepoTarget
+    from patchula.repos.github import TreeEntry as RepoTreeEntry
 
 # The rows an extraction gives (``records.Extracted``; the name the scan's code uses).
 _Extracted = Extracted
@@ -265,25 +270,13 @@ async def scan(
         access = RegistryAccess(settings)
     evaluated_at = clock.now()
     policy = settings.release_age_policy()
-    repos: list[RepoResult] = []
-    todo: list[tuple[RepoResult, Path, _Scope]] = []
-    # Organisation listings (github:OWNER/*) are expanded first: every shard of a CI matrix
-    # expands them alike, then takes its share of the whole list.
-    if settings.shard is not None:
-        targets = select_shard(targets, *settings.shard)
-    for target in dict.fromkeys(targets):
-        scope = _WHOLE
-        try:
-            root, problem, scope = _resolve_target(target)
-            commit = read_commit(root) if root is not None else None
-        except Exception as exc:  # noqa: BLE001 - the per-target guard (resolution, .git)
-            root, problem, commit = None, _internal("resolving", target, exc), None
-        repo = RepoResult(target=target, root=str(root or target), commit=commit)
-        repos.append(repo)
-        if root is None:
-            repo.problems.append(ManifestProblem(target, None, problem))
-            continue
-        todo.append((repo, root, scope))
+    warn = None
+    if on_warning is not None and not settings.offline:
+        # Offline, nothing is sent: no request budget to warn about.
+        warn = _Once(access.github_budget_warning, on_warning)
+    if warn is not None and any(target.startswith(_GITHUB) for target in targets):
+        warn()  # remote repositories are read from the GitHub API
+    repos, todo, remote = await _targets(targets, settings, fetch, access)
     slots = anyio.Semaphore(settings.concurrency)
     throttle = getattr(fetch, "throttle", None)
     async with anyio.create_task_group() as tg:
@@ -298,9 +291,7 @@ async def scan(
             )
         lookups.on_progress = on_progress
         lookups.on_finish = on_finish
-        if on_warning is not None and not settings.offline:
-            # Offline, nothing is sent: no request budget to warn about.
-            warn = _Once(access.github_budget_warning, on_warning)
+        if warn is not None:
             for datasource in GITHUB_DATASOURCES:
                 lookups.prepare[datasource] = warn
         for repo, root, scope in todo:
@@ -313,6 +304,11 @@ async def scan(
             tg.start_soon(
                 scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at, view
             )
+        for repo, source in remote:
+            scan_repo = functools.partial(_scan_repo, records=records)
+            tg.start_soon(
+                scan_repo, repo, source, settings, policy, lookups, slots, evaluated_at, None
+            )
     await lookups.save_views()
     if on_warning is not None:
         for pattern in lookups.unmatched_rechecks():
@@ -324,6 +320,47 @@ async def scan(
     return ScanResult(
         evaluated_at=evaluated_at, repos=repos, host_stats={}, view_hits=lookups.view_hits
     )
+
+
+async def _targets(
+    targets: Sequence[str], settings: Settings, fetch: Fetch, access: RegistryAccess
+) -> tuple[
+    list[RepoResult], list[tuple[RepoResult, Path, _Scope]], list[tuple[RepoResult, _Remote]]
+]:
+    """Every target's repository row, and the checkouts and remote repositories to scan.
+
+    Organisation listings (``github:OWNER/*``) are expanded first: every shard of a CI matrix
+    expands them alike, then takes its share of the whole list (``--shard``). Repeated targets
+    are scanned once. A target that cannot be scanned has its row with one error problem.
+    """
+    repos: list[RepoResult] = []
+    todo: list[tuple[RepoResult, Path, _Scope]] = []
+    remote: list[tuple[RepoResult, _Remote]] = []
+    unlisted: dict[str, str] = {}
+    if any(target.startswith(_GITHUB) for target in targets):
+        targets = await _expand_owners(targets, settings, fetch, unlisted)
+    if settings.shard is not None:
+        targets = select_shard(targets, *settings.shard)
+    for target in _once(targets):
+        if target.startswith(_GITHUB):
+            repo, source = _remote_target(target, settings, fetch, access, unlisted)
+            repos.append(repo)
+            if source is not None:
+                remote.append((repo, source))
+            continue
+        scope = _WHOLE
+        try:
+            root, problem, scope = _resolve_target(target)
+            commit = read_commit(root) if root is not None else None
+        except Exception as exc:  # noqa: BLE001 - the per-target guard (resolution, .git)
+            root, problem, commit = None, _internal("resolving", target, exc), None
+        repo = RepoResult(target=target, root=str(root or target), commit=commit)
+        repos.append(repo)
+        if root is None:
+            repo.problems.append(ManifestProblem(target, None, problem))
+            continue
+        todo.append((repo, root, scope))
+    return repos, todo, remote
 
 
 class _Once:
@@ -350,10 +387,10 @@ def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:
     else the workspace root of its directory (an unpacked source tree), else that directory;
     only that file (with what it includes) and the lockfiles that cover it are read.
     """
-    if target.startswith("github:"):
+    if target.startswith(_GITHUB):  # ``scan`` reads them (``_remote_target``); warm does not
         return (
             None,
-            "remote GitHub targets are not supported yet; clone it and pass the path",
+            "this command does not read remote GitHub targets yet; clone it and pass the path",
             _WHOLE,
         )
     path = Path(target).expanduser()
@@ -547,18 +584,23 @@ def _segments_match(parts: list[str], pattern: list[str]) -> bool:
 
 async def _scan_repo(
     repo: RepoResult,
-    root: Path,
+    root: Path | _Remote,
     settings: Settings,
     policy: ReleaseAgePolicy,
     lookups: Lookups,
     slots: anyio.Semaphore,
     now: datetime,
-    view: CheckoutAccess,
+    view: CheckoutAccess | None,
     *,
     scope: _Scope = _WHOLE,
     records: RecordStore | None = None,
 ) -> None:
     """Scan one repository into ``repo``; any unexpected exception becomes a problem of it.
+
+    ``root`` is a checkout (with its ``view``), or a remote repository (``_Remote``: its view
+    comes from its own ``.npmrc``, read with its files). A remote repository that cannot be
+    read (``RepositoryUnreadable``: not found, empty, no permission, rate limited) is the
+    repository's one error problem, with the reason.
 
     The per-target guard: a bug met while walking, extracting or matching lockfiles costs this
     repository (its problem names the exception type), never the run. Each row has its own
@@ -571,9 +613,15 @@ async def _scan_repo(
     flight and are evaluated in place.
     """
     try:
-        extracted = await _extract_and_request(
-            repo, root, settings, lookups, slots, view, scope, records
-        )
+        if isinstance(root, _Remote):
+            extracted, view = await _extract_remote(repo, root, settings, lookups, slots, records)
+        else:
+            extracted = await _extract_and_request(
+                repo, root, settings, lookups, slots, cast("CheckoutAccess", view), scope, records
+            )
+    except RepositoryUnreadable as exc:
+        repo.problems.append(ManifestProblem(repo.target, None, exc.reason))
+        return
     except Exception as exc:  # noqa: BLE001 - the per-target guard: a bug costs this target only
         repo.problems.append(
             ManifestProblem(repo.target, None, _internal("scanning", repo.target, exc))
@@ -581,8 +629,10 @@ async def _scan_repo(
         return
     rows: list[Row | None] = [None] * len(extracted)
 
+    checkout_view = cast("CheckoutAccess", view)
+
     async def fill(index: int, item: _Extracted) -> None:
-        rows[index] = await _guarded_row(item, settings, policy, lookups, now, view)
+        rows[index] = await _guarded_row(item, settings, policy, lookups, now, checkout_view)
 
     concurrent: list[tuple[int, _Extracted]] = []
     inline: list[tuple[int, _Extracted]] = []
@@ -743,6 +793,7 @@ async def _store_record(
     start: int,
     read: Sequence[str],
     extracted: list[_Extracted],
+    npmrc: str | None = None,
 ) -> None:
     """Store ``repo``'s extraction (its problems from ``start`` on) as the record of ``key``."""
     record = Record(
@@ -751,6 +802,7 @@ async def _store_record(
         read=list(dict.fromkeys(read)),
         problems=repo.problems[start:],
         extracted=extracted,
+        npmrc=npmrc,
     )
     data = encode(record)
     if data is None:
@@ -783,6 +835,315 @@ def _request(
                 lookups.request(key)
             if use in {"tracked", "pinned"}:
                 lookups.request_digest(key, cast("str", dep.constraint))
+
+
+_GITHUB = "github:"
+
+
+def _once(targets: Sequence[str]) -> list[str]:
+    """``targets`` without repeats; a remote one repeated in another case is the same one.
+
+    GitHub compares owner and repository names without case (a ref keeps its case).
+    """
+    seen: dict[str, str] = {}
+    for target in targets:
+        if target.startswith(_GITHUB):
+            path, at, ref = target.partition("@")
+            key = f"{path.lower()}{at}{ref}"
+        else:
+            key = f"\0{target}"
+        seen.setdefault(key, target)
+    return list(seen.values())
+
+
+async def _expand_owners(
+    targets: Sequence[str], settings: Settings, fetch: Fetch, unlisted: dict[str, str]
+) -> list[str]:
+    """``targets`` with each ``github:OWNER/*`` replaced by the owner's repositories.
+
+    Listed with ``repos.github.list_repositories`` (forks and archived repositories only with
+    ``--include-forks`` / ``--include-archived``), all owners at once. An owner that cannot be
+    listed stays one target and its reason goes to ``unlisted``: it becomes a repository row,
+    so under ``--shard`` exactly one shard reports it.
+    """
+    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
+
+    api = github.api_base(settings)
+    owners: dict[str, str] = {}
+    for target in targets:
+        try:
+            parsed = github.parse_target(target)
+        except ValueError:
+            continue  # reported as a malformed target (``_remote_target``)
+        if isinstance(parsed, github.OwnerTarget):
+            owners.setdefault(target, parsed.owner)
+    listed: dict[str, list[str]] = {}
+
+    async def expand(target: str, owner: str) -> None:
+        try:
+            found = await github.list_repositories(
+                cast("MethodFetch", fetch),
+                api,
+                owner,
+                include_forks=settings.include_forks,
+                include_archived=settings.include_archived,
+            )
+        except RepositoryUnreadable as exc:
+            unlisted[target] = exc.reason
+        except LookupFailed as exc:
+            unlisted[target] = exc.reason
+        else:
+            listed[target] = [repo.text() for repo in found]
+
+    async with anyio.create_task_group() as tg:
+        for target, owner in owners.items():
+            tg.start_soon(expand, target, owner)
+    out: list[str] = []
+    for target in targets:
+        out.extend(listed.get(target, [target]))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Remote:
+    """A remote repository to scan: its target, the REST base, the run's facade and access."""
+
+    target: RepoTarget
+    api: str
+    fetch: MethodFetch
+    access: RegistryAccess
+
+
+def _remote_target(
+    target: str,
+    settings: Settings,
+    fetch: Fetch,
+    access: RegistryAccess,
+    unlisted: Mapping[str, str],
+) -> tuple[RepoResult, _Remote | None]:
+    """The repository row of the remote ``target`` and what to scan (``None``: not scanned).
+
+    A malformed target, or an owner listing that failed, is a row with one error problem.
+    """
+    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
+
+    api = github.api_base(settings)
+    try:
+        parsed = github.parse_target(target)
+    except ValueError as exc:
+        parsed, reason = None, str(exc)
+    else:
+        reason = unlisted.get(target, "")
+        if isinstance(parsed, github.OwnerTarget):
+            reason = reason or "the repositories of this owner were not listed"
+    if not isinstance(parsed, github.RepoTarget) or reason:
+        repo = RepoResult(target=target, root=target, commit=None)
+        repo.problems.append(ManifestProblem(target, None, reason or "not a GitHub target"))
+        return repo, None
+    repo = RepoResult(target=target, root=github.web_url(api, parsed), commit=None)
+    return repo, _Remote(parsed, api, cast("MethodFetch", fetch), access)
+
+
+def _remote_id(api: str, target: RepoTarget) -> str:
+    """A remote repository's record identity: ``github:owner/name``, then the REST base.
+
+    The base only off github.com (GHES, a mirror), without userinfo or query; names in lower
+    case (GitHub compares them so).
+    """
+    from urllib.parse import urlsplit  # noqa: PLC0415 - lazy: start-up
+
+    name = f"{_GITHUB}{target.owner.lower()}/{target.name.lower()}"
+    parts = urlsplit(api)
+    host = (parts.hostname or "").lower()
+    if host == "api.github.com" and parts.path.rstrip("/") == "":
+        return name
+    port = f":{parts.port}" if parts.port is not None else ""
+    return f"{name} {parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
+
+
+# At most this many blobs of one repository are read at once (the host limits bound requests;
+# this bounds the tasks), and includes (``-r other.txt``) are followed this many rounds deep.
+REMOTE_BLOB_CONCURRENCY = 32
+REMOTE_INCLUDE_ROUNDS = 8
+
+
+async def _extract_remote(
+    repo: RepoResult,
+    source: _Remote,
+    settings: Settings,
+    lookups: Lookups,
+    slots: anyio.Semaphore,
+    records: RecordStore | None,
+) -> tuple[list[_Extracted], CheckoutAccess]:
+    """Extract a remote repository in a repository slot, then request its lookups.
+
+    The ref is resolved to a commit (one request, revalidated each run); with ``records`` a
+    record of (repository, commit, config hash) ends the extraction there: no tree, no blob
+    (its root ``.npmrc`` is read by blob SHA, from the cache). Otherwise the tree is read once,
+    the paths selected as a walk would (``discovery.discover_paths``), only their blobs read
+    (by SHA, concurrently) with the root ``.npmrc``, extracted from memory by the same code as
+    a checkout, and the record stored.
+
+    Raises:
+        RepositoryUnreadable: the ref, the tree or the ``.npmrc`` cannot be read (the reason).
+    """
+    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
+
+    fetch, target = source.fetch, source.target
+    async with slots:
+        commit = await github.resolve_commit(fetch, source.api, target)
+        repo.commit = commit
+        key = None
+        if records is not None:
+            key = RecordKey(
+                _remote_id(source.api, target), commit, config_hash(settings, None, None)
+            )
+            record = await _read_record(records, key)
+            if record is not None:
+                npmrc = None
+                if record.npmrc is not None:
+                    npmrc = github.TreeEntry(".npmrc", record.npmrc, None, "100644")
+                view = await _remote_view(repo, source, npmrc)
+                extracted = _restore(repo, record)
+                _request(extracted, settings, lookups, view)
+                return extracted, view
+        skip = directory_skipper(settings.ignore_paths)
+        tree = await github.read_tree(fetch, source.api, target, commit, skip_dir=skip)
+        entries = {entry.path: entry for entry in tree.entries}
+        npmrc = entries.get(".npmrc")
+        if npmrc is not None and npmrc.mode == "120000":
+            npmrc = None  # a symlink: its blob is a path, not a config
+        view = await _remote_view(repo, source, npmrc)
+        start = len(repo.problems)
+        symlinks = ((entry.path, entry.mode == "120000") for entry in tree.entries)
+        found = discover_paths(symlinks, settings.ignore_paths, settings.managers())
+        blobs = _Blobs(source, entries, settings.max_file_bytes)
+        await blobs.read([item.path for item in found.files])
+        read: list[str] = []
+        for _ in range(REMOTE_INCLUDE_ROUNDS):
+            trial = RepoResult(repo.target, repo.root, commit)
+            read.clear()
+            reader = _Recording(blobs.reader(), read)
+            copy = Discovery(list(found.files), list(found.refused), dict(found.unread_lockfiles))
+            extracted = _extract_repo(reader, settings, trial, copy, _WHOLE)
+            wanted = blobs.unread(read)
+            if not wanted:
+                break
+            await blobs.read(wanted)  # files the managers included (``-r other.txt``)
+        repo.files.extend(trial.files)
+        repo.problems.extend(trial.problems)
+        if records is not None and key is not None:
+            npmrc_sha = npmrc.sha if npmrc is not None else None
+            await _store_record(records, key, repo, start, read, extracted, npmrc_sha)
+        _request(extracted, settings, lookups, view)
+    return extracted, view
+
+
+async def _remote_view(
+    repo: RepoResult, source: _Remote, npmrc: RepoTreeEntry | None
+) -> CheckoutAccess:
+    """The registries and credentials of a remote repository: its root ``.npmrc`` over the user's.
+
+    The ``.npmrc`` warnings are the repository's, as for a checkout. One that cannot be read is
+    a warning too (the run-wide view is used).
+    """
+    from patchula.credentials import MAX_CONFIG_BYTES  # noqa: PLC0415 - beside its one use
+    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
+
+    text = None
+    if npmrc is not None:
+        try:
+            data = await github.read_blob(
+                source.fetch, source.api, source.target, npmrc, max_bytes=MAX_CONFIG_BYTES
+            )
+        except ManifestError as exc:
+            repo.problems.append(ManifestProblem(".npmrc", None, exc.message, severity="warning"))
+        else:
+            text = data.decode("utf-8-sig", errors="replace")
+    view = source.access.for_npmrc(text)
+    repo.problems.extend(
+        ManifestProblem(".npmrc", None, warning, severity="warning") for warning in view.warnings
+    )
+    return view
+
+
+class _Blobs:
+    """The blobs of one remote repository read so far (by path), and a reader over them."""
+
+    def __init__(
+        self, source: _Remote, entries: Mapping[str, RepoTreeEntry], max_bytes: int
+    ) -> None:
+        self._source = source
+        self._entries = entries
+        self._max = max_bytes
+        self._data: dict[str, bytes | ManifestError] = {}
+        self._directories: set[str] = set()
+        for path in entries:
+            directory = posixpath.dirname(path)
+            while directory and directory not in self._directories:
+                self._directories.add(directory)
+                directory = posixpath.dirname(directory)
+
+    def unread(self, paths: Sequence[str]) -> list[str]:
+        """The regular files of ``paths`` (normalised) in the tree and not read yet."""
+        out: list[str] = []
+        for rel in paths:
+            path = posixpath.normpath(rel)
+            entry = self._entries.get(path)
+            if entry is not None and entry.mode != "120000" and path not in self._data:
+                out.append(path)
+        return list(dict.fromkeys(out))
+
+    async def read(self, paths: Sequence[str]) -> None:
+        """Read the blobs of ``paths`` (each SHA once), concurrently; failures kept per path."""
+        from patchula.repos import github  # noqa: PLC0415 - lazy: start-up
+
+        by_sha: dict[str, list[RepoTreeEntry]] = {}
+        for path in dict.fromkeys(paths):
+            entry = self._entries.get(path)
+            if entry is not None and entry.mode != "120000" and path not in self._data:
+                by_sha.setdefault(entry.sha, []).append(entry)
+        limiter = anyio.CapacityLimiter(REMOTE_BLOB_CONCURRENCY)
+        source = self._source
+
+        async def one(same: list[RepoTreeEntry]) -> None:
+            async with limiter:
+                try:
+                    data: bytes | ManifestError = await github.read_blob(
+                        source.fetch, source.api, source.target, same[0], max_bytes=self._max
+                    )
+                except ManifestError as exc:
+                    data = exc
+            for entry in same:
+                if isinstance(data, ManifestError):
+                    self._data[entry.path] = ManifestError(data.message, file=entry.path)
+                else:
+                    self._data[entry.path] = data
+
+        async with anyio.create_task_group() as tg:
+            for same in by_sha.values():
+                tg.start_soon(one, same)
+
+    def reader(self) -> Callable[[str], str]:
+        """A reader ``rel -> text`` over the blobs read, failing as ``_Reader`` does."""
+        return functools.partial(self._read_one)
+
+    def _read_one(self, rel: str) -> str:
+        path = posixpath.normpath(rel)
+        if path.startswith(("/", "../")) or path == "..":
+            raise ManifestError("path leaves the checkout", file=rel)
+        found = self._data.get(path)
+        if isinstance(found, ManifestError):
+            raise ManifestError(found.message, file=rel)
+        if found is not None:
+            return manifest_text(found, rel)
+        entry = self._entries.get(path)
+        if entry is not None and entry.mode == "120000":
+            raise ManifestError(REMOTE_SYMLINK, file=rel)
+        if entry is None and path in self._directories:
+            raise ManifestError("not a regular file (directory)", file=rel)
+        # In the tree but not read yet: the next round reads it (``_extract_remote``).
+        raise ManifestError("file not found", file=rel)
 
 
 # How a row uses content digests (``_digest_use``).
