@@ -32,7 +32,8 @@ FILES = {
             },
         }
     ).encode(),
-    ".npmrc": b"save-exact=true\n",
+    # Read as a checkout's: its warning is the repository's (the variable is never set).
+    ".npmrc": b"save-exact=true\n//npm.example/:_authToken=${PATCHULA_TEST_NEVER_SET}\n",
     "services/api/requirements.txt": b"-r base.txt\nreq-a==1.0.0\n",
     "services/api/base.txt": b"req-b==1.0.0\n",
     "web/package.json": b'{\n  "dependencies": {\n    "pkg-x": 1.0.0\n',  # a problem, line 3
@@ -63,12 +64,14 @@ def _registries(registry: FakeRegistry, github: str | None = None) -> list[str]:
     ]
 
 
-def _run(registry: FakeRegistry, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+def _run(
+    registry: FakeRegistry, tmp_path: Path, *args: str, **env: str
+) -> tuple[int, dict[str, Any], str]:
     registry.reset_stats()
     command = ["run", "--format", "json", "--cache", str(tmp_path / "c.db"), *args]
-    if not any(arg.startswith("github=") for arg in args):
-        command += _registries(registry)
-    result = runner.invoke(app, command, catch_exceptions=False, env={"GITHUB_TOKEN": ""})
+    command += _registries(registry)
+    env = {"GITHUB_TOKEN": "", "GH_TOKEN": "", **env}
+    result = runner.invoke(app, command, catch_exceptions=False, env=env)
     return result.exit_code, json.loads(result.stdout), result.stderr
 
 
@@ -113,7 +116,11 @@ def test_a_remote_scan_equals_the_local_scan_of_the_same_files(
         ("services/api/base.txt", "req-b"),
         ("services/api/requirements.txt", "req-a"),
     }
-    assert [(p["file"], p["line"]) for p in theirs["problems"]] == [("web/package.json", 3)]
+    assert [(p["file"], p["line"], p["severity"]) for p in theirs["problems"]] == [
+        (".npmrc", None, "warning"),
+        ("web/package.json", 3, "error"),
+    ]
+    assert "PATCHULA_TEST_NEVER_SET is not set" in theirs["problems"][0]["message"]
     locked = {d["name"]: d["current"] for d in theirs["dependencies"]}
     assert locked["pkg-x"] == "1.0.0"  # from package-lock.json
     routes = _github_routes(github)
@@ -283,3 +290,99 @@ def test_offline_after_a_run_answers_from_the_cache(github: FakeRegistry, tmp_pa
     assert repo["commit"] == first["repositories"][0]["commit"]
     statuses = [(d["name"], d["status"]) for d in repo["dependencies"]]
     assert statuses == [(d["name"], d["status"]) for d in first["repositories"][0]["dependencies"]]
+
+
+def test_hostile_paths_and_sizes_cost_only_their_file(github: FakeRegistry, tmp_path: Path) -> None:
+    """An include leaving the tree, a symlinked manifest and an oversized file are problems."""
+    big = b"req-a==1.0.0\n" + b"#" * 2048 + b"\n"
+    same = b'{"dependencies": {"pkg-x": "1.0.0"}}\n'
+    github.github.add_tree_repo(
+        "acme",
+        "hostile",
+        {
+            "requirements.txt": b"-r ../../outside.txt\nreq-a==1.0.0\n",
+            "package.json": b"../elsewhere/package.json",
+            "big/requirements.txt": big,
+            "one/package.json": same,
+            "two/package.json": same,
+        },
+        modes={"package.json": "120000"},
+    )
+    code, report, _ = _run(github, tmp_path, "github:acme/hostile", PATCHULA_MAX_FILE_BYTES="1024")
+    assert code == 3
+    repo = report["repositories"][0]
+    problems = {(p["file"], p["message"]) for p in repo["problems"]}
+    assert ("requirements.txt", "include '../../outside.txt' points outside the repository") in (
+        problems
+    )
+    assert ("package.json", "symlink (not followed in a remote repository)") in problems
+    assert any(f == "big/requirements.txt" and "over the" in m for f, m in problems)
+    assert sorted((d["file"], d["name"]) for d in repo["dependencies"]) == [
+        ("one/package.json", "pkg-x"),
+        ("requirements.txt", "req-a"),
+        ("two/package.json", "pkg-x"),
+    ]
+    routes = _github_routes(github)
+    blobs = [route for route in routes if "/git/blobs/" in route]
+    # The two identical files are one blob, read once; the oversized one is never requested.
+    assert sorted(blobs) == sorted(
+        f"GET /repos/acme/hostile/git/blobs/{github.github.blob_sha(data)}"
+        for data in (b"-r ../../outside.txt\nreq-a==1.0.0\n", same)
+    )
+
+
+def test_every_shard_expands_the_owner_alike(github: FakeRegistry, tmp_path: Path) -> None:
+    """Shards of ``github:acme/*`` are disjoint and cover it; an unlisted owner is in one shard."""
+    for name in ("api", "cli", "docs"):
+        github.github.add_tree_repo("acme", name, {"requirements.txt": b"req-a==1.0.0\n"})
+    github.github.add_owner("acme", [(n, {}) for n in ("api", "cli", "docs", "widget")])
+    shards: list[list[str]] = []
+    for index in (1, 2):
+        _, report, _ = _run(
+            github,
+            tmp_path / str(index),
+            "github:acme/*",
+            "github:nobody/*",
+            "--shard",
+            f"{index}/2",
+        )
+        shards.append([repo["target"] for repo in report["repositories"]])
+    everything = [*shards[0], *shards[1]]
+    assert sorted(everything) == [
+        "github:acme/api",
+        "github:acme/cli",
+        "github:acme/docs",
+        "github:acme/widget",
+        "github:nobody/*",
+    ]
+    assert len(set(shards[0]) & set(shards[1])) == 0
+
+
+def test_the_remote_reader_fails_as_the_checkout_reader() -> None:
+    """Paths leaving the tree, directories, symlinks, missing files and bad text: named problems."""
+    from patchula.errors import ManifestError  # noqa: PLC0415 - this test only
+    from patchula.repos.github import RepoTarget, TreeEntry  # noqa: PLC0415 - this test only
+    from patchula.scan import _Blobs, _Remote  # noqa: PLC0415 - the scan's private reader
+
+    entries = {
+        "a/b.txt": TreeEntry("a/b.txt", "0" * 40, 3, "100644"),
+        "link.txt": TreeEntry("link.txt", "1" * 40, 3, "120000"),
+        "bad.txt": TreeEntry("bad.txt", "2" * 40, 3, "100644"),
+    }
+    source = _Remote(RepoTarget("o", "r"), "http://x", None, None)  # type: ignore[arg-type]
+    blobs = _Blobs(source, entries, 1024)
+    blobs._data["a/b.txt"] = b"\xef\xbb\xbfok\n"
+    blobs._data["bad.txt"] = b"\xff\n"
+    read = blobs.reader()
+    assert read("a/./b.txt") == "ok\n"
+    for rel, message in [
+        ("../x.txt", "path leaves the checkout"),
+        ("a/../../x.txt", "path leaves the checkout"),
+        ("a", "not a regular file (directory)"),
+        ("link.txt", "symlink (not followed in a remote repository)"),
+        ("nope.txt", "file not found"),
+        ("bad.txt", "not UTF-8 text (invalid byte 0xff at offset 0)"),
+    ]:
+        with pytest.raises(ManifestError) as caught:
+            read(rel)
+        assert (caught.value.file, caught.value.message) == (rel, message)
