@@ -250,11 +250,13 @@ async def scan(
 ) -> ScanResult:
     """Scan every target and return the result.
 
-    ``targets`` are local paths (repeats are scanned once): a checkout directory, a
+    ``targets`` (repeats are scanned once) are local paths — a checkout directory, a
     workspace member's directory (scanned from its workspace root, only the member's files
-    reported), or one manifest file (see ``_resolve_target``). A target that cannot be
-    scanned (missing, a remote target this build cannot fetch) is reported as a repository
-    with one error problem; the other targets are still scanned. ``fetch`` is the
+    reported), or one manifest file (see ``_resolve_target``) — or remote GitHub repositories,
+    ``github:OWNER/REPO[@REF]`` and ``github:OWNER/*`` (expanded before ``--shard``; see
+    ``_targets`` and ``_extract_remote``). A target that cannot be scanned (missing,
+    malformed, a repository that cannot be read) is reported as a repository with one error
+    problem; the other targets are still scanned. ``fetch`` is the
     run's fetch facade; ``access`` the run's registry credentials, which that facade must have
     been given as its ``credentials`` (default: only what ``settings`` holds, no user files).
     ``on_warning`` gets the run's warnings once each, as they arise: a run with GitHub lookups
@@ -699,7 +701,11 @@ async def _extract_local(
     key = _local_key(repo, root, settings, scope) if records is not None else None
     if records is not None and key is not None:
         record = await _read_record(records, key)
-        if record is not None and await _clean(root, record.read, scope):
+        if (
+            record is not None
+            and await _clean(root, record.read, scope)
+            and read_commit(root) == key.commit  # HEAD did not move while git looked
+        ):
             return _restore(repo, record)
     start = len(repo.problems)
     read: list[str] = []
@@ -888,10 +894,10 @@ async def _expand_owners(
                 include_forks=settings.include_forks,
                 include_archived=settings.include_archived,
             )
-        except RepositoryUnreadable as exc:
+        except (RepositoryUnreadable, LookupFailed) as exc:
             unlisted[target] = exc.reason
-        except LookupFailed as exc:
-            unlisted[target] = exc.reason
+        except Exception as exc:  # noqa: BLE001 - the per-target guard: a bug costs this owner
+            unlisted[target] = _internal("listing", target, exc)
         else:
             listed[target] = [repo.text() for repo in found]
 
@@ -1025,7 +1031,12 @@ async def _extract_remote(
             read.clear()
             reader = _Recording(blobs.reader(), read)
             copy = Discovery(list(found.files), list(found.refused), dict(found.unread_lockfiles))
-            extracted = _extract_repo(reader, settings, trial, copy, _WHOLE)
+            if blobs.size <= INLINE_EXTRACTION_BYTES:
+                extracted = _extract_repo(reader, settings, trial, copy, _WHOLE)
+            else:  # as for a checkout: large manifests are parsed off the event loop
+                extracted = await anyio.to_thread.run_sync(
+                    _extract_repo, reader, settings, trial, copy, _WHOLE
+                )
             wanted = blobs.unread(read)
             if not wanted:
                 break
@@ -1083,6 +1094,11 @@ class _Blobs:
             while directory and directory not in self._directories:
                 self._directories.add(directory)
                 directory = posixpath.dirname(directory)
+
+    @property
+    def size(self) -> int:
+        """The bytes of the blobs read so far."""
+        return sum(len(data) for data in self._data.values() if isinstance(data, bytes))
 
     def unread(self, paths: Sequence[str]) -> list[str]:
         """The regular files of ``paths`` (normalised) in the tree and not read yet."""
