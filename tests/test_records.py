@@ -199,6 +199,31 @@ def test_a_dirty_tree_is_extracted_and_not_recorded(
     assert store.puts == 1  # only the first (clean) run stored one
 
 
+@pytest.mark.parametrize("rel", ["build.log", "cache/patchula.db", "report.json", "docs/notes.md"])
+def test_files_no_manager_reads_leave_the_record_usable(checkout: Path, rel: str) -> None:
+    """An untracked build log, report or cache file in the checkout does not cost the record."""
+    path = checkout / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x\n")
+    store = Store()
+    _scan([checkout], store)
+    assert _scan([checkout], store).repos[0].extraction == "cached"
+
+
+@pytest.mark.parametrize(
+    "rel", [".gitignore", "env/pyvenv.cfg", "Dockerfile", "sub/go.mod", "bun.lockb"]
+)
+def test_files_that_steer_the_walk_or_a_manager_are_changes(checkout: Path, rel: str) -> None:
+    """An untracked file a manager reads by name, or one that steers the walk, is a change."""
+    store = Store()
+    _scan([checkout], store)
+    path = checkout / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x\n")
+    assert _scan([checkout], store).repos[0].extraction == "fresh"
+    assert store.puts == 1
+
+
 @pytest.mark.parametrize(
     "settings",
     [

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from patchula import __version__
-from patchula.discovery import read_regular
+from patchula.discovery import UNREAD_LOCKFILES, read_regular
 from patchula.errors import ManifestError
+from patchula.manager import MANAGERS
 from patchula.models import Dependency, ManifestProblem
 
 if TYPE_CHECKING:
@@ -181,13 +182,14 @@ def worktree_clean(
 ) -> bool:
     """Whether the checkout at ``root`` is clean for an extraction that read ``read``.
 
-    ``common_dir`` is its git common directory (``scan.git_dirs``).
-    Clean: ``git status --porcelain=v1 -z --untracked-files=all --ignored=matching`` lists no
-    modified, staged, deleted or untracked path, and no ignored path the extraction read (or a
-    directory above one); for a file target (``scope_file``) no ignored file beside it or in a
-    directory above it either (its lockfiles are looked for there, ignored or not). A checkout
-    with submodules (``.gitmodules``) or its own ``info/exclude`` patterns is never clean: the
-    walk sees files git does not.
+    ``common_dir`` is its git common directory (``scan.git_dirs``). Clean: ``git status
+    --porcelain=v1 -z --untracked-files=all --ignored=matching`` lists no modified, staged,
+    deleted or untracked path that could change the extraction (``_change_matters``: one it
+    read, one a manager reads by name, a ``.gitignore`` …) and no ignored path the extraction
+    read (or a directory above one); for a file target (``scope_file``) no ignored file beside
+    it or in a directory above it either (its lockfiles are looked for there, ignored or not).
+    A checkout with submodules (``.gitmodules``) or its own ``info/exclude`` patterns is never
+    clean: the walk sees files git does not.
 
     A hostile checkout's config must not run commands: ``core.fsmonitor`` is off, hooks point
     at nothing, every filter driver the config defines is emptied (a clean filter runs while
@@ -228,9 +230,29 @@ def worktree_clean(
         return False
     read_set = set(read)
     for entry in _entries(status):
-        if entry.code != "!!" or _ignored_matters(entry.path, read_set, scope_file):
+        if entry.code == "!!":
+            if _ignored_matters(entry.path, read_set, scope_file):
+                return False
+        elif _change_matters(entry.path, read_set):
             return False
     return True
+
+
+# Files that change what a walk finds without being read by a manager.
+_WALK_FILES = frozenset({".gitignore", "pyvenv.cfg", *UNREAD_LOCKFILES})
+
+
+def _change_matters(path: str, read: set[str]) -> bool:
+    """Whether a changed, staged or untracked ``path`` could change the extraction.
+
+    It does when the extraction read it, when any manager would read it by its name (a new or
+    deleted manifest), or when it steers the walk (a ``.gitignore``, a virtual environment's
+    ``pyvenv.cfg``, an unread lockfile). Anything else (a build log, a report, a cache file
+    kept in the checkout) leaves the extraction as it was.
+    """
+    if path in read or posixpath.basename(path) in _WALK_FILES:
+        return True
+    return any(MANAGERS[manager].matches(path) for manager in MANAGERS)
 
 
 def _entries(data: bytes) -> list[_Entry]:
