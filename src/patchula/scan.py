@@ -341,9 +341,12 @@ async def _targets(
     unlisted: dict[str, str] = {}
     if any(target.startswith(_GITHUB) for target in targets):
         targets = await _expand_owners(targets, settings, fetch, unlisted)
+    # Repeats out before the cut: one repository named twice (listed and named, in another
+    # case) is in one share only.
+    targets = _once(targets)
     if settings.shard is not None:
         targets = select_shard(targets, *settings.shard)
-    for target in _once(targets):
+    for target in targets:
         if target.startswith(_GITHUB):
             repo, source = _remote_target(target, settings, fetch, access, unlisted)
             repos.append(repo)

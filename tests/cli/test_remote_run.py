@@ -332,7 +332,10 @@ def test_hostile_paths_and_sizes_cost_only_their_file(github: FakeRegistry, tmp_
 
 
 def test_every_shard_expands_the_owner_alike(github: FakeRegistry, tmp_path: Path) -> None:
-    """Shards of ``github:acme/*`` are disjoint and cover it; an unlisted owner is in one shard."""
+    """Shards of ``github:acme/*`` are disjoint and cover it; an unlisted owner is in one shard.
+
+    A repository named again in another case is the same target, in one share only.
+    """
     for name in ("api", "cli", "docs"):
         github.github.add_tree_repo("acme", name, {"requirements.txt": b"req-a==1.0.0\n"})
     github.github.add_owner("acme", [(n, {}) for n in ("api", "cli", "docs", "widget")])
@@ -343,6 +346,7 @@ def test_every_shard_expands_the_owner_alike(github: FakeRegistry, tmp_path: Pat
             tmp_path / str(index),
             "github:acme/*",
             "github:nobody/*",
+            "github:ACME/Widget",  # listed already: once, in one share
             "--shard",
             f"{index}/2",
         )
