@@ -17,6 +17,7 @@ from patchula import scan as scan_module
 from patchula.cache import Cache
 from patchula.clock import FixedClock
 from patchula.discovery import read_regular
+from patchula.errors import ManifestError
 from patchula.records import Record, config_hash, decode, encode, worktree_clean
 from patchula.scan import ScanResult, scan
 from patchula.settings import Settings
@@ -410,3 +411,24 @@ def test_the_real_cache_keeps_records(checkout: Path, tmp_path: Path) -> None:
 
     assert anyio.run(run) == "fresh"
     assert anyio.run(run) == "cached"
+
+
+def test_an_unreadable_manifest_is_not_recorded(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read failure the content does not decide (EACCES, EIO) is not kept in a record."""
+
+    def failing(path: Path, rel: str, max_bytes: int) -> bytes:
+        if rel == "package.json":
+            raise ManifestError("cannot read: Permission denied", file=rel)
+        return read_regular(path, rel, max_bytes)
+
+    store = Store()
+    with monkeypatch.context() as patch:
+        patch.setattr(scan_module, "read_regular", failing)
+        first = _scan([checkout], store)
+    assert [p.message for p in first.repos[0].problems] == ["cannot read: Permission denied"]
+    assert store.puts == 0
+    second = _scan([checkout], store)
+    assert _rows(second) == [("package.json", "a", "outdated", "1.0.0")]
+    assert store.puts == 1

@@ -729,6 +729,7 @@ async def _extract_local(
     if (
         records is not None
         and key is not None
+        and _recordable(reader, found)
         and await _clean(root, read, scope)
         and read_commit(root) == key.commit
     ):
@@ -738,15 +739,38 @@ async def _extract_local(
 
 
 class _Recording:
-    """A reader that notes each file it is asked for (the record's ``read``), then reads it."""
+    """A reader that notes each file it is asked for (the record's ``read``), then reads it.
+
+    ``transient`` turns true when a read failed for a reason the files' content does not
+    decide (permissions, an I/O error, a blob GitHub did not give): such an extraction is not
+    stored as a record, or the failure would outlive its cause.
+    """
 
     def __init__(self, reader: Callable[[str], str], read: list[str]) -> None:
         self._reader = reader
         self._read = read
+        self.transient = False
 
     def __call__(self, rel: str) -> str:
         self._read.append(rel)
-        return self._reader(rel)
+        try:
+            return self._reader(rel)
+        except ManifestError as exc:
+            if exc.message.startswith(_TRANSIENT_FAILURES):
+                self.transient = True
+            raise
+
+
+# How the readers' and the walk's failures that the content does not decide begin: the local
+# reader's ``cannot read: <strerror>``, the remote one's ``cannot read the file from GitHub``
+# and blob refusals, the walk's ``unreadable directory`` / ``unreadable: …``.
+_TRANSIENT_FAILURES = ("cannot read", "GitHub answered", "refusing to read", "unreadable")
+
+
+def _recordable(reader: _Recording, found: Discovery) -> bool:
+    """Whether an extraction through ``reader`` of ``found`` may be stored as a record."""
+    refused = any(reason.startswith(_TRANSIENT_FAILURES) for _, reason in found.refused)
+    return not reader.transient and not refused
 
 
 def _local_key(repo: RepoResult, root: Path, settings: Settings, scope: _Scope) -> RecordKey | None:
@@ -1046,7 +1070,7 @@ async def _extract_remote(
             await blobs.read(wanted)  # files the managers included (``-r other.txt``)
         repo.files.extend(trial.files)
         repo.problems.extend(trial.problems)
-        if records is not None and key is not None:
+        if records is not None and key is not None and _recordable(reader, found):
             npmrc_sha = npmrc.sha if npmrc is not None else None
             await _store_record(records, key, repo, start, read, extracted, npmrc_sha)
         _request(extracted, settings, lookups, view)

@@ -390,3 +390,24 @@ def test_the_remote_reader_fails_as_the_checkout_reader() -> None:
         with pytest.raises(ManifestError) as caught:
             read(rel)
         assert (caught.value.file, caught.value.message) == (rel, message)
+
+
+def test_a_blob_github_did_not_give_is_not_recorded(github: FakeRegistry, tmp_path: Path) -> None:
+    """A blob answered with an error is its file's problem, and the extraction is not kept."""
+    sha = github.github.blob_sha(FILES["package.json"])
+    route = f"GET /repos/acme/widget/git/blobs/{sha}"
+    github.host("github").fail_next(1, 404, {}, route=route)
+    _, first, _ = _run(github, tmp_path, "github:acme/widget")
+    repo = first["repositories"][0]
+    assert any(
+        p["file"] == "package.json" and p["message"].startswith("cannot read the file from GitHub")
+        for p in repo["problems"]
+    )
+    _, second, _ = _run(github, tmp_path, "github:acme/widget")
+    repo = second["repositories"][0]
+    assert repo["extraction"]["source"] == "fresh"
+    assert {d["name"] for d in repo["dependencies"]} >= {"pkg-x", "pkg-y"}
+    assert (
+        _run(github, tmp_path, "github:acme/widget")[1]["repositories"][0]["extraction"]["source"]
+        == "cached"
+    )
