@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from patchula.discovery import discover
+from patchula.discovery import REMOTE_SYMLINK, directory_skipper, discover, discover_paths
 from patchula.settings import DEFAULT_IGNORE_PATHS
 
 
@@ -80,3 +80,61 @@ def test_only_the_chosen_managers_find_files(tmp_path: Path) -> None:
     ]
     assert found.unread_lockfiles == {}  # bun.lockb: no npm manager runs
     assert discover(tmp_path, []).unread_lockfiles == {"bun.lockb": "npm"}
+
+
+# A checkout's noise, laid out as files: what a walk and a path list must both skip alike.
+LAYOUT = [
+    "package.json",
+    "a/package.json",
+    "a-b/Cargo.toml",
+    "a/b/requirements.txt",
+    "node_modules/left-pad/package.json",
+    "web/node_modules/x/package.json",
+    "env/pyvenv.cfg",
+    "env/lib/package.json",
+    "tests/fixtures/package.json",
+    "pkg/vendor/go.mod",
+    "bun.lockb",
+    "lib/package.json/keep.txt",  # a directory named like a manifest
+    "Dockerfile",
+    "README.md",
+]
+
+
+def test_a_path_list_is_discovered_like_the_walk(tmp_path: Path) -> None:
+    """``discover_paths`` over a checkout's file list finds, skips and refuses as the walk."""
+    for rel in LAYOUT:
+        _touch(tmp_path, rel)
+    walked = discover(tmp_path, DEFAULT_IGNORE_PATHS)
+    listed = discover_paths([(rel, False) for rel in reversed(LAYOUT)], DEFAULT_IGNORE_PATHS)
+    assert listed.files == walked.files
+    assert listed.refused == walked.refused
+    assert listed.unread_lockfiles == walked.unread_lockfiles == {"bun.lockb": "npm"}
+    assert [f.path for f in listed.files] == [
+        "Dockerfile",
+        "package.json",
+        "a-b/Cargo.toml",
+        "a/package.json",
+        "a/b/requirements.txt",
+    ]
+    assert listed.refused == [("lib/package.json", "not a regular file (directory)")]
+
+
+def test_a_path_list_refuses_symlinks_a_manager_would_read() -> None:
+    """A symlink in a remote tree is refused with a reason when named like a manifest."""
+    found = discover_paths(
+        [("package.json", True), ("docs/link.md", True), ("web/package.json", False)], ()
+    )
+    assert found.refused == [("package.json", REMOTE_SYMLINK)]
+    assert [f.path for f in found.files] == ["web/package.json"]
+
+
+def test_the_directory_skipper_prunes_by_name_and_glob() -> None:
+    """What a remote tree reader may leave unlisted: skipped names and ignore-glob matches."""
+    skip = directory_skipper(DEFAULT_IGNORE_PATHS)
+    assert skip("node_modules")
+    assert skip("web/.git")
+    assert skip("src/tests")
+    assert not skip("src")
+    assert not skip("")
+    assert not skip("env")  # a virtual environment is known only once listed (pyvenv.cfg)

@@ -206,7 +206,8 @@ def test_read_commit_from_git_dir(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("target", "message"),
     [
-        ("github:acme/api", "remote GitHub targets are not supported yet"),
+        ("github:acme", "'github:acme': expected github:OWNER/REPO"),
+        ("github:acme/a b", "'github:acme/a b': 'a b' is not a GitHub repository name"),
         ("/nonexistent/checkout", "target does not exist"),
     ],
 )

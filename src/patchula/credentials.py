@@ -757,7 +757,14 @@ class RegistryAccess:
             return self._default
         if not _inside(root, root / ".npmrc"):
             return self._default
-        text = _read(root / ".npmrc")
+        return self.for_npmrc(_read(root / ".npmrc"))
+
+    def for_npmrc(self, text: str | None) -> CheckoutAccess:
+        """Registries and credentials for a repository whose root ``.npmrc`` holds ``text``.
+
+        What ``for_checkout`` does with a checkout's file, for one known by its text (a remote
+        repository's blob); ``None``: the repository has none (the run-wide view).
+        """
         if text is None:
             return self._default
         checkout = read_npmrc(text, CHECKOUT_NPMRC, self._env)

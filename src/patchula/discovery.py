@@ -14,7 +14,7 @@ import errno
 import functools
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -191,9 +191,9 @@ def _walk(
     for entry in entries:
         rel = prefix + entry.name
         if entry.is_dir(follow_symlinks=False):
-            if entry.name in ALWAYS_SKIPPED_DIRS or _is_virtualenv(entry.path):
+            if _skips_directory(entry.name, rel, ignore) or _is_virtualenv(entry.path):
                 continue
-            if ignore.match_file(rel + "/") or _gitignored(specs, rel + "/"):
+            if _gitignored(specs, rel + "/"):
                 continue
             _refuse_directory(rel, entry.name, result, managers)
             yield from _walk(root, Path(entry.path), ignore, specs, result, managers)
@@ -208,12 +208,96 @@ def _walk(
         elif not entry.is_file(follow_symlinks=False):
             _refuse_named(rel, not_regular(_lstat_mode(entry)), result, managers)
             continue
-        unread = UNREAD_LOCKFILES.get(entry.name)
-        if unread is not None and any(unread == m.DATASOURCE for m in managers.values()):
-            result.unread_lockfiles[rel] = unread
-        for manager_id, manager in managers.items():
-            if manager.matches(rel):
-                yield rel, manager_id
+        yield from _regular_file(rel, entry.name, result, managers)
+
+
+def _skips_directory(name: str, rel: str, ignore: _IgnoreGlobs) -> bool:
+    """Whether the directory ``rel`` (named ``name``) is never entered, by name or ignore glob.
+
+    The rule every source shares (a walked checkout, a remote tree); virtual environments are
+    found by their ``pyvenv.cfg`` as each source can, ``.gitignore`` only in a checkout.
+    """
+    return name in ALWAYS_SKIPPED_DIRS or ignore.match_file(rel + "/")
+
+
+def _regular_file(
+    rel: str, name: str, result: Discovery, managers: Mapping[str, Manager]
+) -> Iterator[tuple[str, str]]:
+    """Yield ``(rel, manager)`` for each manager reading the regular file ``rel``.
+
+    A lockfile of a format not read yet is noted in ``result.unread_lockfiles``.
+    """
+    unread = UNREAD_LOCKFILES.get(name)
+    if unread is not None and any(unread == m.DATASOURCE for m in managers.values()):
+        result.unread_lockfiles[rel] = unread
+    for manager_id, manager in managers.items():
+        if manager.matches(rel):
+            yield rel, manager_id
+
+
+# Why a symlink of a remote repository is not read: its target is a path only a checkout can
+# resolve safely (a local one is read only when it stays inside the checkout).
+REMOTE_SYMLINK = "symlink (not followed in a remote repository)"
+
+
+def directory_skipper(ignore_paths: Iterable[str]) -> Callable[[str], bool]:
+    """``skip(rel)``: whether a directory ``rel`` of a path list is never entered.
+
+    By name (``ALWAYS_SKIPPED_DIRS``) or ``ignore_paths`` glob, as in a walk; what a remote
+    tree reader prunes while listing (a virtual environment is known only once listed).
+    """
+    ignore = _IgnoreGlobs(tuple(ignore_paths))
+
+    def skip(rel: str) -> bool:
+        return bool(rel) and _skips_directory(rel.rpartition("/")[2], rel, ignore)
+
+    return skip
+
+
+def discover_paths(
+    paths: Iterable[tuple[str, bool]],
+    ignore_paths: Iterable[str],
+    managers: Iterable[str] | None = None,
+) -> Discovery:
+    """The discovery of a repository known by its path list (a remote tree), as a walk finds.
+
+    ``paths`` are ``(repository-relative POSIX path, is_symlink)`` of every file (no
+    directories). The walk's rules apply: ``ALWAYS_SKIPPED_DIRS``, the ``ignore_paths`` globs,
+    virtual environments (a directory holding ``pyvenv.cfg``), directories named like a
+    manifest refused, unread lockfiles noted; symlinks are refused (``REMOTE_SYMLINK``) when
+    a manager would read them. ``.gitignore`` has no meaning here: it decides what a checkout
+    holds, and a commit's tree holds only what was committed. The order is the walk's
+    (depth first, names sorted), so a remote repository reports like its checkout.
+    """
+    ignore = _IgnoreGlobs(tuple(ignore_paths))
+    chosen = MANAGERS if managers is None else MANAGERS.only(managers)
+    listed = sorted(paths, key=lambda item: item[0].split("/"))
+    files = {path for path, _ in listed}
+    result = Discovery()
+    skipped: dict[str, bool] = {"": False}
+
+    def skips(directory: str) -> bool:
+        known = skipped.get(directory)
+        if known is None:
+            parent, _, name = directory.rpartition("/")
+            known = skips(parent) or (
+                _skips_directory(name, directory, ignore) or f"{directory}/pyvenv.cfg" in files
+            )
+            if not known:
+                _refuse_directory(directory, name, result, chosen)
+            skipped[directory] = known
+        return known
+
+    for path, symlink in listed:
+        directory, _, name = path.rpartition("/")
+        if skips(directory) or ignore.match_file(path):
+            continue
+        if symlink:
+            _refuse_named(path, REMOTE_SYMLINK, result, chosen)
+            continue
+        result.files.extend(Found(*item) for item in _regular_file(path, name, result, chosen))
+    result.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
+    return result
 
 
 def _gitignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str) -> bool:

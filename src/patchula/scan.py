@@ -14,6 +14,7 @@ problem or an ``error`` row.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import fnmatch
 import functools
 import gc
@@ -35,15 +36,18 @@ import anyio.lowlevel
 from patchula.credentials import GITHUB_DATASOURCES, CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES
 from patchula.discovery import (
+    REMOTE_SYMLINK,
     UNREAD_LOCKFILES,
     UNREAD_REASONS,
     Discovery,
     Found,
     Walk,
+    directory_skipper,
     discover,
+    discover_paths,
     read_regular,
 )
-from patchula.errors import LookupFailed, ManifestError, NotCached
+from patchula.errors import LookupFailed, ManifestError, NotCached, RepositoryUnreadable
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
 from patchula.models import (
@@ -62,6 +66,18 @@ from patchula.models import (
 from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
+from patchula.records import (
+    RECORD_FORMAT,
+    Extracted,
+    Record,
+    RecordKey,
+    RecordStore,
+    config_hash,
+    decode,
+    encode,
+    is_commit,
+    worktree_clean,
+)
 from patchula.settings import Settings
 from patchula.targets import select_shard
 from patchula.tools import MANAGERS as TOOL_MANAGERS
@@ -70,7 +86,12 @@ from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
 if TYPE_CHECKING:
-    from patchula.datasource.base import Fetch
+    from patchula.datasource.base import Fetch, MethodFetch
+    from patchula.repos.github import RepoTarget
+    from patchula.repos.github import TreeEntry as RepoTreeEntry
+
+# The rows an extraction gives (``records.Extracted``; the name the scan's code uses).
+_Extracted = Extracted
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,14 +246,17 @@ async def scan(
     *,
     views: ViewStore | None = None,
     on_finish: Callable[[LookupKey, Catalog | LookupFailed], None] | None = None,
+    records: RecordStore | None = None,
 ) -> ScanResult:
     """Scan every target and return the result.
 
-    ``targets`` are local paths (repeats are scanned once): a checkout directory, a
+    ``targets`` (repeats are scanned once) are local paths — a checkout directory, a
     workspace member's directory (scanned from its workspace root, only the member's files
-    reported), or one manifest file (see ``_resolve_target``). A target that cannot be
-    scanned (missing, a remote target this build cannot fetch) is reported as a repository
-    with one error problem; the other targets are still scanned. ``fetch`` is the
+    reported), or one manifest file (see ``_resolve_target``) — or remote GitHub repositories,
+    ``github:OWNER/REPO[@REF]`` and ``github:OWNER/*`` (expanded before ``--shard``; see
+    ``_targets`` and ``_extract_remote``). A target that cannot be scanned (missing,
+    malformed, a repository that cannot be read) is reported as a repository with one error
+    problem; the other targets are still scanned. ``fetch`` is the
     run's fetch facade; ``access`` the run's registry credentials, which that facade must have
     been given as its ``credentials`` (default: only what ``settings`` holds, no user files).
     ``on_warning`` gets the run's warnings once each, as they arise: a run with GitHub lookups
@@ -241,31 +265,20 @@ async def scan(
     views: read before any request for dependencies with a positive wait, written once every
     row is evaluated (``Lookups.save_views``); a ``--recheck`` pattern that matched no
     dependency is a warning. ``on_finish`` is told each catalog lookup's outcome as it ends
-    (``Lookups.on_finish``: the lookup tasks' record).
+    (``Lookups.on_finish``: the lookup tasks' record). ``records`` (the run's cache; ``None``:
+    no records, as with ``--no-cache``) keeps extraction records (``_extract_and_request``).
     """
     if access is None:
         access = RegistryAccess(settings)
     evaluated_at = clock.now()
     policy = settings.release_age_policy()
-    repos: list[RepoResult] = []
-    todo: list[tuple[RepoResult, Path, _Scope]] = []
-    # Organisation listings (github:OWNER/*) are expanded first: every shard of a CI matrix
-    # expands them alike, then takes its share of the whole list.
-    if settings.shard is not None:
-        targets = select_shard(targets, *settings.shard)
-    for target in dict.fromkeys(targets):
-        scope = _WHOLE
-        try:
-            root, problem, scope = _resolve_target(target)
-            commit = read_commit(root) if root is not None else None
-        except Exception as exc:  # noqa: BLE001 - the per-target guard (resolution, .git)
-            root, problem, commit = None, _internal("resolving", target, exc), None
-        repo = RepoResult(target=target, root=str(root or target), commit=commit)
-        repos.append(repo)
-        if root is None:
-            repo.problems.append(ManifestProblem(target, None, problem))
-            continue
-        todo.append((repo, root, scope))
+    warn = None
+    if on_warning is not None and not settings.offline:
+        # Offline, nothing is sent: no request budget to warn about.
+        warn = _Once(access.github_budget_warning, on_warning)
+    if warn is not None and any(target.startswith(_GITHUB) for target in targets):
+        warn()  # remote repositories are read from the GitHub API
+    repos, todo, remote = await _targets(targets, settings, fetch, access)
     slots = anyio.Semaphore(settings.concurrency)
     throttle = getattr(fetch, "throttle", None)
     async with anyio.create_task_group() as tg:
@@ -280,9 +293,7 @@ async def scan(
             )
         lookups.on_progress = on_progress
         lookups.on_finish = on_finish
-        if on_warning is not None and not settings.offline:
-            # Offline, nothing is sent: no request budget to warn about.
-            warn = _Once(access.github_budget_warning, on_warning)
+        if warn is not None:
             for datasource in GITHUB_DATASOURCES:
                 lookups.prepare[datasource] = warn
         for repo, root, scope in todo:
@@ -291,9 +302,14 @@ async def scan(
                 ManifestProblem(".npmrc", None, warning, severity="warning")
                 for warning in view.warnings
             )
-            scan_repo = functools.partial(_scan_repo, scope=scope)
+            scan_repo = functools.partial(_scan_repo, scope=scope, records=records)
             tg.start_soon(
                 scan_repo, repo, root, settings, policy, lookups, slots, evaluated_at, view
+            )
+        for repo, source in remote:
+            scan_repo = functools.partial(_scan_repo, records=records)
+            tg.start_soon(
+                scan_repo, repo, source, settings, policy, lookups, slots, evaluated_at, None
             )
     await lookups.save_views()
     if on_warning is not None:
@@ -306,6 +322,50 @@ async def scan(
     return ScanResult(
         evaluated_at=evaluated_at, repos=repos, host_stats={}, view_hits=lookups.view_hits
     )
+
+
+async def _targets(
+    targets: Sequence[str], settings: Settings, fetch: Fetch, access: RegistryAccess
+) -> tuple[
+    list[RepoResult], list[tuple[RepoResult, Path, _Scope]], list[tuple[RepoResult, _Remote]]
+]:
+    """Every target's repository row, and the checkouts and remote repositories to scan.
+
+    Organisation listings (``github:OWNER/*``) are expanded first: every shard of a CI matrix
+    expands them alike, then takes its share of the whole list (``--shard``). Repeated targets
+    are scanned once. A target that cannot be scanned has its row with one error problem.
+    """
+    repos: list[RepoResult] = []
+    todo: list[tuple[RepoResult, Path, _Scope]] = []
+    remote: list[tuple[RepoResult, _Remote]] = []
+    unlisted: dict[str, str] = {}
+    if any(target.startswith(_GITHUB) for target in targets):
+        targets = await _expand_owners(targets, settings, fetch, unlisted)
+    # Repeats out before the cut: one repository named twice (listed and named, in another
+    # case) is in one share only.
+    targets = _once(targets)
+    if settings.shard is not None:
+        targets = select_shard(targets, *settings.shard)
+    for target in targets:
+        if target.startswith(_GITHUB):
+            repo, source = _remote_target(target, settings, fetch, access, unlisted)
+            repos.append(repo)
+            if source is not None:
+                remote.append((repo, source))
+            continue
+        scope = _WHOLE
+        try:
+            root, problem, scope = _resolve_target(target)
+            commit = read_commit(root) if root is not None else None
+        except Exception as exc:  # noqa: BLE001 - the per-target guard (resolution, .git)
+            root, problem, commit = None, _internal("resolving", target, exc), None
+        repo = RepoResult(target=target, root=str(root or target), commit=commit)
+        repos.append(repo)
+        if root is None:
+            repo.problems.append(ManifestProblem(target, None, problem))
+            continue
+        todo.append((repo, root, scope))
+    return repos, todo, remote
 
 
 class _Once:
@@ -332,10 +392,10 @@ def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:
     else the workspace root of its directory (an unpacked source tree), else that directory;
     only that file (with what it includes) and the lockfiles that cover it are read.
     """
-    if target.startswith("github:"):
+    if target.startswith(_GITHUB):  # ``scan`` reads them (``_remote_target``); warm does not
         return (
             None,
-            "remote GitHub targets are not supported yet; clone it and pass the path",
+            "this command does not read remote GitHub targets yet; clone it and pass the path",
             _WHOLE,
         )
     path = Path(target).expanduser()
@@ -365,6 +425,10 @@ class _Scope:
 
     file: str | None = None
     member: str | None = None
+
+    def key(self) -> tuple[str | None, str | None]:
+        """``(file, member)``: the scope as an extraction record's config hash takes it."""
+        return self.file, self.member
 
     def reports(self, path: str) -> bool:
         """Whether the rows and problems of the extracted file ``path`` are reported."""
@@ -525,17 +589,23 @@ def _segments_match(parts: list[str], pattern: list[str]) -> bool:
 
 async def _scan_repo(
     repo: RepoResult,
-    root: Path,
+    root: Path | _Remote,
     settings: Settings,
     policy: ReleaseAgePolicy,
     lookups: Lookups,
     slots: anyio.Semaphore,
     now: datetime,
-    view: CheckoutAccess,
+    view: CheckoutAccess | None,
     *,
     scope: _Scope = _WHOLE,
+    records: RecordStore | None = None,
 ) -> None:
     """Scan one repository into ``repo``; any unexpected exception becomes a problem of it.
+
+    ``root`` is a checkout (with its ``view``), or a remote repository (``_Remote``: its view
+    comes from its own ``.npmrc``, read with its files). A remote repository that cannot be
+    read (``RepositoryUnreadable``: not found, empty, no permission, rate limited) is the
+    repository's one error problem, with the reason.
 
     The per-target guard: a bug met while walking, extracting or matching lockfiles costs this
     repository (its problem names the exception type), never the run. Each row has its own
@@ -548,7 +618,15 @@ async def _scan_repo(
     flight and are evaluated in place.
     """
     try:
-        extracted = await _extract_and_request(repo, root, settings, lookups, slots, view, scope)
+        if isinstance(root, _Remote):
+            extracted, view = await _extract_remote(repo, root, settings, lookups, slots, records)
+        else:
+            extracted = await _extract_and_request(
+                repo, root, settings, lookups, slots, cast("CheckoutAccess", view), scope, records
+            )
+    except RepositoryUnreadable as exc:
+        repo.problems.append(ManifestProblem(repo.target, None, exc.reason))
+        return
     except Exception as exc:  # noqa: BLE001 - the per-target guard: a bug costs this target only
         repo.problems.append(
             ManifestProblem(repo.target, None, _internal("scanning", repo.target, exc))
@@ -556,8 +634,10 @@ async def _scan_repo(
         return
     rows: list[Row | None] = [None] * len(extracted)
 
+    checkout_view = cast("CheckoutAccess", view)
+
     async def fill(index: int, item: _Extracted) -> None:
-        rows[index] = await _guarded_row(item, settings, policy, lookups, now, view)
+        rows[index] = await _guarded_row(item, settings, policy, lookups, now, checkout_view)
 
     concurrent: list[tuple[int, _Extracted]] = []
     inline: list[tuple[int, _Extracted]] = []
@@ -598,45 +678,515 @@ async def _extract_and_request(
     slots: anyio.Semaphore,
     view: CheckoutAccess,
     scope: _Scope = _WHOLE,
+    records: RecordStore | None = None,
 ) -> list[_Extracted]:
-    """Walk and extract ``repo`` in a repository slot, then request its lookups.
+    """Extract ``repo`` in a repository slot (from its record when it has one), then request.
 
-    A file target is not walked: only the file and its lockfiles are read (``_discover_file``).
+    With ``records`` (the run's cache) a checkout at a known HEAD commit whose work tree is
+    clean (``records.worktree_clean``) is answered by its extraction record (repository,
+    commit, config hash): nothing is walked or read. Otherwise it is walked and extracted, and
+    the record stored when the tree was clean (and HEAD unchanged) after the extraction.
     """
     async with slots:
-        if scope.file is not None:
-            found = _discover_file(root, scope.file, settings)
-            size = _total_size(root, found)
-        else:
-            found, size = await _discover_sliced(root, settings)
-        if size <= INLINE_EXTRACTION_BYTES:
-            # A few small manifests parse in about a millisecond: a thread hand-off (and the
-            # worker waiting for the GIL behind the event loop) would cost more than the work.
-            extracted = _extract_repo(root, settings, repo, found, scope)
-        else:
-            extracted = await anyio.to_thread.run_sync(
-                _extract_repo, root, settings, repo, found, scope
-            )
-        for item in extracted:
-            dep = item.dep
-            if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
-                continue
-            if dep.skip_reason is None and dep.datasource in DATASOURCES:
-                # A tool's resolved backend is its datasource and package name, so the lookup
-                # (and the catalog view keyed like it) is scoped by the mise registry mapping.
-                key = lookups.key(dep.datasource, dep.package_name, view)
-                lookups.note(key, dep.name)
-                use = _digest_use(dep)
-                # A tag that is no version needs its digest, no catalog, unless the catalog
-                # tells a tag from a branch (GitHub); a pin without a tag is found in it, and
-                # an image's (``untagged``) is not looked up at all.
-                if use == "untagged":
-                    continue
-                if use != "tracked" or _catalog_digests(dep):
-                    lookups.request(key)
-                if use in {"tracked", "pinned"}:
-                    lookups.request_digest(key, cast("str", dep.constraint))
+        extracted = await _extract_local(repo, root, settings, scope, records)
+        _request(extracted, settings, lookups, view)
     return extracted
+
+
+async def _extract_local(
+    repo: RepoResult,
+    root: Path,
+    settings: Settings,
+    scope: _Scope,
+    records: RecordStore | None,
+) -> list[_Extracted]:
+    """The extraction of the checkout at ``root``: from its record, or walked and read."""
+    key = _local_key(repo, root, settings, scope) if records is not None else None
+    if records is not None and key is not None:
+        record = await _read_record(records, key)
+        if (
+            record is not None
+            and await _clean(root, record.read, scope)
+            and read_commit(root) == key.commit  # HEAD did not move while git looked
+        ):
+            return _restore(repo, record)
+    start = len(repo.problems)
+    read: list[str] = []
+    reader = _Recording(_Reader(root, settings.max_file_bytes), read)
+    if scope.file is not None:
+        found = _discover_file(root, scope.file, settings)
+        size = _total_size(root, found)
+    else:
+        found, size = await _discover_sliced(root, settings)
+    if size <= INLINE_EXTRACTION_BYTES:
+        # A few small manifests parse in about a millisecond: a thread hand-off (and the
+        # worker waiting for the GIL behind the event loop) would cost more than the work.
+        extracted = _extract_repo(reader, settings, repo, found, scope)
+    else:
+        extracted = await anyio.to_thread.run_sync(
+            _extract_repo, reader, settings, repo, found, scope
+        )
+    if (
+        records is not None
+        and key is not None
+        and _recordable(reader, found)
+        and await _clean(root, read, scope)
+        and read_commit(root) == key.commit
+    ):
+        # Clean after the extraction too, at the same HEAD: what was read is that commit's.
+        await _store_record(records, key, repo, start, read, extracted)
+    return extracted
+
+
+class _Recording:
+    """A reader that notes each file it is asked for (the record's ``read``), then reads it.
+
+    ``transient`` turns true when a read failed for a reason the files' content does not
+    decide (permissions, an I/O error, a blob GitHub did not give): such an extraction is not
+    stored as a record, or the failure would outlive its cause.
+    """
+
+    def __init__(self, reader: Callable[[str], str], read: list[str]) -> None:
+        self._reader = reader
+        self._read = read
+        self.transient = False
+
+    def __call__(self, rel: str) -> str:
+        self._read.append(rel)
+        try:
+            return self._reader(rel)
+        except ManifestError as exc:
+            if exc.message.startswith(_TRANSIENT_FAILURES):
+                self.transient = True
+            raise
+
+
+# How the readers' and the walk's failures that the content does not decide begin: the local
+# reader's ``cannot read: <strerror>``, the remote one's ``cannot read the file from GitHub``
+# and blob refusals, the walk's ``unreadable directory`` / ``unreadable: …``.
+_TRANSIENT_FAILURES = ("cannot read", "GitHub answered", "refusing to read", "unreadable")
+
+
+def _recordable(reader: _Recording, found: Discovery) -> bool:
+    """Whether an extraction through ``reader`` of ``found`` may be stored as a record."""
+    refused = any(reason.startswith(_TRANSIENT_FAILURES) for _, reason in found.refused)
+    return not reader.transient and not refused
+
+
+def _local_key(repo: RepoResult, root: Path, settings: Settings, scope: _Scope) -> RecordKey | None:
+    """The record key of a checkout: its resolved root, HEAD commit, config and scope hash.
+
+    ``None`` (no record) when HEAD is not a full commit id (no ``.git``, a damaged HEAD).
+    """
+    if not is_commit(repo.commit):
+        return None
+    return RecordKey(str(root), cast("str", repo.commit), config_hash(settings, *scope.key()))
+
+
+async def _clean(root: Path, read: Sequence[str], scope: _Scope) -> bool:
+    """Whether the checkout at ``root`` is clean for an extraction that read ``read``."""
+    dirs = git_dirs(root)
+    if dirs is None:
+        return False
+    clean = functools.partial(worktree_clean, root, dirs[1], list(read), scope.file)
+    return await anyio.to_thread.run_sync(clean)
+
+
+async def _read_record(records: RecordStore, key: RecordKey) -> Record | None:
+    """The stored record of ``key`` when usable: typed, this format, every row checked.
+
+    A record that does not decode, or holds a dependency a fresh extraction would have made a
+    problem (``_dependency_problem``), is refused: a miss, overwritten by this run's
+    extraction. A failing store is a miss too.
+    """
+    try:
+        data = await records.get_extraction(key.repo, key.commit, key.config_hash)
+    except Exception:  # noqa: BLE001 - a record is an optimisation: any failure is a miss
+        return None
+    record = decode(data) if data is not None else None
+    if record is None:
+        return None
+    if any(_dependency_problem(item.dep) is not None for item in record.extracted):
+        return None
+    return record
+
+
+def _restore(repo: RepoResult, record: Record) -> list[_Extracted]:
+    """Fill ``repo`` with what ``record`` holds (files, problems) and return its rows."""
+    repo.files.extend(record.files)
+    repo.problems.extend(record.problems)
+    repo.extraction = "cached"
+    return list(record.extracted)
+
+
+async def _store_record(
+    records: RecordStore,
+    key: RecordKey,
+    repo: RepoResult,
+    start: int,
+    read: Sequence[str],
+    extracted: list[_Extracted],
+    npmrc: str | None = None,
+) -> None:
+    """Store ``repo``'s extraction (its problems from ``start`` on) as the record of ``key``."""
+    record = Record(
+        format=RECORD_FORMAT,
+        files=list(repo.files),
+        read=list(dict.fromkeys(read)),
+        problems=repo.problems[start:],
+        extracted=extracted,
+        npmrc=npmrc,
+    )
+    data = encode(record)
+    if data is None:
+        return
+    # A record is an optimisation: a store that fails costs the next run an extraction only.
+    with contextlib.suppress(Exception):
+        await records.put_extraction(key.repo, key.commit, key.config_hash, data)
+
+
+def _request(
+    extracted: list[_Extracted], settings: Settings, lookups: Lookups, view: CheckoutAccess
+) -> None:
+    """Request the lookups (catalogs, digests) of ``extracted``'s rows."""
+    for item in extracted:
+        dep = item.dep
+        if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
+            continue
+        if dep.skip_reason is None and dep.datasource in DATASOURCES:
+            # A tool's resolved backend is its datasource and package name, so the lookup
+            # (and the catalog view keyed like it) is scoped by the mise registry mapping.
+            key = lookups.key(dep.datasource, dep.package_name, view)
+            lookups.note(key, dep.name)
+            use = _digest_use(dep)
+            # A tag that is no version needs its digest, no catalog, unless the catalog
+            # tells a tag from a branch (GitHub); a pin without a tag is found in it, and
+            # an image's (``untagged``) is not looked up at all.
+            if use == "untagged":
+                continue
+            if use != "tracked" or _catalog_digests(dep):
+                lookups.request(key)
+            if use in {"tracked", "pinned"}:
+                lookups.request_digest(key, cast("str", dep.constraint))
+
+
+_GITHUB = "github:"
+
+
+def _once(targets: Sequence[str]) -> list[str]:
+    """``targets`` without repeats; a remote one repeated in another case is the same one.
+
+    GitHub compares owner and repository names without case (a ref keeps its case).
+    """
+    seen: dict[str, str] = {}
+    for target in targets:
+        if target.startswith(_GITHUB):
+            path, at, ref = target.partition("@")
+            key = f"{path.lower()}{at}{ref}"
+        else:
+            key = f"\0{target}"
+        seen.setdefault(key, target)
+    return list(seen.values())
+
+
+async def _expand_owners(
+    targets: Sequence[str], settings: Settings, fetch: Fetch, unlisted: dict[str, str]
+) -> list[str]:
+    """``targets`` with each ``github:OWNER/*`` replaced by the owner's repositories.
+
+    Listed with ``repos.github.list_repositories`` (forks and archived repositories only with
+    ``--include-forks`` / ``--include-archived``), all owners at once. An owner that cannot be
+    listed stays one target and its reason goes to ``unlisted``: it becomes a repository row,
+    so under ``--shard`` exactly one shard reports it.
+    """
+    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
+
+    api = github.api_base(settings)
+    owners: dict[str, str] = {}
+    for target in targets:
+        try:
+            parsed = github.parse_target(target)
+        except ValueError:
+            continue  # reported as a malformed target (``_remote_target``)
+        if isinstance(parsed, github.OwnerTarget):
+            owners.setdefault(target, parsed.owner)
+    listed: dict[str, list[str]] = {}
+
+    async def expand(target: str, owner: str) -> None:
+        try:
+            found = await github.list_repositories(
+                cast("MethodFetch", fetch),
+                api,
+                owner,
+                include_forks=settings.include_forks,
+                include_archived=settings.include_archived,
+            )
+        except (RepositoryUnreadable, LookupFailed) as exc:
+            unlisted[target] = exc.reason
+        except Exception as exc:  # noqa: BLE001 - the per-target guard: a bug costs this owner
+            unlisted[target] = _internal("listing", target, exc)
+        else:
+            listed[target] = [repo.text() for repo in found]
+
+    async with anyio.create_task_group() as tg:
+        for target, owner in owners.items():
+            tg.start_soon(expand, target, owner)
+    out: list[str] = []
+    for target in targets:
+        out.extend(listed.get(target, [target]))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Remote:
+    """A remote repository to scan: its target, the REST base, the run's facade and access."""
+
+    target: RepoTarget
+    api: str
+    fetch: MethodFetch
+    access: RegistryAccess
+
+
+def _remote_target(
+    target: str,
+    settings: Settings,
+    fetch: Fetch,
+    access: RegistryAccess,
+    unlisted: Mapping[str, str],
+) -> tuple[RepoResult, _Remote | None]:
+    """The repository row of the remote ``target`` and what to scan (``None``: not scanned).
+
+    A malformed target, or an owner listing that failed, is a row with one error problem.
+    """
+    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
+
+    api = github.api_base(settings)
+    try:
+        parsed = github.parse_target(target)
+    except ValueError as exc:
+        parsed, reason = None, str(exc)
+    else:
+        reason = unlisted.get(target, "")
+        if isinstance(parsed, github.OwnerTarget):
+            reason = reason or "the repositories of this owner were not listed"
+    if not isinstance(parsed, github.RepoTarget) or reason:
+        repo = RepoResult(target=target, root=target, commit=None)
+        repo.problems.append(ManifestProblem(target, None, reason or "not a GitHub target"))
+        return repo, None
+    repo = RepoResult(target=target, root=github.web_url(api, parsed), commit=None)
+    return repo, _Remote(parsed, api, cast("MethodFetch", fetch), access)
+
+
+def _remote_id(api: str, target: RepoTarget) -> str:
+    """A remote repository's record identity: ``github:owner/name``, then the REST base.
+
+    The base only off github.com (GHES, a mirror), without userinfo or query; names in lower
+    case (GitHub compares them so).
+    """
+    from urllib.parse import urlsplit  # noqa: PLC0415 - lazy: start-up
+
+    name = f"{_GITHUB}{target.owner.lower()}/{target.name.lower()}"
+    parts = urlsplit(api)
+    host = (parts.hostname or "").lower()
+    if host == "api.github.com" and parts.path.rstrip("/") == "":
+        return name
+    port = f":{parts.port}" if parts.port is not None else ""
+    return f"{name} {parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
+
+
+# At most this many blobs of one repository are read at once (the host limits bound requests;
+# this bounds the tasks), and includes (``-r other.txt``) are followed this many rounds deep.
+REMOTE_BLOB_CONCURRENCY = 32
+REMOTE_INCLUDE_ROUNDS = 8
+
+
+async def _extract_remote(
+    repo: RepoResult,
+    source: _Remote,
+    settings: Settings,
+    lookups: Lookups,
+    slots: anyio.Semaphore,
+    records: RecordStore | None,
+) -> tuple[list[_Extracted], CheckoutAccess]:
+    """Extract a remote repository in a repository slot, then request its lookups.
+
+    The ref is resolved to a commit (one request, revalidated each run); with ``records`` a
+    record of (repository, commit, config hash) ends the extraction there: no tree, no blob
+    (its root ``.npmrc`` is read by blob SHA, from the cache). Otherwise the tree is read once,
+    the paths selected as a walk would (``discovery.discover_paths``), only their blobs read
+    (by SHA, concurrently) with the root ``.npmrc``, extracted from memory by the same code as
+    a checkout, and the record stored.
+
+    Raises:
+        RepositoryUnreadable: the ref, the tree or the ``.npmrc`` cannot be read (the reason).
+    """
+    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
+
+    fetch, target = source.fetch, source.target
+    async with slots:
+        commit = await github.resolve_commit(fetch, source.api, target)
+        repo.commit = commit
+        key = None
+        if records is not None:
+            key = RecordKey(
+                _remote_id(source.api, target), commit, config_hash(settings, None, None)
+            )
+            record = await _read_record(records, key)
+            if record is not None:
+                npmrc = None
+                if record.npmrc is not None:
+                    npmrc = github.TreeEntry(".npmrc", record.npmrc, None, "100644")
+                view = await _remote_view(repo, source, npmrc)
+                extracted = _restore(repo, record)
+                _request(extracted, settings, lookups, view)
+                return extracted, view
+        skip = directory_skipper(settings.ignore_paths)
+        tree = await github.read_tree(fetch, source.api, target, commit, skip_dir=skip)
+        entries = {entry.path: entry for entry in tree.entries}
+        npmrc = entries.get(".npmrc")
+        if npmrc is not None and npmrc.mode == "120000":
+            npmrc = None  # a symlink: its blob is a path, not a config
+        view = await _remote_view(repo, source, npmrc)
+        start = len(repo.problems)
+        symlinks = ((entry.path, entry.mode == "120000") for entry in tree.entries)
+        found = discover_paths(symlinks, settings.ignore_paths, settings.managers())
+        blobs = _Blobs(source, entries, settings.max_file_bytes)
+        await blobs.read([item.path for item in found.files])
+        read: list[str] = []
+        for _ in range(REMOTE_INCLUDE_ROUNDS):
+            trial = RepoResult(repo.target, repo.root, commit)
+            read.clear()
+            reader = _Recording(blobs.reader(), read)
+            copy = Discovery(list(found.files), list(found.refused), dict(found.unread_lockfiles))
+            if blobs.size <= INLINE_EXTRACTION_BYTES:
+                extracted = _extract_repo(reader, settings, trial, copy, _WHOLE)
+            else:  # as for a checkout: large manifests are parsed off the event loop
+                extracted = await anyio.to_thread.run_sync(
+                    _extract_repo, reader, settings, trial, copy, _WHOLE
+                )
+            wanted = blobs.unread(read)
+            if not wanted:
+                break
+            await blobs.read(wanted)  # files the managers included (``-r other.txt``)
+        repo.files.extend(trial.files)
+        repo.problems.extend(trial.problems)
+        if records is not None and key is not None and _recordable(reader, found):
+            npmrc_sha = npmrc.sha if npmrc is not None else None
+            await _store_record(records, key, repo, start, read, extracted, npmrc_sha)
+        _request(extracted, settings, lookups, view)
+    return extracted, view
+
+
+async def _remote_view(
+    repo: RepoResult, source: _Remote, npmrc: RepoTreeEntry | None
+) -> CheckoutAccess:
+    """The registries and credentials of a remote repository: its root ``.npmrc`` over the user's.
+
+    The ``.npmrc`` warnings are the repository's, as for a checkout. One that cannot be read is
+    a warning too (the run-wide view is used).
+    """
+    from patchula.credentials import MAX_CONFIG_BYTES  # noqa: PLC0415 - beside its one use
+    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
+
+    text = None
+    if npmrc is not None:
+        try:
+            data = await github.read_blob(
+                source.fetch, source.api, source.target, npmrc, max_bytes=MAX_CONFIG_BYTES
+            )
+        except ManifestError as exc:
+            repo.problems.append(ManifestProblem(".npmrc", None, exc.message, severity="warning"))
+        else:
+            text = data.decode("utf-8-sig", errors="replace")
+    view = source.access.for_npmrc(text)
+    repo.problems.extend(
+        ManifestProblem(".npmrc", None, warning, severity="warning") for warning in view.warnings
+    )
+    return view
+
+
+class _Blobs:
+    """The blobs of one remote repository read so far (by path), and a reader over them."""
+
+    def __init__(
+        self, source: _Remote, entries: Mapping[str, RepoTreeEntry], max_bytes: int
+    ) -> None:
+        self._source = source
+        self._entries = entries
+        self._max = max_bytes
+        self._data: dict[str, bytes | ManifestError] = {}
+        self._directories: set[str] = set()
+        for path in entries:
+            directory = posixpath.dirname(path)
+            while directory and directory not in self._directories:
+                self._directories.add(directory)
+                directory = posixpath.dirname(directory)
+
+    @property
+    def size(self) -> int:
+        """The bytes of the blobs read so far."""
+        return sum(len(data) for data in self._data.values() if isinstance(data, bytes))
+
+    def unread(self, paths: Sequence[str]) -> list[str]:
+        """The regular files of ``paths`` (normalised) in the tree and not read yet."""
+        out: list[str] = []
+        for rel in paths:
+            path = posixpath.normpath(rel)
+            entry = self._entries.get(path)
+            if entry is not None and entry.mode != "120000" and path not in self._data:
+                out.append(path)
+        return list(dict.fromkeys(out))
+
+    async def read(self, paths: Sequence[str]) -> None:
+        """Read the blobs of ``paths`` (each SHA once), concurrently; failures kept per path."""
+        from patchula.repos import github  # noqa: PLC0415 - lazy: start-up
+
+        by_sha: dict[str, list[RepoTreeEntry]] = {}
+        for path in dict.fromkeys(paths):
+            entry = self._entries.get(path)
+            if entry is not None and entry.mode != "120000" and path not in self._data:
+                by_sha.setdefault(entry.sha, []).append(entry)
+        limiter = anyio.CapacityLimiter(REMOTE_BLOB_CONCURRENCY)
+        source = self._source
+
+        async def one(same: list[RepoTreeEntry]) -> None:
+            async with limiter:
+                try:
+                    data: bytes | ManifestError = await github.read_blob(
+                        source.fetch, source.api, source.target, same[0], max_bytes=self._max
+                    )
+                except ManifestError as exc:
+                    data = exc
+            for entry in same:
+                if isinstance(data, ManifestError):
+                    self._data[entry.path] = ManifestError(data.message, file=entry.path)
+                else:
+                    self._data[entry.path] = data
+
+        async with anyio.create_task_group() as tg:
+            for same in by_sha.values():
+                tg.start_soon(one, same)
+
+    def reader(self) -> Callable[[str], str]:
+        """A reader ``rel -> text`` over the blobs read, failing as ``_Reader`` does."""
+        return functools.partial(self._read_one)
+
+    def _read_one(self, rel: str) -> str:
+        path = posixpath.normpath(rel)
+        if path.startswith(("/", "../")) or path == "..":
+            raise ManifestError("path leaves the checkout", file=rel)
+        found = self._data.get(path)
+        if isinstance(found, ManifestError):
+            raise ManifestError(found.message, file=rel)
+        if found is not None:
+            return manifest_text(found, rel)
+        entry = self._entries.get(path)
+        if entry is not None and entry.mode == "120000":
+            raise ManifestError(REMOTE_SYMLINK, file=rel)
+        if entry is None and path in self._directories:
+            raise ManifestError("not a regular file (directory)", file=rel)
+        # In the tree but not read yet: the next round reads it (``_extract_remote``).
+        raise ManifestError("file not found", file=rel)
 
 
 # How a row uses content digests (``_digest_use``).
@@ -877,16 +1427,6 @@ LOCKFILE_MANAGERS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Extracted:
-    """One dependency ready for lookup, with what its lockfile says (``None``: unlocked)."""
-
-    dep: Dependency
-    locked: str | None = None
-    lock_file: str | None = None
-    note: str | None = None
-
-
 # Repositories whose manifests total at most this many bytes are extracted on the event loop.
 INLINE_EXTRACTION_BYTES = 64 * 1024
 
@@ -979,7 +1519,7 @@ def _total_size(root: Path, found: Discovery) -> int:
 
 
 def _extract_repo(
-    root: Path,
+    source: Path | Callable[[str], str],
     settings: Settings,
     repo: RepoResult,
     found: Discovery,
@@ -988,13 +1528,16 @@ def _extract_repo(
 ) -> list[_Extracted]:
     """Extract one discovered repository (blocking).
 
-    Everything found is extracted (a member's workspace siblings and root still count), but
-    only the rows and problems of files ``scope`` reports are kept, and only those files and
-    the lockfiles above them are listed. ``lockfiles_out`` receives the lockfiles read
-    (``cache warm`` pins transitive dependencies with them).
+    ``source`` reads the repository's files: a checkout root (read by ``_Reader``), or any
+    reader ``rel -> text`` that raises ``ManifestError`` naming the file as ``_Reader`` does
+    (a remote repository's blobs held in memory), so every source gives the same rows and
+    problems. Everything found is extracted (a member's workspace siblings and root still
+    count), but only the rows and problems of files ``scope`` reports are kept, and only those
+    files and the lockfiles above them are listed. ``lockfiles_out`` receives the lockfiles
+    read (``cache warm`` pins transitive dependencies with them).
     """
     _walk_warnings(found, repo, scope)
-    reader = _Reader(root, settings.max_file_bytes)
+    reader = _Reader(source, settings.max_file_bytes) if isinstance(source, Path) else source
     # Config's [tool-registry] over the shipped mise registry mapping (``tools``).
     tools = with_overrides(settings.tool_registry)
     results: list[tuple[str, ExtractResult]] = []
@@ -1291,7 +1834,10 @@ def _workspace_inheritors(results: list[tuple[str, ExtractResult]]) -> dict[Depe
 
 
 def _extract_file(
-    item: Found, reader: _Reader, repo: RepoResult, tools: ToolMapping | None = None
+    item: Found,
+    reader: Callable[[str], str],
+    repo: RepoResult,
+    tools: ToolMapping | None = None,
 ) -> ExtractResult | None:
     """Read and extract one file; a failure becomes a problem of ``repo`` and ``None``.
 
@@ -1653,19 +2199,27 @@ class _Reader:
             path.relative_to(self._root)
         except ValueError:
             raise ManifestError("path leaves the checkout", file=rel) from None
-        data = read_regular(path, rel, self._max)
-        bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-        try:
-            text = data[bom:].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            offset = bom + exc.start  # in the file, byte-order mark included
-            line = data.count(b"\n", 0, offset) + 1
-            msg = f"not UTF-8 text (invalid byte 0x{data[offset]:02x} at offset {offset})"
-            raise ManifestError(msg, file=rel, line=line) from None
-        if "\x00" in text:
-            line = text.count("\n", 0, text.index("\x00")) + 1
-            raise ManifestError("binary content (NUL byte)", file=rel, line=line)
-        return text
+        return manifest_text(read_regular(path, rel, self._max), rel)
+
+
+def manifest_text(data: bytes, rel: str) -> str:
+    """The text of the manifest ``rel`` whose bytes are ``data``, as every reader gives it.
+
+    UTF-8 with an optional byte-order mark (dropped). Raises ``ManifestError`` naming ``rel``
+    and the line: invalid UTF-8 (the offending byte and its offset), a NUL byte (binary).
+    """
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = data[bom:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = bom + exc.start  # in the file, byte-order mark included
+        line = data.count(b"\n", 0, offset) + 1
+        msg = f"not UTF-8 text (invalid byte 0x{data[offset]:02x} at offset {offset})"
+        raise ManifestError(msg, file=rel, line=line) from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise ManifestError("binary content (NUL byte)", file=rel, line=line)
+    return text
 
 
 # The most of a ``.git`` metadata file read (HEAD, a ref, ``commondir``); ``packed-refs`` may
@@ -1695,13 +2249,33 @@ def read_commit(root: Path, max_bytes: int = 16 * 1024 * 1024) -> str | None:
         return None
 
 
+def git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """The git directory of the checkout at ``root`` and its common directory, or ``None``.
+
+    ``.git`` is a directory, or a file ``gitdir: <path>`` (worktrees, submodules); a worktree's
+    ``commondir`` names the directory that holds the shared refs and ``info/``.
+    """
+    try:
+        git = root / ".git"
+        if not git.is_dir():  # worktrees and submodules: a file "gitdir: <path>"
+            content = _git_text(git)
+            if content is None or not content.startswith("gitdir:"):
+                return None
+            git = (root / content.removeprefix("gitdir:").strip()).resolve()
+        common = git
+        commondir = _git_text(git / "commondir")
+        if commondir is not None:
+            common = (git / commondir).resolve()
+    except (OSError, RuntimeError, ValueError):  # a loop in a gitdir/commondir path, a bad path
+        return None
+    return git, common
+
+
 def _read_commit(root: Path, max_bytes: int) -> str | None:
-    git = root / ".git"
-    if not git.is_dir():  # worktrees and submodules: a file "gitdir: <path>"
-        content = _git_text(git)
-        if content is None or not content.startswith("gitdir:"):
-            return None
-        git = (root / content.removeprefix("gitdir:").strip()).resolve()
+    dirs = git_dirs(root)
+    if dirs is None:
+        return None
+    git, common = dirs
     head = _git_text(git / "HEAD")
     if head is None:
         return None
@@ -1711,10 +2285,7 @@ def _read_commit(root: Path, max_bytes: int) -> str | None:
     found = _git_text(git / ref)
     if found is not None:
         return found or None
-    common = git
-    commondir = _git_text(git / "commondir")
-    if commondir is not None:
-        common = (git / commondir).resolve()
+    if common != git:
         found = _git_text(common / ref)
         if found is not None:
             return found or None

@@ -112,6 +112,9 @@ class GitHub:
         self._owners: dict[str, tuple[str, list[dict[str, Any]]]] = {}  # owner → (kind, repos)
         # Recursive tree answers say ``truncated: true`` and hold only the first entries.
         self.truncate_trees = False
+        # The largest ``per_page`` a listing honours (GitHub's is 100): lower, a short listing
+        # spans pages too.
+        self.max_per_page = 100
 
     def add_repo(
         self,
@@ -297,7 +300,7 @@ class GitHub:
 
     def _page(self, request: Request, path: str, items: list[dict[str, Any]]) -> Reply:
         """``per_page`` (default 30, max 100) and ``page``, with a ``Link`` header when paged."""
-        per_page = _int(request.arg("per_page"), 30, 100)
+        per_page = _int(request.arg("per_page"), min(30, self.max_per_page), self.max_per_page)
         page = _int(request.arg("page"), 1, 1 << 30)
         last = max(1, -(-len(items) // per_page))
         reply = json_reply(items[(page - 1) * per_page : page * per_page])

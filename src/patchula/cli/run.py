@@ -510,6 +510,7 @@ async def _scan_with(
                     on_warning=warn,
                     views=cache,
                     on_finish=recorder,
+                    records=cache,
                 )
         else:
             result = await scan(
@@ -521,6 +522,7 @@ async def _scan_with(
                 on_warning=warn,
                 views=cache,
                 on_finish=recorder,
+                records=cache,
             )
         if recorder is not None:
             await recorder.aclose()
@@ -528,6 +530,13 @@ async def _scan_with(
         if unused and not settings.quiet:
             _note_unused_limits(unused, fetcher.stats, err)
         if settings.verbose:
+            # -v: how many repositories an extraction record answered (nothing walked or read).
+            cached = sum(repo.extraction == "cached" for repo in result.repos)
+            err.print(
+                f"patchula: {cached} of {len(result.repos)} repositories from extraction records",
+                markup=False,
+                highlight=False,
+            )
             # -v: which requests --offline found nothing stored for (URLs redacted).
             for request in fetcher.not_cached:
                 err.print(

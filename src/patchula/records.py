@@ -1,0 +1,359 @@
+"""Extraction records: what one repository at one commit gave with one resolved config.
+
+Seed 003 ("SQLite cache"): extraction keys include the repository, its commit and a hash of the
+resolved config, and the cache stores the caller-serialised bytes (outside the HTTP byte
+budget). The bytes are msgpack of a versioned ``msgspec`` Struct decoded with its types, so a
+damaged or foreign record (a CI cache restored from another branch is not trusted input) is
+refused and replaced, never trusted, never unpickled. A local checkout uses records only at a
+known HEAD with a clean work tree (``worktree_clean``); a remote repository at the commit its
+ref resolved to.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import posixpath
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from patchula import __version__
+from patchula.discovery import UNREAD_LOCKFILES, read_regular
+from patchula.errors import ManifestError
+from patchula.manager import MANAGERS
+from patchula.models import Dependency, ManifestProblem
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from patchula.settings import Settings
+
+# Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
+# record of another format misses (its config hash differs) and is replaced.
+RECORD_FORMAT = 1
+
+# The largest record stored or read (bytes). A repository whose extraction is larger is
+# extracted afresh on every run; a larger stored value is refused unread.
+MAX_RECORD_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """One dependency ready for lookup, with what its lockfile says (``None``: unlocked)."""
+
+    dep: Dependency
+    locked: str | None = None
+    lock_file: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """What an extraction gave: the value of one extraction record.
+
+    ``files`` are the files the report lists, ``read`` every repository-relative file the
+    managers read (includes too), ``problems`` the extraction's problems (never the ``.npmrc``
+    warnings, which come from credentials each run), ``extracted`` the rows to look up in
+    extraction order; ``npmrc`` the blob SHA of a remote repository's root ``.npmrc`` (read
+    again each run, from the cache: its credentials are never copied into a record).
+    """
+
+    format: int
+    files: list[str]
+    read: list[str]
+    problems: list[ManifestProblem]
+    extracted: list[Extracted]
+    npmrc: str | None = None
+
+
+class RecordStore(Protocol):
+    """Where records are kept (the run's cache: ``Cache.get_extraction``/``put_extraction``)."""
+
+    async def get_extraction(self, repo: str, commit: str, config_hash: str) -> bytes | None:
+        """Return the record bytes for (repo, commit, config hash), or ``None``."""
+        ...
+
+    async def put_extraction(self, repo: str, commit: str, config_hash: str, data: bytes) -> None:
+        """Store (or replace) the record bytes for (repo, commit, config hash)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RecordKey:
+    """The key of one record: repository identity, commit and config hash (hex SHA-256)."""
+
+    repo: str
+    commit: str
+    config_hash: str
+
+
+@functools.cache
+def _codec() -> tuple[Any, Any]:
+    """The msgpack encoder and the typed ``Record`` decoder (``msgspec``, imported when used)."""
+    import msgspec  # noqa: PLC0415 - lazy: start-up (a run without a cache never needs it)
+
+    return msgspec.msgpack.Encoder(), msgspec.msgpack.Decoder(Record)
+
+
+def config_hash(settings: Settings, scope_file: str | None, scope_member: str | None) -> str:
+    """SHA-256 (hex) of a canonical serialisation of everything that changes an extraction.
+
+    The record format, patchula's version, the enabled managers (in order), the ignore globs,
+    the file size limit, the ``[tool-registry]`` overrides and the target's scope (a file
+    target or a workspace member reports a subset). Nothing secret is in it: credentials only
+    choose registries, after extraction.
+    """
+    canonical = {
+        "format": RECORD_FORMAT,
+        "version": __version__,
+        "managers": list(settings.managers()),
+        "ignore_paths": list(settings.ignore_paths),
+        "max_file_bytes": settings.max_file_bytes,
+        "tool_registry": sorted(settings.tool_registry.items()),
+        "scope": [scope_file, scope_member],
+    }
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def encode(record: Record) -> bytes | None:
+    """The stored bytes of ``record``, or ``None`` when over ``MAX_RECORD_BYTES`` or unencodable."""
+    import msgspec  # noqa: PLC0415 - lazy: start-up
+
+    encoder, _ = _codec()
+    try:
+        data: bytes = encoder.encode(record)
+    except (msgspec.EncodeError, UnicodeEncodeError, OverflowError):
+        return None
+    return data if len(data) <= MAX_RECORD_BYTES else None
+
+
+def decode(data: bytes) -> Record | None:
+    """``data`` as a ``Record`` of this format, or ``None`` (damaged, foreign, too large).
+
+    Decoding is typed (``msgspec``): a value of the wrong shape is refused, nothing is
+    executed. The caller still checks the dependencies as a fresh extraction would.
+    """
+    import msgspec  # noqa: PLC0415 - lazy: start-up
+
+    if len(data) > MAX_RECORD_BYTES:
+        return None
+    _, decoder = _codec()
+    try:
+        record = decoder.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
+        return None
+    if not isinstance(record, Record) or record.format != RECORD_FORMAT:
+        return None
+    return record
+
+
+# A commit as git names one: SHA-1 (40 hex digits) or SHA-256 (64).
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_commit(text: str | None) -> bool:
+    """Whether ``text`` is a full commit id (40 or 64 lowercase hex digits)."""
+    return text is not None and len(text) in {40, 64} and set(text) <= _HEX
+
+
+# ``git status`` of a clean check: the longest it may run (seconds) and the most of its output
+# read (bytes; more is a tree too dirty to matter).
+GIT_STATUS_TIMEOUT_SECONDS = 10.0
+GIT_STATUS_MAX_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    code: str
+    path: str
+
+
+def worktree_clean(
+    root: Path,
+    common_dir: Path,
+    read: Iterable[str],
+    scope_file: str | None = None,
+    *,
+    git: str | None = None,
+) -> bool:
+    """Whether the checkout at ``root`` is clean for an extraction that read ``read``.
+
+    ``common_dir`` is its git common directory (``scan.git_dirs``). Clean: ``git status
+    --porcelain=v1 -z --untracked-files=all --ignored=matching`` lists no modified, staged,
+    deleted or untracked path that could change the extraction (``_change_matters``: one it
+    read, one a manager reads by name, a ``.gitignore`` …) and no ignored path the extraction
+    read (or a directory above one); for a file target (``scope_file``) no ignored file beside
+    it or in a directory above it either (its lockfiles are looked for there, ignored or not).
+    A checkout with submodules (``.gitmodules``) or its own ``info/exclude`` patterns is never
+    clean: the walk sees files git does not.
+
+    A hostile checkout's config must not run commands: ``core.fsmonitor`` is off, hooks point
+    at nothing, every filter driver the config defines is emptied (a clean filter runs while
+    status re-reads a file whose stat data changed), submodules are not entered, and no
+    optional lock (nor index write) is taken (``GIT_OPTIONAL_LOCKS=0``). Git finds the
+    repository itself from ``root`` so its ownership check (``safe.directory``) still holds.
+    Any failure (no ``git``, not a repository, dubious ownership, a timeout of
+    ``GIT_STATUS_TIMEOUT_SECONDS``, too much output) is ``False``, never an error.
+    """
+    executable = git or _git_executable()
+    if executable is None:
+        return False
+    if (root / ".gitmodules").exists() or _has_info_excludes(common_dir):
+        return False
+    filters = _git(executable, root, ["config", "-z", "--name-only", "--get-regexp", r"^filter\."])
+    if filters is None:
+        return False
+    overrides: list[str] = []
+    for name in {n.rsplit(".", 1)[0] for n in filters.decode(errors="replace").split("\0") if n}:
+        for key in ("clean", "smudge", "process"):
+            overrides += ["-c", f"{name}.{key}="]
+        overrides += ["-c", f"{name}.required=false"]
+    status = _git(
+        executable,
+        root,
+        [
+            *overrides,
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignored=matching",
+            "--ignore-submodules=all",
+            "--no-renames",
+        ],
+    )
+    if status is None:
+        return False
+    read_set = set(read)
+    for entry in _entries(status):
+        if entry.code == "!!":
+            if _ignored_matters(entry.path, read_set, scope_file):
+                return False
+        elif _change_matters(entry.path, read_set):
+            return False
+    return True
+
+
+# Files that change what a walk finds without being read by a manager.
+_WALK_FILES = frozenset({".gitignore", "pyvenv.cfg", *UNREAD_LOCKFILES})
+
+
+def _change_matters(path: str, read: set[str]) -> bool:
+    """Whether a changed, staged or untracked ``path`` could change the extraction.
+
+    It does when the extraction read it, when any manager would read it by its name (a new or
+    deleted manifest), or when it steers the walk (a ``.gitignore``, a virtual environment's
+    ``pyvenv.cfg``, an unread lockfile). Anything else (a build log, a report, a cache file
+    kept in the checkout) leaves the extraction as it was.
+    """
+    if path in read or posixpath.basename(path) in _WALK_FILES:
+        return True
+    return any(MANAGERS[manager].matches(path) for manager in MANAGERS)
+
+
+def _entries(data: bytes) -> list[_Entry]:
+    """The entries of ``git status --porcelain=v1 -z --no-renames`` output (``XY PATH``)."""
+    entries: list[_Entry] = []
+    for raw in data.split(b"\0"):
+        if raw:
+            text = raw.decode("utf-8", errors="replace")
+            entries.append(_Entry(text[:2], text[3:]))
+    return entries
+
+
+def _ignored_matters(path: str, read: set[str], scope_file: str | None) -> bool:
+    """Whether the ignored ``path`` (``dir/`` for a directory) could change the extraction."""
+    if path.endswith("/"):
+        return any(r.startswith(path) for r in read) or (
+            scope_file is not None and scope_file.startswith(path)
+        )
+    if path in read:
+        return True
+    if scope_file is None:
+        return False
+    where, target = posixpath.dirname(path), posixpath.dirname(scope_file)
+    return not where or target == where or target.startswith(where + "/")
+
+
+def _has_info_excludes(common_dir: Path) -> bool:
+    """Whether the repository's ``info/exclude`` holds a pattern (the walk does not read it)."""
+    path = common_dir / "info" / "exclude"
+    if not os.path.lexists(path):
+        return False
+    try:  # a regular file only, bounded: a FIFO there must not block the run
+        data = read_regular(path, "info/exclude", GIT_STATUS_MAX_BYTES)
+    except ManifestError:
+        return True
+    text = data.decode("utf-8", errors="replace")
+    return any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines())
+
+
+_GIT_LOOKUP: list[str | None] = []
+
+
+def _git_executable() -> str | None:
+    """The ``git`` on ``PATH`` (looked for once a process), or ``None``."""
+    import shutil  # noqa: PLC0415 - lazy: start-up
+
+    if not _GIT_LOOKUP:
+        _GIT_LOOKUP.append(shutil.which("git"))
+    return _GIT_LOOKUP[0]
+
+
+def _git(executable: str, root: Path, args: list[str]) -> bytes | None:
+    """The stdout of ``git ARGS`` run in ``root`` (exit 0 or, for ``config``, 1), or ``None``.
+
+    Bounded: killed after ``GIT_STATUS_TIMEOUT_SECONDS``, at most ``GIT_STATUS_MAX_BYTES``
+    read. The caller's ``GIT_*`` variables are dropped (a ``GIT_DIR`` or ``GIT_INDEX_FILE`` of
+    an enclosing hook must not redirect it).
+    """
+    import subprocess  # noqa: PLC0415 - lazy: start-up (only runs with records use git)
+    import threading  # noqa: PLC0415 - lazy: start-up
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env |= {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    command = [
+        executable,
+        "--no-pager",
+        f"--work-tree={root}",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        f"core.hooksPath={os.devnull}",
+        "-c",
+        f"core.excludesFile={os.devnull}",
+        "-c",
+        "core.untrackedCache=false",
+        *args,
+    ]
+    try:
+        proc = subprocess.Popen(  # noqa: S603 - a fixed argument list, no shell
+            command,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+    timer = threading.Timer(GIT_STATUS_TIMEOUT_SECONDS, proc.kill)
+    timer.start()
+    try:
+        with proc:
+            if proc.stdout is None:  # never: stdout=PIPE
+                return None
+            data = proc.stdout.read(GIT_STATUS_MAX_BYTES + 1)
+            if len(data) > GIT_STATUS_MAX_BYTES:
+                proc.kill()
+                return None
+            code = proc.wait()
+    finally:
+        timer.cancel()
+    # ``git config --get-regexp`` exits 1 when nothing matches.
+    ok = code == 0 or (code == 1 and args[:1] == ["config"] and not data)
+    return data if ok else None

@@ -1,0 +1,434 @@
+"""Extraction records of local checkouts: a clean, unchanged checkout is not read again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import anyio
+import pytest
+
+from patchula import records as records_module
+from patchula import scan as scan_module
+from patchula.cache import Cache
+from patchula.clock import FixedClock
+from patchula.discovery import read_regular
+from patchula.errors import ManifestError
+from patchula.records import Record, config_hash, decode, encode, worktree_clean
+from patchula.scan import ScanResult, scan
+from patchula.settings import Settings
+from tests.test_scan import NOW, PKGS, FakeFetch
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs a git executable")
+
+GIT_ID = ("-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false")
+
+
+def _git(root: Path, *args: str, check: bool = True) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    done = subprocess.run(  # noqa: S603 - the test's own git commands
+        ["git", *GIT_ID, *args],  # noqa: S607 - git from PATH, as the product finds it
+        cwd=root,
+        env=env,
+        check=check,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def _commit(root: Path, files: dict[str, str], message: str = "c") -> str:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", message)
+    return _git(root, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A git checkout with one package.json declaring ``a``, committed."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q")
+    _commit(root, {"package.json": json.dumps({"dependencies": {"a": "^1.0.0"}})})
+    return root
+
+
+class Store:
+    """An in-memory record store counting reads and writes."""
+
+    def __init__(self) -> None:
+        self.data: dict[tuple[str, str, str], bytes] = {}
+        self.puts = 0
+        self.gets = 0
+
+    async def get_extraction(self, repo: str, commit: str, config_hash: str) -> bytes | None:
+        """Return the stored bytes."""
+        self.gets += 1
+        return self.data.get((repo, commit, config_hash))
+
+    async def put_extraction(self, repo: str, commit: str, config_hash: str, data: bytes) -> None:
+        """Store the bytes."""
+        self.puts += 1
+        self.data[repo, commit, config_hash] = data
+
+
+def _scan(targets: list[Path], store: Store | Cache | None, **settings: object) -> ScanResult:
+    s = Settings.model_validate({"registries": {"npm": "http://npm.test"}, **settings})
+
+    async def main() -> ScanResult:
+        return await scan(
+            [str(t) for t in targets], s, FakeFetch(PKGS), FixedClock(NOW), records=store
+        )
+
+    return anyio.run(main)
+
+
+def _rows(result: ScanResult) -> list[tuple[str, str, str, str | None]]:
+    return [
+        (r.dependency.file, r.dependency.name, r.finding.status, r.finding.current)
+        for repo in result.repos
+        for r in repo.rows
+    ]
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every manifest the scan's readers read (``.git`` files left out)."""
+    seen: list[str] = []
+
+    def counting(path: Path, rel: str, max_bytes: int) -> bytes:
+        if ".git" not in path.parts:
+            seen.append(rel)
+        return read_regular(path, rel, max_bytes)
+
+    monkeypatch.setattr(scan_module, "read_regular", counting)
+    return seen
+
+
+def test_second_run_of_a_clean_checkout_reads_no_manifest(
+    checkout: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unchanged clean checkout is answered by its record: no walk, no read, same rows."""
+    store = Store()
+    first = _scan([checkout], store)
+    assert "package.json" in reads
+    assert first.repos[0].extraction == "fresh"
+    assert store.puts == 1
+
+    def no_walk(*_: object, **__: object) -> None:
+        raise AssertionError("walked")
+
+    monkeypatch.setattr(scan_module, "Walk", no_walk)
+    reads.clear()
+    second = _scan([checkout], store)
+    assert reads == []
+    repo = second.repos[0]
+    assert repo.extraction == "cached"
+    assert repo.commit == first.repos[0].commit
+    assert repo.commit is not None
+    assert len(repo.commit) == 40
+    assert _rows(second) == _rows(first) == [("package.json", "a", "outdated", "1.0.0")]
+    assert repo.files == first.repos[0].files == ["package.json"]
+    assert store.puts == 1
+
+
+def test_problems_and_notes_come_back_from_the_record(checkout: Path) -> None:
+    """A record keeps the extraction's problems, lockfile versions and notes as they were."""
+    _commit(
+        checkout,
+        {
+            "bad/package.json": '{\n  "dependencies": {\n    "a": 1.0.0\n',
+            "package-lock.json": json.dumps(
+                {
+                    "lockfileVersion": 3,
+                    "packages": {"": {}, "node_modules/a": {"version": "1.0.0"}},
+                }
+            ),
+        },
+    )
+    store = Store()
+    first = _scan([checkout], store)
+    second = _scan([checkout], store)
+    assert second.repos[0].extraction == "cached"
+    assert second.repos[0].problems == first.repos[0].problems
+    assert [p.file for p in second.repos[0].problems] == ["bad/package.json"]
+    assert [(r.lock_file, r.finding.current_source) for r in second.repos[0].rows] == [
+        ("package-lock.json", "lockfile")
+    ]
+    assert second.repos[0].files == first.repos[0].files
+
+
+def test_a_new_commit_is_extracted_again(checkout: Path) -> None:
+    """A new HEAD commit misses the record and is extracted (and recorded) afresh."""
+    store = Store()
+    _scan([checkout], store)
+    _commit(checkout, {"package.json": json.dumps({"dependencies": {"a": "^2.0.0"}})})
+    second = _scan([checkout], store)
+    assert second.repos[0].extraction == "fresh"
+    assert _rows(second) == [("package.json", "a", "up-to-date", "2.0.0")]
+    assert store.puts == 2
+
+
+@pytest.mark.parametrize("change", ["modified", "untracked", "staged"])
+def test_a_dirty_tree_is_extracted_and_not_recorded(
+    checkout: Path, change: str, reads: list[str]
+) -> None:
+    """A modified, staged or untracked manifest: extracted afresh, and no record stored."""
+    store = Store()
+    _scan([checkout], store)
+    if change == "untracked":
+        (checkout / "sub").mkdir()
+        (checkout / "sub/package.json").write_text(json.dumps({"dependencies": {"a": "2.0.0"}}))
+    else:
+        (checkout / "package.json").write_text(json.dumps({"dependencies": {"a": "2.0.0"}}))
+        if change == "staged":
+            _git(checkout, "add", "package.json")
+    reads.clear()
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert "package.json" in reads
+    changed = "sub/package.json" if change == "untracked" else "package.json"
+    assert (changed, "a", "up-to-date", "2.0.0") in _rows(result)
+    assert store.puts == 1  # only the first (clean) run stored one
+
+
+@pytest.mark.parametrize("rel", ["build.log", "cache/patchula.db", "report.json", "docs/notes.md"])
+def test_files_no_manager_reads_leave_the_record_usable(checkout: Path, rel: str) -> None:
+    """An untracked build log, report or cache file in the checkout does not cost the record."""
+    path = checkout / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x\n")
+    store = Store()
+    _scan([checkout], store)
+    assert _scan([checkout], store).repos[0].extraction == "cached"
+
+
+@pytest.mark.parametrize(
+    "rel", [".gitignore", "env/pyvenv.cfg", "Dockerfile", "sub/go.mod", "bun.lockb"]
+)
+def test_files_that_steer_the_walk_or_a_manager_are_changes(checkout: Path, rel: str) -> None:
+    """An untracked file a manager reads by name, or one that steers the walk, is a change."""
+    store = Store()
+    _scan([checkout], store)
+    path = checkout / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x\n")
+    assert _scan([checkout], store).repos[0].extraction == "fresh"
+    assert store.puts == 1
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"ignore_paths": ["**/vendor/**"]},
+        {"disabled_managers": ["dockerfile"]},
+        {"max_file_bytes": 4096},
+        {"tool_registry": {"widget": "aqua:acme/widget"}},
+    ],
+)
+def test_a_changed_config_misses(checkout: Path, settings: dict[str, object]) -> None:
+    """Ignore paths, managers, the file size limit and tool overrides are in the config hash."""
+    store = Store()
+    _scan([checkout], store)
+    result = _scan([checkout], store, **settings)
+    assert result.repos[0].extraction == "fresh"
+    assert len(store.data) == 2
+
+
+def test_config_hash_has_no_secret_and_changes_with_the_scope() -> None:
+    """The hash is of the extraction settings and the scope only (credentials never count)."""
+    plain = Settings()
+    with_token = Settings.model_validate({"registries": {"npm": "https://u:s3cret@npm.test"}})
+    assert config_hash(plain, None, None) == config_hash(with_token, None, None)
+    assert config_hash(plain, "package.json", None) != config_hash(plain, None, None)
+    assert config_hash(plain, None, "packages/a") != config_hash(plain, None, None)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [b"", b"\x93\x01\x02", b"not msgpack at all", b"\xc1", "foreign"],
+)
+def test_a_damaged_record_is_refused_and_replaced(checkout: Path, damage: bytes | str) -> None:
+    """A record that does not decode to this format is a miss; the run stores a good one."""
+    store = Store()
+    _scan([checkout], store)
+    (key,) = store.data
+    good = store.data[key]
+    if damage == "foreign":  # decodes, but says another format
+        record = decode(good)
+        assert record is not None
+        foreign = encode(Record(99, record.files, record.read, record.problems, []))
+        assert foreign is not None
+        store.data[key] = foreign
+    else:
+        assert isinstance(damage, bytes)
+        store.data[key] = damage
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert _rows(result) == [("package.json", "a", "outdated", "1.0.0")]
+    assert store.data[key] == good
+    assert _scan([checkout], store).repos[0].extraction == "cached"
+
+
+def test_a_record_with_an_invalid_package_name_is_refused(checkout: Path) -> None:
+    """A record whose rows a fresh extraction would refuse (a bad npm name) is not trusted."""
+    store = Store()
+    _scan([checkout], store)
+    (key,) = store.data
+    record = decode(store.data[key])
+    assert record is not None
+    item = record.extracted[0]
+    bad = replace(item, dep=replace(item.dep, package_name="../../etc"))
+    forged = encode(Record(record.format, record.files, record.read, record.problems, [bad]))
+    assert forged is not None
+    store.data[key] = forged
+    assert _scan([checkout], store).repos[0].extraction == "fresh"
+
+
+def test_no_records_without_a_store_or_a_commit(tmp_path: Path) -> None:
+    """No store (``--no-cache``) or no ``.git``: extracted afresh every time, nothing stored."""
+    (tmp_path / "package.json").write_text(json.dumps({"dependencies": {"a": "^1.0.0"}}))
+    store = Store()
+    assert _scan([tmp_path], store).repos[0].extraction == "fresh"
+    assert _scan([tmp_path], store).repos[0].extraction == "fresh"
+    assert store.gets == store.puts == 0
+
+
+def test_no_git_executable_means_fresh(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a ``git`` on PATH cleanliness is unknown: fresh, and nothing is stored."""
+    monkeypatch.setattr(records_module, "_GIT_LOOKUP", [None])
+    store = Store()
+    _scan([checkout], store)
+    assert _scan([checkout], store).repos[0].extraction == "fresh"
+    assert store.puts == 0
+
+
+def test_hostile_git_config_runs_no_command(checkout: Path, tmp_path: Path) -> None:
+    """``core.fsmonitor`` and a clean filter set to commands in ``.git/config`` never run."""
+    marker = tmp_path / "ran"
+    command = f"touch {marker}; cat"
+    _commit(checkout, {".gitattributes": "* filter=evil\n"})
+    _git(checkout, "config", "core.fsmonitor", f"touch {marker}")
+    _git(checkout, "config", "filter.evil.clean", command)
+    _git(checkout, "config", "filter.evil.process", f"touch {marker}")
+    # The stat data no longer matches the index: status must re-read the file to compare.
+    os.utime(checkout / "package.json", (0, 0))
+    store = Store()
+    _scan([checkout], store)
+    second = _scan([checkout], store)
+    assert not marker.exists()
+    assert second.repos[0].extraction == "cached"
+    # The config is live: a plain git status does run it (so the test can fail).
+    _git(checkout, "status", "--porcelain", check=False)
+    assert marker.exists()
+
+
+def test_a_timeout_or_failing_git_is_not_clean(checkout: Path, tmp_path: Path) -> None:
+    """A git that fails, or hangs past the timeout, means not clean (never an error)."""
+    failing = tmp_path / "git-fail"
+    failing.write_text("#!/bin/sh\nexit 128\n")
+    failing.chmod(0o755)
+    common = checkout / ".git"
+    assert worktree_clean(checkout, common, ["package.json"])
+    assert not worktree_clean(checkout, common, ["package.json"], git=str(failing))
+    assert not worktree_clean(checkout, common, ["package.json"], git=str(tmp_path / "none"))
+
+
+def test_hanging_git_is_killed(
+    checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git that never ends is killed at the deadline and the tree is taken as not clean."""
+    hanging = tmp_path / "git-hang"
+    hanging.write_text("#!/bin/sh\nexec sleep 60\n")
+    hanging.chmod(0o755)
+    monkeypatch.setattr(records_module, "GIT_STATUS_TIMEOUT_SECONDS", 0.2)
+    assert not worktree_clean(checkout, checkout / ".git", [], git=str(hanging))
+
+
+def test_ignored_files_the_extraction_read_are_watched(checkout: Path) -> None:
+    """An ignored lockfile a file target reads: changing it is a change of the extraction."""
+    (checkout / ".gitignore").write_text("package-lock.json\n")
+    _commit(checkout, {})
+    lock = {"lockfileVersion": 3, "packages": {"": {}, "node_modules/a": {"version": "1.0.0"}}}
+    (checkout / "package-lock.json").write_text(json.dumps(lock))
+    target = checkout / "package.json"
+    store = Store()
+    first = _scan([target], store)
+    assert [r.finding.current for r in first.repos[0].rows] == ["1.0.0"]
+    # The ignored lockfile exists: a file target reads it, so the record is not used.
+    assert _scan([target], store).repos[0].extraction == "fresh"
+    assert store.puts == 0
+
+
+def test_info_exclude_patterns_disable_records(checkout: Path) -> None:
+    """A checkout whose ``.git/info/exclude`` hides files from git uses no records."""
+    (checkout / ".git/info").mkdir(exist_ok=True)
+    (checkout / ".git/info/exclude").write_text("# comment\nlocal/\n")
+    store = Store()
+    _scan([checkout], store)
+    assert store.puts == 0
+    (checkout / ".git/info/exclude").write_text("# only comments\n")
+    _scan([checkout], store)
+    assert store.puts == 1
+
+
+def test_file_and_member_targets_have_their_own_records(checkout: Path) -> None:
+    """A file target keys its record with its scope: it never answers the whole checkout."""
+    _commit(checkout, {"sub/requirements.txt": "b==1.0\n"})
+    store = Store()
+    whole = _scan([checkout], store)
+    one = _scan([checkout / "package.json"], store)
+    assert len(store.data) == 2
+    assert [r.dependency.file for r in one.repos[0].rows] == ["package.json"]
+    again = _scan([checkout / "package.json"], store)
+    assert again.repos[0].extraction == "cached"
+    assert _rows(again) == _rows(one)
+    assert {r.dependency.file for r in whole.repos[0].rows} == {
+        "package.json",
+        "sub/requirements.txt",
+    }
+
+
+def test_the_real_cache_keeps_records(checkout: Path, tmp_path: Path) -> None:
+    """Records round-trip through the SQLite cache's extraction table across runs."""
+
+    async def run() -> str:
+        cache = Cache.open(tmp_path / "cache.db")
+        try:
+            s = Settings.model_validate({"registries": {"npm": "http://npm.test"}})
+            result = await scan([str(checkout)], s, FakeFetch(PKGS), FixedClock(NOW), records=cache)
+        finally:
+            await cache.aclose()
+        return result.repos[0].extraction
+
+    assert anyio.run(run) == "fresh"
+    assert anyio.run(run) == "cached"
+
+
+def test_an_unreadable_manifest_is_not_recorded(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read failure the content does not decide (EACCES, EIO) is not kept in a record."""
+
+    def failing(path: Path, rel: str, max_bytes: int) -> bytes:
+        if rel == "package.json":
+            raise ManifestError("cannot read: Permission denied", file=rel)
+        return read_regular(path, rel, max_bytes)
+
+    store = Store()
+    with monkeypatch.context() as patch:
+        patch.setattr(scan_module, "read_regular", failing)
+        first = _scan([checkout], store)
+    assert [p.message for p in first.repos[0].problems] == ["cannot read: Permission denied"]
+    assert store.puts == 0
+    second = _scan([checkout], store)
+    assert _rows(second) == [("package.json", "a", "outdated", "1.0.0")]
+    assert store.puts == 1
