@@ -25,7 +25,7 @@ from benchmarks import (
     startup,
 )
 from benchmarks.__main__ import main as bench_main
-from benchmarks.harness import FIGURE_LINE, Figure
+from benchmarks.harness import FIGURE_LINE, Figure, isolated_env
 from patchula.errors import ManifestError
 from patchula.manager import MANAGERS
 
@@ -179,3 +179,19 @@ def test_the_fleet_checkouts_declare_40_dependencies_in_two_ecosystems(tmp_path:
             seen |= {dep.datasource for dep in result.dependencies}
         assert sorted(counts.values()) == [12, 28]
     assert seen >= {"npm", "pypi", "crates", "goproxy"}
+
+
+def test_isolated_env_lets_the_child_keep_its_bytecode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Children start from bytecode, as an installed patchula does: no PYTHONDONTWRITEBYTECODE.
+
+    Registry and credential variables stay scrubbed.
+    """
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("GITHUB_TOKEN", "not-a-real-token")
+    monkeypatch.setenv("PATH", "/usr/bin")
+    env = isolated_env(tmp_path)
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert "GITHUB_TOKEN" not in env
+    assert (env["PATH"], env["HOME"]) == ("/usr/bin", str(tmp_path / "home"))
