@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -140,6 +142,8 @@ def test_a_run_without_manifests_imports_no_http_and_no_plugin(tmp_path: Path, o
     unwanted = {*NETWORK, *PLUGINS, "rich", "yaml"}
     # Nothing to match or look up, no ~/.netrc or config file to parse (issue 12).
     unwanted |= {"pathspec", "urllib.request", "netrc", "tomllib", "patchula.http.fetcher"}
+    # No lookup outcome to record in the cache's lookup tasks.
+    unwanted |= {"patchula.warm", "patchula.cache.tasks"}
     if output == "json":
         assert json.loads(stdout)["summary"]["dependencies"] == 0
     assert sorted(modules & unwanted) == []
@@ -169,3 +173,24 @@ def test_a_run_with_lookups_imports_what_it_uses(tmp_path: Path) -> None:
         "patchula.datasource.goproxy",
     }
     assert sorted(modules & others) == []
+
+
+def test_the_lookup_tasks_are_imported_at_the_first_lookup_outcome(tmp_path: Path) -> None:
+    """With a cache, a run's first lookup outcome imports the task recorder, which records it.
+
+    The counterpart of the run without manifests, which never imports it.
+    """
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "package.json").write_text('{"dependencies": {"left-pad": "1.0.0"}}')
+    cache = tmp_path / "cache.sqlite"
+    code, modules, _ = _imported(
+        tmp_path,
+        *("run", str(checkout), "--cache", str(cache), "--format", "json"),
+        *("--registry", "npm=http://127.0.0.1:9", "--request-deadline", "5"),
+    )
+    assert code == 3
+    assert {"patchula.warm", "patchula.cache.tasks"} <= modules
+    with contextlib.closing(sqlite3.connect(cache)) as conn:
+        rows = conn.execute("SELECT datasource, package, status FROM lookup_tasks").fetchall()
+    assert rows == [("npm", "left-pad", "pending")]

@@ -31,8 +31,11 @@ if TYPE_CHECKING:
     from patchula.cache import Cache
     from patchula.clock import Clock
     from patchula.credentials import RegistryAccess
+    from patchula.errors import LookupFailed
     from patchula.http.fetcher import Fetcher
     from patchula.http.lazy import LazyFetcher
+    from patchula.lookup import LookupKey
+    from patchula.models import Catalog
     from patchula.report.model import CacheReport, HostReport, ScanReport
     from patchula.settings import Settings
     from patchula.warm import TaskRecorder
@@ -392,15 +395,44 @@ def open_cache(settings: Settings, err: LazyConsole) -> Cache | None:
     return cache
 
 
-def task_recorder(cache: Cache | None, settings: Settings) -> TaskRecorder | None:
+class LazyRecorder:
+    """The run's ``TaskRecorder`` (``Lookups.on_finish``), made at the first outcome it is told.
+
+    A run that looks nothing up never imports the lookup-task machinery (``patchula.warm``,
+    ``patchula.cache.tasks``) and has nothing to write when it closes (issue 12: start-up).
+    """
+
+    def __init__(self, cache: Cache, max_attempts: int) -> None:
+        self._cache = cache
+        self._max_attempts = max_attempts
+        self._recorder: TaskRecorder | None = None
+
+    def __call__(self, key: LookupKey, result: Catalog | LookupFailed) -> None:
+        """Keep the outcome of the lookup ``key`` (``TaskRecorder.__call__``)."""
+        if self._recorder is None:
+            from patchula.clock import SystemClock  # noqa: PLC0415 - lazy: start-up
+            from patchula.warm import TaskRecorder  # noqa: PLC0415 - lazy: start-up
+
+            # Real time, not --now: the record says when lookups happened and retries are due.
+            self._recorder = TaskRecorder(self._cache, SystemClock(), self._max_attempts)
+        self._recorder(key, result)
+
+    @property
+    def recorded(self) -> int:
+        """How many outcomes were written so far (0 before the first)."""
+        return 0 if self._recorder is None else self._recorder.recorded
+
+    async def aclose(self) -> None:
+        """Write what is left and wait for every batch (``TaskRecorder.aclose``), if any."""
+        if self._recorder is not None:
+            await self._recorder.aclose()
+
+
+def task_recorder(cache: Cache | None, settings: Settings) -> LazyRecorder | None:
     """The record of this run's lookups in the cache's lookup tasks (none without a cache)."""
     if cache is None:
         return None
-    from patchula.clock import SystemClock  # noqa: PLC0415 - lazy: start-up
-    from patchula.warm import TaskRecorder  # noqa: PLC0415 - lazy: start-up
-
-    # Real time, not --now: the record says when lookups happened and retries are due.
-    return TaskRecorder(cache, SystemClock(), settings.cache_max_attempts)
+    return LazyRecorder(cache, settings.cache_max_attempts)
 
 
 async def _run(
