@@ -9,11 +9,14 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import patchula.cli
 import patchula.datasource
 import patchula.manager
+import patchula.scan
 import patchula.versioning
 
 # Run in a fresh interpreter: the CLI's entry point with these arguments, then the names of
@@ -23,12 +26,15 @@ import json, sys
 out = sys.argv.pop()
 sys.argv = ["patchula", *sys.argv[1:]]
 from patchula.cli import main
+import gc
+before = [stats["collections"] for stats in gc.get_stats()]
 try:
     main()
 except SystemExit as exc:
     code = exc.code
 else:
     code = 0
+collections = [stats["collections"] - n for stats, n in zip(gc.get_stats(), before)]
 # The report classes whose validators and serializers were built (pydantic's "complete").
 model = sys.modules.get("patchula.report.model")
 built = sorted(
@@ -39,7 +45,9 @@ built = sorted(
     and getattr(cls, "__pydantic_complete__", False)
 )
 with open(out, "w") as handle:
-    json.dump({"code": code, "modules": sorted(sys.modules), "built": built}, handle)
+    json.dump(
+        {"code": code, "modules": sorted(sys.modules), "built": built, "gc": collections}, handle
+    )
 """
 
 NETWORK = ("httpx", "httpcore", "h2", "hpack", "hyperframe", "patchula.http.transport")
@@ -68,6 +76,15 @@ def _imported(tmp_path: Path, *args: str) -> tuple[int, set[str], str]:
 
 def _probed(tmp_path: Path, *args: str) -> tuple[int, set[str], str, list[str]]:
     """``_imported``, and the report classes whose schemas the run built."""
+    found = _probe(tmp_path, *args)
+    return found["code"], set(found["modules"]), found["stdout"], found["built"]
+
+
+def _probe(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """What the probe wrote for ``patchula ARGS``, and the ``stdout`` of the run.
+
+    Keys: ``code``, ``modules``, ``built``, ``gc`` (collections per generation during ``main``).
+    """
     out = tmp_path / "modules.json"
     home = tmp_path / "home"  # no ~/.npmrc, ~/.netrc or config of the machine's user
     home.mkdir(exist_ok=True)
@@ -85,8 +102,9 @@ def _probed(tmp_path: Path, *args: str) -> tuple[int, set[str], str, list[str]]:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    found = json.loads(out.read_text())
-    return found["code"], set(found["modules"]), done.stdout, found["built"]
+    found: dict[str, Any] = json.loads(out.read_text())
+    found["stdout"] = done.stdout
+    return found
 
 
 def test_the_plugin_lists_are_real() -> None:
@@ -194,3 +212,19 @@ def test_the_lookup_tasks_are_imported_at_the_first_lookup_outcome(tmp_path: Pat
     with contextlib.closing(sqlite3.connect(cache)) as conn:
         rows = conn.execute("SELECT datasource, package, status FROM lookup_tasks").fetchall()
     assert rows == [("npm", "left-pad", "pending")]
+
+
+def test_a_command_starts_with_the_scans_young_collection_threshold(tmp_path: Path) -> None:
+    """The imports of a run without manifests make a few young collections, not dozens.
+
+    With CPython's default threshold (700) they made ~80 young and 7 middle collections. The
+    CLI's threshold is the scan's.
+    """
+    assert patchula.cli.START_GC_YOUNG_THRESHOLD == patchula.scan.GC_YOUNG_THRESHOLD
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    found = _probe(tmp_path, "run", str(empty), "--cache", str(tmp_path / "cache.sqlite"))
+    assert found["code"] == 0
+    young, middle, _ = found["gc"]
+    assert young <= 10
+    assert middle <= 1
