@@ -15,6 +15,7 @@ from pathlib import Path
 from benchmarks import (
     cache,
     compact,
+    fleet,
     harness,
     lockfiles,
     network,
@@ -33,6 +34,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[..., None]]] = {
     "compact": ("stored raw / stored compact on real npm and PyPI documents", compact.main),
     "cache": ("warm / cold and expired entries, in-process", cache.main),
     "offline": ("extraction and evaluation over the shared corpus", offline.main),
+    "fleet": ("peak RSS of one run over 1,000 checkouts x 40 dependencies", fleet.main),
 }
 ALIASES = {"scan": "network", "memory": "rendering"}
 

@@ -44,16 +44,27 @@ def main(*, quick: bool = False) -> None:
             "run-empty": [*patchula_command(), "run", str(empty)],
         }
         walls: dict[str, list[float]] = {name: [] for name in commands}
+        cpus: dict[str, list[float]] = {name: [] for name in commands}
         warmup = 0 if quick else 1
         for attempt in range(warmup + rounds):
             for name, command in commands.items():
-                wall = run_process(command, env).wall
+                done = run_process(command, env)
                 if attempt >= warmup:
-                    walls[name].append(wall)
+                    walls[name].append(done.wall)
+                    cpus[name].append(done.cpu)
         base = median(walls["baseline"])
+        base_cpu = median(cpus["baseline"])
         note(
             f"baseline `{Path(sys.executable).name} -c 'import ssl, sqlite3'`: median "
             f"{base * 1000:.1f} ms over {rounds} interleaved rounds"
+        )
+        # CPU time moves least with the load of other processes on a shared machine.
+        note(
+            "CPU time medians: "
+            + ", ".join(
+                f"{name} {median(cpus[name]) * 1000:.1f} ms ({median(cpus[name]) / base_cpu:.2f}x)"
+                for name in commands
+            )
         )
         for name, label in (("version", "patchula --version"), ("run-empty", "patchula run EMPTY")):
             wall = median(walls[name])

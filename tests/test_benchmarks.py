@@ -9,12 +9,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from benchmarks import (
     cache,
     compact,
+    fleet,
     lockfiles,
     network,
     offline,
@@ -23,7 +25,8 @@ from benchmarks import (
     startup,
 )
 from benchmarks.__main__ import main as bench_main
-from benchmarks.harness import FIGURE_LINE, Figure
+from benchmarks.harness import FIGURE_LINE, Figure, isolated_env
+from patchula.errors import ManifestError
 from patchula.manager import MANAGERS
 
 QUICK: dict[str, Callable[..., None]] = {
@@ -35,6 +38,7 @@ QUICK: dict[str, Callable[..., None]] = {
     "compact": compact.main,
     "cache": cache.main,
     "offline": offline.main,
+    "fleet": fleet.main,
 }
 # The figures each benchmark prints in its smallest configuration.
 EXPECTED = {
@@ -50,6 +54,7 @@ EXPECTED = {
     "compact": {"compact.npm-left-pad", "compact.pypi-requests"},
     "cache": {"cache.warm-cold", "cache.warm-requests", "cache.expired"},
     "offline": {"offline.scan-extraction"},
+    "fleet": {"memory.fleet"},
 }
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
@@ -144,3 +149,49 @@ def test_generated_lockfiles_are_read_whole(name: str) -> None:
     assert result.problems == ()
     assert result.lockfile is not None
     assert len(result.lockfile.packages) == 25
+
+
+def _no_other_file(path: str) -> str:
+    """The ``read`` of a manager in a checkout holding only its manifest (as the scan says it)."""
+    raise ManifestError("cannot read: No such file or directory", file=path)
+
+
+def test_the_fleet_checkouts_declare_40_dependencies_in_two_ecosystems(tmp_path: Path) -> None:
+    """Each generated checkout of the fleet benchmark has 40 rows over two manifests, no problem.
+
+    The main ecosystem rotates over the four, so a fleet of four uses all of them.
+    """
+    manager_of = {
+        "package.json": "package_json",
+        "requirements.txt": "requirements_txt",
+        "Cargo.toml": "cargo_toml",
+        "go.mod": "go_mod",
+    }
+    seen: set[str] = set()
+    for checkout in fleet.write_fleet(tmp_path, 4, fleet.POOL):
+        counts = {}
+        for path in sorted(Path(checkout).iterdir()):
+            result = MANAGERS[manager_of[path.name]].extract(
+                path.name, path.read_text(encoding="utf-8"), _no_other_file
+            )
+            assert result.problems == ()
+            counts[path.name] = len(result.dependencies)
+            seen |= {dep.datasource for dep in result.dependencies}
+        assert sorted(counts.values()) == [12, 28]
+    assert seen >= {"npm", "pypi", "crates", "goproxy"}
+
+
+def test_isolated_env_lets_the_child_keep_its_bytecode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Children start from bytecode, as an installed patchula does: no PYTHONDONTWRITEBYTECODE.
+
+    Registry and credential variables stay scrubbed.
+    """
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("GITHUB_TOKEN", "not-a-real-token")
+    monkeypatch.setenv("PATH", "/usr/bin")
+    env = isolated_env(tmp_path)
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert "GITHUB_TOKEN" not in env
+    assert (env["PATH"], env["HOME"]) == ("/usr/bin", str(tmp_path / "home"))

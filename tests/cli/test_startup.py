@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import patchula.cli
 import patchula.datasource
 import patchula.manager
+import patchula.scan
 import patchula.versioning
 
 # Run in a fresh interpreter: the CLI's entry point with these arguments, then the names of
@@ -21,12 +26,15 @@ import json, sys
 out = sys.argv.pop()
 sys.argv = ["patchula", *sys.argv[1:]]
 from patchula.cli import main
+import gc
+before = [stats["collections"] for stats in gc.get_stats()]
 try:
     main()
 except SystemExit as exc:
     code = exc.code
 else:
     code = 0
+collections = [stats["collections"] - n for stats, n in zip(gc.get_stats(), before)]
 # The report classes whose validators and serializers were built (pydantic's "complete").
 model = sys.modules.get("patchula.report.model")
 built = sorted(
@@ -37,7 +45,9 @@ built = sorted(
     and getattr(cls, "__pydantic_complete__", False)
 )
 with open(out, "w") as handle:
-    json.dump({"code": code, "modules": sorted(sys.modules), "built": built}, handle)
+    json.dump(
+        {"code": code, "modules": sorted(sys.modules), "built": built, "gc": collections}, handle
+    )
 """
 
 NETWORK = ("httpx", "httpcore", "h2", "hpack", "hyperframe", "patchula.http.transport")
@@ -66,6 +76,15 @@ def _imported(tmp_path: Path, *args: str) -> tuple[int, set[str], str]:
 
 def _probed(tmp_path: Path, *args: str) -> tuple[int, set[str], str, list[str]]:
     """``_imported``, and the report classes whose schemas the run built."""
+    found = _probe(tmp_path, *args)
+    return found["code"], set(found["modules"]), found["stdout"], found["built"]
+
+
+def _probe(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """What the probe wrote for ``patchula ARGS``, and the ``stdout`` of the run.
+
+    Keys: ``code``, ``modules``, ``built``, ``gc`` (collections per generation during ``main``).
+    """
     out = tmp_path / "modules.json"
     home = tmp_path / "home"  # no ~/.npmrc, ~/.netrc or config of the machine's user
     home.mkdir(exist_ok=True)
@@ -83,8 +102,9 @@ def _probed(tmp_path: Path, *args: str) -> tuple[int, set[str], str, list[str]]:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    found = json.loads(out.read_text())
-    return found["code"], set(found["modules"]), done.stdout, found["built"]
+    found: dict[str, Any] = json.loads(out.read_text())
+    found["stdout"] = done.stdout
+    return found
 
 
 def test_the_plugin_lists_are_real() -> None:
@@ -140,6 +160,8 @@ def test_a_run_without_manifests_imports_no_http_and_no_plugin(tmp_path: Path, o
     unwanted = {*NETWORK, *PLUGINS, "rich", "yaml"}
     # Nothing to match or look up, no ~/.netrc or config file to parse (issue 12).
     unwanted |= {"pathspec", "urllib.request", "netrc", "tomllib", "patchula.http.fetcher"}
+    # No lookup outcome to record in the cache's lookup tasks.
+    unwanted |= {"patchula.warm", "patchula.cache.tasks"}
     if output == "json":
         assert json.loads(stdout)["summary"]["dependencies"] == 0
     assert sorted(modules & unwanted) == []
@@ -169,3 +191,40 @@ def test_a_run_with_lookups_imports_what_it_uses(tmp_path: Path) -> None:
         "patchula.datasource.goproxy",
     }
     assert sorted(modules & others) == []
+
+
+def test_the_lookup_tasks_are_imported_at_the_first_lookup_outcome(tmp_path: Path) -> None:
+    """With a cache, a run's first lookup outcome imports the task recorder, which records it.
+
+    The counterpart of the run without manifests, which never imports it.
+    """
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "package.json").write_text('{"dependencies": {"left-pad": "1.0.0"}}')
+    cache = tmp_path / "cache.sqlite"
+    code, modules, _ = _imported(
+        tmp_path,
+        *("run", str(checkout), "--cache", str(cache), "--format", "json"),
+        *("--registry", "npm=http://127.0.0.1:9", "--request-deadline", "5"),
+    )
+    assert code == 3
+    assert {"patchula.warm", "patchula.cache.tasks"} <= modules
+    with contextlib.closing(sqlite3.connect(cache)) as conn:
+        rows = conn.execute("SELECT datasource, package, status FROM lookup_tasks").fetchall()
+    assert rows == [("npm", "left-pad", "pending")]
+
+
+def test_a_command_starts_with_the_scans_young_collection_threshold(tmp_path: Path) -> None:
+    """The imports of a run without manifests make a few young collections, not dozens.
+
+    With CPython's default threshold (700) they made ~80 young and 7 middle collections. The
+    CLI's threshold is the scan's.
+    """
+    assert patchula.cli.START_GC_YOUNG_THRESHOLD == patchula.scan.GC_YOUNG_THRESHOLD
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    found = _probe(tmp_path, "run", str(empty), "--cache", str(tmp_path / "cache.sqlite"))
+    assert found["code"] == 0
+    young, middle, _ = found["gc"]
+    assert young <= 10
+    assert middle <= 1

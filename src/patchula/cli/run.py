@@ -12,7 +12,7 @@ import errno
 import io
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Protocol
@@ -31,8 +31,11 @@ if TYPE_CHECKING:
     from patchula.cache import Cache
     from patchula.clock import Clock
     from patchula.credentials import RegistryAccess
+    from patchula.errors import LookupFailed
     from patchula.http.fetcher import Fetcher
     from patchula.http.lazy import LazyFetcher
+    from patchula.lookup import LookupKey
+    from patchula.models import Catalog
     from patchula.report.model import CacheReport, HostReport, ScanReport
     from patchula.settings import Settings
     from patchula.warm import TaskRecorder
@@ -392,15 +395,44 @@ def open_cache(settings: Settings, err: LazyConsole) -> Cache | None:
     return cache
 
 
-def task_recorder(cache: Cache | None, settings: Settings) -> TaskRecorder | None:
+class LazyRecorder:
+    """The run's ``TaskRecorder`` (``Lookups.on_finish``), made at the first outcome it is told.
+
+    A run that looks nothing up never imports the lookup-task machinery (``patchula.warm``,
+    ``patchula.cache.tasks``) and has nothing to write when it closes (issue 12: start-up).
+    """
+
+    def __init__(self, cache: Cache, max_attempts: int) -> None:
+        self._cache = cache
+        self._max_attempts = max_attempts
+        self._recorder: TaskRecorder | None = None
+
+    def __call__(self, key: LookupKey, result: Catalog | LookupFailed) -> None:
+        """Keep the outcome of the lookup ``key`` (``TaskRecorder.__call__``)."""
+        if self._recorder is None:
+            from patchula.clock import SystemClock  # noqa: PLC0415 - lazy: start-up
+            from patchula.warm import TaskRecorder  # noqa: PLC0415 - lazy: start-up
+
+            # Real time, not --now: the record says when lookups happened and retries are due.
+            self._recorder = TaskRecorder(self._cache, SystemClock(), self._max_attempts)
+        self._recorder(key, result)
+
+    @property
+    def recorded(self) -> int:
+        """How many outcomes were written so far (0 before the first)."""
+        return 0 if self._recorder is None else self._recorder.recorded
+
+    async def aclose(self) -> None:
+        """Write what is left and wait for every batch (``TaskRecorder.aclose``), if any."""
+        if self._recorder is not None:
+            await self._recorder.aclose()
+
+
+def task_recorder(cache: Cache | None, settings: Settings) -> LazyRecorder | None:
     """The record of this run's lookups in the cache's lookup tasks (none without a cache)."""
     if cache is None:
         return None
-    from patchula.clock import SystemClock  # noqa: PLC0415 - lazy: start-up
-    from patchula.warm import TaskRecorder  # noqa: PLC0415 - lazy: start-up
-
-    # Real time, not --now: the record says when lookups happened and retries are due.
-    return TaskRecorder(cache, SystemClock(), settings.cache_max_attempts)
+    return LazyRecorder(cache, settings.cache_max_attempts)
 
 
 async def _run(
@@ -592,11 +624,11 @@ def _emit(report: ScanReport, settings: Settings) -> int:
     directory, a read-only one); the failure is then said on stderr, naming the path. Each
     file is tried even when the other failed.
     """
-    from patchula.report.render import render_json  # noqa: PLC0415 - lazy: start-up
+    from patchula.report.render import json_chunks  # noqa: PLC0415 - lazy: start-up
 
     _print(report, settings)
     code = exit_code(report, settings.fail_on)
-    if settings.report is not None and not _write("report", settings.report, render_json, report):
+    if settings.report is not None and not _write("report", settings.report, json_chunks, report):
         code = EXIT_USAGE
     if settings.dashboard is not None:
         from patchula.report.dashboard import render_markdown  # noqa: PLC0415 - lazy: start-up
@@ -606,7 +638,9 @@ def _emit(report: ScanReport, settings: Settings) -> int:
     return code
 
 
-def _write(what: str, path: Path, render: Callable[[ScanReport], str], report: ScanReport) -> bool:
+def _write(
+    what: str, path: Path, render: Callable[[ScanReport], str | Iterable[str]], report: ScanReport
+) -> bool:
     """Write ``render(report)`` to ``path``; say why on stderr and return False if it fails."""
     try:
         write_report(path, render(report))
@@ -678,12 +712,12 @@ def check_not_scanned(path: Path, targets: list[str], settings: Settings) -> Non
             raise ConfigError(msg)
 
 
-def write_report(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` (parents created), never blocking on a FIFO without a reader.
+def write_report(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``text`` (or its pieces in order) to ``path``, never blocking on a FIFO unread.
 
-    The file is opened with ``O_NONBLOCK``: a FIFO nobody reads fails at once (``ENXIO``)
-    instead of hanging the run; one with a reader (``--report /dev/stdout`` into a pipe) is
-    then written normally. Raises ``OSError``.
+    Parents are created. The file is opened with ``O_NONBLOCK``: a FIFO nobody reads fails at
+    once (``ENXIO``) instead of hanging the run; one with a reader (``--report /dev/stdout``
+    into a pipe) is then written normally. Raises ``OSError``.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -696,12 +730,13 @@ def write_report(path: Path, text: str) -> None:
         raise
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         os.set_blocking(fd, True)  # opened: a reader exists, so writes may wait for it
-        handle.write(text)
+        for piece in [text] if isinstance(text, str) else text:
+            handle.write(piece)
 
 
 def _print(report: ScanReport, settings: Settings) -> None:
     from patchula.report.render import (  # noqa: PLC0415 - lazy: start-up
-        render_json,
+        json_chunks,
         render_plain,
         render_table,
         summary_line,
@@ -709,7 +744,9 @@ def _print(report: ScanReport, settings: Settings) -> None:
 
     show_all = settings.verbose > 0
     if settings.format == "json":
-        sys.stdout.write(render_json(report))
+        # Repository by repository: the whole document is never held at once (json_chunks).
+        for chunk in json_chunks(report):
+            sys.stdout.write(chunk)
     elif settings.format == "markdown":
         from patchula.report.dashboard import render_markdown  # noqa: PLC0415 - lazy: start-up
 
