@@ -432,3 +432,31 @@ def test_an_unreadable_manifest_is_not_recorded(
     second = _scan([checkout], store)
     assert _rows(second) == [("package.json", "a", "outdated", "1.0.0")]
     assert store.puts == 1
+
+
+def test_the_clean_check_of_a_fresh_extraction_waits_for_no_lookup(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first run requests its lookups before its clean check (a git status) decides the record.
+
+    The check costs tens of milliseconds; run before the requests, it would delay every cold
+    run of a git checkout by that much.
+    """
+    order: list[str] = []
+    request, clean = scan_module._request, scan_module._clean
+
+    def noting_request(*args: object, **kwargs: object) -> None:
+        order.append("request")
+        request(*args, **kwargs)  # type: ignore[arg-type]
+
+    async def noting_clean(*args: object, **kwargs: object) -> bool:
+        order.append("clean")
+        return await clean(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scan_module, "_request", noting_request)
+    monkeypatch.setattr(scan_module, "_clean", noting_clean)
+    store = Store()
+    result = _scan([checkout], store)
+    assert order == ["request", "clean"]
+    assert store.puts == 1
+    assert _rows(result) == [("package.json", "a", "outdated", "1.0.0")]

@@ -23,7 +23,7 @@ import os
 import posixpath
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -688,8 +688,12 @@ async def _extract_and_request(
     the record stored when the tree was clean (and HEAD unchanged) after the extraction.
     """
     async with slots:
-        extracted = await _extract_local(repo, root, settings, scope, records)
+        extracted, store = await _extract_local(repo, root, settings, scope, records)
         _request(extracted, settings, lookups, view)
+        if store is not None:
+            # After the lookups are requested: the clean check (a ``git status``, tens of
+            # milliseconds) runs while their requests are in flight, not before them.
+            await store()
     return extracted
 
 
@@ -699,8 +703,12 @@ async def _extract_local(
     settings: Settings,
     scope: _Scope,
     records: RecordStore | None,
-) -> list[_Extracted]:
-    """The extraction of the checkout at ``root``: from its record, or walked and read."""
+) -> tuple[list[_Extracted], Callable[[], Awaitable[None]] | None]:
+    """The extraction of the checkout at ``root``: from its record, or walked and read.
+
+    With the extraction comes, when it may become a record, the coroutine function that
+    stores it once the work tree proves clean at the same HEAD (``None``: nothing to store).
+    """
     key = _local_key(repo, root, settings, scope) if records is not None else None
     if records is not None and key is not None:
         record = await _read_record(records, key)
@@ -709,7 +717,7 @@ async def _extract_local(
             and await _clean(root, record.read, scope)
             and read_commit(root) == key.commit  # HEAD did not move while git looked
         ):
-            return _restore(repo, record)
+            return _restore(repo, record), None
     start = len(repo.problems)
     read: list[str] = []
     reader = _Recording(_Reader(root, settings.max_file_bytes), read)
@@ -726,16 +734,18 @@ async def _extract_local(
         extracted = await anyio.to_thread.run_sync(
             _extract_repo, reader, settings, repo, found, scope
         )
-    if (
-        records is not None
-        and key is not None
-        and _recordable(reader, found)
-        and await _clean(root, read, scope)
-        and read_commit(root) == key.commit
-    ):
+    if records is None or key is None or not _recordable(reader, found):
+        return extracted, None
+    store_key, problems, files = key, repo.problems[start:], list(repo.files)
+
+    async def store() -> None:
         # Clean after the extraction too, at the same HEAD: what was read is that commit's.
-        await _store_record(records, key, repo, start, read, extracted)
-    return extracted
+        if await _clean(root, read, scope) and read_commit(root) == store_key.commit:
+            await _store_record(
+                records, store_key, repo, 0, read, extracted, problems=problems, files=files
+            )
+
+    return extracted, store
 
 
 class _Recording:
@@ -827,13 +837,20 @@ async def _store_record(
     read: Sequence[str],
     extracted: list[_Extracted],
     npmrc: str | None = None,
+    *,
+    problems: list[ManifestProblem] | None = None,
+    files: list[str] | None = None,
 ) -> None:
-    """Store ``repo``'s extraction (its problems from ``start`` on) as the record of ``key``."""
+    """Store ``repo``'s extraction (its problems from ``start`` on) as the record of ``key``.
+
+    ``problems`` and ``files``, when given, are the extraction's as they were when it ended
+    (a record stored later must not take what the rows' evaluation added since).
+    """
     record = Record(
         format=RECORD_FORMAT,
-        files=list(repo.files),
+        files=list(repo.files) if files is None else files,
         read=list(dict.fromkeys(read)),
-        problems=repo.problems[start:],
+        problems=repo.problems[start:] if problems is None else problems,
         extracted=extracted,
         npmrc=npmrc,
     )
