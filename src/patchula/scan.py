@@ -87,7 +87,7 @@ from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
 if TYPE_CHECKING:
     from patchula.datasource.base import Fetch, MethodFetch
-    from patchula.repos.github import RepoTarget
+    from patchula.repos.github import BlobMemo, RepoTarget
     from patchula.repos.github import TreeEntry as RepoTreeEntry
 
 # The rows an extraction gives (``records.Extracted``; the name the scan's code uses).
@@ -346,9 +346,14 @@ async def _targets(
     targets = _once(targets)
     if settings.shard is not None:
         targets = select_shard(targets, *settings.shard)
+    memo = None  # the run's blobs, shared by its remote repositories (made for the first)
     for target in targets:
         if target.startswith(_GITHUB):
-            repo, source = _remote_target(target, settings, fetch, access, unlisted)
+            if memo is None:
+                from patchula.repos.github import BlobMemo  # noqa: PLC0415 - lazy: start-up
+
+                memo = BlobMemo()
+            repo, source = _remote_target(target, settings, fetch, access, unlisted, memo)
             repos.append(repo)
             if source is not None:
                 remote.append((repo, source))
@@ -956,12 +961,16 @@ async def _expand_owners(
 
 @dataclass(frozen=True, slots=True)
 class _Remote:
-    """A remote repository to scan: its target, the REST base, the run's facade and access."""
+    """A remote repository to scan: its target, the REST base, the run's facade and access.
+
+    ``blobs`` is the run's blob memo, one for all its remote repositories (``BlobMemo``).
+    """
 
     target: RepoTarget
     api: str
     fetch: MethodFetch
     access: RegistryAccess
+    blobs: BlobMemo
 
 
 def _remote_target(
@@ -970,6 +979,7 @@ def _remote_target(
     fetch: Fetch,
     access: RegistryAccess,
     unlisted: Mapping[str, str],
+    blobs: BlobMemo,
 ) -> tuple[RepoResult, _Remote | None]:
     """The repository row of the remote ``target`` and what to scan (``None``: not scanned).
 
@@ -991,7 +1001,7 @@ def _remote_target(
         repo.problems.append(ManifestProblem(target, None, reason or "not a GitHub target"))
         return repo, None
     repo = RepoResult(target=target, root=github.web_url(api, parsed), commit=None)
-    return repo, _Remote(parsed, api, cast("MethodFetch", fetch), access)
+    return repo, _Remote(parsed, api, cast("MethodFetch", fetch), access, blobs)
 
 
 def _remote_id(api: str, target: RepoTarget) -> str:
@@ -1103,12 +1113,11 @@ async def _remote_view(
     a warning too (the run-wide view is used).
     """
     from patchula.credentials import MAX_CONFIG_BYTES  # noqa: PLC0415 - beside its one use
-    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
 
     text = None
     if npmrc is not None:
         try:
-            data = await github.read_blob(
+            data = await source.blobs.read(
                 source.fetch, source.api, source.target, npmrc, max_bytes=MAX_CONFIG_BYTES
             )
         except ManifestError as exc:
@@ -1156,8 +1165,6 @@ class _Blobs:
 
     async def read(self, paths: Sequence[str]) -> None:
         """Read the blobs of ``paths`` (each SHA once), concurrently; failures kept per path."""
-        from patchula.repos import github  # noqa: PLC0415 - lazy: start-up
-
         by_sha: dict[str, list[RepoTreeEntry]] = {}
         for path in dict.fromkeys(paths):
             entry = self._entries.get(path)
@@ -1169,7 +1176,7 @@ class _Blobs:
         async def one(same: list[RepoTreeEntry]) -> None:
             async with limiter:
                 try:
-                    data: bytes | ManifestError = await github.read_blob(
+                    data: bytes | ManifestError = await source.blobs.read(
                         source.fetch, source.api, source.target, same[0], max_bytes=self._max
                     )
                 except ManifestError as exc:

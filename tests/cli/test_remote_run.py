@@ -373,7 +373,7 @@ def test_the_remote_reader_fails_as_the_checkout_reader() -> None:
         "link.txt": TreeEntry("link.txt", "1" * 40, 3, "120000"),
         "bad.txt": TreeEntry("bad.txt", "2" * 40, 3, "100644"),
     }
-    source = _Remote(RepoTarget("o", "r"), "http://x", None, None)  # type: ignore[arg-type]
+    source = _Remote(RepoTarget("o", "r"), "http://x", None, None, None)  # type: ignore[arg-type]
     blobs = _Blobs(source, entries, 1024)
     blobs._data["a/b.txt"] = b"\xef\xbb\xbfok\n"
     blobs._data["bad.txt"] = b"\xff\n"
@@ -411,3 +411,71 @@ def test_a_blob_github_did_not_give_is_not_recorded(github: FakeRegistry, tmp_pa
         _run(github, tmp_path, "github:acme/widget")[1]["repositories"][0]["extraction"]["source"]
         == "cached"
     )
+
+
+# --- blobs: one request per content, whatever the repository ---------------------------------
+
+# Files read by a scan of FILES: the selected manifests, the include and the root .npmrc.
+READ = [
+    "package.json",
+    "package-lock.json",
+    ".npmrc",
+    "web/package.json",
+    "services/api/requirements.txt",
+    "services/api/base.txt",
+]
+
+
+def _blob_requests(registry: FakeRegistry) -> dict[str, int]:
+    """Blob requests per blob SHA, whatever the repository they were sent under."""
+    counts: dict[str, int] = {}
+    for route, n in _github_routes(registry).items():
+        if "/git/blobs/" in route:
+            sha = route.rsplit("/", 1)[1]
+            counts[sha] = counts.get(sha, 0) + n
+    return counts
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_repositories_sharing_files_fetch_each_blob_once(
+    github: FakeRegistry, tmp_path: Path, *, cache: bool
+) -> None:
+    """Six repositories with the same files: one blob request per distinct SHA in one run."""
+    for index in range(5):
+        github.github.add_tree_repo("acme", f"copy{index}", FILES)
+    targets = ["github:acme/widget", *(f"github:acme/copy{index}" for index in range(5))]
+    _, report, _ = _run(github, tmp_path, *targets, *([] if cache else ["--no-cache"]))
+    assert _blob_requests(github) == {github.github.blob_sha(FILES[path]): 1 for path in READ}
+    first, *others = report["repositories"]
+    assert all(_rows(repo) == _rows(first) for repo in others)
+    assert all(repo["problems"] == first["problems"] for repo in others)
+
+
+def test_a_later_run_reads_known_blobs_from_the_cache_for_new_repositories(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """New repositories holding files an earlier run read: their trees only, no blob request."""
+    _, first, _ = _run(github, tmp_path, "github:acme/widget")
+    github.github.add_tree_repo("other", "copy", FILES)
+    github.github.add_tree_repo("acme", "copy", {**FILES, "README.md": b"# copy\n"})
+    _, second, _ = _run(github, tmp_path, "github:other/copy", "github:acme/copy")
+    assert _blob_requests(github) == {}
+    routes = _github_routes(github)
+    assert sum(n for route, n in routes.items() if "/git/trees/" in route) == 2
+    for repo in second["repositories"]:
+        assert repo["extraction"]["source"] == "fresh"
+        assert _rows(repo) == _rows(first["repositories"][0])
+
+
+def test_a_known_blob_is_served_only_to_a_tree_naming_it(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """A repository whose file differs gets its own blob, never the one another tree names."""
+    _run(github, tmp_path, "github:acme/widget")
+    changed = b'{"dependencies": {"pkg-y": "1.1.0"}}\n'
+    github.github.add_tree_repo("acme", "fork", {**FILES, "package.json": changed})
+    _, report, _ = _run(github, tmp_path, "github:acme/fork")
+    assert _blob_requests(github) == {github.github.blob_sha(changed): 1}
+    rows = {(d["file"], d["name"]) for d in report["repositories"][0]["dependencies"]}
+    assert ("package.json", "pkg-x") not in rows
+    assert ("package.json", "pkg-y") in rows
