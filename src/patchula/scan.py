@@ -125,8 +125,14 @@ class RepoResult:
     rows: list[Row] = field(default_factory=list)
     problems: list[ManifestProblem] = field(default_factory=list)
     # Whether this run extracted the dependencies, or read an extraction record (repository,
-    # commit and config hash) an earlier run stored.
-    extraction: Literal["fresh", "cached"] = "fresh"
+    # commit and config hash) an earlier run stored; ``none``: the target could not be read at
+    # all (``unread``: not found, empty, no permission, rate limited, not listed, malformed).
+    extraction: Literal["fresh", "cached", "none"] = "fresh"
+
+    def unread(self, reason: str) -> None:
+        """Mark the target as not read at all, ``reason`` its one error problem."""
+        self.problems.append(ManifestProblem(self.target, None, reason))
+        self.extraction = "none"
 
 
 @dataclass(slots=True)
@@ -367,7 +373,7 @@ async def _targets(
         repo = RepoResult(target=target, root=str(root or target), commit=commit)
         repos.append(repo)
         if root is None:
-            repo.problems.append(ManifestProblem(target, None, problem))
+            repo.unread(problem)
             continue
         todo.append((repo, root, scope))
     return repos, todo, remote
@@ -630,7 +636,7 @@ async def _scan_repo(
                 repo, root, settings, lookups, slots, cast("CheckoutAccess", view), scope, records
             )
     except RepositoryUnreadable as exc:
-        repo.problems.append(ManifestProblem(repo.target, None, exc.reason))
+        repo.unread(exc.reason)
         return
     except Exception as exc:  # noqa: BLE001 - the per-target guard: a bug costs this target only
         repo.problems.append(
@@ -998,7 +1004,7 @@ def _remote_target(
             reason = reason or "the repositories of this owner were not listed"
     if not isinstance(parsed, github.RepoTarget) or reason:
         repo = RepoResult(target=target, root=target, commit=None)
-        repo.problems.append(ManifestProblem(target, None, reason or "not a GitHub target"))
+        repo.unread(reason or "not a GitHub target")
         return repo, None
     repo = RepoResult(target=target, root=github.web_url(api, parsed), commit=None)
     return repo, _Remote(parsed, api, cast("MethodFetch", fetch), access, blobs)

@@ -479,3 +479,81 @@ def test_a_known_blob_is_served_only_to_a_tree_naming_it(
     rows = {(d["file"], d["name"]) for d in report["repositories"][0]["dependencies"]}
     assert ("package.json", "pkg-x") not in rows
     assert ("package.json", "pkg-y") in rows
+
+
+# --- a used-up primary rate limit -----------------------------------------------------------
+
+
+def test_a_used_up_token_limit_fails_the_rest_unsent_and_the_next_run_sends_again(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """403 with ``x-ratelimit-remaining: 0``: the others are not sent, saying until when; the
+    next run after the reset sends again (nothing of the limit is kept in the cache).
+    """  # noqa: D205 - the behaviour reads as one sentence
+    import anyio  # noqa: PLC0415 - this test only
+
+    from patchula.cache import Cache  # noqa: PLC0415 - this test only
+    from patchula.clock import FixedClock  # noqa: PLC0415 - this test only
+    from patchula.http.fetcher import Fetcher, Timer, make_client  # noqa: PLC0415 - this test only
+    from patchula.report.model import build_report  # noqa: PLC0415 - this test only
+    from patchula.report.render import summary_line  # noqa: PLC0415 - this test only
+    from patchula.scan import ScanResult, scan  # noqa: PLC0415 - this test only
+    from patchula.settings import Settings  # noqa: PLC0415 - this test only
+
+    for name in ("api", "web"):
+        github.github.add_tree_repo("acme", name, {"requirements.txt": b"req-a==1.0.0\n"})
+    noon = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    reset = noon + timedelta(hours=1)
+    limited = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(reset.timestamp()))}
+    github.host("github").fail_next(1, 403, limited, b'{"message": "API rate limit exceeded"}')
+    registries = {name: github.url(name) for name in ("npm", "pypi", "github")}
+    settings = Settings.model_validate({"registries": registries, "concurrency": 1})
+    targets = ["github:acme/widget", "github:acme/api", "github:acme/web"]
+    host = github.url("github").split("//", 1)[1]
+
+    def run(at: datetime) -> tuple[ScanResult, str]:
+        async def main() -> tuple[ScanResult, str]:
+            async with make_client() as client, Cache.open(tmp_path / "c.db") as cache:
+                fetch = Fetcher(client, cache=cache, timer=Timer(wall=lambda: at))
+                result = await scan(targets, settings, fetch, FixedClock(at), records=cache)
+                return result, summary_line(build_report(result, settings, fetch.stats))
+
+        github.reset_stats()
+        return anyio.run(main)
+
+    first, line = run(noon)
+    reasons = [repo.problems[0].message for repo in first.repos]
+    assert all(
+        "rate limit for unauthenticated requests is used up until 13:00Z" in r for r in reasons
+    )
+    assert all(r.endswith("its requests fail until then without being sent") for r in reasons)
+    assert sum(n for route, n in _github_routes(github).items() if "/commits/" in route) == 1
+    assert line == (
+        "0 dependencies in 3 repositories; 3 of 3 repositories could not be read (3 as "
+        f"{host} rate limit for unauthenticated requests is used up until 13:00Z)"
+    )
+    second, _ = run(reset + timedelta(minutes=5))
+    assert all(repo.rows for repo in second.repos)
+    assert not [p for repo in second.repos for p in repo.problems if p.file == repo.target]
+    commits = {r: n for r, n in _github_routes(github).items() if "/commits/" in r}
+    assert commits == {f"GET /repos/acme/{n}/commits/HEAD": 1 for n in ("widget", "api", "web")}
+
+
+def test_the_summary_says_repositories_could_not_be_read(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """Unreadable repositories only: the table's summary says so, and JSON counts them."""
+    github.github.fail_repo("acme", "gone", "missing")
+    github.github.fail_repo("acme", "void", "empty")
+    targets = ["github:acme/gone", "github:acme/void", "github:nobody/*"]
+    command = ["run", "--no-cache", "--format", "table", *targets, *_registries(github)]
+    result = runner.invoke(app, command, env={"GITHUB_TOKEN": "", "GH_TOKEN": ""})
+    assert result.exit_code == 3
+    assert "0 dependencies in 3 repositories; 3 of 3 repositories could not be read" in (
+        result.stdout
+    )
+    for wrong in ("none found", "libyears", "manifest error"):
+        assert wrong not in result.stdout
+    _, report, _ = _run(github, tmp_path, *targets)
+    assert report["summary"]["unreadable"] == 3
+    assert [repo["extraction"]["source"] for repo in report["repositories"]] == ["none"] * 3
