@@ -849,3 +849,29 @@ async def test_a_blob_is_stored_once_under_its_sha_for_every_repository() -> Non
                 await cache.aclose()
     assert first == second == DATA
     assert route.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_a_blob_stored_for_a_token_does_not_answer_anonymous_requests() -> None:
+    """The blob's key names the credential sent: a token's stored answer never serves another."""
+    from patchula.cache import Cache  # noqa: PLC0415 - this test only
+
+    encoded = base64.b64encode(DATA).decode()
+    with respx.mock() as router:
+        route = router.get(BLOB_URL).mock(return_value=_blob(encoded))
+        cache = Cache.open(None)
+        try:
+            credential = github_credential({"GITHUB_TOKEN": TOKEN}, API)
+            assert credential is not None
+            async with httpx.AsyncClient() as client:
+                with_token = Fetcher(
+                    client, cache=cache, credentials=StaticCredentials([credential])
+                )
+                await github.read_blob(with_token, API, TARGET, ENTRY, max_bytes=1024)
+                await github.read_blob(with_token, API, TARGET, ENTRY, max_bytes=1024)
+                anonymous = Fetcher(client, cache=cache)
+                await github.read_blob(anonymous, API, TARGET, ENTRY, max_bytes=1024)
+        finally:
+            await cache.aclose()
+    assert route.call_count == 2
+    assert [("authorization" in call.request.headers) for call in route.calls] == [True, False]
