@@ -87,7 +87,7 @@ from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
 if TYPE_CHECKING:
     from patchula.datasource.base import Fetch, MethodFetch
-    from patchula.repos.github import RepoTarget
+    from patchula.repos.github import BlobMemo, RepoTarget
     from patchula.repos.github import TreeEntry as RepoTreeEntry
 
 # The rows an extraction gives (``records.Extracted``; the name the scan's code uses).
@@ -125,8 +125,14 @@ class RepoResult:
     rows: list[Row] = field(default_factory=list)
     problems: list[ManifestProblem] = field(default_factory=list)
     # Whether this run extracted the dependencies, or read an extraction record (repository,
-    # commit and config hash) an earlier run stored.
-    extraction: Literal["fresh", "cached"] = "fresh"
+    # commit and config hash) an earlier run stored; ``none``: the target could not be read at
+    # all (``unread``: not found, empty, no permission, rate limited, not listed, malformed).
+    extraction: Literal["fresh", "cached", "none"] = "fresh"
+
+    def unread(self, reason: str) -> None:
+        """Mark the target as not read at all, ``reason`` its one error problem."""
+        self.problems.append(ManifestProblem(self.target, None, reason))
+        self.extraction = "none"
 
 
 @dataclass(slots=True)
@@ -346,9 +352,14 @@ async def _targets(
     targets = _once(targets)
     if settings.shard is not None:
         targets = select_shard(targets, *settings.shard)
+    memo = None  # the run's blobs, shared by its remote repositories (made for the first)
     for target in targets:
         if target.startswith(_GITHUB):
-            repo, source = _remote_target(target, settings, fetch, access, unlisted)
+            if memo is None:
+                from patchula.repos.github import BlobMemo  # noqa: PLC0415 - lazy: start-up
+
+                memo = BlobMemo()
+            repo, source = _remote_target(target, settings, fetch, access, unlisted, memo)
             repos.append(repo)
             if source is not None:
                 remote.append((repo, source))
@@ -362,7 +373,7 @@ async def _targets(
         repo = RepoResult(target=target, root=str(root or target), commit=commit)
         repos.append(repo)
         if root is None:
-            repo.problems.append(ManifestProblem(target, None, problem))
+            repo.unread(problem)
             continue
         todo.append((repo, root, scope))
     return repos, todo, remote
@@ -625,7 +636,7 @@ async def _scan_repo(
                 repo, root, settings, lookups, slots, cast("CheckoutAccess", view), scope, records
             )
     except RepositoryUnreadable as exc:
-        repo.problems.append(ManifestProblem(repo.target, None, exc.reason))
+        repo.unread(exc.reason)
         return
     except Exception as exc:  # noqa: BLE001 - the per-target guard: a bug costs this target only
         repo.problems.append(
@@ -956,12 +967,16 @@ async def _expand_owners(
 
 @dataclass(frozen=True, slots=True)
 class _Remote:
-    """A remote repository to scan: its target, the REST base, the run's facade and access."""
+    """A remote repository to scan: its target, the REST base, the run's facade and access.
+
+    ``blobs`` is the run's blob memo, one for all its remote repositories (``BlobMemo``).
+    """
 
     target: RepoTarget
     api: str
     fetch: MethodFetch
     access: RegistryAccess
+    blobs: BlobMemo
 
 
 def _remote_target(
@@ -970,6 +985,7 @@ def _remote_target(
     fetch: Fetch,
     access: RegistryAccess,
     unlisted: Mapping[str, str],
+    blobs: BlobMemo,
 ) -> tuple[RepoResult, _Remote | None]:
     """The repository row of the remote ``target`` and what to scan (``None``: not scanned).
 
@@ -988,10 +1004,10 @@ def _remote_target(
             reason = reason or "the repositories of this owner were not listed"
     if not isinstance(parsed, github.RepoTarget) or reason:
         repo = RepoResult(target=target, root=target, commit=None)
-        repo.problems.append(ManifestProblem(target, None, reason or "not a GitHub target"))
+        repo.unread(reason or "not a GitHub target")
         return repo, None
     repo = RepoResult(target=target, root=github.web_url(api, parsed), commit=None)
-    return repo, _Remote(parsed, api, cast("MethodFetch", fetch), access)
+    return repo, _Remote(parsed, api, cast("MethodFetch", fetch), access, blobs)
 
 
 def _remote_id(api: str, target: RepoTarget) -> str:
@@ -1103,12 +1119,11 @@ async def _remote_view(
     a warning too (the run-wide view is used).
     """
     from patchula.credentials import MAX_CONFIG_BYTES  # noqa: PLC0415 - beside its one use
-    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
 
     text = None
     if npmrc is not None:
         try:
-            data = await github.read_blob(
+            data = await source.blobs.read(
                 source.fetch, source.api, source.target, npmrc, max_bytes=MAX_CONFIG_BYTES
             )
         except ManifestError as exc:
@@ -1156,8 +1171,6 @@ class _Blobs:
 
     async def read(self, paths: Sequence[str]) -> None:
         """Read the blobs of ``paths`` (each SHA once), concurrently; failures kept per path."""
-        from patchula.repos import github  # noqa: PLC0415 - lazy: start-up
-
         by_sha: dict[str, list[RepoTreeEntry]] = {}
         for path in dict.fromkeys(paths):
             entry = self._entries.get(path)
@@ -1169,7 +1182,7 @@ class _Blobs:
         async def one(same: list[RepoTreeEntry]) -> None:
             async with limiter:
                 try:
-                    data: bytes | ManifestError = await github.read_blob(
+                    data: bytes | ManifestError = await source.blobs.read(
                         source.fetch, source.api, source.target, same[0], max_bytes=self._max
                     )
                 except ManifestError as exc:

@@ -373,7 +373,7 @@ def test_the_remote_reader_fails_as_the_checkout_reader() -> None:
         "link.txt": TreeEntry("link.txt", "1" * 40, 3, "120000"),
         "bad.txt": TreeEntry("bad.txt", "2" * 40, 3, "100644"),
     }
-    source = _Remote(RepoTarget("o", "r"), "http://x", None, None)  # type: ignore[arg-type]
+    source = _Remote(RepoTarget("o", "r"), "http://x", None, None, None)  # type: ignore[arg-type]
     blobs = _Blobs(source, entries, 1024)
     blobs._data["a/b.txt"] = b"\xef\xbb\xbfok\n"
     blobs._data["bad.txt"] = b"\xff\n"
@@ -411,3 +411,149 @@ def test_a_blob_github_did_not_give_is_not_recorded(github: FakeRegistry, tmp_pa
         _run(github, tmp_path, "github:acme/widget")[1]["repositories"][0]["extraction"]["source"]
         == "cached"
     )
+
+
+# --- blobs: one request per content, whatever the repository ---------------------------------
+
+# Files read by a scan of FILES: the selected manifests, the include and the root .npmrc.
+READ = [
+    "package.json",
+    "package-lock.json",
+    ".npmrc",
+    "web/package.json",
+    "services/api/requirements.txt",
+    "services/api/base.txt",
+]
+
+
+def _blob_requests(registry: FakeRegistry) -> dict[str, int]:
+    """Blob requests per blob SHA, whatever the repository they were sent under."""
+    counts: dict[str, int] = {}
+    for route, n in _github_routes(registry).items():
+        if "/git/blobs/" in route:
+            sha = route.rsplit("/", 1)[1]
+            counts[sha] = counts.get(sha, 0) + n
+    return counts
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_repositories_sharing_files_fetch_each_blob_once(
+    github: FakeRegistry, tmp_path: Path, *, cache: bool
+) -> None:
+    """Six repositories with the same files: one blob request per distinct SHA in one run."""
+    for index in range(5):
+        github.github.add_tree_repo("acme", f"copy{index}", FILES)
+    targets = ["github:acme/widget", *(f"github:acme/copy{index}" for index in range(5))]
+    _, report, _ = _run(github, tmp_path, *targets, *([] if cache else ["--no-cache"]))
+    assert _blob_requests(github) == {github.github.blob_sha(FILES[path]): 1 for path in READ}
+    first, *others = report["repositories"]
+    assert all(_rows(repo) == _rows(first) for repo in others)
+    assert all(repo["problems"] == first["problems"] for repo in others)
+
+
+def test_a_later_run_reads_known_blobs_from_the_cache_for_new_repositories(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """New repositories holding files an earlier run read: their trees only, no blob request."""
+    _, first, _ = _run(github, tmp_path, "github:acme/widget")
+    github.github.add_tree_repo("other", "copy", FILES)
+    github.github.add_tree_repo("acme", "copy", {**FILES, "README.md": b"# copy\n"})
+    _, second, _ = _run(github, tmp_path, "github:other/copy", "github:acme/copy")
+    assert _blob_requests(github) == {}
+    routes = _github_routes(github)
+    assert sum(n for route, n in routes.items() if "/git/trees/" in route) == 2
+    for repo in second["repositories"]:
+        assert repo["extraction"]["source"] == "fresh"
+        assert _rows(repo) == _rows(first["repositories"][0])
+
+
+def test_a_known_blob_is_served_only_to_a_tree_naming_it(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """A repository whose file differs gets its own blob, never the one another tree names."""
+    _run(github, tmp_path, "github:acme/widget")
+    changed = b'{"dependencies": {"pkg-y": "1.1.0"}}\n'
+    github.github.add_tree_repo("acme", "fork", {**FILES, "package.json": changed})
+    _, report, _ = _run(github, tmp_path, "github:acme/fork")
+    assert _blob_requests(github) == {github.github.blob_sha(changed): 1}
+    rows = {(d["file"], d["name"]) for d in report["repositories"][0]["dependencies"]}
+    assert ("package.json", "pkg-x") not in rows
+    assert ("package.json", "pkg-y") in rows
+
+
+# --- a used-up primary rate limit -----------------------------------------------------------
+
+
+def test_a_used_up_token_limit_fails_the_rest_unsent_and_the_next_run_sends_again(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """403 with ``x-ratelimit-remaining: 0``: the others are not sent, saying until when; the
+    next run after the reset sends again (nothing of the limit is kept in the cache).
+    """  # noqa: D205 - the behaviour reads as one sentence
+    import anyio  # noqa: PLC0415 - this test only
+
+    from patchula.cache import Cache  # noqa: PLC0415 - this test only
+    from patchula.clock import FixedClock  # noqa: PLC0415 - this test only
+    from patchula.http.fetcher import Fetcher, Timer, make_client  # noqa: PLC0415 - this test only
+    from patchula.report.model import build_report  # noqa: PLC0415 - this test only
+    from patchula.report.render import summary_line  # noqa: PLC0415 - this test only
+    from patchula.scan import ScanResult, scan  # noqa: PLC0415 - this test only
+    from patchula.settings import Settings  # noqa: PLC0415 - this test only
+
+    for name in ("api", "web"):
+        github.github.add_tree_repo("acme", name, {"requirements.txt": b"req-a==1.0.0\n"})
+    noon = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    reset = noon + timedelta(hours=1)
+    limited = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(reset.timestamp()))}
+    github.host("github").fail_next(1, 403, limited, b'{"message": "API rate limit exceeded"}')
+    registries = {name: github.url(name) for name in ("npm", "pypi", "github")}
+    settings = Settings.model_validate({"registries": registries, "concurrency": 1})
+    targets = ["github:acme/widget", "github:acme/api", "github:acme/web"]
+    host = github.url("github").split("//", 1)[1]
+
+    def run(at: datetime) -> tuple[ScanResult, str]:
+        async def main() -> tuple[ScanResult, str]:
+            async with make_client() as client, Cache.open(tmp_path / "c.db") as cache:
+                fetch = Fetcher(client, cache=cache, timer=Timer(wall=lambda: at))
+                result = await scan(targets, settings, fetch, FixedClock(at), records=cache)
+                return result, summary_line(build_report(result, settings, fetch.stats))
+
+        github.reset_stats()
+        return anyio.run(main)
+
+    first, line = run(noon)
+    reasons = [repo.problems[0].message for repo in first.repos]
+    assert all(
+        "rate limit for unauthenticated requests is used up until 13:00Z" in r for r in reasons
+    )
+    assert all(r.endswith("its requests fail until then without being sent") for r in reasons)
+    assert sum(n for route, n in _github_routes(github).items() if "/commits/" in route) == 1
+    assert line == (
+        "0 dependencies in 3 repositories; 3 of 3 repositories could not be read (3 as "
+        f"{host} rate limit for unauthenticated requests is used up until 13:00Z)"
+    )
+    second, _ = run(reset + timedelta(minutes=5))
+    assert all(repo.rows for repo in second.repos)
+    assert not [p for repo in second.repos for p in repo.problems if p.file == repo.target]
+    commits = {r: n for r, n in _github_routes(github).items() if "/commits/" in r}
+    assert commits == {f"GET /repos/acme/{n}/commits/HEAD": 1 for n in ("widget", "api", "web")}
+
+
+def test_the_summary_says_repositories_could_not_be_read(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """Unreadable repositories only: the table's summary says so, and JSON counts them."""
+    github.github.fail_repo("acme", "gone", "missing")
+    github.github.fail_repo("acme", "void", "empty")
+    targets = ["github:acme/gone", "github:acme/void", "github:nobody/*"]
+    command = ["run", "--no-cache", "--format", "table", *targets, *_registries(github)]
+    result = runner.invoke(app, command, env={"GITHUB_TOKEN": "", "GH_TOKEN": ""})
+    assert result.exit_code == 3
+    assert "0 dependencies in 3 repositories; 3 of 3 repositories could not be read" in (
+        result.stdout
+    )
+    for wrong in ("none found", "libyears", "manifest error"):
+        assert wrong not in result.stdout
+    _, report, _ = _run(github, tmp_path, *targets)
+    assert report["summary"]["unreadable"] == 3
+    assert [repo["extraction"]["source"] for repo in report["repositories"]] == ["none"] * 3

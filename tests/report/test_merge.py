@@ -104,6 +104,17 @@ def test_offline_rows_not_in_the_cache_are_counted_as_a_run_counts_them() -> Non
     assert merged.report.summary.by_status.unknown == 1
 
 
+def test_unreadable_repositories_of_the_shards_add_up() -> None:
+    """``summary.unreadable`` of merged shards, read back from their JSON, is the sum."""
+    gone = RepoResult(target="github:acme/gone", root="github:acme/gone", commit=None)
+    gone.unread("repository not found, or not visible without a token (HTTP 404)")
+    shards = [("a.json", _report([_repo("on"), gone], shard="1/2")), ("b.json", _report([]))]
+    parsed = [(name, parse_report(render_json(r).encode(), name)) for name, r in shards]
+    merged = merge(parsed).report
+    assert merged.summary.unreadable == 1
+    assert merged.repositories[1].extraction.source == "none"
+
+
 def test_repositories_keep_the_order_of_the_files() -> None:
     """The merged list is the first file's repositories, then the second's, as given."""
     merged = merge(

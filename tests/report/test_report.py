@@ -520,3 +520,66 @@ def test_rows_of_a_cool_down_over_the_bound_are_one_line_per_host() -> None:
     assert f"\n  {line}\n" in text
     assert "pkg1" not in text
     assert summary_line(report).endswith(f"; {line}")
+
+
+# --- repositories that could not be read -------------------------------------------------------
+
+
+def _unread(target: str, reason: str) -> RepoResult:
+    repo = RepoResult(target=target, root=target, commit=None)
+    repo.unread(reason)
+    return repo
+
+
+NOT_FOUND = "repository not found, or not visible without a token (HTTP 404 from api.github.com)"
+
+
+def test_unreadable_repositories_are_counted_apart_not_as_manifest_errors() -> None:
+    """Five repositories that could not be read: said so, no "none found", libyears or errors."""
+    repos = [_unread(f"github:acme/r{i}", NOT_FOUND) for i in range(5)]
+    report = build_report(ScanResult(evaluated_at=NOW, repos=repos, host_stats={}), Settings(), {})
+    assert summary_line(report) == (
+        "0 dependencies in 5 repositories; 5 of 5 repositories could not be read"
+    )
+    data = json.loads(render_json(report))
+    assert data["summary"]["unreadable"] == 5
+    assert data["summary"]["problems"] == 5
+    assert {repo["extraction"]["source"] for repo in data["repositories"]} == {"none"}
+    head = render_markdown(report)
+    assert (
+        "**0** dependencies in **5** repositories; 5 of 5 repositories could not be read." in head
+    )
+    (totals,) = [line for line in head.splitlines() if "dependencies in" in line]
+    assert "libyears" not in totals
+    assert "manifest problem" not in head
+
+
+def test_a_used_up_rate_limit_is_named_among_the_unreadable_repositories() -> None:
+    """Repositories refused by a used-up token limit: how many, whose limit, until when."""
+    reason = used_up(
+        "api.github.com",
+        datetime(2026, 11, 30, 13, 0, tzinfo=UTC),
+        "this token (GH_TOKEN)",
+        NOW,
+    )
+    result = _result()
+    result.repos += [_unread("github:acme/a", reason), _unread("github:acme/b", reason)]
+    result.repos.append(_unread("github:acme/gone", NOT_FOUND))
+    line = summary_line(build_report(result, Settings(), {}))
+    assert line == (
+        "4 dependencies in 4 repositories: 1 up-to-date, 2 outdated, 1 skipped; "
+        "3 of 4 repositories could not be read (2 as api.github.com rate limit for this token "
+        "(GH_TOKEN) is used up until 13:00Z); 2.5 libyears; 1 manifest error"
+    )
+
+
+def test_libyears_are_left_out_when_no_dependency_was_evaluated() -> None:
+    """Only skipped and failed rows: no "0.0 libyears" (nothing was compared with releases)."""
+    repo = RepoResult(target="web", root="/src/web", commit=None)
+    repo.rows = [
+        Row(_dep("requirements.txt", 1), Finding(status="skipped", reason="local path")),
+        Row(_dep("requirements.txt", 2, "x"), Finding(status="error", reason="HTTP 500")),
+    ]
+    report = build_report(ScanResult(evaluated_at=NOW, repos=[repo], host_stats={}), Settings(), {})
+    assert summary_line(report) == "2 dependencies in 1 repository: 1 skipped, 1 error"
+    assert json.loads(render_json(report))["summary"]["unreadable"] == 0

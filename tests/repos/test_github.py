@@ -703,3 +703,175 @@ async def test_a_tree_over_the_entry_bound_is_unreadable(monkeypatch: pytest.Mon
         async with _fetcher() as fetch:
             with pytest.raises(RepositoryUnreadable, match="more than 3 entries"):
                 await github.read_tree(fetch, API, TARGET, SHA, skip_dir=_never)
+
+
+# --- the run's blob memo -----------------------------------------------------------------------
+
+
+class _BlobServer:
+    """A fetch double answering ``git/blobs/{sha}`` from ``blobs``; counts and can hold calls."""
+
+    def __init__(self, blobs: dict[str, bytes], *, fail: set[str] | None = None) -> None:
+        self.blobs = blobs
+        self.fail = fail or set()  # repositories (``owner/name``) answering 404
+        self.calls: list[str] = []
+        self.release = anyio.Event()
+        self.hold = False
+
+    async def __call__(self, url: str, **kwargs: object) -> FetchResponse:
+        self.calls.append(url)
+        if self.hold:
+            await self.release.wait()
+        repo = url.split("/repos/", 1)[1].split("/git/", 1)[0]
+        sha = url.rsplit("/", 1)[1]
+        if repo in self.fail:
+            return FetchResponse(404, url, (), b'{"message": "Not Found"}', datetime.now(UTC))
+        answer = {"content": base64.b64encode(self.blobs[sha]).decode(), "encoding": "base64"}
+        derive = kwargs["derive"]
+        assert callable(derive)
+        content = derive(json.dumps(answer).encode())
+        return FetchResponse(200, url, (), content, datetime.now(UTC))
+
+    def all_or_nothing(self) -> object:  # pragma: no cover - not used by blob reads
+        raise NotImplementedError
+
+
+def _entry(data: bytes, path: str = "package.json") -> github.TreeEntry:
+    return github.TreeEntry(path, github.git_blob_sha(data), len(data), "100644")
+
+
+@pytest.mark.anyio
+async def test_the_memo_reads_a_blob_once_for_every_repository() -> None:
+    """Three repositories asking at once for one SHA: one request; later askers, none."""
+    server = _BlobServer({ENTRY.sha: DATA})
+    server.hold = True
+    memo = github.BlobMemo()
+    got: list[bytes] = []
+
+    async def ask(name: str) -> None:
+        got.append(await memo.read(server, API, RepoTarget("acme", name), ENTRY, max_bytes=1024))  # type: ignore[arg-type]
+
+    async with anyio.create_task_group() as tg:
+        for name in ("a", "b", "c"):
+            tg.start_soon(ask, name)
+        await anyio.wait_all_tasks_blocked()
+        server.release.set()
+    await ask("d")
+    assert got == [DATA] * 4
+    assert server.calls == [f"{API}/repos/acme/a/git/blobs/{ENTRY.sha}"]
+    assert memo.reads == 1
+
+
+@pytest.mark.anyio
+async def test_a_failed_read_is_not_shared_and_not_kept() -> None:
+    """The first repository's 404 is its own: the one waiting reads for itself, and succeeds."""
+    server = _BlobServer({ENTRY.sha: DATA}, fail={"acme/private"})
+    server.hold = True
+    memo = github.BlobMemo()
+    outcomes: dict[str, bytes | str] = {}
+
+    async def ask(name: str) -> None:
+        try:
+            data = await memo.read(server, API, RepoTarget("acme", name), ENTRY, max_bytes=1024)  # type: ignore[arg-type]
+        except ManifestError as exc:
+            outcomes[name] = f"{exc.file}: {exc.message}"
+        else:
+            outcomes[name] = data
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ask, "private")
+        await anyio.wait_all_tasks_blocked()
+        tg.start_soon(ask, "public")
+        await anyio.wait_all_tasks_blocked()
+        server.release.set()
+    assert outcomes["public"] == DATA
+    assert "HTTP 404" in str(outcomes["private"])
+    assert str(outcomes["private"]).startswith("pkg/package.json: cannot read the file from GitHub")
+    assert [call.split("/repos/")[1].split("/")[1] for call in server.calls] == [
+        "private",
+        "public",
+    ]
+
+
+@pytest.mark.anyio
+async def test_the_memo_holds_at_most_its_bound_evicting_the_least_recently_used() -> None:
+    """Over its byte bound the memo drops the blob asked for longest ago; it reads it again."""
+    blobs = {github.git_blob_sha(data): data for data in (b"a" * 40, b"b" * 40, b"c" * 40)}
+    entries = [_entry(data) for data in blobs.values()]
+    server = _BlobServer(blobs)
+    memo = github.BlobMemo(max_bytes=100)
+    for entry in entries[:2]:
+        await memo.read(server, API, TARGET, entry, max_bytes=1024)  # type: ignore[arg-type]
+    await memo.read(server, API, TARGET, entries[0], max_bytes=1024)  # type: ignore[arg-type]
+    await memo.read(server, API, TARGET, entries[2], max_bytes=1024)  # type: ignore[arg-type]
+    assert memo.size == 80  # a and c: b was the least recently used
+    assert memo.reads == 3
+    await memo.read(server, API, TARGET, entries[0], max_bytes=1024)  # type: ignore[arg-type]
+    assert memo.reads == 3
+    await memo.read(server, API, TARGET, entries[1], max_bytes=1024)  # type: ignore[arg-type]
+    assert memo.reads == 4
+    big = b"x" * 101
+    server.blobs[github.git_blob_sha(big)] = big
+    await memo.read(server, API, TARGET, _entry(big), max_bytes=1024)  # type: ignore[arg-type]
+    assert memo.size <= 100
+
+
+@pytest.mark.anyio
+async def test_a_held_blob_over_a_smaller_limit_is_too_large_for_that_asker() -> None:
+    """A blob read under the file limit is refused to a ``.npmrc`` read under a smaller one."""
+    server = _BlobServer({ENTRY.sha: DATA})
+    memo = github.BlobMemo()
+    await memo.read(server, API, TARGET, ENTRY, max_bytes=1024)  # type: ignore[arg-type]
+    npmrc = github.TreeEntry(".npmrc", ENTRY.sha, None, "100644")
+    with pytest.raises(ManifestError) as caught:
+        await memo.read(server, API, TARGET, npmrc, max_bytes=4)  # type: ignore[arg-type]
+    assert caught.value.file == ".npmrc"
+    assert "over" in caught.value.message
+    assert memo.reads == 1
+
+
+@pytest.mark.anyio
+async def test_a_blob_is_stored_once_under_its_sha_for_every_repository() -> None:
+    """The facade keeps one entry per blob SHA: another repository's read sends nothing."""
+    from patchula.cache import Cache  # noqa: PLC0415 - this test only
+
+    encoded = base64.b64encode(DATA).decode()
+    with respx.mock() as router:
+        route = router.get(BLOB_URL).mock(return_value=_blob(encoded))
+        async with httpx.AsyncClient() as client:
+            cache = Cache.open(None)
+            try:
+                fetch = Fetcher(client, cache=cache)
+                first = await github.read_blob(fetch, API, TARGET, ENTRY, max_bytes=1024)
+                other = RepoTarget("elsewhere", "copy")
+                second = await github.read_blob(fetch, API, other, ENTRY, max_bytes=1024)
+            finally:
+                await cache.aclose()
+    assert first == second == DATA
+    assert route.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_a_blob_stored_for_a_token_does_not_answer_anonymous_requests() -> None:
+    """The blob's key names the credential sent: a token's stored answer never serves another."""
+    from patchula.cache import Cache  # noqa: PLC0415 - this test only
+
+    encoded = base64.b64encode(DATA).decode()
+    with respx.mock() as router:
+        route = router.get(BLOB_URL).mock(return_value=_blob(encoded))
+        cache = Cache.open(None)
+        try:
+            credential = github_credential({"GITHUB_TOKEN": TOKEN}, API)
+            assert credential is not None
+            async with httpx.AsyncClient() as client:
+                with_token = Fetcher(
+                    client, cache=cache, credentials=StaticCredentials([credential])
+                )
+                await github.read_blob(with_token, API, TARGET, ENTRY, max_bytes=1024)
+                await github.read_blob(with_token, API, TARGET, ENTRY, max_bytes=1024)
+                anonymous = Fetcher(client, cache=cache)
+                await github.read_blob(anonymous, API, TARGET, ENTRY, max_bytes=1024)
+        finally:
+            await cache.aclose()
+    assert route.call_count == 2
+    assert [("authorization" in call.request.headers) for call in route.calls] == [True, False]

@@ -531,6 +531,47 @@ class Fetcher:
             body = b""
         credential = self._credential_for(url)
         key = self._key(url, headers, representation, credential, method=method, body=body)
+        return await self._shared(
+            key, url, headers, representation, derive, method=method, body=body, scope=scope
+        )
+
+    async def addressed(
+        self,
+        address: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        representation: str = "raw",
+        derive: Derive | None = None,
+    ) -> FetchResponse:
+        """``GET url``, cached and shared under ``address`` instead of the URL.
+
+        For content-addressed documents that many URLs serve alike (a git blob, named by its
+        SHA-1, under every repository holding it): ``address`` (``git-blob:<sha>``) takes the
+        URL's place in the cache key and the single-flight key, so one stored answer and one
+        request in flight serve every URL naming it. The key still names the credential sent
+        to ``url`` (answers to a token never serve another). The caller must make ``derive``
+        verify the content against the address (only a verified answer is stored) and must
+        ask only for addresses the URL's owner names. Concurrent callers share one answer, a
+        failure included (it may be another URL's). Otherwise as ``__call__``.
+        """
+        credential = self._credential_for(url)
+        key = self._key(address, headers, representation, credential)
+        return await self._shared(key, url, headers, representation, derive)
+
+    async def _shared(
+        self,
+        key: str,
+        url: str,
+        headers: Mapping[str, str] | None,
+        representation: str,
+        derive: Derive | None,
+        *,
+        method: str = "GET",
+        body: bytes | None = None,
+        scope: str | None = None,
+    ) -> FetchResponse:
+        """Answer ``key`` from the cache or one request shared by concurrent callers."""
         floor = self._floors.get(representation, _NO_FLOOR)
         shared = self._inflight.get(key)
         if shared is not None:

@@ -56,6 +56,20 @@ class LazyFetcher:
             scope=scope,
         )
 
+    async def addressed(
+        self,
+        address: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        representation: str = "raw",
+        derive: Derive | None = None,
+    ) -> FetchResponse:
+        """``Fetcher.addressed``: ``GET url``, cached and shared under ``address`` (content)."""
+        return await self.fetcher().addressed(
+            address, url, headers=headers, representation=representation, derive=derive
+        )
+
     @contextlib.asynccontextmanager
     async def all_or_nothing(self) -> AsyncIterator[None]:
         """``Fetcher.all_or_nothing``: cache writes in the block apply together or not at all."""

@@ -22,8 +22,11 @@ from patchula.names import scrub_surrogates
 from patchula.report.model import DependencyReport, RepositoryReport, ScanReport
 from patchula.report.render import (
     NotDone,
+    evaluated,
+    manifest_severities,
     short_digest,
     shorten_digests,
+    unread_words,
 )
 from patchula.report.render import _down_hosts as down_hosts
 from patchula.report.render import _host_lines as host_lines
@@ -587,6 +590,8 @@ _COUNT_COLUMNS = (
 
 def _head(report: ScanReport) -> list[str]:
     s = report.summary
+    unread = unread_words(report)
+    problems = sum(manifest_severities(report).values())
     out = [
         "# Dependency dashboard",
         "",
@@ -602,14 +607,11 @@ def _head(report: ScanReport) -> list[str]:
     out += [
         "",
         f"**{s.dependencies}** {_plural(s.dependencies, 'dependency', 'dependencies')} in "
-        f"**{s.repositories}** {_plural(s.repositories, 'repository', 'repositories')}; "
-        f"**{s.libyears:.1f}** libyears"
+        f"**{s.repositories}** {_plural(s.repositories, 'repository', 'repositories')}"
+        + (f"; {unread}" if unread is not None else "")
+        + (f"; **{s.libyears:.1f}** libyears" if evaluated(report) else "")
         + (f" (+{s.libyears_unknown} behind with unknown dates)" if s.libyears_unknown else "")
-        + (
-            f"; {s.problems} manifest {_plural(s.problems, 'problem', 'problems')}"
-            if s.problems
-            else ""
-        )
+        + (f"; {problems} manifest {_plural(problems, 'problem', 'problems')}" if problems else "")
         + ".",
         "",
     ]

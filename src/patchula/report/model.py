@@ -220,10 +220,18 @@ class Extraction(_Model):
 
     ``source`` is ``fresh`` when this run extracted them, ``cached`` when they came from an
     extraction record (repository, commit, hash of the extraction config) an earlier run
-    stored; ``files`` are the manifest and lockfile paths read.
+    stored, ``none`` when the target could not be read at all; ``files`` are the manifest and
+    lockfile paths read.
     """
 
-    source: Literal["fresh", "cached"] = "fresh"
+    source: Literal["fresh", "cached", "none"] = Field(
+        "fresh",
+        description="'fresh': extracted by this run; 'cached': from an extraction record an "
+        "earlier run stored; 'none': the target could not be read at all (a repository not "
+        "found or not visible, empty, without permission or rate limited, an owner that could "
+        "not be listed, a malformed target, a path that does not exist): its one error "
+        "problem, filed under the target, says why.",
+    )
     files: list[str]
 
 
@@ -264,6 +272,11 @@ class Summary(_Model):
         description="Dependencies behind latest whose libyears is unknown."
     )
     problems: int
+    unreadable: int = Field(
+        default=0,
+        description="Repositories that could not be read at all (extraction.source 'none'); "
+        "each has one error problem, counted in 'problems' too.",
+    )
     failed_lookups: int
     not_cached: int = Field(
         default=0,
@@ -461,6 +474,7 @@ def summarize(repos: Sequence[RepositoryReport], *, offline: bool) -> Summary:
         libyears=float(round(libyears, 2)),
         libyears_unknown=unknown_libyears,
         problems=sum(len(r.problems) for r in repos),
+        unreadable=sum(1 for r in repos if r.extraction.source == "none"),
         failed_lookups=sum(1 for d in all_rows if d.status == "error"),
         not_cached=sum(1 for d in all_rows if offline and _not_cached(d)),
     )

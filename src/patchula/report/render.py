@@ -175,22 +175,76 @@ def _host_lines(counts: Counter[NotDone]) -> list[str]:
     ]
 
 
+# Statuses that compare a current version with the releases: only they give libyears.
+EVALUATED = ("up-to-date", "outdated", "held-back")
+
+
+def evaluated(report: ScanReport) -> bool:
+    """Whether any dependency was compared with its releases (libyears mean something)."""
+    s = report.summary.by_status
+    return any(getattr(s, status.replace("-", "_")) for status in EVALUATED)
+
+
+def unread_words(report: ScanReport) -> str | None:
+    """``"5 of 5 repositories could not be read"`` (``None``: every one was read).
+
+    The repositories whose rows say a host's primary rate limit is used up (the governor's
+    ``used_up`` reason: they were refused or never sent) are named apart, with the limit's
+    reset: ``" (4 as api.github.com rate limit for this token (GH_TOKEN) is used up until
+    17:42Z)"``.
+    """
+    unread = [r for r in report.repositories if r.extraction.source == "none"]
+    if not unread:
+        return None
+    total = report.summary.repositories
+    words = f"{len(unread)} of {total} {'repository' if total == 1 else 'repositories'}"
+    words += " could not be read"
+    limits = Counter(
+        (m["host"], m["whose"], m["until"])
+        for r in unread
+        for p in r.problems
+        if p.file == r.target and (m := _USED_UP.match(p.message)) is not None
+    )
+    causes = [
+        f"{n} as {host} rate limit for {whose} is used up until {until}"
+        for (host, whose, until), n in sorted(limits.items())
+    ]
+    return words + (f" ({'; '.join(causes)})" if causes else "")
+
+
+def manifest_severities(report: ScanReport) -> Counter[str]:
+    """Problems per severity, without the one of each repository that could not be read."""
+    return Counter(
+        p.severity for r in report.repositories if r.extraction.source != "none" for p in r.problems
+    )
+
+
 def summary_line(report: ScanReport) -> str:
     """Return the one-line summary: counts per status, total libyears and host troubles.
 
-    Host troubles: unreachable hosts and hosts whose rate limit is used up (with the lookups
-    each left undone), and hosts whose answers the cache cannot keep usefully. An ``--offline``
-    run says so, and how many dependencies the cache could not answer.
+    Libyears only when a dependency was evaluated against its releases; repositories that
+    could not be read are counted apart (``unread_words``), their reasons not as manifest
+    errors. Host troubles: unreachable hosts and hosts whose rate limit is used up (with the
+    lookups each left undone), and hosts whose answers the cache cannot keep usefully. An
+    ``--offline`` run says so, and how many dependencies the cache could not answer.
     """
     s = report.summary
     # Read by field, not ``model_dump``: a plain table never builds the report's serializers.
     counts = {status: getattr(s.by_status, status.replace("-", "_")) for status in STATUSES}
     parts = [f"{n} {status}" for status, n in counts.items() if n]
+    unread = unread_words(report)
+    read = sum(1 for r in report.repositories if r.extraction.source != "none")
+    if not parts and (read or unread is None):
+        parts = ["none found"]  # in repositories that were read
     line = (
         f"{s.dependencies} {'dependency' if s.dependencies == 1 else 'dependencies'} in "
-        f"{s.repositories} {'repository' if s.repositories == 1 else 'repositories'}: "
-        f"{', '.join(parts) or 'none found'}; {s.libyears:.1f} libyears"
+        f"{s.repositories} {'repository' if s.repositories == 1 else 'repositories'}"
+        + (f": {', '.join(parts)}" if parts else "")
     )
+    if unread is not None:
+        line += f"; {unread}"
+    if evaluated(report):
+        line += f"; {s.libyears:.1f} libyears"
     if s.libyears_unknown:
         line += f" (+{s.libyears_unknown} behind with unknown dates)"
     if report.options.get("offline"):
@@ -200,7 +254,7 @@ def summary_line(report: ScanReport) -> str:
             if n
             else "every answer from the cache"
         )
-    severities = Counter(p.severity for r in report.repositories for p in r.problems)
+    severities = manifest_severities(report)
     for severity in ("error", "warning"):
         n = severities[severity]
         if n:

@@ -8,8 +8,10 @@ GitHub truncates the listing), the bytes of the few manifest files it selects (`
 through the fetch facade (token, per-host limits, the shared governor, the cache); nothing here
 opens a socket. Trees and blobs are named by their SHA, so their answers never change: the
 facade keeps them fresh for ``IMMUTABLE_SECONDS`` and they are stored as compact derived
-documents (a tree as its ``(path, mode, sha, size)`` rows, a blob as its decoded bytes), so an
-unchanged file is never fetched twice.
+documents (a tree as its ``(path, mode, sha, size)`` rows, a blob as its decoded bytes). A blob
+is stored under its SHA alone (``blob_address``), not its repository's URL, and a run's
+repositories share one ``BlobMemo``: a content is fetched once per run, and not again while
+the cache keeps it, whichever repository or commit holds it.
 
 Sources: docs.github.com REST "Commits" (get a commit; the ``sha`` media type), "Git trees"
 (``recursive``, ``truncated``: 100,000 entries or 7 MB), "Git blobs" (base64 ``content``),
@@ -21,10 +23,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import functools
 import hashlib
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,6 +48,7 @@ from patchula.errors import (
 )
 from patchula.http.auth import redact_text, redact_url
 from patchula.http.caching import revalidating
+from patchula.http.flight import Flight
 from patchula.names import has_lone_surrogate
 
 if TYPE_CHECKING:
@@ -52,6 +57,7 @@ if TYPE_CHECKING:
     from patchula.settings import Settings
 
 __all__ = [
+    "BlobMemo",
     "OwnerTarget",
     "RepoTarget",
     "Tree",
@@ -728,16 +734,25 @@ def derive_blob(content: bytes, *, max_bytes: int | None = None, sha: str | None
     return data
 
 
+def blob_address(sha: str) -> str:
+    """The repository-independent cache address of the blob ``sha``: ``git-blob:<sha>``."""
+    return f"git-blob:{sha}"
+
+
 async def read_blob(
     fetch: MethodFetch, api: str, target: RepoTarget, entry: TreeEntry, *, max_bytes: int
 ) -> bytes:
     """Return the bytes of ``entry``'s blob: ``GET {repo}/git/blobs/{sha}``, base64 decoded.
 
     Refused before any request when the tree says ``entry.size`` is over ``max_bytes``, and
-    after (before decoding, and not stored) when the answer is. The decoded bytes are stored
-    (``github-blob-v1``) and kept fresh: the URL names the blob's SHA, so the same file in
-    another commit is never fetched again. The answer must hash to ``entry.sha``. The body
-    itself is bounded by the facade (``max_body_bytes``).
+    after (before decoding, and not stored) when the answer is. The answer must hash to
+    ``entry.sha`` (git's blob SHA-1), and only then are the decoded bytes stored
+    (``github-blob-v1``) and kept fresh, under the blob's address (``blob_address``, through
+    the facade's ``addressed`` when it has one) rather than the URL: one content is one blob
+    whatever the repository or commit, so a file stored once answers every repository whose
+    tree names its SHA (and only such: ``entry`` comes from the asking repository's tree).
+    The key still names the credential sent. The body itself is bounded by the facade
+    (``max_body_bytes``).
 
     Raises:
         ManifestError: for ``entry.path`` (``line`` ``None``): too large (the wording of a
@@ -755,10 +770,28 @@ async def read_blob(
     _keep_immutable_fresh(fetch)
     url = f"{repo_url(api, target)}/git/blobs/{entry.sha}"
     derive = functools.partial(derive_blob, max_bytes=max_bytes, sha=entry.sha)
+    addressed = getattr(fetch, "addressed", None)
     try:
-        response = await fetch(
-            url, headers=HEADERS, representation=BLOB_REPRESENTATION, derive=derive
-        )
+        for shared in (True, False):
+            try:
+                if addressed is None:
+                    response = await fetch(
+                        url, headers=HEADERS, representation=BLOB_REPRESENTATION, derive=derive
+                    )
+                else:
+                    response = await addressed(
+                        blob_address(entry.sha),
+                        url,
+                        headers=HEADERS,
+                        representation=BLOB_REPRESENTATION,
+                        derive=derive,
+                    )
+                break
+            except BlobTooLargeError as exc:
+                # Refused under a smaller limit by a request this one shared (a ``.npmrc`` and
+                # a manifest of the same content): asked again, once, under this one's limit.
+                if not shared or exc.size > max_bytes:
+                    raise
     except BlobTooLargeError as exc:
         raise ManifestError(too_large(exc.size, max_bytes), file=entry.path) from None
     except LookupFailed as exc:
@@ -773,6 +806,99 @@ async def read_blob(
     if len(data) > max_bytes:
         raise ManifestError(too_large(len(data), max_bytes), file=entry.path)
     return data
+
+
+# The in-run memo's bound (bytes of blob content held): the manifests a fleet shares, well
+# under the run's memory budget (issue 19: 1,000 repositories within 500 MB).
+BLOB_MEMO_BYTES = 64 * 1024 * 1024
+
+
+class BlobMemo:
+    """The blobs one run has read, by SHA, shared by all its repositories; one request each.
+
+    Holds verified content only (``read_blob`` checks the SHA), at most ``max_bytes`` of it,
+    the least recently used evicted first (a blob over the bound is not kept). Asked for a
+    blob being read for another repository, it waits for that read (single-flight); when that
+    read fails, the asker reads for itself (the failure may be the other repository's: its
+    permission, its rate limit). Content is looked up by the SHA of the asker's own tree
+    entry, so a repository is served only blobs its tree names.
+    """
+
+    def __init__(self, max_bytes: int = BLOB_MEMO_BYTES) -> None:
+        self._max = max_bytes
+        self._held: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._flights: dict[tuple[str, int], Flight[bytes]] = {}
+        # Reads sent to the fetch facade (a memo hit or a shared read is not one).
+        self.reads = 0
+
+    @property
+    def size(self) -> int:
+        """The bytes of content held."""
+        return self._size
+
+    async def read(
+        self,
+        fetch: MethodFetch,
+        api: str,
+        target: RepoTarget,
+        entry: TreeEntry,
+        *,
+        max_bytes: int,
+    ) -> bytes:
+        """``read_blob(fetch, api, target, entry, max_bytes=max_bytes)``, each SHA read once.
+
+        Raises ``ManifestError`` for ``entry.path`` as ``read_blob`` does (a held blob over
+        ``max_bytes`` with the wording of a file too large).
+        """
+        from patchula.discovery import too_large  # noqa: PLC0415 - lazy: start-up
+
+        sha = entry.sha
+        held = self._held.get(sha)
+        if held is None:
+            flight = self._flights.get((sha, max_bytes))
+            if flight is not None:
+                with contextlib.suppress(Exception):  # the other's failure: read for this one
+                    held = await flight.wait()
+        if held is not None:
+            if sha in self._held:
+                self._held.move_to_end(sha)
+            if len(held) > max_bytes:
+                raise ManifestError(too_large(len(held), max_bytes), file=entry.path)
+            return held
+        return await self._lead(fetch, api, target, entry, max_bytes)
+
+    async def _lead(
+        self, fetch: MethodFetch, api: str, target: RepoTarget, entry: TreeEntry, max_bytes: int
+    ) -> bytes:
+        """Read ``entry``'s blob for this run, those asking meanwhile waiting for it."""
+        key = (entry.sha, max_bytes)
+        flight: Flight[bytes] = Flight()
+        mine = key not in self._flights
+        if mine:
+            self._flights[key] = flight
+        try:
+            self.reads += 1
+            data = await read_blob(fetch, api, target, entry, max_bytes=max_bytes)
+        except BaseException as exc:
+            flight.fail(exc)
+            raise
+        else:
+            flight.succeed(data)
+            self._keep(entry.sha, data)
+            return data
+        finally:
+            if mine:
+                del self._flights[key]
+
+    def _keep(self, sha: str, data: bytes) -> None:
+        if sha in self._held or len(data) > self._max:
+            return
+        self._held[sha] = data
+        self._size += len(data)
+        while self._size > self._max:
+            _, dropped = self._held.popitem(last=False)
+            self._size -= len(dropped)
 
 
 # --- owners' repositories --------------------------------------------------------------------
