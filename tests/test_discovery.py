@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from patchula.discovery import REMOTE_SYMLINK, directory_skipper, discover, discover_paths
+from patchula.discovery import (
+    REMOTE_SYMLINK,
+    directory_skipper,
+    discover,
+    discover_paths,
+    too_large,
+)
 from patchula.settings import DEFAULT_IGNORE_PATHS
 
 
@@ -138,3 +144,15 @@ def test_the_directory_skipper_prunes_by_name_and_glob() -> None:
     assert not skip("src")
     assert not skip("")
     assert not skip("env")  # a virtual environment is known only once listed (pyvenv.cfg)
+
+
+def test_the_size_refusal_reads_in_a_unit_that_tells_the_numbers_apart() -> None:
+    """Bytes under a KiB limit, KiB or MiB above; finer units when the two would read alike."""
+    assert too_large(2345, 1000) == "file is 2,345 bytes, over the 1,000-byte limit; not read"
+    assert too_large(4096, 1024) == "file is 4.0 KiB, over the 1 KiB limit; not read"
+    assert too_large(70000, 65536) == "file is 68.4 KiB, over the 64 KiB limit; not read"
+    assert too_large(3 << 20, 1 << 20) == "file is 3.0 MiB, over the 1 MiB limit; not read"
+    assert too_large(1500000, 1 << 20) == "file is 1.4 MiB, over the 1 MiB limit; not read"
+    assert too_large((1 << 20) + 1, 1 << 20) == (
+        "file is 1,048,577 bytes, over the 1,048,576-byte limit; not read"
+    )

@@ -437,7 +437,15 @@ def _open_failure(path: Path, exc: OSError) -> str:
 
 
 def too_large(size: int, max_bytes: int) -> str:
-    """The reason a file of ``size`` bytes over the ``max_bytes`` limit is not read."""
-    return (
-        f"file is {size / 1048576:.1f} MiB, over the {max_bytes / 1048576:.0f} MiB limit; not read"
-    )
+    """The reason a file of ``size`` bytes over the ``max_bytes`` limit is not read.
+
+    Both numbers in the largest unit (MiB, KiB, bytes) at which the limit is at least one unit
+    and the two still read differently: ``file is 3.0 MiB, over the 1 MiB limit``, ``file is
+    2,345 bytes, over the 1,000-byte limit``.
+    """
+    for unit, name in ((1 << 20, "MiB"), (1 << 10, "KiB")):
+        if max_bytes >= unit and round(size / unit, 1) != round(max_bytes / unit, 1):
+            limit = max_bytes / unit
+            shown = f"{limit:.0f}" if limit.is_integer() else f"{limit:.1f}"
+            return f"file is {size / unit:.1f} {name}, over the {shown} {name} limit; not read"
+    return f"file is {size:,} bytes, over the {max_bytes:,}-byte limit; not read"
