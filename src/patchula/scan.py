@@ -1459,13 +1459,18 @@ def _discover(root: Path, settings: Settings) -> tuple[Discovery, int]:
 
 
 async def _discover_sliced(root: Path, settings: Settings) -> tuple[Discovery, int]:
-    """``_discover`` on the event loop, in slices of at most ``WALK_SLICE_SECONDS``."""
+    """``_discover`` on the event loop, in slices of at most ``WALK_SLICE_SECONDS``.
+
+    The one git command a walk may run (``Walk.add_tracked``) runs in a worker thread.
+    """
     walk = Walk(root, settings.ignore_paths, settings.managers())
     deadline = time.perf_counter() + WALK_SLICE_SECONDS
     for _ in walk.steps():
         if time.perf_counter() >= deadline:
             await anyio.lowlevel.checkpoint()
             deadline = time.perf_counter() + WALK_SLICE_SECONDS
+    if walk.asks_git:  # ``git ls-files`` (bounded) waits off the event loop
+        await anyio.to_thread.run_sync(walk.add_tracked)
     return walk.result, _total_size(root, walk.result)
 
 

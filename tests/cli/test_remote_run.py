@@ -7,6 +7,9 @@ a warm run of an unchanged repository costs its ref → commit request alone.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -411,3 +414,42 @@ def test_a_blob_github_did_not_give_is_not_recorded(github: FakeRegistry, tmp_pa
         _run(github, tmp_path, "github:acme/widget")[1]["repositories"][0]["extraction"]["source"]
         == "cached"
     )
+
+
+# djangoproject's layout: ``*.lock`` and ``docs/`` in .gitignore, uv.lock and a docs
+# requirements file force-added (tracked), so GitHub's tree holds them.
+IGNORED_BUT_TRACKED = {
+    ".gitignore": b"*.lock\ndocs/\n",
+    "pyproject.toml": b'[project]\nname = "app"\nversion = "0.1.0"\n'
+    b'dependencies = ["req-a>=1.0"]\n',
+    "uv.lock": b'version = 1\n[[package]]\nname = "req-a"\nversion = "1.0.0"\n'
+    b'source = { registry = "https://pypi.org/simple" }\n',
+    "docs/requirements.txt": b"req-b==1.0.0\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs a git executable")
+def test_tracked_files_a_gitignore_matches_are_read_locally_as_remotely(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """A force-added uv.lock under ``*.lock``: current from the lockfile, in a checkout too."""
+    local = tmp_path / "django"
+    for rel, data in IGNORED_BUT_TRACKED.items():
+        (local / rel).parent.mkdir(parents=True, exist_ok=True)
+        (local / rel).write_bytes(data)
+    (local / "docs" / "_build").mkdir()
+    (local / "docs" / "_build" / "requirements.txt").write_text("req-c==1.0.0\n")  # untracked
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    for args in (["init", "-q"], ["add", "-f", "--", *IGNORED_BUT_TRACKED]):
+        subprocess.run(["git", *args], cwd=local, env=env, check=True)  # noqa: S603, S607 - the test's own git
+    github.github.add_tree_repo("acme", "django", IGNORED_BUT_TRACKED)
+    _, report, _ = _run(github, tmp_path, str(local), "github:acme/django")
+    mine, theirs = report["repositories"]
+    assert _rows(mine) == _rows(theirs)
+    assert mine["problems"] == theirs["problems"] == []
+    assert mine["extraction"]["files"] == theirs["extraction"]["files"]
+    rows = {d["name"]: (d["file"], d["current"], d["currentSource"]) for d in _rows(mine)}
+    assert rows == {
+        "req-a": ("pyproject.toml", "1.0.0", "lockfile"),
+        "req-b": ("docs/requirements.txt", "1.0.0", "pin"),
+    }
