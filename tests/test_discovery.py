@@ -11,12 +11,16 @@ import pytest
 
 from patchula import git as git_module
 from patchula.discovery import (
+    MAX_SYMLINK_HOPS,
     REMOTE_SYMLINK,
+    TreePath,
     directory_skipper,
     discover,
     discover_paths,
+    resolve_tree_path,
     too_large,
     tracked_paths,
+    tree_symlink_refusal,
 )
 from patchula.settings import DEFAULT_IGNORE_PATHS
 
@@ -285,3 +289,46 @@ def test_nothing_skipped_for_a_gitignore_runs_no_git(
     _touch(tmp_path, "out/a.txt", "")
     discover(tmp_path, [])
     assert calls == [["ls-files", "-z", "--cached", "--full-name", "--", "out/"]]
+
+
+def test_a_path_list_resolves_symlinks_as_realpath() -> None:
+    """Component by component: links on the way, ``..`` after them, loops, unknown targets."""
+    links = {"a": "x/y", "x/y": "../z", "z/b": "../c.txt", "self": "self", "up": "../.."}
+    links |= {f"chain{i}": f"chain{i + 1}" for i in range(MAX_SYMLINK_HOPS + 1)}
+
+    def resolve(rel: str, known: dict[str, str] = links) -> TreePath:
+        return resolve_tree_path(rel, links.__contains__, known.get)
+
+    assert resolve("a/b") == TreePath("c.txt")  # a -> x/y -> ../z, then z/b -> ../c.txt
+    assert resolve("nope/../a/./b") == TreePath("c.txt")
+    assert resolve("a/../q") == TreePath("q")  # physical: a is z, z/.. the root
+    assert resolve("up") == resolve("/etc") == resolve("..") == TreePath(None, "outside")
+    assert resolve("self") == TreePath(None, "loop")
+    assert resolve("chain0") == TreePath(None, "loop")  # over MAX_SYMLINK_HOPS links
+    assert resolve("chain1") == TreePath(f"chain{MAX_SYMLINK_HOPS + 1}")
+    assert resolve("a/b", {"a": "x/y"}) == TreePath(None, "pending", "x/y")
+    is_dir = {"x", "z"}.__contains__
+    assert tree_symlink_refusal(resolve("a"), is_dir) == "symlinked directory (never entered)"
+    assert tree_symlink_refusal(resolve("up"), is_dir) == "symlink pointing outside the checkout"
+    assert tree_symlink_refusal(resolve("self"), is_dir) == "symlink loop"
+    assert tree_symlink_refusal(resolve("a/b"), is_dir) is None
+
+
+def test_a_path_list_asks_only_about_symlinks_a_manager_reads() -> None:
+    """The resolver is asked about manifest-named symlinks outside skipped directories."""
+    asked: list[str] = []
+
+    def symlink(path: str) -> str | None:
+        asked.append(path)
+        return None if path == "package.json" else "symlink loop"
+
+    listed = [
+        ("package.json", True),
+        ("Cargo.toml", True),
+        ("docs/link.md", True),
+        ("node_modules/x/package.json", True),
+    ]
+    found = discover_paths(listed, (), None, symlink)
+    assert asked == ["Cargo.toml", "package.json"]
+    assert [f.path for f in found.files] == ["package.json"]
+    assert found.refused == [("Cargo.toml", "symlink loop")]

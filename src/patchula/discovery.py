@@ -20,7 +20,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from patchula.errors import ManifestError
 from patchula.manager import MANAGERS
@@ -389,8 +389,8 @@ def _regular_file(
             yield rel, manager_id
 
 
-# Why a symlink of a remote repository is not read: its target is a path only a checkout can
-# resolve safely (a local one is read only when it stays inside the checkout).
+# Why a symlink of a path list is not read when its caller cannot resolve it (``discover_paths``
+# without ``symlink``).
 REMOTE_SYMLINK = "symlink (not followed in a remote repository)"
 
 
@@ -412,16 +412,20 @@ def discover_paths(
     paths: Iterable[tuple[str, bool]],
     ignore_paths: Iterable[str],
     managers: Iterable[str] | None = None,
+    symlink: Callable[[str], str | None] | None = None,
 ) -> Discovery:
     """The discovery of a repository known by its path list (a remote tree), as a walk finds.
 
     ``paths`` are ``(repository-relative POSIX path, is_symlink)`` of every file (no
     directories). The walk's rules apply: ``ALWAYS_SKIPPED_DIRS``, the ``ignore_paths`` globs,
     virtual environments (a directory holding ``pyvenv.cfg``), directories named like a
-    manifest refused, unread lockfiles noted; symlinks are refused (``REMOTE_SYMLINK``) when
-    a manager would read them. ``.gitignore`` has no meaning here: it decides what a checkout
-    holds, and a commit's tree holds only what was committed. The order is the walk's
-    (depth first, names sorted), so a remote repository reports like its checkout.
+    manifest refused, unread lockfiles noted. A symlink a manager would read (or an unread
+    lockfile's) is asked about: ``symlink(path)`` says why it is not read (the walk's words,
+    ``tree_symlink_refusal``), ``None`` when it is found as the file it names, as a walk finds
+    one inside the checkout; without ``symlink`` it is refused (``REMOTE_SYMLINK``).
+    ``.gitignore`` has no meaning here: it decides what a checkout holds, and a commit's tree
+    holds only what was committed. The order is the walk's (depth first, names sorted), so a
+    remote repository reports like its checkout.
     """
     ignore = _IgnoreGlobs(tuple(ignore_paths))
     chosen = MANAGERS if managers is None else MANAGERS.only(managers)
@@ -442,13 +446,17 @@ def discover_paths(
             skipped[directory] = known
         return known
 
-    for path, symlink in listed:
+    for path, is_link in listed:
         directory, _, name = path.rpartition("/")
         if skips(directory) or ignore.match_file(path):
             continue
-        if symlink:
-            _refuse_named(path, REMOTE_SYMLINK, result, chosen)
-            continue
+        if is_link:
+            if name not in UNREAD_LOCKFILES and not any(m.matches(path) for m in chosen.values()):
+                continue  # nobody reads it: never resolved (its target may cost a request)
+            refusal = REMOTE_SYMLINK if symlink is None else symlink(path)
+            if refusal is not None:
+                _refuse_named(path, refusal, result, chosen)
+                continue
         result.files.extend(Found(*item) for item in _regular_file(path, name, result, chosen))
     _sort(result)
     return result
@@ -518,6 +526,82 @@ def _symlink_refusal(root: Path, path: Path) -> str | None:
         return "symlinked directory (never entered)"
     if not stat.S_ISREG(mode):
         return not_regular(mode)
+    return None
+
+
+# The most symlinks one path resolution follows; more is a loop (Linux's limit, 40, as
+# path_resolution(7) gives it).
+MAX_SYMLINK_HOPS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class TreePath:
+    """Where a path of a path list leads once its symlinks are followed (``resolve_tree_path``).
+
+    ``path``: the repository-relative POSIX path reached (``""`` the root; it may name
+    nothing), or ``None`` with ``failure``: ``outside`` (``..`` above the root, or an absolute
+    target), ``loop`` (over ``MAX_SYMLINK_HOPS`` links), ``pending`` (``link``: a symlink
+    whose target is not known yet).
+    """
+
+    path: str | None
+    failure: Literal["outside", "loop", "pending"] | None = None
+    link: str | None = None
+
+
+def resolve_tree_path(
+    rel: str, is_link: Callable[[str], bool], target_of: Callable[[str], str | None]
+) -> TreePath:
+    """Follow the symlinks of ``rel`` in a path list, component by component, as ``realpath``.
+
+    ``is_link(path)`` says whether ``path`` is a symlink, ``target_of(link)`` its target (the
+    link's content: a path relative to its directory, or absolute), ``None`` when not known
+    yet. A component that names nothing is kept, and ``..`` then drops it, as
+    ``os.path.realpath`` does; so a path without symlinks resolves to its normal form.
+    """
+    if rel.startswith("/"):
+        return TreePath(None, "outside")
+    parts: list[str] = []
+    todo = rel.split("/")[::-1]  # a stack: the next component last
+    hops = 0
+    while todo:
+        part = todo.pop()
+        if part in {"", "."}:
+            continue
+        if part == "..":
+            if not parts:
+                return TreePath(None, "outside")
+            parts.pop()
+            continue
+        candidate = "/".join([*parts, part])
+        if not is_link(candidate):
+            parts.append(part)
+            continue
+        target = target_of(candidate)
+        if target is None:
+            return TreePath(None, "pending", candidate)
+        hops += 1
+        if hops > MAX_SYMLINK_HOPS:
+            return TreePath(None, "loop")
+        if target.startswith("/"):  # absolute: only a checkout at that very place holds it
+            return TreePath(None, "outside")
+        todo.extend(target.split("/")[::-1])
+    return TreePath("/".join(parts))
+
+
+def tree_symlink_refusal(resolved: TreePath, is_dir: Callable[[str], bool]) -> str | None:
+    """Why a symlink of a path list that resolved to ``resolved`` is not read, or ``None``.
+
+    The walk's words for a checkout's symlink (``_symlink_refusal``): out of the tree, a
+    loop, a directory. ``None`` for a file, or a target that names nothing (the reader says
+    "file not found", as for a dangling link in a checkout). ``pending`` is the caller's.
+    """
+    if resolved.failure == "outside":
+        return "symlink pointing outside the checkout"
+    if resolved.failure == "loop":
+        return "symlink loop"
+    if resolved.path is not None and (not resolved.path or is_dir(resolved.path)):
+        return "symlinked directory (never entered)"
     return None
 
 
