@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from patchula import discovery as discovery_module
 from patchula import git as git_module
 from patchula.discovery import (
     MAX_SYMLINK_HOPS,
@@ -223,6 +224,23 @@ def test_tracked_files_a_gitignore_matches_are_found(tmp_path: Path) -> None:
     # The walk refuses a tracked directory named like a manifest as it refuses any.
     assert found.refused == [("ext/lib/package.json", "not a regular file (directory)")]
     assert discover(root, [], ["uv_lock"]).files == [found.files[1]]
+    assert tracked_paths(root, ["uv.lock", "docs/sub/", "poetry.lock"]) == {
+        "uv.lock",
+        "docs/sub/requirements.txt",
+    }
+
+
+@needs_git
+def test_too_many_skipped_paths_ask_git_about_everything_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pathspecs too long to pass: git lists every tracked file, the answer is filtered."""
+    root = _ignored_checkout(tmp_path)
+    expected = discover(root, DEFAULT_IGNORE_PATHS)
+    monkeypatch.setattr(discovery_module, "MAX_PATHSPEC_BYTES", 0)
+    assert tracked_paths(root, ["uv.lock", "docs/sub/"]) == {"uv.lock", "docs/sub/requirements.txt"}
+    found = discover(root, DEFAULT_IGNORE_PATHS)
+    assert (found.files, found.refused) == (expected.files, expected.refused)
 
 
 @needs_git

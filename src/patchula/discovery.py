@@ -249,9 +249,10 @@ MAX_PATHSPEC_BYTES = 64 * 1024
 def tracked_paths(root: Path, paths: Iterable[str]) -> set[str] | None:
     """Which of ``paths`` git tracks, as paths relative to ``root``; ``None``: git cannot say.
 
-    ``paths`` are ``root``-relative POSIX paths, a directory ``/``-ended (every file below it
-    is listed). One ``git ls-files -z --cached --full-name`` with them as literal pathspecs
-    (``GIT_LITERAL_PATHSPECS=1``), run by ``patchula.git.run`` (bounded, hooks and fsmonitor
+    ``paths`` are ``root``-relative POSIX paths, a directory ``/``-ended (every tracked file
+    below it is given). One ``git ls-files -z --cached --full-name`` with them as literal
+    pathspecs (``GIT_LITERAL_PATHSPECS=1``; past ``MAX_PATHSPEC_BYTES`` none, and the answer
+    is filtered), run by ``patchula.git.run`` (bounded, hooks and fsmonitor
     off, the caller's ``GIT_*`` dropped) from ``root`` with the work tree at the nearest
     directory holding ``.git`` (``root`` may lie below it). ``None`` without a ``.git`` above
     ``root``, without git, or when git fails (not a repository, dubious ownership, a timeout,
@@ -263,17 +264,29 @@ def tracked_paths(root: Path, paths: Iterable[str]) -> set[str] | None:
     executable = git.executable() if top is not None else None
     if top is None or executable is None:
         return None
-    specs = list(paths)
-    if sum(len(spec) + 1 for spec in specs) > MAX_PATHSPEC_BYTES:
-        specs = []
-    args = ["ls-files", "-z", "--cached", "--full-name", "--", *specs]
+    specs = list(dict.fromkeys(paths))
+    if not specs:
+        return set()
+    args = ["ls-files", "-z", "--cached", "--full-name", "--"]
+    if sum(len(spec) + 1 for spec in specs) <= MAX_PATHSPEC_BYTES:
+        args += specs
     out = git.run(executable, root, args, work_tree=top, env={"GIT_LITERAL_PATHSPECS": "1"})
     if out is None:
         return None
     prefix = root.relative_to(top).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
-    names = (os.fsdecode(raw) for raw in out.split(b"\0") if raw)
-    return {name[len(prefix) :] for name in names if name.startswith(prefix) and name != prefix}
+    asked = set(specs)
+    tracked: set[str] = set()
+    for raw in out.split(b"\0"):
+        name = os.fsdecode(raw)
+        if not name.startswith(prefix) or name == prefix:
+            continue
+        rel = name[len(prefix) :]
+        # Only what was asked about (all of it, when the pathspecs were too long to pass).
+        parts = rel.split("/")
+        if rel in asked or any("/".join(parts[:i]) + "/" in asked for i in range(1, len(parts))):
+            tracked.add(rel)
+    return tracked
 
 
 @functools.lru_cache(maxsize=64)
