@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from patchula import git as git_module
 from patchula import records as records_module
 from patchula import scan as scan_module
 from patchula.cache import Cache
@@ -304,7 +305,7 @@ def test_no_records_without_a_store_or_a_commit(tmp_path: Path) -> None:
 
 def test_no_git_executable_means_fresh(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a ``git`` on PATH cleanliness is unknown: fresh, and nothing is stored."""
-    monkeypatch.setattr(records_module, "_GIT_LOOKUP", [None])
+    monkeypatch.setattr(git_module, "_LOOKUP", [None])
     store = Store()
     _scan([checkout], store)
     assert _scan([checkout], store).repos[0].extraction == "fresh"

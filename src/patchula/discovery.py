@@ -1,11 +1,14 @@
 """Walks a checkout and finds the files the managers read, by path alone.
 
 Skips ``.git``, ``node_modules``, virtual environments, the configured ignore globs (Renovate's
-recommended ``ignorePaths`` by default) and everything ``.gitignore`` files exclude (each
+recommended ``ignorePaths`` by default) and what ``.gitignore`` files exclude (each
 ``.gitignore`` applies to its own directory and below, with git's wildmatch semantics via
-``pathspec``). Symlinked directories are never entered; a symlinked file is read only when its
-target stays inside the checkout. Only regular files are ever read (``read_regular``): a FIFO,
-socket, device, directory or symlink loop named like a manifest is refused with a reason.
+``pathspec``) unless git tracks it: gitignore(5) says "files already tracked by Git are not
+affected", so in a git checkout the walk asks git once which of the files it skipped for a
+``.gitignore`` are tracked (``Walk.add_tracked``). Symlinked directories are never entered; a
+symlinked file is read only when its target stays inside the checkout. Only regular files are
+ever read (``read_regular``): a FIFO, socket, device, directory or symlink loop named like a
+manifest is refused with a reason.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from patchula.errors import ManifestError
 from patchula.manager import MANAGERS
@@ -100,6 +103,7 @@ def discover(
     walk = Walk(root, ignore_paths, managers)
     for _ in walk.steps():
         pass
+    walk.add_tracked()
     return walk.result
 
 
@@ -108,7 +112,8 @@ class Walk:
 
     The event loop drives it in short slices, so a scan walks small checkouts without handing
     them to a worker thread (an I/O-bound thread waits for the GIL behind a busy event loop for
-    a switch interval at every system call) and still stays responsive on a huge one.
+    a switch interval at every system call) and still stays responsive on a huge one. The
+    walk ends with ``add_tracked``, which runs git (blocking, bounded) only when ``asks_git``.
     """
 
     def __init__(
@@ -118,17 +123,170 @@ class Walk:
         self._ignore = _IgnoreGlobs(tuple(ignore_paths))
         # Still lazy: a manager's module is imported when the first file is matched.
         self._managers = MANAGERS if managers is None else MANAGERS.only(managers)
+        # What only a .gitignore skipped: files a manager would read, and directories (``/``).
+        self._gitignored: list[str] = []
         self.result = Discovery()
 
     def steps(self) -> Iterator[None]:
-        """Walk, yielding after each directory; ``result`` is complete when this ends."""
+        """Walk, yielding after each directory; ``result`` is complete once ``add_tracked`` ran."""
         result = self.result
-        walk = _walk(self._root, self._root, self._ignore, [], result, self._managers)
+        walk = _walk(
+            self._root, self._root, self._ignore, [], result, self._managers, self._gitignored
+        )
         for item in walk:
             if item is not None:
                 result.files.append(Found(*item))
             yield
-        result.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
+        _sort(result)
+
+    @property
+    def asks_git(self) -> bool:
+        """Whether ``add_tracked`` runs git: the walk skipped something for a ``.gitignore``."""
+        return bool(self._gitignored)
+
+    def add_tracked(self) -> None:
+        """Add what the walk skipped only for a ``.gitignore`` and git tracks (blocking).
+
+        One bounded ``git ls-files`` (``tracked_paths``) over the skipped files and
+        directories. A tracked file found this way, inside an ignored directory too, is
+        discovered as the walk discovers any file, with every other rule still in force:
+        ``ALWAYS_SKIPPED_DIRS``, virtual environments, the ``ignore-paths`` globs, symlinks and
+        non-regular files. Without git, outside a repository or on any git failure nothing is
+        added. Costs nothing when nothing was skipped for a ``.gitignore``.
+        """
+        if not self._gitignored:
+            return
+        skipped, self._gitignored = self._gitignored, []
+        tracked = tracked_paths(self._root, skipped)
+        if tracked:
+            ignored_dirs = {p.rstrip("/") for p in skipped if p.endswith("/")}
+            _Tracked(self._root, self._ignore, self._managers, ignored_dirs, self.result).add(
+                tracked
+            )
+            _sort(self.result)
+
+
+def _sort(result: Discovery) -> None:
+    result.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
+
+
+class _Tracked:
+    """The tracked files a walk skipped for a ``.gitignore``, added to its result."""
+
+    def __init__(
+        self,
+        root: Path,
+        ignore: _IgnoreGlobs,
+        managers: Mapping[str, Manager],
+        ignored_dirs: set[str],
+        result: Discovery,
+    ) -> None:
+        self._root = root
+        self._ignore = ignore
+        self._managers = managers
+        self._ignored_dirs = ignored_dirs  # the directories a .gitignore skipped, no ``/``
+        self._result = result
+        # Per directory: whether the walk enters it; and the ones it did not enter before.
+        self._enters: dict[str, bool] = {"": True}
+        self._new: dict[str, bool] = {"": False}
+
+    def add(self, tracked: Iterable[str]) -> None:
+        """Add the ``tracked`` files and refuse what the walk refuses, in the walk's order."""
+        managers = self._managers.values()
+        for rel in sorted(tracked, key=lambda p: p.split("/")):
+            directory, _, name = rel.rpartition("/")
+            wanted = name in UNREAD_LOCKFILES or any(m.matches(rel) for m in managers)
+            if not self._enters_directory(directory) or not wanted:
+                continue
+            if self._ignore.match_file(rel):
+                continue
+            path = self._root / rel
+            try:
+                mode = path.lstat().st_mode
+            except OSError:
+                continue  # deleted from the work tree: the walk does not see it either
+            if stat.S_ISLNK(mode):
+                refusal = _symlink_refusal(self._root, path)
+                if refusal is not None:
+                    _refuse_named(rel, refusal, self._result, self._managers)
+                    continue
+            elif stat.S_ISDIR(mode):
+                continue  # a submodule's gitlink: the walk enters it, its files are not ours
+            elif not stat.S_ISREG(mode):
+                _refuse_named(rel, not_regular(mode), self._result, self._managers)
+                continue
+            self._result.files.extend(
+                Found(*item) for item in _regular_file(rel, name, self._result, self._managers)
+            )
+
+    def _enters_directory(self, directory: str) -> bool:
+        """Whether the walk, ignoring no tracked file, enters ``directory`` (refusing its name)."""
+        known = self._enters.get(directory)
+        if known is not None:
+            return known
+        parent, _, name = directory.rpartition("/")
+        enters = self._enters_directory(parent)
+        new = self._new[parent] or directory in self._ignored_dirs
+        if enters and new:  # a directory of a walked one was checked by the walk already
+            path = self._root / directory
+            enters = not (
+                _skips_directory(name, directory, self._ignore)
+                or not path.is_dir()
+                or path.is_symlink()
+                or _is_virtualenv(str(path))
+            )
+            if enters:
+                _refuse_directory(directory, name, self._result, self._managers)
+        self._enters[directory], self._new[directory] = enters, new
+        return enters
+
+
+# A ``git ls-files`` pathspec list longer than this (bytes) is not passed: git lists every
+# tracked file below the walked directory instead (still one command, its output bounded).
+MAX_PATHSPEC_BYTES = 64 * 1024
+
+
+def tracked_paths(root: Path, paths: Iterable[str]) -> set[str] | None:
+    """Which of ``paths`` git tracks, as paths relative to ``root``; ``None``: git cannot say.
+
+    ``paths`` are ``root``-relative POSIX paths, a directory ``/``-ended (every tracked file
+    below it is given). One ``git ls-files -z --cached --full-name`` with them as literal
+    pathspecs (``GIT_LITERAL_PATHSPECS=1``; past ``MAX_PATHSPEC_BYTES`` none, and the answer
+    is filtered), run by ``patchula.git.run`` (bounded, hooks and fsmonitor
+    off, the caller's ``GIT_*`` dropped) from ``root`` with the work tree at the nearest
+    directory holding ``.git`` (``root`` may lie below it). ``None`` without a ``.git`` above
+    ``root``, without git, or when git fails (not a repository, dubious ownership, a timeout,
+    too much output).
+    """
+    from patchula import git  # noqa: PLC0415 - lazy: start-up (a walk that skipped nothing)
+
+    top = next((d for d in (root, *root.parents) if os.path.lexists(d / ".git")), None)
+    executable = git.executable() if top is not None else None
+    if top is None or executable is None:
+        return None
+    specs = list(dict.fromkeys(paths))
+    if not specs:
+        return set()
+    args = ["ls-files", "-z", "--cached", "--full-name", "--"]
+    if sum(len(spec) + 1 for spec in specs) <= MAX_PATHSPEC_BYTES:
+        args += specs
+    out = git.run(executable, root, args, work_tree=top, env={"GIT_LITERAL_PATHSPECS": "1"})
+    if out is None:
+        return None
+    prefix = root.relative_to(top).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    asked = set(specs)
+    tracked: set[str] = set()
+    for raw in out.split(b"\0"):
+        name = os.fsdecode(raw)
+        if not name.startswith(prefix) or name == prefix:
+            continue
+        rel = name[len(prefix) :]
+        # Only what was asked about (all of it, when the pathspecs were too long to pass).
+        parts = rel.split("/")
+        if rel in asked or any("/".join(parts[:i]) + "/" in asked for i in range(1, len(parts))):
+            tracked.add(rel)
+    return tracked
 
 
 @functools.lru_cache(maxsize=64)
@@ -169,8 +327,12 @@ def _walk(
     gitignores: list[tuple[str, pathspec.GitIgnoreSpec]],
     result: Discovery,
     managers: Mapping[str, Manager],
+    gitignored: list[str],
 ) -> Iterator[tuple[str, str] | None]:
-    """Yield ``(path, manager)`` per file ``managers`` read; ``None`` after each directory."""
+    """Yield ``(path, manager)`` per file ``managers`` read; ``None`` after each directory.
+
+    What only a ``.gitignore`` skips is noted in ``gitignored`` (``Walk.add_tracked``).
+    """
     rel_dir = directory.relative_to(root).as_posix()
     prefix = "" if rel_dir == "." else rel_dir + "/"
     specs = gitignores
@@ -194,11 +356,16 @@ def _walk(
             if _skips_directory(entry.name, rel, ignore) or _is_virtualenv(entry.path):
                 continue
             if _gitignored(specs, rel + "/"):
+                gitignored.append(rel + "/")
                 continue
             _refuse_directory(rel, entry.name, result, managers)
-            yield from _walk(root, Path(entry.path), ignore, specs, result, managers)
+            yield from _walk(root, Path(entry.path), ignore, specs, result, managers, gitignored)
             continue
-        if ignore.match_file(rel) or _gitignored(specs, rel):
+        if ignore.match_file(rel):
+            continue
+        if _gitignored(specs, rel):
+            if entry.name in UNREAD_LOCKFILES or any(m.matches(rel) for m in managers.values()):
+                gitignored.append(rel)
             continue
         if entry.is_symlink():
             refusal = _symlink_refusal(root, Path(entry.path))
@@ -235,8 +402,8 @@ def _regular_file(
             yield rel, manager_id
 
 
-# Why a symlink of a remote repository is not read: its target is a path only a checkout can
-# resolve safely (a local one is read only when it stays inside the checkout).
+# Why a symlink of a path list is not read when its caller cannot resolve it (``discover_paths``
+# without ``symlink``).
 REMOTE_SYMLINK = "symlink (not followed in a remote repository)"
 
 
@@ -258,16 +425,20 @@ def discover_paths(
     paths: Iterable[tuple[str, bool]],
     ignore_paths: Iterable[str],
     managers: Iterable[str] | None = None,
+    symlink: Callable[[str], str | None] | None = None,
 ) -> Discovery:
     """The discovery of a repository known by its path list (a remote tree), as a walk finds.
 
     ``paths`` are ``(repository-relative POSIX path, is_symlink)`` of every file (no
     directories). The walk's rules apply: ``ALWAYS_SKIPPED_DIRS``, the ``ignore_paths`` globs,
     virtual environments (a directory holding ``pyvenv.cfg``), directories named like a
-    manifest refused, unread lockfiles noted; symlinks are refused (``REMOTE_SYMLINK``) when
-    a manager would read them. ``.gitignore`` has no meaning here: it decides what a checkout
-    holds, and a commit's tree holds only what was committed. The order is the walk's
-    (depth first, names sorted), so a remote repository reports like its checkout.
+    manifest refused, unread lockfiles noted. A symlink a manager would read (or an unread
+    lockfile's) is asked about: ``symlink(path)`` says why it is not read (the walk's words,
+    ``tree_symlink_refusal``), ``None`` when it is found as the file it names, as a walk finds
+    one inside the checkout; without ``symlink`` it is refused (``REMOTE_SYMLINK``).
+    ``.gitignore`` has no meaning here: it decides what a checkout holds, and a commit's tree
+    holds only what was committed. The order is the walk's (depth first, names sorted), so a
+    remote repository reports like its checkout.
     """
     ignore = _IgnoreGlobs(tuple(ignore_paths))
     chosen = MANAGERS if managers is None else MANAGERS.only(managers)
@@ -288,15 +459,19 @@ def discover_paths(
             skipped[directory] = known
         return known
 
-    for path, symlink in listed:
+    for path, is_link in listed:
         directory, _, name = path.rpartition("/")
         if skips(directory) or ignore.match_file(path):
             continue
-        if symlink:
-            _refuse_named(path, REMOTE_SYMLINK, result, chosen)
-            continue
+        if is_link:
+            if name not in UNREAD_LOCKFILES and not any(m.matches(path) for m in chosen.values()):
+                continue  # nobody reads it: never resolved (its target may cost a request)
+            refusal = REMOTE_SYMLINK if symlink is None else symlink(path)
+            if refusal is not None:
+                _refuse_named(path, refusal, result, chosen)
+                continue
         result.files.extend(Found(*item) for item in _regular_file(path, name, result, chosen))
-    result.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
+    _sort(result)
     return result
 
 
@@ -364,6 +539,82 @@ def _symlink_refusal(root: Path, path: Path) -> str | None:
         return "symlinked directory (never entered)"
     if not stat.S_ISREG(mode):
         return not_regular(mode)
+    return None
+
+
+# The most symlinks one path resolution follows; more is a loop (Linux's limit, 40, as
+# path_resolution(7) gives it).
+MAX_SYMLINK_HOPS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class TreePath:
+    """Where a path of a path list leads once its symlinks are followed (``resolve_tree_path``).
+
+    ``path``: the repository-relative POSIX path reached (``""`` the root; it may name
+    nothing), or ``None`` with ``failure``: ``outside`` (``..`` above the root, or an absolute
+    target), ``loop`` (over ``MAX_SYMLINK_HOPS`` links), ``pending`` (``link``: a symlink
+    whose target is not known yet).
+    """
+
+    path: str | None
+    failure: Literal["outside", "loop", "pending"] | None = None
+    link: str | None = None
+
+
+def resolve_tree_path(
+    rel: str, is_link: Callable[[str], bool], target_of: Callable[[str], str | None]
+) -> TreePath:
+    """Follow the symlinks of ``rel`` in a path list, component by component, as ``realpath``.
+
+    ``is_link(path)`` says whether ``path`` is a symlink, ``target_of(link)`` its target (the
+    link's content: a path relative to its directory, or absolute), ``None`` when not known
+    yet. A component that names nothing is kept, and ``..`` then drops it, as
+    ``os.path.realpath`` does; so a path without symlinks resolves to its normal form.
+    """
+    if rel.startswith("/"):
+        return TreePath(None, "outside")
+    parts: list[str] = []
+    todo = rel.split("/")[::-1]  # a stack: the next component last
+    hops = 0
+    while todo:
+        part = todo.pop()
+        if part in {"", "."}:
+            continue
+        if part == "..":
+            if not parts:
+                return TreePath(None, "outside")
+            parts.pop()
+            continue
+        candidate = "/".join([*parts, part])
+        if not is_link(candidate):
+            parts.append(part)
+            continue
+        target = target_of(candidate)
+        if target is None:
+            return TreePath(None, "pending", candidate)
+        hops += 1
+        if hops > MAX_SYMLINK_HOPS:
+            return TreePath(None, "loop")
+        if target.startswith("/"):  # absolute: only a checkout at that very place holds it
+            return TreePath(None, "outside")
+        todo.extend(target.split("/")[::-1])
+    return TreePath("/".join(parts))
+
+
+def tree_symlink_refusal(resolved: TreePath, is_dir: Callable[[str], bool]) -> str | None:
+    """Why a symlink of a path list that resolved to ``resolved`` is not read, or ``None``.
+
+    The walk's words for a checkout's symlink (``_symlink_refusal``): out of the tree, a
+    loop, a directory. ``None`` for a file, or a target that names nothing (the reader says
+    "file not found", as for a dangling link in a checkout). ``pending`` is the caller's.
+    """
+    if resolved.failure == "outside":
+        return "symlink pointing outside the checkout"
+    if resolved.failure == "loop":
+        return "symlink loop"
+    if resolved.path is not None and (not resolved.path or is_dir(resolved.path)):
+        return "symlinked directory (never entered)"
     return None
 
 
@@ -437,7 +688,15 @@ def _open_failure(path: Path, exc: OSError) -> str:
 
 
 def too_large(size: int, max_bytes: int) -> str:
-    """The reason a file of ``size`` bytes over the ``max_bytes`` limit is not read."""
-    return (
-        f"file is {size / 1048576:.1f} MiB, over the {max_bytes / 1048576:.0f} MiB limit; not read"
-    )
+    """The reason a file of ``size`` bytes over the ``max_bytes`` limit is not read.
+
+    Both numbers in the largest unit (MiB, KiB, bytes) at which the limit is at least one unit
+    and the two still read differently: ``file is 3.0 MiB, over the 1 MiB limit``, ``file is
+    2,345 bytes, over the 1,000-byte limit``.
+    """
+    for unit, name in ((1 << 20, "MiB"), (1 << 10, "KiB")):
+        if max_bytes >= unit and round(size / unit, 1) != round(max_bytes / unit, 1):
+            limit = max_bytes / unit
+            shown = f"{limit:.0f}" if limit.is_integer() else f"{limit:.1f}"
+            return f"file is {size / unit:.1f} {name}, over the {shown} {name} limit; not read"
+    return f"file is {size:,} bytes, over the {max_bytes:,}-byte limit; not read"

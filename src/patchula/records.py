@@ -19,7 +19,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from patchula import __version__
+from patchula import __version__, git
 from patchula.discovery import UNREAD_LOCKFILES, read_regular
 from patchula.errors import ManifestError
 from patchula.manager import MANAGERS
@@ -292,68 +292,13 @@ def _has_info_excludes(common_dir: Path) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines())
 
 
-_GIT_LOOKUP: list[str | None] = []
-
-
 def _git_executable() -> str | None:
-    """The ``git`` on ``PATH`` (looked for once a process), or ``None``."""
-    import shutil  # noqa: PLC0415 - lazy: start-up
-
-    if not _GIT_LOOKUP:
-        _GIT_LOOKUP.append(shutil.which("git"))
-    return _GIT_LOOKUP[0]
+    """The ``git`` on ``PATH`` (``patchula.git.executable``), or ``None``."""
+    return git.executable()
 
 
 def _git(executable: str, root: Path, args: list[str]) -> bytes | None:
-    """The stdout of ``git ARGS`` run in ``root`` (exit 0 or, for ``config``, 1), or ``None``.
-
-    Bounded: killed after ``GIT_STATUS_TIMEOUT_SECONDS``, at most ``GIT_STATUS_MAX_BYTES``
-    read. The caller's ``GIT_*`` variables are dropped (a ``GIT_DIR`` or ``GIT_INDEX_FILE`` of
-    an enclosing hook must not redirect it).
-    """
-    import subprocess  # noqa: PLC0415 - lazy: start-up (only runs with records use git)
-    import threading  # noqa: PLC0415 - lazy: start-up
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env |= {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    command = [
-        executable,
-        "--no-pager",
-        f"--work-tree={root}",
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        f"core.hooksPath={os.devnull}",
-        "-c",
-        f"core.excludesFile={os.devnull}",
-        "-c",
-        "core.untrackedCache=false",
-        *args,
-    ]
-    try:
-        proc = subprocess.Popen(  # noqa: S603 - a fixed argument list, no shell
-            command,
-            cwd=root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-    except OSError:
-        return None
-    timer = threading.Timer(GIT_STATUS_TIMEOUT_SECONDS, proc.kill)
-    timer.start()
-    try:
-        with proc:
-            if proc.stdout is None:  # never: stdout=PIPE
-                return None
-            data = proc.stdout.read(GIT_STATUS_MAX_BYTES + 1)
-            if len(data) > GIT_STATUS_MAX_BYTES:
-                proc.kill()
-                return None
-            code = proc.wait()
-    finally:
-        timer.cancel()
-    # ``git config --get-regexp`` exits 1 when nothing matches.
-    ok = code == 0 or (code == 1 and args[:1] == ["config"] and not data)
-    return data if ok else None
+    """``patchula.git.run`` bounded by ``GIT_STATUS_TIMEOUT_SECONDS``/``GIT_STATUS_MAX_BYTES``."""
+    return git.run(
+        executable, root, args, timeout=GIT_STATUS_TIMEOUT_SECONDS, max_bytes=GIT_STATUS_MAX_BYTES
+    )

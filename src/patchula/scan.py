@@ -36,16 +36,20 @@ import anyio.lowlevel
 from patchula.credentials import GITHUB_DATASOURCES, CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES
 from patchula.discovery import (
+    MAX_SYMLINK_HOPS,
     REMOTE_SYMLINK,
     UNREAD_LOCKFILES,
     UNREAD_REASONS,
     Discovery,
     Found,
+    TreePath,
     Walk,
     directory_skipper,
     discover,
     discover_paths,
     read_regular,
+    resolve_tree_path,
+    tree_symlink_refusal,
 )
 from patchula.errors import LookupFailed, ManifestError, NotCached, RepositoryUnreadable
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
@@ -1046,9 +1050,9 @@ async def _extract_remote(
     The ref is resolved to a commit (one request, revalidated each run); with ``records`` a
     record of (repository, commit, config hash) ends the extraction there: no tree, no blob
     (its root ``.npmrc`` is read by blob SHA, from the cache). Otherwise the tree is read once,
-    the paths selected as a walk would (``discovery.discover_paths``), only their blobs read
-    (by SHA, concurrently) with the root ``.npmrc``, extracted from memory by the same code as
-    a checkout, and the record stored.
+    the paths selected as a walk would (``_Blobs.discover``: symlinks followed inside the tree,
+    as in a checkout), only their blobs read (by SHA, concurrently) with the root ``.npmrc``,
+    extracted from memory by the same code as a checkout, and the record stored.
 
     Raises:
         RepositoryUnreadable: the ref, the tree or the ``.npmrc`` cannot be read (the reason).
@@ -1077,13 +1081,12 @@ async def _extract_remote(
         tree = await github.read_tree(fetch, source.api, target, commit, skip_dir=skip)
         entries = {entry.path: entry for entry in tree.entries}
         npmrc = entries.get(".npmrc")
-        if npmrc is not None and npmrc.mode == "120000":
+        if npmrc is not None and npmrc.mode == SYMLINK_MODE:
             npmrc = None  # a symlink: its blob is a path, not a config
         view = await _remote_view(repo, source, npmrc)
         start = len(repo.problems)
-        symlinks = ((entry.path, entry.mode == "120000") for entry in tree.entries)
-        found = discover_paths(symlinks, settings.ignore_paths, settings.managers())
         blobs = _Blobs(source, entries, settings.max_file_bytes)
+        found = await blobs.discover(settings)
         await blobs.read([item.path for item in found.files])
         read: list[str] = []
         for _ in range(REMOTE_INCLUDE_ROUNDS):
@@ -1137,8 +1140,19 @@ async def _remote_view(
     return view
 
 
+# The git mode of a symlink: its blob holds the link's target.
+SYMLINK_MODE = "120000"
+# The longest symlink target read (bytes): PATH_MAX on Linux.
+SYMLINK_TARGET_MAX_BYTES = 4096
+
+
 class _Blobs:
-    """The blobs of one remote repository read so far (by path), and a reader over them."""
+    """The blobs of one remote repository read so far (by path), and a reader over them.
+
+    A symlink (mode ``120000``) is followed as a checkout's is: its blob is its target, and a
+    path through it resolves (``discovery.resolve_tree_path``) to the entry it names, whose
+    blob is read instead; a path leaving the tree, or a loop, is refused in a checkout's words.
+    """
 
     def __init__(
         self, source: _Remote, entries: Mapping[str, RepoTreeEntry], max_bytes: int
@@ -1147,6 +1161,7 @@ class _Blobs:
         self._entries = entries
         self._max = max_bytes
         self._data: dict[str, bytes | ManifestError] = {}
+        self._links: dict[str, str | ManifestError] = {}
         self._directories: set[str] = set()
         for path in entries:
             directory = posixpath.dirname(path)
@@ -1159,42 +1174,103 @@ class _Blobs:
         """The bytes of the blobs read so far."""
         return sum(len(data) for data in self._data.values() if isinstance(data, bytes))
 
+    def _is_link(self, path: str) -> bool:
+        entry = self._entries.get(path)
+        return entry is not None and entry.mode == SYMLINK_MODE
+
+    def _target(self, link: str) -> str | None:
+        target = self._links.get(link)
+        return target if isinstance(target, str) else None
+
+    def _resolve(self, rel: str) -> TreePath:
+        return resolve_tree_path(rel, self._is_link, self._target)
+
+    def _wanted(self, rel: str) -> RepoTreeEntry | None:
+        """The entry whose blob ``rel`` needs next (a file, or a link on the way), else ``None``."""
+        resolved = self._resolve(rel)
+        if resolved.failure == "pending" and resolved.link not in self._links:
+            return self._entries[cast("str", resolved.link)]
+        if resolved.path is None or resolved.path in self._data:
+            return None
+        entry = self._entries.get(resolved.path)
+        return entry if entry is not None and entry.mode != SYMLINK_MODE else None
+
+    def symlink_refusal(self, path: str) -> str | None:
+        """Why the symlink ``path`` is not read (``discovery.tree_symlink_refusal``), or ``None``.
+
+        Its target not read (the link's blob failed): that failure, naming nothing else.
+        """
+        resolved = self._resolve(path)
+        if resolved.failure == "pending":
+            failed = self._links.get(cast("str", resolved.link))
+            return failed.message if isinstance(failed, ManifestError) else REMOTE_SYMLINK
+        return tree_symlink_refusal(resolved, self._directories.__contains__)
+
+    async def discover(self, settings: Settings) -> Discovery:
+        """The discovery of the tree (``discovery.discover_paths``), its symlinks followed.
+
+        A symlink a manager would read has its target read first (and the links on its way),
+        then is resolved as a walk resolves a checkout's: nothing else is requested.
+        """
+        listed = [(path, entry.mode == SYMLINK_MODE) for path, entry in self._entries.items()]
+        managers = settings.managers()
+        asked: list[str] = []
+
+        def ask(path: str) -> str:
+            asked.append(path)
+            return REMOTE_SYMLINK
+
+        found = discover_paths(listed, settings.ignore_paths, managers, ask)
+        if not asked:
+            return found
+        await self.read(asked)
+        return discover_paths(listed, settings.ignore_paths, managers, self.symlink_refusal)
+
     def unread(self, paths: Sequence[str]) -> list[str]:
-        """The regular files of ``paths`` (normalised) in the tree and not read yet."""
-        out: list[str] = []
-        for rel in paths:
-            path = posixpath.normpath(rel)
-            entry = self._entries.get(path)
-            if entry is not None and entry.mode != "120000" and path not in self._data:
-                out.append(path)
-        return list(dict.fromkeys(out))
+        """The paths of ``paths`` whose blob (or a symlink's on the way) is not read yet."""
+        return [rel for rel in dict.fromkeys(paths) if self._wanted(rel) is not None]
 
     async def read(self, paths: Sequence[str]) -> None:
-        """Read the blobs of ``paths`` (each SHA once), concurrently; failures kept per path."""
-        by_sha: dict[str, list[RepoTreeEntry]] = {}
-        for path in dict.fromkeys(paths):
-            entry = self._entries.get(path)
-            if entry is not None and entry.mode != "120000" and path not in self._data:
-                by_sha.setdefault(entry.sha, []).append(entry)
+        """Read the blobs ``paths`` need (each SHA once), concurrently; failures kept per path.
+
+        Symlinks on the way are read round by round (a chain's next link is known only once
+        its previous one is), at most ``MAX_SYMLINK_HOPS`` rounds more than a plain read.
+        """
+        wanted = list(dict.fromkeys(paths))
+        for _ in range(MAX_SYMLINK_HOPS + 1):
+            entries = {e.path: e for e in map(self._wanted, wanted) if e is not None}
+            if not entries:
+                return
+            await self._fetch(list(entries.values()))
+
+    async def _fetch(self, entries: Sequence[RepoTreeEntry]) -> None:
+        by_blob: dict[tuple[str, bool], list[RepoTreeEntry]] = {}
+        for entry in entries:
+            by_blob.setdefault((entry.sha, entry.mode == SYMLINK_MODE), []).append(entry)
         limiter = anyio.CapacityLimiter(REMOTE_BLOB_CONCURRENCY)
         source = self._source
 
         async def one(same: list[RepoTreeEntry]) -> None:
+            link = same[0].mode == SYMLINK_MODE
+            limit = SYMLINK_TARGET_MAX_BYTES if link else self._max
             async with limiter:
                 try:
                     data: bytes | ManifestError = await source.blobs.read(
-                        source.fetch, source.api, source.target, same[0], max_bytes=self._max
+                        source.fetch, source.api, source.target, same[0], max_bytes=limit
                     )
                 except ManifestError as exc:
                     data = exc
             for entry in same:
                 if isinstance(data, ManifestError):
-                    self._data[entry.path] = ManifestError(data.message, file=entry.path)
+                    failure = ManifestError(data.message, file=entry.path)
+                    (self._links if link else self._data)[entry.path] = failure
+                elif link:
+                    self._links[entry.path] = data.decode("utf-8", errors="replace")
                 else:
                     self._data[entry.path] = data
 
         async with anyio.create_task_group() as tg:
-            for same in by_sha.values():
+            for same in by_blob.values():
                 tg.start_soon(one, same)
 
     def reader(self) -> Callable[[str], str]:
@@ -1202,18 +1278,22 @@ class _Blobs:
         return functools.partial(self._read_one)
 
     def _read_one(self, rel: str) -> str:
-        path = posixpath.normpath(rel)
-        if path.startswith(("/", "../")) or path == "..":
+        resolved = self._resolve(rel)
+        if resolved.failure == "outside":
             raise ManifestError("path leaves the checkout", file=rel)
+        if resolved.failure == "loop":
+            raise ManifestError("symlink loop", file=rel)
+        if resolved.path is None:  # a link on the way not read yet (the next round reads it)
+            failed = self._links.get(cast("str", resolved.link))
+            message = failed.message if isinstance(failed, ManifestError) else "file not found"
+            raise ManifestError(message, file=rel)
+        path = resolved.path
         found = self._data.get(path)
         if isinstance(found, ManifestError):
             raise ManifestError(found.message, file=rel)
         if found is not None:
             return manifest_text(found, rel)
-        entry = self._entries.get(path)
-        if entry is not None and entry.mode == "120000":
-            raise ManifestError(REMOTE_SYMLINK, file=rel)
-        if entry is None and path in self._directories:
+        if not path or (path not in self._entries and path in self._directories):
             raise ManifestError("not a regular file (directory)", file=rel)
         # In the tree but not read yet: the next round reads it (``_extract_remote``).
         raise ManifestError("file not found", file=rel)
@@ -1472,13 +1552,18 @@ def _discover(root: Path, settings: Settings) -> tuple[Discovery, int]:
 
 
 async def _discover_sliced(root: Path, settings: Settings) -> tuple[Discovery, int]:
-    """``_discover`` on the event loop, in slices of at most ``WALK_SLICE_SECONDS``."""
+    """``_discover`` on the event loop, in slices of at most ``WALK_SLICE_SECONDS``.
+
+    The one git command a walk may run (``Walk.add_tracked``) runs in a worker thread.
+    """
     walk = Walk(root, settings.ignore_paths, settings.managers())
     deadline = time.perf_counter() + WALK_SLICE_SECONDS
     for _ in walk.steps():
         if time.perf_counter() >= deadline:
             await anyio.lowlevel.checkpoint()
             deadline = time.perf_counter() + WALK_SLICE_SECONDS
+    if walk.asks_git:  # ``git ls-files`` (bounded) waits off the event loop
+        await anyio.to_thread.run_sync(walk.add_tracked)
     return walk.result, _total_size(root, walk.result)
 
 

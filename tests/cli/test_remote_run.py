@@ -7,6 +7,9 @@ a warm run of an unchanged repository costs its ref → commit request alone.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -315,7 +318,7 @@ def test_hostile_paths_and_sizes_cost_only_their_file(github: FakeRegistry, tmp_
     assert ("requirements.txt", "include '../../outside.txt' points outside the repository") in (
         problems
     )
-    assert ("package.json", "symlink (not followed in a remote repository)") in problems
+    assert ("package.json", "symlink pointing outside the checkout") in problems
     assert any(f == "big/requirements.txt" and "over the" in m for f, m in problems)
     assert sorted((d["file"], d["name"]) for d in repo["dependencies"]) == [
         ("one/package.json", "pkg-x"),
@@ -324,10 +327,11 @@ def test_hostile_paths_and_sizes_cost_only_their_file(github: FakeRegistry, tmp_
     ]
     routes = _github_routes(github)
     blobs = [route for route in routes if "/git/blobs/" in route]
-    # The two identical files are one blob, read once; the oversized one is never requested.
+    # The two identical files are one blob, read once; the oversized one is never requested;
+    # the symlink's blob is its target, read to resolve it.
     assert sorted(blobs) == sorted(
         f"GET /repos/acme/hostile/git/blobs/{github.github.blob_sha(data)}"
-        for data in (b"-r ../../outside.txt\nreq-a==1.0.0\n", same)
+        for data in (b"-r ../../outside.txt\nreq-a==1.0.0\n", same, b"../elsewhere/package.json")
     )
 
 
@@ -363,27 +367,42 @@ def test_every_shard_expands_the_owner_alike(github: FakeRegistry, tmp_path: Pat
 
 
 def test_the_remote_reader_fails_as_the_checkout_reader() -> None:
-    """Paths leaving the tree, directories, symlinks, missing files and bad text: named problems."""
+    """Symlinks are followed; paths leaving the tree, loops, directories, bad text: problems."""
     from patchula.errors import ManifestError  # noqa: PLC0415 - this test only
     from patchula.repos.github import RepoTarget, TreeEntry  # noqa: PLC0415 - this test only
     from patchula.scan import _Blobs, _Remote  # noqa: PLC0415 - the scan's private reader
 
+    links = {
+        "link.txt": "a/b.txt",
+        "lib": "a",  # a symlinked directory, read through
+        "up.txt": "../x.txt",
+        "abs.txt": "/etc/passwd",
+        "loop.txt": "loop.txt",
+        "dir.txt": "a",
+    }
     entries = {
         "a/b.txt": TreeEntry("a/b.txt", "0" * 40, 3, "100644"),
-        "link.txt": TreeEntry("link.txt", "1" * 40, 3, "120000"),
         "bad.txt": TreeEntry("bad.txt", "2" * 40, 3, "100644"),
+        "unread.txt": TreeEntry("unread.txt", "3" * 40, 3, "120000"),
+        **{path: TreeEntry(path, "1" * 40, 3, "120000") for path in links},
     }
     source = _Remote(RepoTarget("o", "r"), "http://x", None, None, None)  # type: ignore[arg-type]
     blobs = _Blobs(source, entries, 1024)
     blobs._data["a/b.txt"] = b"\xef\xbb\xbfok\n"
     blobs._data["bad.txt"] = b"\xff\n"
+    blobs._links.update(links)
     read = blobs.reader()
-    assert read("a/./b.txt") == "ok\n"
+    assert read("a/./b.txt") == read("link.txt") == read("lib/b.txt") == "ok\n"
+    assert blobs.unread(["link.txt", "unread.txt", "a/b.txt"]) == ["unread.txt"]
     for rel, message in [
         ("../x.txt", "path leaves the checkout"),
         ("a/../../x.txt", "path leaves the checkout"),
+        ("up.txt", "path leaves the checkout"),
+        ("abs.txt", "path leaves the checkout"),
+        ("loop.txt", "symlink loop"),
         ("a", "not a regular file (directory)"),
-        ("link.txt", "symlink (not followed in a remote repository)"),
+        ("dir.txt", "not a regular file (directory)"),
+        ("unread.txt", "file not found"),  # its target not read yet: the next round reads it
         ("nope.txt", "file not found"),
         ("bad.txt", "not UTF-8 text (invalid byte 0xff at offset 0)"),
     ]:
@@ -557,3 +576,98 @@ def test_the_summary_says_repositories_could_not_be_read(
     _, report, _ = _run(github, tmp_path, *targets)
     assert report["summary"]["unreadable"] == 3
     assert [repo["extraction"]["source"] for repo in report["repositories"]] == ["none"] * 3
+
+
+# djangoproject's layout: ``*.lock`` and ``docs/`` in .gitignore, uv.lock and a docs
+# requirements file force-added (tracked), so GitHub's tree holds them.
+IGNORED_BUT_TRACKED = {
+    ".gitignore": b"*.lock\ndocs/\n",
+    "pyproject.toml": b'[project]\nname = "app"\nversion = "0.1.0"\n'
+    b'dependencies = ["req-a>=1.0"]\n',
+    "uv.lock": b'version = 1\n[[package]]\nname = "req-a"\nversion = "1.0.0"\n'
+    b'source = { registry = "https://pypi.org/simple" }\n',
+    "docs/requirements.txt": b"req-b==1.0.0\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs a git executable")
+def test_tracked_files_a_gitignore_matches_are_read_locally_as_remotely(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """A force-added uv.lock under ``*.lock``: current from the lockfile, in a checkout too."""
+    local = tmp_path / "django"
+    for rel, data in IGNORED_BUT_TRACKED.items():
+        (local / rel).parent.mkdir(parents=True, exist_ok=True)
+        (local / rel).write_bytes(data)
+    (local / "docs" / "_build").mkdir()
+    (local / "docs" / "_build" / "requirements.txt").write_text("req-c==1.0.0\n")  # untracked
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    for args in (["init", "-q"], ["add", "-f", "--", *IGNORED_BUT_TRACKED]):
+        subprocess.run(["git", *args], cwd=local, env=env, check=True)  # noqa: S603, S607 - the test's own git
+    github.github.add_tree_repo("acme", "django", IGNORED_BUT_TRACKED)
+    _, report, _ = _run(github, tmp_path, str(local), "github:acme/django")
+    mine, theirs = report["repositories"]
+    assert _rows(mine) == _rows(theirs)
+    assert mine["problems"] == theirs["problems"] == []
+    assert mine["extraction"]["files"] == theirs["extraction"]["files"]
+    rows = {d["name"]: (d["file"], d["current"], d["currentSource"]) for d in _rows(mine)}
+    assert rows == {
+        "req-a": ("pyproject.toml", "1.0.0", "lockfile"),
+        "req-b": ("docs/requirements.txt", "1.0.0", "pin"),
+    }
+
+
+# Symlinks named like manifests, as a checkout has them: ``(target)`` marks a link.
+LINKED: dict[str, bytes | tuple[str]] = {
+    "sub/requirements.txt": b"req-a==1.0.0\n",
+    "requirements.txt": ("sub/requirements.txt",),  # read: the target's content
+    "real/package.json": b'{"dependencies": {"pkg-x": "1.0.0"}}\n',
+    "alias": ("real",),  # a symlinked directory, on the way of the next link
+    "web/package.json": ("../alias/package.json",),  # a chain through it: read
+    "out/package.json": ("../../elsewhere/package.json",),  # leaves the tree: refused
+    "abs/requirements.txt": ("/etc/hosts",),  # absolute: refused
+    "loop/Cargo.toml": ("Cargo.toml",),  # itself: a loop, refused
+    "docs/package.json": ("../sub",),  # a directory: refused
+    "dangling/requirements.txt": ("missing.txt",),  # names nothing: the reader says so
+}
+
+
+def test_symlinks_are_followed_remotely_as_in_a_checkout(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """Same rows and problems: links inside the tree are read, the others refused alike."""
+    local = tmp_path / "linked"
+    files: dict[str, bytes] = {}
+    modes: dict[str, str] = {}
+    for rel, value in LINKED.items():
+        path = local / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(value, tuple):
+            path.symlink_to(value[0])
+            files[rel], modes[rel] = value[0].encode(), "120000"
+        else:
+            path.write_bytes(value)
+            files[rel] = value
+    github.github.add_tree_repo("acme", "linked", files, modes=modes)
+    _, report, _ = _run(github, tmp_path, str(local), "github:acme/linked")
+    mine, theirs = report["repositories"]
+    assert _rows(theirs) == _rows(mine)
+    assert theirs["problems"] == mine["problems"]
+    assert theirs["extraction"]["files"] == mine["extraction"]["files"]
+    assert sorted((d["file"], d["name"]) for d in theirs["dependencies"]) == [
+        ("real/package.json", "pkg-x"),
+        ("requirements.txt", "req-a"),
+        ("sub/requirements.txt", "req-a"),
+        ("web/package.json", "pkg-x"),
+    ]
+    assert {(p["file"], p["message"]) for p in theirs["problems"]} == {
+        ("out/package.json", "symlink pointing outside the checkout"),
+        ("abs/requirements.txt", "symlink pointing outside the checkout"),
+        ("loop/Cargo.toml", "symlink loop"),
+        ("docs/package.json", "symlinked directory (never entered)"),
+        ("dangling/requirements.txt", "file not found"),
+    }
+    routes = _github_routes(github)
+    blobs = {route.rsplit("/", 1)[1] for route in routes if "/git/blobs/" in route}
+    # The links a manager reads and the one on their way; never a target outside the tree.
+    assert blobs == {github.github.blob_sha(data) for data in files.values()}

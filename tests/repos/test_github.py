@@ -678,7 +678,7 @@ async def test_a_blob_answer_over_the_limit_is_refused_before_decoding() -> None
                 await github.read_blob(fetch, API, TARGET, entry, max_bytes=1024)
             assert await github.read_blob(fetch, API, TARGET, entry, max_bytes=8192) == big
     assert caught.value.file == "package.json"
-    assert caught.value.message == "file is 0.0 MiB, over the 0 MiB limit; not read"
+    assert caught.value.message == "file is 4.0 KiB, over the 1 KiB limit; not read"
 
 
 @pytest.mark.anyio

@@ -270,7 +270,7 @@ async def test_a_blob_larger_than_its_tree_said_is_refused(fake_registry: FakeRe
     fake_registry.github.add_tree_repo("acme", "widget", {"package.json": data})
     entry = TreeEntry("package.json", github.git_blob_sha(data), None, "100644")
     async with _fetcher() as fetch:
-        with pytest.raises(ManifestError, match="over the 0 MiB limit") as caught:
+        with pytest.raises(ManifestError, match=r"2\.0 KiB, over the 1 KiB limit") as caught:
             await github.read_blob(fetch, api, WIDGET, entry, max_bytes=1024)
     assert caught.value.file == "package.json"
 
