@@ -332,16 +332,18 @@ def test_hostile_paths_and_sizes_cost_only_their_file(github: FakeRegistry, tmp_
 
 
 def test_every_shard_expands_the_owner_alike(github: FakeRegistry, tmp_path: Path) -> None:
-    """Shards of ``github:acme/*`` are disjoint and cover it; an unlisted owner is in one shard.
+    """Shards of ``github:acme/*`` are disjoint and cover it; an unlisted owner is in each.
 
-    A repository named again in another case is the same target, in one share only.
+    A repository named again in another case is the same target, in one share only. An owner
+    that could not be listed is kept by every shard where that failed (whatever the cut), and
+    each says on stderr that its share was cut from an incomplete list.
     """
     for name in ("api", "cli", "docs"):
         github.github.add_tree_repo("acme", name, {"requirements.txt": b"req-a==1.0.0\n"})
     github.github.add_owner("acme", [(n, {}) for n in ("api", "cli", "docs", "widget")])
     shards: list[list[str]] = []
     for index in (1, 2):
-        _, report, _ = _run(
+        _, report, stderr = _run(
             github,
             tmp_path / str(index),
             "github:acme/*",
@@ -351,6 +353,12 @@ def test_every_shard_expands_the_owner_alike(github: FakeRegistry, tmp_path: Pat
             f"{index}/2",
         )
         shards.append([repo["target"] for repo in report["repositories"]])
+        assert report["targets"]["unlisted"] == ["github:nobody/*"]
+        assert (
+            f"patchula: warning: shard {index}/2: the repositories of github:nobody/* could not "
+            "be listed"
+        ) in stderr
+        assert "re-run this shard" in stderr
     everything = [*shards[0], *shards[1]]
     assert sorted(everything) == [
         "github:acme/api",
@@ -358,8 +366,9 @@ def test_every_shard_expands_the_owner_alike(github: FakeRegistry, tmp_path: Pat
         "github:acme/docs",
         "github:acme/widget",
         "github:nobody/*",
+        "github:nobody/*",
     ]
-    assert len(set(shards[0]) & set(shards[1])) == 0
+    assert set(shards[0]) & set(shards[1]) == {"github:nobody/*"}
 
 
 def test_the_remote_reader_fails_as_the_checkout_reader() -> None:

@@ -94,7 +94,6 @@ def _comparable(report: dict[str, Any]) -> dict[str, Any]:
             if row["metadata"]["lookup"]["catalog"] is not None:
                 del row["metadata"]["lookup"]["catalog"]["fetchedAt"]
                 del row["metadata"]["lookup"]["catalog"]["reused"]
-    report["repositories"].sort(key=lambda r: r["target"])
     for key in ("hosts", "cache"):
         del report[key]
     for key in ("report", "cache", "shard"):
@@ -103,7 +102,10 @@ def _comparable(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_merged_shards_equal_the_unsharded_run(fake_registry: FakeRegistry, tmp_path: Path) -> None:
-    """3 shards of 30 checkouts merged: the rows, totals and repositories of one whole run."""
+    """3 shards of 30 checkouts merged: the rows, totals and repositories of one whole run.
+
+    In its order too: each repository carries its place in the whole list (``targetIndex``).
+    """
     _registry(fake_registry)
     listing = tmp_path / "repos.txt"
     listing.write_text("# the fleet\n" + "\n".join(_fleet(tmp_path / "src")) + "\n")
@@ -126,10 +128,14 @@ def test_merged_shards_equal_the_unsharded_run(fake_registry: FakeRegistry, tmp_
     assert merged["summary"]["failedLookups"] == whole["summary"]["failedLookups"] == 1
     assert merged["summary"]["byStatus"]["held-back"] > 0
     assert merged["summary"]["byStatus"]["outdated"] > 0
-    # The merged list is the shards' lists one after the other.
-    assert [r["target"] for r in merged["repositories"]] == [
-        r["target"] for s in shards for r in s["repositories"]
-    ]
+    # The merged list is in the order of the whole run's (the targets file's), not by shard.
+    order = [r["target"] for r in merged["repositories"]]
+    assert order == [r["target"] for r in whole["repositories"]] == sorted(order)
+    assert order != [r["target"] for s in shards for r in s["repositories"]]
+    assert [r["targetIndex"] for r in merged["repositories"]] == list(range(REPOSITORIES))
+    assert merged["targets"] == whole["targets"]
+    assert merged["targets"]["count"] == REPOSITORIES
+    assert [s["targets"] for s in shards] == [whole["targets"]] * 3
     # Host and cache statistics are the shards' added up.
     npm = fake_registry.url("npm").removeprefix("http://")
     assert merged["hosts"][npm]["requests"] == sum(s["hosts"][npm]["requests"] for s in shards)
