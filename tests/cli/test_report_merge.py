@@ -370,3 +370,35 @@ def test_merge_imports_no_network_cache_or_plugin_code(
     assert "in 2 repositories" in stdout or json.loads(stdout)["summary"]["repositories"] == 2
     unwanted = {*NETWORK, "sqlite3", "patchula.cache", "rich", *PLUGINS}
     assert sorted(modules & unwanted) == []
+
+
+def test_shards_of_different_lists_exit_3_though_every_row_is_fine(
+    tmp_path: Path, reports: list[str]
+) -> None:
+    """A shard that cut another target list: a loud warning naming it, exit 3 (else 0)."""
+    assert _merge(*reports)[0] == 0
+    document = json.loads(Path(reports[1]).read_text())
+    assert document["targets"]["count"] == 2
+    document["targets"]["count"] = 1  # a tie: the longer list is taken as the whole one
+    document["targets"]["digest"] = "sha256:" + "0" * 64
+    other = _write(tmp_path, "other.json", document)
+    code, stdout, stderr = _merge(reports[0], other)
+    assert code == 3
+    said = " ".join(stderr.split())
+    assert said.startswith("patchula: warning: the merged report is incomplete: the shards did")
+    assert f"re-run {other} (2/2) (exit 3)" in said
+    assert json.loads(stdout)["targets"]["mismatched"] == [f"{other} (2/2)"]
+    # The merged report keeps saying so: merged again, it still exits 3.
+    again = _write(tmp_path, "merged.json", json.loads(stdout))
+    assert _merge(again)[0] == 3
+
+
+def test_a_run_and_its_merge_exit_3_for_an_owner_not_listed(
+    tmp_path: Path, reports: list[str]
+) -> None:
+    """``targets.unlisted`` alone (its row edited away) still exits 3."""
+    document = json.loads(Path(reports[0]).read_text())
+    document["targets"]["unlisted"] = ["github:corp/*"]
+    code, _, stderr = _merge(_write(tmp_path, "unlisted.json", document), reports[1])
+    assert code == 3
+    assert "the repositories of github:corp/* could not be listed" in " ".join(stderr.split())
