@@ -234,10 +234,8 @@ def test_shares_and_the_list_digest_are_the_same_on_every_runner(tmp_path: Path)
         _fleet(where, names)
     shares: list[list[list[str]]] = []
     lists = []
-    for where, spell in zip(
-        runners, (lambda n, w: str(w / "repos" / n), lambda n, _: f"repos/{n}"), strict=True
-    ):
-        targets = [spell(n, where) for n in names]
+    for where, absolute in zip(runners, (True, False), strict=True):
+        targets = [str(where / "repos" / n) if absolute else f"repos/{n}" for n in names]
         cut = []
         for index in (1, 2, 3):
             report, _ = _run_in(where, *targets, "--shard", f"{index}/3")
