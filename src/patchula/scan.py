@@ -385,13 +385,7 @@ async def _targets(
         targets = [
             t for t, key in zip(targets, identities, strict=True) if key in chosen or t in unlisted
         ]
-        for owner, reason in unlisted.items() if on_warning is not None else ():
-            i, n = settings.shard
-            cast("Callable[[str], None]", on_warning)(
-                f"shard {i}/{n}: the repositories of {owner} could not be listed ({reason}): "
-                "this shard's share was cut from an incomplete target list and may lack "
-                "targets the other shards left to it; re-run this shard"
-            )
+        _warn_unlisted(unlisted, settings.shard, on_warning)
     for target in targets:
         if target.startswith(_GITHUB):
             repo, source = _remote_target(target, settings, fetch, access, unlisted)
@@ -418,6 +412,23 @@ async def _targets(
             continue
         todo.append((repo, root, scope))
     return repos, todo, remote, whole
+
+
+def _warn_unlisted(
+    unlisted: Mapping[str, str],
+    shard: tuple[int, int],
+    on_warning: Callable[[str], None] | None,
+) -> None:
+    """Say that share ``shard`` was cut from a list lacking the ``unlisted`` owners' repos."""
+    if on_warning is None:
+        return
+    i, n = shard
+    for owner, reason in unlisted.items():
+        on_warning(
+            f"shard {i}/{n}: the repositories of {owner} could not be listed ({reason}): this "
+            "shard's share was cut from an incomplete target list and may lack targets the "
+            "other shards left to it; re-run this shard"
+        )
 
 
 class _Once:
@@ -961,7 +972,10 @@ def _once(
     """
     seen: dict[str, str] = {}
     repeats: dict[str, list[str]] = {}
-    cwd = Path.cwd().resolve()
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:  # the working directory was removed: every local form stays absolute
+        cwd = Path("/nonexistent-working-directory")
     for target in targets:
         if target.startswith(_GITHUB):
             path, at, ref = target.partition("@")
