@@ -45,9 +45,23 @@ def test_the_matrix_job_scans_one_shard_with_its_own_cache() -> None:
     uses = [s.get("uses", "") for s in scan["steps"]]
     restore = scan["steps"][uses.index("actions/cache/restore@v4")]
     save = scan["steps"][uses.index("actions/cache/save@v4")]
-    assert "${{ matrix.shard }}" in restore["with"]["key"]
-    assert "${{ github.run_id }}" in restore["with"]["key"]
-    assert restore["with"]["restore-keys"].strip() == "patchula-shard-${{ matrix.shard }}-"
+    key = restore["with"]["key"]
+    assert "${{ matrix.shard }}" in key
+    assert "${{ github.run_id }}" in key
+    # A re-run is another attempt of the same run: without the attempt its key exists already
+    # and its cache is never saved.
+    assert "${{ github.run_attempt }}" in key
+    prefix = restore["with"]["restore-keys"].strip()
+    assert prefix == "patchula-${{ matrix.shard }}of4-"
+    assert key.startswith(prefix)
+    # Shard 1's prefix matches no other shard's key (of this split or one of 10 or more).
+    keys = [
+        key.replace("${{ matrix.shard }}", str(i)).replace("of4", f"of{n}")
+        for n in (4, 12)
+        for i in range(1, n + 1)
+    ]
+    one = prefix.replace("${{ matrix.shard }}", "1")
+    assert [k for k in keys if k.startswith(one)] == [key.replace("${{ matrix.shard }}", "1")]
     # Saved under the same key, also after a failed scan (exit 3), and after the scan.
     assert save["with"] == {"path": restore["with"]["path"], "key": restore["with"]["key"]}
     assert save["if"] == "always()"
@@ -66,6 +80,35 @@ def test_the_matrix_job_scans_one_shard_with_its_own_cache() -> None:
     upload = next(s for s in scan["steps"] if s.get("uses", "").startswith("actions/upload-"))
     assert upload["with"]["path"] == "shard-${{ matrix.shard }}.json"
     assert upload["if"] == "always()"
+    assert upload["with"]["overwrite"] is True  # re-running a shard replaces its report
+
+
+def test_patchula_is_installed_from_its_repository_at_a_tag_not_from_pypi() -> None:
+    """Not on PyPI: ``pip install patchula`` would install whatever may hold the name there."""
+    jobs = _workflow()["jobs"]
+    for job in jobs.values():
+        [install] = [r for r in _runs(job) if r.startswith("pip install")]
+        args = shlex.split(install)
+        assert args[:2] == ["pip", "install"]
+        assert args[2:] == ["patchula @ git+https://github.com/OWNER/patchula@vX.Y.Z"]
+    text = README.read_text(encoding="utf-8")
+    assert "patchula is not on PyPI" in text
+
+
+def test_the_example_targets_file_lists_no_path_a_hosted_runner_lacks() -> None:
+    """``repos.txt`` holds ``github:`` targets; a local path says an earlier step checked it out."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index(SECTION) :]
+    block = section[
+        section.index("# repos.txt") : section.index("```", section.index("# repos.txt"))
+    ]
+    lines = [line for line in block.splitlines()[1:] if line.strip()]
+    assert lines
+    for line in lines:
+        target = line.split("#")[0].strip()
+        if not target.startswith("github:"):
+            assert not target.startswith("/"), line
+            assert "earlier step" in line, line
 
 
 def test_the_final_job_merges_into_the_step_summary_and_all_json() -> None:

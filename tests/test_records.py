@@ -401,7 +401,7 @@ def test_file_and_member_targets_have_their_own_records(checkout: Path) -> None:
 def test_the_real_cache_keeps_records(checkout: Path, tmp_path: Path) -> None:
     """Records round-trip through the SQLite cache's extraction table across runs."""
 
-    async def run() -> str:
+    async def run() -> str | None:
         cache = Cache.open(tmp_path / "cache.db")
         try:
             s = Settings.model_validate({"registries": {"npm": "http://npm.test"}})

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from patchula.cli import app
 from patchula.settings import load_settings
-from patchula.targets import select_shard
+from patchula.targets import list_digest, select_shard
 
 runner = CliRunner()
 # 1,000 synthetic targets of the shapes a targets file holds.
@@ -172,3 +172,78 @@ def test_an_empty_shard_of_a_targets_file_scans_nothing(tmp_path: Path) -> None:
     reports = [_run_json("--targets-file", str(listing), "--shard", f"{i}/2") for i in (1, 2)]
     targets = [r["target"] for report in reports for r in report["repositories"]]
     assert targets == [str(tmp_path / "repo")]
+
+
+def _run_in(directory: Path, *args: str) -> tuple[dict[str, Any], str]:
+    """``patchula run`` with ``directory`` as the working directory: its report and stderr."""
+    here = Path.cwd()
+    os.chdir(directory)
+    try:
+        result = runner.invoke(app, ["run", "--no-cache", "--format", "json", *args])
+    finally:
+        os.chdir(here)
+    assert result.exit_code == 0, result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report, " ".join(result.stderr.split())
+
+
+def _fleet(root: Path, names: list[str]) -> None:
+    for name in names:
+        (root / "repos" / name).mkdir(parents=True)
+        (root / "repos" / name / "package.json").write_text("{}\n")
+
+
+def test_one_checkout_spelled_four_ways_is_scanned_once_with_a_warning(tmp_path: Path) -> None:
+    """``repos/x``, ``./repos/x``, its absolute path and ``repos/x/``: one target, the first."""
+    _fleet(tmp_path, ["x", "y"])
+    spellings = ["repos/x", "./repos/x", str(tmp_path / "repos" / "x"), "repos/x/"]
+    report, stderr = _run_in(tmp_path, *spellings, "repos/y", "repos/x/package.json")
+    assert [r["target"] for r in report["repositories"]] == [
+        "repos/x",
+        "repos/y",
+        "repos/x/package.json",  # one manifest of it: another scope, another target
+    ]
+    assert report["summary"]["repositories"] == 3
+    assert report["targets"]["count"] == 3
+    assert stderr == (
+        f"patchula: warning: targets ./repos/x, {tmp_path / 'repos' / 'x'}, repos/x/ name what "
+        "repos/x names: scanned once, as repos/x"
+    )
+
+
+def test_two_spellings_never_land_in_two_shards(tmp_path: Path) -> None:
+    """Every share of 20 checkouts each named twice (relative, absolute) holds each once."""
+    names = [f"r{i:02d}" for i in range(20)]
+    _fleet(tmp_path, names)
+    targets = [f"repos/{n}" for n in names] + [str(tmp_path / "repos" / n) for n in names[::-1]]
+    seen: list[str] = []
+    for index in (1, 2, 3):
+        report, _ = _run_in(tmp_path, *targets, "--shard", f"{index}/3")
+        seen += [r["target"] for r in report["repositories"]]
+    assert sorted(seen) == [f"repos/{n}" for n in names]
+
+
+def test_shares_and_the_list_digest_are_the_same_on_every_runner(tmp_path: Path) -> None:
+    """Two runners: checkouts in other directories, named absolute on one, relative on one.
+
+    The same list (count, digest), cut into the same shares (by the relative form).
+    """
+    names = [f"r{i:02d}" for i in range(12)]
+    runners = [tmp_path / "home" / "runner" / "work", tmp_path / "builds" / "ci"]
+    for where in runners:
+        _fleet(where, names)
+    shares: list[list[list[str]]] = []
+    lists = []
+    for where, absolute in zip(runners, (True, False), strict=True):
+        targets = [str(where / "repos" / n) if absolute else f"repos/{n}" for n in names]
+        cut = []
+        for index in (1, 2, 3):
+            report, _ = _run_in(where, *targets, "--shard", f"{index}/3")
+            cut.append([Path(r["target"]).name for r in report["repositories"]])
+            lists.append(report["targets"])
+        shares.append(cut)
+    assert shares[0] == shares[1]
+    assert all(len(share) == 4 for share in shares[0])
+    assert lists == [lists[0]] * 6
+    assert lists[0]["count"] == 12
+    assert lists[0]["digest"] == list_digest([f"repos/{n}" for n in names])

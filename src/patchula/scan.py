@@ -83,7 +83,7 @@ from patchula.records import (
     worktree_clean,
 )
 from patchula.settings import Settings
-from patchula.targets import select_shard
+from patchula.targets import list_digest, select_shard
 from patchula.tools import MANAGERS as TOOL_MANAGERS
 from patchula.tools import ToolMapping, remap, with_overrides
 from patchula.versioning import VERSIONINGS
@@ -132,11 +132,27 @@ class RepoResult:
     # commit and config hash) an earlier run stored; ``none``: the target could not be read at
     # all (``unread``: not found, empty, no permission, rate limited, not listed, malformed).
     extraction: Literal["fresh", "cached", "none"] = "fresh"
+    # The target's place in the run's whole target list (``TargetList``), before ``--shard``.
+    index: int | None = None
 
     def unread(self, reason: str) -> None:
         """Mark the target as not read at all, ``reason`` its one error problem."""
         self.problems.append(ManifestProblem(self.target, None, reason))
         self.extraction = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class TargetList:
+    """The whole target list of a run, the one ``--shard`` cuts its share from.
+
+    After ``github:OWNER/*`` expansion, repeats out (``_once``): ``count`` targets, whose
+    canonical forms sorted have the ``digest`` (``targets.list_digest``); ``unlisted`` are the
+    owners whose repositories could not be listed (each stands in the list as one target).
+    """
+
+    count: int
+    digest: str
+    unlisted: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -150,6 +166,7 @@ class ScanResult:
     repos: list[RepoResult]
     host_stats: dict[str, dict[str, object]]
     view_hits: int = 0
+    targets: TargetList | None = None
 
 
 class Clock(Protocol):
@@ -288,7 +305,7 @@ async def scan(
         warn = _Once(access.github_budget_warning, on_warning)
     if warn is not None and any(target.startswith(_GITHUB) for target in targets):
         warn()  # remote repositories are read from the GitHub API
-    repos, todo, remote = await _targets(targets, settings, fetch, access)
+    repos, todo, remote, whole = await _targets(targets, settings, fetch, access, on_warning)
     slots = anyio.Semaphore(settings.concurrency)
     throttle = getattr(fetch, "throttle", None)
     async with anyio.create_task_group() as tg:
@@ -330,20 +347,35 @@ async def scan(
                 "--recheck='*', rechecks every dependency"
             )
     return ScanResult(
-        evaluated_at=evaluated_at, repos=repos, host_stats={}, view_hits=lookups.view_hits
+        evaluated_at=evaluated_at,
+        repos=repos,
+        host_stats={},
+        view_hits=lookups.view_hits,
+        targets=whole,
     )
 
 
 async def _targets(
-    targets: Sequence[str], settings: Settings, fetch: Fetch, access: RegistryAccess
+    targets: Sequence[str],
+    settings: Settings,
+    fetch: Fetch,
+    access: RegistryAccess,
+    on_warning: Callable[[str], None] | None = None,
 ) -> tuple[
-    list[RepoResult], list[tuple[RepoResult, Path, _Scope]], list[tuple[RepoResult, _Remote]]
+    list[RepoResult],
+    list[tuple[RepoResult, Path, _Scope]],
+    list[tuple[RepoResult, _Remote]],
+    TargetList,
 ]:
-    """Every target's repository row, and the checkouts and remote repositories to scan.
+    """Every target's repository row, the checkouts and remote repositories to scan, the list.
 
     Organisation listings (``github:OWNER/*``) are expanded first: every shard of a CI matrix
     expands them alike, then takes its share of the whole list (``--shard``). Repeated targets
-    are scanned once. A target that cannot be scanned has its row with one error problem.
+    are scanned once (``_once``: a checkout spelled several ways too), and the share is cut by
+    each target's canonical form, so two spellings can never land in two shards. A target that
+    cannot be scanned has its row with one error problem. An owner that could not be listed
+    is kept by every shard whatever the cut (its list, and so its share, is incomplete: the
+    owner's row must reach the merged report), with a warning telling to re-run the shard.
     """
     repos: list[RepoResult] = []
     todo: list[tuple[RepoResult, Path, _Scope]] = []
@@ -352,10 +384,17 @@ async def _targets(
     if any(target.startswith(_GITHUB) for target in targets):
         targets = await _expand_owners(targets, settings, fetch, unlisted)
     # Repeats out before the cut: one repository named twice (listed and named, in another
-    # case) is in one share only.
-    targets = _once(targets)
+    # case, a checkout by another path) is in one share only.
+    resolved: dict[str, tuple[Path | None, str, _Scope]] = {}
+    targets, identities = _once(targets, resolved, on_warning)
+    whole = TargetList(len(identities), list_digest(identities), tuple(unlisted))
+    index = {target: i for i, target in enumerate(targets)}
     if settings.shard is not None:
-        targets = select_shard(targets, *settings.shard)
+        chosen = set(select_shard(identities, *settings.shard))
+        targets = [
+            t for t, key in zip(targets, identities, strict=True) if key in chosen or t in unlisted
+        ]
+        _warn_unlisted(unlisted, settings.shard, on_warning)
     memo = None  # the run's blobs, shared by its remote repositories (made for the first)
     for target in targets:
         if target.startswith(_GITHUB):
@@ -364,23 +403,45 @@ async def _targets(
 
                 memo = BlobMemo()
             repo, source = _remote_target(target, settings, fetch, access, unlisted, memo)
+            repo.index = index[target]
             repos.append(repo)
             if source is not None:
                 remote.append((repo, source))
+            else:
+                repo.extraction = "none"
             continue
-        scope = _WHOLE
-        try:
-            root, problem, scope = _resolve_target(target)
-            commit = read_commit(root) if root is not None else None
-        except Exception as exc:  # noqa: BLE001 - the per-target guard (resolution, .git)
-            root, problem, commit = None, _internal("resolving", target, exc), None
+        root, problem, scope = resolved[target]
+        commit = None
+        if root is not None:
+            try:
+                commit = read_commit(root)
+            except Exception as exc:  # noqa: BLE001 - the per-target guard (.git)
+                root, problem = None, _internal("resolving", target, exc)
         repo = RepoResult(target=target, root=str(root or target), commit=commit)
+        repo.index = index[target]
         repos.append(repo)
         if root is None:
             repo.unread(problem)
             continue
         todo.append((repo, root, scope))
-    return repos, todo, remote
+    return repos, todo, remote, whole
+
+
+def _warn_unlisted(
+    unlisted: Mapping[str, str],
+    shard: tuple[int, int],
+    on_warning: Callable[[str], None] | None,
+) -> None:
+    """Say that share ``shard`` was cut from a list lacking the ``unlisted`` owners' repos."""
+    if on_warning is None:
+        return
+    i, n = shard
+    for owner, reason in unlisted.items():
+        on_warning(
+            f"shard {i}/{n}: the repositories of {owner} could not be listed ({reason}): this "
+            "shard's share was cut from an incomplete target list and may lack targets the "
+            "other shards left to it; re-run this shard"
+        )
 
 
 class _Once:
@@ -643,6 +704,7 @@ async def _scan_repo(
         repo.unread(exc.reason)
         return
     except Exception as exc:  # noqa: BLE001 - the per-target guard: a bug costs this target only
+        repo.extraction = "none"
         repo.problems.append(
             ManifestProblem(repo.target, None, _internal("scanning", repo.target, exc))
         )
@@ -905,20 +967,63 @@ def _request(
 _GITHUB = "github:"
 
 
-def _once(targets: Sequence[str]) -> list[str]:
-    """``targets`` without repeats; a remote one repeated in another case is the same one.
+def _once(
+    targets: Sequence[str],
+    resolved: dict[str, tuple[Path | None, str, _Scope]],
+    on_warning: Callable[[str], None] | None = None,
+) -> tuple[list[str], list[str]]:
+    """``targets`` without repeats (the first spelling kept), and each one's canonical form.
 
-    GitHub compares owner and repository names without case (a ref keeps its case).
+    GitHub compares owner and repository names without case (a ref keeps its case): a remote
+    target's canonical form is ``github:owner/name[@REF]`` in lower case. A local one is what
+    it scans, its resolved root and scope (``_resolve_target``, stored in ``resolved`` for
+    every local target kept): ``repos/x``, ``./repos/x``, ``repos/x/`` and its absolute path
+    are one target, said in a warning. Its canonical form is the path it names relative to
+    the working directory when inside it (the same on every CI runner whatever its directory),
+    else absolute.
     """
     seen: dict[str, str] = {}
+    repeats: dict[str, list[str]] = {}
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:  # the working directory was removed: every local form stays absolute
+        cwd = Path("/nonexistent-working-directory")
     for target in targets:
         if target.startswith(_GITHUB):
             path, at, ref = target.partition("@")
             key = f"{path.lower()}{at}{ref}"
         else:
-            key = f"\0{target}"
+            try:
+                found = _resolve_target(target)
+            except Exception as exc:  # noqa: BLE001 - the per-target guard (resolution)
+                found = None, _internal("resolving", target, exc), _WHOLE
+            key = _local_identity(target, *found, cwd)
+            if key not in seen:
+                resolved[target] = found
+            elif seen[key] != target:
+                repeats.setdefault(key, []).append(target)
         seen.setdefault(key, target)
-    return list(seen.values())
+    if on_warning is not None:
+        for key, again in repeats.items():
+            first, spellings = seen[key], ", ".join(dict.fromkeys(again))
+            noun, verb = ("target", "names") if len(set(again)) == 1 else ("targets", "name")
+            shown = first if key == first else f"{first} ({key})"
+            on_warning(f"{noun} {spellings} {verb} what {shown} names: scanned once, as {first}")
+    return list(seen.values()), list(seen)
+
+
+def _local_identity(target: str, root: Path | None, _problem: str, scope: _Scope, cwd: Path) -> str:
+    """The canonical form of a local target (``_once``): what it scans, as a stable path."""
+    if root is None:  # it cannot be resolved: its path as written, made absolute and normal
+        path = Path(os.path.normpath(cwd / Path(target).expanduser()))
+    else:
+        path = root / (scope.file or scope.member or "")
+    try:
+        text = path.relative_to(cwd).as_posix()
+    except ValueError:
+        text = path.as_posix()
+    # Never a remote target's form (a directory named ``github:acme``).
+    return f"./{text}" if text.startswith(_GITHUB) else text
 
 
 async def _expand_owners(
@@ -929,7 +1034,7 @@ async def _expand_owners(
     Listed with ``repos.github.list_repositories`` (forks and archived repositories only with
     ``--include-forks`` / ``--include-archived``), all owners at once. An owner that cannot be
     listed stays one target and its reason goes to ``unlisted``: it becomes a repository row,
-    so under ``--shard`` exactly one shard reports it.
+    kept under ``--shard`` by every shard whose listing failed (``_targets``).
     """
     from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
 

@@ -93,3 +93,13 @@ def select_shard(targets: Sequence[str], index: int, count: int) -> list[str]:
     end = len(ordered) * index // count
     chosen = set(ordered[start:end])
     return [t for t in unique if t in chosen]
+
+
+def list_digest(targets: Sequence[str]) -> str:
+    """``sha256:<hex>`` of the sorted ``targets``, each followed by a newline (UTF-8).
+
+    Shards of one matrix cut the same list only when their lists' digests (and lengths) are
+    equal: ``report merge`` compares them (a shard whose owner listing failed cut another).
+    """
+    text = "".join(f"{target}\n" for target in sorted(targets))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -190,6 +190,9 @@ def test_an_unreadable_repository_is_a_row_and_the_others_complete(
     assert code == 3
     gone, widget = report["repositories"]
     assert gone["dependencies"] == []
+    # Nothing was extracted: no extraction source is claimed.
+    assert gone["extraction"] == {"source": "none", "files": []}
+    assert widget["extraction"]["source"] == "fresh"
     assert len(gone["problems"]) == 1
     assert gone["problems"][0]["severity"] == "error"
     assert reason in gone["problems"][0]["message"].lower()
@@ -336,16 +339,18 @@ def test_hostile_paths_and_sizes_cost_only_their_file(github: FakeRegistry, tmp_
 
 
 def test_every_shard_expands_the_owner_alike(github: FakeRegistry, tmp_path: Path) -> None:
-    """Shards of ``github:acme/*`` are disjoint and cover it; an unlisted owner is in one shard.
+    """Shards of ``github:acme/*`` are disjoint and cover it; an unlisted owner is in each.
 
-    A repository named again in another case is the same target, in one share only.
+    A repository named again in another case is the same target, in one share only. An owner
+    that could not be listed is kept by every shard where that failed (whatever the cut), and
+    each says on stderr that its share was cut from an incomplete list.
     """
     for name in ("api", "cli", "docs"):
         github.github.add_tree_repo("acme", name, {"requirements.txt": b"req-a==1.0.0\n"})
     github.github.add_owner("acme", [(n, {}) for n in ("api", "cli", "docs", "widget")])
     shards: list[list[str]] = []
     for index in (1, 2):
-        _, report, _ = _run(
+        _, report, stderr = _run(
             github,
             tmp_path / str(index),
             "github:acme/*",
@@ -355,6 +360,12 @@ def test_every_shard_expands_the_owner_alike(github: FakeRegistry, tmp_path: Pat
             f"{index}/2",
         )
         shards.append([repo["target"] for repo in report["repositories"]])
+        assert report["targets"]["unlisted"] == ["github:nobody/*"]
+        assert (
+            f"patchula: warning: shard {index}/2: the repositories of github:nobody/* could not "
+            "be listed"
+        ) in stderr
+        assert "re-run this shard" in stderr
     everything = [*shards[0], *shards[1]]
     assert sorted(everything) == [
         "github:acme/api",
@@ -362,8 +373,9 @@ def test_every_shard_expands_the_owner_alike(github: FakeRegistry, tmp_path: Pat
         "github:acme/docs",
         "github:acme/widget",
         "github:nobody/*",
+        "github:nobody/*",
     ]
-    assert len(set(shards[0]) & set(shards[1])) == 0
+    assert set(shards[0]) & set(shards[1]) == {"github:nobody/*"}
 
 
 def test_the_remote_reader_fails_as_the_checkout_reader() -> None:
@@ -671,3 +683,118 @@ def test_symlinks_are_followed_remotely_as_in_a_checkout(
     blobs = {route.rsplit("/", 1)[1] for route in routes if "/git/blobs/" in route}
     # The links a manager reads and the one on their way; never a target outside the tree.
     assert blobs == {github.github.blob_sha(data) for data in files.values()}
+
+
+# The trial of a fleet in a CI matrix: 12 checkouts and an organisation of 12 repositories.
+CHECKOUTS = ["pydantic", "httpx", "rich", "typer", "anyio", "attrs", "click", "flask"]
+CHECKOUTS += ["jinja", "pytest", "ruff", "uv"]
+CORP = ["poetry", "black", "mypy", "pip", "nox", "tox", "hatch", "pdm", "twine", "build"]
+CORP += ["wheel", "flit"]
+
+
+def test_a_shard_whose_owner_listing_failed_says_so_and_the_merge_exits_3(
+    github: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four shards of ``repos/*`` and ``github:corp/*``; only shard 3's listing fails (502 x4).
+
+    Shard 3 keeps the owner's row (whatever the cut), says on stderr that its share was cut
+    from an incomplete list, and its report says which owner; ``report merge`` names shard 3,
+    says how many targets may be missing (exactly those the merged report lacks), exits 3.
+    """
+    monkeypatch.chdir(tmp_path)
+    for name in CHECKOUTS:
+        (tmp_path / "repos" / name).mkdir(parents=True)
+        (tmp_path / "repos" / name / "requirements.txt").write_text("req-a==1.0.0\n")
+    for name in CORP:
+        github.github.add_tree_repo("corp", name, {"requirements.txt": b"req-b==1.0.0\n"})
+    github.github.add_owner("corp", [(name, {}) for name in CORP])
+    listing = tmp_path / "repos.txt"
+    listing.write_text("".join(f"repos/{n}\n" for n in CHECKOUTS) + "github:corp/*\n")
+    every = {f"repos/{n}" for n in CHECKOUTS} | {f"github:corp/{n}" for n in CORP}
+    reports, stderrs = [], []
+    for index in (1, 2, 3, 4):
+        if index == 3:  # the first answer and its three retries
+            github.host("github").server_error_next(4, 502, route="GET /orgs/corp/repos")
+        _, report, stderr = _run(
+            github,
+            tmp_path / f"c{index}",
+            "--targets-file",
+            str(listing),
+            "--shard",
+            f"{index}/4",
+            "--report",
+            str(tmp_path / f"shard-{index}.json"),
+        )
+        reports.append(report)
+        stderrs.append(" ".join(stderr.split()))
+    third = reports[2]
+    assert "github:corp/*" in [r["target"] for r in third["repositories"]]
+    assert third["targets"]["unlisted"] == ["github:corp/*"]
+    assert third["targets"]["count"] == len(CHECKOUTS) + 1
+    assert [r["targets"] for i, r in enumerate(reports) if i != 2] == [
+        {**third["targets"], "count": 24, "unlisted": [], "digest": reports[0]["targets"]["digest"]}
+    ] * 3
+    assert "shard 3/4: the repositories of github:corp/* could not be listed" in stderrs[2]
+    assert "HTTP 502" in stderrs[2]
+    assert "re-run this shard" in stderrs[2]
+    assert all("could not be listed" not in stderrs[i] for i in (0, 1, 3))
+    # The cut of the shorter list left out targets the other shards left to shard 3.
+    scanned = {r["target"] for report in reports for r in report["repositories"]}
+    lost = every - scanned
+    assert lost
+
+    files = [str(tmp_path / f"shard-{i}.json") for i in (1, 2, 3, 4)]
+    result = runner.invoke(app, ["report", "merge", *files], catch_exceptions=False)
+    assert result.exit_code == 3
+    merged = json.loads(result.stdout)
+    assert merged["targets"]["mismatched"] == [f"{files[2]} (3/4)"]
+    assert merged["targets"]["unlisted"] == ["github:corp/*"]
+    assert merged["targets"]["count"] == 24
+    warnings = result.stderr
+    assert "patchula: warning: the merged report is incomplete: the shards did not cut one" in (
+        warnings
+    )
+    assert f"up to {len(lost)} of its 24 targets may be missing; re-run {files[2]} (3/4)" in (
+        " ".join(warnings.split())
+    )
+    assert f"the repositories of github:corp/* could not be listed in {files[2]} (3/4)" in (
+        " ".join(warnings.split())
+    )
+    # The merged rows are in file order (the lists differ: no common place to sort by).
+    assert [r["target"] for r in merged["repositories"]] == list(
+        dict.fromkeys(r["target"] for report in reports for r in report["repositories"])
+    )
+
+
+def test_targets_that_could_not_be_read_claim_no_extraction(
+    github: FakeRegistry, tmp_path: Path
+) -> None:
+    """Missing, 404 or malformed: extraction source none; table and dashboard say 'not read'.
+
+    Never a count of dependencies found, as for a repository that was read and held none.
+    """
+    github.github.fail_repo("acme", "gone", "missing")
+    targets = [str(tmp_path / "missing"), "github:acme/gone", "github:acme", "github:acme/widget"]
+    code, report, _ = _run(github, tmp_path, *targets)
+    assert code == 3
+    sources = [(r["target"], r["extraction"]["source"]) for r in report["repositories"]]
+    assert sources == [*((t, "none") for t in targets[:3]), ("github:acme/widget", "fresh")]
+    saved = _saved(tmp_path, report)
+    merged = runner.invoke(app, ["report", "merge", str(saved), "--format", "table"])
+    lines = merged.stdout.splitlines()
+    assert f"{tmp_path / 'missing'} (not read)" in lines
+    assert "github:acme/gone (not read)" in lines
+    [widget] = [line for line in lines if line.startswith("github:acme/widget")]
+    assert widget.startswith("github:acme/widget @ ")
+    assert "not read" not in widget
+    dashboard = runner.invoke(app, ["report", "merge", str(saved), "--format", "markdown"]).stdout
+    section = dashboard[dashboard.index("## `github:acme/gone`") :]
+    section = section[: section.index("\n## ")]
+    assert "Not read: no dependencies were extracted" in section
+    assert "0 dependencies" not in section
+
+
+def _saved(tmp_path: Path, report: dict[str, Any]) -> Path:
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    return path

@@ -94,7 +94,6 @@ def _comparable(report: dict[str, Any]) -> dict[str, Any]:
             if row["metadata"]["lookup"]["catalog"] is not None:
                 del row["metadata"]["lookup"]["catalog"]["fetchedAt"]
                 del row["metadata"]["lookup"]["catalog"]["reused"]
-    report["repositories"].sort(key=lambda r: r["target"])
     for key in ("hosts", "cache"):
         del report[key]
     for key in ("report", "cache", "shard"):
@@ -103,7 +102,10 @@ def _comparable(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_merged_shards_equal_the_unsharded_run(fake_registry: FakeRegistry, tmp_path: Path) -> None:
-    """3 shards of 30 checkouts merged: the rows, totals and repositories of one whole run."""
+    """3 shards of 30 checkouts merged: the rows, totals and repositories of one whole run.
+
+    In its order too: each repository carries its place in the whole list (``targetIndex``).
+    """
     _registry(fake_registry)
     listing = tmp_path / "repos.txt"
     listing.write_text("# the fleet\n" + "\n".join(_fleet(tmp_path / "src")) + "\n")
@@ -126,10 +128,14 @@ def test_merged_shards_equal_the_unsharded_run(fake_registry: FakeRegistry, tmp_
     assert merged["summary"]["failedLookups"] == whole["summary"]["failedLookups"] == 1
     assert merged["summary"]["byStatus"]["held-back"] > 0
     assert merged["summary"]["byStatus"]["outdated"] > 0
-    # The merged list is the shards' lists one after the other.
-    assert [r["target"] for r in merged["repositories"]] == [
-        r["target"] for s in shards for r in s["repositories"]
-    ]
+    # The merged list is in the order of the whole run's (the targets file's), not by shard.
+    order = [r["target"] for r in merged["repositories"]]
+    assert order == [r["target"] for r in whole["repositories"]] == sorted(order)
+    assert order != [r["target"] for s in shards for r in s["repositories"]]
+    assert [r["targetIndex"] for r in merged["repositories"]] == list(range(REPOSITORIES))
+    assert merged["targets"] == whole["targets"]
+    assert merged["targets"]["count"] == REPOSITORIES
+    assert [s["targets"] for s in shards] == [whole["targets"]] * 3
     # Host and cache statistics are the shards' added up.
     npm = fake_registry.url("npm").removeprefix("http://")
     assert merged["hosts"][npm]["requests"] == sum(s["hosts"][npm]["requests"] for s in shards)
@@ -364,3 +370,35 @@ def test_merge_imports_no_network_cache_or_plugin_code(
     assert "in 2 repositories" in stdout or json.loads(stdout)["summary"]["repositories"] == 2
     unwanted = {*NETWORK, "sqlite3", "patchula.cache", "rich", *PLUGINS}
     assert sorted(modules & unwanted) == []
+
+
+def test_shards_of_different_lists_exit_3_though_every_row_is_fine(
+    tmp_path: Path, reports: list[str]
+) -> None:
+    """A shard that cut another target list: a loud warning naming it, exit 3 (else 0)."""
+    assert _merge(*reports)[0] == 0
+    document = json.loads(Path(reports[1]).read_text())
+    assert document["targets"]["count"] == 2
+    document["targets"]["count"] = 1  # a tie: the longer list is taken as the whole one
+    document["targets"]["digest"] = "sha256:" + "0" * 64
+    other = _write(tmp_path, "other.json", document)
+    code, stdout, stderr = _merge(reports[0], other)
+    assert code == 3
+    said = " ".join(stderr.split())
+    assert said.startswith("patchula: warning: the merged report is incomplete: the shards did")
+    assert f"re-run {other} (2/2) (exit 3)" in said
+    assert json.loads(stdout)["targets"]["mismatched"] == [f"{other} (2/2)"]
+    # The merged report keeps saying so: merged again, it still exits 3.
+    again = _write(tmp_path, "merged.json", json.loads(stdout))
+    assert _merge(again)[0] == 3
+
+
+def test_a_run_and_its_merge_exit_3_for_an_owner_not_listed(
+    tmp_path: Path, reports: list[str]
+) -> None:
+    """``targets.unlisted`` alone (its row edited away) still exits 3."""
+    document = json.loads(Path(reports[0]).read_text())
+    document["targets"]["unlisted"] = ["github:corp/*"]
+    code, _, stderr = _merge(_write(tmp_path, "unlisted.json", document), reports[1])
+    assert code == 3
+    assert "the repositories of github:corp/* could not be listed" in " ".join(stderr.split())

@@ -13,8 +13,9 @@ from patchula.models import Dependency, Finding, ManifestProblem
 from patchula.report.merge import merge, merge_caches, merge_hosts, parse_report
 from patchula.report.model import CacheReport, ScanReport, build_report
 from patchula.report.render import render_json
-from patchula.scan import RepoResult, Row, ScanResult
+from patchula.scan import RepoResult, Row, ScanResult, TargetList
 from patchula.settings import Settings
+from patchula.targets import list_digest
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -56,10 +57,11 @@ def _report(
     at: datetime = NOW,
     hosts: dict[str, HostStats] | None = None,
     cache: CacheReport | None = None,
+    targets: TargetList | None = None,
     **settings: object,
 ) -> ScanReport:
     return build_report(
-        ScanResult(evaluated_at=at, repos=repos, host_stats={}),
+        ScanResult(evaluated_at=at, repos=repos, host_stats={}, targets=targets),
         Settings.model_validate(settings),
         hosts or {},
         cache,
@@ -426,3 +428,124 @@ def test_merging_nothing_is_a_value_error() -> None:
     """``merge([])`` raises: the CLI always gives at least one file."""
     with pytest.raises(ValueError, match="no report"):
         merge([])
+
+
+# Five targets, as a run over ``NAMES`` (any order) lists them; and one owner not listed.
+NAMES = ["api", "web", "docs", "cli", "infra"]
+WHOLE = TargetList(5, list_digest(NAMES))
+PARTIAL = TargetList(4, list_digest(["api", "web", "docs", "github:corp/*"]), ("github:corp/*",))
+
+
+def _placed(*names: str) -> list[RepoResult]:
+    """Repositories of ``names`` at their place in ``NAMES`` (``targetIndex``)."""
+    repos = []
+    for name in names:
+        repo = _repo(name)
+        repo.index = NAMES.index(name) if name in NAMES else 3
+        repos.append(repo)
+    return repos
+
+
+def test_shards_of_one_list_merge_in_the_order_of_the_whole_list() -> None:
+    """Shards whose lists agree: repositories by their place in the list, not by file."""
+    merged = merge(
+        [
+            ("s2.json", _report(_placed("infra", "web"), targets=WHOLE, shard="2/2")),
+            ("s1.json", _report(_placed("docs", "api", "cli"), targets=WHOLE, shard="1/2")),
+        ]
+    )
+    assert merged.warnings == []
+    assert [r.target for r in merged.report.repositories] == NAMES
+    assert [r.target_index for r in merged.report.repositories] == [0, 1, 2, 3, 4]
+    assert merged.report.targets is not None
+    assert (merged.report.targets.count, merged.report.targets.digest) == (5, WHOLE.digest)
+    assert (merged.report.targets.unlisted, merged.report.targets.mismatched) == ([], [])
+
+
+def test_reports_without_a_target_list_keep_the_order_of_the_files() -> None:
+    """Older reports (no ``targets``): file order, no check, no warning; mixed: a warning."""
+    old = [("b.json", _report(_placed("web"))), ("a.json", _report(_placed("api")))]
+    merged = merge(old)
+    assert [r.target for r in merged.report.repositories] == ["web", "api"]
+    assert (merged.warnings, merged.report.targets) == ([], None)
+    mixed = merge([*old, ("c.json", _report(_placed("docs"), targets=WHOLE))])
+    assert [r.target for r in mixed.report.repositories] == ["web", "api", "docs"]
+    assert mixed.warnings == [
+        (
+            "b.json and a.json carry no target list (written by an older patchula): the merge "
+            "cannot check that every shard cut its share from one list"
+        )
+    ]
+
+
+def test_shards_that_cut_different_lists_are_said_with_the_count_that_may_be_missing() -> None:
+    """A shard of another list (rows all fine): named, 'up to N' missing, file order kept."""
+    other = TargetList(6, list_digest([*NAMES, "extra"]))
+    merged = merge(
+        [
+            ("s1.json", _report(_placed("api", "web"), targets=WHOLE, shard="1/3")),
+            ("s2.json", _report(_placed("docs"), targets=other, shard="2/3")),
+            ("s3.json", _report(_placed("infra"), targets=WHOLE, shard="3/3")),
+        ]
+    )
+    targets = merged.report.targets
+    assert targets is not None
+    assert (targets.count, targets.digest, targets.mismatched) == (
+        5,
+        WHOLE.digest,
+        ["s2.json (2/3)"],
+    )
+    assert [r.target for r in merged.report.repositories] == ["api", "web", "docs", "infra"]
+    [warning] = merged.warnings
+    assert warning.startswith(
+        "the merged report is incomplete: the shards did not cut one target list (s1.json (1/3) "
+        f"and s3.json (3/3): 5 targets ({WHOLE.digest[:15]}…); s2.json (2/3): 6 targets"
+    )
+    # 'cli' is in no report: one of the five may be missing.
+    assert warning.endswith(
+        "so up to 1 of its 5 targets may be missing; re-run s2.json (2/3) (exit 3)"
+    )
+
+
+def test_an_owner_not_listed_in_one_shard_is_said_and_its_row_counts_no_target() -> None:
+    """Shard 2 listed no ``corp``: its list differs, its owner row is not one of the targets."""
+    owner = RepoResult(target="github:corp/*", root="github:corp/*", commit=None)
+    owner.index = 3
+    merged = merge(
+        [
+            ("s1.json", _report(_placed("api", "web", "cli"), targets=WHOLE, shard="1/2")),
+            ("s2.json", _report([*_placed("docs"), owner], targets=PARTIAL, shard="2/2")),
+        ]
+    )
+    targets = merged.report.targets
+    assert targets is not None
+    assert (targets.unlisted, targets.mismatched) == (["github:corp/*"], ["s2.json (2/2)"])
+    first, second = merged.warnings
+    assert "up to 1 of its 5 targets may be missing" in first  # infra
+    assert second == (
+        "the merged report is incomplete: the repositories of github:corp/* could not be listed "
+        "in s2.json (2/2), whose share was cut from a list without them: they (and targets of "
+        "that share) may be missing; re-run it once the owner can be listed (exit 3)"
+    )
+
+
+def test_an_owner_no_shard_could_list_is_one_row_without_a_repeat_warning() -> None:
+    """Every shard kept the owner's row (same list): one row, at its place, one warning."""
+
+    def owner() -> RepoResult:
+        repo = RepoResult(target="github:corp/*", root="github:corp/*", commit=None)
+        repo.index = 3
+        return repo
+
+    merged = merge(
+        [
+            ("s2.json", _report([*_placed("docs"), owner()], targets=PARTIAL, shard="2/2")),
+            ("s1.json", _report([*_placed("api", "web"), owner()], targets=PARTIAL, shard="1/2")),
+        ]
+    )
+    assert [r.target for r in merged.report.repositories] == ["api", "web", "docs", "github:corp/*"]
+    [warning] = merged.warnings
+    assert "could not be listed in s2.json (2/2) and s1.json (1/2)" in warning
+    targets = merged.report.targets
+    assert targets is not None
+    assert (targets.unlisted, targets.mismatched) == (["github:corp/*"], [])

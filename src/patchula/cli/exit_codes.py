@@ -20,15 +20,18 @@ EXIT_LOOKUP_FAILED = 3
 def exit_code(report: ScanReport, fail_on: str) -> int:
     """Map a report to the process exit code (the one table of design.md §3).
 
-    Failed lookups, lookups ``--offline`` found no cached answer for (``summary.notCached``)
-    and unreadable manifests or targets (3) win over findings (1).
+    Failed lookups, lookups ``--offline`` found no cached answer for (``summary.notCached``),
+    unreadable manifests or targets, and a target list known to be incomplete (an owner not
+    listed, merged shards that cut different lists: ``targets``) (3) win over findings (1).
     ``fail_on``: ``none`` never fails on findings;
     ``major`` fails when an outdated dependency's eligible update is major; ``outdated`` when any
     dependency is outdated; ``held-back`` when any is outdated or held back.
     """
     deps = [d for r in report.repositories for d in r.dependencies]
+    targets = report.targets
     if (
         report.summary.not_cached
+        or (targets is not None and (targets.unlisted or targets.mismatched))
         or any(d.status == "error" for d in deps)
         or any(p.severity == "error" for r in report.repositories for p in r.problems)
     ):

@@ -359,12 +359,15 @@ def _repository(repo: RepositoryReport, report: ScanReport) -> _Repo:
     now = report.evaluated_at
     deps = repo.dependencies
     head = [f"## {code(repo.target, cell=False)}{_commit(repo.commit)}", ""]
-    if not deps and not repo.problems:
+    if repo.extraction.source == "none":  # could not be read: nothing was extracted
+        head += ["Not read: no dependencies were extracted (its problem says why).", ""]
+    elif not deps and not repo.problems:
         return _Repo([*head, "No dependencies found.", ""])
-    counts = Counter[str](d.status for d in deps)
-    said = ", ".join(f"{counts[s]} {s.replace('-', ' ')}" for s in _STATUS_ORDER if counts[s])
-    many = _plural(len(deps), "dependency", "dependencies")
-    head += [f"{len(deps)} {many}: {said or 'none'}.", ""]
+    else:
+        counts = Counter[str](d.status for d in deps)
+        said = ", ".join(f"{counts[s]} {s.replace('-', ' ')}" for s in _STATUS_ORDER if counts[s])
+        many = _plural(len(deps), "dependency", "dependencies")
+        head += [f"{len(deps)} {many}: {said or 'none'}.", ""]
 
     def reason(d: DependencyReport) -> str:
         return code(shorten_digests(d.reason or ""))

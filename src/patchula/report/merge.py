@@ -3,9 +3,17 @@
 Pure: parsed reports in, one report and its warnings out; reading the files is the CLI's.
 What each part of the merged report is:
 
-- ``repositories``: every report's, in the order the reports are given; a target present in
-  more than one report is kept once, from the report evaluated later (a later file on a tie),
-  at the place it first appeared, with a warning.
+- ``repositories``: every report's, ordered by their place in the whole target list
+  (``targetIndex``) when every report carries one list (``targets``: equal counts and
+  digests) and every repository its place, as the unsharded run orders them; else in the order
+  the reports are given. A target present in more than one report is kept once, from the
+  report evaluated later (a later file on a tie), with a warning (not for an owner that could
+  not be listed: every shard where that failed keeps its row).
+- ``targets``: the list of most reports (preferring those that listed every owner), with every
+  report's unlisted owners and the reports whose list differs (``mismatched``). Either is a
+  loud warning naming the reports and how many targets may be missing, and exit 3
+  (``cli/exit_codes.py``): a shard that cut its share from another list may have left out
+  targets the others left to it.
 - ``summary``: recomputed from the kept rows by ``model.summarize``, the code a run uses.
 - ``hosts``: per host, counts add up (requests, responses per status, 304s, 429s, retries,
   cool-down seconds, errors, unvalidated documents, connections, TLS handshakes, connections
@@ -27,7 +35,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from pydantic import ValidationError
@@ -40,6 +48,7 @@ from patchula.report.model import (
     RateLimitReport,
     RepositoryReport,
     ScanReport,
+    TargetList,
     spoken_protocol,
     summarize,
 )
@@ -104,6 +113,7 @@ def merge(reports: Sequence[tuple[str, ScanReport]]) -> Merged:
         msg = "no report to merge"
         raise ValueError(msg)
     warnings = _shard_warnings(reports)
+    unlisted = {owner for _, r in reports if r.targets is not None for owner in r.targets.unlisted}
     kept: dict[str, tuple[int, RepositoryReport]] = {}
     # (file first holding it, file repeating it) -> the targets repeated: one warning a pair.
     repeated: dict[tuple[int, int], list[str]] = {}
@@ -113,12 +123,16 @@ def merge(reports: Sequence[tuple[str, ScanReport]]) -> Merged:
             if earlier is None:
                 kept[repo.target] = (position, repo)
                 continue
-            repeated.setdefault((earlier[0], position), []).append(repo.target)
+            if repo.target not in unlisted:  # each shard whose listing failed keeps its row
+                repeated.setdefault((earlier[0], position), []).append(repo.target)
             if report.evaluated_at >= reports[earlier[0]][1].evaluated_at:
                 kept[repo.target] = (position, repo)
-    for (before, after), targets in repeated.items():
-        warnings.append(_repeated(reports, before, after, targets))
+    for (before, after), again in repeated.items():
+        warnings.append(_repeated(reports, before, after, again))
     repos = [repo for _, repo in kept.values()]
+    targets, ordered = _target_list(reports, repos, warnings)
+    if ordered:
+        repos.sort(key=lambda repo: cast("int", repo.target_index))
     first = reports[0][1]
     options = {**first.options, "shard": None}
     offline = any(bool(r.options.get("offline")) for _, r in reports)
@@ -131,8 +145,91 @@ def merge(reports: Sequence[tuple[str, ScanReport]]) -> Merged:
         repositories=repos,
         hosts=merge_hosts([r.hosts for _, r in reports]),
         cache=merge_caches([r.cache for _, r in reports]),
+        targets=targets,
     )
     return Merged(merged, warnings)
+
+
+def _target_list(
+    reports: Sequence[tuple[str, ScanReport]],
+    repos: Sequence[RepositoryReport],
+    warnings: list[str],
+) -> tuple[TargetList | None, bool]:
+    """The merged ``targets``, and whether ``repos`` may be ordered by their ``targetIndex``.
+
+    Says (in ``warnings``) the reports that cut another list than the others, the owners that
+    could not be listed and where, and the reports that carry no list (older ones).
+    """
+    lists = [(_label(name, r), r.targets) for name, r in reports]
+    bare = [name for name, t in lists if t is None]
+    if bare:
+        if len(bare) < len(lists):
+            warnings.append(
+                f"{_names(bare)} carry no target list (written by an older patchula): the merge "
+                "cannot check that every shard cut its share from one list"
+            )
+        return None, False
+    known = [(name, cast("TargetList", t)) for name, t in lists]
+    groups: dict[tuple[int, str], list[tuple[str, TargetList]]] = {}
+    for name, t in known:
+        groups.setdefault((t.count, t.digest), []).append((name, t))
+    # The list most shards cut, preferring shards that listed every owner, then the longer.
+    (count, digest), chosen = max(
+        groups.items(),
+        key=lambda g: (sum(not t.unlisted for _, t in g[1]), len(g[1]), g[0][0]),
+    )
+    unlisted = list(dict.fromkeys(o for _, t in known for o in t.unlisted))
+    mismatched = list(
+        dict.fromkeys(
+            [name for name, t in known if (t.count, t.digest) != (count, digest)]
+            + [m for _, t in known for m in t.mismatched]
+        )
+    )
+    if mismatched:
+        # The reference list's own unlisted owners are targets of it; the others' are not.
+        theirs = set(unlisted) - {o for _, t in chosen for o in t.unlisted}
+        have = sum(1 for repo in repos if repo.target not in theirs)
+        missing = max(0, count - have)
+        cut = "; ".join(
+            f"{_names([n for n, _ in group])}: {key[0]} targets ({key[1][:15]}…)"
+            for key, group in groups.items()
+            if key != (count, digest)
+        )
+        warnings.append(
+            f"the merged report is incomplete: the shards did not cut one target list "
+            f"({_names([n for n, _ in chosen])}: {count} targets ({digest[:15]}…); {cut}), so "
+            f"up to {missing} of its {count} targets may be missing; re-run "
+            f"{_names(mismatched)} (exit 3)"
+        )
+    for owner in unlisted:
+        failed = [name for name, t in known if owner in t.unlisted]
+        warnings.append(
+            f"the merged report is incomplete: the repositories of {owner} could not be listed "
+            f"in {_names(failed)}, whose share was cut from a list without them: they (and "
+            "targets of that share) may be missing; re-run it once the owner can be listed "
+            "(exit 3)"
+        )
+    merged = TargetList.model_construct(
+        count=count, digest=digest, unlisted=unlisted, mismatched=mismatched
+    )
+    ordered = not mismatched and all(repo.target_index is not None for repo in repos)
+    return merged, ordered
+
+
+def _label(name: str, report: ScanReport) -> str:
+    """``shard-3.json (3/4)``: a report's file name, with its share when it is one."""
+    shard = _shard(report.options)
+    return f"{name} ({shard[0]}/{shard[1]})" if shard is not None else name
+
+
+def _names(names: Sequence[str]) -> str:
+    """``a.json``, ``a.json and b.json``, ``a.json, b.json and 3 more`` (at most five named)."""
+    shown = list(names[:5])
+    if len(names) > 5:  # noqa: PLR2004 - shown
+        return f"{', '.join(shown)} and {len(names) - 5} more"
+    if len(shown) == 1:
+        return shown[0]
+    return f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def _repeated(

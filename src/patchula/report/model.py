@@ -244,6 +244,12 @@ class RepositoryReport(_Model):
     extraction: Extraction
     problems: list[Problem]
     dependencies: list[DependencyReport]
+    target_index: int | None = Field(
+        default=None,
+        description="The target's place (from 0) in the run's whole target list (see "
+        "'targets'), before --shard took its share: patchula report merge orders the "
+        "repositories of shards by it, as the unsharded run orders them.",
+    )
 
 
 class StatusCounts(_Model):
@@ -379,6 +385,36 @@ class CacheReport(_Model):
     warnings: list[str]
 
 
+class TargetList(_Model):
+    """The whole target list of the run (or of the shards merged), the one --shard cuts."""
+
+    count: int = Field(
+        description="Targets in the list: after github:OWNER/* expansion, repeats counted once "
+        "(one checkout spelled several ways, a repository named in another case), before "
+        "--shard takes its share."
+    )
+    digest: str = Field(
+        description="'sha256:' and the hex SHA-256 of the sorted list, one target a line ('\\n' "
+        "after each, UTF-8), each target in its canonical form: a local path relative to the "
+        "working directory when inside it (else absolute, symlinks resolved), "
+        "'github:owner/name[@REF]' with owner and name in lower case. The shards of one matrix "
+        "cut one list only when their counts and digests are equal."
+    )
+    unlisted: list[str] = Field(
+        default_factory=list,
+        description="Owners (github:OWNER/*) whose repositories could not be listed: each "
+        "stands in the list as one target (its row says why), so the list lacks their "
+        "repositories and a --shard share was cut from an incomplete list; re-run the shard. "
+        "Merged: every shard's.",
+    )
+    mismatched: list[str] = Field(
+        default_factory=list,
+        description="In a merged report: the reports whose list differs from this one (the "
+        "list of most shards that listed every owner), so targets may be missing; empty in "
+        "a run's report. Either list non-empty makes the exit code 3.",
+    )
+
+
 class ScanReport(_Model):
     """The whole report of one ``patchula run``, or of its shards merged (``report merge``)."""
 
@@ -393,6 +429,9 @@ class ScanReport(_Model):
     repositories: list[RepositoryReport]
     hosts: dict[str, HostReport]
     cache: CacheReport | None = Field(default=None, description="Null with --no-cache.")
+    targets: TargetList | None = Field(
+        default=None, description="The run's whole target list; null in older reports."
+    )
 
 
 def build_report(
@@ -442,6 +481,16 @@ def build_report(
             for host, s in sorted(hosts.items())
         },
         cache=cache,
+        targets=_target_list(result),
+    )
+
+
+def _target_list(result: ScanResult) -> TargetList | None:
+    whole = result.targets
+    if whole is None:
+        return None
+    return TargetList.model_construct(
+        count=whole.count, digest=whole.digest, unlisted=list(whole.unlisted), mismatched=[]
     )
 
 
@@ -533,6 +582,7 @@ def _repo(repo: RepoResult) -> RepositoryReport:
             for p in problems
         ],
         dependencies=[_row(r) for r in rows],
+        target_index=repo.index,
     )
 
 

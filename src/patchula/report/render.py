@@ -456,7 +456,7 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
     width = console.width
     down = _down_hosts(report)
     for repo in report.repositories:
-        head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
+        head = _head(repo)
         console.print(Text(_plain_text(head), style="" if plain else "bold"))
         rows, hidden, not_done = _selected(repo, down, show_all=show_all)
         if not repo.dependencies and not repo.problems:
@@ -511,6 +511,12 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
     console.print(_plain_text(summary_line(report)), markup=False, highlight=False, emoji=False)
 
 
+def _head(repo: RepositoryReport) -> str:
+    """``target @ commit``; ``(not read)`` after a target nothing was extracted from."""
+    head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
+    return head + (" (not read)" if repo.extraction.source == "none" else "")
+
+
 def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
     """Return the table as plain text: what ``render_table`` prints piped, built in one pass.
 
@@ -525,7 +531,7 @@ def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
     down = _down_hosts(report)
     out: list[str] = []
     for repo in report.repositories:
-        head = f"{repo.target}" + (f" @ {repo.commit[:12]}" if repo.commit else "")
+        head = _head(repo)
         out.append(_plain_text(head).rstrip())
         rows, hidden, not_done = _selected(repo, down, show_all=show_all)
         if not repo.dependencies and not repo.problems:
