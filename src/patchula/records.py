@@ -178,16 +178,29 @@ def worktree_clean(
     read: Iterable[str],
     scope_file: str | None = None,
     *,
+    prefix: str = "",
     git: str | None = None,
 ) -> bool:
     """Whether the checkout at ``root`` is clean for an extraction that read ``read``.
 
-    ``common_dir`` is its git common directory (``scan.git_dirs``). Clean: ``git status
-    --porcelain=v1 -z --untracked-files=all --ignored=matching`` lists no modified, staged,
-    deleted or untracked path that could change the extraction (``_change_matters``: one it
-    read, one a manager reads by name, a ``.gitignore`` …) and no ignored path the extraction
-    read (or a directory above one); for a file target (``scope_file``) no ignored file beside
-    it or in a directory above it either (its lockfiles are looked for there, ignored or not).
+    ``common_dir`` is its git common directory (``scan.git_dirs``). ``prefix`` (``""`` or
+    ``docs/``) is where the scanned directory lies in the checkout (a subdirectory target);
+    ``read`` and ``scope_file`` are relative to that directory, and only changes inside it
+    count. Clean, in this order:
+
+    - no file read lies in a nested repository (``nested_repository``: git does not see
+      inside one, the walk does);
+    - ``git status --porcelain=v1 -z --untracked-files=all --ignored=matching`` lists no
+      modified, staged, deleted or untracked path that could change the extraction
+      (``_change_matters``: one it read, one a manager reads by name, a ``.gitignore`` …, an
+      untracked directory, which git lists whole only when it is a repository of its own, or
+      a changed entry above a read file, a gitlink) and no ignored path the extraction read (or
+      a directory above one); for a file target (``scope_file``) no ignored file beside it or
+      in a directory above it either (its lockfiles are looked for there, ignored or not);
+    - no read file, and no ``.gitignore`` / ``pyvenv.cfg`` / unread lockfile in the
+      directory, is flagged assume-unchanged or skip-worktree in the index (``git ls-files
+      -v``: status does not look at such a file; ``_flags_hide_changes``).
+
     A checkout with submodules (``.gitmodules``) or its own ``info/exclude`` patterns is never
     clean: the walk sees files git does not.
 
@@ -199,10 +212,13 @@ def worktree_clean(
     Any failure (no ``git``, not a repository, dubious ownership, a timeout of
     ``GIT_STATUS_TIMEOUT_SECONDS``, too much output) is ``False``, never an error.
     """
+    read_set = set(read)
     executable = git or _git_executable()
     if executable is None:
         return False
     if (root / ".gitmodules").exists() or _has_info_excludes(common_dir):
+        return False
+    if nested_repository(root / prefix if prefix else root, read_set) is not None:
         return False
     filters = _git(executable, root, ["config", "-z", "--name-only", "--get-regexp", r"^filter\."])
     if filters is None:
@@ -224,32 +240,117 @@ def worktree_clean(
             "--ignored=matching",
             "--ignore-submodules=all",
             "--no-renames",
+            # Only the scanned directory (and whatever lies above it, for ``!! docs/``).
+            *(["--", f":(literal){prefix}"] if prefix else []),
         ],
     )
     if status is None:
         return False
-    read_set = set(read)
+    above = _directories(read_set)
     for entry in _entries(status):
-        if entry.code == "!!":
-            if _ignored_matters(entry.path, read_set, scope_file):
+        path = entry.path
+        if prefix:
+            # A directory entry at or above the scanned one (an ignored or untracked
+            # ``docs/``) hides everything in it; entries elsewhere are outside its walk.
+            if path.endswith("/") and prefix.startswith(path):
                 return False
-        elif _change_matters(entry.path, read_set):
+            if not path.startswith(prefix):
+                continue
+            path = path[len(prefix) :]
+        if entry.code == "!!":
+            if _ignored_matters(path, read_set, scope_file):
+                return False
+        elif _change_matters(path, read_set, above):
             return False
-    return True
+    return not _flags_hide_changes(executable, root, prefix, read_set)
+
+
+def nested_repository(root: Path, read: Iterable[str]) -> str | None:
+    """The first directory below ``root`` holding a ``.git`` above a ``read`` path, or ``None``.
+
+    ``git`` stops at a directory holding ``.git`` (a directory, or the ``gitdir:`` file of a
+    worktree or submodule): it lists an untracked one as ``dir/`` and a committed one as a
+    gitlink whose content status does not look at (``--ignore-submodules=all``), while the
+    walk reads the files inside. One ``lstat`` per distinct directory of the read paths.
+    """
+    seen: dict[str, bool] = {}
+    for rel in read:
+        directory = posixpath.dirname(rel)
+        while directory and directory not in seen:
+            seen[directory] = os.path.lexists(root / directory / ".git")
+            directory = posixpath.dirname(directory)
+    found = sorted(directory for directory, holds in seen.items() if holds)
+    return found[0] if found else None
+
+
+def _directories(read: Iterable[str]) -> set[str]:
+    """Every directory above a path of ``read`` (``a/b/c.txt``: ``a``, ``a/b``)."""
+    found: set[str] = set()
+    for rel in read:
+        directory = posixpath.dirname(rel)
+        while directory and directory not in found:
+            found.add(directory)
+            directory = posixpath.dirname(directory)
+    return found
+
+
+# The most bytes of pathspecs given to one ``git ls-files`` (it reads no pathspec file): far
+# below any ``ARG_MAX``; a larger read list is checked in several calls.
+LS_FILES_ARGUMENT_BYTES = 64 * 1024
+
+
+def _flags_hide_changes(executable: str, root: Path, prefix: str, read: set[str]) -> bool:
+    """Whether an index flag hides a change ``git status`` would otherwise have listed.
+
+    ``git update-index --assume-unchanged`` (``core.ignoreStat`` sets it on every added file)
+    and ``--skip-worktree`` (sparse checkouts) make status trust the index for that file
+    (git-update-index(1), "Using 'assume unchanged' bit", "Skip-worktree bit"). ``git ls-files
+    -v`` tags such an entry lowercase or ``S`` (git-ls-files(1)); any tag but ``H`` on a read
+    file, or on a walk-steering file (``.gitignore``, ``pyvenv.cfg``, an unread lockfile)
+    present in the work tree, is a possible hidden change. Read paths are given as
+    ``:(literal)`` pathspecs (a file named ``*.txt`` is not a glob), in as few calls as
+    ``LS_FILES_ARGUMENT_BYTES`` allows; a failing call counts as hidden.
+    """
+    steering = [f":(glob){prefix}**/{name}" for name in sorted(_WALK_FILES)]
+    literal = [f":(literal){prefix}{rel}" for rel in sorted(read)]
+    batches: list[list[str]] = [steering]
+    size = 0
+    for spec in literal:
+        if size + len(spec) > LS_FILES_ARGUMENT_BYTES and len(batches[-1]) > 0:
+            batches.append([])
+            size = 0
+        batches[-1].append(spec)
+        size += len(spec) + 1
+    read_full = {prefix + rel for rel in read}
+    for batch in batches:
+        listed = _git(executable, root, ["ls-files", "-v", "-z", "--", *batch])
+        if listed is None:
+            return True
+        for raw in listed.split(b"\0"):
+            if not raw or raw.startswith(b"H "):
+                continue
+            path = raw[2:].decode("utf-8", errors="surrogateescape")
+            if path in read_full or os.path.lexists(root / path):
+                return True
+    return False
 
 
 # Files that change what a walk finds without being read by a manager.
 _WALK_FILES = frozenset({".gitignore", "pyvenv.cfg", *UNREAD_LOCKFILES})
 
 
-def _change_matters(path: str, read: set[str]) -> bool:
+def _change_matters(path: str, read: set[str], above: set[str]) -> bool:
     """Whether a changed, staged or untracked ``path`` could change the extraction.
 
     It does when the extraction read it, when any manager would read it by its name (a new or
     deleted manifest), or when it steers the walk (a ``.gitignore``, a virtual environment's
-    ``pyvenv.cfg``, an unread lockfile). Anything else (a build log, a report, a cache file
-    kept in the checkout) leaves the extraction as it was.
+    ``pyvenv.cfg``, an unread lockfile). An untracked directory (``lib/``: git lists one whole
+    only when it is a repository of its own, so what is inside is unknown) and a changed entry
+    above a read file (``above``: a gitlink ``lib``) do too. Anything else (a build log, a
+    report, a cache file kept in the checkout) leaves the extraction as it was.
     """
+    if path.endswith("/") or path in above:
+        return True
     if path in read or posixpath.basename(path) in _WALK_FILES:
         return True
     return any(MANAGERS[manager].matches(path) for manager in MANAGERS)
@@ -328,6 +429,10 @@ def _git(executable: str, root: Path, args: list[str]) -> bytes | None:
         f"core.excludesFile={os.devnull}",
         "-c",
         "core.untrackedCache=false",
+        # The repository's ``core.ignoreStat=true`` would have git trust the index and mark
+        # what it refreshes assume-unchanged; flags already set are ``_flags_hide_changes``'.
+        "-c",
+        "core.ignoreStat=false",
         *args,
     ]
     try:
