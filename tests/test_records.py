@@ -656,3 +656,57 @@ def test_an_ignored_subdirectory_target_is_not_clean(checkout: Path) -> None:
     store = Store()
     _scan([checkout / "docs"], store)
     assert store.puts == 0
+
+
+def test_a_populated_gitlink_is_a_change_even_when_nothing_in_it_was_read(
+    checkout: Path,
+) -> None:
+    """A committed gitlink without ``.gitmodules``: a manifest added in it is hidden from status.
+
+    The walk enters it, so a checkout with a gitlink that has content is never clean.
+    """
+    _nested_repo(checkout, "lib", {"README": "x\n"})
+    _git(checkout, "add", "lib")
+    _git(checkout, "commit", "-q", "-m", "gitlink")
+    store = Store()
+    _scan([checkout], store)
+    assert store.puts == 0
+    (checkout / "lib/package.json").write_text(_pkg("2.0.0"))
+    assert _git(checkout, "status", "--porcelain", "--ignore-submodules=all") == ""
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert ("lib/package.json", "a", "up-to-date", "2.0.0") in _rows(result)
+
+
+def test_an_unpopulated_gitlink_keeps_records(checkout: Path) -> None:
+    """A gitlink whose directory is absent or empty (a clone never fills one) holds nothing."""
+    sha = _git(checkout, "rev-parse", "HEAD").strip()
+    _git(checkout, "update-index", "--add", "--cacheinfo", f"160000,{sha},vendor/lib")
+    _git(checkout, "commit", "-q", "-m", "gitlink")
+    store = Store()
+    _scan([checkout], store)
+    assert _scan([checkout], store).repos[0].extraction == "cached"
+    (checkout / "vendor/lib").mkdir(parents=True)
+    assert _scan([checkout], store).repos[0].extraction == "cached"
+    (checkout / "vendor/lib/package.json").write_text(_pkg("2.0.0"))
+    assert _scan([checkout], store).repos[0].extraction == "fresh"
+
+
+def test_gitlinks_are_found_without_ls_files_format(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git older than 2.38 (no ``ls-files --format``) still finds the gitlinks, by ``-s``."""
+    _nested_repo(checkout, "lib", {"README": "x\n"})
+    _git(checkout, "add", "lib")
+    _git(checkout, "commit", "-q", "-m", "gitlink")
+    real = records_module._git
+
+    def old_git(executable: str, root: Path, args: list[str]) -> bytes | None:
+        if any(arg.startswith("--format") for arg in args):
+            return None  # exit 129: unknown option
+        return real(executable, root, args)
+
+    monkeypatch.setattr(records_module, "_git", old_git)
+    assert not worktree_clean(checkout, checkout / ".git", ["package.json"])
+    shutil.rmtree(checkout / "lib")
+    assert worktree_clean(checkout, checkout / ".git", ["package.json"])

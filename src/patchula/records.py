@@ -197,6 +197,8 @@ def worktree_clean(
       a changed entry above a read file, a gitlink) and no ignored path the extraction read (or
       a directory above one); for a file target (``scope_file``) no ignored file beside it or
       in a directory above it either (its lockfiles are looked for there, ignored or not);
+    - no gitlink in the directory has content (``_populated_gitlink``: status does not enter
+      one, the walk does);
     - no read file, and no ``.gitignore`` / ``pyvenv.cfg`` / unread lockfile in the
       directory, is flagged assume-unchanged or skip-worktree in the index (``git ls-files
       -v``: status does not look at such a file; ``_flags_hide_changes``).
@@ -244,25 +246,32 @@ def worktree_clean(
             *(["--", f":(literal){prefix}"] if prefix else []),
         ],
     )
-    if status is None:
+    if status is None or _status_matters(status, prefix, read_set, scope_file):
         return False
-    above = _directories(read_set)
+    if _populated_gitlink(executable, root, prefix):
+        return False
+    return not _flags_hide_changes(executable, root, prefix, read_set)
+
+
+def _status_matters(status: bytes, prefix: str, read: set[str], scope_file: str | None) -> bool:
+    """Whether an entry of ``status`` (``git status --porcelain=v1 -z``) could change it."""
+    above = _directories(read)
     for entry in _entries(status):
         path = entry.path
         if prefix:
             # A directory entry at or above the scanned one (an ignored or untracked
             # ``docs/``) hides everything in it; entries elsewhere are outside its walk.
             if path.endswith("/") and prefix.startswith(path):
-                return False
+                return True
             if not path.startswith(prefix):
                 continue
             path = path[len(prefix) :]
         if entry.code == "!!":
-            if _ignored_matters(path, read_set, scope_file):
-                return False
-        elif _change_matters(path, read_set, above):
-            return False
-    return not _flags_hide_changes(executable, root, prefix, read_set)
+            if _ignored_matters(path, read, scope_file):
+                return True
+        elif _change_matters(path, read, above):
+            return True
+    return False
 
 
 def nested_repository(root: Path, read: Iterable[str]) -> str | None:
@@ -292,6 +301,48 @@ def _directories(read: Iterable[str]) -> set[str]:
             found.add(directory)
             directory = posixpath.dirname(directory)
     return found
+
+
+# The index mode of a gitlink: a commit of another repository (gitformat-index(5)).
+_GITLINK = b"160000"
+
+
+def _populated_gitlink(executable: str, root: Path, prefix: str) -> bool:
+    """Whether a gitlink in the scanned directory has anything in its directory.
+
+    A gitlink without ``.gitmodules`` (``git add`` of an embedded repository) is a repository
+    status does not enter (``--ignore-submodules=all``: entering it would run its own config),
+    while the walk reads what is in it: a manifest added there would be unseen even when the
+    extraction read nothing in it. An absent or empty gitlink directory (a clone never fills
+    one) holds nothing to walk. Found by ``git ls-files --format=%(objectmode)`` (git 2.38+;
+    the modes only, a few bytes a file), then ``ls-files -s`` for the paths when there is one
+    (or that git is older); a failure (an index too large for ``GIT_STATUS_MAX_BYTES``) counts
+    as populated.
+    """
+    spec = ["--", f":(literal){prefix}"] if prefix else []
+    modes = _git(executable, root, ["ls-files", "-z", "--format=%(objectmode)", *spec])
+    if modes is not None and _GITLINK not in modes.split(b"\0"):
+        return False
+    staged = _git(executable, root, ["ls-files", "-z", "-s", *spec])
+    if staged is None:
+        return True
+    for raw in staged.split(b"\0"):
+        if raw.startswith(_GITLINK + b" "):  # "<mode> <object> <stage>\t<path>"
+            path = raw.partition(b"\t")[2].decode("utf-8", errors="surrogateescape")
+            if _has_entries(root / path):
+                return True
+    return False
+
+
+def _has_entries(directory: Path) -> bool:
+    """Whether ``directory`` is a directory with anything in it (unreadable: assumed so)."""
+    try:
+        if directory.is_symlink() or not directory.is_dir():  # the walk enters neither
+            return False
+        with os.scandir(directory) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return True
 
 
 # The most bytes of pathspecs given to one ``git ls-files`` (it reads no pathspec file): far
