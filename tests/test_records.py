@@ -692,21 +692,20 @@ def test_an_unpopulated_gitlink_keeps_records(checkout: Path) -> None:
     assert _scan([checkout], store).repos[0].extraction == "fresh"
 
 
-def test_gitlinks_are_found_without_ls_files_format(
-    checkout: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_gitlinks_are_found_without_ls_files_format(checkout: Path, tmp_path: Path) -> None:
     """A git older than 2.38 (no ``ls-files --format``) still finds the gitlinks, by ``-s``."""
     _nested_repo(checkout, "lib", {"README": "x\n"})
     _git(checkout, "add", "lib")
     _git(checkout, "commit", "-q", "-m", "gitlink")
-    real = records_module._git
-
-    def old_git(executable: str, root: Path, args: list[str]) -> bytes | None:
-        if any(arg.startswith("--format") for arg in args):
-            return None  # exit 129: unknown option
-        return real(executable, root, args)
-
-    monkeypatch.setattr(records_module, "_git", old_git)
-    assert not worktree_clean(checkout, checkout / ".git", ["package.json"])
+    old = tmp_path / "git-2.37"
+    old.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in --format*) exit 129;; esac; done\n'
+        f'exec {shutil.which("git")} "$@"\n'
+    )
+    old.chmod(0o755)
+    common = checkout / ".git"
+    assert not worktree_clean(checkout, common, ["package.json"], git=str(old))
+    assert not worktree_clean(checkout, common, ["package.json"])
     shutil.rmtree(checkout / "lib")
-    assert worktree_clean(checkout, checkout / ".git", ["package.json"])
+    assert worktree_clean(checkout, common, ["package.json"], git=str(old))

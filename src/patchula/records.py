@@ -222,6 +222,34 @@ def worktree_clean(
         return False
     if nested_repository(root / prefix if prefix else root, read_set) is not None:
         return False
+    # The index reads need no filter override: they run while config and status do.
+    batches = _flag_batches(prefix, read_set)
+    early = [
+        _GitRun(executable, root, ["ls-files", "-z", "--format=%(objectmode)", *_under(prefix)]),
+        _GitRun(executable, root, ["ls-files", "-v", "-z", "--", *batches[0]]),
+    ]
+    try:
+        return _clean_at(executable, root, prefix, read_set, scope_file, early, batches[1:])
+    finally:
+        for run in early:
+            run.cancel()
+
+
+def _under(prefix: str) -> list[str]:
+    """The pathspec arguments of the scanned directory (none: the whole checkout)."""
+    return ["--", f":(literal){prefix}"] if prefix else []
+
+
+def _clean_at(
+    executable: str,
+    root: Path,
+    prefix: str,
+    read_set: set[str],
+    scope_file: str | None,
+    early: list[_GitRun],
+    batches: list[list[str]],
+) -> bool:
+    """``worktree_clean`` from ``git config`` on; ``early`` are its started index reads."""
     filters = _git(executable, root, ["config", "-z", "--name-only", "--get-regexp", r"^filter\."])
     if filters is None:
         return False
@@ -243,14 +271,14 @@ def worktree_clean(
             "--ignore-submodules=all",
             "--no-renames",
             # Only the scanned directory (and whatever lies above it, for ``!! docs/``).
-            *(["--", f":(literal){prefix}"] if prefix else []),
+            *_under(prefix),
         ],
     )
     if status is None or _status_matters(status, prefix, read_set, scope_file):
         return False
-    if _populated_gitlink(executable, root, prefix):
+    if _populated_gitlink(executable, root, prefix, early[0].result()):
         return False
-    return not _flags_hide_changes(executable, root, prefix, read_set)
+    return not _flags_hide_changes(executable, root, prefix, read_set, early[1], batches)
 
 
 def _status_matters(status: bytes, prefix: str, read: set[str], scope_file: str | None) -> bool:
@@ -307,23 +335,21 @@ def _directories(read: Iterable[str]) -> set[str]:
 _GITLINK = b"160000"
 
 
-def _populated_gitlink(executable: str, root: Path, prefix: str) -> bool:
+def _populated_gitlink(executable: str, root: Path, prefix: str, modes: bytes | None) -> bool:
     """Whether a gitlink in the scanned directory has anything in its directory.
 
     A gitlink without ``.gitmodules`` (``git add`` of an embedded repository) is a repository
     status does not enter (``--ignore-submodules=all``: entering it would run its own config),
     while the walk reads what is in it: a manifest added there would be unseen even when the
     extraction read nothing in it. An absent or empty gitlink directory (a clone never fills
-    one) holds nothing to walk. Found by ``git ls-files --format=%(objectmode)`` (git 2.38+;
-    the modes only, a few bytes a file), then ``ls-files -s`` for the paths when there is one
-    (or that git is older); a failure (an index too large for ``GIT_STATUS_MAX_BYTES``) counts
-    as populated.
+    one) holds nothing to walk. ``modes`` is the output of ``git ls-files -z
+    --format=%(objectmode)`` (git 2.38+; the modes only, a few bytes a file; ``None`` when it
+    failed); ``ls-files -s`` gives the paths when there is a gitlink (or that git is older). A
+    failure (an index too large for ``GIT_STATUS_MAX_BYTES``) counts as populated.
     """
-    spec = ["--", f":(literal){prefix}"] if prefix else []
-    modes = _git(executable, root, ["ls-files", "-z", "--format=%(objectmode)", *spec])
     if modes is not None and _GITLINK not in modes.split(b"\0"):
         return False
-    staged = _git(executable, root, ["ls-files", "-z", "-s", *spec])
+    staged = _git(executable, root, ["ls-files", "-z", "-s", *_under(prefix)])
     if staged is None:
         return True
     for raw in staged.split(b"\0"):
@@ -350,7 +376,32 @@ def _has_entries(directory: Path) -> bool:
 LS_FILES_ARGUMENT_BYTES = 64 * 1024
 
 
-def _flags_hide_changes(executable: str, root: Path, prefix: str, read: set[str]) -> bool:
+def _flag_batches(prefix: str, read: set[str]) -> list[list[str]]:
+    """The pathspecs of ``_flags_hide_changes``, in batches of ``LS_FILES_ARGUMENT_BYTES``.
+
+    The first holds the walk-steering files' ``:(glob)`` pathspecs, then the read paths as
+    ``:(literal)`` ones (a file named ``*.txt`` is not a glob).
+    """
+    batches: list[list[str]] = [[f":(glob){prefix}**/{name}" for name in sorted(_WALK_FILES)]]
+    size = sum(len(spec) + 1 for spec in batches[0])
+    for rel in sorted(read):
+        spec = f":(literal){prefix}{rel}"
+        if size + len(spec) > LS_FILES_ARGUMENT_BYTES:
+            batches.append([])
+            size = 0
+        batches[-1].append(spec)
+        size += len(spec) + 1
+    return batches
+
+
+def _flags_hide_changes(
+    executable: str,
+    root: Path,
+    prefix: str,
+    read: set[str],
+    first: _GitRun,
+    rest: list[list[str]],
+) -> bool:
     """Whether an index flag hides a change ``git status`` would otherwise have listed.
 
     ``git update-index --assume-unchanged`` (``core.ignoreStat`` sets it on every added file)
@@ -358,31 +409,30 @@ def _flags_hide_changes(executable: str, root: Path, prefix: str, read: set[str]
     (git-update-index(1), "Using 'assume unchanged' bit", "Skip-worktree bit"). ``git ls-files
     -v`` tags such an entry lowercase or ``S`` (git-ls-files(1)); any tag but ``H`` on a read
     file, or on a walk-steering file (``.gitignore``, ``pyvenv.cfg``, an unread lockfile)
-    present in the work tree, is a possible hidden change. Read paths are given as
-    ``:(literal)`` pathspecs (a file named ``*.txt`` is not a glob), in as few calls as
-    ``LS_FILES_ARGUMENT_BYTES`` allows; a failing call counts as hidden.
+    present in the work tree, is a possible hidden change. ``first`` runs the first batch of
+    ``_flag_batches``, ``rest`` are the others; a failing call counts as hidden.
     """
-    steering = [f":(glob){prefix}**/{name}" for name in sorted(_WALK_FILES)]
-    literal = [f":(literal){prefix}{rel}" for rel in sorted(read)]
-    batches: list[list[str]] = [steering]
-    size = 0
-    for spec in literal:
-        if size + len(spec) > LS_FILES_ARGUMENT_BYTES and len(batches[-1]) > 0:
-            batches.append([])
-            size = 0
-        batches[-1].append(spec)
-        size += len(spec) + 1
     read_full = {prefix + rel for rel in read}
-    for batch in batches:
-        listed = _git(executable, root, ["ls-files", "-v", "-z", "--", *batch])
-        if listed is None:
-            return True
-        for raw in listed.split(b"\0"):
-            if not raw or raw.startswith(b"H "):
-                continue
-            path = raw[2:].decode("utf-8", errors="surrogateescape")
-            if path in read_full or os.path.lexists(root / path):
+    runs = [first, *(_GitRun(executable, root, ["ls-files", "-v", "-z", "--", *b]) for b in rest)]
+    try:
+        for run in runs:
+            listed = run.result()
+            if listed is None or _flagged(listed, root, read_full):
                 return True
+    finally:
+        for run in runs:
+            run.cancel()
+    return False
+
+
+def _flagged(listed: bytes, root: Path, read: set[str]) -> bool:
+    """Whether ``git ls-files -v -z`` output tags a read or present file other than ``H``."""
+    for raw in listed.split(b"\0"):
+        if not raw or raw.startswith(b"H "):
+            continue
+        path = raw[2:].decode("utf-8", errors="surrogateescape")
+        if path in read or os.path.lexists(root / path):
+            return True
     return False
 
 
@@ -463,53 +513,84 @@ def _git(executable: str, root: Path, args: list[str]) -> bytes | None:
     read. The caller's ``GIT_*`` variables are dropped (a ``GIT_DIR`` or ``GIT_INDEX_FILE`` of
     an enclosing hook must not redirect it).
     """
-    import subprocess  # noqa: PLC0415 - lazy: start-up (only runs with records use git)
-    import threading  # noqa: PLC0415 - lazy: start-up
+    return _GitRun(executable, root, args).result()
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env |= {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    command = [
-        executable,
-        "--no-pager",
-        f"--work-tree={root}",
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        f"core.hooksPath={os.devnull}",
-        "-c",
-        f"core.excludesFile={os.devnull}",
-        "-c",
-        "core.untrackedCache=false",
-        # The repository's ``core.ignoreStat=true`` would have git trust the index and mark
-        # what it refreshes assume-unchanged; flags already set are ``_flags_hide_changes``'.
-        "-c",
-        "core.ignoreStat=false",
-        *args,
-    ]
-    try:
-        proc = subprocess.Popen(  # noqa: S603 - a fixed argument list, no shell
-            command,
-            cwd=root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-    except OSError:
-        return None
-    timer = threading.Timer(GIT_STATUS_TIMEOUT_SECONDS, proc.kill)
-    timer.start()
-    try:
-        with proc:
-            if proc.stdout is None:  # never: stdout=PIPE
-                return None
-            data = proc.stdout.read(GIT_STATUS_MAX_BYTES + 1)
-            if len(data) > GIT_STATUS_MAX_BYTES:
+
+class _GitRun:
+    """``git ARGS`` started in ``root`` (as ``_git`` runs it); ``result()`` waits for it.
+
+    Started early, the read-only ``ls-files`` of a clean check run while ``git status`` does.
+    ``cancel()`` kills and reaps one whose result is not wanted (a no-op once it ended).
+    """
+
+    def __init__(self, executable: str, root: Path, args: list[str]) -> None:
+        import subprocess  # noqa: PLC0415 - lazy: start-up (only runs with records use git)
+        import threading  # noqa: PLC0415 - lazy: start-up
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env |= {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+        command = [
+            executable,
+            "--no-pager",
+            f"--work-tree={root}",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            f"core.hooksPath={os.devnull}",
+            "-c",
+            f"core.excludesFile={os.devnull}",
+            "-c",
+            "core.untrackedCache=false",
+            # The repository's ``core.ignoreStat=true`` would have git trust the index and
+            # mark what it refreshes assume-unchanged; flags already set are
+            # ``_flags_hide_changes``'.
+            "-c",
+            "core.ignoreStat=false",
+            *args,
+        ]
+        self._config = args[:1] == ["config"]
+        self._timer: threading.Timer | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        try:
+            self._proc = subprocess.Popen(  # noqa: S603 - a fixed argument list, no shell
+                command,
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError:
+            return
+        self._timer = threading.Timer(GIT_STATUS_TIMEOUT_SECONDS, self._proc.kill)
+        self._timer.start()
+
+    def result(self) -> bytes | None:
+        """Its stdout (at most ``GIT_STATUS_MAX_BYTES``) when it exited 0, else ``None``."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        try:
+            with proc:
+                if proc.stdout is None:  # never: stdout=PIPE
+                    return None
+                data = proc.stdout.read(GIT_STATUS_MAX_BYTES + 1)
+                if len(data) > GIT_STATUS_MAX_BYTES:
+                    proc.kill()
+                    return None
+                code = proc.wait()
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+        # ``git config --get-regexp`` exits 1 when nothing matches.
+        ok = code == 0 or (code == 1 and self._config and not data)
+        return data if ok else None
+
+    def cancel(self) -> None:
+        """Kill it and wait for it to end, when its result was not taken."""
+        proc, self._proc = self._proc, None
+        if self._timer is not None:
+            self._timer.cancel()
+        if proc is not None:
+            with proc:  # closes stdout, waits
                 proc.kill()
-                return None
-            code = proc.wait()
-    finally:
-        timer.cancel()
-    # ``git config --get-regexp`` exits 1 when nothing matches.
-    ok = code == 0 or (code == 1 and args[:1] == ["config"] and not data)
-    return data if ok else None
