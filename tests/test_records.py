@@ -709,3 +709,34 @@ def test_gitlinks_are_found_without_ls_files_format(checkout: Path, tmp_path: Pa
     assert not worktree_clean(checkout, common, ["package.json"])
     shutil.rmtree(checkout / "lib")
     assert worktree_clean(checkout, common, ["package.json"], git=str(old))
+
+
+@pytest.mark.parametrize("bad", ["a\0b", "../../outside.json", "/etc/passwd", "sub/../../x", ""])
+def test_a_record_with_hostile_read_paths_is_not_used(checkout: Path, bad: str) -> None:
+    """A record (untrusted: a restored CI cache) naming odd read paths: fresh, never a crash."""
+    store = Store()
+    _scan([checkout], store)
+    (key,) = store.data
+    record = decode(store.data[key])
+    assert record is not None
+    forged = encode(replace(record, read=[*record.read, bad]))
+    assert forged is not None
+    store.data[key] = forged
+    result = _scan([checkout], store)
+    assert result.repos[0].problems == []
+    assert result.repos[0].extraction == "fresh"
+    assert _rows(result) == [("package.json", "a", "outdated", "1.0.0")]
+
+
+def test_read_paths_are_compared_as_git_names_them(checkout: Path) -> None:
+    """A read path spelt ``sub/../common.txt`` still watches the file git calls ``common.txt``.
+
+    ``common.txt`` is no manager's by name (an included requirements file): only being read
+    makes its change matter.
+    """
+    _commit(checkout, {"common.txt": "a==1.0\n"})
+    common = checkout / ".git"
+    assert worktree_clean(checkout, common, ["./common.txt", "sub/../common.txt"])
+    (checkout / "common.txt").write_text("a==2.0\n")
+    assert not worktree_clean(checkout, common, ["sub/../common.txt"])
+    assert worktree_clean(checkout, common, ["package.json"])

@@ -214,9 +214,9 @@ def worktree_clean(
     Any failure (no ``git``, not a repository, dubious ownership, a timeout of
     ``GIT_STATUS_TIMEOUT_SECONDS``, too much output) is ``False``, never an error.
     """
-    read_set = set(read)
+    read_set = _normalised(read)
     executable = git or _git_executable()
-    if executable is None:
+    if executable is None or read_set is None:
         return False
     if (root / ".gitmodules").exists() or _has_info_excludes(common_dir):
         return False
@@ -233,6 +233,21 @@ def worktree_clean(
     finally:
         for run in early:
             run.cancel()
+
+
+def _normalised(read: Iterable[str]) -> set[str] | None:
+    """``read`` as git names the paths (``a/./b``: ``a/b``), or ``None`` when one cannot be.
+
+    A record is untrusted input: a path leaving the directory (``../x``, ``/etc/x``), empty,
+    or holding a NUL is no file git can vouch for.
+    """
+    found: set[str] = set()
+    for rel in read:
+        path = posixpath.normpath(rel) if rel else ""
+        if not path or path == "." or "\0" in path or path.startswith(("/", "../")) or path == "..":
+            return None
+        found.add(path)
+    return found
 
 
 def _under(prefix: str) -> list[str]:
@@ -347,7 +362,8 @@ def _populated_gitlink(executable: str, root: Path, prefix: str, modes: bytes | 
     failed); ``ls-files -s`` gives the paths when there is a gitlink (or that git is older). A
     failure (an index too large for ``GIT_STATUS_MAX_BYTES``) counts as populated.
     """
-    if modes is not None and _GITLINK not in modes.split(b"\0"):
+    # Each mode is six digits and a NUL: a six-byte match is one whole entry's mode.
+    if modes is not None and _GITLINK not in modes:
         return False
     staged = _git(executable, root, ["ls-files", "-z", "-s", *_under(prefix)])
     if staged is None:
@@ -560,7 +576,7 @@ class _GitRun:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
             )
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in a (record's, untrusted) path
             return
         self._timer = threading.Timer(GIT_STATUS_TIMEOUT_SECONDS, self._proc.kill)
         self._timer.start()
