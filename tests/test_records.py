@@ -740,3 +740,25 @@ def test_read_paths_are_compared_as_git_names_them(checkout: Path) -> None:
     (checkout / "common.txt").write_text("a==2.0\n")
     assert not worktree_clean(checkout, common, ["sub/../common.txt"])
     assert worktree_clean(checkout, common, ["package.json"])
+
+
+def test_a_member_of_a_workspace_below_the_checkout_root_uses_records(checkout: Path) -> None:
+    """A workspace root in a subdirectory (``web/``): its member is at the checkout's HEAD."""
+    head = _commit(
+        checkout,
+        {
+            "web/package.json": json.dumps({"workspaces": ["pkgs/*"]}),
+            "web/pkgs/one/package.json": _pkg("1.0.0"),
+        },
+    )
+    member = checkout / "web/pkgs/one"
+    store = Store()
+    first = _scan([member], store)
+    assert first.repos[0].root == str(checkout / "web")
+    assert first.repos[0].commit == head
+    assert _rows(first) == [("pkgs/one/package.json", "a", "outdated", "1.0.0")]
+    assert _scan([member], store).repos[0].extraction == "cached"
+    (member / "package.json").write_text(_pkg("2.0.0"))
+    third = _scan([member], store)
+    assert third.repos[0].extraction == "fresh"
+    assert _rows(third) == [("pkgs/one/package.json", "a", "up-to-date", "2.0.0")]
