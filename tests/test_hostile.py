@@ -359,6 +359,7 @@ def test_a_read_commit_bug_costs_only_its_repository(
     bad, good = tmp_path / "bad", tmp_path / "good"
     _write(bad, "package.json", "{}")
     _write(good, "package.json", json.dumps({"dependencies": {"a": "1.0.0"}}))
+    (bad / ".git").mkdir()  # a checkout: its commit is read
     real = scan_module.read_commit
 
     def flaky(root: Path, *args: object) -> str | None:

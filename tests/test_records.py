@@ -461,3 +461,305 @@ def test_the_clean_check_of_a_fresh_extraction_waits_for_no_lookup(
     assert order == ["request", "clean"]
     assert store.puts == 1
     assert _rows(result) == [("package.json", "a", "outdated", "1.0.0")]
+
+
+def _pkg(version: str) -> str:
+    return json.dumps({"dependencies": {"a": version}})
+
+
+def _nested_repo(outer: Path, rel: str, files: dict[str, str]) -> Path:
+    """A git repository of its own at ``outer/rel``, ``files`` committed in it."""
+    inner = outer / rel
+    inner.mkdir(parents=True)
+    _git(inner, "init", "-q")
+    _commit(inner, files)
+    return inner
+
+
+def test_a_file_read_in_an_untracked_nested_repository_is_never_recorded(checkout: Path) -> None:
+    """``lib/`` is a repository of its own (``?? lib/`` in the outer one): git cannot see its edits.
+
+    The walk reads ``lib/package.json`` all the same, so the extraction is never recorded, and
+    editing the file gives the new rows.
+    """
+    _nested_repo(checkout, "lib", {"package.json": _pkg("1.0.0")})
+    assert _git(checkout, "status", "--porcelain") == "?? lib/\n"
+    store = Store()
+    first = _scan([checkout], store)
+    assert ("lib/package.json", "a", "outdated", "1.0.0") in _rows(first)
+    assert store.puts == 0
+    (checkout / "lib/package.json").write_text(_pkg("2.0.0"))
+    second = _scan([checkout], store)
+    assert second.repos[0].extraction == "fresh"
+    assert ("lib/package.json", "a", "up-to-date", "2.0.0") in _rows(second)
+    assert store.puts == 0
+
+
+def test_an_embedded_gitlink_without_gitmodules_is_never_recorded(checkout: Path) -> None:
+    """``git add lib`` of a nested repository (no ``.gitmodules``): status hides its edits."""
+    _nested_repo(checkout, "lib", {"package.json": _pkg("1.0.0")})
+    _git(checkout, "add", "lib")
+    _git(checkout, "commit", "-q", "-m", "gitlink")
+    assert "160000" in _git(checkout, "ls-files", "-s", "lib")
+    store = Store()
+    first = _scan([checkout], store)
+    assert ("lib/package.json", "a", "outdated", "1.0.0") in _rows(first)
+    assert store.puts == 0
+    (checkout / "lib/package.json").write_text(_pkg("2.0.0"))
+    assert _git(checkout, "status", "--porcelain", "--ignore-submodules=all") == ""
+    second = _scan([checkout], store)
+    assert second.repos[0].extraction == "fresh"
+    assert ("lib/package.json", "a", "up-to-date", "2.0.0") in _rows(second)
+
+
+def test_a_record_whose_files_are_now_in_a_nested_repository_is_refused(checkout: Path) -> None:
+    """A record stored while ``sub/`` was plain is not used once ``sub/`` holds a ``.git``."""
+    _commit(checkout, {"sub/package.json": _pkg("1.0.0")})
+    store = Store()
+    _scan([checkout], store)
+    assert store.puts == 1
+    assert _scan([checkout], store).repos[0].extraction == "cached"
+    (checkout / "sub/.git").write_text("gitdir: elsewhere\n")  # a file is enough: git stops there
+    assert _scan([checkout], store).repos[0].extraction == "fresh"
+    assert store.puts == 1
+
+
+def test_an_untracked_nested_repository_is_a_change_even_when_nothing_in_it_was_read(
+    checkout: Path,
+) -> None:
+    """Git lists an untracked repository as ``?? lib/`` only: a manifest added in it is unseen.
+
+    So the entry is a change: the record is not used, and the new manifest's rows come.
+    """
+    _nested_repo(checkout, "lib", {"README": "x\n"})
+    store = Store()
+    _scan([checkout], store)
+    (checkout / "lib/package.json").write_text(_pkg("2.0.0"))
+    assert _git(checkout, "status", "--porcelain") == "?? lib/\n"
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert ("lib/package.json", "a", "up-to-date", "2.0.0") in _rows(result)
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_a_read_file_git_status_is_told_to_skip_is_not_clean(checkout: Path, flag: str) -> None:
+    """``git update-index --assume-unchanged``/``--skip-worktree``: status hides the file's edits.
+
+    The read files' index flags (``git ls-files -v``) are checked: such a file is a change.
+    """
+    _git(checkout, "update-index", flag, "package.json")
+    store = Store()
+    _scan([checkout], store)
+    assert store.puts == 0
+    (checkout / "package.json").write_text(_pkg("2.0.0"))
+    assert _git(checkout, "status", "--porcelain") == ""
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert _rows(result) == [("package.json", "a", "up-to-date", "2.0.0")]
+
+
+def test_a_record_is_refused_once_a_read_file_is_flagged(checkout: Path) -> None:
+    """A record stored before the flag was set is not used after (its edit would be hidden)."""
+    store = Store()
+    _scan([checkout], store)
+    assert store.puts == 1
+    _git(checkout, "update-index", "--assume-unchanged", "package.json")
+    (checkout / "package.json").write_text(_pkg("2.0.0"))
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert _rows(result) == [("package.json", "a", "up-to-date", "2.0.0")]
+
+
+def test_a_flagged_gitignore_that_exists_is_not_clean(checkout: Path) -> None:
+    """A ``.gitignore`` steers the walk: flagged, its edits are hidden, so it is a change."""
+    _commit(checkout, {"sub/.gitignore": "x\n", "sub/package.json": _pkg("1.0.0")})
+    common = checkout / ".git"
+    assert worktree_clean(checkout, common, ["package.json"])
+    _git(checkout, "update-index", "--skip-worktree", "sub/.gitignore")
+    assert not worktree_clean(checkout, common, ["package.json"])
+    # Absent (a sparse checkout left it out), it steers nothing.
+    (checkout / "sub/.gitignore").unlink()
+    assert worktree_clean(checkout, common, ["package.json"])
+
+
+def test_core_ignore_stat_flags_every_added_file(checkout: Path) -> None:
+    """``core.ignoreStat=true`` in the repository marks added files assume-unchanged."""
+    _git(checkout, "config", "core.ignoreStat", "true")
+    _commit(checkout, {"package.json": _pkg("1.0.0")})
+    assert _git(checkout, "ls-files", "-v", "package.json").startswith("h ")
+    store = Store()
+    _scan([checkout], store)
+    assert store.puts == 0
+
+
+def test_read_paths_are_literal_pathspecs(checkout: Path) -> None:
+    """A read file named ``*.json`` is that file, not a glob over every flagged JSON file."""
+    _commit(checkout, {"*.json": "{}\n"})
+    _git(checkout, "update-index", "--assume-unchanged", "package.json")
+    common = checkout / ".git"
+    assert worktree_clean(checkout, common, ["*.json"])
+    assert not worktree_clean(checkout, common, ["*.json", "package.json"])
+
+
+def test_many_read_files_are_checked_in_bounded_calls(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More read paths than one command line takes: checked in several calls, the last one too."""
+    files = {f"d{i:03}/package.json": _pkg("1.0.0") for i in range(300)}
+    _commit(checkout, files)
+    _git(checkout, "update-index", "--assume-unchanged", "d299/package.json")
+    monkeypatch.setattr(records_module, "LS_FILES_ARGUMENT_BYTES", 1000)
+    common = checkout / ".git"
+    assert worktree_clean(checkout, common, sorted(files)[:-1])
+    assert not worktree_clean(checkout, common, sorted(files))
+
+
+def test_a_subdirectory_target_gets_the_checkout_commit_and_records(checkout: Path) -> None:
+    """``patchula run repo/docs`` (no workspace member): HEAD of the checkout, its own records."""
+    head = _commit(checkout, {"docs/package.json": _pkg("1.0.0")})
+    docs = checkout / "docs"
+    store = Store()
+    first = _scan([docs], store)
+    assert first.repos[0].commit == head
+    assert _rows(first) == [("package.json", "a", "outdated", "1.0.0")]
+    assert store.puts == 1
+    (checkout / "notes.md").write_text("x\n")  # outside the target: no change of it
+    (checkout / "other").mkdir()
+    (checkout / "other/package.json").write_text(_pkg("2.0.0"))
+    second = _scan([docs], store)
+    assert second.repos[0].extraction == "cached"
+    assert _rows(second) == _rows(first)
+    # The whole checkout has a record of its own, not the subdirectory's.
+    assert _scan([checkout], store).repos[0].extraction == "fresh"
+    (docs / "package.json").write_text(_pkg("2.0.0"))
+    third = _scan([docs], store)
+    assert third.repos[0].extraction == "fresh"
+    assert _rows(third) == [("package.json", "a", "up-to-date", "2.0.0")]
+
+
+def test_a_subdirectory_target_watches_its_own_walk_files(checkout: Path) -> None:
+    """A new manifest or ``.gitignore`` in the subdirectory is a change of its extraction."""
+    _commit(checkout, {"docs/package.json": _pkg("1.0.0")})
+    docs = checkout / "docs"
+    store = Store()
+    _scan([docs], store)
+    (docs / ".github/workflows").mkdir(parents=True)
+    (docs / ".github/workflows/ci.yml").write_text("on: push\n")
+    assert _scan([docs], store).repos[0].extraction == "fresh"
+
+
+def test_an_ignored_subdirectory_target_is_not_clean(checkout: Path) -> None:
+    """A subdirectory git ignores whole (``!! docs/``): its files are unseen by status."""
+    (checkout / ".gitignore").write_text("docs/\n")
+    _commit(checkout, {})
+    (checkout / "docs").mkdir()
+    (checkout / "docs/package.json").write_text(_pkg("1.0.0"))
+    store = Store()
+    _scan([checkout / "docs"], store)
+    assert store.puts == 0
+
+
+def test_a_populated_gitlink_is_a_change_even_when_nothing_in_it_was_read(
+    checkout: Path,
+) -> None:
+    """A committed gitlink without ``.gitmodules``: a manifest added in it is hidden from status.
+
+    The walk enters it, so a checkout with a gitlink that has content is never clean.
+    """
+    _nested_repo(checkout, "lib", {"README": "x\n"})
+    _git(checkout, "add", "lib")
+    _git(checkout, "commit", "-q", "-m", "gitlink")
+    store = Store()
+    _scan([checkout], store)
+    assert store.puts == 0
+    (checkout / "lib/package.json").write_text(_pkg("2.0.0"))
+    assert _git(checkout, "status", "--porcelain", "--ignore-submodules=all") == ""
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert ("lib/package.json", "a", "up-to-date", "2.0.0") in _rows(result)
+
+
+def test_an_unpopulated_gitlink_keeps_records(checkout: Path) -> None:
+    """A gitlink whose directory is absent or empty (a clone never fills one) holds nothing."""
+    sha = _git(checkout, "rev-parse", "HEAD").strip()
+    _git(checkout, "update-index", "--add", "--cacheinfo", f"160000,{sha},vendor/lib")
+    _git(checkout, "commit", "-q", "-m", "gitlink")
+    store = Store()
+    _scan([checkout], store)
+    assert _scan([checkout], store).repos[0].extraction == "cached"
+    (checkout / "vendor/lib").mkdir(parents=True)
+    assert _scan([checkout], store).repos[0].extraction == "cached"
+    (checkout / "vendor/lib/package.json").write_text(_pkg("2.0.0"))
+    assert _scan([checkout], store).repos[0].extraction == "fresh"
+
+
+def test_gitlinks_are_found_without_ls_files_format(checkout: Path, tmp_path: Path) -> None:
+    """A git older than 2.38 (no ``ls-files --format``) still finds the gitlinks, by ``-s``."""
+    _nested_repo(checkout, "lib", {"README": "x\n"})
+    _git(checkout, "add", "lib")
+    _git(checkout, "commit", "-q", "-m", "gitlink")
+    old = tmp_path / "git-2.37"
+    old.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in --format*) exit 129;; esac; done\n'
+        f'exec {shutil.which("git")} "$@"\n'
+    )
+    old.chmod(0o755)
+    common = checkout / ".git"
+    assert not worktree_clean(checkout, common, ["package.json"], git=str(old))
+    assert not worktree_clean(checkout, common, ["package.json"])
+    shutil.rmtree(checkout / "lib")
+    assert worktree_clean(checkout, common, ["package.json"], git=str(old))
+
+
+@pytest.mark.parametrize("bad", ["a\0b", "../../outside.json", "/etc/passwd", "sub/../../x", ""])
+def test_a_record_with_hostile_read_paths_is_not_used(checkout: Path, bad: str) -> None:
+    """A record (untrusted: a restored CI cache) naming odd read paths: fresh, never a crash."""
+    store = Store()
+    _scan([checkout], store)
+    (key,) = store.data
+    record = decode(store.data[key])
+    assert record is not None
+    forged = encode(replace(record, read=[*record.read, bad]))
+    assert forged is not None
+    store.data[key] = forged
+    result = _scan([checkout], store)
+    assert result.repos[0].problems == []
+    assert result.repos[0].extraction == "fresh"
+    assert _rows(result) == [("package.json", "a", "outdated", "1.0.0")]
+
+
+def test_read_paths_are_compared_as_git_names_them(checkout: Path) -> None:
+    """A read path spelt ``sub/../common.txt`` still watches the file git calls ``common.txt``.
+
+    ``common.txt`` is no manager's by name (an included requirements file): only being read
+    makes its change matter.
+    """
+    _commit(checkout, {"common.txt": "a==1.0\n"})
+    common = checkout / ".git"
+    assert worktree_clean(checkout, common, ["./common.txt", "sub/../common.txt"])
+    (checkout / "common.txt").write_text("a==2.0\n")
+    assert not worktree_clean(checkout, common, ["sub/../common.txt"])
+    assert worktree_clean(checkout, common, ["package.json"])
+
+
+def test_a_member_of_a_workspace_below_the_checkout_root_uses_records(checkout: Path) -> None:
+    """A workspace root in a subdirectory (``web/``): its member is at the checkout's HEAD."""
+    head = _commit(
+        checkout,
+        {
+            "web/package.json": json.dumps({"workspaces": ["pkgs/*"]}),
+            "web/pkgs/one/package.json": _pkg("1.0.0"),
+        },
+    )
+    member = checkout / "web/pkgs/one"
+    store = Store()
+    first = _scan([member], store)
+    assert first.repos[0].root == str(checkout / "web")
+    assert first.repos[0].commit == head
+    assert _rows(first) == [("pkgs/one/package.json", "a", "outdated", "1.0.0")]
+    assert _scan([member], store).repos[0].extraction == "cached"
+    (member / "package.json").write_text(_pkg("2.0.0"))
+    third = _scan([member], store)
+    assert third.repos[0].extraction == "fresh"
+    assert _rows(third) == [("pkgs/one/package.json", "a", "up-to-date", "2.0.0")]

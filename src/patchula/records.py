@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2  # 2: tracked files a .gitignore matches, remote symlinks followed
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.
@@ -178,16 +178,31 @@ def worktree_clean(
     read: Iterable[str],
     scope_file: str | None = None,
     *,
+    prefix: str = "",
     git: str | None = None,
 ) -> bool:
     """Whether the checkout at ``root`` is clean for an extraction that read ``read``.
 
-    ``common_dir`` is its git common directory (``scan.git_dirs``). Clean: ``git status
-    --porcelain=v1 -z --untracked-files=all --ignored=matching`` lists no modified, staged,
-    deleted or untracked path that could change the extraction (``_change_matters``: one it
-    read, one a manager reads by name, a ``.gitignore`` …) and no ignored path the extraction
-    read (or a directory above one); for a file target (``scope_file``) no ignored file beside
-    it or in a directory above it either (its lockfiles are looked for there, ignored or not).
+    ``common_dir`` is its git common directory (``scan.git_dirs``). ``prefix`` (``""`` or
+    ``docs/``) is where the scanned directory lies in the checkout (a subdirectory target);
+    ``read`` and ``scope_file`` are relative to that directory, and only changes inside it
+    count. Clean, in this order:
+
+    - no file read lies in a nested repository (``nested_repository``: git does not see
+      inside one, the walk does);
+    - ``git status --porcelain=v1 -z --untracked-files=all --ignored=matching`` lists no
+      modified, staged, deleted or untracked path that could change the extraction
+      (``_change_matters``: one it read, one a manager reads by name, a ``.gitignore`` …, an
+      untracked directory, which git lists whole only when it is a repository of its own, or
+      a changed entry above a read file, a gitlink) and no ignored path the extraction read (or
+      a directory above one); for a file target (``scope_file``) no ignored file beside it or
+      in a directory above it either (its lockfiles are looked for there, ignored or not);
+    - no gitlink in the directory has content (``_populated_gitlink``: status does not enter
+      one, the walk does);
+    - no read file, and no ``.gitignore`` / ``pyvenv.cfg`` / unread lockfile in the
+      directory, is flagged assume-unchanged or skip-worktree in the index (``git ls-files
+      -v``: status does not look at such a file; ``_flags_hide_changes``).
+
     A checkout with submodules (``.gitmodules``) or its own ``info/exclude`` patterns is never
     clean: the walk sees files git does not.
 
@@ -199,11 +214,57 @@ def worktree_clean(
     Any failure (no ``git``, not a repository, dubious ownership, a timeout of
     ``GIT_STATUS_TIMEOUT_SECONDS``, too much output) is ``False``, never an error.
     """
+    read_set = _normalised(read)
     executable = git or _git_executable()
-    if executable is None:
+    if executable is None or read_set is None:
         return False
     if (root / ".gitmodules").exists() or _has_info_excludes(common_dir):
         return False
+    if nested_repository(root / prefix if prefix else root, read_set) is not None:
+        return False
+    # The index reads need no filter override: they run while config and status do.
+    batches = _flag_batches(prefix, read_set)
+    early = [
+        _start_git(executable, root, ["ls-files", "-z", "--format=%(objectmode)", *_under(prefix)]),
+        _start_git(executable, root, ["ls-files", "-v", "-z", "--", *batches[0]]),
+    ]
+    try:
+        return _clean_at(executable, root, prefix, read_set, scope_file, early, batches[1:])
+    finally:
+        for run in early:
+            run.cancel()
+
+
+def _normalised(read: Iterable[str]) -> set[str] | None:
+    """``read`` as git names the paths (``a/./b``: ``a/b``), or ``None`` when one cannot be.
+
+    A record is untrusted input: a path leaving the directory (``../x``, ``/etc/x``), empty,
+    or holding a NUL is no file git can vouch for.
+    """
+    found: set[str] = set()
+    for rel in read:
+        path = posixpath.normpath(rel) if rel else ""
+        if not path or path == "." or "\0" in path or path.startswith(("/", "../")) or path == "..":
+            return None
+        found.add(path)
+    return found
+
+
+def _under(prefix: str) -> list[str]:
+    """The pathspec arguments of the scanned directory (none: the whole checkout)."""
+    return ["--", f":(literal){prefix}"] if prefix else []
+
+
+def _clean_at(
+    executable: str,
+    root: Path,
+    prefix: str,
+    read_set: set[str],
+    scope_file: str | None,
+    early: list[git.GitRun],
+    batches: list[list[str]],
+) -> bool:
+    """``worktree_clean`` from ``git config`` on; ``early`` are its started index reads."""
     filters = _git(executable, root, ["config", "-z", "--name-only", "--get-regexp", r"^filter\."])
     if filters is None:
         return False
@@ -224,32 +285,192 @@ def worktree_clean(
             "--ignored=matching",
             "--ignore-submodules=all",
             "--no-renames",
+            # Only the scanned directory (and whatever lies above it, for ``!! docs/``).
+            *_under(prefix),
         ],
     )
-    if status is None:
+    if status is None or _status_matters(status, prefix, read_set, scope_file):
         return False
-    read_set = set(read)
+    if _populated_gitlink(executable, root, prefix, early[0].result()):
+        return False
+    return not _flags_hide_changes(executable, root, prefix, read_set, early[1], batches)
+
+
+def _status_matters(status: bytes, prefix: str, read: set[str], scope_file: str | None) -> bool:
+    """Whether an entry of ``status`` (``git status --porcelain=v1 -z``) could change it."""
+    above = _directories(read)
     for entry in _entries(status):
+        path = entry.path
+        if prefix:
+            # A directory entry at or above the scanned one (an ignored or untracked
+            # ``docs/``) hides everything in it; entries elsewhere are outside its walk.
+            if path.endswith("/") and prefix.startswith(path):
+                return True
+            if not path.startswith(prefix):
+                continue
+            path = path[len(prefix) :]
         if entry.code == "!!":
-            if _ignored_matters(entry.path, read_set, scope_file):
-                return False
-        elif _change_matters(entry.path, read_set):
+            if _ignored_matters(path, read, scope_file):
+                return True
+        elif _change_matters(path, read, above):
+            return True
+    return False
+
+
+def nested_repository(root: Path, read: Iterable[str]) -> str | None:
+    """The first directory below ``root`` holding a ``.git`` above a ``read`` path, or ``None``.
+
+    ``git`` stops at a directory holding ``.git`` (a directory, or the ``gitdir:`` file of a
+    worktree or submodule): it lists an untracked one as ``dir/`` and a committed one as a
+    gitlink whose content status does not look at (``--ignore-submodules=all``), while the
+    walk reads the files inside. One ``lstat`` per distinct directory of the read paths.
+    """
+    seen: dict[str, bool] = {}
+    for rel in read:
+        directory = posixpath.dirname(rel)
+        while directory and directory not in seen:
+            seen[directory] = os.path.lexists(root / directory / ".git")
+            directory = posixpath.dirname(directory)
+    found = sorted(directory for directory, holds in seen.items() if holds)
+    return found[0] if found else None
+
+
+def _directories(read: Iterable[str]) -> set[str]:
+    """Every directory above a path of ``read`` (``a/b/c.txt``: ``a``, ``a/b``)."""
+    found: set[str] = set()
+    for rel in read:
+        directory = posixpath.dirname(rel)
+        while directory and directory not in found:
+            found.add(directory)
+            directory = posixpath.dirname(directory)
+    return found
+
+
+# The index mode of a gitlink: a commit of another repository (gitformat-index(5)).
+_GITLINK = b"160000"
+
+
+def _populated_gitlink(executable: str, root: Path, prefix: str, modes: bytes | None) -> bool:
+    """Whether a gitlink in the scanned directory has anything in its directory.
+
+    A gitlink without ``.gitmodules`` (``git add`` of an embedded repository) is a repository
+    status does not enter (``--ignore-submodules=all``: entering it would run its own config),
+    while the walk reads what is in it: a manifest added there would be unseen even when the
+    extraction read nothing in it. An absent or empty gitlink directory (a clone never fills
+    one) holds nothing to walk. ``modes`` is the output of ``git ls-files -z
+    --format=%(objectmode)`` (git 2.38+; the modes only, a few bytes a file; ``None`` when it
+    failed); ``ls-files -s`` gives the paths when there is a gitlink (or that git is older). A
+    failure (an index too large for ``GIT_STATUS_MAX_BYTES``) counts as populated.
+    """
+    # Each mode is six digits and a NUL: a six-byte match is one whole entry's mode.
+    if modes is not None and _GITLINK not in modes:
+        return False
+    staged = _git(executable, root, ["ls-files", "-z", "-s", *_under(prefix)])
+    if staged is None:
+        return True
+    for raw in staged.split(b"\0"):
+        if raw.startswith(_GITLINK + b" "):  # "<mode> <object> <stage>\t<path>"
+            path = raw.partition(b"\t")[2].decode("utf-8", errors="surrogateescape")
+            if _has_entries(root / path):
+                return True
+    return False
+
+
+def _has_entries(directory: Path) -> bool:
+    """Whether ``directory`` is a directory with anything in it (unreadable: assumed so)."""
+    try:
+        if directory.is_symlink() or not directory.is_dir():  # the walk enters neither
             return False
-    return True
+        with os.scandir(directory) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return True
+
+
+# The most bytes of pathspecs given to one ``git ls-files`` (it reads no pathspec file): far
+# below any ``ARG_MAX``; a larger read list is checked in several calls.
+LS_FILES_ARGUMENT_BYTES = 64 * 1024
+
+
+def _flag_batches(prefix: str, read: set[str]) -> list[list[str]]:
+    """The pathspecs of ``_flags_hide_changes``, in batches of ``LS_FILES_ARGUMENT_BYTES``.
+
+    The first holds the walk-steering files' ``:(glob)`` pathspecs, then the read paths as
+    ``:(literal)`` ones (a file named ``*.txt`` is not a glob).
+    """
+    batches: list[list[str]] = [[f":(glob){prefix}**/{name}" for name in sorted(_WALK_FILES)]]
+    size = sum(len(spec) + 1 for spec in batches[0])
+    for rel in sorted(read):
+        spec = f":(literal){prefix}{rel}"
+        if size + len(spec) > LS_FILES_ARGUMENT_BYTES:
+            batches.append([])
+            size = 0
+        batches[-1].append(spec)
+        size += len(spec) + 1
+    return batches
+
+
+def _flags_hide_changes(
+    executable: str,
+    root: Path,
+    prefix: str,
+    read: set[str],
+    first: git.GitRun,
+    rest: list[list[str]],
+) -> bool:
+    """Whether an index flag hides a change ``git status`` would otherwise have listed.
+
+    ``git update-index --assume-unchanged`` (``core.ignoreStat`` sets it on every added file)
+    and ``--skip-worktree`` (sparse checkouts) make status trust the index for that file
+    (git-update-index(1), "Using 'assume unchanged' bit", "Skip-worktree bit"). ``git ls-files
+    -v`` tags such an entry lowercase or ``S`` (git-ls-files(1)); any tag but ``H`` on a read
+    file, or on a walk-steering file (``.gitignore``, ``pyvenv.cfg``, an unread lockfile)
+    present in the work tree, is a possible hidden change. ``first`` runs the first batch of
+    ``_flag_batches``, ``rest`` are the others; a failing call counts as hidden.
+    """
+    read_full = {prefix + rel for rel in read}
+    runs = [
+        first,
+        *(_start_git(executable, root, ["ls-files", "-v", "-z", "--", *b]) for b in rest),
+    ]
+    try:
+        for run in runs:
+            listed = run.result()
+            if listed is None or _flagged(listed, root, read_full):
+                return True
+    finally:
+        for run in runs:
+            run.cancel()
+    return False
+
+
+def _flagged(listed: bytes, root: Path, read: set[str]) -> bool:
+    """Whether ``git ls-files -v -z`` output tags a read or present file other than ``H``."""
+    for raw in listed.split(b"\0"):
+        if not raw or raw.startswith(b"H "):
+            continue
+        path = raw[2:].decode("utf-8", errors="surrogateescape")
+        if path in read or os.path.lexists(root / path):
+            return True
+    return False
 
 
 # Files that change what a walk finds without being read by a manager.
 _WALK_FILES = frozenset({".gitignore", "pyvenv.cfg", *UNREAD_LOCKFILES})
 
 
-def _change_matters(path: str, read: set[str]) -> bool:
+def _change_matters(path: str, read: set[str], above: set[str]) -> bool:
     """Whether a changed, staged or untracked ``path`` could change the extraction.
 
     It does when the extraction read it, when any manager would read it by its name (a new or
     deleted manifest), or when it steers the walk (a ``.gitignore``, a virtual environment's
-    ``pyvenv.cfg``, an unread lockfile). Anything else (a build log, a report, a cache file
-    kept in the checkout) leaves the extraction as it was.
+    ``pyvenv.cfg``, an unread lockfile). An untracked directory (``lib/``: git lists one whole
+    only when it is a repository of its own, so what is inside is unknown) and a changed entry
+    above a read file (``above``: a gitlink ``lib``) do too. Anything else (a build log, a
+    report, a cache file kept in the checkout) leaves the extraction as it was.
     """
+    if path.endswith("/") or path in above:
+        return True
     if path in read or posixpath.basename(path) in _WALK_FILES:
         return True
     return any(MANAGERS[manager].matches(path) for manager in MANAGERS)
@@ -300,5 +521,12 @@ def _git_executable() -> str | None:
 def _git(executable: str, root: Path, args: list[str]) -> bytes | None:
     """``patchula.git.run`` bounded by ``GIT_STATUS_TIMEOUT_SECONDS``/``GIT_STATUS_MAX_BYTES``."""
     return git.run(
+        executable, root, args, timeout=GIT_STATUS_TIMEOUT_SECONDS, max_bytes=GIT_STATUS_MAX_BYTES
+    )
+
+
+def _start_git(executable: str, root: Path, args: list[str]) -> git.GitRun:
+    """``patchula.git.GitRun`` started, bounded as ``_git`` is."""
+    return git.GitRun(
         executable, root, args, timeout=GIT_STATUS_TIMEOUT_SECONDS, max_bytes=GIT_STATUS_MAX_BYTES
     )

@@ -414,7 +414,7 @@ async def _targets(
         commit = None
         if root is not None:
             try:
-                commit = read_commit(root)
+                commit = _head(root)
             except Exception as exc:  # noqa: BLE001 - the per-target guard (.git)
                 root, problem = None, _internal("resolving", target, exc)
         repo = RepoResult(target=target, root=str(root or target), commit=commit)
@@ -792,7 +792,7 @@ async def _extract_local(
         if (
             record is not None
             and await _clean(root, record.read, scope)
-            and read_commit(root) == key.commit  # HEAD did not move while git looked
+            and _head(root) == key.commit  # HEAD did not move while git looked
         ):
             return _restore(repo, record), None
     start = len(repo.problems)
@@ -817,7 +817,7 @@ async def _extract_local(
 
     async def store() -> None:
         # Clean after the extraction too, at the same HEAD: what was read is that commit's.
-        if await _clean(root, read, scope) and read_commit(root) == store_key.commit:
+        if await _clean(root, read, scope) and _head(root) == store_key.commit:
             await _store_record(
                 records, store_key, repo, 0, read, extracted, problems=problems, files=files
             )
@@ -863,19 +863,46 @@ def _recordable(reader: _Recording, found: Discovery) -> bool:
 def _local_key(repo: RepoResult, root: Path, settings: Settings, scope: _Scope) -> RecordKey | None:
     """The record key of a checkout: its resolved root, HEAD commit, config and scope hash.
 
-    ``None`` (no record) when HEAD is not a full commit id (no ``.git``, a damaged HEAD).
+    The root is the scanned directory: a subdirectory of a checkout keys its records apart
+    from the checkout's own. ``None`` (no record) when HEAD is not a full commit id (no
+    ``.git``, a damaged HEAD).
     """
     if not is_commit(repo.commit):
         return None
     return RecordKey(str(root), cast("str", repo.commit), config_hash(settings, *scope.key()))
 
 
+def _head(root: Path) -> str | None:
+    """The HEAD commit of the checkout holding ``root`` (``_checkout_root``), or ``None``.
+
+    A subdirectory target (not a workspace member, so scanned as a root of its own) is at
+    its enclosing checkout's commit, as a file target is.
+    """
+    try:
+        checkout = _checkout_root(root)
+    except OSError:  # an unreadable parent (EACCES): no commit, as with no ``.git``
+        return None
+    return read_commit(checkout) if checkout is not None else None
+
+
 async def _clean(root: Path, read: Sequence[str], scope: _Scope) -> bool:
-    """Whether the checkout at ``root`` is clean for an extraction that read ``read``."""
-    dirs = git_dirs(root)
-    if dirs is None:
+    """Whether the checkout holding ``root`` is clean for an extraction that read ``read``.
+
+    ``read`` and the scope are relative to ``root``, which may lie below the checkout (a
+    subdirectory target): git runs at the checkout with ``root``'s path as the prefix.
+    """
+    try:
+        checkout = _checkout_root(root)
+    except OSError:
         return False
-    clean = functools.partial(worktree_clean, root, dirs[1], list(read), scope.file)
+    dirs = git_dirs(checkout) if checkout is not None else None
+    if checkout is None or dirs is None:
+        return False
+    rel = root.relative_to(checkout).as_posix()
+    prefix = "" if rel == "." else rel + "/"
+    clean = functools.partial(
+        worktree_clean, checkout, dirs[1], list(read), scope.file, prefix=prefix
+    )
     return await anyio.to_thread.run_sync(clean)
 
 
