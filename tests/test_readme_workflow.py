@@ -83,14 +83,14 @@ def test_the_matrix_job_scans_one_shard_with_its_own_cache() -> None:
     assert upload["with"]["overwrite"] is True  # re-running a shard replaces its report
 
 
-def test_patchula_is_installed_from_its_repository_at_a_tag_not_from_pypi() -> None:
+def test_patchula_is_installed_from_its_repository_at_a_commit_not_from_pypi() -> None:
     """Not on PyPI: ``pip install patchula`` would install whatever may hold the name there."""
     jobs = _workflow()["jobs"]
     for job in jobs.values():
         [install] = [r for r in _runs(job) if r.startswith("pip install")]
         args = shlex.split(install)
         assert args[:2] == ["pip", "install"]
-        assert args[2:] == ["patchula @ git+https://github.com/OWNER/patchula@vX.Y.Z"]
+        assert args[2:] == ["patchula @ git+https://github.com/OWNER/patchula@COMMIT"]
     text = README.read_text(encoding="utf-8")
     assert "patchula is not on PyPI" in text
 

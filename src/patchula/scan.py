@@ -21,6 +21,7 @@ import gc
 import json
 import os
 import posixpath
+import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -476,7 +477,7 @@ def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:
         )
     path = Path(target).expanduser()
     if not path.exists():  # also a symlink loop: ``exists`` is false for ELOOP
-        return None, "target does not exist", _WHOLE
+        return None, _missing(target), _WHOLE
     try:
         resolved = path.resolve()
     except (RuntimeError, OSError):  # a loop met while resolving (RuntimeError in 3.11)
@@ -489,6 +490,24 @@ def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:
     if workspace is None:
         return resolved, "", _WHOLE
     return workspace, "", _Scope(member=resolved.relative_to(workspace).as_posix())
+
+
+# A GitHub repository's web or clone address, given where ``github:OWNER/REPO`` is meant.
+_GITHUB_ADDRESS = re.compile(
+    r"(?:https?://(?:www\.)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
+    r"([A-Za-z0-9-]+)/([A-Za-z0-9._-]+?)(?:\.git)?/?"
+)
+
+
+def _missing(target: str) -> str:
+    """Why the local path ``target`` cannot be scanned: it does not exist (with a hint)."""
+    address = _GITHUB_ADDRESS.fullmatch(target)
+    if address is not None:
+        return (
+            "target does not exist as a local path; for the GitHub repository write "
+            f"github:{address[1]}/{address[2]}"
+        )
+    return "target does not exist"
 
 
 @dataclass(frozen=True, slots=True)

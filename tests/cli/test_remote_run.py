@@ -798,3 +798,26 @@ def _saved(tmp_path: Path, report: dict[str, Any]) -> Path:
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
     return path
+
+
+def test_a_github_address_given_as_a_path_is_told_its_github_target(tmp_path: Path) -> None:
+    """`patchula run https://github.com/acme/api`: not a local path; the row names the target."""
+    from patchula.scan import _missing  # noqa: PLC0415 - the one function under test
+
+    for address in (
+        "https://github.com/acme/api",
+        "https://github.com/acme/api.git",
+        "git@github.com:acme/api.git",
+        "https://github.com/acme/api/",
+    ):
+        assert _missing(address).endswith("for the GitHub repository write github:acme/api")
+    assert _missing(str(tmp_path / "nothing")) == "target does not exist"
+
+
+def test_a_clone_url_name_is_the_repository_without_dot_git() -> None:
+    """`github:acme/api.git` is `github:acme/api` (GitHub allows no name ending in .git)."""
+    from patchula.repos.github import RepoTarget, parse_target  # noqa: PLC0415
+
+    assert parse_target("github:acme/api.git") == RepoTarget("acme", "api", None)
+    assert parse_target("github:acme/api.git@v1") == RepoTarget("acme", "api", "v1")
+    assert parse_target("github:acme/.git") == RepoTarget("acme", ".git", None)

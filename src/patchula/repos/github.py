@@ -148,7 +148,8 @@ def parse_target(target: str) -> RepoTarget | OwnerTarget | None:
     """Parse ``github:OWNER/REPO``, ``github:OWNER/REPO@REF`` or ``github:OWNER/*``.
 
     Returns ``None`` when ``target`` does not start with ``github:`` (a local path). A ``REF``
-    is a branch, a tag or a commit SHA; a 40-hex one is kept in lower case.
+    is a branch, a tag or a commit SHA; a 40-hex one is kept in lower case. A repository name
+    ending in ``.git`` (copied from a clone URL) names the repository without it.
 
     Raises:
         ValueError: ``target`` starts with ``github:`` but is malformed; the message is the
@@ -172,6 +173,10 @@ def parse_target(target: str) -> RepoTarget | OwnerTarget | None:
             msg = f"{target!r}: github:OWNER/* takes no @REF"
             raise ValueError(msg)
         return OwnerTarget(owner)
+    # A clone URL's ``.git`` (``github:o/r.git``): GitHub allows no repository name ending in
+    # it, and its API answers 404 for one, so the name is the repository's without it.
+    if name.endswith(".git") and len(name) > len(".git"):
+        name = name.removesuffix(".git")
     if _REPO.fullmatch(name) is None or name in {".", ".."}:
         msg = (
             f"{target!r}: {name!r} is not a GitHub repository name "
