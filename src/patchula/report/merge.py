@@ -14,6 +14,11 @@ What each part of the merged report is:
   loud warning naming the reports and how many targets may be missing, and exit 3
   (``cli/exit_codes.py``): a shard that cut its share from another list may have left out
   targets the others left to it.
+- ``targets.missingShards``: the shares of the split no report holds (a shard report holds its
+  share, a merged report its split's shares but its own missing ones, any other report the
+  whole list), and ``missingShardTargets`` the targets they hold as ``targets.select_shard``
+  cuts ``count``: a loud warning and exit 3, kept when the merged report is merged again
+  until the missing shares' reports are merged in with it.
 - ``summary``: recomputed from the kept rows by ``model.summarize``, the code a run uses.
 - ``hosts``: per host, counts add up (requests, responses per status, 304s, 429s, retries,
   cool-down seconds, errors, unvalidated documents, connections, TLS handshakes, connections
