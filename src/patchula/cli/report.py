@@ -4,9 +4,9 @@ The merge itself is ``report.merge`` (pure); this reads the files (each bounded)
 writes the merged report in the format asked, and exits by the same table as ``run``
 (``cli/exit_codes.py``) applied to the merged report: 3 when a shard's lookups failed, or the
 shards did not cut one target list, or an owner could not be listed, or a share of the split
-is in no report (``targets``: the merge warns, naming the reports or shares), 1 when its findings match ``--fail-on`` (by default the level the
-shards were run with, from the first report's options), 0 otherwise; 2 for a file that cannot
-be merged.
+is in no report (``targets``: the merge warns, naming the reports or shares), 1 when its
+findings match ``--fail-on`` (by default the level the shards were run with, from the first
+report's options), 0 otherwise; 2 for a file that cannot be merged.
 """
 
 from __future__ import annotations
