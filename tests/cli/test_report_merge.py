@@ -264,12 +264,46 @@ def test_an_empty_shard_merges(tmp_path: Path, reports: list[str]) -> None:
     assert json.loads(stdout)["summary"]["repositories"] == 1
 
 
-def test_a_missing_shard_is_warned_about(reports: list[str]) -> None:
-    """Merging 1/2 alone says 2/2 was not given, on stderr; stdout stays JSON."""
+def test_a_missing_shard_is_recorded_and_exits_3(tmp_path: Path, reports: list[str]) -> None:
+    """Merging 1/2 alone (2/2's job died): exit 3, ``targets.missingShards``, said everywhere."""
     code, stdout, stderr = _merge(reports[0])
+    assert code == 3
+    assert stderr == (
+        "patchula: warning: the merged report is incomplete: shard 2/2 not given: 1 of its 2 "
+        "targets is not in it; merge its report too, or re-run it (exit 3)\n"
+    )
+    merged = json.loads(stdout)
+    assert merged["options"]["shard"] is None
+    assert merged["targets"]["missingShards"] == ["2/2"]
+    assert merged["targets"]["missingShardTargets"] == 1
+    assert merged["summary"]["repositories"] == 1
+    said = "shard 2/2 missing: 1 of 2 targets not in this report"
+    code, markdown, _ = _merge(reports[0], "--format", "markdown")
+    assert code == 3
+    assert f"in **1** repository; **{said}**" in markdown
+    code, table, _ = _merge(reports[0], "--format", "table")
+    assert code == 3
+    assert f"in 1 repository: none found; {said}" in " ".join(table.split())
+    # Merged again, the report still misses 2/2; with 2/2's report it is whole (exit 0).
+    again = _write(tmp_path, "merged.json", merged)
+    code, stdout, _ = _merge(again)
+    assert code == 3
+    assert json.loads(stdout)["targets"]["missingShards"] == ["2/2"]
+    code, stdout, stderr = _merge(again, reports[1])
+    assert (code, stderr) == (0, "")
+    whole = json.loads(stdout)
+    assert (whole["targets"]["missingShards"], whole["targets"]["missingShardTargets"]) == ([], 0)
+    assert whole["summary"]["repositories"] == 2
+
+
+def test_every_shard_given_exits_as_before(reports: list[str]) -> None:
+    """Both shares: nothing missing, no warning, exit 0; the table says nothing of shards."""
+    code, stdout, stderr = _merge(*reports)
+    assert (code, stderr) == (0, "")
+    assert json.loads(stdout)["targets"]["missingShards"] == []
+    code, table, _ = _merge(*reports, "--format", "table")
     assert code == 0
-    assert stderr == "patchula: warning: shard 2/2 not given: its targets are not in the report\n"
-    assert json.loads(stdout)["options"]["shard"] is None
+    assert "missing" not in table
 
 
 @pytest.mark.parametrize(

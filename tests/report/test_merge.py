@@ -7,15 +7,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from patchula.cli.exit_codes import exit_code
 from patchula.errors import ConfigError
 from patchula.http.fetcher import HostStats, RateBudget
 from patchula.models import Dependency, Finding, ManifestProblem
+from patchula.report.dashboard import render_markdown
 from patchula.report.merge import merge, merge_caches, merge_hosts, parse_report
 from patchula.report.model import CacheReport, ScanReport, build_report
-from patchula.report.render import render_json
+from patchula.report.render import render_json, summary_line
 from patchula.scan import RepoResult, Row, ScanResult, TargetList
 from patchula.settings import Settings
-from patchula.targets import list_digest
+from patchula.targets import list_digest, select_shard
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -192,7 +194,7 @@ def test_missing_shards_and_mixed_splits_are_said() -> None:
     """Shares 1/4 and 3/4 alone: 2/4 and 4/4 are named missing; 1/2 with 2/3 are two splits."""
     one, three = _report([_repo("a")], shard="1/4"), _report([_repo("b")], shard="3/4")
     assert merge([("1.json", one), ("3.json", three)]).warnings == [
-        "shards 2/4, 4/4 not given: their targets are not in the report"
+        "shards 2/4 and 4/4 not given: their targets are not in the report"
     ]
     two = _report([_repo("c")], shard="2/4")
     assert merge([("1.json", one), ("2.json", two), ("3.json", three)]).warnings == [
@@ -549,3 +551,89 @@ def test_an_owner_no_shard_could_list_is_one_row_without_a_repeat_warning() -> N
     targets = merged.report.targets
     assert targets is not None
     assert (targets.unlisted, targets.mismatched) == (["github:corp/*"], [])
+
+
+def _shards_of(split: int, *shares: int) -> list[tuple[str, ScanReport]]:
+    """Reports of ``shares`` of ``NAMES`` cut ``split`` ways, as ``run --shard I/N`` cuts."""
+    return [
+        (
+            f"s{i}.json",
+            _report(_placed(*select_shard(NAMES, i, split)), targets=WHOLE, shard=f"{i}/{split}"),
+        )
+        for i in shares
+    ]
+
+
+def test_missing_shards_are_recorded_with_the_targets_they_hold() -> None:
+    """Shares 1/4 and 3/4 alone: ``missingShards``, their targets, a loud warning, exit 3."""
+    merged = merge(_shards_of(4, 1, 3))
+    targets = merged.report.targets
+    assert targets is not None
+    held = len(select_shard(NAMES, 2, 4)) + len(select_shard(NAMES, 4, 4))
+    assert held == 3  # 5 targets cut 4 ways: 1, 1, 1 and 2
+    assert (targets.missing_shards, targets.missing_shard_targets) == (["2/4", "4/4"], 3)
+    assert merged.report.summary.repositories == 2
+    assert merged.warnings == [
+        (
+            "the merged report is incomplete: shards 2/4 and 4/4 not given: 3 of its 5 targets "
+            "are not in it; merge their reports too, or re-run them (exit 3)"
+        )
+    ]
+    said = "shards 2/4 and 4/4 missing: 3 of 5 targets not in this report"
+    assert f"; {said}" in summary_line(merged.report)
+    assert f"in **2** repositories; **{said}**" in render_markdown(merged.report)
+    document = _json(merged.report)
+    assert isinstance(document, dict)
+    assert document["targets"]["missingShards"] == ["2/4", "4/4"]
+    assert document["targets"]["missingShardTargets"] == 3
+    clean = merged.report.model_copy(update={"repositories": []})  # no failed lookup: only that
+    assert exit_code(clean, "none") == 3
+    one = merge(_shards_of(4, 1, 2, 3)).report
+    assert one.targets is not None
+    assert (one.targets.missing_shards, one.targets.missing_shard_targets) == (["4/4"], 2)
+    assert "shard 4/4 missing: 2 of 5 targets not in this report" in summary_line(one)
+
+
+def test_every_shard_given_records_none_missing() -> None:
+    """All four shares: no ``missingShards``, no warning, no words; an unsharded report too."""
+    for merged in (
+        merge(_shards_of(4, 4, 2, 1, 3)),
+        merge([("a.json", _report(_placed(*NAMES), targets=WHOLE))]),
+    ):
+        targets = merged.report.targets
+        assert targets is not None
+        assert (targets.missing_shards, targets.missing_shard_targets) == ([], 0)
+        assert merged.warnings == []
+        assert "missing" not in summary_line(merged.report)
+        assert "missing" not in render_markdown(merged.report)
+        clean = merged.report.model_copy(update={"repositories": []})
+        assert exit_code(clean, "none") == 0
+
+
+def test_a_merged_report_keeps_its_missing_shards_until_they_are_merged_in() -> None:
+    """Merged again alone it still misses 2/4 and 4/4; with their reports it is whole."""
+    partial = merge(_shards_of(4, 1, 3)).report
+    again = parse_report(render_json(partial).encode(), "partial.json")
+    alone = merge([("partial.json", again)])
+    assert alone.report.targets is not None
+    assert alone.report.targets.missing_shards == ["2/4", "4/4"]
+    assert alone.report.targets.missing_shard_targets == 3
+    assert alone.warnings == [
+        (
+            "the merged report is incomplete: shards 2/4 and 4/4 not given: 3 of its 5 targets "
+            "are not in it; merge their reports too, or re-run them (exit 3)"
+        )
+    ]
+    two = merge([("partial.json", again), *_shards_of(4, 2)])
+    assert two.report.targets is not None
+    assert two.report.targets.missing_shards == ["4/4"]
+    whole = merge([("partial.json", again), *_shards_of(4, 4, 2)])
+    assert whole.warnings == []
+    assert whole.report.targets is not None
+    assert (whole.report.targets.missing_shards, whole.report.targets.missing_shard_targets) == (
+        [],
+        0,
+    )
+    assert [r.target for r in whole.report.repositories] == NAMES
+    other = merge([("partial.json", again), *_shards_of(3, 2)])
+    assert "the reports are shares of different splits: 1/4, 2/3, 3/4" in other.warnings

@@ -31,7 +31,10 @@ def exit_code(report: ScanReport, fail_on: str) -> int:
     targets = report.targets
     if (
         report.summary.not_cached
-        or (targets is not None and (targets.unlisted or targets.mismatched))
+        or (
+            targets is not None
+            and (targets.unlisted or targets.mismatched or targets.missing_shards)
+        )
         or any(d.status == "error" for d in deps)
         or any(p.severity == "error" for r in report.repositories for p in r.problems)
     ):

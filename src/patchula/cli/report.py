@@ -3,10 +3,10 @@
 The merge itself is ``report.merge`` (pure); this reads the files (each bounded), prints or
 writes the merged report in the format asked, and exits by the same table as ``run``
 (``cli/exit_codes.py``) applied to the merged report: 3 when a shard's lookups failed, or the
-shards did not cut one target list, or an owner could not be listed (``targets``: the merge
-warns, naming the reports), 1 when its findings match ``--fail-on`` (by default the level the
-shards were run with, from the first report's options), 0 otherwise; 2 for a file that cannot
-be merged.
+shards did not cut one target list, or an owner could not be listed, or a share of the split
+is in no report (``targets``: the merge warns, naming the reports or shares), 1 when its
+findings match ``--fail-on`` (by default the level the shards were run with, from the first
+report's options), 0 otherwise; 2 for a file that cannot be merged.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def merge(
     Repositories are in the order of the whole target list when the shards cut one list (else
     of the files; one in two files: the later evaluated is kept, with a warning); totals are
     recounted from the rows, host and cache statistics added up. Shards that cut different
-    target lists, or whose owner listing failed, are a warning and exit 3.
+    target lists, or whose owner listing failed, and shares given by no report
+    (``targets.missingShards``) are a warning and exit 3.
     """
     from patchula.cli.run import LazyConsole  # noqa: PLC0415 - lazy: start-up
     from patchula.report.merge import merge as merge_reports  # noqa: PLC0415 - lazy: start-up

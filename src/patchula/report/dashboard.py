@@ -24,6 +24,7 @@ from patchula.report.render import (
     NotDone,
     evaluated,
     manifest_severities,
+    missing_shards_words,
     short_digest,
     shorten_digests,
     unread_words,
@@ -612,6 +613,7 @@ def _head(report: ScanReport) -> list[str]:
         f"**{s.dependencies}** {_plural(s.dependencies, 'dependency', 'dependencies')} in "
         f"**{s.repositories}** {_plural(s.repositories, 'repository', 'repositories')}"
         + (f"; {unread}" if unread is not None else "")
+        + (f"; **{missing}**" if (missing := missing_shards_words(report)) is not None else "")
         + (f"; **{s.libyears:.1f}** libyears" if evaluated(report) else "")
         + (f" (+{s.libyears_unknown} behind with unknown dates)" if s.libyears_unknown else "")
         + (f"; {problems} manifest {_plural(problems, 'problem', 'problems')}" if problems else "")

@@ -14,6 +14,11 @@ What each part of the merged report is:
   loud warning naming the reports and how many targets may be missing, and exit 3
   (``cli/exit_codes.py``): a shard that cut its share from another list may have left out
   targets the others left to it.
+- ``targets.missingShards``: the shares of the split no report holds (a shard report holds its
+  share, a merged report its split's shares but its own missing ones, any other report the
+  whole list), and ``missingShardTargets`` the targets they hold as ``targets.select_shard``
+  cuts ``count``: a loud warning and exit 3, kept when the merged report is merged again
+  until the missing shares' reports are merged in with it.
 - ``summary``: recomputed from the kept rows by ``model.summarize``, the code a run uses.
 - ``hosts``: per host, counts add up (requests, responses per status, 304s, 429s, retries,
   cool-down seconds, errors, unvalidated documents, connections, TLS handshakes, connections
@@ -131,6 +136,7 @@ def merge(reports: Sequence[tuple[str, ScanReport]]) -> Merged:
         warnings.append(_repeated(reports, before, after, again))
     repos = [repo for _, repo in kept.values()]
     targets, ordered = _target_list(reports, repos, warnings)
+    targets = _missing_shards(reports, targets, warnings)
     if ordered:
         repos.sort(key=lambda repo: cast("int", repo.target_index))
     first = reports[0][1]
@@ -251,26 +257,8 @@ def _repeated(
 
 
 def _shard_warnings(reports: Sequence[tuple[str, ScanReport]]) -> list[str]:
-    """Say which shares of the matrix are missing, and options the shards do not agree on."""
+    """Say the patchula versions and options the shards do not agree on."""
     warnings: list[str] = []
-    shards = [_shard(r.options) for _, r in reports]
-    counts = {s[1] for s in shards if s is not None}
-    if len(counts) > 1:
-        warnings.append(
-            "the reports are shares of different splits: "
-            + ", ".join(f"{i}/{n}" for i, n in sorted({s for s in shards if s is not None}))
-        )
-    elif counts and None not in shards and max(counts) <= SHARD_MAX:
-        [count] = counts
-        missing = sorted(set(range(1, count + 1)) - {s[0] for s in shards if s is not None})
-        if missing:
-            shown = ", ".join(f"{i}/{count}" for i in missing[:10])
-            more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""  # noqa: PLR2004 - shown
-            warnings.append(
-                f"shard {shown}{more} not given: its targets are not in the report"
-                if len(missing) == 1
-                else f"shards {shown}{more} not given: their targets are not in the report"
-            )
     first_name, first = reports[0]
     for name, report in reports[1:]:
         if report.tool.version != first.tool.version:
@@ -289,6 +277,92 @@ def _shard_warnings(reports: Sequence[tuple[str, ScanReport]]) -> list[str]:
                 f"({', '.join(differ)}): the merged report shows {first_name}'s"
             )
     return warnings
+
+
+def _missing_shards(
+    reports: Sequence[tuple[str, ScanReport]],
+    targets: TargetList | None,
+    warnings: list[str],
+) -> TargetList | None:
+    """``targets`` with the shares of the split that no report holds (``missingShards``).
+
+    A shard report holds its share; a merged report the shares of its split not in its own
+    ``missingShards`` (so merging it with the missing shards' reports makes it whole); any
+    other report (unsharded, or a merge of every share) holds the whole list. Shares of one
+    split only: reports of several splits are said, their coverage not computed. How many
+    targets the missing shares hold follows ``targets.select_shard``'s cut of ``count``. The
+    missing shares are a warning (exit 3 when recorded; reports without a target list, from
+    an older patchula, cannot record them).
+    """
+    splits: set[int] = set()
+    held: set[int] = set()
+    whole = False
+    for _, report in reports:
+        shard = _shard(report.options)
+        shares = _held_shares(report.targets) if shard is None else (shard[1], {shard[0]})
+        if shares is None:
+            whole = True  # an unsharded report, or a merge of every share
+        else:
+            splits.add(shares[0])
+            held |= shares[1]
+    if len(splits) > 1:
+        every = [f"{i}/{n}" for i, n in sorted(_shares(reports))]
+        more = f" and {len(every) - 10} more" if len(every) > 10 else ""  # noqa: PLR2004 - shown
+        warnings.append(
+            f"the reports are shares of different splits: {', '.join(every[:10])}{more}"
+        )
+    if whole or len(splits) != 1:
+        return targets
+    [split] = splits
+    if split > SHARD_MAX:  # a hand-edited report: never a list of a billion shares
+        return targets
+    missing = [i for i in range(1, split + 1) if i not in held]
+    if not missing:
+        return targets
+    names = [f"{i}/{split}" for i in missing]
+    shown = _names(names)
+    if targets is None:
+        warnings.append(
+            f"shard {shown} not given: its targets are not in the report"
+            if len(missing) == 1
+            else f"shards {shown} not given: their targets are not in the report"
+        )
+        return None
+    count = targets.count
+    lost = sum(count * i // split - count * (i - 1) // split for i in missing)
+    warnings.append(
+        f"the merged report is incomplete: {'shard' if len(missing) == 1 else 'shards'} "
+        f"{shown} not given: {lost} of its {count} targets {'is' if lost == 1 else 'are'} "
+        "not in it; merge "
+        f"{'its report' if len(missing) == 1 else 'their reports'} too, or re-run "
+        f"{'it' if len(missing) == 1 else 'them'} (exit 3)"
+    )
+    return targets.model_copy(update={"missing_shards": names, "missing_shard_targets": lost})
+
+
+def _held_shares(targets: TargetList | None) -> tuple[int, set[int]] | None:
+    """The split and the shares a merged report holds; None when it holds the whole list."""
+    if targets is None or not targets.missing_shards:
+        return None
+    parts = {tuple(int(x) for x in share.split("/")) for share in targets.missing_shards}
+    splits = {n for _, n in parts}
+    if len(splits) != 1 or max(splits) > SHARD_MAX:  # hand-edited: as the whole list
+        return None
+    [split] = splits
+    return split, set(range(1, split + 1)) - {i for i, _ in parts}
+
+
+def _shares(reports: Sequence[tuple[str, ScanReport]]) -> set[tuple[int, int]]:
+    """Every ``(I, N)`` the reports hold (a merged report: its split's shares not missing)."""
+    shares: set[tuple[int, int]] = set()
+    for _, report in reports:
+        shard = _shard(report.options)
+        held = _held_shares(report.targets) if shard is None else None
+        if shard is not None:
+            shares.add(shard)
+        elif held is not None:
+            shares |= {(i, held[0]) for i in held[1]}
+    return shares
 
 
 def _shard(options: Mapping[str, Any]) -> tuple[int, int] | None:

@@ -413,6 +413,21 @@ class TargetList(_Model):
         "list of most shards that listed every owner), so targets may be missing; empty in "
         "a run's report. Either list non-empty makes the exit code 3.",
     )
+    missing_shards: list[Annotated[str, Field(pattern=r"^[1-9][0-9]{0,5}/[1-9][0-9]{0,5}$")]] = (
+        Field(
+            default_factory=list,
+            description="In a merged report: the --shard shares ('I/N') of the list that no "
+            "merged report held (a matrix job that died before its report was uploaded), in "
+            "order; their targets are not in the report. Merged again with the missing shares' "
+            "reports, the report is whole. Empty in a run's report and when every share was "
+            "merged; non-empty makes the exit code 3.",
+        )
+    )
+    missing_shard_targets: int = Field(
+        default=0,
+        description="How many of the list's targets the missing shards hold (their sizes as "
+        "--shard cuts the list of 'count' targets).",
+    )
 
 
 class ScanReport(_Model):

@@ -212,6 +212,25 @@ def unread_words(report: ScanReport) -> str | None:
     return words + (f" ({'; '.join(causes)})" if causes else "")
 
 
+def missing_shards_words(report: ScanReport) -> str | None:
+    """``"shards 2/4 and 4/4 missing: 2 of 4 targets not in this report"`` (``None``: none).
+
+    A merged report whose ``targets.missingShards`` name shares no merged report held.
+    """
+    targets = report.targets
+    if targets is None or not targets.missing_shards:
+        return None
+    shares = targets.missing_shards
+    if len(shares) > 5:  # noqa: PLR2004 - at most five named
+        shown = f"{', '.join(shares[:5])} and {len(shares) - 5} more"
+    else:
+        shown = " and ".join(filter(None, [", ".join(shares[:-1]), shares[-1]]))
+    return (
+        f"{'shard' if len(shares) == 1 else 'shards'} {shown} missing: "
+        f"{targets.missing_shard_targets} of {targets.count} targets not in this report"
+    )
+
+
 def manifest_severities(report: ScanReport) -> Counter[str]:
     """Problems per severity, without the one of each repository that could not be read."""
     return Counter(
@@ -243,6 +262,7 @@ def summary_line(report: ScanReport) -> str:
     )
     if unread is not None:
         line += f"; {unread}"
+    line += f"; {missing}" if (missing := missing_shards_words(report)) is not None else ""
     if evaluated(report):
         line += f"; {s.libyears:.1f} libyears"
     if s.libyears_unknown:
