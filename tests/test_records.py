@@ -926,3 +926,22 @@ def test_git_search_failures_are_none(checkout: Path, tmp_path: Path) -> None:
         str(hanging), checkout, [], lambda e: not e.startswith(b"H "), timeout=0.2
     )
     assert search.result() is None
+
+
+def test_a_record_stored_over_flags_by_an_older_format_is_not_used(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Format 2 recorded sparse checkouts: such a record lacks manifests, so it misses now."""
+    _trial_checkout(checkout)
+    _git(checkout, "sparse-checkout", "set", "packages", "app")
+    store = Store()
+    with monkeypatch.context() as old:
+        old.setattr(records_module, "RECORD_FORMAT", 2)
+        old.setattr(scan_module, "RECORD_FORMAT", 2)
+        old.setattr(records_module, "_flag", lambda _entry: False)  # format 2 missed these
+        _scan([checkout], store)
+    assert store.puts == 1
+    _git(checkout, "sparse-checkout", "disable")
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert "dev-docs/package.json" in result.repos[0].files

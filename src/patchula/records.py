@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 2  # 2: tracked files a .gitignore matches, remote symlinks followed
+RECORD_FORMAT = 3  # 2: ignored tracked files, remote symlinks; 3: none over index flags
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.
