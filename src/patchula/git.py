@@ -210,6 +210,7 @@ class GitSearch:
             self._reader.join(max(0.0, self._deadline - time.monotonic()) + 1.0)
             if self._reader.is_alive():
                 proc.kill()
+                proc.wait()  # git itself ends at once; only its child holds the pipe
                 return None
             code = proc.wait()
         finally:
