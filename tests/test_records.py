@@ -570,16 +570,16 @@ def test_a_record_is_refused_once_a_read_file_is_flagged(checkout: Path) -> None
     assert _rows(result) == [("package.json", "a", "up-to-date", "2.0.0")]
 
 
-def test_a_flagged_gitignore_that_exists_is_not_clean(checkout: Path) -> None:
-    """A ``.gitignore`` steers the walk: flagged, its edits are hidden, so it is a change."""
+def test_a_flagged_gitignore_present_or_absent_is_not_clean(checkout: Path) -> None:
+    """A ``.gitignore`` steers the walk: flagged, its edit or its deletion is hidden."""
     _commit(checkout, {"sub/.gitignore": "x\n", "sub/package.json": _pkg("1.0.0")})
     common = checkout / ".git"
     assert worktree_clean(checkout, common, ["package.json"])
     _git(checkout, "update-index", "--skip-worktree", "sub/.gitignore")
     assert not worktree_clean(checkout, common, ["package.json"])
-    # Absent (a sparse checkout left it out), it steers nothing.
+    # Absent, it comes back unseen once the flag goes: still not clean.
     (checkout / "sub/.gitignore").unlink()
-    assert worktree_clean(checkout, common, ["package.json"])
+    assert not worktree_clean(checkout, common, ["package.json"])
 
 
 def test_core_ignore_stat_flags_every_added_file(checkout: Path) -> None:
@@ -592,26 +592,15 @@ def test_core_ignore_stat_flags_every_added_file(checkout: Path) -> None:
     assert store.puts == 0
 
 
-def test_read_paths_are_literal_pathspecs(checkout: Path) -> None:
-    """A read file named ``*.json`` is that file, not a glob over every flagged JSON file."""
-    _commit(checkout, {"*.json": "{}\n"})
-    _git(checkout, "update-index", "--assume-unchanged", "package.json")
+def test_a_flagged_file_the_extraction_never_read_is_not_clean(checkout: Path) -> None:
+    """Every index entry counts, not only the read ones: ``notes.md`` flagged is not clean."""
+    _commit(checkout, {"notes.md": "x\n", "docs/README": "x\n"})
     common = checkout / ".git"
-    assert worktree_clean(checkout, common, ["*.json"])
-    assert not worktree_clean(checkout, common, ["*.json", "package.json"])
-
-
-def test_many_read_files_are_checked_in_bounded_calls(
-    checkout: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """More read paths than one command line takes: checked in several calls, the last one too."""
-    files = {f"d{i:03}/package.json": _pkg("1.0.0") for i in range(300)}
-    _commit(checkout, files)
-    _git(checkout, "update-index", "--assume-unchanged", "d299/package.json")
-    monkeypatch.setattr(records_module, "LS_FILES_ARGUMENT_BYTES", 1000)
-    common = checkout / ".git"
-    assert worktree_clean(checkout, common, sorted(files)[:-1])
-    assert not worktree_clean(checkout, common, sorted(files))
+    assert worktree_clean(checkout, common, ["package.json"])
+    _git(checkout, "update-index", "--assume-unchanged", "docs/README")
+    assert not worktree_clean(checkout, common, ["package.json"])
+    _git(checkout, "update-index", "--no-assume-unchanged", "docs/README")
+    assert worktree_clean(checkout, common, ["package.json"])
 
 
 def test_a_subdirectory_target_gets_the_checkout_commit_and_records(checkout: Path) -> None:
@@ -763,3 +752,196 @@ def test_a_member_of_a_workspace_below_the_checkout_root_uses_records(checkout: 
     third = _scan([member], store)
     assert third.repos[0].extraction == "fresh"
     assert _rows(third) == [("pkgs/one/package.json", "a", "up-to-date", "2.0.0")]
+
+
+def _trial_checkout(root: Path) -> dict[str, str]:
+    """Manifests at the root, in ``packages/`` and ``app/``, and outside both (the trial's)."""
+    files = {
+        "package.json": _pkg("1.0.0"),
+        "packages/one/package.json": _pkg("1.0.0"),
+        "app/package.json": _pkg("1.0.0"),
+        "dev-docs/package.json": _pkg("1.0.0"),
+        ".github/workflows/ci.yml": "on: push\njobs: {}\n",
+    }
+    _commit(root, files)
+    return files
+
+
+def test_a_sparse_checkout_is_never_recorded(checkout: Path) -> None:
+    """``git sparse-checkout set packages app``: what it leaves out is flagged, not recorded.
+
+    Once disabled, the checkout is clean with no flags: the run is fresh and has every
+    manifest, the restored ones too (a record stored while they were missing had none).
+    """
+    _trial_checkout(checkout)
+    full = _scan([checkout], None)
+    assert "dev-docs/package.json" in full.repos[0].files
+    _git(checkout, "sparse-checkout", "set", "packages", "app")
+    assert not (checkout / "dev-docs").exists()
+    assert _git(checkout, "status", "--porcelain") == ""
+    store = Store()
+    sparse = _scan([checkout], store)
+    assert "dev-docs/package.json" not in sparse.repos[0].files
+    assert store.puts == 0
+    _git(checkout, "sparse-checkout", "disable")
+    assert (checkout / "dev-docs/package.json").exists()
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert result.repos[0].files == full.repos[0].files
+    assert _rows(result) == _rows(full)
+    assert store.puts == 1
+    assert _scan([checkout], store).repos[0].extraction == "cached"
+
+
+@pytest.mark.parametrize("flag", ["skip-worktree", "assume-unchanged"])
+def test_a_flagged_deleted_manifest_is_never_recorded(checkout: Path, flag: str) -> None:
+    """``update-index --FLAG dev-docs/package.json; rm …``: git status shows nothing.
+
+    A record stored then would lack the manifest after ``--no-FLAG`` and ``git checkout``.
+    """
+    _trial_checkout(checkout)
+    _git(checkout, "update-index", f"--{flag}", "dev-docs/package.json")
+    (checkout / "dev-docs/package.json").unlink()
+    assert _git(checkout, "status", "--porcelain") == ""
+    store = Store()
+    assert "dev-docs/package.json" not in _scan([checkout], store).repos[0].files
+    assert store.puts == 0
+    _git(checkout, "update-index", f"--no-{flag}", "dev-docs/package.json")
+    _git(checkout, "checkout", "--", "dev-docs/package.json")
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert "dev-docs/package.json" in result.repos[0].files
+    assert ("dev-docs/package.json", "a", "outdated", "1.0.0") in _rows(result)
+
+
+def test_a_record_stored_before_a_flagged_deletion_is_not_used(checkout: Path) -> None:
+    """A record taken while clean is refused once a flagged manifest is deleted."""
+    _trial_checkout(checkout)
+    store = Store()
+    _scan([checkout], store)
+    assert store.puts == 1
+    _git(checkout, "update-index", "--skip-worktree", "dev-docs/package.json")
+    (checkout / "dev-docs/package.json").unlink()
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert "dev-docs/package.json" not in result.repos[0].files
+
+
+# A big index: more ``git ls-files -v -z`` output than any byte bound of the clean check
+# (``GIT_STATUS_MAX_BYTES``, 4 MiB): 22,000 empty files under 200-byte directory names.
+_LONG = ("d" * 49 + "/") * 4
+_BIG_DIRS = [f"{i:02}{_LONG}" for i in range(20)]
+_BIG_FILES = 1100
+
+
+@pytest.fixture(scope="module")
+def big_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A committed checkout whose ``ls-files -v -z`` output is over 4 MiB, nothing flagged."""
+    root = tmp_path_factory.mktemp("big") / "repo"
+    root.mkdir()
+    _git(root, "init", "-q")
+    for directory in _BIG_DIRS:
+        where = root / directory
+        where.mkdir(parents=True)
+        for i in range(_BIG_FILES):
+            (where / f"f{i:04}").touch()
+    (root / "package.json").write_text(_pkg("1.0.0"))
+    (root / "zz").mkdir()
+    (root / "zz/package.json").write_text(_pkg("1.0.0"))  # the index's last entry
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "big")
+    return root
+
+
+def _ls_files_bytes(root: Path) -> int:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    listed = subprocess.run(
+        ["git", "ls-files", "-v", "-z"],  # noqa: S607 - git from PATH
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+    ).stdout
+    assert listed.endswith(b"H zz/package.json\0")
+    return len(listed)
+
+
+def test_a_big_index_with_no_flag_keeps_records(big_index: Path) -> None:
+    """An index listed in more than ``GIT_STATUS_MAX_BYTES`` is searched whole: still clean."""
+    assert _ls_files_bytes(big_index) > records_module.GIT_STATUS_MAX_BYTES
+    common = big_index / ".git"
+    assert worktree_clean(big_index, common, ["package.json", "zz/package.json"])
+
+
+def test_a_flagged_entry_at_the_end_of_a_big_index_is_found(big_index: Path) -> None:
+    """The last entry of a 4 MiB+ index, flagged and deleted (never read): not clean."""
+    common = big_index / ".git"
+    manifest = big_index / "zz/package.json"
+    _git(big_index, "update-index", "--skip-worktree", "zz/package.json")
+    try:
+        manifest.unlink()
+        assert _git(big_index, "status", "--porcelain") == ""
+        assert not worktree_clean(big_index, common, ["package.json"])
+    finally:
+        _git(big_index, "update-index", "--no-skip-worktree", "zz/package.json")
+        _git(big_index, "checkout", "--", "zz/package.json")
+    assert worktree_clean(big_index, common, ["package.json", "zz/package.json"])
+
+
+def _search(
+    root: Path, args: list[str], chunk_bytes: int = 65536, max_entry_bytes: int = 65536
+) -> bool | None:
+    executable = shutil.which("git")
+    assert executable is not None
+    found = git_module.GitSearch(
+        executable,
+        root,
+        args,
+        lambda e: not e.startswith(b"H "),
+        chunk_bytes=chunk_bytes,
+        max_entry_bytes=max_entry_bytes,
+    )
+    return found.result()
+
+
+def test_git_search_finds_an_entry_across_chunk_boundaries(checkout: Path) -> None:
+    """Entries cut by a read of a few bytes are put together before ``match`` sees them."""
+    _commit(checkout, {f"d/{i:03}.txt": "x\n" for i in range(50)})
+    _git(checkout, "update-index", "--assume-unchanged", "d/049.txt")
+    assert _search(checkout, ["ls-files", "-v", "-z"], chunk_bytes=3) is True
+    assert _search(checkout, ["ls-files", "-v", "-z", "--", "d/00*"], chunk_bytes=3) is False
+    # An entry longer than the bound is refused, as too much output is.
+    assert _search(checkout, ["ls-files", "-v", "-z"], chunk_bytes=3, max_entry_bytes=5) is None
+
+
+def test_git_search_failures_are_none(checkout: Path, tmp_path: Path) -> None:
+    """A failing git, an answer without its final NUL, a git that hangs: ``None``, bounded."""
+    assert _search(checkout, ["ls-files", "-v", "-z", "--no-such-option"]) is None
+    assert _search(checkout, ["ls-files", "-v"]) is None  # newline-terminated: one cut entry
+    hanging = tmp_path / "git-hang"
+    # Not ``exec``: the killed shell's ``sleep`` still holds the pipe open.
+    hanging.write_text("#!/bin/sh\nprintf 'H a\\0'\nsleep 5\n")
+    hanging.chmod(0o755)
+    search = git_module.GitSearch(
+        str(hanging), checkout, [], lambda e: not e.startswith(b"H "), timeout=0.2
+    )
+    assert search.result() is None
+
+
+def test_a_record_stored_over_flags_by_an_older_format_is_not_used(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Format 2 recorded sparse checkouts: such a record lacks manifests, so it misses now."""
+    _trial_checkout(checkout)
+    _git(checkout, "sparse-checkout", "set", "packages", "app")
+    store = Store()
+    with monkeypatch.context() as old:
+        old.setattr(records_module, "RECORD_FORMAT", 2)
+        old.setattr(scan_module, "RECORD_FORMAT", 2)
+        old.setattr(records_module, "_flag", lambda _entry: False)  # format 2 missed these
+        _scan([checkout], store)
+    assert store.puts == 1
+    _git(checkout, "sparse-checkout", "disable")
+    result = _scan([checkout], store)
+    assert result.repos[0].extraction == "fresh"
+    assert "dev-docs/package.json" in result.repos[0].files

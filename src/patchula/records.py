@@ -26,14 +26,14 @@ from patchula.manager import MANAGERS
 from patchula.models import Dependency, ManifestProblem
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from pathlib import Path
 
     from patchula.settings import Settings
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 2  # 2: tracked files a .gitignore matches, remote symlinks followed
+RECORD_FORMAT = 3  # 2: ignored tracked files, remote symlinks; 3: none over index flags
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.
@@ -199,12 +199,16 @@ def worktree_clean(
       in a directory above it either (its lockfiles are looked for there, ignored or not);
     - no gitlink in the directory has content (``_populated_gitlink``: status does not enter
       one, the walk does);
-    - no read file, and no ``.gitignore`` / ``pyvenv.cfg`` / unread lockfile in the
-      directory, is flagged assume-unchanged or skip-worktree in the index (``git ls-files
-      -v``: status does not look at such a file; ``_flags_hide_changes``).
+    - no entry of the whole index, wherever it lies, is flagged (``git ls-files -v -z``, any
+      tag but ``H``: assume-unchanged, skip-worktree, unmerged; ``_flag``): status does not
+      look at such a file, so its edit or its deletion (a manifest never read because it is
+      missing) is hidden. The index is searched as git writes it (``git.GitSearch``: bounded
+      by the timeout, not by bytes; the first flagged entry ends it).
 
     A checkout with submodules (``.gitmodules``) or its own ``info/exclude`` patterns is never
-    clean: the walk sees files git does not.
+    clean: the walk sees files git does not. Nor is a sparse checkout (``core.sparseCheckout``,
+    or its ``extensions.worktreeConfig`` setting) that leaves anything out: git marks what it
+    leaves out skip-worktree, and those files come back, unseen by status, once it is disabled.
 
     A hostile checkout's config must not run commands: ``core.fsmonitor`` is off, hooks point
     at nothing, every filter driver the config defines is emptied (a clean filter runs while
@@ -222,17 +226,18 @@ def worktree_clean(
         return False
     if nested_repository(root / prefix if prefix else root, read_set) is not None:
         return False
-    # The index reads need no filter override: they run while config and status do.
-    batches = _flag_batches(prefix, read_set)
-    early = [
-        _start_git(executable, root, ["ls-files", "-z", "--format=%(objectmode)", *_under(prefix)]),
-        _start_git(executable, root, ["ls-files", "-v", "-z", "--", *batches[0]]),
-    ]
+    # The index reads need no filter override: they run while config and status do. The
+    # flags are searched over the whole index (no pathspec): a flagged file the extraction
+    # never read, because it is missing, is just as hidden from status.
+    modes = _start_git(
+        executable, root, ["ls-files", "-z", "--format=%(objectmode)", *_under(prefix)]
+    )
+    flags = _search_git(executable, root, ["ls-files", "-v", "-z"], _flag)
     try:
-        return _clean_at(executable, root, prefix, read_set, scope_file, early, batches[1:])
+        return _clean_at(executable, root, prefix, read_set, scope_file, modes, flags)
     finally:
-        for run in early:
-            run.cancel()
+        modes.cancel()
+        flags.cancel()
 
 
 def _normalised(read: Iterable[str]) -> set[str] | None:
@@ -261,10 +266,10 @@ def _clean_at(
     prefix: str,
     read_set: set[str],
     scope_file: str | None,
-    early: list[git.GitRun],
-    batches: list[list[str]],
+    modes: git.GitRun,
+    flags: git.GitSearch,
 ) -> bool:
-    """``worktree_clean`` from ``git config`` on; ``early`` are its started index reads."""
+    """``worktree_clean`` from ``git config`` on; ``modes`` and ``flags`` run meanwhile."""
     filters = _git(executable, root, ["config", "-z", "--name-only", "--get-regexp", r"^filter\."])
     if filters is None:
         return False
@@ -291,9 +296,9 @@ def _clean_at(
     )
     if status is None or _status_matters(status, prefix, read_set, scope_file):
         return False
-    if _populated_gitlink(executable, root, prefix, early[0].result()):
+    if _populated_gitlink(executable, root, prefix, modes.result()):
         return False
-    return not _flags_hide_changes(executable, root, prefix, read_set, early[1], batches)
+    return flags.result() is False
 
 
 def _status_matters(status: bytes, prefix: str, read: set[str], scope_file: str | None) -> bool:
@@ -387,72 +392,16 @@ def _has_entries(directory: Path) -> bool:
         return True
 
 
-# The most bytes of pathspecs given to one ``git ls-files`` (it reads no pathspec file): far
-# below any ``ARG_MAX``; a larger read list is checked in several calls.
-LS_FILES_ARGUMENT_BYTES = 64 * 1024
-
-
-def _flag_batches(prefix: str, read: set[str]) -> list[list[str]]:
-    """The pathspecs of ``_flags_hide_changes``, in batches of ``LS_FILES_ARGUMENT_BYTES``.
-
-    The first holds the walk-steering files' ``:(glob)`` pathspecs, then the read paths as
-    ``:(literal)`` ones (a file named ``*.txt`` is not a glob).
-    """
-    batches: list[list[str]] = [[f":(glob){prefix}**/{name}" for name in sorted(_WALK_FILES)]]
-    size = sum(len(spec) + 1 for spec in batches[0])
-    for rel in sorted(read):
-        spec = f":(literal){prefix}{rel}"
-        if size + len(spec) > LS_FILES_ARGUMENT_BYTES:
-            batches.append([])
-            size = 0
-        batches[-1].append(spec)
-        size += len(spec) + 1
-    return batches
-
-
-def _flags_hide_changes(
-    executable: str,
-    root: Path,
-    prefix: str,
-    read: set[str],
-    first: git.GitRun,
-    rest: list[list[str]],
-) -> bool:
-    """Whether an index flag hides a change ``git status`` would otherwise have listed.
+def _flag(entry: bytes) -> bool:
+    """Whether a ``git ls-files -v -z`` entry (``TAG PATH``) is flagged: any tag but ``H``.
 
     ``git update-index --assume-unchanged`` (``core.ignoreStat`` sets it on every added file)
-    and ``--skip-worktree`` (sparse checkouts) make status trust the index for that file
-    (git-update-index(1), "Using 'assume unchanged' bit", "Skip-worktree bit"). ``git ls-files
-    -v`` tags such an entry lowercase or ``S`` (git-ls-files(1)); any tag but ``H`` on a read
-    file, or on a walk-steering file (``.gitignore``, ``pyvenv.cfg``, an unread lockfile)
-    present in the work tree, is a possible hidden change. ``first`` runs the first batch of
-    ``_flag_batches``, ``rest`` are the others; a failing call counts as hidden.
+    and ``--skip-worktree`` (what a sparse checkout leaves out) make status trust the index
+    for that file (git-update-index(1), "Using 'assume unchanged' bit", "Skip-worktree bit"):
+    an edit, or a deletion, is hidden. ``ls-files -v`` tags such an entry lowercase or ``S``,
+    an unmerged one ``M`` (git-ls-files(1)).
     """
-    read_full = {prefix + rel for rel in read}
-    runs = [
-        first,
-        *(_start_git(executable, root, ["ls-files", "-v", "-z", "--", *b]) for b in rest),
-    ]
-    try:
-        for run in runs:
-            listed = run.result()
-            if listed is None or _flagged(listed, root, read_full):
-                return True
-    finally:
-        for run in runs:
-            run.cancel()
-    return False
-
-
-def _flagged(listed: bytes, root: Path, read: set[str]) -> bool:
-    """Whether ``git ls-files -v -z`` output tags a read or present file other than ``H``."""
-    for raw in listed.split(b"\0"):
-        if not raw or raw.startswith(b"H "):
-            continue
-        path = raw[2:].decode("utf-8", errors="surrogateescape")
-        if path in read or os.path.lexists(root / path):
-            return True
-    return False
+    return not entry.startswith(b"H ")
 
 
 # Files that change what a walk finds without being read by a manager.
@@ -530,3 +479,10 @@ def _start_git(executable: str, root: Path, args: list[str]) -> git.GitRun:
     return git.GitRun(
         executable, root, args, timeout=GIT_STATUS_TIMEOUT_SECONDS, max_bytes=GIT_STATUS_MAX_BYTES
     )
+
+
+def _search_git(
+    executable: str, root: Path, args: list[str], match: Callable[[bytes], bool]
+) -> git.GitSearch:
+    """``patchula.git.GitSearch`` started, bounded by ``GIT_STATUS_TIMEOUT_SECONDS``."""
+    return git.GitSearch(executable, root, args, match, timeout=GIT_STATUS_TIMEOUT_SECONDS)
