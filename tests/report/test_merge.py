@@ -391,6 +391,20 @@ def test_a_run_report_round_trips_through_parse_report() -> None:
     assert render_json(parse_report(text.encode(), "a.json")) == text
 
 
+def test_a_report_of_this_version_is_validated_from_its_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No tree of Python objects is built first for a valid report (merge memory)."""
+    report = _report([_repo("a", commit="abc")], hosts={"h": _stats(requests=3)}, shard="1/2")
+    text = render_json(report)
+
+    def no_tree(_: bytes) -> object:
+        raise AssertionError("orjson.loads called for a valid report")
+
+    monkeypatch.setattr("patchula.report.merge.orjson.loads", no_tree)
+    assert render_json(parse_report(text.encode(), "a.json")) == text
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
