@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 3  # 2: ignored tracked files, remote symlinks; 3: none over index flags
+RECORD_FORMAT = 4  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped dirs
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

@@ -1229,7 +1229,11 @@ async def _extract_remote(
                 _request(extracted, settings, lookups, view)
                 return extracted, view
         skip = directory_skipper(settings.ignore_paths)
-        tree = await github.read_tree(fetch, source.api, target, commit, skip_dir=skip)
+        # The listing keeps what the skip rules leave out (``discover_paths`` applies them):
+        # a symlink into node_modules or an ignored directory resolves as in a checkout.
+        tree = await github.read_tree(
+            fetch, source.api, target, commit, skip_dir=skip, prune_listing=False
+        )
         entries = {entry.path: entry for entry in tree.entries}
         npmrc = entries.get(".npmrc")
         if npmrc is not None and npmrc.mode == SYMLINK_MODE:

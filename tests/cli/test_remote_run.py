@@ -641,6 +641,9 @@ LINKED: dict[str, bytes | tuple[str]] = {
     "loop/Cargo.toml": ("Cargo.toml",),  # itself: a loop, refused
     "docs/package.json": ("../sub",),  # a directory: refused
     "dangling/requirements.txt": ("missing.txt",),  # names nothing: the reader says so
+    # A committed file under a directory the walk never enters, read through a link to it.
+    "node_modules/foo/requirements.txt": b"req-a==1.0.0\n",
+    "nm-requirements.txt": ("node_modules/foo/requirements.txt",),
 }
 
 
@@ -667,6 +670,7 @@ def test_symlinks_are_followed_remotely_as_in_a_checkout(
     assert theirs["problems"] == mine["problems"]
     assert theirs["extraction"]["files"] == mine["extraction"]["files"]
     assert sorted((d["file"], d["name"]) for d in theirs["dependencies"]) == [
+        ("nm-requirements.txt", "req-a"),
         ("real/package.json", "pkg-x"),
         ("requirements.txt", "req-a"),
         ("sub/requirements.txt", "req-a"),

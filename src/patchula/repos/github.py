@@ -564,6 +564,7 @@ async def read_tree(
     commit: str,
     *,
     skip_dir: Callable[[str], bool],
+    prune_listing: bool = True,
 ) -> Tree:
     """Return the files of ``commit`` of ``target``: one recursive tree request, or a walk.
 
@@ -572,8 +573,10 @@ async def read_tree(
     ``recursive`` from the root, into each sub-tree ``skip_dir(path)`` does not skip
     (``path`` repository-relative, POSIX), each level's requests concurrent, at most
     ``SUBTREE_CONCURRENCY`` at once. Entries under a skipped directory are left out either
-    way. Tree answers are stored compact (``github-tree-v1``) and kept fresh: a tree never
-    changes under its SHA.
+    way, unless ``prune_listing`` is false: then a recursive listing keeps them (they cost no
+    request; a caller that applies the skip rules itself can still resolve a symlink into a
+    skipped directory, as a checkout's reader does). Tree answers are stored compact
+    (``github-tree-v1``) and kept fresh: a tree never changes under its SHA.
 
     Raises:
         RepositoryUnreadable: an unusable or non-2xx answer, a facade failure, more than
@@ -590,7 +593,7 @@ async def read_tree(
         entries = [
             TreeEntry(path, sha, size, mode)
             for path, mode, sha, size in rows
-            if mode != TREE_MODE and not skips.file_skipped(path)
+            if mode != TREE_MODE and not (prune_listing and skips.file_skipped(path))
         ]
         return Tree(entries, truncated=False, requests=1, dropped=dropped)
     return await _walk(fetch, base, commit, skips)
