@@ -451,6 +451,31 @@ async def _run(
                 err.print(f"patchula: warning: {warning}", markup=False, highlight=False)
 
 
+def fetcher_factory(
+    settings: Settings, access: RegistryAccess, cache: Cache | None, *, offline: bool
+) -> Callable[[], Fetcher]:
+    """What makes a command's fetch facade (for ``LazyFetcher``, at the first request).
+
+    Host limits, deadline and body bound from ``settings``, credentials from ``access``,
+    ``cache`` (``None``: no cache); ``offline`` answers from the cache alone.
+    """
+
+    def make_fetcher() -> Fetcher:
+        from patchula.http.fetcher import Fetcher  # noqa: PLC0415 - lazy: start-up
+
+        return Fetcher(
+            credentials=access,
+            host_limits=settings.host_concurrency,
+            default_limit=settings.default_host_concurrency,
+            cache=cache,
+            request_deadline=settings.request_deadline,
+            max_body_bytes=settings.max_body_bytes,
+            offline=offline,
+        )
+
+    return make_fetcher
+
+
 def registry_access(settings: Settings, err: LazyConsole) -> RegistryAccess:
     """The run's credential sources (``credentials``), read from this process's env and home.
 
@@ -481,18 +506,7 @@ async def _scan_with(
     access = registry_access(settings, err)
     recorder = task_recorder(cache, settings)
 
-    def make_fetcher() -> Fetcher:
-        from patchula.http.fetcher import Fetcher  # noqa: PLC0415 - lazy: start-up
-
-        return Fetcher(
-            credentials=access,
-            host_limits=settings.host_concurrency,
-            default_limit=settings.default_host_concurrency,
-            cache=cache,
-            request_deadline=settings.request_deadline,
-            max_body_bytes=settings.max_body_bytes,
-            offline=settings.offline,
-        )
+    make_fetcher = fetcher_factory(settings, access, cache, offline=settings.offline)
 
     # The fetcher is made at the first lookup (a run without one never imports it); it makes
     # the run's client (``make_client``) when the first request is sent, its reads bounded by

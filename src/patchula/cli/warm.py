@@ -20,12 +20,11 @@ import anyio
 import anyio.to_thread
 
 from patchula.cache import CacheError, tasks
-from patchula.cli.run import LazyConsole, open_cache, registry_access
+from patchula.cli.run import LazyConsole, fetcher_factory, open_cache, registry_access
 from patchula.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
     from patchula.cache import Cache, ViewSummary
-    from patchula.http.fetcher import Fetcher
     from patchula.scan import RepoResult, TargetDependency
     from patchula.settings import Settings
     from patchula.warm import TaskEvent, WarmResult
@@ -318,17 +317,8 @@ async def _warm_with(
 
     access = registry_access(settings, err)
 
-    def make_fetcher() -> Fetcher:
-        from patchula.http.fetcher import Fetcher  # noqa: PLC0415 - lazy: start-up
-
-        return Fetcher(
-            credentials=access,
-            host_limits=settings.host_concurrency,
-            default_limit=settings.default_host_concurrency,
-            cache=cache,
-            request_deadline=settings.request_deadline,
-            max_body_bytes=settings.max_body_bytes,
-        )
+    # ``cache warm`` fills the cache: it never answers from it alone.
+    make_fetcher = fetcher_factory(settings, access, cache, offline=False)
 
     retried: list[int] = []
     if retry is not None or all_:
