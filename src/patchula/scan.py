@@ -1036,8 +1036,7 @@ def _once(
         cwd = Path("/nonexistent-working-directory")
     for target in targets:
         if target.startswith(_GITHUB):
-            path, at, ref = target.partition("@")
-            key = f"{path.lower()}{at}{ref}"
+            key = _remote_identity(target)
         else:
             try:
                 found = _resolve_target(target)
@@ -1056,6 +1055,23 @@ def _once(
             shown = first if key == first else f"{first} ({key})"
             on_warning(f"{noun} {spellings} {verb} what {shown} names: scanned once, as {first}")
     return list(seen.values()), list(seen)
+
+
+def _remote_identity(target: str) -> str:
+    """The canonical form of a ``github:`` target (``_once``): as parsed, owner/name folded.
+
+    ``github:Acme/API.git`` and ``github:acme/api`` are one repository; a malformed target
+    keeps its text (it becomes a row of its own).
+    """
+    from patchula.repos import github  # noqa: PLC0415 - lazy: start-up (remote targets only)
+
+    try:
+        parsed = github.parse_target(target)
+    except ValueError:
+        parsed = None
+    text = target if parsed is None else parsed.text()
+    path, at, ref = text.partition("@")
+    return f"{path.lower()}{at}{ref}"
 
 
 def _local_identity(target: str, root: Path | None, _problem: str, scope: _Scope, cwd: Path) -> str:

@@ -825,3 +825,10 @@ def test_a_clone_url_name_is_the_repository_without_dot_git() -> None:
     assert parse_target("github:acme/api.git") == RepoTarget("acme", "api", None)
     assert parse_target("github:acme/api.git@v1") == RepoTarget("acme", "api", "v1")
     assert parse_target("github:acme/.git") == RepoTarget("acme", ".git", None)
+
+
+def test_a_clone_url_spelling_is_the_same_repository(github: FakeRegistry, tmp_path: Path) -> None:
+    """`github:Acme/Widget.git` beside `github:acme/widget`: one repository, scanned once."""
+    github.github.add_tree_repo("acme", "widget", {"requirements.txt": b"req-a==1.0.0\n"})
+    _, report, _ = _run(github, tmp_path, "github:acme/widget", "github:Acme/Widget.git")
+    assert [r["target"] for r in report["repositories"]] == ["github:acme/widget"]
