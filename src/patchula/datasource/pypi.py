@@ -271,8 +271,8 @@ def parse_compact(
             continue
         # Every field of ``Release`` in order, by ``tuple.__new__``: the named tuple's own
         # ``__new__`` is Python code, twice the cost on a warm run's thousands of releases.
-        release = (spelling, when, spelling in yanked, None, spelling not in no_files, False, None)
-        append(new(Release, release))
+        fields = (spelling, when, spelling in yanked, None, spelling not in no_files, False, None)
+        append(new(Release, fields))
     # The newest (last stored) installable, not yanked final release, else such prerelease:
     # looked for from the end, so a long history is not asked for stability release by release.
     latest: str | None = None
