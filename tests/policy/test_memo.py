@@ -176,6 +176,20 @@ def test_a_release_turning_deprecated_is_another_view() -> None:
     assert memo.views_built == 2
 
 
+def test_a_release_the_registry_flags_prerelease_is_another_view() -> None:
+    """Same versions, one flagged a prerelease by the registry (GitHub): its own view, latest."""
+    releases = (
+        Release("1.0.0", NOW - timedelta(days=9)),
+        Release("1.1.0", NOW - timedelta(days=8)),
+    )
+    cat = Catalog("github-releases", "o/r", releases, None, NOW)
+    flagged = replace(cat, releases=(releases[0], releases[1]._replace(prerelease=True)))
+    memo = EvaluationMemo()
+    assert evaluate(_dep("1.0.0"), cat, npm, POLICY, NOW, memo=memo).latest == "1.1.0"
+    assert evaluate(_dep("1.0.0"), flagged, npm, POLICY, NOW, memo=memo).latest == "1.0.0"
+    assert memo.views_built == 2
+
+
 def test_the_memo_is_bounded_in_catalogs_and_releases() -> None:
     """Old catalogs are forgotten first; a catalog above the release bound is never kept."""
     memo = EvaluationMemo(max_catalogs=2, max_releases=5)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from typing import Any, NamedTuple
 
 from patchula.models import (
     Catalog,
@@ -201,7 +202,7 @@ def _shown(finding: Finding, versioning: Versioning) -> Finding:
     mise lists a ``github:`` tool's tags without their ``v`` (``v0.11.0`` is ``0.11.0``), so a
     row's current, latest, eligible and held-back versions read alike whatever the tags carry.
     """
-    shown = getattr(versioning, "shown", None)
+    shown = _traits(versioning).shown
     if shown is None:
         return finding
 
@@ -219,7 +220,7 @@ def _shown(finding: Finding, versioning: Versioning) -> Finding:
 
 def _proposes(versioning: Versioning) -> bool:
     """Whether the scheme proposes what to write at the declared precision (``propose``)."""
-    return getattr(versioning, "propose", None) is not None
+    return _traits(versioning).propose is not None
 
 
 def _proposed(
@@ -240,7 +241,7 @@ def _proposed(
     the eligible release (``lts/jod``), ``None`` when none does (its release is held back). A
     lockfile's current has nothing declared to rewrite.
     """
-    propose = getattr(versioning, "propose", None)
+    propose = _traits(versioning).propose
     if propose is None or eligible is None or not constraint or not constraint.strip():
         return None
     constraint = constraint.strip()
@@ -321,7 +322,7 @@ def _tagged_current(
     tagged = catalog.dist_tag(constraint)
     if tagged is not None:
         return tagged, "dist-tag"
-    unknown = getattr(versioning, "unknown_alias", None)
+    unknown = _traits(versioning).unknown_alias
     if unknown is not None:
         return str(unknown(constraint, [name for name, _ in catalog.dist_tags]))
     if catalog.dist_tags:
@@ -406,7 +407,44 @@ def _flagged(catalog: Catalog, version: str, view: CatalogView) -> bool:
 
 def _is_tag_scheme(versioning: Versioning) -> bool:
     """Whether versions are image tags (``versioning.docker.TAG_SCHEME``): no ranges, no latest."""
-    return getattr(versioning, "TAG_SCHEME", False) is True
+    return _traits(versioning).tag_scheme
+
+
+class _Traits(NamedTuple):
+    """The optional parts of a versioning scheme, read once per scheme (``_traits``)."""
+
+    tag_scheme: bool
+    shown: Any
+    propose: Any
+    pseudo_time: Any
+    unknown_alias: Any
+
+
+# Each row asks a scheme for its optional parts several times; ``getattr`` of an attribute a
+# module lacks raises and catches ``AttributeError`` (about a microsecond each), so the answers
+# are kept per scheme object (a handful per process).
+_TRAITS: dict[int, tuple[Versioning, _Traits]] = {}
+
+
+def _traits(versioning: Versioning) -> _Traits:
+    """``versioning``'s optional parts (``TAG_SCHEME``, ``shown``, ``propose`` …), memoised."""
+    held = _TRAITS.get(id(versioning))
+    if held is not None and held[0] is versioning:
+        return held[1]
+    traits = _Traits(
+        tag_scheme=getattr(versioning, "TAG_SCHEME", False) is True,
+        shown=getattr(versioning, "shown", None),
+        propose=getattr(versioning, "propose", None),
+        pseudo_time=getattr(versioning, "pseudo_time", None),
+        unknown_alias=getattr(versioning, "unknown_alias", None),
+    )
+    if len(_TRAITS) < _MAX_TRAITS:
+        # Holding the scheme keeps its id() from being reused by another object meanwhile.
+        _TRAITS[id(versioning)] = (versioning, traits)
+    return traits
+
+
+_MAX_TRAITS = 64
 
 
 def _candidates(
@@ -445,7 +483,7 @@ def _pseudo_time(versioning: Versioning, version: str) -> datetime | None:
 
     Go proxies never list pseudo-versions, so this time stands in for a publish time.
     """
-    reader = getattr(versioning, "pseudo_time", None)
+    reader = _traits(versioning).pseudo_time
     when = reader(version) if reader is not None else None
     return when if isinstance(when, datetime) else None
 

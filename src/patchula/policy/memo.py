@@ -11,14 +11,16 @@ so that a long process (many runs, a test session) holds at most ``max_catalogs`
 ``max_releases`` releases in views.
 
 A catalog is recognised by identity first (the run hands every row of a package the same
-``Catalog``), then by the shape the view depends on — versions, yanked, installable and
-deprecated, not publish times — so the copies with more publish times filled in that lazy-time
-datasources (crates.io, the Go proxy) make for each row share one view.
+``Catalog``), then by the shape the view depends on — versions, yanked, installable,
+deprecated and the registry's prerelease flag, not publish times — so the copies with more
+publish times filled in that lazy-time datasources (crates.io, the Go proxy) make for each row
+share one view.
 """
 
 from __future__ import annotations
 
 import bisect
+import operator
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +32,8 @@ if TYPE_CHECKING:
     from patchula.policy.release_age import ReleaseAgePolicy
     from patchula.versioning.base import Versioning
 
-# (version, yanked, deprecated, installable) of every release, in catalog order.
-Shape = tuple[tuple[str, bool, str | None, bool], ...]
+# (version, yanked, deprecated, installable, prerelease) of every release, in catalog order.
+Shape = tuple[tuple[str, bool, str | None, bool, bool], ...]
 # A row's verdict depends on nothing else of the dependency: (constraint, locked, policy, now).
 VerdictKey = tuple[str, str | None, "ReleaseAgePolicy", "datetime"]
 
@@ -39,8 +41,14 @@ DEFAULT_MAX_CATALOGS = 512
 DEFAULT_MAX_RELEASES = 400_000
 
 
+# What of a ``Release`` (a named tuple) a view depends on, by position: version, yanked,
+# deprecated, installable and the registry's prerelease flag (``CatalogView._stable``). Read in C:
+# a row of a catalog evaluated once pays for its shape.
+_SHAPE_FIELDS = operator.itemgetter(0, 2, 3, 4, 5)
+
+
 def _shape(catalog: Catalog) -> Shape:
-    return tuple((r.version, r.yanked, r.deprecated, r.installable) for r in catalog.releases)
+    return tuple(map(_SHAPE_FIELDS, catalog.releases))
 
 
 class CatalogView:
