@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, timedelta
 
 import anyio
@@ -286,6 +287,34 @@ async def test_large_bodies_are_derived_off_the_event_loop_four_at_a_time() -> N
     assert results == [b"x" * 10] * 10
     assert peak == 4
     assert loop_thread not in threads
+
+
+@pytest.mark.anyio
+async def test_the_next_request_is_sent_before_a_body_is_derived() -> None:
+    """A freed host slot goes to the waiting request before the answer it held is derived.
+
+    With one slot, the second request is sent as soon as the first answer is read, so its
+    network wait overlaps the first answer's CPU work instead of following it.
+    """
+    events: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        events.append(f"sent {request.url.path}")
+        return httpx.Response(200, content=request.url.path.encode())
+
+    def derive(content: bytes) -> bytes:
+        events.append(f"derived {content.decode()}")
+        return content
+
+    with respx.mock(assert_all_called=True) as router:
+        router.get(url__regex=r"https://a\.test/\w").mock(side_effect=answer)
+        async with httpx.AsyncClient() as client:
+            fetcher = Fetcher(client, host_limits={"a.test": 1})
+            async with anyio.create_task_group() as tg:
+                for path in ("a", "b"):
+                    fetch = functools.partial(fetcher, f"https://a.test/{path}", derive=derive)
+                    tg.start_soon(fetch)
+    assert events == ["sent /a", "sent /b", "derived /a", "derived /b"]
 
 
 @pytest.mark.anyio

@@ -665,6 +665,10 @@ class Fetcher:
             return response
         content = response.content
         if derive is not None:
+            # The host slot is free again (``_send`` has let it go): let the request waiting
+            # for it be sent before this body is derived, so its network wait overlaps the
+            # CPU work here instead of following it.
+            await anyio.lowlevel.checkpoint()
             if len(content) >= DERIVE_IN_THREAD_BYTES:
                 content = await anyio.to_thread.run_sync(derive, content, limiter=self._derivers)
             else:
