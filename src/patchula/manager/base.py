@@ -21,6 +21,7 @@ from itertools import accumulate
 from json.scanner import make_scanner
 from typing import Any, Protocol
 
+import orjson
 import tomli
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -115,7 +116,7 @@ def parse_json_object(path: str, text: str) -> tuple[dict[str, object], Manifest
     if nul is not None:
         return {}, nul
     text = strip_bom(text)
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(): no copy of a 13 MB lockfile
         return {}, ManifestProblem(path, 1, "empty file; expected a JSON object")
     try:
         data = json.loads(text)
@@ -157,6 +158,30 @@ _JSON_NEXT = re.compile(r"[ \t\n\r]*(?:(,)[ \t\n\r]*|[}\]])")
 _JSON_SCAN = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
+_NO_DATA = object()
+
+
+def _indented_like_npm(text: str, data: object) -> bool:
+    """Whether ``text`` is ``data`` exactly as ``JSON.stringify(data, null, 2)`` lays it out.
+
+    An optional BOM before and one newline after are allowed. orjson's ``OPT_INDENT_2`` renders
+    the same layout (``": "`` after a key, ``{}`` and ``[]`` for empty containers); a value it
+    cannot render (an integer over 64 bits, a lone surrogate) means not this layout.
+    """
+    try:
+        rendered = orjson.dumps(data, option=orjson.OPT_INDENT_2)
+        written = strip_bom(text).encode()
+    except (TypeError, UnicodeEncodeError):  # orjson.JSONEncodeError is a TypeError
+        return False
+    return written in {rendered, rendered + b"\n"}
+
+
+@functools.lru_cache(maxsize=32)
+def _layout_member(depth: int) -> re.Pattern[str]:
+    """A member line at ``depth`` of npm's layout: its key (group 1) up to the value."""
+    return re.compile("\n" + "  " * depth + r'("(?:[^"\\\n]|\\.)*"): ')
+
+
 class JsonKeys:
     """The offsets (and lines) of object keys in a valid JSON text, found on demand.
 
@@ -166,24 +191,38 @@ class JsonKeys:
     (each once, then remembered); every other value is skipped by the C scanner of ``json``, so
     locating each of n packages is linear in the size of the text, not a Python loop over every
     token. The text must be JSON that ``json.loads`` accepted (a leading BOM is allowed).
+
+    Given ``data``, the value ``json.loads`` made of ``text``, and when ``text`` is exactly
+    that value laid out as ``JSON.stringify(value, null, 2)`` writes it (npm's own layout for
+    ``package-lock.json``: two-space indent, one member a line, an optional final newline;
+    checked by rendering ``data`` with orjson's ``OPT_INDENT_2`` and comparing), an object's
+    members are the lines indented one level deeper than it, up to its closing line: a regular
+    expression finds them without decoding any value (a 32,000-package lockfile was decoded a
+    second time by the scanner). Any other text, or no ``data``, is read by the scanner. Both
+    give the same offsets: in that layout no string holds a newline, no key repeats (the
+    rendering of a dict has none) and a line's indent is twice its depth.
     """
 
-    __slots__ = ("_lines", "_members", "_root", "_text")
+    __slots__ = ("_key_lines", "_layout", "_lines", "_members", "_root", "_text")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, data: object = _NO_DATA) -> None:
         """Locate the top-level value of ``text``; nothing else is read until asked."""
         self._text = text
         self._lines: LineIndex | None = None
         self._members: dict[int, dict[str | int, tuple[int | None, int]]] = {}
         self._root = _JSON_SPACE.match(text, 1 if text.startswith(_BOM) else 0).end()  # type: ignore[union-attr]
+        self._layout = data is not _NO_DATA and _indented_like_npm(text, data)
+        self._key_lines: dict[int, int] = {}  # line of a key or value offset (layout only)
 
     def offset(self, path: JsonPath) -> int | None:
         """Return the offset of the opening quote of the key at ``path``, or ``None``."""
         value, key = self._root, None
-        for step in path:
+        for depth, step in enumerate(path):
             members = self._members.get(value)
             if members is None:
-                members = self._members[value] = self._read(value)
+                members = self._members[value] = (
+                    self._read_layout(value, depth) if self._layout else self._read(value)
+                )
             found = members.get(step)
             if found is None:
                 return None
@@ -195,9 +234,39 @@ class JsonKeys:
         offset = self.offset(path)
         if offset is None:
             return None
+        known = self._key_lines.get(offset)
+        if known is not None:
+            return known
         if self._lines is None:
             self._lines = LineIndex(self._text)
         return self._lines.line(offset)
+
+    def _read_layout(self, at: int, depth: int) -> dict[str | int, tuple[int | None, int]]:
+        """``_read`` of an object at ``depth`` of a text in npm's layout (see the class)."""
+        text = self._text
+        if not text.startswith("{", at) or text.startswith("{}", at):
+            return self._read(at)  # an array (read by the scanner), or an empty object
+        end = text.find("\n" + "  " * depth + "}", at)
+        if end < 0:
+            return self._read(at)
+        members: dict[str | int, tuple[int | None, int]] = {}
+        # Each member is on its own line: counting the newlines from one to the next numbers
+        # them in one pass over the object (no index of the whole text's lines is built).
+        lines = self._key_lines
+        line = lines.get(at)
+        if line is None:
+            line = self._text.count("\n", 0, at) + 1
+        count, before = text.count, at
+        for match in _layout_member(depth + 1).finditer(text, at, end):
+            raw, start = match.group(1), match.start(1)
+            name = json.loads(raw) if "\\" in raw else raw[1:-1]
+            line += count("\n", before, start)
+            before = start
+            value = match.end()
+            members[name] = (start, value)
+            # A key's line is its value's line too: the line a nested object starts on.
+            lines[start] = lines[value] = line
+        return members
 
     def _read(self, at: int) -> dict[str | int, tuple[int | None, int]]:
         """Map the members of the object or array starting at ``at`` to (key, value) offsets."""

@@ -49,7 +49,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     data, problem = parse_json_object(path, text)
     if problem is not None:
         return ExtractResult(problems=(problem,))
-    keys_of = JsonKeys(text)
+    keys_of = JsonKeys(text, data)
 
     def line(*keys: str) -> int | None:
         return keys_of.line(keys)

@@ -1,0 +1,190 @@
+"""The fast paths of lockfile extraction give exactly what the full, general path gives.
+
+Each fast path is taken only for the text shape the tool itself writes; every test here runs
+both the fast and the general path on the same text (generated, from the corpus, from the test
+fixtures, and hostile variants) and compares whole extraction results, and checks that the
+fast path really was taken where it should be (so the comparison is not vacuous).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.lockfiles import package_lock as generated_package_lock
+from patchula.errors import ManifestError
+from patchula.manager import base, package_lock
+from patchula.models import ExtractResult
+
+CORPUS = Path(__file__).parents[3] / "shared" / "corpus"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+def _no_read(path: str) -> str:
+    raise ManifestError("lockfiles have no includes", file=path)
+
+
+def _files(*names: str) -> list[Path]:
+    found: list[Path] = []
+    for root in (CORPUS, FIXTURES):
+        for name in names:
+            found.extend(p for p in root.rglob(name) if "node_modules" not in p.parts)
+    return sorted(found)
+
+
+# --- package-lock.json: member lines of npm's two-space layout ---------------------------------
+
+
+def _npm_both(
+    monkeypatch: pytest.MonkeyPatch, text: str, path: str = "package-lock.json"
+) -> tuple[ExtractResult, ExtractResult, bool]:
+    """(fast result, general result, whether the fast layout was used) for one text."""
+    used: list[bool] = []
+    real = base._indented_like_npm
+
+    def spy(text: str, data: object) -> bool:
+        used.append(real(text, data))
+        return used[-1]
+
+    monkeypatch.setattr(base, "_indented_like_npm", spy)
+    fast = package_lock.extract(path, text, _no_read)
+    monkeypatch.setattr(base, "_indented_like_npm", lambda _text, _data: False)
+    general = package_lock.extract(path, text, _no_read)
+    return fast, general, any(used)
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 300])
+def test_npm_layout_matches_the_scanner_on_generated_locks(
+    monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """Generated lockfileVersion 3 locks (npm's layout) take the layout path, same result."""
+    text = generated_package_lock(size)
+    fast, general, used = _npm_both(monkeypatch, text)
+    assert used
+    assert fast == general
+    assert fast.lockfile is not None
+    assert len(fast.lockfile.packages) == size
+    if size:
+        first = fast.lockfile.packages[0]
+        assert (first.name, first.line) == (
+            "pkg-0",
+            text.count("\n", 0, text.index('"node_modules/pkg-0"')) + 1,
+        )
+
+
+def test_npm_layout_matches_the_scanner_on_corpus_and_fixtures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every real npm lockfile of the corpus and the fixtures: identical results."""
+    files = _files("package-lock.json", "npm-shrinkwrap.json")
+    if not files:
+        pytest.skip("no npm lockfiles")
+    layouts = 0
+    for file in files:
+        text = file.read_text(encoding="utf-8", errors="surrogateescape")
+        fast, general, used = _npm_both(monkeypatch, text, str(file))
+        assert fast == general, file
+        layouts += used
+    assert layouts  # npm writes its layout: at least the corpus locks take the fast path
+
+
+HOSTILE_NPM = [
+    # An escaped key: the rendering differs, so the scanner reads it.
+    (
+        '{\n  "lockfileVersion": 3,\n  "packages": {\n    "node_\\u006dodules/a": {\n'
+        '      "version": "1.0.0"\n    }\n  }\n}\n'
+    ),
+    # A repeated key: the last one wins (json.loads), and its line is the last one's.
+    (
+        '{\n  "lockfileVersion": 3,\n  "packages": {\n'
+        '    "node_modules/a": {\n      "version": "1.0.0"\n'
+        '    },\n    "node_modules/a": {\n      "version": "2.0.0"\n    }\n  }\n}\n'
+    ),
+    # Keys with escapes that the layout keeps (quote, backslash, newline escape), non-ASCII.
+    (
+        '{\n  "lockfileVersion": 3,\n  "packages": {\n'
+        '    "node_modules/a\\"b": {\n      "version": "1.0.0"\n'
+        '    },\n    "node_modules/c\\\\d\\ne": {\n      "version": "2.0.0"\n    },\n'
+        '    "node_modules/é": {\n      "version": "3.0.0"\n    }\n  }\n}\n'
+    ),
+    # A nested object whose lines look like members one level up (four spaces) in a minified
+    # neighbour: not the layout, read by the scanner.
+    (
+        '{"lockfileVersion": 3, "packages": {"node_modules/a": {"version": "1.0.0", "x": "\\n    '
+        '\\"node_modules/b\\": {"}}}'
+    ),
+    # Four-space indent (not npm's): the scanner.
+    (
+        '{\n    "lockfileVersion": 3,\n    "packages": {\n        "node_modules/a": {\n'
+        '            "version": "1.0.0"\n        }\n    }\n}\n'
+    ),
+    # A BOM, no final newline, an empty entry and an empty packages object elsewhere.
+    (
+        '\ufeff{\n  "lockfileVersion": 3,\n  "packages": {\n    "": {},\n    "node_modules/a": {\n'
+        '      "version": "1.0.0",\n      "dependencies": {}\n    }\n  }\n}'
+    ),
+    # Numbers the rendering cannot reproduce, NaN, a huge integer: the scanner.
+    (
+        '{\n  "lockfileVersion": 3,\n  "x": NaN,\n'
+        '  "y": 1e5,\n  "z": 123456789012345678901234567890,\n'
+        '  "packages": {\n    "node_modules/a": {\n      "version": "1.0.0"\n    }\n  }\n}\n'
+    ),
+    # A wrong-typed entry and version: problems at their lines.
+    (
+        '{\n  "lockfileVersion": 3,\n  "packages": {\n    "node_modules/a": 1,\n'
+        '    "node_modules/b": {\n      "version": 2\n    }\n  }\n}\n'
+    ),
+    # v1 nested dependencies in the layout.
+    (
+        '{\n  "lockfileVersion": 1,\n  "dependencies": {\n    "a": {\n      "version": "1.0.0",\n'
+        '      "dependencies": {\n        "b": {\n'
+        '          "version": "2.0.0"\n        }\n      }\n'
+        "    }\n  }\n}\n"
+    ),
+    # Invalid JSON stays an error at its line.
+    (
+        '{\n  "lockfileVersion": 3,\n  "packages": {\n'
+        '    "node_modules/a": {\n      "version": "1.0.0",\n'
+        "    }\n  }\n}\n"
+    ),
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE_NPM)
+def test_npm_layout_matches_the_scanner_on_hostile_text(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """Escapes, repeats, foreign layouts, odd numbers and errors: the same result either way."""
+    fast, general, _ = _npm_both(monkeypatch, text)
+    assert fast == general
+
+
+def test_npm_layout_lines_of_escaped_and_repeated_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layout path decodes escaped keys and numbers each member by its own line."""
+    fast, general, used = _npm_both(monkeypatch, HOSTILE_NPM[2])
+    assert used
+    assert fast == general
+    assert fast.lockfile is not None
+    assert [(p.name, p.version, p.line) for p in fast.lockfile.packages] == [
+        ('a"b', "1.0.0", 4),
+        ("c\\d\ne", "2.0.0", 7),
+        ("é", "3.0.0", 10),
+    ]
+    repeated, _, used = _npm_both(monkeypatch, HOSTILE_NPM[1])
+    assert not used
+    assert repeated.lockfile is not None
+    assert [(p.version, p.line) for p in repeated.lockfile.packages] == [("2.0.0", 7)]
+
+
+def test_npm_layout_is_only_the_exact_rendering() -> None:
+    """The layout test accepts npm's rendering (with or without final newline, BOM) only."""
+    data = {"a": {"b": [1, {}], "c": "é"}, "d": []}
+    npm = json.dumps(data, indent=2, ensure_ascii=False)
+    assert base._indented_like_npm(npm, data)
+    assert base._indented_like_npm("\ufeff" + npm + "\n", data)
+    assert not base._indented_like_npm(npm + "\n\n", data)
+    assert not base._indented_like_npm(json.dumps(data, indent=4), data)
+    assert not base._indented_like_npm(json.dumps(data, indent=2), data)
+    assert not base._indented_like_npm('{"a": "\ud800"}', {"a": "\ud800"})
