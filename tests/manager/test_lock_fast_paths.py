@@ -8,6 +8,7 @@ fast path really was taken where it should be (so the comparison is not vacuous)
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import tomllib
@@ -378,3 +379,48 @@ def test_poetry_layout_never_accepts_what_tomli_refuses(monkeypatch: pytest.Monk
         fast, general, _ = _poetry_both(monkeypatch, text)
         assert fast == general, text
     assert scanned > 100
+
+
+# --- The cyclic collector paused while a lockfile is decoded and walked ------------------------
+
+
+def test_package_lock_walk_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """During the walk of the decoded lock the collector is off; afterwards it is on again."""
+    seen: list[bool] = []
+    real = package_lock._Reader.read_packages
+
+    def spy(self: package_lock._Reader, entries: object) -> None:
+        seen.append(gc.isenabled())
+        real(self, entries)
+
+    monkeypatch.setattr(package_lock._Reader, "read_packages", spy)
+    assert gc.isenabled()
+    result = package_lock.extract("package-lock.json", generated_package_lock(3), _no_read)
+    assert result.lockfile is not None
+    assert len(result.lockfile.packages) == 3
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_collector_pause_nests_and_keeps_a_disabled_collector_disabled() -> None:
+    """The last of nested (or concurrent) holders resumes it, and only if it was enabled."""
+    assert gc.isenabled()
+    with base.collector_paused():
+        with base.collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer holder still holds it
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with base.collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_collector_pause_is_released_when_the_body_raises() -> None:
+    """An exception inside the pause still resumes the collector."""
+    with pytest.raises(RuntimeError), base.collector_paused():
+        raise RuntimeError
+    assert gc.isenabled()

@@ -12,10 +12,13 @@ outside the checkout, too large or not text. Problems in the file itself are ret
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import re
+import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from json.scanner import make_scanner
@@ -80,6 +83,42 @@ class LineIndex:
     def line(self, offset: int) -> int:
         """Return the 1-based line of character ``offset`` (negative offsets are line 1)."""
         return bisect_right(self._starts, max(0, offset))
+
+
+class _CollectorPause:
+    """Who holds the cyclic garbage collector paused, across the threads extracting files."""
+
+    lock = threading.Lock()
+    holders = 0
+    was_enabled = False
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while decoding and walking one large document.
+
+    Decoding a 13 MB lockfile makes ~130,000 dicts that all stay alive until the walk is done;
+    each collection the allocations trigger re-examines every one of them, so the collector's
+    work grows with the square of the file (a 32,000-package package-lock spent a third more
+    CPU per MB than a 1,000-package one; with the collector paused, the same per MB). Nothing
+    made here is cyclic garbage (a decoded JSON or TOML tree has no cycles; reference counting
+    frees it all), so the pause delays no reclamation. Extraction runs in worker threads: the
+    collector is paused by the first holder and resumed by the last, and only if it was
+    enabled before (a program that disabled it keeps it disabled).
+    """
+    pause = _CollectorPause
+    with pause.lock:
+        if not pause.holders:
+            pause.was_enabled = gc.isenabled()
+            gc.disable()
+        pause.holders += 1
+    try:
+        yield
+    finally:
+        with pause.lock:
+            pause.holders -= 1
+            if not pause.holders and pause.was_enabled:
+                gc.enable()
 
 
 # --- Helpers shared by several managers (no I/O; text in, values out) -------------------------
