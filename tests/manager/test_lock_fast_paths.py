@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import tomli
 
 from benchmarks.lockfiles import package_lock as generated_package_lock
 from benchmarks.lockfiles import poetry_lock as generated_poetry_lock
@@ -423,4 +424,27 @@ def test_collector_pause_is_released_when_the_body_raises() -> None:
     """An exception inside the pause still resumes the collector."""
     with pytest.raises(RuntimeError), base.collector_paused():
         raise RuntimeError
+    assert gc.isenabled()
+
+
+def test_toml_is_parsed_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Cargo.lock (any TOML) is decoded with the collector off, and it is on again after."""
+    seen: list[bool] = []
+    real = tomli.loads
+
+    def spy(text: str) -> dict[str, object]:
+        seen.append(gc.isenabled())
+        parsed: dict[str, object] = real(text)
+        return parsed
+
+    monkeypatch.setattr(tomli, "loads", spy)
+    data, problem = base.parse_toml("Cargo.lock", 'version = 3\n[[package]]\nname = "a"\n')
+    assert problem is None
+    assert data == {"version": 3, "package": [{"name": "a"}]}
+    assert seen == [False]
+    assert gc.isenabled()
+    bad, problem = base.parse_toml("Cargo.lock", "version = \n")
+    assert bad is None
+    assert problem is not None
+    assert problem.line == 1
     assert gc.isenabled()

@@ -342,7 +342,8 @@ def parse_toml(path: str, text: str) -> tuple[dict[str, object] | None, Manifest
     """Parse TOML 1.0 text into ``(table, None)``, or ``(None, problem)`` with the error's line.
 
     NUL characters are a problem; a leading byte-order mark is ignored. Parsed by ``tomli``
-    (the compiled release of the parser ``tomllib`` was taken from; 3-4x faster on lockfiles).
+    (the compiled release of the parser ``tomllib`` was taken from; 3-4x faster on lockfiles)
+    with the cyclic garbage collector paused (``collector_paused``).
     Older parsers put the position only in the message (``(at line N, column M)`` or
     ``(at end of document)``); tomli 2.1 and Python 3.14 add ``lineno``. Both are read.
     """
@@ -350,7 +351,8 @@ def parse_toml(path: str, text: str) -> tuple[dict[str, object] | None, Manifest
     if nul is not None:
         return None, nul
     try:
-        return tomli.loads(strip_bom(text)), None
+        with collector_paused():  # a lockfile's table tree: see ``collector_paused``
+            return tomli.loads(strip_bom(text)), None
     except tomli.TOMLDecodeError as exc:
         message = str(getattr(exc, "msg", "") or exc)
         line: int | None = getattr(exc, "lineno", None)
