@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from patchula.manager.base import (
     JsonKeys,
     ReadFile,
+    collector_paused,
     json_type,
     parse_json_object,
 )
@@ -44,12 +45,18 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     ``name`` for aliases, else the last ``node_modules/`` segment); version 1 from the nested
     ``dependencies`` tree. Workspace links and entries resolved from git or local paths are left
     out. ``members`` holds ``""`` and every workspace or linked directory. An unknown
-    lockfileVersion is a warning and the file is read as far as it can be.
+    lockfileVersion is a warning and the file is read as far as it can be. The cyclic garbage
+    collector is paused meanwhile (``collector_paused``: linear time on large lockfiles).
     """
+    with collector_paused():
+        return _extract(path, text)
+
+
+def _extract(path: str, text: str) -> ExtractResult:
     data, problem = parse_json_object(path, text)
     if problem is not None:
         return ExtractResult(problems=(problem,))
-    keys_of = JsonKeys(text)
+    keys_of = JsonKeys(text, data)
 
     def line(*keys: str) -> int | None:
         return keys_of.line(keys)
