@@ -42,12 +42,16 @@ def _files(*names: str) -> list[Path]:
 # --- package-lock.json: member lines of npm's two-space layout ---------------------------------
 
 
+_INDENTED_LIKE_NPM = base._indented_like_npm
+
+
 def _npm_both(
     monkeypatch: pytest.MonkeyPatch, text: str, path: str = "package-lock.json"
 ) -> tuple[ExtractResult, ExtractResult, bool]:
     """(fast result, general result, whether the fast layout was used) for one text."""
     used: list[bool] = []
-    real = base._indented_like_npm
+    # The real check, not what an earlier call of this helper in the same test patched in.
+    real = _INDENTED_LIKE_NPM
 
     def spy(text: str, data: object) -> bool:
         used.append(real(text, data))
