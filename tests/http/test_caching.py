@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+import urllib.parse
+
 import pytest
 
 from patchula.http.caching import cache_key, credential_digest, directives, freshness
@@ -102,3 +105,89 @@ def test_freshness(status: int, headers: dict[str, str], storable: bool, lifetim
     decision = freshness(status, headers, 1000.0)
     assert decision.storable is storable
     assert decision.expires_at == 1000.0 + lifetime
+
+
+def _split_target(url: str) -> str:
+    """The key's URL part as ``urllib.parse.urlsplit`` reads it (the reference)."""
+    parsed = urllib.parse.urlsplit(url.strip())
+    scheme = parsed.scheme.lower()
+    host = (parsed.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parsed.port
+    authority = host if port in {None, {"http": 80, "https": 443}.get(scheme)} else f"{host}:{port}"
+    return f"{scheme}://{authority}{parsed.path or '/'}" + (
+        f"?{parsed.query}" if parsed.query else ""
+    )
+
+
+_PIECES = (
+    "http",
+    "HTTPS",
+    "git+ssh",
+    "://",
+    ":",
+    "/",
+    "//",
+    "?",
+    "#",
+    "@",
+    "[::1]",
+    "[",
+    "]",
+    "Host.Example",
+    "127.0.0.1",
+    ":80",
+    ":443",
+    ":8080",
+    ":0",
+    "a=b&c",
+    "%2F",
+    "@scope%2fpkg",
+    "é",
+    " ",
+    "\t",
+    "\x01",
+    "",
+)
+
+
+def test_cache_keys_read_urls_as_urlsplit_does() -> None:
+    """The fast path (plain URLs, one split per origin) and the fallback agree with urlsplit.
+
+    For every URL, odd ones included (userinfo, IPv6, fragments, whitespace, non-ASCII).
+    """
+    rng = random.Random(12)  # noqa: S311 - reproducible test input, not a secret
+    urls = [
+        "https://registry.npmjs.org/@types%2fnode",
+        "http://127.0.0.1:45397/bench-50",
+        "HTTPS://PyPI.org:443/simple/Requests/?x=1#frag",
+        "https://user:pw@host.example/p",
+        "http://[::1]:8080/a?b",
+        "https://host.example?",
+        "https://host.example#only",
+        " https://host.example/trimmed ",
+        "http:///no-host",
+    ]
+    urls += ["".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 9))) for _ in range(20_000)]
+    for url in urls:
+        try:
+            expected: str | type[ValueError] = _split_target(url)
+        except ValueError:
+            expected = ValueError
+        try:
+            got: str | type[ValueError] = cache_key("GET", url).split("|")[2]
+        except ValueError:
+            got = ValueError
+        if isinstance(expected, str) and "|" in expected:
+            continue  # a "|" in the URL: the split above cannot isolate it
+        assert got == expected, url
+
+
+def test_vary_headers_of_one_mapping_are_read_once_per_shape() -> None:
+    """Vary headers are normalised (memoised per set of pairs); none and empty are alike."""
+    headers = {" Accept ": " application/json ", "X-B": "2"}
+    assert cache_key("GET", "https://h/p", vary=headers).split("|")[3] == (
+        "accept=application/json;x-b=2"
+    )
+    assert cache_key("GET", "https://h/p", vary={}) == cache_key("GET", "https://h/p")
