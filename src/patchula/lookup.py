@@ -37,7 +37,6 @@ import anyio.lowlevel
 
 from patchula.credentials import CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES
-from patchula.datasource.base import Dated
 from patchula.errors import LookupFailed
 from patchula.http.caching import revalidating
 from patchula.models import Catalog, Dependency, FetchResponse, Finding
@@ -53,7 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from patchula.cache import CatalogView
-    from patchula.datasource.base import Fetch, SingleDocument
+    from patchula.datasource.base import Dated, Fetch, SingleDocument
 
 # ``(done, started)`` lookups, called each time one finishes.
 Progress = Callable[[int, int], None]
@@ -89,6 +88,10 @@ def _record(
     version ``catalog`` dates already keeps that date (``_dated``), so no source is kept for
     it from the answer (crates.io's API pages date every version listed, pubtime or not).
     """
+    # Imported here: the datasource base (its classes) is not needed by a run that looks
+    # nothing up, and only a lazy publish-time lookup answers here (issue 12: start-up).
+    from patchula.datasource.base import Dated  # noqa: PLC0415 - lazy: start-up
+
     dated = {r.version for r in catalog.releases if r.released_at is not None}
     for version, value in answer.items():
         at, said = (value.at, value.source) if isinstance(value, Dated) else (value, source)
