@@ -12,6 +12,7 @@ import gc
 import json
 import random
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,26 @@ def _files(*names: str) -> list[Path]:
         for name in names:
             found.extend(p for p in root.rglob(name) if "node_modules" not in p.parts)
     return sorted(found)
+
+
+Both = Callable[[pytest.MonkeyPatch, str, str], tuple[ExtractResult, ExtractResult, bool]]
+
+
+def _same_on_files(monkeypatch: pytest.MonkeyPatch, both: Both, *names: str) -> int:
+    """Assert ``both``'s two results agree on every corpus and fixture file named ``names``.
+
+    Returns how many took the fast path; skips the test when there is no such file.
+    """
+    files = _files(*names)
+    if not files:
+        pytest.skip(f"no {' or '.join(names)} files")
+    fast_count = 0
+    for file in files:
+        text = file.read_text(encoding="utf-8", errors="surrogateescape")
+        fast, general, used = both(monkeypatch, text, str(file))
+        assert fast == general, file
+        fast_count += used
+    return fast_count
 
 
 # --- package-lock.json: member lines of npm's two-space layout ---------------------------------
@@ -87,15 +108,7 @@ def test_npm_layout_matches_the_scanner_on_corpus_and_fixtures(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every real npm lockfile of the corpus and the fixtures: identical results."""
-    files = _files("package-lock.json", "npm-shrinkwrap.json")
-    if not files:
-        pytest.skip("no npm lockfiles")
-    layouts = 0
-    for file in files:
-        text = file.read_text(encoding="utf-8", errors="surrogateescape")
-        fast, general, used = _npm_both(monkeypatch, text, str(file))
-        assert fast == general, file
-        layouts += used
+    layouts = _same_on_files(monkeypatch, _npm_both, "package-lock.json", "npm-shrinkwrap.json")
     assert layouts  # npm writes its layout: at least the corpus locks take the fast path
 
 
@@ -288,15 +301,7 @@ def test_poetry_layout_matches_tomli_on_corpus_and_fixtures(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every poetry.lock of the corpus and the fixtures: identical results."""
-    files = _files("poetry.lock")
-    if not files:
-        pytest.skip("no poetry.lock files")
-    scanned = 0
-    for file in files:
-        text = file.read_text(encoding="utf-8", errors="surrogateescape")
-        fast, general, used = _poetry_both(monkeypatch, text, str(file))
-        assert fast == general, file
-        scanned += used
+    scanned = _same_on_files(monkeypatch, _poetry_both, "poetry.lock")
     assert scanned  # Poetry's own lock at least is in its layout
 
 
