@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from patchula.datasource import npm
+from patchula.datasource import npm, pypi
 from patchula.datasource.base import parse_time
 from patchula.models import Catalog, Release
 from patchula.versioning import npm as npm_versioning
@@ -87,3 +89,53 @@ def oracle_npm_catalog(content: bytes, package_name: str, fetched_at: datetime) 
         dist_tags=tuple(sorted(packument.dist_tags.items())),
         time_source=npm.TIME_SOURCE,
     )
+
+
+def oracle_pypi_compact(content: bytes, package_name: str) -> dict[str, object]:
+    """The ``pypi-project-v1`` document of a PEP 691 page, derived file by file, as it was.
+
+    The pydantic decoding, each file's version found by ``pypi._file_version`` alone (no
+    spelling lookup), each release's files gathered in a list, and its earliest upload time
+    and yanked flag computed from that list (the derivation before its single-pass form).
+    """
+    project = OracleProject.model_validate_json(content)
+    normalised = canonicalize_name(package_name)
+    spellings = project.versions
+    if spellings is None:
+        spellings = pypi._versions_from_filenames(project.files, normalised)  # type: ignore[arg-type]
+    known: dict[Version, str] = {}
+    for spelling in spellings:
+        try:
+            known.setdefault(Version(spelling), spelling)
+        except InvalidVersion:
+            continue
+    files_of: dict[str, list[_OracleFile]] = {}
+    for file in project.files:
+        version = pypi._file_version(file.filename, normalised, known)
+        if version is not None:
+            files_of.setdefault(known[version], []).append(file)
+    versions: list[str] = []
+    times: list[int | None] = []
+    yanked: list[str] = []
+    no_files: list[str] = []
+    for _, spelling in sorted(known.items()):
+        files = files_of.get(spelling, [])
+        stamps = [f.upload_time for f in files if f.upload_time]
+        earliest = None
+        if stamps and len({len(s) for s in stamps}) == 1:
+            earliest = parse_time(min(stamps))
+        elif stamps:
+            earliest = min((t for t in map(parse_time, stamps) if t is not None), default=None)
+        versions.append(spelling)
+        times.append(int(earliest.timestamp()) if earliest is not None else None)
+        if not files:
+            no_files.append(spelling)
+        elif all(f.yanked is True or isinstance(f.yanked, str) for f in files):
+            yanked.append(spelling)
+    return {
+        "name": normalised,
+        "versions": versions,
+        "times": times,
+        "yanked": yanked,
+        "noFiles": no_files,
+    }

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
+import orjson
 import pytest
 import respx
 from packaging.version import Version
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
     from patchula.datasource.base import Fetch
 from tests.datasource.base import httpx_fetch
+from tests.datasource.oracle import oracle_pypi_compact
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "registry" / "pypi"
 FETCHED_AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -360,3 +363,60 @@ def test_unread_fields_with_huge_numbers_are_skipped() -> None:
         b' "acme_widget-1.0.tar.gz", "size": ' + huge + b', "upload-time": "2020-01-01T00:00Z"}]}'
     )
     assert _parse(content).releases == (Release("1.0", _utc(2020, 1, 1)),)
+
+
+def _random_page(rng: random.Random) -> tuple[bytes, str]:
+    """A PEP 691 page of odd but valid shapes: spellings, file kinds, times and yanks mixed."""
+    name = rng.choice(["acme-widget", "Acme.Widget", "acme_widget"])
+    stem = rng.choice(["acme_widget", "Acme.Widget", "acme-widget", "ACME_widget"])
+    listed = ["0.9", "1.0", "1.0.0", "1.1", "1.2rc1", "2.0.post1", "2005r", "3!1.0", "1.10"]
+    versions = rng.sample(listed, rng.randint(0, len(listed)))
+    stamps = [
+        None,
+        "",
+        "2024-01-02T03:04:05Z",
+        "2024-01-02T03:04:05.123456Z",
+        "2023-12-31T23:00:00+02:00",
+        "2024-05-06T07:08:09",
+        "2024-05-06 07:08:09.5",
+        "2024-01-02T03:04:05+09:00",  # earlier than the next one, though a larger string
+        "2024-01-02T00:00:00Z",
+        "1999-99-99T00:00:00Z",  # the smallest string of its shape, and no time
+        "not a time",
+    ]
+    files = []
+    for _ in range(rng.randint(0, 14)):
+        version = rng.choice([*listed, "9.9", "1.0.0.0"])
+        kind = rng.randrange(6)
+        if kind == 0:
+            filename = f"{stem}-{version}-py3-none-any.whl"
+        elif kind == 1:
+            filename = f"{stem}-{version}-1build-cp311-cp311-linux_x86_64.whl"
+        elif kind == 2:
+            filename = f"{stem}-{version}.tar.gz"
+        elif kind == 3:
+            filename = f"{stem}-{version}.zip"
+        elif kind == 4:
+            filename = f"{stem}-{version}-py2.7.egg"
+        else:
+            filename = f"other_project-{version}.tar.gz"
+        entry: dict[str, object] = {"filename": filename, "url": "", "hashes": {}}
+        stamp = rng.choice(stamps)
+        if stamp is not None:
+            entry["upload-time"] = stamp
+        entry["yanked"] = rng.choice([False, False, True, "broken"])
+        files.append(entry)
+    page: dict[str, object] = {"meta": {"api-version": "1.1"}, "name": name, "files": files}
+    if rng.random() < 0.8:
+        page["versions"] = versions
+    return json.dumps(page).encode(), name
+
+
+def test_compact_document_equals_the_file_by_file_derivation() -> None:
+    """The single-pass ``derive`` writes exactly the document of the file-by-file derivation."""
+    rng = random.Random(691)  # noqa: S311 - reproducible test input, not a secret
+    for _ in range(1500):
+        content, name = _random_page(rng)
+        assert orjson.loads(pypi.derive(content, package_name=name)) == oracle_pypi_compact(
+            content, name
+        ), content

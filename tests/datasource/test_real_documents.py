@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import orjson
 import pytest
 
 from patchula.datasource import npm, pypi
-from tests.datasource.oracle import OracleProject, oracle_npm_catalog
+from tests.datasource.oracle import OracleProject, oracle_npm_catalog, oracle_pypi_compact
 from tests.datasource.real import NPM_DOCUMENTS, PYPI_DOCUMENTS, npm_packument, pypi_page
 
 FETCHED_AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -36,6 +37,15 @@ def test_pypi_page_decodes_like_pydantic(name: str) -> None:
     assert [(f.filename, f.upload_time, f.yanked) for f in decoded.files] == [
         (f.filename, f.upload_time, f.yanked) for f in oracle.files
     ]
+
+
+@pytest.mark.parametrize("name", PYPI_DOCUMENTS)
+def test_pypi_compact_document_equals_the_file_by_file_derivation(name: str) -> None:
+    """Every real page gives exactly the compact document of the file-by-file derivation."""
+    content = pypi_page(name)
+    assert orjson.loads(pypi.derive(content, package_name=name)) == oracle_pypi_compact(
+        content, name
+    )
 
 
 def test_real_typescript_catalog_values() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -531,3 +532,32 @@ def test_go_incompatible_current_against_incompatible_latest() -> None:
         "major",
         2.0,
     )
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        ReleaseAgePolicy(),
+        ReleaseAgePolicy(unknown_age="admit"),
+        ReleaseAgePolicy(minor=timedelta(days=3)),
+        ReleaseAgePolicy(major=timedelta(days=30), patch=timedelta(hours=1), unknown_age="admit"),
+    ],
+)
+def test_admission_equals_judging_each_candidate(policy: ReleaseAgePolicy) -> None:
+    """``_admit`` (no judging under a policy without waits) splits as judging each one does.
+
+    Generated candidates: publish times in the past, unknown, just now, and after ``now``.
+    """
+    from patchula.policy.evaluate import _admit, _admit_each  # noqa: PLC0415 - the paths
+
+    rng = random.Random(9)  # noqa: S311 - reproducible test input, not a secret
+    ages = [None, 0.0, 0.5, 2.0, 40.0, -0.25, -3.0]  # days ago; negative: after now
+    for versioning, versions in (
+        (npm, ["1.0.1", "1.1.0", "2.0.0", "2.0.1-rc.1", "3.0.0"]),
+        (pep440, ["1.0.1", "1.1", "2.0", "2.0.1rc1", "3.0"]),
+    ):
+        for _ in range(300):
+            candidates = [_rel(v, rng.choice(ages)) for v in versions if rng.random() < 0.8]
+            assert _admit(candidates, "1.0.0", versioning, policy, NOW) == _admit_each(
+                candidates, "1.0.0", versioning, policy, NOW
+            )

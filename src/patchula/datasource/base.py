@@ -509,6 +509,23 @@ def parse_time(value: object) -> datetime | None:
     return parsed.astimezone(UTC)
 
 
+def epoch_seconds(value: object) -> int | None:
+    """``parse_time(value)`` in whole epoch seconds (truncated), ``None`` when it is ``None``.
+
+    The compact documents' form of a publish time, without converting to UTC first (an aware
+    time's epoch does not depend on its offset; one without an offset is UTC).
+    """
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp())
+
+
 def times_from_epochs(values: Iterable[object]) -> list[datetime | None]:
     """Return epoch seconds (as stored in compact documents) as aware UTC datetimes.
 

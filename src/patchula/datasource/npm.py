@@ -29,8 +29,8 @@ from patchula.datasource.base import (
     SingleDocument,
     check_status,
     describe_decode_error,
+    epoch_seconds,
     fetch_catalog,
-    parse_time,
     times_from_epochs,
     url_safe_name,
 )
@@ -629,8 +629,7 @@ def _text(raw: msgspec.Raw | None) -> str | None:
 
 
 def _epoch(raw: msgspec.Raw | None) -> int | None:
-    when = parse_time(_text(raw))
-    return int(when.timestamp()) if when is not None else None
+    return epoch_seconds(_text(raw))
 
 
 def _deprecation(raw: msgspec.Raw) -> str | None:

@@ -12,7 +12,6 @@ source/specifications/simple-repository-api.rst``; ``pypi/warehouse:docs/user/ap
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
 from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -36,6 +35,7 @@ from patchula.datasource.base import (
     SingleDocument,
     check_status,
     describe_decode_error,
+    epoch_seconds,
     fetch_catalog,
     parse_time,
     times_from_epochs,
@@ -108,6 +108,8 @@ class _Project(msgspec.Struct, frozen=True):
 
 
 _DECODER = msgspec.json.Decoder(_Project)
+# Dash-separated fields of a regular wheel filename: with and without a build tag.
+_WHEEL_FIELDS = frozenset({5, 6})
 
 
 def project_url(base_url: str, package_name: str) -> str:
@@ -189,30 +191,31 @@ def derive(content: bytes, *, package_name: str) -> bytes:
         if project.versions is not None
         else _versions_from_filenames(project.files, normalised_name)
     )
-    known = _known_versions(spellings)
-    # The version text of a regular wheel or sdist filename is usually spelt exactly as in
-    # ``versions``: a dictionary lookup then replaces parsing it (a page holds thousands).
-    by_text = {text: known[v] for text in spellings if (v := _parse_version(text)) in known}
-    files_by_spelling: defaultdict[str, list[_File]] = defaultdict(list)
-    for file in project.files:
-        spelling = by_text.get(_filename_version_text(file.filename, normalised_name) or "")
-        if spelling is None:
-            version = _file_version(file.filename, normalised_name, known)
-            spelling = known[version] if version is not None else None
-        if spelling is not None:
-            files_by_spelling[spelling].append(file)
+    # Each valid version under its first spelling (``_known_versions``), and each valid
+    # spelling's first spelling: the version text of a regular wheel or sdist filename is
+    # usually spelt exactly as in ``versions``, and a dictionary lookup then replaces parsing
+    # it (a page holds thousands of files). One pass.
+    known: dict[Version, str] = {}
+    by_text: dict[str, str] = {}
+    parse_version = _parse_version
+    for text in spellings:
+        version = parse_version(text)
+        if version is not None:
+            by_text[text] = known.setdefault(version, text)
+    stamps_of, all_yanked = _files_by_release(project.files, normalised_name, by_text, known)
     versions: list[str] = []
     times: list[int | None] = []
     yanked: list[str] = []
     no_files: list[str] = []
     for _, spelling in sorted(known.items()):
-        files = files_by_spelling.get(spelling, [])
-        earliest = _earliest_upload(files)
         versions.append(spelling)
-        times.append(int(earliest.timestamp()) if earliest is not None else None)
-        if not files:
+        stamps = stamps_of.get(spelling)
+        if stamps is None:
+            times.append(None)
             no_files.append(spelling)
-        elif all(f.is_yanked for f in files):
+            continue
+        times.append(_earliest_epoch(stamps))
+        if all_yanked[spelling]:
             yanked.append(spelling)
     compact = {
         "name": normalised_name,
@@ -296,16 +299,77 @@ def parse_compact(
     )
 
 
+def _files_by_release(
+    files: list[_File],
+    normalised_name: str,
+    by_text: Mapping[str, str],
+    known: Mapping[Version, str],
+) -> tuple[dict[str, list[str]], dict[str, bool]]:
+    """What the files say per release (its first spelling), in one pass in page order.
+
+    Returns the upload times present and whether every file is yanked, for each release that
+    has a file. The regular wheel and sdist test of ``_filename_version_text`` is inlined (a
+    page holds thousands of files); other files go through ``_file_version``.
+    """
+    stamps_of: dict[str, list[str]] = {}
+    all_yanked: dict[str, bool] = {}
+    canonical = _canonical
+    wheel_fields = _WHEEL_FIELDS
+    for file in files:
+        filename = file.filename
+        spelling = None
+        if filename.endswith(".whl"):
+            parts = filename[:-4].split("-")
+            if len(parts) in wheel_fields and canonical(parts[0]) == normalised_name:
+                spelling = by_text.get(parts[1])
+        elif filename.endswith(".tar.gz"):
+            name, _, text = filename[:-7].rpartition("-")
+            if name and canonical(name) == normalised_name:
+                spelling = by_text.get(text)
+        if spelling is None:
+            version = _file_version(filename, normalised_name, known)
+            if version is None:
+                continue
+            spelling = known[version]
+        stamps = stamps_of.get(spelling)
+        if stamps is None:
+            stamps = stamps_of[spelling] = []
+            all_yanked[spelling] = True
+        if file.upload_time:
+            stamps.append(file.upload_time)
+        if all_yanked[spelling]:
+            yanked_flag = file.yanked
+            all_yanked[spelling] = yanked_flag is True or isinstance(yanked_flag, str)
+    return stamps_of, all_yanked
+
+
 def _earliest_upload(files: list[_File]) -> datetime | None:
-    """Return the earliest ``upload-time`` of ``files`` (``None`` when none has one).
+    """Return the earliest ``upload-time`` of ``files`` (``None`` when none has one)."""
+    return _earliest_stamp([f.upload_time for f in files if f.upload_time])
+
+
+def _earliest_epoch(stamps: list[str]) -> int | None:
+    """``_earliest_stamp`` of ``stamps`` in whole epoch seconds (``None``: none is read).
+
+    When the stamps share one shape, the smallest is read straight to epoch seconds.
+    """
+    if not stamps:
+        return None
+    if len(stamps) == 1 or len(set(map(len, stamps))) == 1:
+        return epoch_seconds(min(stamps))
+    earliest = _earliest_stamp(stamps)
+    return int(earliest.timestamp()) if earliest is not None else None
+
+
+def _earliest_stamp(stamps: list[str]) -> datetime | None:
+    """Return the earliest of ``stamps`` (``upload-time`` values; ``None`` when none is read).
 
     PEP 700 times are RFC 3339 UTC strings; when they all share one shape the earliest is the
     smallest string and only it is parsed (a page holds thousands of files), else all are.
     """
-    stamps = [f.upload_time for f in files if f.upload_time]
     if not stamps:
         return None
-    if len({len(stamp) for stamp in stamps}) == 1:
+    if len(stamps) == 1 or len(set(map(len, stamps))) == 1:
         return parse_time(min(stamps))
     return min((t for t in (parse_time(stamp) for stamp in stamps) if t is not None), default=None)
 
@@ -353,7 +417,7 @@ def _filename_version_text(filename: str, project: str) -> str | None:
     """
     if filename.endswith(".whl"):
         parts = filename[:-4].split("-")
-        if len(parts) in {5, 6} and _canonical(parts[0]) == project:
+        if len(parts) in _WHEEL_FIELDS and _canonical(parts[0]) == project:
             return parts[1]
     elif filename.endswith(".tar.gz"):
         name, _, version_text = filename[:-7].rpartition("-")

@@ -24,8 +24,9 @@ No I/O and no wall clock: ``now`` is a parameter. The rules follow design.md §1
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from patchula.models import (
@@ -47,6 +48,7 @@ from patchula.versioning.base import Versioning
 MEMO = EvaluationMemo()
 
 DAYS_PER_YEAR = 365.25
+_NO_WAIT = timedelta(0)
 
 # Why a candidate's age is unknown, in a held-back reason ("age unknown: …").
 _UNKNOWN_AGE = "the registry gives no publish time"
@@ -127,23 +129,7 @@ def _evaluate(
 
     candidates = _candidates(catalog, view, current, latest)
     unknown_age = _UNKNOWN_AGE_TAGS if _is_tag_scheme(versioning) else _UNKNOWN_AGE
-    admitted: list[Release] = []
-    held: list[HeldBack] = []
-    for rel in candidates:
-        kind = versioning.update_type(current, rel.version)
-        verdict = judge(rel.released_at, kind, policy, now, unknown_age)
-        if verdict.admitted:
-            admitted.append(rel)
-        else:
-            held.append(
-                HeldBack(
-                    version=rel.version,
-                    released_at=rel.released_at,
-                    eligible_at=verdict.eligible_at,
-                    update_type=kind,
-                    reason=verdict.reason or "held back by the release-age policy",
-                )
-            )
+    admitted, held = _admit(candidates, current, versioning, policy, now, unknown_age)
     eligible = admitted[-1] if admitted else None
     admitted_note = None
     if eligible is not None:
@@ -194,6 +180,66 @@ def _evaluate(
         major_available=catalog.successor,
         proposed=proposed,
     )
+
+
+def _admit(
+    candidates: Sequence[Release],
+    current: str,
+    versioning: Versioning,
+    policy: ReleaseAgePolicy,
+    now: datetime,
+    unknown_age: str = _UNKNOWN_AGE,
+) -> tuple[list[Release], list[HeldBack]]:
+    """Split ``candidates`` into the releases ``policy`` admits at ``now`` and those it holds.
+
+    Both keep the candidates' order; a held one carries its update type and ``judge``'s
+    reason.
+
+    Under a policy without waits (the default) a release is admitted unless it is published
+    after ``now`` (``judge``: ``now >= released_at + 0``; an unknown age is admitted when the
+    wait is zero): no candidate is judged one by one unless one is published after ``now``;
+    then every one is, by ``_admit_each`` (the general path, which gives the same answer).
+    """
+    zero = _NO_WAIT
+    if policy.major != zero or policy.minor != zero or policy.patch != zero:
+        return _admit_each(candidates, current, versioning, policy, now, unknown_age)
+    admitted: list[Release] = []
+    for rel in candidates:
+        when = rel.released_at
+        if when is not None and now < when:
+            # Published after ``now``: rare (a clock behind the registry's); judged as usual.
+            return _admit_each(candidates, current, versioning, policy, now, unknown_age)
+        admitted.append(rel)
+    return admitted, []
+
+
+def _admit_each(
+    candidates: Sequence[Release],
+    current: str,
+    versioning: Versioning,
+    policy: ReleaseAgePolicy,
+    now: datetime,
+    unknown_age: str = _UNKNOWN_AGE,
+) -> tuple[list[Release], list[HeldBack]]:
+    """``_admit``, judging every candidate (``release_age.judge``) with its update type."""
+    admitted: list[Release] = []
+    held: list[HeldBack] = []
+    for rel in candidates:
+        kind = versioning.update_type(current, rel.version)
+        verdict = judge(rel.released_at, kind, policy, now, unknown_age)
+        if verdict.admitted:
+            admitted.append(rel)
+        else:
+            held.append(
+                HeldBack(
+                    version=rel.version,
+                    released_at=rel.released_at,
+                    eligible_at=verdict.eligible_at,
+                    update_type=kind,
+                    reason=verdict.reason or "held back by the release-age policy",
+                )
+            )
+    return admitted, held
 
 
 def _shown(finding: Finding, versioning: Versioning) -> Finding:
