@@ -96,7 +96,8 @@ def oracle_pypi_compact(content: bytes, package_name: str) -> dict[str, object]:
 
     The pydantic decoding, each file's version found by ``pypi._file_version`` alone (no
     spelling lookup), each release's files gathered in a list, and its earliest upload time
-    and yanked flag computed from that list (the derivation before its single-pass form).
+    and yanked flag computed from that list (the derivation before its single-pass form; the
+    earliest upload time by parsing every one).
     """
     project = OracleProject.model_validate_json(content)
     normalised = canonicalize_name(package_name)
@@ -121,11 +122,8 @@ def oracle_pypi_compact(content: bytes, package_name: str) -> dict[str, object]:
     for _, spelling in sorted(known.items()):
         files = files_of.get(spelling, [])
         stamps = [f.upload_time for f in files if f.upload_time]
-        earliest = None
-        if stamps and len({len(s) for s in stamps}) == 1:
-            earliest = parse_time(min(stamps))
-        elif stamps:
-            earliest = min((t for t in map(parse_time, stamps) if t is not None), default=None)
+        # The definition, not a shortcut: the earliest of the times that can be read.
+        earliest = min((t for t in map(parse_time, stamps) if t is not None), default=None)
         versions.append(spelling)
         times.append(int(earliest.timestamp()) if earliest is not None else None)
         if not files:

@@ -228,6 +228,39 @@ def test_earliest_upload_time_across_files() -> None:
     assert catalog.release("1.0") == Release("1.0", _utc(2024, 12, 2, 16, 40, 5, 551201))
 
 
+@pytest.mark.parametrize(
+    "stamps",
+    [
+        # Same length, different offsets: the smallest text is not the earliest time.
+        ("2020-01-01T08:00:00+00:00", "2020-01-01T10:00:00+05:00"),
+        # The smallest text cannot be read; the others still date the release.
+        ("2020-01-01T05:00:00Z", "1999-99-99T99:99:99Z"),
+    ],
+)
+def test_the_earliest_upload_is_the_earliest_time_not_the_smallest_text(
+    stamps: tuple[str, str],
+) -> None:
+    """A release is dated by its earliest readable upload time, whatever the offsets."""
+    files = [
+        {
+            "filename": f"acme_widget-1.0-py3-none-any{i}.whl".replace("any0", "any"),
+            "url": f"https://files.example/{i}",
+            "hashes": {},
+            "upload-time": stamp,
+        }
+        for i, stamp in enumerate(stamps)
+    ]
+    files[1]["filename"] = "acme_widget-1.0.tar.gz"
+    page = {
+        "meta": {"api-version": "1.1"},
+        "name": "acme-widget",
+        "versions": ["1.0"],
+        "files": files,
+    }
+    catalog = _parse(json.dumps(page).encode())
+    assert catalog.release("1.0") == Release("1.0", _utc(2020, 1, 1, 5))
+
+
 def test_partially_yanked_release_is_not_yanked() -> None:
     """A release with one yanked wheel and a good sdist is still installable and not yanked."""
     catalog = _parse(_fixture("acme-widget.json"))

@@ -355,10 +355,22 @@ def _earliest_epoch(stamps: list[str]) -> int | None:
     """
     if not stamps:
         return None
-    if len(stamps) == 1 or len(set(map(len, stamps))) == 1:
-        return epoch_seconds(min(stamps))
+    if _one_shape(stamps):
+        found = epoch_seconds(min(stamps))
+        if found is not None:
+            return found
     earliest = _earliest_stamp(stamps)
     return int(earliest.timestamp()) if earliest is not None else None
+
+
+def _one_shape(stamps: list[str]) -> bool:
+    """Whether the smallest of ``stamps`` (not empty) is certainly the earliest.
+
+    True for one stamp, or for stamps of one length that all end in ``Z`` (UTC, as PyPI writes
+    them); stamps with offsets (``+05:00``) or of mixed shapes do not sort by time as text.
+    """
+    first = len(stamps[0])
+    return len(stamps) == 1 or all(len(s) == first and s.endswith("Z") for s in stamps)
 
 
 def _earliest_stamp(stamps: list[str]) -> datetime | None:
@@ -369,8 +381,10 @@ def _earliest_stamp(stamps: list[str]) -> datetime | None:
     """
     if not stamps:
         return None
-    if len(stamps) == 1 or len(set(map(len, stamps))) == 1:
-        return parse_time(min(stamps))
+    if _one_shape(stamps):
+        found = parse_time(min(stamps))
+        if found is not None:
+            return found
     return min((t for t in (parse_time(stamp) for stamp in stamps) if t is not None), default=None)
 
 
