@@ -23,6 +23,7 @@ from typer.core import TyperCommand
 from patchula.cli.exit_codes import EXIT_USAGE, exit_code
 from patchula.errors import ConfigError
 from patchula.manager import MANAGERS
+from patchula.manager.paths import RULES
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -715,7 +716,7 @@ def check_not_scanned(path: Path, targets: list[str], settings: Settings) -> Non
         if root is None or not resolved.is_relative_to(root):
             continue
         rel = resolved.relative_to(root).as_posix()
-        readers = [m for m in settings.managers() if MANAGERS[m].matches(rel)]
+        readers = [m for m in settings.managers() if RULES[m].matches(rel)]
         if readers or resolved.name in UNREAD_LOCKFILES:
             what = f"read by {', '.join(readers)}" if readers else "a lockfile"
             msg = (

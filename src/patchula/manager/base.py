@@ -30,6 +30,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from patchula.imageref import DEFAULT_TAG, InvalidImageReference, parse_image_reference
+from patchula.manager import paths
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.names import scrub_surrogates
 
@@ -950,7 +951,7 @@ class _YamlBuilder:
 
 # --- Container images (dockerfile, docker_compose, github_actions) -----------------------------
 
-IMAGE_DATASOURCE = "docker"
+IMAGE_DATASOURCE = paths.IMAGE_DATASOURCE
 IMAGE_VERSIONING = "docker"
 _IMAGE_HEAD = re.compile(r"[^:@]*")
 
