@@ -177,7 +177,10 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             "-v",
             count=True,
             show_default=False,
-            help="Show every row and host statistics.",
+            help=(
+                "Also list up-to-date and skipped rows, and print host and cache statistics "
+                "(by default the table lists the rows that need attention)."
+            ),
         ),
     ] = 0,
     quiet: Annotated[  # noqa: FBT002 - a typer flag

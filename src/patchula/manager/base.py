@@ -161,7 +161,11 @@ def parse_json_object(path: str, text: str) -> tuple[dict[str, object], Manifest
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return {}, ManifestProblem(path, exc.lineno, f"invalid JSON: {exc.msg}")
+        # json's messages end where its position begins ("Unterminated string starting at"):
+        # the line is the problem's own, the column goes into the message.
+        at = "" if exc.msg.endswith(" at") else " at"
+        message = f"invalid JSON: {exc.msg}{at} column {exc.colno}"
+        return {}, ManifestProblem(path, exc.lineno, message)
     except RecursionError:
         return {}, ManifestProblem(path, None, "invalid JSON: nested too deeply")
     except ValueError:  # int() of a number over Python's digit limit (CVE-2020-10735)
