@@ -26,10 +26,7 @@ from typing import Any, Protocol
 
 import orjson
 import tomli
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
-from patchula.imageref import DEFAULT_TAG, InvalidImageReference, parse_image_reference
 from patchula.manager import paths
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.names import scrub_surrogates
@@ -606,6 +603,11 @@ def pep508_dependency(
     Raises:
         InvalidRequirement: ``requirement`` is not valid PEP 508.
     """
+    # packaging's parsers compile their grammar at import (about 25 ms): a scan of npm or
+    # container manifests alone never needs them (issue 12: start-up).
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - lazy
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - lazy: start-up
+
     try:
         req = Requirement(requirement)
         markers = str(req.marker) if req.marker is not None else None
@@ -982,6 +984,12 @@ def image_row(
     reference (``imageref.parse_image_reference``) is a problem naming the file and line: it
     can name no image to look up, unlike a skipped row, which still names one.
     """
+    from patchula.imageref import (  # noqa: PLC0415 - lazy: a scan without images never needs it
+        DEFAULT_TAG,
+        InvalidImageReference,
+        parse_image_reference,
+    )
+
     try:
         ref = parse_image_reference(reference)
     except InvalidImageReference as exc:
@@ -1015,6 +1023,11 @@ def skipped_image_row(
     head = _IMAGE_HEAD.match(written)
     candidate = "" if head is None else head.group()
     if candidate and "$" not in candidate and "{" not in candidate:
+        from patchula.imageref import (  # noqa: PLC0415 - lazy: see image_row
+            InvalidImageReference,
+            parse_image_reference,
+        )
+
         try:
             ref = parse_image_reference(candidate)
         except InvalidImageReference:
