@@ -43,7 +43,7 @@ QUICK: dict[str, Callable[..., None]] = {
 # The figures each benchmark prints in its smallest configuration.
 EXPECTED = {
     "network": {"scan.n10", "network.lookups", "network.scan"},
-    "startup": {"startup.version", "startup.run-empty"},
+    "startup": {"startup.version", "startup.run-empty", "startup.floor"},
     "ranges": {"ranges.typescript"},
     "lockfiles": {
         f"lockfiles.{name}.{suffix}"

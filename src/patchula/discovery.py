@@ -23,12 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from patchula.errors import ManifestError
-from patchula.manager import MANAGERS
+from patchula.manager.paths import PathRule, rules
 
 if TYPE_CHECKING:
     import pathspec
-
-    from patchula.manager.base import Manager
 
 ALWAYS_SKIPPED_DIRS = frozenset(
     {
@@ -121,8 +119,8 @@ class Walk:
     ) -> None:
         self._root = root.resolve()
         self._ignore = _IgnoreGlobs(tuple(ignore_paths))
-        # Still lazy: a manager's module is imported when the first file is matched.
-        self._managers = MANAGERS if managers is None else MANAGERS.only(managers)
+        # Path rules only: a manager's module is imported when a file it reads is extracted.
+        self._managers = rules(managers)
         # What only a .gitignore skipped: files a manager would read, and directories (``/``).
         self._gitignored: list[str] = []
         self.result = Discovery()
@@ -177,7 +175,7 @@ class _Tracked:
         self,
         root: Path,
         ignore: _IgnoreGlobs,
-        managers: Mapping[str, Manager],
+        managers: Mapping[str, PathRule],
         ignored_dirs: set[str],
         result: Discovery,
     ) -> None:
@@ -326,7 +324,7 @@ def _walk(
     ignore: _IgnoreGlobs,
     gitignores: list[tuple[str, pathspec.GitIgnoreSpec]],
     result: Discovery,
-    managers: Mapping[str, Manager],
+    managers: Mapping[str, PathRule],
     gitignored: list[str],
 ) -> Iterator[tuple[str, str] | None]:
     """Yield ``(path, manager)`` per file ``managers`` read; ``None`` after each directory.
@@ -388,14 +386,14 @@ def _skips_directory(name: str, rel: str, ignore: _IgnoreGlobs) -> bool:
 
 
 def _regular_file(
-    rel: str, name: str, result: Discovery, managers: Mapping[str, Manager]
+    rel: str, name: str, result: Discovery, managers: Mapping[str, PathRule]
 ) -> Iterator[tuple[str, str]]:
     """Yield ``(rel, manager)`` for each manager reading the regular file ``rel``.
 
     A lockfile of a format not read yet is noted in ``result.unread_lockfiles``.
     """
     unread = UNREAD_LOCKFILES.get(name)
-    if unread is not None and any(unread == m.DATASOURCE for m in managers.values()):
+    if unread is not None and any(unread == m.datasource for m in managers.values()):
         result.unread_lockfiles[rel] = unread
     for manager_id, manager in managers.items():
         if manager.matches(rel):
@@ -441,7 +439,7 @@ def discover_paths(
     remote repository reports like its checkout.
     """
     ignore = _IgnoreGlobs(tuple(ignore_paths))
-    chosen = MANAGERS if managers is None else MANAGERS.only(managers)
+    chosen = rules(managers)
     listed = sorted(paths, key=lambda item: item[0].split("/"))
     files = {path for path, _ in listed}
     result = Discovery()
@@ -487,7 +485,7 @@ def _is_virtualenv(path: str) -> bool:
 
 
 def _refuse_named(
-    rel: str, reason: str, result: Discovery, managers: Mapping[str, Manager]
+    rel: str, reason: str, result: Discovery, managers: Mapping[str, PathRule]
 ) -> None:
     """Refuse ``rel`` with ``reason`` when a manager would read it; anything else is skipped."""
     if any(m.matches(rel) for m in managers.values()):
@@ -495,7 +493,7 @@ def _refuse_named(
 
 
 def _refuse_directory(
-    rel: str, name: str, result: Discovery, managers: Mapping[str, Manager]
+    rel: str, name: str, result: Discovery, managers: Mapping[str, PathRule]
 ) -> None:
     """Refuse the directory ``rel`` when it bears a manifest's file name (``package.json/``).
 

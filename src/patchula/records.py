@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from patchula import __version__, git
 from patchula.discovery import UNREAD_LOCKFILES, read_regular
 from patchula.errors import ManifestError
-from patchula.manager import MANAGERS
+from patchula.manager.paths import RULES
 from patchula.models import Dependency, ManifestProblem
 
 if TYPE_CHECKING:
@@ -422,7 +422,7 @@ def _change_matters(path: str, read: set[str], above: set[str]) -> bool:
         return True
     if path in read or posixpath.basename(path) in _WALK_FILES:
         return True
-    return any(MANAGERS[manager].matches(path) for manager in MANAGERS)
+    return any(rule.matches(path) for rule in RULES.values())
 
 
 def _entries(data: bytes) -> list[_Entry]:

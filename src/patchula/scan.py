@@ -55,6 +55,7 @@ from patchula.discovery import (
 from patchula.errors import LookupFailed, ManifestError, NotCached, RepositoryUnreadable
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
+from patchula.manager.paths import RULES
 from patchula.models import (
     IMAGE_DIGESTS,
     Catalog,
@@ -1765,7 +1766,7 @@ def _discover_file(root: Path, rel: str, settings: Settings) -> Discovery:
 
     enabled = settings.managers()
     found = Discovery()
-    managers = [m for m in enabled if MANAGERS[m].matches(rel)]
+    managers = [m for m in enabled if RULES[m].matches(rel)]
     if not managers and rel.endswith(_REQUIREMENTS_SUFFIXES) and requirements_txt.ID in enabled:
         managers = [requirements_txt.ID]
     if not managers:
@@ -1773,7 +1774,7 @@ def _discover_file(root: Path, rel: str, settings: Settings) -> Discovery:
         return found
     found.files.extend(Found(rel, manager) for manager in managers)
     locks = [lock for m in managers for lock in _LOCKS_OF.get(m, ()) if lock in enabled]
-    ecosystems = {MANAGERS[lock].DATASOURCE for lock in locks}
+    ecosystems = {RULES[lock].datasource for lock in locks}
     directory = posixpath.dirname(rel)
     while True:
         try:
@@ -1783,7 +1784,7 @@ def _discover_file(root: Path, rel: str, settings: Settings) -> Discovery:
         for name in names:
             path = posixpath.join(directory, name)
             found.files.extend(
-                Found(path, lock) for lock in locks if path != rel and MANAGERS[lock].matches(path)
+                Found(path, lock) for lock in locks if path != rel and RULES[lock].matches(path)
             )
             if UNREAD_LOCKFILES.get(name) in ecosystems:
                 found.unread_lockfiles[path] = UNREAD_LOCKFILES[name]
@@ -1837,7 +1838,7 @@ def _extract_repo(
         result = _extract_file(item, reader, repo if shown else RepoResult("", "", None), tools)
         if item.manager in LOCKFILE_MANAGERS and (result is None or result.lockfile is None):
             # An unreadable lockfile: its manifests' rows say current came from the range.
-            found.unread_lockfiles[item.path] = MANAGERS[item.manager].DATASOURCE
+            found.unread_lockfiles[item.path] = RULES[item.manager].datasource
         if result is not None:
             results.append((item.path, result))
     lockfiles = _one_npm_lockfile_per_directory(
@@ -1852,7 +1853,7 @@ def _extract_repo(
     npm_workspace = {
         r.project_name: path
         for path, r in results
-        if r.project_name and MANAGERS[_manager_of(found.files, path)].DATASOURCE == "npm"
+        if r.project_name and RULES[_manager_of(found.files, path)].datasource == "npm"
     }
     out: list[_Extracted] = []
     # A file pulled in by another's -r/-c is also discovered on its own: report each row and
@@ -2033,9 +2034,8 @@ class _PipConstraints:
         files: set[str] = set()
         applying: dict[Dependency, list[Dependency]] = {}
         for _, result in results:
-            from patchula.manager import requirements_txt  # noqa: PLC0415 - lazy: start-up
-
-            pip = [d for d in result.dependencies if d.manager == requirements_txt.ID]
+            # A manager's id is its module's name: compared without importing the module.
+            pip = [d for d in result.dependencies if d.manager == "requirements_txt"]
             entries = [d for d in pip if d.dep_type == "constraint"]
             files.update(d.file for d in entries)
             usable = [d for d in entries if d.skip_reason is None and d.constraint]
@@ -2052,9 +2052,7 @@ class _PipConstraints:
 
     def not_a_row(self, dep: Dependency, path: str) -> bool:
         """Whether ``dep`` is a constraint, or comes from a constraints file read on its own."""
-        from patchula.manager import requirements_txt  # noqa: PLC0415 - lazy: start-up
-
-        if dep.manager != requirements_txt.ID:
+        if dep.manager != "requirements_txt":
             return False
         return dep.dep_type == "constraint" or (dep.file == path and path in self.files)
 
@@ -2106,13 +2104,12 @@ def _workspace_inheritors(results: list[tuple[str, ExtractResult]]) -> dict[Depe
     """
     found: dict[Dependency, list[str]] = {}
     for path, result in results:
+        cargo = [dep for dep in result.dependencies if dep.manager == "cargo_toml"]
+        if not cargo:
+            continue  # the manager's module is imported only when it read something
         from patchula.manager import cargo_toml  # noqa: PLC0415 - lazy: start-up
 
-        counts = Counter(
-            dep
-            for dep in result.dependencies
-            if dep.manager == cargo_toml.ID and dep.dep_type == cargo_toml.WORKSPACE_DEP_TYPE
-        )
+        counts = Counter(dep for dep in cargo if dep.dep_type == cargo_toml.WORKSPACE_DEP_TYPE)
         for dep, count in counts.items():
             if count > (1 if dep.file == path else 0):
                 found.setdefault(dep, []).append(result.project_name or path)

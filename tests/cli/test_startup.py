@@ -63,7 +63,7 @@ def _plugins(package: object, *, skip: tuple[str, ...] = ("base",)) -> list[str]
 
 
 DATASOURCE_MODULES = _plugins(patchula.datasource)
-MANAGER_MODULES = _plugins(patchula.manager)
+MANAGER_MODULES = _plugins(patchula.manager, skip=("base", "paths"))
 VERSIONING_MODULES = _plugins(patchula.versioning)
 PLUGINS = (*DATASOURCE_MODULES, *MANAGER_MODULES, *VERSIONING_MODULES)
 
@@ -190,6 +190,12 @@ def test_a_run_with_lookups_imports_what_it_uses(tmp_path: Path) -> None:
         "patchula.datasource.crates",
         "patchula.datasource.goproxy",
     }
+    # Discovery asks every manager about every path through manager/paths.py: only the
+    # manager whose file was found is imported.
+    others |= set(MANAGER_MODULES) - {"patchula.manager.package_json"}
+    # Python's and images' parsers are for those managers (packaging compiles its grammar).
+    others |= {"packaging.requirements", "packaging.utils", "patchula.imageref"}
+    assert "patchula.manager.paths" in modules
     assert sorted(modules & others) == []
 
 

@@ -250,7 +250,7 @@ def test_bad_json_is_a_problem_at_the_decoder_line() -> None:
     """A missing comma is reported at the line json points to, and nothing is extracted."""
     result = _extract("not-json")
     assert result.problems == (
-        ManifestProblem("package.json", 5, "invalid JSON: Expecting ',' delimiter"),
+        ManifestProblem("package.json", 5, "invalid JSON: Expecting ',' delimiter at column 5"),
     )
     assert result.dependencies == ()
 
@@ -485,3 +485,12 @@ def test_workspaces_globs_are_given_to_the_scan() -> None:
         "package.json", '{"workspaces": {"packages": ["apps/*"], "nohoist": ["x"]}}', _no_read
     )
     assert (listed.workspaces, nested.workspaces) == (("packages/*",), ("apps/*",))
+
+
+def test_a_truncated_file_says_where_its_string_starts() -> None:
+    """The decoder's "Unterminated string starting at" gets its column: the sentence ends."""
+    text = '{\n  "dependencies": {"left-pad": "1.0'
+    result = package_json.extract("package.json", text, _no_read)
+    assert [(p.line, p.message) for p in result.problems] == [
+        (2, "invalid JSON: Unterminated string starting at column 32")
+    ]

@@ -167,7 +167,7 @@ def test_bad_json_is_a_problem_at_the_decoder_line() -> None:
     """A trailing comma is reported at the line json points to, with no lockfile."""
     result = _extract("not-json")
     assert [(p.line, p.message) for p in result.problems] == [
-        (7, "invalid JSON: Expecting property name enclosed in double quotes")
+        (7, "invalid JSON: Expecting property name enclosed in double quotes at column 5")
     ]
     assert result.lockfile is None
 

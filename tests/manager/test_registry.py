@@ -8,6 +8,7 @@ import pytest
 from patchula import manager
 from patchula.manager import MANAGERS
 from patchula.manager.base import Manager
+from patchula.manager.paths import RULES
 from patchula.models import ExtractResult
 
 PACKAGE_DIR = Path(manager.__file__).parent
@@ -24,8 +25,20 @@ DATASOURCES = {
 
 def test_managers_mapping_equals_the_module_files() -> None:
     """MANAGERS has exactly one entry per module file in manager/, besides base and __init__."""
-    modules = {path.stem for path in PACKAGE_DIR.glob("*.py")} - {"__init__", "base"}
+    modules = {path.stem for path in PACKAGE_DIR.glob("*.py")} - {"__init__", "base", "paths"}
     assert set(MANAGERS) == modules
+
+
+def test_the_path_rules_are_each_managers_own() -> None:
+    """``paths.RULES`` is every manager's own ``matches`` and ``DATASOURCE``, in order.
+
+    Discovery asks ``RULES``, so it finds exactly what each manager says it reads.
+    """
+    assert list(RULES) == list(MANAGERS)
+    for manager_id, rule in RULES.items():
+        module: Manager = MANAGERS[manager_id]
+        assert rule.matches is module.matches, manager_id
+        assert rule.datasource == module.DATASOURCE, manager_id
 
 
 @pytest.mark.parametrize("manager_id", sorted(MANAGERS))

@@ -23,6 +23,7 @@ from typer.core import TyperCommand
 from patchula.cli.exit_codes import EXIT_USAGE, exit_code
 from patchula.errors import ConfigError
 from patchula.manager import MANAGERS
+from patchula.manager.paths import RULES
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -176,7 +177,10 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             "-v",
             count=True,
             show_default=False,
-            help="Show every row and host statistics.",
+            help=(
+                "Also list up-to-date and skipped rows, and print host and cache statistics "
+                "(by default the table lists the rows that need attention)."
+            ),
         ),
     ] = 0,
     quiet: Annotated[  # noqa: FBT002 - a typer flag
@@ -715,7 +719,7 @@ def check_not_scanned(path: Path, targets: list[str], settings: Settings) -> Non
         if root is None or not resolved.is_relative_to(root):
             continue
         rel = resolved.relative_to(root).as_posix()
-        readers = [m for m in settings.managers() if MANAGERS[m].matches(rel)]
+        readers = [m for m in settings.managers() if RULES[m].matches(rel)]
         if readers or resolved.name in UNREAD_LOCKFILES:
             what = f"read by {', '.join(readers)}" if readers else "a lockfile"
             msg = (

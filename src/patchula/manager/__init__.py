@@ -1,7 +1,8 @@
 """Managers: one module per manifest or lockfile kind, registered by id (= module name).
 
 ``MANAGERS`` imports a manager's module when it is first looked up (``plugins.LazyRegistry``):
-the ids are known without importing any of them.
+the ids are known without importing any of them, and discovery asks each manager about a path
+through ``manager.paths.RULES`` (its ``matches`` and datasource id), which imports none.
 """
 
 from __future__ import annotations

@@ -26,10 +26,8 @@ from typing import Any, Protocol
 
 import orjson
 import tomli
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
-from patchula.imageref import DEFAULT_TAG, InvalidImageReference, parse_image_reference
+from patchula.manager import paths
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.names import scrub_surrogates
 
@@ -160,7 +158,11 @@ def parse_json_object(path: str, text: str) -> tuple[dict[str, object], Manifest
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return {}, ManifestProblem(path, exc.lineno, f"invalid JSON: {exc.msg}")
+        # json's messages end where its position begins ("Unterminated string starting at"):
+        # the line is the problem's own, the column goes into the message.
+        at = "" if exc.msg.endswith(" at") else " at"
+        message = f"invalid JSON: {exc.msg}{at} column {exc.colno}"
+        return {}, ManifestProblem(path, exc.lineno, message)
     except RecursionError:
         return {}, ManifestProblem(path, None, "invalid JSON: nested too deeply")
     except ValueError:  # int() of a number over Python's digit limit (CVE-2020-10735)
@@ -601,6 +603,11 @@ def pep508_dependency(
     Raises:
         InvalidRequirement: ``requirement`` is not valid PEP 508.
     """
+    # packaging's parsers compile their grammar at import (about 25 ms): a scan of npm or
+    # container manifests alone never needs them (issue 12: start-up).
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - lazy
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - lazy: start-up
+
     try:
         req = Requirement(requirement)
         markers = str(req.marker) if req.marker is not None else None
@@ -950,7 +957,7 @@ class _YamlBuilder:
 
 # --- Container images (dockerfile, docker_compose, github_actions) -----------------------------
 
-IMAGE_DATASOURCE = "docker"
+IMAGE_DATASOURCE = paths.IMAGE_DATASOURCE
 IMAGE_VERSIONING = "docker"
 _IMAGE_HEAD = re.compile(r"[^:@]*")
 
@@ -977,6 +984,12 @@ def image_row(
     reference (``imageref.parse_image_reference``) is a problem naming the file and line: it
     can name no image to look up, unlike a skipped row, which still names one.
     """
+    from patchula.imageref import (  # noqa: PLC0415 - lazy: a scan without images never needs it
+        DEFAULT_TAG,
+        InvalidImageReference,
+        parse_image_reference,
+    )
+
     try:
         ref = parse_image_reference(reference)
     except InvalidImageReference as exc:
@@ -1010,6 +1023,11 @@ def skipped_image_row(
     head = _IMAGE_HEAD.match(written)
     candidate = "" if head is None else head.group()
     if candidate and "$" not in candidate and "{" not in candidate:
+        from patchula.imageref import (  # noqa: PLC0415 - lazy: see image_row
+            InvalidImageReference,
+            parse_image_reference,
+        )
+
         try:
             ref = parse_image_reference(candidate)
         except InvalidImageReference:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from patchula.manager import paths
 from patchula.manager.base import (
     JsonKeys,
     ReadFile,
@@ -18,6 +19,7 @@ from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProb
 
 ID = "bun_lock"
 DATASOURCE = "npm"
+matches = paths.bun_lock  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "npm"
 
 _KNOWN_VERSIONS = (0, 1)
@@ -32,12 +34,6 @@ _JSONC = re.compile(
 )
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _VERSION = re.compile(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?")
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``bun.lock`` outside ``node_modules``."""
-    parts = path.split("/")
-    return parts[-1] == "bun.lock" and "node_modules" not in parts[:-1]
 
 
 def json_text(text: str) -> str:

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
+from patchula.manager import paths
 from patchula.manager.base import ReadFile, read_lock_packages
 from patchula.models import ExtractResult, LockedPackage, Lockfile
 
 ID = "cargo_lock"
 DATASOURCE = "crates"
+matches = paths.cargo_lock  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "cargo"
 
 # Lock versions 1 and 2 carry no top-level ``version`` key; 3 and 4 do
 # (https://doc.rust-lang.org/cargo/reference/resolver.html, ``ResolveVersion`` in Cargo).
 _KNOWN_VERSIONS = (1, 2, 3, 4)
 _REGISTRY_PREFIXES = ("registry+", "sparse+")
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``Cargo.lock``."""
-    return path.rsplit("/", 1)[-1] == "Cargo.lock"
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

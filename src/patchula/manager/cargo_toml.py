@@ -8,14 +8,16 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from patchula.errors import ManifestError
+from patchula.manager import paths
 from patchula.manager.base import ReadFile, TomlLocator, TomlTable, parse_toml, strip_bom
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 
 ID = "cargo_toml"
 DATASOURCE = "crates"
+matches = paths.cargo_toml  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "cargo"
 
-MANIFEST = "Cargo.toml"
+MANIFEST = paths.CARGO_MANIFEST
 # https://doc.rust-lang.org/cargo/reference/specifying-dependencies.html; the underscore
 # spellings are the deprecated aliases Cargo still reads before edition 2024.
 _KINDS = (
@@ -31,11 +33,6 @@ PATH_REASON = "local path dependency"
 MEMBER_PATH_REASON = "local path dependency (workspace member)"
 GIT_REASON = "git dependency"
 WORKSPACE_DEP_TYPE = "workspace.dependencies"
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``Cargo.toml``."""
-    return path.rsplit("/", 1)[-1] == MANIFEST
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from patchula.errors import ManifestError
+from patchula.manager import paths
 from patchula.manager.base import (
     IMAGE_DATASOURCE,
     IMAGE_VERSIONING,
@@ -21,11 +22,9 @@ from patchula.models import Dependency, ExtractResult, ManifestProblem
 
 ID = "docker_compose"
 DATASOURCE = IMAGE_DATASOURCE
+matches = paths.docker_compose  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = IMAGE_VERSIONING
 
-# Renovate's managerFilePatterns for docker-compose: ``docker-compose*.yml``, ``compose*.yaml``
-# (``docker-compose.override.yml``, ``compose.prod.yaml``, ``docker-compose-assets.yml``).
-_NAME = re.compile(r"(?:^|/)(?:docker-)?compose[^/]*\.ya?ml$")
 _BRACES = re.compile(r"\$\{|\}")
 _NAME_CHARS = re.compile(r"[_A-Za-z][_A-Za-z0-9]*", re.ASCII)
 _NOT_READ = "compose reads it from the environment or a .env file, which the scan does not read"
@@ -39,11 +38,6 @@ _NOT_A_STRING = re.compile(
 )
 # ``${A:-${B:-…}}`` deeper than this is no real compose file; each level is one recursion.
 MAX_SUBSTITUTION_DEPTH = 32
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a compose file by Renovate's name patterns."""
-    return _NAME.search(path) is not None
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:

@@ -7,6 +7,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
+from patchula.manager import paths
 from patchula.manager.base import (
     IMAGE_DATASOURCE,
     IMAGE_VERSIONING,
@@ -21,15 +22,9 @@ from patchula.models import Dependency, ExtractResult, ManifestProblem
 
 ID = "dockerfile"
 DATASOURCE = IMAGE_DATASOURCE
+matches = paths.dockerfile  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = IMAGE_VERSIONING
 
-# Renovate's managerFilePatterns for its dockerfile manager: ``Dockerfile``, ``x.Dockerfile``,
-# ``Dockerfile.x``, ``Dockerfile-x``, ``Containerfile`` and ``Containerfile.x``, with a lower- or
-# upper-case first letter. ``Dockerfile.dockerignore`` is BuildKit's ignore file of a Dockerfile
-# (docs.docker.com/build/concepts/context/#filename-and-location), not a Dockerfile.
-_NAME = re.compile(
-    r"(?:^|/|\.)(?:[Dd]ocker|[Cc]ontainer)file$|(?:^|/)(?:[Dd]ocker|[Cc]ontainer)file[^/]*$"
-)
 # BuildKit's parser directives: only at the very top, ``# name=value``
 # (moby/buildkit frontend/dockerfile/parser/directives.go).
 _DIRECTIVE = re.compile(r"#[ \t]*([a-zA-Z][a-zA-Z0-9]*)[ \t]*=[ \t]*(.+?)[ \t]*$")
@@ -58,34 +53,6 @@ _PLATFORM_ARGS = frozenset(
 _MAX_PROBLEMS_PER_FILE = 20
 # ``${A:-${B:-…}}`` deeper than this is no real Dockerfile; the lexer recurses once per level.
 MAX_SUBSTITUTION_DEPTH = 32
-
-
-# Renovate's loose ``dockerfile*`` pattern also names source and data files about Dockerfiles
-# (``dockerfile.py``, ``Dockerfile.md``, ``dockerfile_test.go``): a file with one of these
-# extensions is never a Dockerfile, and reading its ``from x import y`` lines as FROM
-# instructions would report errors in a healthy checkout.
-_NOT_DOCKERFILE_SUFFIXES = frozenset(
-    {
-        ".dockerignore", ".py", ".pyi", ".pyc", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts",
-        ".tsx", ".jsx", ".java", ".kt", ".rb", ".php", ".c", ".h", ".cc", ".cpp", ".hpp",
-        ".cs", ".swift", ".scala", ".md", ".rst", ".adoc", ".html", ".css", ".json", ".yml",
-        ".yaml", ".toml", ".xml", ".ini", ".cfg", ".lock", ".sh", ".bash", ".zsh", ".fish",
-        ".ps1", ".bat", ".snap", ".png", ".svg", ".gz", ".zip", ".tar",
-    }
-)  # fmt: skip
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` names a Dockerfile or Containerfile (Renovate's patterns).
-
-    Names with a source-code, documentation, data or archive extension (``dockerfile.py``,
-    ``Dockerfile.md``) are left out, although Renovate's pattern names them.
-    """
-    name = path.rpartition("/")[2]
-    suffix = name[name.rfind(".") :].lower() if "." in name else ""
-    if suffix in _NOT_DOCKERFILE_SUFFIXES:
-        return False
-    return _NAME.search(path) is not None
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

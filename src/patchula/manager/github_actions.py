@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from patchula.manager import paths
 from patchula.manager.base import (
     ReadFile,
     YamlNode,
@@ -25,23 +26,18 @@ from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.names import scrub_surrogates
 
 ID = "github_actions"
-ACTION_DATASOURCE = "github-tags"
+ACTION_DATASOURCE = paths.ACTION_DATASOURCE
 # Docker tag rules keep a floating ref's precision (``v4`` → ``v5``), with a leading ``v`` and
 # suffixes, as Renovate's github-actions manager has it.
 ACTION_VERSIONING = "docker"
 # The module's main datasource is the actions' (Renovate's github-actions manager); each row
 # names its own, so image rows (``container:``, ``services``, ``docker://``) keep ``docker``.
 DATASOURCE = ACTION_DATASOURCE
+matches = paths.github_actions  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = ACTION_VERSIONING
 ACTION = "action"
 REUSABLE_WORKFLOW = "reusable-workflow"
 
-# Renovate's managerFilePatterns for github-actions: workflows (also Gitea's and Forgejo's
-# folders and workflow templates) and ``action.yml`` / ``action.yaml`` anywhere.
-_NAME = re.compile(
-    r"(?:^|/)(?:workflow-templates|\.(?:github|gitea|forgejo)/(?:workflows|actions))/.+\.ya?ml$"
-    r"|(?:^|/)action\.ya?ml$"
-)
 _DOCKER = "docker://"
 EXPRESSION_SKIP = "uses a GitHub Actions expression (${{ … }}): its value is known only in a run"
 LOCAL_SKIP = "a local action or workflow of this repository (./…): it has no version of its own"
@@ -87,11 +83,6 @@ _BARE_TAG = re.compile(
     r"(?P<tag>(?:[A-Za-z0-9_./-]*[-/])?v?[0-9]+(?:\.[0-9]+)*(?:[-+][0-9A-Za-z][0-9A-Za-z.+-]*)?)"
     r"(?=[\s,;]|$)"
 )
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a workflow or an action metadata file (Renovate's patterns)."""
-    return _NAME.search(path) is not None
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from patchula.manager import paths
 from patchula.manager.base import ReadFile, nul_problem, strip_bom
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 
 ID = "go_mod"
 DATASOURCE = "goproxy"
+matches = paths.go_mod  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "go"
 
 _TOOLCHAIN_SKIP = "the Go toolchain has no module proxy lookup yet"
@@ -63,11 +65,6 @@ _KNOWN_VERBS = frozenset(
     }
 )
 _BLOCK_VERBS = _KNOWN_VERBS - {"module", "go", "toolchain"}
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``go.mod`` (a ``go.work`` is not a module)."""
-    return path.rsplit("/", 1)[-1] == "go.mod"
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

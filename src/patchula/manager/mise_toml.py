@@ -19,6 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from patchula.manager import paths
 from patchula.manager.base import ReadFile, TomlLocator, parse_toml, strip_bom
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.tools import VERSIONING, ToolMapping, shipped, tool_row
@@ -27,25 +28,12 @@ __all__ = ["DATASOURCE", "ID", "VERSIONING", "extract", "matches"]
 
 ID = "mise_toml"
 DATASOURCE = "node"  # the datasource most of its rows use; each row names its own
+matches = paths.mise_toml  # the path rule: manager/paths.py (discovery imports no manager)
 DEP_TYPE = "tools"
 
-_NAME = re.compile(r"\.?mise(?:\.[^/]+)?\.toml")
-_CONFIG_PATHS = re.compile(
-    r"(?:^|/)(?:\.config/mise\.toml|\.config/mise/config(?:\.[^/]+)?\.toml|\.mise/config\.toml"
-    r"|mise/config\.toml|(?:\.config/mise|\.mise)/conf\.d/[^/]+\.toml)$"
-)
 # A ``key =`` at the start of a line: bare, dotted, "basic" or 'literal' (TOML 1.0 keys).
 _KEY_LINE = re.compile(r"""[ \t]*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[A-Za-z0-9_-]+)[ \t]*=""")
 _TABLE_KEYS = ("version", "prefix", "ref", "path")
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is one of the config files mise reads tools from."""
-    name = path.rpartition("/")[2]
-    # ``mise.plugin.toml`` is a plugin's manifest, not a config (jdx/mise schema/mise.plugin.json).
-    if _NAME.fullmatch(name) is not None and name != "mise.plugin.toml":
-        return True
-    return _CONFIG_PATHS.search(path) is not None
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

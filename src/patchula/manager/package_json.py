@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from patchula.errors import ManifestError
+from patchula.manager import paths
 from patchula.manager.base import (
     JsonKeys,
     ReadFile,
@@ -22,6 +23,7 @@ from patchula.models import Dependency, ExtractResult, ManifestProblem
 
 ID = "package_json"
 DATASOURCE = "npm"
+matches = paths.package_json  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "npm"
 
 SECTIONS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
@@ -60,12 +62,6 @@ _SEMVER_RANGE = re.compile(rf"\s*{_COMPARATOR}(?:\s*(?:\|\||-|\s)\s*{_COMPARATOR
 
 
 _DROPPED = "ignored, as npm does"
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``package.json`` outside ``node_modules``."""
-    parts = path.split("/")
-    return parts[-1] == "package.json" and "node_modules" not in parts[:-1]
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:

@@ -6,6 +6,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from patchula.manager import paths
 from patchula.manager.base import (
     JsonKeys,
     ReadFile,
@@ -20,21 +21,15 @@ if TYPE_CHECKING:
 
 ID = "package_lock"
 DATASOURCE = "npm"
+matches = paths.package_lock  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "npm"
 
-_NAMES = frozenset({"package-lock.json", "npm-shrinkwrap.json"})
 _KNOWN_VERSIONS = (1, 2, 3)
 _NODE_MODULES = "node_modules/"
 # `resolved` values that do not come from a registry: git, local directories and tarballs.
 _NOT_REGISTRY = ("git+", "git:", "git@", "github:", "gitlab:", "bitbucket:", "file:", "link:")
 
 Severity = Literal["warning", "error"]
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is an npm lockfile outside ``node_modules``."""
-    parts = path.split("/")
-    return parts[-1] in _NAMES and "node_modules" not in parts[:-1]
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

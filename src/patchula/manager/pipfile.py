@@ -9,6 +9,7 @@ from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from patchula.manager import paths
 from patchula.manager.base import (
     ReadFile,
     TomlLocator,
@@ -20,6 +21,7 @@ from patchula.models import Dependency, ExtractResult, ManifestProblem
 
 ID = "pipfile"
 DATASOURCE = "pypi"
+matches = paths.pipfile  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "pep440"
 
 # Top-level tables of a Pipfile that are not package categories; every other table is one
@@ -44,11 +46,6 @@ _MARKER_KEYS = (
 )
 _PYPI_HOSTS = frozenset({"pypi.org", "pypi.python.org", "test.pypi.org"})
 _NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``Pipfile``."""
-    return path.rsplit("/", 1)[-1] == "Pipfile"
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from packaging.utils import canonicalize_name
 
+from patchula.manager import paths
 from patchula.manager.base import (
     JsonKeys,
     ReadFile,
@@ -14,6 +15,7 @@ from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProb
 
 ID = "pipfile_lock"
 DATASOURCE = "pypi"
+matches = paths.pipfile_lock  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "pep440"
 
 _KNOWN_SPECS = (6,)
@@ -22,11 +24,6 @@ _KNOWN_SPECS = (6,)
 _GROUPS = {"default": "packages", "develop": "dev-packages"}
 # Entries installed from elsewhere than an index carry one of these keys instead of a pin.
 _NOT_REGISTRY = frozenset({"git", "hg", "svn", "bzr", "path", "file", "editable"})
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``Pipfile.lock``."""
-    return path.rsplit("/", 1)[-1] == "Pipfile.lock"
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

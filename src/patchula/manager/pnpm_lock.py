@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from patchula.manager import paths
 from patchula.manager.base import (
     ReadFile,
     YamlNode,
@@ -22,6 +23,7 @@ from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProb
 
 ID = "pnpm_lock"
 DATASOURCE = "npm"
+matches = paths.pnpm_lock  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "npm"
 
 _KNOWN_MAJORS = frozenset({"5", "6", "7", "9"})
@@ -33,12 +35,6 @@ _HEAVY_SECTIONS = ("\npackages:", "\nsnapshots:")
 _NEXT_SECTION = re.compile(r"\n(?=[^\s#])")
 # A 5.x ``packages`` key: ``/name/1.2.3``, ``/@scope/name/1.2.3``, a ``_peer@1`` suffix after it.
 _V5_KEY = re.compile(r"/((?:@[^/]+/)?[^/@]+)/([^/_]+)(?:_.*)?")
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``pnpm-lock.yaml`` outside ``node_modules``."""
-    parts = path.split("/")
-    return parts[-1] == "pnpm-lock.yaml" and "node_modules" not in parts[:-1]
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

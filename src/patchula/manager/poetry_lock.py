@@ -7,22 +7,19 @@ import re
 
 from packaging.utils import canonicalize_name
 
+from patchula.manager import paths
 from patchula.manager.base import ReadFile, TomlLocator, package_tables, parse_toml, strip_bom
 from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProblem
 
 ID = "poetry_lock"
 DATASOURCE = "pypi"
+matches = paths.poetry_lock  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "pep440"
 
 # lock-version majors this reader knows (Poetry 1.x wrote 1.x, Poetry ≥1.3 writes 2.x).
 _KNOWN_MAJORS = frozenset({"1", "2"})
 # `[package.source] type` values that are not a package index (`legacy` is a custom index).
 _NOT_REGISTRY = frozenset({"git", "directory", "file", "url"})
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``poetry.lock``."""
-    return path.rsplit("/", 1)[-1] == "poetry.lock"
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

@@ -9,6 +9,7 @@ from packaging.requirements import InvalidRequirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from patchula.manager import paths
 from patchula.manager.base import (
     ReadFile,
     TomlLocator,
@@ -20,6 +21,7 @@ from patchula.models import Dependency, ExtractResult, ManifestProblem
 
 ID = "pyproject"
 DATASOURCE = "pypi"
+matches = paths.pyproject  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "pep440"
 
 POETRY_OR_REASON = "Poetry OR constraint ('||') is not supported yet"
@@ -36,11 +38,6 @@ _POETRY_SOURCES = (
     ("path", "local path"),
     ("url", "direct URL reference"),
 )
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``pyproject.toml``."""
-    return path.rsplit("/", 1)[-1] == "pyproject.toml"
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

@@ -12,6 +12,7 @@ from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 
 from patchula.errors import ManifestError
+from patchula.manager import paths
 from patchula.manager.base import (
     ReadFile,
     nul_problem,
@@ -26,17 +27,9 @@ if TYPE_CHECKING:
 
 ID = "requirements_txt"
 DATASOURCE = "pypi"
+matches = paths.requirements_txt  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "pep440"
 
-# Renovate's default pip_requirements pattern `(^|/)[\w-]*requirements([-.]\w+)?\.(txt|pip)$`
-# (https://docs.renovatebot.com/modules/manager/pip_requirements/), widened to what users also
-# write (`requirements1.txt`, `requirements-dev-py3.txt`), and the same for constraints files.
-_NAMED = re.compile(r"[\w-]*(?:requirements|constraints)[\w-]*(?:\.[\w-]+)?\.(?:txt|pip)", re.ASCII)
-# pip-tools' inputs are `*.in` (`tools.in`, `requirements/dev.in`); these `.in` names are other
-# tools' templates (setuptools, make, autoconf), never requirements.
-_IN = re.compile(r"[\w-]+\.in", re.ASCII)
-_NOT_REQUIREMENTS_IN = frozenset({"manifest", "makefile", "gnumakefile", "configure"})
-_SUFFIXES = (".txt", ".in")
 
 # pip's COMMENT_RE (pip/_internal/req/req_file.py): `#` at line start or after whitespace.
 _COMMENT = re.compile(r"(^|\s+)#.*$")
@@ -76,27 +69,6 @@ DepType = Literal["requirements", "constraint"]
 
 
 _LEADING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a pip requirements or constraints file by its name.
-
-    Matches names containing ``requirements`` or ``constraints`` that end in ``.txt`` or
-    ``.pip`` (``requirements.txt``, ``requirements-dev.txt``, ``requirements.dev.txt``,
-    ``requirements1.txt``, ``dev_requirements.txt``, ``requirements.pip``,
-    ``constraints-dev.txt``: Renovate's default pattern, widened), pip-tools inputs ``*.in``
-    with a one-part stem except ``MANIFEST.in``, ``Makefile.in`` and ``configure.in``
-    (``requirements.in``, ``tools.in``), and any ``.txt``/``.in`` file directly inside a
-    ``requirements/`` directory.
-    """
-    parts = path.split("/")
-    basename = parts[-1]
-    if _NAMED.fullmatch(basename) is not None:
-        return True
-    if _IN.fullmatch(basename) is not None:
-        return basename[: -len(".in")].lower() not in _NOT_REQUIREMENTS_IN
-    parent = parts[-2] if len(parts) > 1 else ""
-    return parent == "requirements" and basename.endswith(_SUFFIXES)
 
 
 _CONSTRAINTS_STEM = re.compile(r"(?:.*[-_.])?constraints(?:[-_.].*)?", re.IGNORECASE)

@@ -9,6 +9,7 @@ version is a row (the first is asdf's primary, the rest fallbacks); ``system``, 
 
 from __future__ import annotations
 
+from patchula.manager import paths
 from patchula.manager.base import ReadFile, nul_problem, strip_bom
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.tools import VERSIONING, tool_row
@@ -17,15 +18,11 @@ __all__ = ["DATASOURCE", "ID", "VERSIONING", "extract", "matches"]
 
 ID = "tool_versions"
 DATASOURCE = "node"  # the datasource most of its rows use; each row names its own
+matches = paths.tool_versions  # the path rule: manager/paths.py (discovery imports no manager)
 DEP_TYPE = "tool-versions"
-FILE = ".tool-versions"
+FILE = paths.TOOL_VERSIONS_FILE
 # asdf lists a primary version and a few fallbacks: a line with more is no tool line.
 MAX_VERSIONS = 100
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``.tool-versions`` file."""
-    return path.rpartition("/")[2] == FILE
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 from packaging.utils import canonicalize_name
 
+from patchula.manager import paths
 from patchula.manager.base import ReadFile, read_lock_packages
 from patchula.models import ExtractResult, LockedPackage, Lockfile
 
 ID = "uv_lock"
 DATASOURCE = "pypi"
+matches = paths.uv_lock  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "pep440"
 
 _KNOWN_VERSIONS = (1,)
 # Source kinds that are not a package index (https://docs.astral.sh/uv/concepts/resolution/).
 _NOT_REGISTRY = frozenset({"editable", "virtual", "directory", "path", "git", "url"})
 _ROOT_KINDS = ("editable", "virtual")
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``uv.lock``."""
-    return path.rsplit("/", 1)[-1] == "uv.lock"
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from patchula.manager import paths
 from patchula.manager.base import ReadFile, nul_problem, strip_bom
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.tools import VERSIONING, tool_row
@@ -23,24 +24,13 @@ __all__ = ["DATASOURCE", "ID", "VERSIONING", "extract", "matches"]
 
 ID = "version_file"
 DATASOURCE = "node"  # the datasource most of its rows use; each row names its own
+matches = paths.version_file  # the path rule: manager/paths.py (discovery imports no manager)
 
 # File name → the tool it pins.
-FILES = {
-    ".nvmrc": "node",
-    ".node-version": "node",
-    ".python-version": "python",
-    ".go-version": "go",
-    ".ruby-version": "ruby",
-    ".terraform-version": "terraform",
-}
+FILES = paths.VERSION_FILES
 # Files read one version per line (pyenv); the others take their first value only.
 _MULTI = frozenset({".python-version"})
 _PREFIXES = {".ruby-version": "ruby-"}
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is one of the version files in ``FILES``."""
-    return path.rpartition("/")[2] in FILES
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes

@@ -12,6 +12,7 @@ import posixpath
 import re
 from urllib.parse import unquote
 
+from patchula.manager import paths
 from patchula.manager.base import (
     ReadFile,
     load_yaml,
@@ -22,6 +23,7 @@ from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProb
 
 ID = "yarn_lock"
 DATASOURCE = "npm"
+matches = paths.yarn_lock  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "npm"
 
 # yarn's own test (berry's `parseSyml`, LEGACY_REGEXP): a file with this comment among its
@@ -54,12 +56,6 @@ _NOT_REGISTRY_SPECS = (
 )
 # `resolved` values that do not come from a registry: git, local directories and tarballs.
 _NOT_REGISTRY = ("git+", "git:", "git@", "github:", "gitlab:", "bitbucket:", "file:", "link:")
-
-
-def matches(path: str) -> bool:
-    """Return whether ``path`` is a ``yarn.lock`` outside ``node_modules``."""
-    parts = path.split("/")
-    return parts[-1] == "yarn.lock" and "node_modules" not in parts[:-1]
 
 
 def descriptor(name: str, spec: str) -> str:
