@@ -10,6 +10,10 @@
    in parallel, so the bound is the busiest host's: ``max over hosts of ceil(requests on the
    host / 16) x 50 ms`` with the requests the fake registry counted (N/2 each, one per lookup).
    Targets: <= 1.5 at 40, <= 1.15 at 400 and 5,000; the median of the runs is judged.
+   ``scan.nN.server-floor`` (no target) sends the same requests from ``floor_client``, a
+   client that only reads the answers, over the same number of connections per host: what the
+   fake registry (a Python ``ThreadingHTTPServer`` on the same two cores) allows a scan whose
+   own work costs nothing. The scan can never be below it.
 2. In-process, the network machinery alone (no start-up, no rendering):
    ``network.lookups`` -- 1,000 unique packages over 4 hosts (two fake registries, each with an
    npm and a PyPI host), each looked up through the run's real machinery (shared client,
@@ -26,6 +30,8 @@ import math
 import multiprocessing
 import os
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -134,6 +140,48 @@ def whole_process(sizes: tuple[int, ...], runs: Mapping[int, int], latency: floa
                     TARGETS.get(size, TARGET),
                 )
             )
+            # The same requests from the least client (``floor_client``): what this server,
+            # on these cores, allows a run whose own work costs nothing. No target: what the
+            # scan measures above it is patchula's own (start-up included).
+            registry.reset_stats()
+            floor = _server_floor(
+                env,
+                {
+                    hosts["npm"].url: [f"/bench-{i}" for i in range(npm_count)],
+                    hosts["pypi"].url: [f"/simple/bench-{i}/" for i in range(size - npm_count)],
+                },
+            )
+            emit(
+                Figure(
+                    f"scan.n{size}.server-floor",
+                    f"the same {size} requests from a client that only reads the answers, "
+                    f"{floor:.3f} s / bound {bound:.3f} s (the least the scan can take here)",
+                    floor / bound,
+                )
+            )
+
+
+def _server_floor(env: Mapping[str, str], paths: Mapping[str, list[str]]) -> float:
+    """Wall seconds of ``benchmarks.floor_client`` sending ``paths`` (base URL → paths).
+
+    In a child process, as the scan is, with the scan's per-host limit. Raises
+    ``RuntimeError`` when an answer is not a 200.
+    """
+    specs = [f"{url.removeprefix('http://')}={','.join(items)}" for url, items in paths.items()]
+    done = subprocess.run(  # noqa: S603 - our own interpreter and module
+        [sys.executable, "-m", "benchmarks.floor_client", str(LIMIT), *specs],
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    wall, requests, errors = done.stdout.split()
+    if int(errors) or int(requests) != sum(map(len, paths.values())):
+        msg = f"floor client: {errors} errors in {requests} answers"
+        raise RuntimeError(msg)
+    return float(wall)
 
 
 def _serve(conn: Connection, latency: float, per_host: int) -> None:

@@ -42,7 +42,7 @@ QUICK: dict[str, Callable[..., None]] = {
 }
 # The figures each benchmark prints in its smallest configuration.
 EXPECTED = {
-    "network": {"scan.n10", "network.lookups", "network.scan"},
+    "network": {"scan.n10", "scan.n10.server-floor", "network.lookups", "network.scan"},
     "startup": {"startup.version", "startup.run-empty", "startup.floor"},
     "ranges": {"ranges.typescript"},
     "lockfiles": {
