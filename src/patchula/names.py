@@ -19,7 +19,8 @@ def has_lone_surrogate(text: str) -> bool:
     JSON ``\ud800`` escapes without their pair decode to such strings (RFC 8259 §8.2 calls
     them unpredictable); they cannot be written to a URL, a UTF-8 report or SQLite.
     """
-    return _SURROGATE.search(text) is not None
+    # ASCII text (nearly every name) holds none: ``isascii`` answers in C without a regex.
+    return not text.isascii() and _SURROGATE.search(text) is not None
 
 
 def scrub_surrogates(text: str) -> str:

@@ -2062,6 +2062,8 @@ class _PipConstraints:
         A pin that the requirement does not admit makes pip fail ("ResolutionImpossible"): it
         is a problem at the requirement, and the row keeps its own range.
         """
+        if not self.applying:
+            return dep  # no constraints files (the usual case): no hash of ``dep`` either
         entries = self.applying.get(dep, [])
         scheme = VERSIONINGS.get(dep.versioning)
         if not entries or scheme is None:

@@ -95,3 +95,31 @@ async def test_access_clock_continues_after_reopen(tmp_path: Path) -> None:
     with raw(path) as conn:
         stored = clocks(conn)
     assert stored["new"] > stored["old"]
+
+
+async def test_a_batch_read_stores_the_access_times_of_reads_one_by_one(tmp_path: Path) -> None:
+    """``get_http_many`` ticks the access clock per hit, in key order, like ``get_http`` calls.
+
+    Two copies of one file: one read in a batch (a miss among the keys), one key by key; the
+    stored access clocks and the hit and miss counts are the same.
+    """
+    stored: list[dict[str, int]] = []
+    counts: list[tuple[int, int]] = []
+    for batch in (True, False):
+        path = tmp_path / f"{batch}.sqlite3"
+        async with Cache.open(path) as cache:
+            for key in "dcba":
+                await cache.put_http(entry(key))
+            wanted = ["b", "missing", "d", "a"]
+            if batch:
+                found = await cache.get_http_many(wanted)
+                assert [key for key, value in found.items() if value is None] == ["missing"]
+            else:
+                for key in wanted:
+                    await cache.get_http(key)
+            counts.append((cache.stats.hits, cache.stats.misses))
+        with raw(path) as conn:
+            stored.append(clocks(conn))
+    assert stored[0] == stored[1]
+    assert stored[0]["b"] < stored[0]["d"] < stored[0]["a"]
+    assert counts == [(3, 1), (3, 1)]

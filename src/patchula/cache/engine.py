@@ -86,6 +86,16 @@ class _Shared:
         with self.lock:
             self.pending[key] = clock
 
+    def record_accesses(self, keys: Sequence[str]) -> None:
+        """``record_access`` of each of ``keys`` in order, under one lock."""
+        with self.lock:
+            pending = self.pending
+            clock = self.access_clock
+            for key in keys:
+                clock += 1
+                pending[key] = clock
+            self.access_clock = clock
+
     def take_pending(self) -> dict[str, int]:
         """Return and forget the access times recorded since the last flush."""
         with self.lock:
@@ -581,17 +591,23 @@ class Cache:
         if found is None:
             found = dict.fromkeys(keys)
         result: dict[str, HttpEntry | None] = {}
+        hits: list[str] = []
+        misses = 0
         for key, value in found.items():
             if isinstance(value, store.CorruptBody):
                 await self._drop_damaged(key, value)
                 result[key] = None
             elif value is None:
-                self._shared.count(misses=1)
+                misses += 1
                 result[key] = None
             else:
-                self._shared.record_access(key)
-                self._shared.count(hits=1)
+                hits.append(key)
                 result[key] = value
+        # Counted and remembered once for the whole read (one lock each), in the keys' order.
+        shared = self._shared
+        if hits:
+            shared.record_accesses(hits)
+        shared.count(hits=len(hits), misses=misses)
         return result
 
     async def get_views(self, keys: Sequence[str]) -> dict[str, CatalogView | None]:

@@ -11,6 +11,7 @@ other non-2xx → ``RegistryError``).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -533,6 +534,12 @@ def times_from_epochs(values: Iterable[object]) -> list[datetime | None]:
     per document: a catalog holds hundreds of releases and a warm run reads thousands.
     """
     fromtimestamp = datetime.fromtimestamp
+    values = values if isinstance(values, list) else list(values)
+    if None not in values:
+        # Every value a number (a document's usual case): converted in C, no Python loop.
+        # Anything the loop below would treat otherwise raises here, and goes through it.
+        with contextlib.suppress(TypeError, ValueError, OverflowError, OSError):
+            return list(map(fromtimestamp, values, itertools.repeat(UTC)))
     out: list[datetime | None] = []
     append = out.append
     for value in values:

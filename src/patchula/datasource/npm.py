@@ -226,6 +226,7 @@ def parse_compact(
 
 
 _FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+_CORE = "%d.%d.%d"  # MAJOR.MINOR.PATCH of three ints
 
 
 # --- the npm-packument-v2 document ------------------------------------------------------------
@@ -466,15 +467,19 @@ def _decode(content: bytes) -> tuple[list[str], list[int | None], dict[str, str]
         cores = [core_table[next(new) if ref == 0 else ref - 1] for ref in refs]
     else:
         deltas = _unpack(columns.core_deltas, signed=True)
-        cores = [
-            f"{major}.{minor}.{patch}"
-            for major, minor, patch in zip(
-                accumulate(deltas[0::3]),
-                accumulate(deltas[1::3]),
-                accumulate(deltas[2::3]),
-                strict=True,
+        # ``%d`` of (major, minor, patch) ints, mapped in C: a third cheaper than an f-string
+        # per version in a comprehension.
+        cores = list(
+            map(
+                _CORE.__mod__,
+                zip(
+                    accumulate(deltas[0::3]),
+                    accumulate(deltas[1::3]),
+                    accumulate(deltas[2::3]),
+                    strict=True,
+                ),
             )
-        ]
+        )
     # Releases only (no labels): nothing follows the cores.
     versions = _with_tails(cores, columns) if columns.labels else cores
     for position, version in columns.other:

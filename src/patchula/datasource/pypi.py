@@ -12,6 +12,8 @@ source/specifications/simple-repository-api.rst``; ``pypi/warehouse:docs/user/ap
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -260,22 +262,29 @@ def parse_compact(
     """
     try:
         document = orjson.loads(content)
-        rows = list(zip(document["versions"], times_from_epochs(document["times"]), strict=True))
+        versions = list(document["versions"])
+        whens = times_from_epochs(document["times"])
+        if len(versions) != len(whens):
+            msg = "columns of different lengths"
+            raise ValueError(msg)  # noqa: TRY301 - one message for every unusable document
         yanked = set(document["yanked"])
         no_files = set(document["noFiles"])
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         msg = f"PyPI project {package_name!r}: unusable {REPRESENTATION} document"
         raise RegistryError(msg) from exc
-    releases: list[Release] = []
-    append, new = releases.append, tuple.__new__
-    for raw, when in rows:
-        spelling = str(raw)
-        if _parse_version(spelling) is None:
-            continue
-        # Every field of ``Release`` in order, by ``tuple.__new__``: the named tuple's own
-        # ``__new__`` is Python code, twice the cost on a warm run's thousands of releases.
-        fields = (spelling, when, spelling in yanked, None, spelling not in no_files, False, None)
-        append(new(Release, fields))
+    # Every field of ``Release`` in order, made by ``tuple.__new__`` from C iterators: the named
+    # tuple's own ``__new__`` and a Python loop per release cost twice as much on a warm run's
+    # thousands of releases. A version that is not PEP 440 is dropped (``_parse_version`` gives
+    # ``None``, a ``Version`` is always true).
+    spellings = list(map(str, versions))
+    repeat = itertools.repeat
+    no, yes, none = repeat(False), repeat(True), repeat(None)  # noqa: FBT003 - Release fields
+    is_yanked = map(yanked.__contains__, spellings) if yanked else no
+    has_files = map(operator.not_, map(no_files.__contains__, spellings)) if no_files else yes
+    # ``strict=False``: the constant columns are endless; the lengths were checked above.
+    fields = zip(spellings, whens, is_yanked, none, has_files, no, none, strict=False)
+    made = map(tuple.__new__, repeat(Release), fields)
+    releases: list[Release] = list(itertools.compress(made, map(_parse_version, spellings)))
     # The newest (last stored) installable, not yanked final release, else such prerelease:
     # looked for from the end, so a long history is not asked for stability release by release.
     latest: str | None = None

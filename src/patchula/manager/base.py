@@ -608,6 +608,21 @@ def pep508_dependency(
     from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - lazy
     from packaging.utils import canonicalize_name  # noqa: PLC0415 - lazy: start-up
 
+    simple = _simple_requirement(requirement)
+    if simple is not None:
+        name, constraint = simple
+        return Dependency(
+            manager=manager,
+            file=file,
+            line=line,
+            name=name,
+            package_name=canonicalize_name(name),
+            datasource=datasource,
+            versioning=versioning,
+            dep_type=dep_type,
+            declared=_written_specifier(requirement),
+            constraint=constraint,
+        )
     try:
         req = Requirement(requirement)
         markers = str(req.marker) if req.marker is not None else None
@@ -637,6 +652,39 @@ def pep508_dependency(
         markers=markers,
         extras=tuple(sorted(req.extras)),
     )
+
+
+# The common requirement: a name, then nothing or comma-separated ``OP VERSION`` clauses; no
+# extras, markers, URL or parentheses. Spaces and tabs only, as packaging's tokenizer reads them.
+_SIMPLE_REQUIREMENT = re.compile(
+    r"[ \t]*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)[ \t]*"
+    r"((?:===|==|~=|!=|<=|>=|<|>)[ \t]*[A-Za-z0-9.*+!_-]+[ \t]*"
+    r"(?:,[ \t]*(?:===|==|~=|!=|<=|>=|<|>)[ \t]*[A-Za-z0-9.*+!_-]+[ \t]*)*)?"
+)
+
+
+def _simple_requirement(requirement: str) -> tuple[str, str | None] | None:
+    """``(name, constraint)`` of a requirement of the common form, else ``None``.
+
+    What ``Requirement`` gives for it (its name, ``str`` of its specifier, no extras, marker
+    or URL), at a fifth of the cost: only the specifiers are parsed, by ``SpecifierSet``.
+    ``None`` for any other form, and for any specifier ``SpecifierSet`` refuses: the caller
+    then parses the whole requirement, and says why it is invalid
+    (tests/manager/test_pep508_fast_path.py: equal on generated and real requirements).
+    """
+    match = _SIMPLE_REQUIREMENT.fullmatch(requirement)
+    if match is None:
+        return None
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - lazy: see pep508_dependency
+
+    specifiers = match.group(2)
+    if specifiers is None:
+        return match.group(1), None
+    try:
+        constraint = str(SpecifierSet(specifiers))
+    except ValueError:  # InvalidSpecifier, or a number over Python's digit limit
+        return None
+    return match.group(1), constraint or None
 
 
 _VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")

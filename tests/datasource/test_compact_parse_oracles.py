@@ -1,0 +1,154 @@
+"""The warm path's compact-document parsers against plain per-release loops (issue 12, warm runs).
+
+``pypi.parse_compact`` and ``times_from_epochs`` build their lists with C iterators; the
+oracles here are the straightforward loops they replaced, run on generated documents (odd
+versions, yanked and file-less releases, unknown and unusable times) and on the real pages.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import orjson
+import pytest
+from packaging.version import InvalidVersion, Version
+
+from patchula.datasource import pypi
+from patchula.datasource.base import from_epoch, times_from_epochs
+from patchula.errors import RegistryError
+from patchula.models import Catalog, Release
+from patchula.versioning import pep440
+from tests.datasource.real import PYPI_DOCUMENTS, pypi_page
+
+FETCHED_AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def _oracle_times(values: list[object]) -> list[datetime | None]:
+    out: list[datetime | None] = []
+    for value in values:
+        if value is None:
+            out.append(None)
+            continue
+        try:
+            out.append(datetime.fromtimestamp(value, UTC))  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError, OSError):
+            out.append(from_epoch(value) if not isinstance(value, bool) else None)
+    return out
+
+
+def _valid(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def _oracle_pypi(content: bytes) -> Catalog:
+    document = orjson.loads(content)
+    rows = list(zip(document["versions"], _oracle_times(document["times"]), strict=True))
+    yanked, no_files = set(document["yanked"]), set(document["noFiles"])
+    releases = [
+        Release(str(raw), when, str(raw) in yanked, None, str(raw) not in no_files)
+        for raw, when in rows
+        if _valid(str(raw))
+    ]
+    usable = [r for r in releases if r.installable and not r.yanked]
+    stable = [r.version for r in usable if pep440.is_stable(r.version)]
+    latest = stable[-1] if stable else (usable[-1].version if usable else None)
+    return Catalog(
+        datasource="pypi",
+        package_name="acme",
+        releases=tuple(releases),
+        latest=latest,
+        fetched_at=FETCHED_AT,
+        time_source=pypi.TIME_SOURCE,
+        source_url="u",
+        reused=True,
+    )
+
+
+_SPELLINGS = ("1.0", "1.0.0", "2.0rc1", "0.9.dev3", "3.1.post2", "not a version", "1!2.0", "v4")
+
+
+def _document(rng: random.Random) -> dict[str, object]:
+    count = rng.randrange(0, 12)
+    versions: list[object] = [
+        rng.choice((*_SPELLINGS, f"{rng.randrange(5)}.{rng.randrange(5)}")) for _ in range(count)
+    ]
+    if versions and rng.random() < 0.1:
+        versions[0] = 7  # a number where a string belongs
+    times: list[object] = [
+        rng.choice((None, 1_700_000_000 + i, 1.5e9, True, "x", -5))
+        if rng.random() < 0.3
+        else 1_600_000_000 + 3600 * i
+        for i in range(count)
+    ]
+    pick = [str(v) for v in versions]
+    return {
+        "name": "acme",
+        "versions": versions,
+        "times": times,
+        "yanked": rng.sample(pick, rng.randrange(len(pick) + 1)) if rng.random() < 0.5 else [],
+        "noFiles": rng.sample(pick, rng.randrange(len(pick) + 1)) if rng.random() < 0.5 else [],
+    }
+
+
+def _parse(content: bytes) -> Catalog:
+    return pypi.parse_compact(
+        content, package_name="acme", fetched_at=FETCHED_AT, source_url="u", reused=True
+    )
+
+
+def _outcome(convert: Callable[[], list[datetime | None]]) -> object:
+    """The list, or the type of the exception (a time past ``time_t`` overflows in both)."""
+    try:
+        return convert()
+    except OverflowError as exc:
+        return type(exc)
+
+
+def test_times_from_epochs_equals_the_per_value_loop() -> None:
+    """Numbers, ``None``, bools, strings and overflows: the same list (or the same error)."""
+    rng = random.Random(12)  # noqa: S311 - reproducible test data
+    pool: list[object] = [None, 0, -1, 1.25, 1_700_000_000, True, False, "1", 10**30, [], 2.5e9]
+    for _ in range(2000):
+        values = [rng.choice(pool) for _ in range(rng.randrange(6))]
+        expected = _outcome(lambda: _oracle_times(values))  # noqa: B023 - called at once
+        assert _outcome(lambda: times_from_epochs(values)) == expected  # noqa: B023
+        assert _outcome(lambda: times_from_epochs(iter(values))) == expected  # noqa: B023
+
+
+def test_pypi_compact_parse_equals_the_per_release_loop() -> None:
+    """Generated documents: invalid versions dropped, yanked and file-less flags, odd times."""
+    rng = random.Random(7)  # noqa: S311 - reproducible test data
+    for _ in range(1500):
+        content = orjson.dumps(_document(rng))
+        assert _parse(content) == _oracle_pypi(content)
+
+
+@pytest.mark.parametrize("name", PYPI_DOCUMENTS)
+def test_pypi_compact_parse_equals_the_loop_on_real_pages(name: str) -> None:
+    """The compact documents of real PyPI pages parse to the loop's catalog."""
+    content = pypi.derive(pypi_page(name), package_name=name)
+    assert _parse(content) == _oracle_pypi(content)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"versions": ["1.0"], "times": [], "yanked": [], "noFiles": []},
+        {"versions": 3, "times": [], "yanked": [], "noFiles": []},
+        {"versions": [], "times": [], "yanked": [[1]], "noFiles": []},
+        {"times": [], "yanked": [], "noFiles": []},
+    ],
+)
+def test_pypi_compact_parse_refuses_what_the_loop_refused(document: dict[str, object]) -> None:
+    """Columns of different lengths, a non-list, an unhashable flag, a missing column."""
+    content = orjson.dumps(document)
+    with pytest.raises((KeyError, TypeError, ValueError)):
+        _oracle_pypi(content)
+    with pytest.raises(RegistryError):
+        _parse(content)
