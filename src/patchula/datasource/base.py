@@ -499,15 +499,8 @@ def parse_time(value: object) -> datetime | None:
     ``None`` when absent, not a string or unreadable. Registries write UTC (``...Z``); a
     timestamp without an offset is read as UTC too.
     """
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    parsed = _aware(value)
+    return None if parsed is None else parsed.astimezone(UTC)
 
 
 def epoch_seconds(value: object) -> int | None:
@@ -516,15 +509,19 @@ def epoch_seconds(value: object) -> int | None:
     The compact documents' form of a publish time, without converting to UTC first (an aware
     time's epoch does not depend on its offset; one without an offset is UTC).
     """
+    parsed = _aware(value)
+    return None if parsed is None else int(parsed.timestamp())
+
+
+def _aware(value: object) -> datetime | None:
+    """An ISO-8601 string as an aware datetime in its own offset (none: UTC), else ``None``."""
     if not isinstance(value, str):
         return None
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp())
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
 
 
 def times_from_epochs(values: Iterable[object]) -> list[datetime | None]:
