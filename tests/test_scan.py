@@ -220,17 +220,55 @@ def test_unusable_targets_are_problems(target: str, message: str) -> None:
 
 
 def test_npm_workspace_packages_are_not_looked_up(tmp_path: Path) -> None:
-    """A dependency on a package defined in the same checkout is skipped as a workspace package."""
-    _write(tmp_path, "package.json", json.dumps({"dependencies": {"shared": "*", "a": "1.0.0"}}))
+    """A dependency on a member of its own npm workspace is skipped as a workspace package."""
+    root = {"workspaces": ["packages/*"], "dependencies": {"shared": "*", "a": "1.0.0"}}
+    _write(tmp_path, "package.json", json.dumps(root))
     _write(
         tmp_path, "packages/shared/package.json", json.dumps({"name": "shared", "version": "0.0.0"})
     )
+    web = {"name": "web", "dependencies": {"shared": "*"}}
+    _write(tmp_path, "packages/web/package.json", json.dumps(web))
     fetch = FakeFetch(PKGS)
     result = _scan([tmp_path], fetch)
-    rows = {r.dependency.name: r.finding for r in result.repos[0].rows}
-    assert rows["shared"].status == "skipped"
-    assert rows["shared"].reason == "workspace package (packages/shared/package.json)"
+    rows = [(r.dependency.file, r.dependency.name, r.finding) for r in result.repos[0].rows]
+    shared = [(file, f.status, f.reason) for file, name, f in rows if name == "shared"]
+    reason = "workspace package (packages/shared/package.json)"
+    # From the root and from a sibling member alike.
+    assert shared == [
+        ("package.json", "skipped", reason),
+        ("packages/web/package.json", "skipped", reason),
+    ]
     assert all("shared" not in url for url in fetch.calls)
+
+
+@pytest.mark.parametrize(
+    "root",
+    [
+        # No workspace at all: two unrelated projects in one checkout.
+        {"dependencies": {"a": "1.0.0"}},
+        # A workspace that does not cover the directory declaring the dependency.
+        {"workspaces": ["packages/*"], "dependencies": {"a": "1.0.0"}},
+    ],
+)
+def test_a_manifest_named_like_a_dependency_outside_its_workspace_is_the_registrys(
+    tmp_path: Path, root: dict[str, object]
+) -> None:
+    """A package.json named ``b`` elsewhere in the checkout does not make ``docs``' ``b`` local.
+
+    As in excalidraw: ``dev-docs/`` (not a workspace member) pins ``@excalidraw/excalidraw``
+    from the registry while ``packages/excalidraw`` is that package's source.
+    """
+    _write(tmp_path, "package.json", json.dumps(root))
+    _write(tmp_path, "packages/b/package.json", json.dumps({"name": "b", "version": "0.0.0"}))
+    _write(tmp_path, "docs/package.json", json.dumps({"dependencies": {"b": "1.0.0"}}))
+    fetch = FakeFetch({**PKGS, "b": {"1.0.0": "2024-01-01T00:00:00Z"}})
+    result = _scan([tmp_path], fetch)
+    row = next(r for r in result.repos[0].rows if r.dependency.name == "b")
+    assert (row.dependency.file, row.finding.status, row.finding.current) == (
+        "docs/package.json",
+        "up-to-date",
+        "1.0.0",
+    )
 
 
 def test_uv_workspace_member_uses_the_root_lock(tmp_path: Path) -> None:

@@ -1850,11 +1850,7 @@ def _extract_repo(
     (lockfiles_out if lockfiles_out is not None else []).extend(lockfiles)
     lock_indexes: _LockIndexes = {}
     # npm workspace packages are installed from the checkout, not the registry.
-    npm_workspace = {
-        r.project_name: path
-        for path, r in results
-        if r.project_name and RULES[_manager_of(found.files, path)].datasource == "npm"
-    }
+    npm_workspaces = _NpmWorkspaces.of(results)
     out: list[_Extracted] = []
     # A file pulled in by another's -r/-c is also discovered on its own: report each row and
     # each problem once. Only an identical dependency is the same row: one line may declare a
@@ -1879,12 +1875,12 @@ def _extract_repo(
                 out.append(constrained)
                 continue
             dep = constrained  # noqa: PLW2901 - the row is the constrained dependency
-            if (
-                dep.skip_reason is None
-                and dep.datasource == "npm"
-                and dep.package_name in npm_workspace
-            ):
-                where = npm_workspace[dep.package_name]
+            where = (
+                npm_workspaces.member(dep)
+                if dep.skip_reason is None and dep.datasource == "npm"
+                else None
+            )
+            if where is not None:
                 out.append(_Extracted(replace(dep, skip_reason=f"workspace package ({where})")))
                 continue
             try:
@@ -1901,6 +1897,62 @@ def _extract_repo(
                     note = f"from the range: {unread} not read"
             out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
     return out
+
+
+@dataclass(frozen=True)
+class _NpmWorkspaces:
+    """The npm workspaces of a checkout: each root declaring ``workspaces``, and its members.
+
+    A root is a ``package.json`` with ``workspaces`` globs; its members are the named
+    ``package.json`` files below it whose directories the globs match. npm, yarn and bun link
+    a workspace's own packages into it (docs.npmjs.com "workspaces"): a dependency declared
+    by the root or a member that names another member is installed from the checkout. A
+    manifest outside every workspace, or a name no member of its own workspace bears, is the
+    registry's package, whatever other manifests of the checkout are named. (pnpm 9 and later
+    link a workspace package only for the ``workspace:`` protocol by default, which the
+    manager already skips.)
+    """
+
+    # Root directory ("" for the checkout's) -> (its globs, member name -> manifest path).
+    roots: dict[str, tuple[tuple[str, ...], dict[str, str]]]
+
+    @classmethod
+    def of(cls, results: list[tuple[str, ExtractResult]]) -> _NpmWorkspaces:
+        manifests = [(path, r) for path, r in results if posixpath.basename(path) == "package.json"]
+        roots: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {}
+        for path, result in manifests:
+            if result.workspaces:
+                roots[posixpath.dirname(path)] = (result.workspaces, {})
+        for path, result in manifests:
+            if not result.project_name:
+                continue
+            directory = posixpath.dirname(path)
+            for root, (globs, members) in roots.items():
+                rel = _below(directory, root)
+                if rel and _globs_match(list(globs), rel):
+                    members.setdefault(result.project_name, path)
+        return cls(roots)
+
+    def member(self, dep: Dependency) -> str | None:
+        """The manifest of the workspace package ``dep`` names, or ``None`` (the registry's)."""
+        directory = posixpath.dirname(dep.file)
+        for root, (globs, members) in self.roots.items():
+            rel = _below(directory, root)
+            if rel is None or (rel and not _globs_match(list(globs), rel)):
+                continue  # ``dep`` is declared outside this workspace
+            where = members.get(dep.package_name)
+            if where is not None and where != dep.file:
+                return where
+        return None
+
+
+def _below(directory: str, root: str) -> str | None:
+    """``directory`` relative to ``root`` ("" when equal), ``None`` when not inside it."""
+    if directory == root:
+        return ""
+    if not root:
+        return directory
+    return directory[len(root) + 1 :] if directory.startswith(root + "/") else None
 
 
 def _with_member_globs(
