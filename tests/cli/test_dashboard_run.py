@@ -151,6 +151,36 @@ def test_a_dashboard_path_that_is_a_scanned_manifest_exits_2_before_scanning(
     assert registry.call_count == 0
 
 
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        ("--report", "cannot write report"),
+        ("--cache", "cannot use cache"),
+    ],
+)
+def test_a_report_or_cache_path_that_is_a_scanned_manifest_exits_2_and_keeps_it(
+    checkout: Path, registry: respx.Route, option: str, words: str
+) -> None:
+    """``--report`` would overwrite the manifest, ``--cache`` move it aside as a corrupt cache.
+
+    Both are refused before scanning, like ``--dashboard``; the manifest keeps its bytes and
+    no ``.corrupt-*`` copy appears.
+    """
+    manifest = checkout / "package.json"
+    before = manifest.read_bytes()
+    # Without ``_run``'s ``--no-cache``: the cache file is the one named.
+    result = runner.invoke(
+        app, ["run", str(checkout), option, str(manifest), "--registry", f"npm={NPM}"]
+    )
+    code, out, err = result.exit_code, result.stdout, result.stderr
+    assert code == 2
+    assert out == ""
+    assert f"patchula: error: {words} {manifest}: it is package.json of target {checkout}" in err
+    assert manifest.read_bytes() == before
+    assert sorted(p.name for p in checkout.glob("package.json*")) == ["package.json"]
+    assert registry.call_count == 0
+
+
 @pytest.mark.parametrize("name", ["package-lock.json", "sub/pnpm-lock.yaml", "bun.lockb"])
 def test_a_dashboard_path_that_is_a_lockfile_is_refused(
     checkout: Path, registry: respx.Route, name: str

@@ -352,7 +352,15 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
             targets = ["."]
         if settings.dashboard is not None:
             check_writable(settings.dashboard, "dashboard")
-            check_not_scanned(settings.dashboard, targets, settings)
+        # No output of the run may land on a file the run reads (nor may the cache, whose
+        # recovery would move a manifest aside as a corrupt cache file).
+        for what, path in (
+            ("dashboard", settings.dashboard),
+            ("report", settings.report),
+            ("cache", None if settings.no_cache else settings.cache),
+        ):
+            if path is not None:
+                check_not_scanned(path, targets, settings, what)
         freeze_startup_objects()
         # The report leaves the event loop through a holder, not as the task's return value:
         # CPython 3.11's asyncio.Runner checks its SIGINT handler with signal.getsignal, which
@@ -695,15 +703,20 @@ def check_writable(path: Path, what: str) -> None:
         raise ConfigError(msg)
 
 
-def check_not_scanned(path: Path, targets: list[str], settings: Settings) -> None:
-    """Raise ``ConfigError`` when the dashboard ``path`` is a file the scan of ``targets`` reads.
+def check_not_scanned(
+    path: Path, targets: list[str], settings: Settings, what: str = "dashboard"
+) -> None:
+    """Raise ``ConfigError`` when ``path`` is a file the scan of ``targets`` reads.
+
+    ``what`` names the option: ``dashboard``, ``report`` or ``cache``.
 
     ``path`` is refused when it is an existing file (symlinks followed) inside the root a
     target is scanned from (``scan``'s own target resolution: a workspace member's root is
     its workspace root) and its repository-relative path is one a manager of the run matches
     (``Manager.matches``, as discovery asks) or a lockfile discovery knows but does not read
-    (``bun.lockb``): writing the dashboard there would destroy the checkout's manifest or
-    lockfile. A new file, or one no manager reads (``DEPENDENCIES.md``), is allowed.
+    (``bun.lockb``): writing the dashboard or report there would destroy the checkout's
+    manifest or lockfile, and opening it as the cache would move it aside as a corrupt cache.
+    A new file, or one no manager reads (``DEPENDENCIES.md``), is allowed.
     """
     try:
         if not path.is_file():
@@ -721,11 +734,17 @@ def check_not_scanned(path: Path, targets: list[str], settings: Settings) -> Non
         rel = resolved.relative_to(root).as_posix()
         readers = [m for m in settings.managers() if RULES[m].matches(rel)]
         if readers or resolved.name in UNREAD_LOCKFILES:
-            what = f"read by {', '.join(readers)}" if readers else "a lockfile"
+            reader = f"read by {', '.join(readers)}" if readers else "a lockfile"
+            example = {"dashboard": "DEPENDENCIES.md", "report": "report.json"}.get(what)
+            advice = (
+                f"write it elsewhere (a new file such as {example} is fine)"
+                if example
+                else "choose a file the scan does not read"
+            )
+            verb = "use" if what == "cache" else "write"
             msg = (
-                f"cannot write dashboard {path}: it is {rel} of target {target}, a file the "
-                f"scan reads ({what}); write it elsewhere (a new file such as DEPENDENCIES.md "
-                "is fine)"
+                f"cannot {verb} {what} {path}: it is {rel} of target {target}, a file the scan "
+                f"reads ({reader}); {advice}"
             )
             raise ConfigError(msg)
 
