@@ -715,3 +715,28 @@ def test_a_past_now_sees_only_the_releases_published_by_then(tmp_path: Path) -> 
     # At the real time (no --now) the same catalog has every release.
     finding = _scan([tmp_path], FakeFetch(pkgs)).repos[0].rows[0].finding
     assert (finding.current, finding.latest) == ("1.1.0", "2.0.0")
+
+
+def test_a_pin_published_after_a_past_now_says_so(tmp_path: Path) -> None:
+    """A pin released after ``--now`` is unknown because it did not exist yet, not unpublished."""
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "2.0.0", "b": "9.9.9"}}))
+    pkgs = {
+        "a": {"1.0.0": "2025-01-01T00:00:00Z", "2.0.0": "2026-01-01T00:00:00Z"},
+        "b": {"1.0.0": "2025-01-01T00:00:00Z"},
+    }
+    past = datetime(2025, 6, 1, tzinfo=UTC)
+    settings = Settings.model_validate(
+        {"registries": {"npm": "http://npm.test"}, "now": past.isoformat()}
+    )
+    result = anyio.run(scan, [str(tmp_path)], settings, FakeFetch(pkgs), FixedClock(past))
+    rows = result.repos[0].rows
+    reasons = {r.dependency.name: (r.finding.status, r.finding.reason) for r in rows}
+    later = (
+        "pinned version 2.0.0 was published after the evaluation time "
+        "(2025-06-01T00:00:00Z, --now): not released yet then"
+    )
+    assert reasons == {
+        "a": ("unknown", later),
+        # Never published at all: the registry's list does not have it.
+        "b": ("unknown", "pinned version 9.9.9 is not in the npm release list"),
+    }

@@ -288,6 +288,9 @@ class Lookups:
                 releases=kept,
                 latest=catalog.latest if catalog.latest in known else None,
                 dist_tags=tuple((tag, v) for tag, v in catalog.dist_tags if v in known),
+                published_later=tuple(
+                    r.version for r in catalog.releases if r.version not in known
+                ),
             )
         self._as_of[key] = (catalog, out)
         return out

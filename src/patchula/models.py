@@ -187,7 +187,9 @@ class Catalog:
     out pseudo-versions), so a current version missing from it is not suspicious.
     ``successor`` names a newer major version published under another name (a Go module's
     ``/v2`` path) as ``"<name> <version>"``. ``caveat`` is a fact every row of this package
-    should report, e.g. that the check for such a successor failed.
+    should report, e.g. that the check for such a successor failed. ``published_later`` are
+    the versions left out of ``releases`` because they were published after the time the run
+    evaluates (``--now`` in the past): known to exist, not yet released then.
     """
 
     datasource: str
@@ -202,6 +204,7 @@ class Catalog:
     lists_every_version: bool = True
     successor: str | None = None
     caveat: str | None = None
+    published_later: tuple[str, ...] = ()
 
     def release(self, version: str) -> Release | None:
         """Return the release with exactly this version string, or ``None``."""

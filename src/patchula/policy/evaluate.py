@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from patchula.models import (
@@ -110,9 +110,16 @@ def _evaluate(
         # A pin or lock naming a version the registry never published (or unpublished): any
         # verdict would be a guess, so say so instead of calling it up to date.
         where = "lockfile" if source == "lockfile" else "pinned"
+        reason = f"{where} version {current} is not in the {catalog.datasource} release list"
+        if current in catalog.published_later:
+            # ``--now`` in the past: it exists, but was not published yet then.
+            reason = (
+                f"{where} version {current} was published after the evaluation time "
+                f"({now.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}, --now): not released yet then"
+            )
         return Finding(
             status="unknown",
-            reason=f"{where} version {current} is not in the {catalog.datasource} release list",
+            reason=reason,
             current=current,
             current_source=source,
             latest=latest,
