@@ -171,7 +171,7 @@ async def test_warm_follows_the_graph_with_retries_depth_and_bounded_concurrency
         "failed",
         1,
         10,
-        "depth 10 reaches the limit of 10 (PATCHULA_CACHE_MAX_DEPTH)",
+        "depth 10 reaches the limit of 10 (--cache-max-depth, PATCHULA_CACHE_MAX_DEPTH)",
     )
     assert "chain-11" not in found
     for name in ("app-a", "lib-b", "lib-c", "cyc-x", "cyc-y"):

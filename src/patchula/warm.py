@@ -479,7 +479,7 @@ class Warmer:
         if task.depth >= self.max_depth:
             reason = (
                 f"depth {task.depth} reaches the limit of {self.max_depth} "
-                "(PATCHULA_CACHE_MAX_DEPTH)"
+                "(--cache-max-depth, PATCHULA_CACHE_MAX_DEPTH)"
             )
             await self._fail(task, reason, result, final=True)
             return

@@ -260,7 +260,11 @@ def test_includes_escaping_the_repository_are_problems() -> None:
 
 
 def test_option_lines_are_ignored_and_editables_skipped() -> None:
-    """Index and binary options are silent, -e rows are skipped, bad options are problems."""
+    """Index and binary options are silent, extra sources warned of, -e rows skipped.
+
+    ``--extra-index-url`` and ``--find-links`` add sources the scan does not read: a version
+    only they have would look unpublished, so each is a warning, its URL never repeated.
+    """
     result = _extract("options")
     assert [(d.line, d.name, d.declared, d.skip_reason) for d in result.dependencies] == [
         (13, ".", ".", "editable requirement"),
@@ -273,10 +277,18 @@ def test_option_lines_are_ignored_and_editables_skipped() -> None:
         (15, "./local/pkg", "./local/pkg", "editable requirement"),
         (18, "numpy", ">=1.26", None),
     ]
+    extra = (
+        "not followed: packages are looked up on the run's PyPI registry (--registry "
+        "pypi=URL), so a version only that source has is not in its release list"
+    )
     assert [(p.line, p.message, p.severity) for p in result.problems] == [
+        (3, f"option --extra-index-url {extra}", "warning"),
+        (4, f"option --find-links {extra}", "warning"),
+        (5, f"option -f {extra}", "warning"),
         (16, "unknown option '--unknown-flag' ignored", "warning"),
         (17, "option '-r' needs a value", "error"),
     ]
+    assert not any("example" in p.message for p in result.problems)
 
 
 def test_url_vcs_and_path_requirements_are_skipped_with_reasons() -> None:

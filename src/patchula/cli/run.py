@@ -591,7 +591,8 @@ async def _scan_with(
             # -v: how many repositories an extraction record answered (nothing walked or read).
             cached = sum(repo.extraction == "cached" for repo in result.repos)
             err.print(
-                f"patchula: {cached} of {len(result.repos)} repositories from extraction records",
+                f"patchula: {cached} of {len(result.repos)} repositories from extraction records "
+                "(the cache's record of a git checkout at an unchanged commit: not read again)",
                 markup=False,
                 highlight=False,
             )

@@ -64,6 +64,15 @@ _VALUED = frozenset(
     }
 )
 _FLAGS = frozenset({"--no-index", "--prefer-binary", "--require-hashes", "--pre"})
+# Options adding a source beside the index: pip may install a version only that source has,
+# while the scan looks every package up on the run's PyPI registry, so each is a warning (its
+# URL, which may carry a token, is never repeated). ``--index-url`` replaces the index: a
+# mirror, which ``--registry pypi=URL`` points the scan at; it stays silent.
+_EXTRA_SOURCES = frozenset({"--extra-index-url", "-f", "--find-links"})
+_NOT_FOLLOWED = (
+    "not followed: packages are looked up on the run's PyPI registry (--registry pypi=URL), "
+    "so a version only that source has is not in its release list"
+)
 
 DepType = Literal["requirements", "constraint"]
 
@@ -227,6 +236,8 @@ class _Walker:
                 self.problem(path, number, f"option {option!r} needs a value")
             elif value is None:
                 continue
+            elif option in _EXTRA_SOURCES:
+                self.problem(path, number, f"option {option} {_NOT_FOLLOWED}", "warning")
             elif option in _EDITABLE:
                 dependency = _unnamed(path, number, value, dep_type, editable=True)
                 self.dependencies.append(dependency)
