@@ -325,7 +325,7 @@ def test_catalog_specs_take_their_range_from_pnpm_workspace_yaml_and_say_so() ->
     assert (legacy.declared, legacy.constraint) == ("catalog:legacy", "^17.0.2")
     assert legacy.note == "range ^17.0.2 from catalog 'legacy' in pnpm-workspace.yaml"
     assert (vue.constraint, vue.note) == (None, None)
-    assert vue.skip_reason == "catalog:: vue is not in the default catalog of pnpm-workspace.yaml"
+    assert vue.skip_reason == "catalog: vue is not in the default catalog of pnpm-workspace.yaml"
 
 
 def test_catalog_without_a_workspace_file_is_skipped_with_the_reason() -> None:
@@ -380,7 +380,7 @@ def test_catalog_in_an_unreadable_workspace_file_names_it() -> None:
         "a/package.json", '{"dependencies": {"r": "catalog:"}}', read
     ).dependencies
     assert react.skip_reason is not None
-    assert react.skip_reason.startswith("catalog:: pnpm-workspace.yaml not read (invalid YAML")
+    assert react.skip_reason.startswith("catalog: pnpm-workspace.yaml not read (invalid YAML")
 
 
 def test_patch_protocol_is_its_base_package_and_range() -> None:

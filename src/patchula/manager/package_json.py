@@ -167,6 +167,7 @@ class _Catalogs:
         self._load()
         label = spec.removeprefix("catalog:").strip() or "default"
         shown = "the default catalog" if label == "default" else f"catalog {label!r}"
+        spec = spec.rstrip(":")  # "catalog:: vue …" reads as a typo: "catalog: vue …"
         if self.file is None:
             where = f"no {_WORKSPACE_FILE} (or package.json with catalogs) at or above"
             return None, f"{spec}: {where} {self.path}"
