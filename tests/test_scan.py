@@ -241,6 +241,25 @@ def test_npm_workspace_packages_are_not_looked_up(tmp_path: Path) -> None:
     assert all("shared" not in url for url in fetch.calls)
 
 
+def test_a_member_whose_version_misses_the_range_is_the_registrys(tmp_path: Path) -> None:
+    """A member is linked only for a range its version satisfies; else the registry's is used.
+
+    ``b`` is a member at 1.1.0: ``^1.0.0`` links it, ``2.0.0`` is installed from the registry.
+    """
+    root = {"workspaces": ["packages/*"], "dependencies": {"b": "2.0.0"}}
+    _write(tmp_path, "package.json", json.dumps(root))
+    _write(tmp_path, "packages/b/package.json", json.dumps({"name": "b", "version": "1.1.0"}))
+    web = {"name": "web", "dependencies": {"b": "^1.0.0"}}
+    _write(tmp_path, "packages/web/package.json", json.dumps(web))
+    fetch = FakeFetch({**PKGS, "b": {"2.0.0": "2024-01-01T00:00:00Z"}})
+    rows = _scan([tmp_path], fetch).repos[0].rows
+    found = {(r.dependency.file, r.finding.status, r.finding.current) for r in rows}
+    assert found == {
+        ("package.json", "up-to-date", "2.0.0"),
+        ("packages/web/package.json", "skipped", None),
+    }
+
+
 @pytest.mark.parametrize(
     "root",
     [

@@ -134,7 +134,9 @@ class ExtractResult:
     ``included_files`` lists other files (repository-relative) this one pulled in, such as a
     requirements file's ``-r`` includes, so discovery does not report them twice.
     ``workspaces`` are the workspace globs a manifest declares (``package.json``
-    ``workspaces``), for lockfiles that do not list their members.
+    ``workspaces``), for lockfiles that do not list their members. ``project_version`` is the
+    manifest's own version (``package.json`` ``version``), which decides whether a workspace
+    links a member for a dependency's range.
     """
 
     dependencies: tuple[Dependency, ...] = ()
@@ -143,6 +145,7 @@ class ExtractResult:
     included_files: tuple[str, ...] = ()
     project_name: str | None = None
     workspaces: tuple[str, ...] = ()
+    project_version: str | None = None
 
 
 class Release(NamedTuple):

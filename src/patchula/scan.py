@@ -1913,13 +1913,14 @@ class _NpmWorkspaces:
     manager already skips.)
     """
 
-    # Root directory ("" for the checkout's) -> (its globs, member name -> manifest path).
-    roots: dict[str, tuple[tuple[str, ...], dict[str, str]]]
+    # Root directory ("" for the checkout's) -> (its globs, member name -> (manifest path,
+    # its version)).
+    roots: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, str | None]]]]
 
     @classmethod
     def of(cls, results: list[tuple[str, ExtractResult]]) -> _NpmWorkspaces:
         manifests = [(path, r) for path, r in results if posixpath.basename(path) == "package.json"]
-        roots: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {}
+        roots: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, str | None]]]] = {}
         for path, result in manifests:
             if result.workspaces:
                 roots[posixpath.dirname(path)] = (result.workspaces, {})
@@ -1930,7 +1931,7 @@ class _NpmWorkspaces:
             for root, (globs, members) in roots.items():
                 rel = _below(directory, root)
                 if rel and _globs_match(list(globs), rel):
-                    members.setdefault(result.project_name, path)
+                    members.setdefault(result.project_name, (path, result.project_version))
         return cls(roots)
 
     def member(self, dep: Dependency) -> str | None:
@@ -1940,10 +1941,26 @@ class _NpmWorkspaces:
             rel = _below(directory, root)
             if rel is None or (rel and not _globs_match(list(globs), rel)):
                 continue  # ``dep`` is declared outside this workspace
-            where = members.get(dep.package_name)
-            if where is not None and where != dep.file:
-                return where
+            found = members.get(dep.package_name)
+            if found is not None and found[0] != dep.file and _links(found[1], dep.constraint):
+                return found[0]
         return None
+
+
+def _links(version: str | None, constraint: str | None) -> bool:
+    """Whether a workspace links a member at ``version`` for a dependency's ``constraint``.
+
+    npm (arborist) and yarn link a workspace package when its version satisfies the range,
+    and install the registry's package otherwise: a member ``1.1.0`` does not serve
+    ``^2.0.0``. A member without a version, or a range npm semver does not read (a tag, a
+    URL: those rows are skipped or looked up as before), counts as linked.
+    """
+    if version is None or not constraint:
+        return True
+    scheme = VERSIONINGS["npm"]
+    if not scheme.is_valid(version) or not scheme.is_valid_constraint(constraint):
+        return True
+    return scheme.matches(version, constraint)
 
 
 def _below(directory: str, root: str) -> str | None:

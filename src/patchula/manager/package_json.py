@@ -128,6 +128,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
         dependencies=tuple(dependencies),
         problems=tuple(problems),
         project_name=project_name or None,
+        project_version=version if isinstance(version := data.get("version"), str) else None,
         workspaces=_workspaces(data.get("workspaces")),
     )
 
