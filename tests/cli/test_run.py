@@ -332,6 +332,8 @@ def test_schema_command_prints_json_schema() -> None:
     schema = json.loads(result.stdout)
     assert "schemaVersion" in schema["properties"]
     assert "heldBack" in schema["$defs"]["DependencyReport"]["properties"]
+    # The draft is said, so a validator does not have to guess it.
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
 
 
 def test_unreachable_registry_fails_fast_with_rows_and_host_statistics(tmp_path: Path) -> None:

@@ -11,5 +11,10 @@ def schema() -> None:
 
     from patchula.report.model import ScanReport  # noqa: PLC0415 - lazy: start-up
 
-    document = ScanReport.model_json_schema(by_alias=True)
+    # pydantic writes JSON Schema draft 2020-12 (its ``GenerateJsonSchema``) but does not say
+    # so; validators guess the draft without ``$schema``.
+    document = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **ScanReport.model_json_schema(by_alias=True),
+    }
     sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
