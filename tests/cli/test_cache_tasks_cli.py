@@ -335,3 +335,15 @@ def test_warm_summary_says_one_attempt_in_the_singular() -> None:
     two = WarmOutcome(result=WarmResult(retried=2), status=status).summary()
     assert "0 failed, 1 attempt to retry;" in one
     assert "0 failed, 2 attempts to retry;" in two
+
+
+def test_warm_refuses_a_cache_path_that_is_a_scanned_manifest(tmp_path: Path) -> None:
+    """``cache warm --cache package.json`` exits 2 and keeps the file, as ``run`` does."""
+    repo = _checkout(tmp_path / "repo", {"a": "^1.0.0"})
+    manifest = repo / "package.json"
+    before = manifest.read_bytes()
+    result = runner.invoke(app, ["cache", "warm", str(repo), "--cache", str(manifest)])
+    assert result.exit_code == 2
+    assert f"cannot use cache {manifest}: it is package.json of target {repo}" in result.stderr
+    assert manifest.read_bytes() == before
+    assert sorted(p.name for p in repo.iterdir()) == ["package.json"]

@@ -270,9 +270,12 @@ def _run_warm(
     retry_all: bool = False,
 ) -> WarmOutcome:
     from patchula.cache import CacheError  # noqa: PLC0415 - lazy: start-up
+    from patchula.cli.run import check_not_scanned  # noqa: PLC0415 - lazy: start-up
     from patchula.cli.warm import warm  # noqa: PLC0415 - lazy: start-up
 
     try:
+        if settings.cache is not None:  # never a manifest the targets' scan reads (run's rule)
+            check_not_scanned(settings.cache, targets, settings, "cache")
         return warm(targets, settings, wait=wait, retry=retry, retry_all=retry_all)
     except (CacheError, ConfigError) as exc:
         _fail(str(exc))
