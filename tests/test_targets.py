@@ -252,3 +252,43 @@ def test_named_file_is_read_even_where_the_walk_would_skip_it(tmp_path: Path) ->
     assert _rows(repo) == [("fixtures/package.json", "a", "1.0.0", None)]
     assert [(p.file, p.severity) for p in repo.problems] == [("bun.lockb", "warning")]
     assert repo.rows[0].finding.reason == "from the range: bun.lockb not read"
+
+
+def test_a_pipfile_target_reads_the_pipfile_lock_beside_it(tmp_path: Path) -> None:
+    """`run Pipfile`: its Pipfile.lock pins current, as in a scan of the directory."""
+    _write(tmp_path, "Pipfile", '[packages]\na = "*"\n')
+    lock = {"_meta": {"pipfile-spec": 6}, "default": {"a": {"version": "==1.0.0"}}, "develop": {}}
+    _write(tmp_path, "Pipfile.lock", json.dumps(lock))
+    assert _rows(_one(tmp_path / "Pipfile")) == [("Pipfile", "a", "1.0.0", "Pipfile.lock")]
+
+
+def test_a_member_manifest_target_keeps_its_workspace(tmp_path: Path) -> None:
+    """`run packages/a/package.json` in a yarn classic workspace: as `run packages/a`.
+
+    The root yarn.lock covers the member (yarn takes its members from the root's `workspaces`)
+    and the sibling `b` is a workspace package; only the target's rows are reported.
+    """
+    _write(tmp_path, "package.json", json.dumps({"name": "root", "workspaces": ["packages/*"]}))
+    member = {"name": "m", "version": "1.0.0", "dependencies": {"a": "^1.0.0", "b": "1.0.0"}}
+    _write(tmp_path, "packages/m/package.json", json.dumps(member))
+    _write(tmp_path, "packages/b/package.json", json.dumps({"name": "b", "version": "1.0.0"}))
+    lock = '# yarn lockfile v1\n\n\na@^1.0.0:\n  version "1.0.0"\n'
+    _write(tmp_path, "yarn.lock", lock)
+    by_file = _one(tmp_path / "packages" / "m" / "package.json")
+    by_directory = _one(tmp_path / "packages" / "m")
+    assert (
+        _rows(by_file)
+        == _rows(by_directory)
+        == [
+            ("packages/m/package.json", "a", "1.0.0", "yarn.lock"),
+            ("packages/m/package.json", "b", None, None),
+        ]
+    )
+    assert by_file.rows[1].finding.reason == "workspace package (packages/b/package.json)"
+
+
+def test_a_symlinked_manifest_target_is_read_by_its_own_name(tmp_path: Path) -> None:
+    """`run requirements.txt` where it links to `deps.lst`: a requirements file, as in a walk."""
+    _write(tmp_path, "deps.lst", "a==1.0.0\n")
+    (tmp_path / "requirements.txt").symlink_to("deps.lst")
+    assert [row[1:3] for row in _rows(_one(tmp_path / "requirements.txt"))] == [("a", "1.0.0")]

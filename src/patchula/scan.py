@@ -484,8 +484,13 @@ def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:
     except (RuntimeError, OSError):  # a loop met while resolving (RuntimeError in 3.11)
         return None, "target path contains a symlink loop", _WHOLE
     if not resolved.is_dir():
-        directory = resolved.parent
+        # A symlinked manifest is read by its own name (``requirements.txt -> deps.lst`` is a
+        # requirements file), in its directory: the link itself is not followed for its name.
+        directory = path.absolute().parent.resolve()
+        resolved = directory / path.name
         root = _checkout_root(directory) or _workspace_root(directory) or directory
+        if not resolved.is_relative_to(root):  # pragma: no cover - root is at or above it
+            root = directory
         return root, "", _Scope(file=resolved.relative_to(root).as_posix())
     workspace = _workspace_root(resolved)
     if workspace is None:
@@ -1744,6 +1749,7 @@ _LOCKS_OF = {
     "package_json": ("package_lock", "yarn_lock", "pnpm_lock", "bun_lock"),
     "cargo_toml": ("cargo_lock",),
     "pyproject": ("uv_lock", "poetry_lock"),
+    "pipfile": ("pipfile_lock",),
 }
 
 # The endings of a file a user names as a target that no manager matches by name, read as a
@@ -1791,8 +1797,64 @@ def _discover_file(root: Path, rel: str, settings: Settings) -> Discovery:
         if not directory:
             break
         directory = posixpath.dirname(directory)
+    if "package_json" in managers and "package_json" in enabled:
+        found.files.extend(_npm_workspace_manifests(root, rel))
     found.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
     return found
+
+
+# The most member manifests a file target's npm workspace is read with (a bound on the glob).
+_MAX_WORKSPACE_MANIFESTS = 2000
+
+
+def _npm_workspace_manifests(root: Path, rel: str) -> list[Found]:
+    """The ``package.json`` files of the npm workspace a ``package.json`` target is a member of.
+
+    The nearest ``package.json`` above ``rel`` (within ``root``) whose ``workspaces`` globs
+    list ``rel``'s directory, and the member manifests those globs match (outside
+    ``node_modules``; at most ``_MAX_WORKSPACE_MANIFESTS``). They are extracted with the target
+    but not reported: the root's globs say which lockfile covers the member (yarn classic) and
+    which of its dependencies are workspace packages, as when the member's directory is the
+    target. Empty when the target is in no workspace.
+    """
+    directory = posixpath.dirname(rel)
+    parent = directory
+    while parent:
+        parent = posixpath.dirname(parent)
+        below = directory[len(parent) + 1 :] if parent else directory
+        kind = _WORKSPACE_KINDS[1]  # package.json ``workspaces``
+        if not _member_of(root / parent, below, root / directory, kind):
+            continue
+        globs = _npm_globs(root / parent / "package.json")
+        found = [Found(posixpath.join(parent, "package.json"), "package_json")]
+        seen = {rel, found[0].path}
+        for pattern in globs:
+            cleaned = pattern.strip().removeprefix("./").rstrip("/")
+            if not cleaned or cleaned.startswith("!"):
+                continue
+            for manifest in sorted((root / parent).glob(f"{cleaned}/package.json")):
+                member = manifest.relative_to(root).as_posix()
+                if "node_modules" in member.split("/") or member in seen:
+                    continue
+                seen.add(member)
+                found.append(Found(member, "package_json"))
+                if len(found) > _MAX_WORKSPACE_MANIFESTS:
+                    return found
+        return found
+    return []
+
+
+def _npm_globs(manifest: Path) -> list[str]:
+    """The ``workspaces`` globs of an npm root ``manifest`` (a list, or yarn's ``packages``)."""
+    try:
+        text = read_regular(manifest, manifest.name, WORKSPACE_MANIFEST_MAX_BYTES).decode("utf-8")
+        data = json.loads(text)
+    except (ManifestError, UnicodeDecodeError, ValueError):
+        return []
+    members = data.get("workspaces") if isinstance(data, dict) else None
+    if isinstance(members, dict):
+        members = members.get("packages")
+    return [m for m in members if isinstance(m, str)] if isinstance(members, list) else []
 
 
 def _total_size(root: Path, found: Discovery) -> int:
