@@ -292,3 +292,12 @@ def test_a_symlinked_manifest_target_is_read_by_its_own_name(tmp_path: Path) -> 
     _write(tmp_path, "deps.lst", "a==1.0.0\n")
     (tmp_path / "requirements.txt").symlink_to("deps.lst")
     assert [row[1:3] for row in _rows(_one(tmp_path / "requirements.txt"))] == [("a", "1.0.0")]
+
+
+def test_a_symlinked_manifest_target_leaving_the_checkout_is_still_read(tmp_path: Path) -> None:
+    """A link to a file elsewhere is read where it points (its own directory could not)."""
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    _write(tmp_path, "elsewhere/requirements.txt", "a==1.0.0\n")
+    link = tmp_path / "repo" / "requirements.txt"
+    link.symlink_to(tmp_path / "elsewhere" / "requirements.txt")
+    assert [row[1:3] for row in _rows(_one(link))] == [("a", "1.0.0")]

@@ -486,11 +486,15 @@ def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:
     if not resolved.is_dir():
         # A symlinked manifest is read by its own name (``requirements.txt -> deps.lst`` is a
         # requirements file), in its directory: the link itself is not followed for its name.
+        # One that leaves the checkout is read where it points, as before (a link's own
+        # directory could not read it).
         directory = path.absolute().parent.resolve()
-        resolved = directory / path.name
         root = _checkout_root(directory) or _workspace_root(directory) or directory
-        if not resolved.is_relative_to(root):  # pragma: no cover - root is at or above it
-            root = directory
+        if resolved.is_relative_to(root):
+            resolved = directory / path.name
+        else:
+            directory = resolved.parent
+            root = _checkout_root(directory) or _workspace_root(directory) or directory
         return root, "", _Scope(file=resolved.relative_to(root).as_posix())
     workspace = _workspace_root(resolved)
     if workspace is None:
