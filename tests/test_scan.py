@@ -203,6 +203,20 @@ def test_read_commit_from_git_dir(tmp_path: Path) -> None:
     assert read_commit(tmp_path / "nowhere") is None
 
 
+def test_a_broken_symlink_target_says_which_break(tmp_path: Path) -> None:
+    """A symlink loop and a link to nothing are told apart from a path that does not exist."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nothing")
+    targets = [str(tmp_path / name) for name in ("a", "dangling", "nothing")]
+    result = anyio.run(scan, targets, Settings(), FakeFetch({}), FixedClock(NOW))
+    assert [[p.message for p in repo.problems] for repo in result.repos] == [
+        ["target path contains a symlink loop"],
+        ["target is a symlink to a path that does not exist"],
+        ["target does not exist"],
+    ]
+
+
 @pytest.mark.parametrize(
     ("target", "message"),
     [

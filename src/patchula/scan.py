@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import fnmatch
 import functools
 import gc
@@ -478,6 +479,8 @@ def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:
         )
     path = Path(target).expanduser()
     if not path.exists():  # also a symlink loop: ``exists`` is false for ELOOP
+        if path.is_symlink():
+            return None, _broken_link(path), _WHOLE
         return None, _missing(target), _WHOLE
     try:
         resolved = path.resolve()
@@ -507,6 +510,18 @@ _GITHUB_ADDRESS = re.compile(
     r"(?:https?://(?:www\.)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
     r"([A-Za-z0-9-]+)/([A-Za-z0-9._-]+?)(?:\.git)?/?"
 )
+
+
+def _broken_link(path: Path) -> str:
+    """Why the symlink ``path``, which names nothing that exists, cannot be scanned."""
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:  # Python 3.11's loop error (OSError ELOOP from 3.13)
+        return "target path contains a symlink loop"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "target path contains a symlink loop"
+    return "target is a symlink to a path that does not exist"
 
 
 def _missing(target: str) -> str:
