@@ -39,7 +39,6 @@ from patchula.datasource.base import (
     describe_decode_error,
     epoch_seconds,
     fetch_catalog,
-    parse_time,
     times_from_epochs,
     url_safe_name,
 )
@@ -193,7 +192,7 @@ def derive(content: bytes, *, package_name: str) -> bytes:
         if project.versions is not None
         else _versions_from_filenames(project.files, normalised_name)
     )
-    # Each valid version under its first spelling (``_known_versions``), and each valid
+    # Each valid version under its first spelling, and each valid
     # spelling's first spelling: the version text of a regular wheel or sdist filename is
     # usually spelt exactly as in ``versions``, and a dictionary lookup then replaces parsing
     # it (a page holds thousands of files). One pass.
@@ -352,15 +351,12 @@ def _files_by_release(
     return stamps_of, all_yanked
 
 
-def _earliest_upload(files: list[_File]) -> datetime | None:
-    """Return the earliest ``upload-time`` of ``files`` (``None`` when none has one)."""
-    return _earliest_stamp([f.upload_time for f in files if f.upload_time])
-
-
 def _earliest_epoch(stamps: list[str]) -> int | None:
-    """``_earliest_stamp`` of ``stamps`` in whole epoch seconds (``None``: none is read).
+    """The earliest of ``stamps`` (``upload-time`` values) in whole epoch seconds.
 
-    When the stamps share one shape, the smallest is read straight to epoch seconds.
+    ``None`` when none can be read. PEP 700 times are RFC 3339 UTC strings: when they share one
+    shape (``_one_shape``) the smallest is the earliest and only it is read (a page holds
+    thousands of files); otherwise, or when it cannot be read, every one is.
     """
     if not stamps:
         return None
@@ -368,8 +364,7 @@ def _earliest_epoch(stamps: list[str]) -> int | None:
         found = epoch_seconds(min(stamps))
         if found is not None:
             return found
-    earliest = _earliest_stamp(stamps)
-    return int(earliest.timestamp()) if earliest is not None else None
+    return min((e for e in map(epoch_seconds, stamps) if e is not None), default=None)
 
 
 def _one_shape(stamps: list[str]) -> bool:
@@ -382,34 +377,9 @@ def _one_shape(stamps: list[str]) -> bool:
     return len(stamps) == 1 or all(len(s) == first and s.endswith("Z") for s in stamps)
 
 
-def _earliest_stamp(stamps: list[str]) -> datetime | None:
-    """Return the earliest of ``stamps`` (``upload-time`` values; ``None`` when none is read).
-
-    PEP 700 times are RFC 3339 UTC strings; when they all share one shape the earliest is the
-    smallest string and only it is parsed (a page holds thousands of files), else all are.
-    """
-    if not stamps:
-        return None
-    if _one_shape(stamps):
-        found = parse_time(min(stamps))
-        if found is not None:
-            return found
-    return min((t for t in (parse_time(stamp) for stamp in stamps) if t is not None), default=None)
-
-
 def _is_json(content_type: str) -> bool:
     media_type = content_type.split(";", 1)[0].strip().lower()
     return media_type == "application/json" or media_type.endswith("+json")
-
-
-def _known_versions(spellings: Iterable[str]) -> dict[Version, str]:
-    """Map each valid version to its first spelling; invalid (legacy) strings are dropped."""
-    known: dict[Version, str] = {}
-    for spelling in spellings:
-        version = _parse_version(spelling)
-        if version is not None:
-            known.setdefault(version, spelling)
-    return known
 
 
 def _file_version(filename: str, project: str, known: Mapping[Version, str]) -> Version | None:
