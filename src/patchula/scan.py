@@ -632,21 +632,34 @@ def _member_of(
     kind: tuple[str, tuple[str, ...], tuple[str, ...] | None],
 ) -> bool:
     """Whether ``directory`` (``rel`` below ``parent``) is a workspace member of ``kind``."""
-    name, members_at, exclude_at = kind
-    if not (directory / name).is_file() or not (parent / name).is_file():
+    if not (directory / kind[0]).is_file():
         return False
+    members, excluded = _workspace_globs(parent, kind)
+    return _globs_match(members, rel) and not _globs_match(excluded, rel)
+
+
+def _workspace_globs(
+    parent: Path, kind: tuple[str, tuple[str, ...], tuple[str, ...] | None]
+) -> tuple[object, object]:
+    """``(member globs, excluded globs)`` that ``parent``'s manifest of ``kind`` declares.
+
+    Each as written (a list when the manifest is usable); ``(None, None)`` when there is no
+    such manifest or it cannot be read.
+    """
+    name, members_at, exclude_at = kind
+    if not (parent / name).is_file():
+        return None, None
     import tomllib  # noqa: PLC0415 - lazy: start-up (only workspace members are read here)
 
     try:
         text = read_regular(parent / name, name, WORKSPACE_MANIFEST_MAX_BYTES).decode("utf-8")
         data: object = json.loads(text) if name.endswith(".json") else tomllib.loads(text)
     except (ManifestError, UnicodeDecodeError, ValueError):
-        return False
+        return None, None
     members = _at(data, members_at)
     if isinstance(members, dict):  # npm (and yarn) also accept {"packages": [...]}
         members = members.get("packages")
-    excluded = _at(data, exclude_at) if exclude_at is not None else None
-    return _globs_match(members, rel) and not _globs_match(excluded, rel)
+    return members, _at(data, exclude_at) if exclude_at is not None else None
 
 
 def _pnpm_member_of(parent: Path, rel: str, directory: Path) -> bool:
@@ -1841,14 +1854,15 @@ def _npm_workspace_manifests(root: Path, rel: str) -> list[Found]:
     while parent:
         parent = posixpath.dirname(parent)
         below = directory[len(parent) + 1 :] if parent else directory
-        kind = _WORKSPACE_KINDS[1]  # package.json ``workspaces``
-        if not _member_of(root / parent, below, root / directory, kind):
+        globs, _ = _workspace_globs(root / parent, _WORKSPACE_KINDS[1])  # ``workspaces``
+        if not isinstance(globs, list) or not _globs_match(globs, below):
             continue
-        globs = _npm_globs(root / parent / "package.json")
         found = [Found(posixpath.join(parent, "package.json"), "package_json")]
         seen = {rel, found[0].path}
         for pattern in globs:
-            cleaned = pattern.strip().removeprefix("./").rstrip("/")
+            cleaned = (
+                pattern.strip().removeprefix("./").rstrip("/") if isinstance(pattern, str) else ""
+            )
             if not cleaned or cleaned.startswith("!"):
                 continue
             for manifest in sorted((root / parent).glob(f"{cleaned}/package.json")):
@@ -1861,19 +1875,6 @@ def _npm_workspace_manifests(root: Path, rel: str) -> list[Found]:
                     return found
         return found
     return []
-
-
-def _npm_globs(manifest: Path) -> list[str]:
-    """The ``workspaces`` globs of an npm root ``manifest`` (a list, or yarn's ``packages``)."""
-    try:
-        text = read_regular(manifest, manifest.name, WORKSPACE_MANIFEST_MAX_BYTES).decode("utf-8")
-        data = json.loads(text)
-    except (ManifestError, UnicodeDecodeError, ValueError):
-        return []
-    members = data.get("workspaces") if isinstance(data, dict) else None
-    if isinstance(members, dict):
-        members = members.get("packages")
-    return [m for m in members if isinstance(m, str)] if isinstance(members, list) else []
 
 
 def _total_size(root: Path, found: Discovery) -> int:
