@@ -1997,22 +1997,22 @@ class _NpmWorkspaces:
 
     # Root directory ("" for the checkout's) -> (its globs, member name -> (manifest path,
     # its version)).
-    roots: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, str | None]]]]
+    roots: dict[str, tuple[list[str], dict[str, tuple[str, str | None]]]]
 
     @classmethod
     def of(cls, results: list[tuple[str, ExtractResult]]) -> _NpmWorkspaces:
         manifests = [(path, r) for path, r in results if posixpath.basename(path) == "package.json"]
-        roots: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, str | None]]]] = {}
+        roots: dict[str, tuple[list[str], dict[str, tuple[str, str | None]]]] = {}
         for path, result in manifests:
             if result.workspaces:
-                roots[posixpath.dirname(path)] = (result.workspaces, {})
+                roots[posixpath.dirname(path)] = (list(result.workspaces), {})
         for path, result in manifests:
             if not result.project_name:
                 continue
             directory = posixpath.dirname(path)
             for root, (globs, members) in roots.items():
                 rel = _below(directory, root)
-                if rel and _globs_match(list(globs), rel):
+                if rel and _globs_match(globs, rel):
                     members.setdefault(result.project_name, (path, result.project_version))
         return cls(roots)
 
@@ -2021,7 +2021,7 @@ class _NpmWorkspaces:
         directory = posixpath.dirname(dep.file)
         for root, (globs, members) in self.roots.items():
             rel = _below(directory, root)
-            if rel is None or (rel and not _globs_match(list(globs), rel)):
+            if rel is None or (rel and not _globs_match(globs, rel)):
                 continue  # ``dep`` is declared outside this workspace
             found = members.get(dep.package_name)
             if found is not None and found[0] != dep.file and _links(found[1], dep.constraint):
