@@ -428,3 +428,41 @@ def test_reader_counts_offsets_in_the_file_after_a_byte_order_mark(tmp_path: Pat
         _Reader(tmp_path.resolve(), 1024)("requirements.txt")
     assert caught.value.message == "not UTF-8 text (invalid byte 0xff at offset 17)"
     assert caught.value.line == 2
+
+
+# --- nesting deeper than the parsers follow ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "line", "depth"),
+    [
+        # A bracket inside a string is not nesting; the deep array starts on line 3.
+        ("package.json", '{\n  "name": "[[[",\n  "x": ' + "[" * 5000 + "]" * 5000 + "}", 3, 5001),
+        (
+            "Cargo.toml",
+            '[package]\nname = "x"  # [[[[\nversion = "1"\n[metadata]\ny = '
+            + "[" * 5000
+            + "]" * 5000
+            + "\n",
+            5,
+            5000,
+        ),
+    ],
+)
+def test_nesting_too_deep_is_a_problem_at_its_line(
+    tmp_path: Path, rel: str, text: str, line: int, depth: int
+) -> None:
+    """A manifest nested past the parser's recursion limit is a problem naming its deepest line.
+
+    Every other file is still scanned.
+    """
+    _write(tmp_path, rel, text)
+    _write(tmp_path, "web/package.json", json.dumps({"dependencies": {"a": "1.0.0"}}))
+    result = _scan([tmp_path], FakeFetch(PKGS), max_file_bytes=1024 * 1024)
+    syntax = "JSON" if rel.endswith(".json") else "TOML"
+    assert _problems(result) == {
+        rel: (line, f"invalid {syntax}: nested too deeply ({depth} levels of brackets)", "error")
+    }
+    assert [(r.dependency.file, r.finding.status) for r in result.repos[0].rows] == [
+        ("web/package.json", "outdated")
+    ]

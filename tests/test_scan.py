@@ -274,6 +274,28 @@ def test_a_member_whose_version_misses_the_range_is_the_registrys(tmp_path: Path
     }
 
 
+def test_a_member_a_negated_glob_excludes_is_the_registrys(tmp_path: Path) -> None:
+    """``"!packages/b"`` takes ``b`` out of the workspace (npm's map-workspaces, yarn, bun).
+
+    So ``web``'s dependency on ``b`` is installed from the registry and looked up, while
+    ``shared``, still a member, stays a workspace package.
+    """
+    root = {"workspaces": ["packages/*", "!packages/b"]}
+    _write(tmp_path, "package.json", json.dumps(root))
+    _write(tmp_path, "packages/b/package.json", json.dumps({"name": "b", "version": "1.0.0"}))
+    _write(tmp_path, "packages/shared/package.json", json.dumps({"name": "shared"}))
+    web = {"name": "web", "dependencies": {"b": "1.0.0", "shared": "*"}}
+    _write(tmp_path, "packages/web/package.json", json.dumps(web))
+    fetch = FakeFetch({**PKGS, "b": {"1.0.0": "2024-01-01T00:00:00Z"}})
+    rows = _scan([tmp_path], fetch).repos[0].rows
+    found = {(r.dependency.name, r.finding.status, r.finding.current) for r in rows}
+    assert found == {("b", "up-to-date", "1.0.0"), ("shared", "skipped", None)}
+    assert any(url.endswith("/b") for url in fetch.calls)
+    # The member's manifest as the target: the same rows.
+    rows = _scan([tmp_path / "packages/web/package.json"], fetch).repos[0].rows
+    assert {(r.dependency.name, r.finding.status, r.finding.current) for r in rows} == found
+
+
 @pytest.mark.parametrize(
     "root",
     [

@@ -108,6 +108,15 @@ def test_invalid_toml_config(tmp_path: Path) -> None:
         load_settings({"config": cfg}, env={}, cwd=tmp_path)
 
 
+def test_config_nested_too_deeply_names_its_line(tmp_path: Path) -> None:
+    """A config file nested past tomllib's recursion limit is a config error with its line."""
+    cfg = tmp_path / "custom.toml"
+    cfg.write_text("concurrency = 3\nx = " + "[" * 5000 + "]" * 5000 + "\n")
+    message = r"custom\.toml: invalid TOML: nested too deeply \(5000 levels of brackets\)"
+    with pytest.raises(ConfigError, match=message + r" \(at line 2\)"):
+        load_settings({"config": cfg}, env={}, cwd=tmp_path)
+
+
 def test_registry_overrides(tmp_path: Path) -> None:
     """``--registry NAME=URL`` and PATCHULA_REGISTRY set datasource base URLs."""
     s = load_settings(

@@ -232,12 +232,20 @@ def test_uv_workspace_member_directory_uses_the_root_lock(tmp_path: Path) -> Non
         (["packages/**"], "packages/a/b", True),
         (["app"], "apps", False),
         ("crates/*", "crates/app", False),  # not a list: no members
+        (["packages/*", "!packages/legacy"], "packages/legacy", False),
+        (["packages/*", "!packages/legacy"], "packages/app", True),
+        (["!packages/legacy", "packages/*"], "packages/legacy", False),  # wherever it is
+        (["packages/*", "!!packages/legacy"], "packages/legacy", True),  # two cancel out
+        (["!packages/*"], "packages/app", False),  # nothing included
     ],
 )
 def test_workspace_globs_match_segment_by_segment(
     patterns: object, rel: str, *, expected: bool
 ) -> None:
-    """`*` never crosses `/`, `**` spans segments, `./` and a trailing `/` are ignored."""
+    """`*` never crosses `/`, `**` spans segments, `./` and a trailing `/` are ignored.
+
+    A glob with a leading `!` excludes what it matches.
+    """
     assert _globs_match(patterns, rel) is expected
 
 

@@ -695,17 +695,27 @@ def _globs_match(patterns: object, rel: str) -> bool:
     """Whether a list of workspace globs (``crates/*``, ``packages/**``) matches ``rel``.
 
     Matched path segment by segment (``*`` never crosses ``/``; ``**`` spans any number of
-    segments), as the glob crate (Cargo, uv) and npm's minimatch do.
+    segments), as the glob crate (Cargo, uv) and npm's minimatch do. A glob written with a
+    leading ``!`` excludes what it matches (``["packages/*", "!packages/legacy"]``), as npm's
+    ``@npmcli/map-workspaces``, yarn, bun and pnpm read it (an even number of ``!`` cancels
+    out); ``rel`` matches when some other glob includes it and no such glob excludes it.
     """
     if not isinstance(patterns, list):
         return False
     parts = rel.split("/")
+    included = False
     for pattern in patterns:
-        if isinstance(pattern, str):
-            cleaned = pattern.strip().removeprefix("./").rstrip("/")
-            if cleaned and _segments_match(parts, cleaned.split("/")):
-                return True
-    return False
+        if not isinstance(pattern, str):
+            continue
+        cleaned = pattern.strip()
+        bangs = len(cleaned) - len(cleaned.lstrip("!"))
+        cleaned = cleaned[bangs:].removeprefix("./").rstrip("/")
+        if not cleaned or not _segments_match(parts, cleaned.split("/")):
+            continue
+        if bangs % 2:
+            return False
+        included = True
+    return included
 
 
 def _segments_match(parts: list[str], pattern: list[str]) -> bool:
@@ -1869,6 +1879,10 @@ def _npm_workspace_manifests(root: Path, rel: str) -> list[Found]:
                 member = manifest.relative_to(root).as_posix()
                 if "node_modules" in member.split("/") or member in seen:
                     continue
+                if not _globs_match(
+                    globs, posixpath.relpath(posixpath.dirname(member), parent or ".")
+                ):
+                    continue  # excluded by a ``!`` glob
                 seen.add(member)
                 found.append(Found(member, "package_json"))
                 if len(found) > _MAX_WORKSPACE_MANIFESTS:

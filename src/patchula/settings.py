@@ -777,13 +777,17 @@ def _load_toml(path: Path) -> dict[str, Any]:
     import tomllib  # noqa: PLC0415 - lazy: start-up (most runs have no config file)
 
     try:
-        return tomllib.loads(data.decode("utf-8-sig"))
+        text = data.decode("utf-8-sig")
+        return tomllib.loads(text)
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except RecursionError:
-        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+        from patchula.manager.base import nesting_problem  # noqa: PLC0415 - lazy: rare
+
+        problem = nesting_problem(str(path), text, "TOML")
+        raise ConfigError(f"{path}: {problem.message} (at line {problem.line})") from None
     except ValueError as exc:  # an integer over the 4,300-digit conversion limit
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 

@@ -34,7 +34,7 @@ def _oracle_times(values: list[object]) -> list[datetime | None]:
         try:
             out.append(datetime.fromtimestamp(value, UTC))  # type: ignore[arg-type]
         except (TypeError, ValueError, OverflowError, OSError):
-            out.append(from_epoch(value) if not isinstance(value, bool) else None)
+            out.append(None)  # not a number, or none a datetime holds
     return out
 
 
@@ -103,22 +103,44 @@ def _parse(content: bytes) -> Catalog:
 
 
 def _outcome(convert: Callable[[], list[datetime | None]]) -> object:
-    """The list, or the type of the exception (a time past ``time_t`` overflows in both)."""
+    """The list, or the type of the exception (there should be none)."""
     try:
         return convert()
-    except OverflowError as exc:
+    except (OverflowError, ValueError, OSError) as exc:
         return type(exc)
 
 
 def test_times_from_epochs_equals_the_per_value_loop() -> None:
     """Numbers, ``None``, bools, strings and overflows: the same list (or the same error)."""
     rng = random.Random(12)  # noqa: S311 - reproducible test data
-    pool: list[object] = [None, 0, -1, 1.25, 1_700_000_000, True, False, "1", 10**30, [], 2.5e9]
+    pool: list[object] = [
+        *(None, 0, -1, 1.25, 1_700_000_000, True, False, "1", 10**30, [], 2.5e9),
+        *(-(10**30), float("nan"), float("inf"), 253_402_300_800, -62_135_596_801),
+    ]
     for _ in range(2000):
         values = [rng.choice(pool) for _ in range(rng.randrange(6))]
         expected = _outcome(lambda: _oracle_times(values))  # noqa: B023 - called at once
         assert _outcome(lambda: times_from_epochs(values)) == expected  # noqa: B023
         assert _outcome(lambda: times_from_epochs(iter(values))) == expected  # noqa: B023
+
+
+def test_a_stored_time_no_datetime_holds_is_unknown_not_a_crash() -> None:
+    """A damaged or hostile stored document: absurd epochs leave their releases undated."""
+    absurd = [10**30, -(10**30), float("nan"), float("inf"), 253_402_300_800]
+    assert times_from_epochs([*absurd, 0]) == [None] * len(absurd) + [
+        datetime(1970, 1, 1, tzinfo=UTC)
+    ]
+    assert [from_epoch(value) for value in absurd] == [None] * len(absurd)
+    content = (
+        b'{"name": "acme", "versions": ["1.0", "2.0", "3.0"], "times": [1e300, 253402300800, 0],'
+        b' "yanked": [], "noFiles": []}'
+    )
+    catalog = _parse(content)
+    assert [(r.version, r.released_at) for r in catalog.releases] == [
+        ("1.0", None),
+        ("2.0", None),
+        ("3.0", datetime(1970, 1, 1, tzinfo=UTC)),
+    ]
 
 
 def test_pypi_compact_parse_equals_the_per_release_loop() -> None:

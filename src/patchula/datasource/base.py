@@ -546,14 +546,21 @@ def times_from_epochs(values: Iterable[object]) -> list[datetime | None]:
         try:
             append(fromtimestamp(value, UTC))  # type: ignore[arg-type]
         except (TypeError, ValueError, OverflowError, OSError):
-            append(from_epoch(value) if not isinstance(value, bool) else None)
+            append(None)
     return out
 
 
 def from_epoch(value: object) -> datetime | None:
-    """Return epoch seconds (as stored in compact documents) as an aware UTC datetime."""
+    """Return epoch seconds (as stored in compact documents) as an aware UTC datetime.
+
+    ``None`` for anything else, and for a number no datetime holds (before year 1, after 9999,
+    NaN or infinite: a damaged or hostile stored document must not stop a run).
+    """
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC)
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (ValueError, OverflowError, OSError):
+            return None
     return None
 
 

@@ -164,7 +164,7 @@ def parse_json_object(path: str, text: str) -> tuple[dict[str, object], Manifest
         message = f"invalid JSON: {exc.msg}{at} column {exc.colno}"
         return {}, ManifestProblem(path, exc.lineno, message)
     except RecursionError:
-        return {}, ManifestProblem(path, None, "invalid JSON: nested too deeply")
+        return {}, nesting_problem(path, text, "JSON")
     except ValueError:  # int() of a number over Python's digit limit (CVE-2020-10735)
         return {}, _too_long_number(path, text, "JSON")
     if not isinstance(data, dict):
@@ -371,12 +371,41 @@ def parse_toml(path: str, text: str) -> tuple[dict[str, object] | None, Manifest
         line = min(line, last) if line is not None else None
         return None, ManifestProblem(path, line, f"invalid TOML: {message.strip()}")
     except RecursionError:
-        return None, ManifestProblem(path, None, "invalid TOML: nested too deeply")
+        return None, nesting_problem(path, text, "TOML")
     except ValueError:  # int() of a number over Python's digit limit (CVE-2020-10735)
         return None, _too_long_number(path, text, "TOML")
 
 
 _LONG_NUMBER = re.compile(r"[0-9_]{4300,}")
+
+# What may hold a bracket that does not nest: strings (and TOML's comments), else a bracket.
+_NESTING_TOKENS = {
+    "JSON": re.compile(r'"(?:[^"\\]|\\.)*"?|[\[{]|[\]}]'),
+    "TOML": re.compile(
+        r'"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)|"(?:[^"\\\n]|\\.)*"?'
+        r"|'[^'\n]*'?|#[^\n]*|[\[{]|[\]}]"
+    ),
+}
+
+
+def nesting_problem(path: str, text: str, language: str) -> ManifestProblem:
+    """The problem of a document nested deeper than the parser follows: at its deepest line.
+
+    The line where the nesting first reaches its greatest depth (brackets in strings and
+    comments do not count); the message gives that depth.
+    """
+    depth = deepest = 0
+    at = 0
+    for match in _NESTING_TOKENS[language].finditer(text):
+        token = match.group()
+        if token in {"[", "{"}:
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, match.start()
+        elif token in {"]", "}"}:
+            depth = max(0, depth - 1)
+    message = f"invalid {language}: nested too deeply ({deepest} levels of brackets)"
+    return ManifestProblem(path, line_of(text, at) if deepest else None, message)
 
 
 def _too_long_number(path: str, text: str, syntax: str) -> ManifestProblem:
