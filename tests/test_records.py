@@ -6,11 +6,11 @@ import json
 import os
 import shutil
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 import anyio
 import pytest
+from msgspec.structs import replace
 
 from patchula import git as git_module
 from patchula import records as records_module

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 import zstandard
 
@@ -47,8 +47,7 @@ ZSTD_LEVEL = 3
 _local = threading.local()  # zstd contexts are not thread-safe: one pair per worker thread
 
 
-@dataclass(frozen=True, slots=True)
-class CorruptBody:
+class CorruptBody(msgspec.Struct, frozen=True):
     """A stored row that cannot be decoded (its body, headers or a column's type).
 
     ``body`` is the stored body as ``CAST(body AS BLOB)`` reads it (``None`` for NULL), so the

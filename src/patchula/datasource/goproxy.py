@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import anyio
 import orjson
+from msgspec.structs import replace
 
 from patchula.datasource.base import (
     Datasource,

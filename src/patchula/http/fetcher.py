@@ -15,12 +15,13 @@ import contextvars
 import functools
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+from msgspec.structs import replace
 
 from patchula import __version__
 from patchula.cache import Cache, HttpEntry, ReleaseItem
