@@ -192,9 +192,8 @@ def _entry(key: str, row: Any) -> HttpEntry | CorruptBody:  # noqa: ANN401 - an 
         pairs = tuple([(str(name), str(value)) for name, value in orjson.loads(headers)])
     except (zstandard.ZstdError, ValueError, TypeError):
         return CorruptBody(blob)
-    # Positional: a frozen dataclass's keyword construction costs a third more on the warm path.
-    # Order: key, status, etag, last_modified, headers, body, fetched_at, expires_at,
-    # cache_control, representation.
+    # Positional (the warm path builds one per hit; keywords cost more). Order: key, status,
+    # etag, last_modified, headers, body, fetched_at, expires_at, cache_control, representation.
     return HttpEntry(key, status, etag, last_modified, pairs, body, fetched, expires, control, rep)
 
 
