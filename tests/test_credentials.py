@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 import pytest
+from rich.pretty import pretty_repr
 
 from patchula.credentials import (
     RegistryAccess,
+    docker_logins,
     github_credential,
     github_graphql_url,
     netrc_logins,
@@ -16,6 +19,7 @@ from patchula.credentials import (
     read_npmrc,
 )
 from patchula.errors import ConfigError
+from patchula.http.auth import basic_credential
 from patchula.settings import Settings, load_settings
 
 # Stand-ins, never real credentials.
@@ -448,3 +452,43 @@ def test_github_graphql_url() -> None:
     """GraphQL is ``{base}/graphql``; GHES's ``/api/v3`` has it at ``/api/graphql``."""
     assert github_graphql_url("https://api.github.com") == "https://api.github.com/graphql"
     assert github_graphql_url("https://ghe.example/api/v3/") == "https://ghe.example/api/graphql"
+
+
+def test_no_secret_reaches_a_repr_or_a_pretty_print(tmp_path: Path) -> None:
+    """Secrets stay out of ``repr`` and of rich's pretty printer, at every level of nesting.
+
+    rich lists a ``msgspec.Struct``'s fields through its ``__rich_repr__`` and honours a
+    dataclass field's ``repr=False``: the values holding a secret stay dataclasses, and the
+    Structs holding those values show only what they show.
+    """
+    npmrc = read_npmrc(
+        f"//r.example.com/:_authToken={TOKEN}\n//r.example.com/:_password={PASSWORD}\n",
+        "~/.npmrc",
+        {},
+    )
+    login = json.dumps({"auths": {"ghcr.io": {"username": "octo", "password": PASSWORD}}})
+    logins, _ = docker_logins(login, "~/.docker/config.json")
+    access = _access(
+        tmp_path, npmrc=f"//registry.npmjs.org/:_authToken={TOKEN}\n", env={"GH_TOKEN": OTHER}
+    )
+    view = access.for_checkout(None)
+    credential = view.credentials.for_url("https://registry.npmjs.org/left-pad")
+    assert credential is not None
+    assert credential.value == f"Bearer {TOKEN}"  # the values below do hold the secrets
+    assert logins[0].password == PASSWORD
+    values: list[object] = [
+        npmrc,
+        logins,
+        view,
+        credential,
+        basic_credential("me", PASSWORD, "https://h.example/", "URL"),
+    ]
+    for value in values:
+        for shown in (repr(value), pretty_repr(value)):
+            for secret in (
+                TOKEN,
+                OTHER,
+                PASSWORD,
+                base64.b64encode(f"me:{PASSWORD}".encode()).decode(),
+            ):
+                assert secret not in shown, (type(value).__name__, shown)

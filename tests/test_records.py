@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 import anyio
+import msgspec
 import pytest
+from msgspec.structs import replace
 
 from patchula import git as git_module
 from patchula import records as records_module
@@ -19,7 +21,16 @@ from patchula.cache import Cache
 from patchula.clock import FixedClock
 from patchula.discovery import read_regular
 from patchula.errors import ManifestError
-from patchula.records import Record, config_hash, decode, encode, worktree_clean
+from patchula.models import Dependency, ManifestProblem
+from patchula.records import (
+    RECORD_FORMAT,
+    Extracted,
+    Record,
+    config_hash,
+    decode,
+    encode,
+    worktree_clean,
+)
 from patchula.scan import ScanResult, scan
 from patchula.settings import Settings
 from tests.test_scan import NOW, PKGS, FakeFetch
@@ -945,3 +956,57 @@ def test_a_record_stored_over_flags_by_an_older_format_is_not_used(
     result = _scan([checkout], store)
     assert result.repos[0].extraction == "fresh"
     assert "dev-docs/package.json" in result.repos[0].files
+
+
+def _plain(value: object) -> object:
+    """``value`` as msgpack gives it back untyped: a Struct as a map of every field, by name."""
+    if isinstance(value, msgspec.Struct):
+        return {name: _plain(getattr(value, name)) for name in value.__struct_fields__}
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _as_dataclass(value: object) -> object:
+    """``value`` rebuilt from dataclasses of the same fields (what the record values were)."""
+    if isinstance(value, msgspec.Struct):
+        names = value.__struct_fields__
+        kind = dataclasses.make_dataclass(type(value).__name__, names, frozen=True, slots=True)
+        return kind(*(_as_dataclass(getattr(value, name)) for name in names))
+    if isinstance(value, list):
+        return [_as_dataclass(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_as_dataclass(item) for item in value)
+    return value
+
+
+def test_a_record_is_stored_as_maps_of_every_field_by_name() -> None:
+    """The stored bytes keep the record format: each value a map of all its fields, in order.
+
+    As msgspec encoded the dataclasses these values were (no field omitted for its default, no
+    array form), so records stored by earlier versions of the same format read back as before.
+    """
+    dep = Dependency(
+        "npm", "a/package.json", 3, "x", "@s/x", "npm", "npm", "dependencies", "npm:@s/x@^1",
+        "^1", skip_reason=None, markers="m", digest="sha256:0", note="n", backend="b",
+        extras=("e",),
+    )  # fmt: skip
+    record = Record(
+        RECORD_FORMAT,
+        ["a/package.json"],
+        ["a/package.json", "a/.npmrc"],
+        [ManifestProblem("a/package.json", None, "odd", "warning")],
+        [Extracted(dep, "1.2.3", "a/package-lock.json", "note"), Extracted(dep)],
+        "0" * 40,
+    )
+    data = encode(record)
+    assert data is not None
+    stored = msgspec.msgpack.decode(data)
+    # Equal as JSON text too: the same keys in the same order, at every level.
+    assert json.dumps(stored) == json.dumps(_plain(record))
+    assert list(stored) == ["format", "files", "read", "problems", "extracted", "npmrc"]
+    assert list(stored["extracted"][0]) == ["dep", "locked", "lock_file", "note"]
+    assert stored["extracted"][1]["locked"] is None  # defaults are stored, not omitted
+    # Byte for byte what the same values as dataclasses encoded to.
+    assert msgspec.msgpack.encode(_as_dataclass(record)) == data
+    assert decode(data) == record

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import msgspec
+
 from patchula.datasource import DATASOURCES
 from patchula.http.auth import (
     Credential,
@@ -78,8 +80,7 @@ class _Entry:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Skipped:
+class _Skipped(msgspec.Struct, frozen=True):
     """A line not used because a ``${VAR}`` in its value is unset: its key, where, and why."""
 
     key: str
@@ -88,11 +89,10 @@ class _Skipped:
     why: str
 
 
-@dataclass(frozen=True, slots=True)
-class Npmrc:
+class Npmrc(msgspec.Struct, frozen=True):
     """The settings of one or more .npmrc files, merged (later files win per key)."""
 
-    entries: Mapping[str, _Entry] = field(default_factory=dict)
+    entries: Mapping[str, _Entry] = msgspec.field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     skipped: tuple[_Skipped, ...] = ()
 
@@ -173,12 +173,11 @@ def read_npmrc(text: str, source: str, env: Mapping[str, str]) -> Npmrc:
     return Npmrc(entries, tuple(warnings), tuple(skipped))
 
 
-@dataclass(frozen=True, slots=True)
-class NpmRegistries:
+class NpmRegistries(msgspec.Struct, frozen=True):
     """Where npm packages are looked up: the default registry and per-scope registries."""
 
     default: str
-    scopes: Mapping[str, str] = field(default_factory=dict)
+    scopes: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     def for_package(self, name: str) -> str:
         """The base URL for ``name``: its scope's registry (``@acme/x``), else the default."""
@@ -236,8 +235,7 @@ def _npm_registries(
 _CREDENTIAL_KEYS = frozenset({"_authToken", "_auth", "username", "_password"})
 
 
-@dataclass(frozen=True, slots=True)
-class _FileCredentials:
+class _FileCredentials(msgspec.Struct, frozen=True):
     """The credentials of one .npmrc, and why those it names for a scope cannot be used."""
 
     credentials: list[Credential]

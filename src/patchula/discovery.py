@@ -18,9 +18,10 @@ import functools
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+
+import msgspec
 
 from patchula.errors import ManifestError
 from patchula.manager.paths import PathRule, rules
@@ -68,24 +69,22 @@ UNREAD_REASONS = {
 GITIGNORE_MAX_BYTES = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
+class Found(msgspec.Struct, frozen=True):
     """A file one manager will read; ``path`` is repository-relative with POSIX separators."""
 
     path: str
     manager: str
 
 
-@dataclass(slots=True)
-class Discovery:
+class Discovery(msgspec.Struct):
     """What a walk found, and what it refused (``(path, reason)``: symlinks out of the tree).
 
     ``unread_lockfiles`` maps lockfiles of formats not read yet to their datasource id.
     """
 
-    files: list[Found] = field(default_factory=list)
-    refused: list[tuple[str, str]] = field(default_factory=list)
-    unread_lockfiles: dict[str, str] = field(default_factory=dict)
+    files: list[Found] = msgspec.field(default_factory=list)
+    refused: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    unread_lockfiles: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 def discover(
@@ -545,8 +544,7 @@ def _symlink_refusal(root: Path, path: Path) -> str | None:
 MAX_SYMLINK_HOPS = 40
 
 
-@dataclass(frozen=True, slots=True)
-class TreePath:
+class TreePath(msgspec.Struct, frozen=True):
     """Where a path of a path list leads once its symlinks are followed (``resolve_tree_path``).
 
     ``path``: the repository-relative POSIX path reached (``""`` the root; it may name

@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 DOCKER_HUB = "docker.io"
 # Names of Docker Hub's registry that mean ``docker.io``: the legacy "Docker Index" domain
@@ -50,8 +51,7 @@ class InvalidImageReference(ValueError):  # noqa: N818 - named for what it is, l
     """An image reference that ``distribution/reference`` refuses; the message says why."""
 
 
-@dataclass(frozen=True, slots=True)
-class ImageReference:
+class ImageReference(msgspec.Struct, frozen=True):
     """One parsed image reference.
 
     ``registry`` is the host (and ``:port``), lower-cased (host names compare without case,

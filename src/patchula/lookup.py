@@ -26,7 +26,6 @@ import contextlib
 import functools
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Protocol, cast
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 import anyio
 import anyio.abc
 import anyio.lowlevel
+from msgspec.structs import replace
 
 from patchula.credentials import CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES

@@ -7,9 +7,10 @@ Times are timezone-aware UTC ``datetime`` values; a publish time the registry do
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, NamedTuple
+
+import msgspec
 
 # Turns a successful raw registry body into the compact document that is cached and parsed.
 Derive = Callable[[bytes], bytes]
@@ -19,8 +20,7 @@ UpdateType = Literal["major", "minor", "patch", "digest"]
 CurrentSource = Literal["lockfile", "pin", "range", "dist-tag"]
 
 
-@dataclass(frozen=True, slots=True)
-class Dependency:
+class Dependency(msgspec.Struct, frozen=True):
     """One declared dependency, as a manager found it in one manifest.
 
     ``file`` is relative to the repository root with POSIX separators; ``line`` is 1-based.
@@ -66,8 +66,7 @@ class Dependency:
     extras: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class LockedPackage:
+class LockedPackage(msgspec.Struct, frozen=True):
     """One resolved package in a lockfile.
 
     ``install_path`` is where the package manager installs it, relative to the lockfile's
@@ -89,8 +88,7 @@ class LockedPackage:
     descriptor: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Lockfile:
+class Lockfile(msgspec.Struct, frozen=True):
     """The locked versions one lockfile gives.
 
     ``ecosystem`` is the datasource id the names belong to (``npm``, ``pypi``). ``members`` lists
@@ -117,8 +115,7 @@ class Lockfile:
     transitive: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestProblem:
+class ManifestProblem(msgspec.Struct, frozen=True):
     """A problem met while reading a manifest: bad syntax, wrong types, an include cycle."""
 
     file: str
@@ -127,8 +124,7 @@ class ManifestProblem:
     severity: Literal["warning", "error"] = "error"
 
 
-@dataclass(frozen=True, slots=True)
-class ExtractResult:
+class ExtractResult(msgspec.Struct, frozen=True):
     """What one manager extracted from one file.
 
     ``included_files`` lists other files (repository-relative) this one pulled in, such as a
@@ -175,8 +171,7 @@ class Release(NamedTuple):
     digest: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Catalog:
+class Catalog(msgspec.Struct, frozen=True):
     """The release list of one package from one datasource.
 
     ``latest`` is the registry's own notion of newest stable (npm ``dist-tags.latest``; PyPI
@@ -244,8 +239,7 @@ class Catalog:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class DigestTerms:
+class DigestTerms(msgspec.Struct, frozen=True):
     """What a datasource's digests are, in the words its rows use, and what its catalog knows.
 
     ``digest``: what a pin names (``digest``: an OCI manifest digest; ``commit``: a git commit
@@ -274,8 +268,7 @@ class DigestTerms:
 IMAGE_DIGESTS = DigestTerms()
 
 
-@dataclass(frozen=True, slots=True)
-class HeldBack:
+class HeldBack(msgspec.Struct, frozen=True):
     """A release newer than current that the release-age policy does not admit yet.
 
     ``eligible_at`` is ``released_at`` plus the wait for its update type; both are ``None``
@@ -289,8 +282,7 @@ class HeldBack:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(msgspec.Struct, frozen=True):
     """The verdict for one dependency at one instant (``evaluated_at``).
 
     ``libyears`` is the time between the release of current and of latest, in years of
@@ -327,7 +319,7 @@ class Finding:
     latest_released_at: datetime | None = None
     eligible_released_at: datetime | None = None
     libyears: float | None = None
-    held_back: tuple[HeldBack, ...] = field(default=())
+    held_back: tuple[HeldBack, ...] = ()
     major_available: str | None = None
     digest: str | None = None
     current_digest: str | None = None
@@ -336,8 +328,7 @@ class Finding:
     proposed: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class FetchResponse:
+class FetchResponse(msgspec.Struct, frozen=True):
     """An HTTP response as the fetch facade hands it to a datasource.
 
     ``url`` is the final URL after redirects; ``headers`` keys are lower-case; ``fetched_at`` is

@@ -16,8 +16,9 @@ import hashlib
 import json
 import os
 import posixpath
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 from patchula import __version__, git
 from patchula.discovery import UNREAD_LOCKFILES, read_regular
@@ -41,8 +42,7 @@ RECORD_FORMAT = 5  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 MAX_RECORD_BYTES = 32 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Extracted:
+class Extracted(msgspec.Struct, frozen=True):
     """One dependency ready for lookup, with what its lockfile says (``None``: unlocked)."""
 
     dep: Dependency
@@ -51,8 +51,7 @@ class Extracted:
     note: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(msgspec.Struct, frozen=True):
     """What an extraction gave: the value of one extraction record.
 
     ``files`` are the files the report lists, ``read`` every repository-relative file the
@@ -82,8 +81,7 @@ class RecordStore(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class RecordKey:
+class RecordKey(msgspec.Struct, frozen=True):
     """The key of one record: repository identity, commit and config hash (hex SHA-256)."""
 
     repo: str
@@ -93,9 +91,7 @@ class RecordKey:
 
 @functools.cache
 def _codec() -> tuple[Any, Any]:
-    """The msgpack encoder and the typed ``Record`` decoder (``msgspec``, imported when used)."""
-    import msgspec  # noqa: PLC0415 - lazy: start-up (a run without a cache never needs it)
-
+    """The msgpack encoder and the typed ``Record`` decoder (``msgspec``), made when first used."""
     return msgspec.msgpack.Encoder(), msgspec.msgpack.Decoder(Record)
 
 
@@ -122,8 +118,6 @@ def config_hash(settings: Settings, scope_file: str | None, scope_member: str | 
 
 def encode(record: Record) -> bytes | None:
     """The stored bytes of ``record``, or ``None`` when over ``MAX_RECORD_BYTES`` or unencodable."""
-    import msgspec  # noqa: PLC0415 - lazy: start-up
-
     encoder, _ = _codec()
     try:
         data: bytes = encoder.encode(record)
@@ -138,8 +132,6 @@ def decode(data: bytes) -> Record | None:
     Decoding is typed (``msgspec``): a value of the wrong shape is refused, nothing is
     executed. The caller still checks the dependencies as a fresh extraction would.
     """
-    import msgspec  # noqa: PLC0415 - lazy: start-up
-
     if len(data) > MAX_RECORD_BYTES:
         return None
     _, decoder = _codec()
@@ -167,8 +159,7 @@ GIT_STATUS_TIMEOUT_SECONDS = 10.0
 GIT_STATUS_MAX_BYTES = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
+class _Entry(msgspec.Struct, frozen=True):
     code: str
     path: str
 

@@ -26,7 +26,6 @@ import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
@@ -34,6 +33,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 import anyio
 import anyio.abc
 import anyio.lowlevel
+import msgspec
+from msgspec.structs import replace
 
 from patchula.credentials import GITHUB_DATASOURCES, CheckoutAccess, RegistryAccess
 from patchula.datasource import DATASOURCES
@@ -101,8 +102,7 @@ if TYPE_CHECKING:
 _Extracted = Extracted
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     """One dependency with its verdict; ``lock_file`` names the lockfile that gave current."""
 
     dependency: Dependency
@@ -111,8 +111,7 @@ class Row:
     catalog: CatalogInfo | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogInfo:
+class CatalogInfo(msgspec.Struct, frozen=True):
     """Where a catalog came from: when it was fetched, whether it was reused, time provenance."""
 
     fetched_at: datetime
@@ -121,16 +120,15 @@ class CatalogInfo:
     time_source: str
 
 
-@dataclass(slots=True)
-class RepoResult:
+class RepoResult(msgspec.Struct):
     """Everything found in one repository."""
 
     target: str
     root: str
     commit: str | None
-    files: list[str] = field(default_factory=list)
-    rows: list[Row] = field(default_factory=list)
-    problems: list[ManifestProblem] = field(default_factory=list)
+    files: list[str] = msgspec.field(default_factory=list)
+    rows: list[Row] = msgspec.field(default_factory=list)
+    problems: list[ManifestProblem] = msgspec.field(default_factory=list)
     # Whether this run extracted the dependencies, or read an extraction record (repository,
     # commit and config hash) an earlier run stored; ``none``: the target could not be read at
     # all (``unread``: not found, empty, no permission, rate limited, not listed, malformed).
@@ -144,8 +142,7 @@ class RepoResult:
         self.extraction = "none"
 
 
-@dataclass(frozen=True, slots=True)
-class TargetList:
+class TargetList(msgspec.Struct, frozen=True):
     """The whole target list of a run, the one ``--shard`` cuts its share from.
 
     After ``github:OWNER/*`` expansion, repeats out (``_once``): ``count`` targets, whose
@@ -158,8 +155,7 @@ class TargetList:
     unlisted: tuple[str, ...] = ()
 
 
-@dataclass(slots=True)
-class ScanResult:
+class ScanResult(msgspec.Struct):
     """The outcome of a run, before rendering; ``evaluated_at`` is the one ``now`` of the run.
 
     ``view_hits`` counts the lookups a stored catalog view answered without any request.
@@ -535,8 +531,7 @@ def _missing(target: str) -> str:
     return "target does not exist"
 
 
-@dataclass(frozen=True, slots=True)
-class _Scope:
+class _Scope(msgspec.Struct, frozen=True):
     """What of a scanned root a target reports (repository-relative POSIX paths).
 
     ``file``: one manifest (a file target); ``member``: a workspace member's directory;
@@ -1184,8 +1179,7 @@ async def _expand_owners(
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class _Remote:
+class _Remote(msgspec.Struct, frozen=True):
     """A remote repository to scan: its target, the REST base, the run's facade and access.
 
     ``blobs`` is the run's blob memo, one for all its remote repositories (``BlobMemo``).
@@ -1995,8 +1989,7 @@ def _extract_repo(
     return out
 
 
-@dataclass(frozen=True)
-class _NpmWorkspaces:
+class _NpmWorkspaces(msgspec.Struct, frozen=True):
     """The npm workspaces of a checkout: each root declaring ``workspaces``, and its members.
 
     A root is a ``package.json`` with ``workspaces`` globs; its members are the named
@@ -2180,8 +2173,7 @@ def _new_problems(
     return new
 
 
-@dataclass
-class _PipConstraints:
+class _PipConstraints(msgspec.Struct):
     """pip constraints (``-c`` files and files named as constraints) of one repository.
 
     pip installs nothing from a constraints file; its entries limit what the requirements
@@ -2747,8 +2739,7 @@ def _read_commit(root: Path, max_bytes: int) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class TargetDependency:
+class TargetDependency(msgspec.Struct, frozen=True):
     """A dependency a target declares, as ``cache warm`` enqueues it (``extract_targets``).
 
     ``root`` is the checkout it was found in (its ``.npmrc`` chooses registries), ``file``
@@ -2761,7 +2752,7 @@ class TargetDependency:
     file: str
     dep: Dependency
     locked: str | None
-    pinned: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    pinned: Mapping[tuple[str, str], str] = msgspec.field(default_factory=dict)
 
 
 def extract_targets(

@@ -27,7 +27,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from patchula.models import Dependency, ExtractResult
 
@@ -57,8 +59,7 @@ _NO_SOURCE = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ToolMapping:
+class ToolMapping(msgspec.Struct, frozen=True):
     """The mapping in force: tool → backends (first used), aliases, aqua package → repository.
 
     ``aqua`` values are ``(repository, version_prefix)``; ``overrides`` (config) win over
@@ -70,7 +71,7 @@ class ToolMapping:
     aqua: Mapping[str, tuple[str, str]]
     source: str
     date: str
-    overrides: Mapping[str, str] = field(default_factory=dict)
+    overrides: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     def backend(self, tool: str) -> tuple[str | None, str]:
         """``(backend, short name)`` of ``tool`` as written; backend ``None`` when unmapped."""
@@ -118,8 +119,7 @@ def with_overrides(overrides: Mapping[str, str]) -> ToolMapping | None:
     return replace(shipped(), overrides={k.strip(): v.strip() for k, v in overrides.items()})
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
+class Resolved(msgspec.Struct, frozen=True):
     """Where a backend's versions are read: ``datasource`` and ``package``, or ``skip`` why not."""
 
     backend: str | None

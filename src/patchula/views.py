@@ -9,10 +9,10 @@ registry mapping), and reused without any request while younger than
 from __future__ import annotations
 
 import urllib.parse
-from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
 import orjson
 
 from patchula.http.caching import credential_digest
@@ -35,7 +35,7 @@ _MICROSECOND = timedelta(microseconds=1)
 _RELEASE_FIELDS = list(Release._fields)
 # Every ``Catalog`` field but the releases (their own list) and ``reused`` (a fact of the run
 # that reads the view, never of the view itself).
-_CATALOG_FIELDS = [f.name for f in fields(Catalog) if f.name not in {"releases", "reused"}]
+_CATALOG_FIELDS = [n for n in Catalog.__struct_fields__ if n not in {"releases", "reused"}]
 
 
 def view_key(
@@ -86,8 +86,7 @@ def reusable(fetched_at: datetime, now: datetime, wait: timedelta, *, offline: b
     return timedelta(0) <= age < reuse_window(wait)
 
 
-@dataclass(frozen=True, slots=True)
-class ViewDocument:
+class ViewDocument(msgspec.Struct, frozen=True):
     """A decoded view: the catalog and the publish times found lazily for it.
 
     ``times`` maps each version a lazy time lookup answered to its time (``None``: the

@@ -20,14 +20,15 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
+import msgspec
 import orjson
+from msgspec.structs import replace
 
 from patchula.cache import CacheError, tasks
 from patchula.datasource import DATASOURCES
@@ -161,8 +162,7 @@ def _extras_of(constraint: str | None) -> tuple[frozenset[str], str]:
     return frozenset(), text
 
 
-@dataclass(frozen=True, slots=True)
-class TaskEvent:
+class TaskEvent(msgspec.Struct, frozen=True):
     """One task's attempt ended: ``status`` it is left in, the retry time (epoch s) if any.
 
     ``left`` counts the tasks still pending or in progress in the queue right after.
@@ -177,17 +177,16 @@ class TaskEvent:
     left: int = 0  # tasks pending or in progress once this one ended (any process's)
 
 
-@dataclass(slots=True)
-class WarmResult:
+class WarmResult(msgspec.Struct):
     """What one ``Warmer.run`` did: tasks it completed and failed, attempts that will retry."""
 
     completed: int = 0
     failed: int = 0
     retried: int = 0
     taken_back: int = 0
-    events: list[TaskEvent] = field(default_factory=list)
+    events: list[TaskEvent] = msgspec.field(default_factory=list)
     # "dependencies of X@v unknown: <reason>" of tasks completed without their dependencies.
-    unknown_dependencies: list[str] = field(default_factory=list)
+    unknown_dependencies: list[str] = msgspec.field(default_factory=list)
 
 
 def _owner_token() -> str:
@@ -657,19 +656,17 @@ class Warmer:
             self.on_event(event)
 
 
-@dataclass(slots=True)
-class Followed:
+class Followed(msgspec.Struct):
     """What one attempt followed: constraints resolved, versions read, children, unknowns."""
 
-    handled: list[str | None] = field(default_factory=list)
-    versions: list[str] = field(default_factory=list)
-    children: list[tasks.NewTask] = field(default_factory=list)
+    handled: list[str | None] = msgspec.field(default_factory=list)
+    versions: list[str] = msgspec.field(default_factory=list)
+    children: list[tasks.NewTask] = msgspec.field(default_factory=list)
     version: str | None = None  # the first constraint's version (the result's "version")
     unknown: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Retry:
+class Retry(msgspec.Struct, frozen=True):
     """A transient failure (or a datasource bug): the task's attempt failed, to retry."""
 
     reason: str

@@ -6,11 +6,11 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
+from msgspec.structs import replace
 
 from patchula.cache import HttpEntry
 

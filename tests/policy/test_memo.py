@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
@@ -10,6 +9,7 @@ from typing import Any
 
 import pytest
 import zstandard
+from msgspec.structs import replace
 
 from patchula.datasource import npm as npm_datasource
 from patchula.models import Catalog, Dependency, Release

@@ -14,9 +14,9 @@ refused write is not stored, both counted and warned once): only a closed handle
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import platformdirs
 
 from patchula.errors import PatchulaError
@@ -57,8 +57,7 @@ class CacheUnavailable(CacheError):  # noqa: N818 - the API names the condition
     """The database cannot be opened or written for a reason other than corruption."""
 
 
-@dataclass(frozen=True, slots=True)
-class HttpEntry:
+class HttpEntry(msgspec.Struct, frozen=True):
     """One cached successful HTTP response.
 
     ``key`` is the caller's normalised cache key (opaque here). ``headers`` holds selected
@@ -79,8 +78,7 @@ class HttpEntry:
     representation: str
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogView:
+class CatalogView(msgspec.Struct, frozen=True):
     """One stored catalog view (seed 003, "Catalog views and release-age policy").
 
     ``key`` is the caller's view identity (opaque here; never a credential). ``body`` is the
@@ -98,8 +96,7 @@ class CatalogView:
     fetched_at: float
 
 
-@dataclass(frozen=True, slots=True)
-class DatasourceViews:
+class DatasourceViews(msgspec.Struct, frozen=True):
     """The stored views of one datasource: how many, their fetch times (epoch s), their bytes."""
 
     count: int
@@ -108,8 +105,7 @@ class DatasourceViews:
     bytes_stored: int
 
 
-@dataclass(frozen=True, slots=True)
-class ViewSummary:
+class ViewSummary(msgspec.Struct, frozen=True):
     """Stored catalog views per datasource id (for ``patchula cache status``), ids sorted."""
 
     datasources: dict[str, DatasourceViews]
@@ -125,8 +121,7 @@ class ViewSummary:
         return sum(v.bytes_stored for v in self.datasources.values())
 
 
-@dataclass(frozen=True, slots=True)
-class ReleaseItem:
+class ReleaseItem(msgspec.Struct, frozen=True):
     """One release of a package as upstream lists it; ``published_at`` in epoch seconds."""
 
     version: str
@@ -134,8 +129,7 @@ class ReleaseItem:
     digest: str | None
 
 
-@dataclass(slots=True)
-class CacheStats:
+class CacheStats(msgspec.Struct):
     """Counters for one run, shared by every handle of a ``Cache``.
 
     ``hits``/``misses``: ``get_http`` calls that returned an entry / ``None`` (a corrupt body

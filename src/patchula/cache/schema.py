@@ -5,16 +5,16 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from patchula.cache.base import FutureSchema
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "transaction", "user_version"]
 
 
-@dataclass(frozen=True, slots=True)
-class Migration:
+class Migration(msgspec.Struct, frozen=True):
     """One schema step: the statements that take ``user_version`` from ``version - 1``."""
 
     version: int

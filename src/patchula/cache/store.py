@@ -9,9 +9,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 import zstandard
 
@@ -47,8 +47,7 @@ ZSTD_LEVEL = 3
 _local = threading.local()  # zstd contexts are not thread-safe: one pair per worker thread
 
 
-@dataclass(frozen=True, slots=True)
-class CorruptBody:
+class CorruptBody(msgspec.Struct, frozen=True):
     """A stored row that cannot be decoded (its body, headers or a column's type).
 
     ``body`` is the stored body as ``CAST(body AS BLOB)`` reads it (``None`` for NULL), so the
@@ -193,9 +192,8 @@ def _entry(key: str, row: Any) -> HttpEntry | CorruptBody:  # noqa: ANN401 - an 
         pairs = tuple([(str(name), str(value)) for name, value in orjson.loads(headers)])
     except (zstandard.ZstdError, ValueError, TypeError):
         return CorruptBody(blob)
-    # Positional: a frozen dataclass's keyword construction costs a third more on the warm path.
-    # Order: key, status, etag, last_modified, headers, body, fetched_at, expires_at,
-    # cache_control, representation.
+    # Positional (the warm path builds one per hit; keywords cost more). Order: key, status,
+    # etag, last_modified, headers, body, fetched_at, expires_at, cache_control, representation.
     return HttpEntry(key, status, etag, last_modified, pairs, body, fetched, expires, control, rep)
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 __all__ = [
     "BACKOFF_SECONDS",
@@ -54,8 +55,7 @@ def backoff(attempts: int) -> float:
     return BACKOFF_SECONDS * float(2 ** max(attempts - 1, 0))
 
 
-@dataclass(frozen=True, slots=True)
-class NewTask:
+class NewTask(msgspec.Struct, frozen=True):
     """A task to open: a package of a datasource, the constraint it was declared with, origin.
 
     ``triggered_by`` names what asked for it (``repository:file`` for a target's dependency,
@@ -80,8 +80,7 @@ class NewTask:
     reopen_failed: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Task:
+class Task(msgspec.Struct, frozen=True):
     """A claimed task, as ``claim`` hands it out (``attempts`` counts this attempt)."""
 
     id: int
@@ -99,8 +98,7 @@ class Task:
     followed_versions: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class LookupOutcome:
+class LookupOutcome(msgspec.Struct, frozen=True):
     """How one lookup of ``patchula run`` ended: ``result`` (a catalog summary) or ``error``."""
 
     datasource: str
@@ -113,8 +111,7 @@ class LookupOutcome:
     base_url: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class TaskSummary:
+class TaskSummary(msgspec.Struct, frozen=True):
     """Counts per status, the oldest pending task's creation and the next retry due (or None)."""
 
     counts: dict[str, int]
@@ -125,8 +122,7 @@ class TaskSummary:
     dependencies_unknown: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class FailedTask:
+class FailedTask(msgspec.Struct, frozen=True):
     """A task failed for good: what ``cache failed`` lists (``failed_at`` in epoch seconds)."""
 
     package: str

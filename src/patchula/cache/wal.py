@@ -15,9 +15,10 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+import msgspec
 
 __all__ = ["WalVerdict", "in_use", "inspect"]
 
@@ -32,8 +33,7 @@ APPLICATION_ID = slice(68, 72)
 SHM_DMS_OFFSET = 128
 
 
-@dataclass(frozen=True, slots=True)
-class WalVerdict:
+class WalVerdict(msgspec.Struct, frozen=True):
     """What a leftover ``-wal`` is: ``foreign`` (why, or ``None``), and ``decided``.
 
     ``decided`` is false when the log cannot be tied to the database either way (no page-1

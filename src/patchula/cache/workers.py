@@ -15,12 +15,12 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import anyio
 import anyio.to_thread
+import msgspec
 
 from patchula.cache.base import CacheError
 from patchula.cache.recovery import connect_reader
@@ -31,8 +31,7 @@ T = TypeVar("T")
 READER_QUEUE = 32
 
 
-@dataclass(slots=True, eq=False)
-class Job(Generic[T]):
+class Job(msgspec.Struct, Generic[T], eq=False):
     """One unit of work for a worker: ``run`` gets the worker's connection.
 
     ``recover_from`` (writer only) is the database generation in which a reader met
@@ -41,7 +40,7 @@ class Job(Generic[T]):
 
     run: Callable[[sqlite3.Connection], T]
     recover_from: int | None = None
-    future: Future[T] = field(default_factory=Future)
+    future: Future[T] = msgspec.field(default_factory=Future)
 
 
 class ReaderBroken(Exception):  # noqa: N818 - a state of the reader, not a failure of the job

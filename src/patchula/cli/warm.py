@@ -11,13 +11,13 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
+import msgspec
 
 from patchula.cache import CacheError, tasks
 from patchula.cli.run import LazyConsole, fetcher_factory, open_cache, registry_access
@@ -196,16 +196,15 @@ def render_failed(failed: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-@dataclass(slots=True)
-class WarmOutcome:
+class WarmOutcome(msgspec.Struct):
     """What ``warm`` did and where the queue stands after it."""
 
     result: WarmResult
     status: dict[str, Any]
     enqueued: int = 0
     already_warm: int = 0
-    retried: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    retried: list[str] = msgspec.field(default_factory=list)
+    problems: list[str] = msgspec.field(default_factory=list)
 
     def failed_tasks(self) -> list[dict[str, Any]]:
         """The tasks this run failed for good: ``{"package", "datasource", "error"}`` each."""

@@ -14,18 +14,16 @@ import contextlib
 import itertools
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 from urllib.parse import unquote, urljoin, urlsplit
+
+import msgspec
 
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import redact_url
 from patchula.models import Catalog, Derive, DigestTerms, FetchResponse
 from patchula.names import has_lone_surrogate
-
-if TYPE_CHECKING:
-    import msgspec
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # C0 controls and DEL: never part of a package name
 # Percent-decoding rounds undone when checking a name (``%252e`` is ``%2e`` is ``.``).
@@ -115,8 +113,7 @@ class MethodFetch(Fetch, Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogRequest:
+class CatalogRequest(msgspec.Struct, frozen=True):
     """The one GET a single-document datasource needs for a catalog (see ``SingleDocument``)."""
 
     url: str
@@ -298,8 +295,7 @@ class DependenciesLookup(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class SingleDocument:
+class SingleDocument(msgspec.Struct, frozen=True):
     """How a datasource whose catalog is one document builds and reads that one GET.
 
     ``request(base_url, package_name)`` gives the ``CatalogRequest`` (raising ``LookupFailed``
@@ -312,8 +308,7 @@ class SingleDocument:
     build: Callable[[FetchResponse, str, str], Catalog]
 
 
-@dataclass(frozen=True, slots=True)
-class LazyTimes:
+class LazyTimes(msgspec.Struct, frozen=True):
     """Publish times a datasource supplies apart from its catalog, and when they may be asked.
 
     ``for_libyears``: whether the dates of current and latest may be asked for libyears alone
@@ -330,8 +325,7 @@ class LazyTimes:
     catalog_source: str | None = None
 
 
-@dataclass(slots=True)  # not frozen: a test may replace one ability of a registered datasource
-class Datasource:
+class Datasource(msgspec.Struct):
     """Everything a datasource offers, each ability named (an absent one is ``None`` or empty).
 
     Modelled on Renovate's datasource base class (``getReleases``, ``getDigest``, default

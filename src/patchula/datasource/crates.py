@@ -12,12 +12,12 @@ Sources: ``rust-lang/cargo:src/doc/src/reference/registry-index.md`` (paths, ent
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import orjson
+from msgspec.structs import replace
 
 from patchula.datasource.base import (
     Datasource,

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import re
 import weakref
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 from urllib.parse import quote
 
@@ -498,12 +497,11 @@ async def resolve_refs(
     return found
 
 
-@dataclass
-class _Batch:
+class _Batch(msgspec.Struct):
     """The refs of one repository asked in one event-loop turn, resolved by one query."""
 
-    refs: list[str] = field(default_factory=list)
-    done: anyio.Event = field(default_factory=anyio.Event)
+    refs: list[str] = msgspec.field(default_factory=list)
+    done: anyio.Event = msgspec.field(default_factory=anyio.Event)
     found: dict[str, str | None] | None = None
     failure: LookupFailed | None = None
 

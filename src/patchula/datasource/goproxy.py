@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import anyio
+import msgspec
 import orjson
+from msgspec.structs import replace
 
 from patchula.datasource.base import (
     Datasource,
@@ -57,8 +58,7 @@ _INCOMPATIBLE = "+incompatible"
 _RETRACT = re.compile(r"retract(?P<rest>(?:[\s(\[].*)?)")
 
 
-@dataclass(frozen=True, slots=True)
-class Retraction:
+class Retraction(msgspec.Struct, frozen=True):
     """One ``retract`` entry: the closed interval ``[low, high]`` (equal for a single version)."""
 
     low: str
@@ -71,8 +71,7 @@ class Retraction:
         return bool(go_versioning.sort_key(self.low) <= key <= go_versioning.sort_key(self.high))
 
 
-@dataclass(frozen=True, slots=True)
-class LatestInfo:
+class LatestInfo(msgspec.Struct, frozen=True):
     """The ``@latest`` answer: a version and its commit time (``None`` when not given)."""
 
     version: str

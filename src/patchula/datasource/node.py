@@ -13,11 +13,11 @@ Source: https://nodejs.org/dist/index.json (the format nvm, fnm and mise read).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import orjson
+from msgspec.structs import replace
 
 from patchula.datasource.base import (
     CatalogRequest,

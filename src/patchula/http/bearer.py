@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+import msgspec
+
 from patchula.cache import Cache, HttpEntry
 from patchula.errors import RegistryError
 from patchula.http.caching import directives
@@ -76,8 +78,7 @@ _PULL_SCOPE = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Challenge:
+class Challenge(msgspec.Struct, frozen=True):
     """One challenge of a ``WWW-Authenticate`` header (RFC 7235 §2.1).
 
     ``scheme`` is lower-case; ``params`` maps lower-case auth-param names to their values
@@ -86,7 +87,7 @@ class Challenge:
     """
 
     scheme: str
-    params: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, str] = msgspec.field(default_factory=dict)
     token68: str | None = None
 
 
@@ -185,8 +186,7 @@ def _skip_item(text: str, i: int) -> int:
     return n
 
 
-@dataclass(frozen=True, slots=True)
-class BearerChallenge:
+class BearerChallenge(msgspec.Struct, frozen=True):
     """A ``Bearer`` challenge with an http(s) ``realm``: where and for what to ask a token."""
 
     realm: str

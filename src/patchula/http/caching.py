@@ -20,7 +20,8 @@ import re
 import urllib.parse
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+
+import msgspec
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -147,8 +148,7 @@ def _vary_part(vary: tuple[tuple[str, str], ...]) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Freshness:
+class Freshness(msgspec.Struct, frozen=True):
     """What a response allows: whether to store it and until when it is fresh (epoch seconds)."""
 
     storable: bool

@@ -15,12 +15,13 @@ import contextvars
 import functools
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+import msgspec
+from msgspec.structs import replace
 
 from patchula import __version__
 from patchula.cache import Cache, HttpEntry, ReleaseItem
@@ -104,8 +105,7 @@ USER_AGENT = f"patchula/{__version__} (dependency freshness scanner)"
 KEPT_HEADERS = frozenset({"link", "content-type", "docker-content-digest"})
 
 
-@dataclass(slots=True)
-class CacheUse:
+class CacheUse(msgspec.Struct):
     """How the fetch facade used the cache this run: fresh hits, 304 revalidations, misses."""
 
     hits: int = 0
@@ -113,8 +113,7 @@ class CacheUse:
     misses: int = 0
 
 
-@dataclass(slots=True)
-class HostStats:
+class HostStats(msgspec.Struct):
     """Request statistics for one host; ``max_concurrency`` is the peak of requests in flight.
 
     ``connections`` counts the TCP connections the run's pooled transport opened to the host,
@@ -124,7 +123,7 @@ class HostStats:
     """
 
     requests: int = 0
-    responses: dict[str, int] = field(default_factory=dict)
+    responses: dict[str, int] = msgspec.field(default_factory=dict)
     not_modified: int = 0
     rate_limited: int = 0
     retries: int = 0
@@ -137,14 +136,13 @@ class HostStats:
     unvalidated: int = 0
     connections: int = 0
     tls_handshakes: int = 0
-    protocols: dict[str, int] = field(default_factory=dict)
+    protocols: dict[str, int] = msgspec.field(default_factory=dict)
     # The rate-limit budget the host announced (``x-ratelimit-*``, GitHub's), per resource
     # (``x-ratelimit-resource``: ``core``, ``graphql``; ``""`` when not named).
-    rate_limits: dict[str, RateBudget] = field(default_factory=dict)
+    rate_limits: dict[str, RateBudget] = msgspec.field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class RateBudget:
+class RateBudget(msgspec.Struct):
     """One announced rate-limit budget (GitHub's ``x-ratelimit-*`` headers).
 
     ``limit`` requests per window, ``remaining`` of them left (the lowest seen for the latest
@@ -1373,8 +1371,7 @@ class Fetcher:
         raise error
 
 
-@dataclass(frozen=True, slots=True)
-class _Floor:
+class _Floor(msgspec.Struct, frozen=True):
     """A configured minimum freshness: ``seconds`` after the fetch, maybe only when unvalidated."""
 
     seconds: float
@@ -1441,8 +1438,7 @@ def _failure_reason(failure: str, host: str) -> str:
     return failure.replace(f" talking to {host}", "", 1)
 
 
-@dataclass(slots=True)
-class _Budget:
+class _Budget(msgspec.Struct):
     """Seconds left of one request's deadline (spent by network attempts and back-off)."""
 
     left: float
@@ -1514,13 +1510,12 @@ class _Unpaced:
 _UNPACED = _Unpaced()
 
 
-@dataclass(slots=True)
-class _Pace:
+class _Pace(msgspec.Struct):
     """One paced URL tree: ``interval`` seconds between requests, the next allowed time."""
 
     interval: float
     next_at: float | None = None
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    lock: anyio.Lock = msgspec.field(default_factory=anyio.Lock)
 
 
 def _url_path(url: str) -> str:

@@ -29,10 +29,10 @@ import json
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import anyio
+import msgspec
 
 from patchula.errors import RegistryError
 
@@ -54,8 +54,7 @@ class RateLimited(RegistryError):  # noqa: N818 - names the outcome, like Lookup
         self.reset_at = reset_at
 
 
-@dataclass(slots=True)
-class Timer:
+class Timer(msgspec.Struct):
     """The governor's view of time, injectable so tests never really sleep.
 
     ``monotonic`` is in seconds; ``wall`` is an aware UTC datetime (for ``Retry-After`` dates
@@ -89,8 +88,7 @@ def retry_after_seconds(value: str | None, now: datetime) -> float | None:
     return max((when - now).total_seconds(), 0.0)
 
 
-@dataclass(frozen=True, slots=True)
-class LimitSignal:
+class LimitSignal(msgspec.Struct, frozen=True):
     """What a response says about the host's rate limit.
 
     ``wait`` is the required pause in seconds (``None``: not a rate-limit answer); ``fatal`` is

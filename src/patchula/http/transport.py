@@ -42,13 +42,13 @@ import socket
 import ssl
 import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import IO, Any, Protocol, cast
 
 import anyio
 import h2.settings
 import httpcore
 import httpx
+import msgspec
 import zstandard
 
 from patchula.http import DEFAULT_MAX_BODY_BYTES
@@ -130,8 +130,7 @@ class _AsHttpxErrors:
 _as_httpx_errors = _AsHttpxErrors()
 
 
-@dataclass(frozen=True, slots=True)
-class RawResponse:
+class RawResponse(msgspec.Struct, frozen=True):
     """A response read in full: final URL, lower-case header names, decoded body."""
 
     status: int

@@ -19,13 +19,14 @@ import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from json.scanner import make_scanner
 from typing import Any, Protocol
 
+import msgspec
 import orjson
 import tomli
+from msgspec.structs import replace
 
 from patchula.manager import paths
 from patchula.models import Dependency, ExtractResult, ManifestProblem
@@ -450,8 +451,7 @@ def _quote_marks(text: str) -> list[tuple[int, str]]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class TomlTable:
+class TomlTable(msgspec.Struct, frozen=True):
     """One table header of a TOML text: its key path and the character span of its body."""
 
     path: tuple[str, ...]
@@ -775,8 +775,7 @@ _YAML_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _YAML_FLOW_OPEN = re.compile(r"[\[{]")
 
 
-@dataclass(slots=True)
-class YamlNode:
+class YamlNode(msgspec.Struct):
     """One node of a YAML document, with the 1-based line where it starts.
 
     ``kind`` is ``scalar``, ``sequence`` or ``mapping``. A scalar's ``value`` is its text
@@ -802,8 +801,8 @@ class YamlNode:
     value: str | None = None
     quoted: bool = False
     tag: str | None = None
-    items: list[YamlNode] = field(default_factory=list)
-    pairs: dict[str, YamlNode] = field(default_factory=dict)
+    items: list[YamlNode] = msgspec.field(default_factory=list)
+    pairs: dict[str, YamlNode] = msgspec.field(default_factory=dict)
     end_line: int = 0
     end_column: int = 0
     used_at: int = 0
@@ -910,13 +909,12 @@ def load_yaml(path: str, text: str) -> tuple[list[YamlNode], ManifestProblem | N
     return builder.documents, None
 
 
-@dataclass
-class _Open:
+class _Open(msgspec.Struct):
     """A collection being built: the node, a pending mapping key, and its ``<<`` merges."""
 
     node: YamlNode
     key: YamlNode | None = None
-    merges: list[YamlNode] = field(default_factory=list)
+    merges: list[YamlNode] = msgspec.field(default_factory=list)
     expects_key: bool = True
 
 

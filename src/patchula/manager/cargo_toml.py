@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 from patchula.errors import ManifestError
 from patchula.manager import paths
@@ -88,8 +89,7 @@ def _key_pattern(keys: tuple[str, ...]) -> str:
     return r"[ \t]*\.[ \t]*".join(parts)
 
 
-@dataclass
-class _Workspace:
+class _Workspace(msgspec.Struct):
     """The ``[workspace.dependencies]`` table found for this manifest, or why there is none.
 
     ``locator`` and ``data`` are the root manifest's, to give an inherited row its declaration.
@@ -98,20 +98,19 @@ class _Workspace:
     file: str | None
     dependencies: dict[str, object]
     locator: TomlLocator | None = None
-    data: dict[str, object] = field(default_factory=dict)
+    data: dict[str, object] = msgspec.field(default_factory=dict)
     error: str | None = None
 
 
-@dataclass
-class _Collector:
+class _Collector(msgspec.Struct):
     """Collects rows and problems for one Cargo.toml, locating lines as it goes."""
 
     path: str
     locator: TomlLocator
     data: dict[str, object]
     read: ReadFile
-    dependencies: list[Dependency] = field(default_factory=list)
-    problems: list[ManifestProblem] = field(default_factory=list)
+    dependencies: list[Dependency] = msgspec.field(default_factory=list)
+    problems: list[ManifestProblem] = msgspec.field(default_factory=list)
     _workspace: _Workspace | None = None
 
     def problem(

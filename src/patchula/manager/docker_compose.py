@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+
+import msgspec
 
 from patchula.errors import ManifestError
 from patchula.manager import paths
@@ -64,10 +65,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
     )
 
 
-@dataclass(slots=True)
-class _Interpolated:
-    parts: list[str] = field(default_factory=list)  # joined once: linear in the text
-    missing: list[tuple[str, bool]] = field(default_factory=list)  # (name, required)
+class _Interpolated(msgspec.Struct):
+    parts: list[str] = msgspec.field(default_factory=list)  # joined once: linear in the text
+    missing: list[tuple[str, bool]] = msgspec.field(default_factory=list)  # (name, required)
     error: str | None = None
 
     @property
@@ -145,15 +145,14 @@ def _missing_reason(name: str, *, required: bool) -> str:
     return f"${{{name}}} is not set here: {_NOT_READ}"
 
 
-@dataclass
-class _Reader:
+class _Reader(msgspec.Struct):
     """Reads one compose file and the files it includes or extends."""
 
     read: ReadFile
-    rows: list[Dependency] = field(default_factory=list)
-    problems: list[ManifestProblem] = field(default_factory=list)
-    included: list[str] = field(default_factory=list)
-    visited: set[str] = field(default_factory=set)
+    rows: list[Dependency] = msgspec.field(default_factory=list)
+    problems: list[ManifestProblem] = msgspec.field(default_factory=list)
+    included: list[str] = msgspec.field(default_factory=list)
+    visited: set[str] = msgspec.field(default_factory=set)
 
     def visit(self, path: str, text: str, stack: tuple[str, ...]) -> None:
         self.visited.add(path)

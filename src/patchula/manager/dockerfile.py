@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from patchula.manager import paths
 from patchula.manager.base import (
@@ -79,8 +81,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     return ExtractResult(dependencies=tuple(parser.rows()), problems=tuple(parser.problems))
 
 
-@dataclass(frozen=True, slots=True)
-class _Logical:
+class _Logical(msgspec.Struct, frozen=True):
     """One instruction joined from its physical lines, with where each piece starts."""
 
     text: str
@@ -92,22 +93,20 @@ class _Logical:
         return self.lines[max(0, bisect_right(self.offsets, offset) - 1)]
 
 
-@dataclass(frozen=True, slots=True)
-class _Word:
+class _Word(msgspec.Struct, frozen=True):
     text: str
     offset: int
 
 
-@dataclass(slots=True)
-class _Expanded:
+class _Expanded(msgspec.Struct):
     """A word after substitution: its value, its display (unknown variables kept) and why not.
 
     Pieces are collected in lists and joined once: a long word costs linear time.
     """
 
-    values: list[str] = field(default_factory=list)
-    displays: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
+    values: list[str] = msgspec.field(default_factory=list)
+    displays: list[str] = msgspec.field(default_factory=list)
+    missing: list[str] = msgspec.field(default_factory=list)
     error: str | None = None
 
     @property
@@ -304,24 +303,23 @@ def _missing_reason(name: str, env: Mapping[str, str | None], reasons: Mapping[s
     return f"${name} is not declared by an ARG before the first FROM"
 
 
-@dataclass
-class _Stage:
-    names: set[str] = field(default_factory=set)
+class _Stage(msgspec.Struct):
+    names: set[str] = msgspec.field(default_factory=set)
     count: int = 0
 
 
-@dataclass
-class _Parser:
+class _Parser(msgspec.Struct):
     """Reads one Dockerfile instruction by instruction."""
 
     path: str
     escape: str = "\\"
-    problems: list[ManifestProblem] = field(default_factory=list)
-    found: list[Dependency] = field(default_factory=list)
-    global_env: dict[str, str | None] = field(default_factory=dict)
-    stage_env: dict[str, str | None] = field(default_factory=dict)
-    reasons: dict[str, str] = field(default_factory=dict)  # why an ARG's default has no value
-    stages: _Stage = field(default_factory=_Stage)
+    problems: list[ManifestProblem] = msgspec.field(default_factory=list)
+    found: list[Dependency] = msgspec.field(default_factory=list)
+    global_env: dict[str, str | None] = msgspec.field(default_factory=dict)
+    stage_env: dict[str, str | None] = msgspec.field(default_factory=dict)
+    # Why an ARG's default has no value.
+    reasons: dict[str, str] = msgspec.field(default_factory=dict)
+    stages: _Stage = msgspec.field(default_factory=_Stage)
     final: int | None = None  # index in ``found`` of the last FROM's row
     _count: int = 0
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from patchula.manager import paths
 from patchula.manager.base import (
@@ -232,12 +234,11 @@ def comment_tag(comment: str) -> str | None:
     return tag if _ref_problem(tag) is None else None
 
 
-@dataclass
-class _Reader:
+class _Reader(msgspec.Struct):
     path: str
     text: str
-    rows: list[Dependency] = field(default_factory=list)
-    problems: list[ManifestProblem] = field(default_factory=list)
+    rows: list[Dependency] = msgspec.field(default_factory=list)
+    problems: list[ManifestProblem] = msgspec.field(default_factory=list)
     _lines: list[str] | None = None
 
     def job(self, job: YamlNode) -> None:

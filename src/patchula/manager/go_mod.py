@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+import msgspec
 
 from patchula.manager import paths
 from patchula.manager.base import ReadFile, nul_problem, strip_bom
@@ -92,23 +93,20 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
+class _Line(msgspec.Struct, frozen=True):
     number: int
     args: list[str]
     comment: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Require:
+class _Require(msgspec.Struct, frozen=True):
     line: int
     path: str
     version: str
     indirect: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _Replace:
+class _Replace(msgspec.Struct, frozen=True):
     line: int
     new_path: str
     new_version: str | None
@@ -190,16 +188,15 @@ def _major_problem(module: str, version: str) -> str | None:
     return None
 
 
-@dataclass
-class _Parser:
+class _Parser(msgspec.Struct):
     """Reads one go.mod line by line, keeping requirements, replacements and problems."""
 
     path: str
     module: str | None = None
-    problems: list[ManifestProblem] = field(default_factory=list)
-    toolchain: list[Dependency] = field(default_factory=list)
-    requires: list[_Require] = field(default_factory=list)
-    replaces: dict[tuple[str, str | None], _Replace] = field(default_factory=dict)
+    problems: list[ManifestProblem] = msgspec.field(default_factory=list)
+    toolchain: list[Dependency] = msgspec.field(default_factory=list)
+    requires: list[_Require] = msgspec.field(default_factory=list)
+    replaces: dict[tuple[str, str | None], _Replace] = msgspec.field(default_factory=dict)
     _count: int = 0
 
     def problem(self, line: int | None, message: str) -> None:

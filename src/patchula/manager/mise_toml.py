@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+
+import msgspec
 
 from patchula.manager import paths
 from patchula.manager.base import ReadFile, TomlLocator, parse_toml, strip_bom
@@ -74,13 +75,12 @@ def _aliases(data: dict[str, object]) -> ToolMapping | None:
     return ToolMapping(base.tools, base.aliases, base.aqua, base.source, base.date, found)
 
 
-@dataclass
-class _Collector:
+class _Collector(msgspec.Struct):
     path: str
     text: str
     mapping: ToolMapping | None = None
-    rows: list[Dependency] = field(default_factory=list)
-    problems: list[ManifestProblem] = field(default_factory=list)
+    rows: list[Dependency] = msgspec.field(default_factory=list)
+    problems: list[ManifestProblem] = msgspec.field(default_factory=list)
     _lines: dict[str, int] | None = None
     _locator: TomlLocator | None = None
 

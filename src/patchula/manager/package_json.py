@@ -6,8 +6,9 @@ import json
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from urllib.parse import unquote
+
+import msgspec
 
 from patchula.errors import ManifestError
 from patchula.manager import paths
@@ -148,8 +149,7 @@ _WORKSPACE_FILE = "pnpm-workspace.yaml"
 _NOT_FOUND = "file not found"
 
 
-@dataclass
-class _Catalogs:
+class _Catalogs(msgspec.Struct):
     """The catalogs of the nearest workspace root above one manifest, read on demand.
 
     The root is the nearest directory at or above the manifest with a ``pnpm-workspace.yaml``
@@ -161,7 +161,7 @@ class _Catalogs:
     _loaded: bool = False
     file: str | None = None
     problem: str | None = None
-    named: dict[str, dict[str, str]] = field(default_factory=dict)
+    named: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
 
     def range_of(self, name: str, spec: str) -> tuple[str | None, str]:
         """``(range, note)`` of a ``catalog:`` spec, or ``(None, why not)``."""
@@ -342,8 +342,7 @@ def _tool_package(tool: str, version: str) -> str:
     return "@yarnpkg/cli-dist" if berry else "yarn"
 
 
-@dataclass
-class _Extra:
+class _Extra(msgspec.Struct):
     """Reads the dependency types beyond the four sections into rows and problems."""
 
     path: str

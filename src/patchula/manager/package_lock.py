@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
+
+import msgspec
 
 from patchula.manager import paths
 from patchula.manager.base import (
@@ -75,15 +76,14 @@ def _extract(path: str, text: str) -> ExtractResult:
     return ExtractResult(lockfile=lockfile, problems=tuple(reader.problems))
 
 
-@dataclass
-class _Reader:
+class _Reader(msgspec.Struct):
     """Collects locked packages, member directories and problems while walking one lockfile."""
 
     path: str
     line: Callable[..., int | None]
-    packages: list[LockedPackage] = field(default_factory=list)
-    members: set[str] = field(default_factory=lambda: {""})
-    problems: list[ManifestProblem] = field(default_factory=list)
+    packages: list[LockedPackage] = msgspec.field(default_factory=list)
+    members: set[str] = msgspec.field(default_factory=lambda: {""})
+    problems: list[ManifestProblem] = msgspec.field(default_factory=list)
 
     def problem(self, message: str, keys: tuple[str, ...], severity: Severity = "error") -> None:
         self.problems.append(ManifestProblem(self.path, self.line(*keys), message, severity))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 
+import msgspec
+from msgspec.structs import replace
 from packaging.requirements import InvalidRequirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -157,14 +158,13 @@ def _project_name(project: dict[str, object], poetry: dict[str, object]) -> str 
     return None
 
 
-@dataclass
-class _Collector:
+class _Collector(msgspec.Struct):
     """Collects rows and problems for one pyproject, locating lines as it goes."""
 
     path: str
     locator: TomlLocator
-    dependencies: list[Dependency] = field(default_factory=list)
-    problems: list[ManifestProblem] = field(default_factory=list)
+    dependencies: list[Dependency] = msgspec.field(default_factory=list)
+    problems: list[ManifestProblem] = msgspec.field(default_factory=list)
 
     def line(self, keys: tuple[str, ...]) -> int | None:
         return self.locator.line(self.locator.find(keys))

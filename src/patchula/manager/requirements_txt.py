@@ -5,9 +5,9 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+import msgspec
 from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 
@@ -156,16 +156,15 @@ def _split_args_options(line: str) -> tuple[str, str]:
     return line.strip(), ""
 
 
-@dataclass
-class _Walker:
+class _Walker(msgspec.Struct):
     """Walks one requirements file and its includes, collecting rows and problems."""
 
     read: ReadFile
     visited: set[str]
-    dependencies: list[Dependency] = field(default_factory=list)
-    problems: list[ManifestProblem] = field(default_factory=list)
-    included: list[str] = field(default_factory=list)
-    _counts: dict[str, int] = field(default_factory=dict)
+    dependencies: list[Dependency] = msgspec.field(default_factory=list)
+    problems: list[ManifestProblem] = msgspec.field(default_factory=list)
+    included: list[str] = msgspec.field(default_factory=list)
+    _counts: dict[str, int] = msgspec.field(default_factory=dict)
 
     def problem(
         self,

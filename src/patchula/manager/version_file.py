@@ -12,7 +12,7 @@ virtualenv name, ``pypy3.10-7.3.12``, tfenv's ``latest:<regex>``) is a skipped r
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from patchula.manager import paths
 from patchula.manager.base import ReadFile, nul_problem, strip_bom

@@ -10,7 +10,7 @@ current, as Renovate's ``digest`` updates do. A digest that could not be read is
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from patchula.errors import LookupFailed, NotCached
 from patchula.models import IMAGE_DIGESTS, DigestTerms, Finding, Status

@@ -25,9 +25,10 @@ No I/O and no wall clock: ``now`` is a parameter. The rules follow design.md §1
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
+
+from msgspec.structs import replace
 
 from patchula.models import (
     Catalog,

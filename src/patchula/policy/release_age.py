@@ -8,17 +8,17 @@ or admitted, and the report says "age unknown" either way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
+
+import msgspec
 
 from patchula.models import UpdateType
 
 UnknownAge = Literal["hold", "admit"]
 
 
-@dataclass(frozen=True, slots=True)
-class ReleaseAgePolicy:
+class ReleaseAgePolicy(msgspec.Struct, frozen=True):
     """Wait per update type; ``timedelta(0)`` means "no wait"."""
 
     major: timedelta = timedelta(0)
@@ -40,8 +40,7 @@ class ReleaseAgePolicy:
         return min(self.major, self.minor, self.patch)
 
 
-@dataclass(frozen=True, slots=True)
-class AgeVerdict:
+class AgeVerdict(msgspec.Struct, frozen=True):
     """Whether one release is admitted now; ``eligible_at`` is ``None`` when its age is unknown."""
 
     admitted: bool

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import msgspec
 from pydantic import TypeAdapter, ValidationError
 
 from patchula.names import scrub_surrogates
@@ -159,8 +159,7 @@ def duration(wait: timedelta) -> str:
 # ---------------------------------------------------------------------------- links
 
 
-@dataclass(frozen=True, slots=True)
-class _Page:
+class _Page(msgspec.Struct, frozen=True):
     """Where a public registry's package pages are, for names matching ``name``."""
 
     hosts: frozenset[str]
@@ -289,8 +288,7 @@ def _notes(dep: DependencyReport) -> str:
 # ---------------------------------------------------------------------------- sections
 
 
-@dataclass(slots=True)
-class _Section:
+class _Section(msgspec.Struct):
     """One titled table of a repository; rows can be cut from its end, ``lead`` stays."""
 
     kind: str
@@ -298,7 +296,7 @@ class _Section:
     head: list[str]
     rows: list[str]
     collapse: bool
-    lead: list[str] = field(default_factory=list)
+    lead: list[str] = msgspec.field(default_factory=list)
     cut: int = 0
 
     def lines(self) -> list[str]:
@@ -317,12 +315,11 @@ def _cut_line(n: int, *, more: bool = False) -> str:
     return f"*{n} {'more ' if more else ''}{rows} cut (see the note at the top).*"
 
 
-@dataclass(slots=True)
-class _Repo:
+class _Repo(msgspec.Struct):
     """A repository's heading, count line and sections."""
 
     head: list[str]
-    sections: list[_Section] = field(default_factory=list)
+    sections: list[_Section] = msgspec.field(default_factory=list)
 
     def lines(self) -> list[str]:
         """The repository's Markdown lines; one line for its sections when all were cut."""

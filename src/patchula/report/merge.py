@@ -39,9 +39,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, cast
 
+import msgspec
 import orjson
 from pydantic import ValidationError
 
@@ -64,12 +64,11 @@ from patchula.settings import SHARD_MAX
 _PER_SHARD_OPTIONS = frozenset({"shard", "report", "dashboard", "format", "cache"})
 
 
-@dataclass(frozen=True, slots=True)
-class Merged:
+class Merged(msgspec.Struct, frozen=True):
     """The merged report and what the merge found worth saying (one sentence each)."""
 
     report: ScanReport
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 def parse_report(data: bytes, name: str) -> ScanReport:

@@ -30,7 +30,6 @@ import os
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
@@ -116,8 +115,7 @@ _SUBMODULE = "160000"
 # --- targets ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RepoTarget:
+class RepoTarget(msgspec.Struct, frozen=True):
     """One repository, ``github:OWNER/REPO[@REF]``; ``ref`` ``None`` is the default branch.
 
     Names keep the case they were given in (GitHub compares them case-insensitively).
@@ -133,8 +131,7 @@ class RepoTarget:
         return base if self.ref is None else f"{base}@{self.ref}"
 
 
-@dataclass(frozen=True, slots=True)
-class OwnerTarget:
+class OwnerTarget(msgspec.Struct, frozen=True):
     """Every repository of an organisation or user: ``github:OWNER/*``."""
 
     owner: str
@@ -406,8 +403,7 @@ async def resolve_commit(fetch: MethodFetch, api: str, target: RepoTarget) -> st
 # --- trees -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class TreeEntry:
+class TreeEntry(msgspec.Struct, frozen=True):
     """One file of a commit: a blob or a symlink.
 
     ``path`` is repository-relative with POSIX separators; ``sha`` the blob's 40-hex SHA;
@@ -421,8 +417,7 @@ class TreeEntry:
     mode: str
 
 
-@dataclass(frozen=True, slots=True)
-class Tree:
+class Tree(msgspec.Struct, frozen=True):
     """The files of one commit: in the server's order (git's), or sorted by path when walked.
 
     ``entries`` holds blobs and symlinks only (sub-trees and submodules, ``160000``, are left

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from patchula.versioning.base import has_long_number
 
@@ -63,8 +64,7 @@ _COMPACT_DATE_DIGITS = (8, 12, 14)
 _MAJOR, _MINOR = 0, 1
 
 
-@dataclass(frozen=True, slots=True)
-class _Tag:
+class _Tag(msgspec.Struct, frozen=True):
     kind: Kind
     form: str  # how the numbers are written: "dotted", "compact", "dash"; "v…" with a ``v``
     written: int  # number of components as written (``20240329`` is one)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from patchula.versioning.base import has_long_number
 
@@ -40,8 +41,7 @@ _INCOMPATIBLE = "+incompatible"
 _MIN_INCOMPATIBLE_MAJOR = 2
 
 
-@dataclass(frozen=True, slots=True)
-class _Parsed:
+class _Parsed(msgspec.Struct, frozen=True):
     major: int
     minor: int
     patch: int
