@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 from pathlib import Path
 
+import pathspec
 import pytest
 
 from patchula import discovery as discovery_module
@@ -350,3 +352,57 @@ def test_a_path_list_asks_only_about_symlinks_a_manager_reads() -> None:
     assert asked == ["Cargo.toml", "package.json"]
     assert [f.path for f in found.files] == ["package.json"]
     assert found.refused == [("Cargo.toml", "symlink loop")]
+
+
+# Path segments for the generated paths: the default names and their near misses, empty and
+# dot segments, case, a newline (pathspec's ``.`` stops there) and wildmatch characters.
+_SEGMENTS = [
+    "node_modules", "vendor", "tests", "test", "__fixtures__", "examples", "bower_components",
+    "__tests__", "Test", "tests2", "xtest", "test.py", "vendor.js", "", ".", "..", "a", "b c",
+    "x\ny", "test\n", "\ntest", "*", "[x]", "v.e-n_d", ".hidden", "...",
+]  # fmt: skip
+
+
+def _generated_paths(rng: random.Random, count: int) -> list[str]:
+    paths = []
+    for _ in range(count):
+        path = "/".join(rng.choice(_SEGMENTS) for _ in range(rng.randint(1, 5)))
+        lead = rng.choice(["", "", "", "/", "./", "//", ".//", "/./"])
+        tail = rng.choice(["", "", "/"])
+        paths.append(lead + path + tail)
+    return paths
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_named_directories_match_what_pathspec_matches(seed: int) -> None:
+    """``**/NAME/**`` globs give pathspec's answer on every generated path, default or not."""
+    rng = random.Random(seed)  # noqa: S311 - generated test paths, not secrets
+    lists = [list(DEFAULT_IGNORE_PATHS)]
+    plain = ["vendor", "test", "v.e-n_d", ".hidden", "...", "a", "Test", "__tests__"]
+    lists += [[f"**/{n}/**" for n in rng.sample(plain, rng.randint(1, 4))] for _ in range(8)]
+    paths = _generated_paths(rng, 3000)
+    for globs in lists:
+        fast = discovery_module._ignore_spec(tuple(globs))
+        assert isinstance(fast, discovery_module.NamedDirectories)
+        spec = pathspec.GitIgnoreSpec.from_lines(globs)
+        wrong = [p for p in paths if fast.match_file(p) != spec.match_file(p)]
+        assert wrong == [], globs
+    matched = discovery_module._ignore_spec(DEFAULT_IGNORE_PATHS)
+    assert sum(matched.match_file(p) for p in paths) > len(paths) // 10  # both answers occur
+
+
+@pytest.mark.parametrize(
+    "globs",
+    [
+        ("**/vendor/**", "!**/vendor/keep/**"),
+        ("**/vend*/**",),
+        ("vendor/**",),
+        ("**/vendor",),
+        ("**/./**",),
+        ("**/a b/**",),
+        (),
+    ],
+)
+def test_other_ignore_globs_are_pathspecs(globs: tuple[str, ...]) -> None:
+    """Any other glob (negation, wildcard, anchored, no ``/**``, odd names) goes to pathspec."""
+    assert isinstance(discovery_module._ignore_spec(globs), pathspec.GitIgnoreSpec)

@@ -1,5 +1,5 @@
 """``python -m patchula``."""
 
-from patchula.cli import main
+from patchula.cli import console_main
 
-main()
+console_main()

@@ -16,10 +16,11 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 import msgspec
 
@@ -286,10 +287,56 @@ def tracked_paths(root: Path, paths: Iterable[str]) -> set[str] | None:
     return tracked
 
 
+class _Matcher(Protocol):
+    def match_file(self, file: str) -> bool: ...
+
+
 @functools.lru_cache(maxsize=64)
-def _ignore_spec(ignore_paths: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
-    """The compiled ``ignore-paths`` globs (the same for every repository of a run)."""
+def _ignore_spec(ignore_paths: tuple[str, ...]) -> _Matcher:
+    """The compiled ``ignore-paths`` globs (the same for every repository of a run).
+
+    Globs that all name a directory anywhere (``**/NAME/**``, as every default one does) are
+    matched by ``NamedDirectories``, without importing ``pathspec``; any other list by
+    ``pathspec``'s ``GitIgnoreSpec``.
+    """
+    names = [_named_directory(glob) for glob in ignore_paths]
+    if names and all(names):
+        return NamedDirectories(cast("list[str]", names))
     return _gitignore_spec(ignore_paths)
+
+
+# A glob ``**/NAME/**`` whose NAME is a plain file name: no wildmatch character, escape, space
+# (git strips trailing spaces), leading ``!`` or ``#``; ``.`` and ``..`` are not plain.
+_NAMED_DIRECTORY = re.compile(r"\*\*/([A-Za-z0-9._-]+)/\*\*")
+
+
+def _named_directory(glob: str) -> str | None:
+    """NAME when ``glob`` is ``**/NAME/**`` with a plain NAME (``_NAMED_DIRECTORY``), else None."""
+    match = _NAMED_DIRECTORY.fullmatch(glob)
+    return match[1] if match and match[1] not in {".", ".."} else None
+
+
+class NamedDirectories:
+    """``GitIgnoreSpec.from_lines(["**/NAME/**", ...]).match_file`` for plain directory names.
+
+    What ``pathspec`` (1.x) does for those lines, with one regex: the path is made relative (one
+    leading ``/``, else one leading ``./``, removed) and matches when some NAME is a directory
+    in it, at its start or after a ``/`` with at least one character before (pathspec's
+    ``^(?:.+/)?NAME/``; ``.`` stops at a newline). A test holds the two equal on generated
+    paths.
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        alternatives = "|".join(re.escape(name) for name in names)
+        self._match = re.compile(f"(?:.+/)?(?:{alternatives})/").match
+
+    def match_file(self, file: str) -> bool:
+        """Whether ``file`` (a ``/``-separated path) lies in a directory of one of the names."""
+        if file.startswith("/"):
+            file = file[1:]
+        elif file.startswith("./"):
+            file = file[2:]
+        return self._match(file) is not None
 
 
 def _gitignore_spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
@@ -308,7 +355,7 @@ class _IgnoreGlobs:
 
     def __init__(self, globs: tuple[str, ...]) -> None:
         self._globs = globs
-        self._spec: pathspec.GitIgnoreSpec | None = None
+        self._spec: _Matcher | None = None
 
     def match_file(self, rel: str) -> bool:
         """Whether ``rel`` (a ``/``-separated path, ``/``-ended for a directory) is ignored."""

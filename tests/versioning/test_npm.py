@@ -400,3 +400,16 @@ def test_max_satisfying(versions: list[str], constraint: str, expected: str | No
 def test_update_type(current: str, new: str, expected: str | None) -> None:
     """The update type is the first of major/minor/patch that changes; no move up gives None."""
     assert npm.update_type(current, new) == expected
+
+
+def test_versions_and_exact_pins_never_compile_the_range_regexes() -> None:
+    """A scan of exact pins parses versions only: the range regexes wait for the first range."""
+    for cached in (npm._ranges, npm._parse, npm._keyed, npm._parse_range):
+        cached.cache_clear()  # what earlier tests parsed would answer without a regex
+    assert npm.exact_pin("1.3.0") == "1.3.0"
+    assert npm.compare("1.3.0", "1.10.0") < 0
+    assert npm.update_type("1.3.0", "2.0.0") == "major"
+    assert npm.is_valid("1.3.0-rc.1")
+    assert npm._ranges.cache_info().currsize == 0
+    assert npm.matches("1.3.5", "^1.3.0")
+    assert npm._ranges.cache_info().currsize == 1

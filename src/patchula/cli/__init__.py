@@ -10,7 +10,11 @@ lookups failed.
 from __future__ import annotations
 
 import gc
-from typing import Annotated
+import logging
+import os
+import sys
+import threading
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -30,6 +34,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "app",
+    "console_main",
     "exit_code",
     "main",
 ]
@@ -86,3 +91,43 @@ def main() -> None:
     young, middle, oldest = gc.get_threshold()
     gc.set_threshold(max(young, START_GC_YOUNG_THRESHOLD), middle, oldest)
     app()
+
+
+def console_main() -> NoReturn:
+    """The ``patchula`` console script and ``python -m patchula``: ``main``, then a prompt exit.
+
+    ``main`` ends in ``SystemExit`` (typer's standalone mode); in-process callers (tests) keep
+    that. A process that is about to end anyway does not need the interpreter's teardown,
+    which frees every object the run made one at a time: 50-80 ms after the output of a
+    40-dependency scan, 8% of its wall time (issue 12). ``leave`` ends it at once instead.
+    """
+    try:
+        main()
+    except SystemExit as exc:
+        leave(exc.code)
+    leave(0)
+
+
+def leave(code: object) -> NoReturn:
+    """End the process with ``code`` (``SystemExit``'s), skipping the interpreter's teardown.
+
+    Only when nothing but the teardown is left: the exit status is an int (or ``None``: 0),
+    the main thread is the only thread (anything else is waited for, as Python does), no
+    profiler or tracer is installed (``python -m cProfile``, coverage: they write their
+    results when the interpreter exits), and the standard streams flush (a failed flush takes
+    Python's own path: its message and status 120). Logging is shut down first
+    (``logging.shutdown``, the one exit handler patchula's imports register; a test keeps it
+    so); then ``os._exit``. Otherwise ``SystemExit(code)``.
+    """
+    alone = threading.active_count() == 1
+    watched = sys.gettrace() is not None or sys.getprofile() is not None
+    if (code is None or type(code) is int) and alone and not watched:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        else:
+            logging.shutdown()
+            os._exit(code or 0)
+    raise SystemExit(code)

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
-from pydantic.dataclasses import dataclass
+from pydantic.dataclasses import dataclass, rebuild_dataclass
 
 from patchula import __version__
 from patchula.errors import NOT_CACHED
@@ -677,3 +677,30 @@ def _row(row: Row) -> DependencyReport:
         reason=redact_text(f.reason) if f.reason else f.reason,
         metadata=DependencyMeta(lookup=LookupMeta(catalog=catalog)),
     )
+
+
+def prepare_rows() -> None:
+    """Build now the validators of the classes repeated per row (``defer_build``).
+
+    What the first row of a run's report builds otherwise; a report is the same either way.
+    The CLI calls it while a scan waits for the network (issue 12: the tail of small scans).
+    """
+    for cls in (
+        HeldBackRelease,
+        CatalogMeta,
+        LookupMeta,
+        DependencyMeta,
+        Problem,
+        DependencyReport,
+    ):
+        # pydantic types the argument with a private protocol its dataclasses satisfy.
+        rebuild_dataclass(cls)  # type: ignore[arg-type]
+
+
+def prepare_serializers() -> None:
+    """Build now the repository's and report's serializers, in ``render.json_chunks``'s order.
+
+    What rendering a report as JSON builds otherwise (``defer_build``); the JSON is the same.
+    """
+    RepositoryReport.model_rebuild()
+    ScanReport.model_rebuild()

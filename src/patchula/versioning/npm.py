@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from patchula.versioning.base import has_long_number
 
@@ -87,19 +87,48 @@ _XID = rf"{_NUMERIC}|x|X|\*"
 _XRANGE_PLAIN = rf"[v=\s]*({_XID})(?:\.({_XID})(?:\.({_XID})(?:{_PRE})?{_BUILD}?)?)?"
 
 _FULL = _compile(rf"^{_FULL_PLAIN}$")
-_XRANGE = _compile(rf"^{_GTLT}\s*{_XRANGE_PLAIN}$")
-_TILDE_TRIM = _compile(r"(\s*)(?:~>?)\s+")
-_TILDE = _compile(rf"^(?:~>?){_XRANGE_PLAIN}$")
-_CARET_TRIM = _compile(r"(\s*)(?:\^)\s+")
-_CARET = _compile(rf"^(?:\^){_XRANGE_PLAIN}$")
-_COMPARATOR = _compile(rf"^{_GTLT}\s*({_FULL_PLAIN})$|^$")
-_COMPARATOR_TRIM = _compile(rf"(\s*){_GTLT}\s*({_LOOSE_PLAIN}|{_XRANGE_PLAIN})")
-_HYPHEN = _compile(rf"^\s*({_XRANGE_PLAIN})\s+-\s+({_XRANGE_PLAIN})\s*$")
-_STAR = _compile(r"(<|>)?=?\s*\*")
-_GTE0 = _compile(r"^\s*>=\s*0\.0\.0\s*$")
-_BUILD_SAFE = _compile(_BUILD)
-# ``BUILDSTRIPRE`` in range.js is built from the unbounded source.
-_BUILD_STRIP = _compile(_BUILD, safe=False)
+
+
+class _RangePatterns(NamedTuple):
+    """The regexes of node-semver's range desugaring, by their ``internal/re.js`` names."""
+
+    xrange: re.Pattern[str]
+    tilde_trim: re.Pattern[str]
+    tilde: re.Pattern[str]
+    caret_trim: re.Pattern[str]
+    caret: re.Pattern[str]
+    comparator: re.Pattern[str]
+    comparator_trim: re.Pattern[str]
+    hyphen: re.Pattern[str]
+    star: re.Pattern[str]
+    gte0: re.Pattern[str]
+    build: re.Pattern[str]
+    build_strip: re.Pattern[str]
+
+
+@functools.cache
+def _ranges() -> _RangePatterns:
+    """The range regexes, compiled when the first range is parsed (about 11 ms at import).
+
+    Versions (``_parse``) need only ``_FULL``: a scan of exact pins never compiles these.
+    """
+    return _RangePatterns(
+        xrange=_compile(rf"^{_GTLT}\s*{_XRANGE_PLAIN}$"),
+        tilde_trim=_compile(r"(\s*)(?:~>?)\s+"),
+        tilde=_compile(rf"^(?:~>?){_XRANGE_PLAIN}$"),
+        caret_trim=_compile(r"(\s*)(?:\^)\s+"),
+        caret=_compile(rf"^(?:\^){_XRANGE_PLAIN}$"),
+        comparator=_compile(rf"^{_GTLT}\s*({_FULL_PLAIN})$|^$"),
+        comparator_trim=_compile(rf"(\s*){_GTLT}\s*({_LOOSE_PLAIN}|{_XRANGE_PLAIN})"),
+        hyphen=_compile(rf"^\s*({_XRANGE_PLAIN})\s+-\s+({_XRANGE_PLAIN})\s*$"),
+        star=_compile(r"(<|>)?=?\s*\*"),
+        gte0=_compile(r"^\s*>=\s*0\.0\.0\s*$"),
+        build=_compile(_BUILD),
+        # ``BUILDSTRIPRE`` in range.js is built from the unbounded source.
+        build_strip=_compile(_BUILD, safe=False),
+    )
+
+
 _DIGITS = re.compile(r"[0-9]+")
 
 # A parsed version: (major, minor, patch, prerelease identifiers); build metadata dropped.
@@ -184,7 +213,7 @@ def _replace_tilde(comp: str) -> str:
             return f">={major}.{minor}.{patch}-{pre} <{major}.{int(minor) + 1}.0-0"
         return f">={major}.{minor}.{patch} <{major}.{int(minor) + 1}.0-0"
 
-    return _TILDE.sub(tilde, comp, count=1)
+    return _ranges().tilde.sub(tilde, comp, count=1)
 
 
 def _replace_caret(comp: str) -> str:
@@ -205,7 +234,7 @@ def _replace_caret(comp: str) -> str:
             return f"{low} <{major}.{int(minor) + 1}.0-0"
         return f"{low} <{int(major) + 1}.0.0-0"
 
-    return _CARET.sub(caret, comp, count=1)
+    return _ranges().caret.sub(caret, comp, count=1)
 
 
 def _replace_xrange(comp: str) -> str:
@@ -248,7 +277,7 @@ def _replace_xrange(comp: str) -> str:
             return f">={major}.{minor}.0 <{major}.{int(minor) + 1}.0-0"
         return match[0]
 
-    return _XRANGE.sub(xrange, comp, count=1)
+    return _ranges().xrange.sub(xrange, comp, count=1)
 
 
 def _hyphen(match: re.Match[str]) -> str:
@@ -285,11 +314,11 @@ def _replace_xranges(comp: str) -> str:
 
 
 def _parse_comparator(comp: str) -> str:
-    comp = _BUILD_SAFE.sub("", comp, count=1)
+    comp = _ranges().build.sub("", comp, count=1)
     comp = _replace_carets(comp)
     comp = _replace_tildes(comp)
     comp = _replace_xranges(comp)
-    return _STAR.sub("", _trim(comp), count=1)
+    return _ranges().star.sub("", _trim(comp), count=1)
 
 
 # One compiled comparator: an operator among "", "<", "<=", ">", ">=" and the precedence key
@@ -311,7 +340,7 @@ _Parsed = tuple[str, str, Version | None]
 def _comparator(comp: str) -> _Parsed | None:
     """node-semver's ``new Comparator(comp)``; ``None`` where it throws."""
     comp = " ".join(_SPACE_RUN.split(_trim(comp)))
-    match = _COMPARATOR.match(comp)
+    match = _ranges().comparator.match(comp)
     if match is None:
         return None
     operator = match[1] or ""
@@ -333,13 +362,14 @@ def _format(version: Version) -> str:
 
 def _parse_set(part: str) -> list[_Parsed] | None:
     """node-semver's ``Range.parseRange``: the comparators of one ``||`` alternative."""
-    part = _BUILD_STRIP.sub("", part)
-    part = _HYPHEN.sub(_hyphen, part, count=1)
-    part = _COMPARATOR_TRIM.sub(lambda m: m[1] + m[2] + m[3], part)
-    part = _TILDE_TRIM.sub(lambda m: m[1] + "~", part)
-    part = _CARET_TRIM.sub(lambda m: m[1] + "^", part)
+    patterns = _ranges()
+    part = patterns.build_strip.sub("", part)
+    part = patterns.hyphen.sub(_hyphen, part, count=1)
+    part = patterns.comparator_trim.sub(lambda m: m[1] + m[2] + m[3], part)
+    part = patterns.tilde_trim.sub(lambda m: m[1] + "~", part)
+    part = patterns.caret_trim.sub(lambda m: m[1] + "^", part)
     words = " ".join(_parse_comparator(comp) for comp in part.split(" "))
-    comps = [_GTE0.sub("", _trim(comp), count=1) for comp in _SPACE_RUN.split(words)]
+    comps = [patterns.gte0.sub("", _trim(comp), count=1) for comp in _SPACE_RUN.split(words)]
     # Every comparator is parsed (and may throw) before the null-set check, as in range.js.
     comparators = [c for c in (_comparator(comp) for comp in comps) if c is not None]
     if len(comparators) < len(comps):
