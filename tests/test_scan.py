@@ -500,13 +500,17 @@ def test_pip_constraints_pin_current_and_are_never_rows(tmp_path: Path) -> None:
     ]
 
 
-def test_a_file_referenced_by_c_is_no_manifest_of_its_own(tmp_path: Path) -> None:
-    """requirements/pins.txt, read by -c, gives no rows; a pin outside the range is a problem."""
-    _write(tmp_path, "requirements/base.txt", "-c pins.txt\nflask<3\n")
-    _write(tmp_path, "requirements/pins.txt", "flask==3.0.0\n")
+def test_a_pin_outside_the_range_of_a_c_file_is_a_problem(tmp_path: Path) -> None:
+    """pins.txt, read by -c and not a requirements file by its name, gives no rows of its own.
+
+    A pin outside the including file's range is a problem at the requirement.
+    """
+    _write(tmp_path, "requirements/base.txt", "-c ../pins.txt\nflask<3\n")
+    _write(tmp_path, "pins.txt", "flask==3.0.0\n")
     repo = RepoResult(target=str(tmp_path), root=str(tmp_path), commit=None)
     found, _ = _discover(tmp_path, Settings())
     extracted = _extract_repo(tmp_path, Settings(), repo, found)
+    assert repo.files == ["requirements/base.txt"]
     assert [(i.dep.file, i.dep.constraint, i.locked) for i in extracted] == [
         ("requirements/base.txt", "<3", None)
     ]
@@ -515,11 +519,43 @@ def test_a_file_referenced_by_c_is_no_manifest_of_its_own(tmp_path: Path) -> Non
             "requirements/base.txt",
             2,
             (
-                "constraint flask==3.0.0 (requirements/pins.txt:1) conflicts with flask<3:"
+                "constraint flask==3.0.0 (pins.txt:1) conflicts with flask<3:"
                 " pip cannot install both"
             ),
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("compiled", "including"),
+    [
+        ("requirements.txt", "dev-requirements.in"),  # pip-tools layered requirements
+        ("requirements/prod.txt", "requirements/dev.in"),
+    ],
+)
+def test_a_requirements_file_read_by_c_still_gives_its_own_rows(
+    tmp_path: Path, compiled: str, including: str
+) -> None:
+    """A requirements file in its own right that another reads with -c keeps its rows.
+
+    ``pip install -r requirements.txt`` installs it; ``-c requirements.txt`` in another file
+    only pins that file's requirements (each is its own row, pinned by the constraint).
+    """
+    _write(tmp_path, compiled, "asgiref==3.7.0\ndjango==4.2.0\nsqlparse==0.4.0\n")
+    target = compiled.rsplit("/", 1)[-1]
+    _write(tmp_path, including, f"-c {target}\ndjango-debug-toolbar\ndjango\n")
+    _write(tmp_path, "requirements.in", "django<5\n")
+    pin = f"pinned by the constraint in {compiled}:2"
+    assert _pip_rows(tmp_path) == sorted(
+        [
+            (including, "django", None, "4.2.0", compiled, pin),
+            (including, "django-debug-toolbar", None, None, None, None),
+            (compiled, "asgiref", "==3.7.0", None, None, None),
+            (compiled, "django", "==4.2.0", None, None, None),
+            (compiled, "sqlparse", "==0.4.0", None, None, None),
+            ("requirements.in", "django", "<5", None, None, None),
+        ]
+    )
 
 
 def test_unread_lockfile_is_said(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ from patchula.discovery import (
 from patchula.errors import LookupFailed, ManifestError, NotCached, RepositoryUnreadable
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
-from patchula.manager.paths import RULES
+from patchula.manager.paths import RULES, is_constraints_name
 from patchula.models import (
     IMAGE_DIGESTS,
     Catalog,
@@ -1957,7 +1957,7 @@ def _extract_repo(
         if not scope.reports(path):
             continue
         for dep in result.dependencies:
-            if dep in seen or constraints.not_a_row(dep, path):
+            if dep in seen or constraints.not_a_row(dep):
                 continue
             seen.add(dep)
             constrained = _tool_row(dep) or constraints.apply(dep, repo.problems)
@@ -2173,6 +2173,19 @@ def _new_problems(
     return new
 
 
+def constraints_only_files(files: Sequence[str]) -> list[str]:
+    """The ``files`` of a repository that are pip constraints files by their name.
+
+    The requirements manager reads a file named as constraints (``constraints.txt``,
+    ``requirements/constraints-dev.in``: ``is_constraints_name``) as a constraints file even on
+    its own, so it is listed but gives no rows: pip installs nothing from a constraints file
+    (https://pip.pypa.io/en/stable/user_guide/#constraints-files); its pins are the current
+    version of the requirements that read it with ``-c``. The report says so for each.
+    """
+    matches = RULES["requirements_txt"].matches
+    return [path for path in files if matches(path) and is_constraints_name(path)]
+
+
 class _PipConstraints(msgspec.Struct):
     """pip constraints (``-c`` files and files named as constraints) of one repository.
 
@@ -2182,19 +2195,16 @@ class _PipConstraints(msgspec.Struct):
     to, any other specifier narrows the requirement's range.
     """
 
-    files: set[str]
     # Each requirement: the constraint entries that apply to it (same walk, same package).
     applying: dict[Dependency, list[Dependency]]
 
     @classmethod
     def of(cls, results: list[tuple[str, ExtractResult]]) -> _PipConstraints:
-        files: set[str] = set()
         applying: dict[Dependency, list[Dependency]] = {}
         for _, result in results:
             # A manager's id is its module's name: compared without importing the module.
             pip = [d for d in result.dependencies if d.manager == "requirements_txt"]
             entries = [d for d in pip if d.dep_type == "constraint"]
-            files.update(d.file for d in entries)
             usable = [d for d in entries if d.skip_reason is None and d.constraint]
             for dep in pip:
                 if dep.dep_type == "constraint" or dep.skip_reason is not None:
@@ -2205,13 +2215,20 @@ class _PipConstraints(msgspec.Struct):
                         found = applying.setdefault(dep, [])
                         if entry not in found:
                             found.append(entry)
-        return cls(files, applying)
+        return cls(applying)
 
-    def not_a_row(self, dep: Dependency, path: str) -> bool:
-        """Whether ``dep`` is a constraint, or comes from a constraints file read on its own."""
-        if dep.manager != "requirements_txt":
-            return False
-        return dep.dep_type == "constraint" or (dep.file == path and path in self.files)
+    @staticmethod
+    def not_a_row(dep: Dependency) -> bool:
+        """Whether ``dep`` is a constraint entry: read by ``-c``, or of a constraints file.
+
+        A requirements file in its own right that another file reads with ``-c`` (pip-tools'
+        layered requirements: ``-c requirements.txt`` in ``dev-requirements.in``) still gives
+        its own rows when discovered: ``pip install -r requirements.txt`` installs it, and its
+        own walk's entries are requirements; only the including walk's copies are constraints.
+        A file named as a constraints file (``is_constraints_name``) is read as one on its own
+        too, so it gives no rows (``constraints_only_files`` lists it for the report).
+        """
+        return dep.manager == "requirements_txt" and dep.dep_type == "constraint"
 
     def apply(self, dep: Dependency, problems: list[ManifestProblem]) -> Dependency | _Extracted:
         """Return ``dep`` narrowed by its constraints, or its row pinned by one.

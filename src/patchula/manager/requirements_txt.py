@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 ID = "requirements_txt"
 DATASOURCE = "pypi"
 matches = paths.requirements_txt  # the path rule: manager/paths.py (discovery imports no manager)
+is_constraints_name = paths.is_constraints_name  # also by path alone: the scan asks it too
 VERSIONING = "pep440"
 
 
@@ -78,20 +79,6 @@ DepType = Literal["requirements", "constraint"]
 
 
 _LEADING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-
-
-_CONSTRAINTS_STEM = re.compile(r"(?:.*[-_.])?constraints(?:[-_.].*)?", re.IGNORECASE)
-
-
-def is_constraints_name(path: str) -> bool:
-    """Return whether ``path`` is named as a pip constraints file.
-
-    ``constraints.txt``, ``constraints-dev.txt``, ``requirements/constraints.in``,
-    ``test_constraints.txt``: the word ``constraints`` as a dash, underscore or dot separated
-    part of the name without its suffix.
-    """
-    stem = posixpath.basename(path).rsplit(".", 1)[0]
-    return _CONSTRAINTS_STEM.fullmatch(stem) is not None
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
