@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gc
 import json
 from collections import Counter
@@ -556,6 +557,35 @@ def test_a_requirements_file_read_by_c_still_gives_its_own_rows(
             ("requirements.in", "django", "<5", None, None, None),
         ]
     )
+
+
+def test_utf16_requirements_are_read_as_pip_reads_them_and_json_is_not(tmp_path: Path) -> None:
+    """UTF-16 with a byte-order mark (``pip freeze > f`` in PowerShell 5) is read, includes too.
+
+    pip's auto_decode reads requirements files by their BOM; JSON is UTF-8 by its RFC, so a
+    UTF-16 package.json stays a problem; a UTF-32-LE file, which pip misreads, is one too.
+    """
+    text = "attrs==21.1.0\r\n-r base.txt\r\n\r\nsix\r\n"
+    _write(tmp_path, "requirements.txt", codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    _write(tmp_path, "base.txt", codecs.BOM_UTF16_BE + "# b\nflask<3\n".encode("utf-16-be"))
+    _write(tmp_path, "requirements-dev.txt", codecs.BOM_UTF32_LE + "six\n".encode("utf-32-le"))
+    _write(
+        tmp_path,
+        "package.json",
+        codecs.BOM_UTF16_LE + '{"dependencies": {"a": "1"}}'.encode("utf-16-le"),
+    )
+    repo = RepoResult(target=str(tmp_path), root=str(tmp_path), commit=None)
+    found, _ = _discover(tmp_path, Settings())
+    extracted = _extract_repo(tmp_path, Settings(), repo, found)
+    assert [(i.dep.file, i.dep.line, i.dep.name, i.dep.constraint) for i in extracted] == [
+        ("requirements.txt", 1, "attrs", "==21.1.0"),
+        ("base.txt", 2, "flask", "<3"),
+        ("requirements.txt", 4, "six", None),
+    ]
+    assert [(p.file, p.line, p.message.split(" (")[0]) for p in repo.problems] == [
+        ("package.json", 1, "not UTF-8 text"),
+        ("requirements-dev.txt", 1, "UTF-32-LE text: pip reads it as UTF-16"),
+    ]
 
 
 def test_unread_lockfile_is_said(tmp_path: Path) -> None:

@@ -54,7 +54,13 @@ from patchula.discovery import (
     resolve_tree_path,
     tree_symlink_refusal,
 )
-from patchula.errors import LookupFailed, ManifestError, NotCached, RepositoryUnreadable
+from patchula.errors import (
+    LookupFailed,
+    ManifestError,
+    NotCached,
+    NotUtf8Error,
+    RepositoryUnreadable,
+)
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
 from patchula.manager.paths import RULES, is_constraints_name
@@ -2306,7 +2312,10 @@ def _extract_file(
     (``_checked``) before anything is looked up.
     """
     try:
-        result = MANAGERS[item.manager].extract(item.path, reader(item.path), reader)
+        manager = MANAGERS[item.manager]
+        decode: Callable[[bytes, str], str] | None = getattr(manager, "decode", None)
+        read = reader if decode is None else _decoding(reader, decode)
+        result = manager.extract(item.path, read(item.path), read)
         return _checked(result if tools is None else remap(result, tools))
     except ManifestError as exc:
         repo.problems.append(ManifestProblem(exc.file, exc.line, exc.message))
@@ -2314,6 +2323,24 @@ def _extract_file(
         message = f"{item.manager} failed: {type(exc).__name__}: {exc}"
         repo.problems.append(ManifestProblem(item.path, None, message))
     return None
+
+
+def _decoding(
+    reader: Callable[[str], str], decode: Callable[[bytes, str], str]
+) -> Callable[[str], str]:
+    """``reader``, with a file that is not UTF-8 decoded by the manager's ``decode``.
+
+    A manager's ``decode(data, path)`` decodes its files as its tool does (pip's
+    ``auto_decode`` for requirements files, their includes too), or raises ``ManifestError``.
+    """
+
+    def read(rel: str) -> str:
+        try:
+            return reader(rel)
+        except NotUtf8Error as exc:
+            return decode(exc.data, rel)
+
+    return read
 
 
 def _checked(result: ExtractResult) -> ExtractResult:
@@ -2665,7 +2692,8 @@ def manifest_text(data: bytes, rel: str) -> str:
     """The text of the manifest ``rel`` whose bytes are ``data``, as every reader gives it.
 
     UTF-8 with an optional byte-order mark (dropped). Raises ``ManifestError`` naming ``rel``
-    and the line: invalid UTF-8 (the offending byte and its offset), a NUL byte (binary).
+    and the line: invalid UTF-8 (the offending byte and its offset: ``NotUtf8Error``, which
+    keeps the bytes for a manager that decodes them itself), a NUL byte (binary).
     """
     bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
@@ -2674,7 +2702,7 @@ def manifest_text(data: bytes, rel: str) -> str:
         offset = bom + exc.start  # in the file, byte-order mark included
         line = data.count(b"\n", 0, offset) + 1
         msg = f"not UTF-8 text (invalid byte 0x{data[offset]:02x} at offset {offset})"
-        raise ManifestError(msg, file=rel, line=line) from None
+        raise NotUtf8Error(msg, file=rel, line=line, data=data) from None
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise ManifestError("binary content (NUL byte)", file=rel, line=line)

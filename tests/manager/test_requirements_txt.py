@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 import pytest
@@ -415,3 +416,53 @@ def test_environment_variables_are_skipped_not_expanded() -> None:
         d.skip_reason and "environment variables" in d.skip_reason for d in result.dependencies
     )
     assert result.problems == ()
+
+
+_TEXT = "django==4.2.0\r\n# café\r\n-r base.txt\r\nattrs\r\n"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        codecs.BOM_UTF16_LE + _TEXT.encode("utf-16-le"),  # `pip freeze > f` in PowerShell 5
+        codecs.BOM_UTF16_BE + _TEXT.encode("utf-16-be"),
+        codecs.BOM_UTF32_BE + _TEXT.encode("utf-32-be"),
+        ("# -*- coding: latin-1 -*-\n" + _TEXT).encode("latin-1"),
+        ("#!pip\n# vim: set fileencoding=cp1252 :\n" + _TEXT).encode("cp1252"),
+    ],
+    ids=["utf-16-le", "utf-16-be", "utf-32-be", "latin-1", "cp1252"],
+)
+def test_decode_reads_what_pip_auto_decode_reads(data: bytes) -> None:
+    """Byte-order marks, then a coding comment in the first two lines (pip's auto_decode)."""
+    text = requirements_txt.decode(data, "requirements.txt")
+    assert text.endswith(_TEXT)
+    result = requirements_txt.extract("requirements.txt", text, {"base.txt": "six\n"}.__getitem__)
+    offset = text.count("\n", 0, text.index(_TEXT))
+    assert [(d.file, d.line, d.name) for d in result.dependencies] == [
+        ("requirements.txt", 1 + offset, "django"),
+        ("base.txt", 1, "six"),
+        ("requirements.txt", 4 + offset, "attrs"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "message"),
+    [
+        (
+            codecs.BOM_UTF32_LE + _TEXT.encode("utf-32-le"),
+            1,
+            "UTF-32-LE text: pip reads it as UTF-16",
+        ),
+        (b"attrs\n# caf\xe9\n", 2, "not UTF-8 text (invalid byte 0xe9 at offset 11)"),
+        (b"# coding: nope\nattrs\xff\n", 1, "coding comment names 'nope', no text encoding"),
+        (b"#\n# coding=hex\n\xff", 2, "coding comment names 'hex', no text encoding"),
+        (codecs.BOM_UTF16_BE + "a\nb".encode("utf-16-be") + b"\xd8", 2, "not UTF-16-BE text"),
+    ],
+    ids=["utf-32-le", "not-utf-8", "unknown-coding", "no-text-coding", "odd-utf-16"],
+)
+def test_decode_failures_are_problems_at_their_line(data: bytes, line: int, message: str) -> None:
+    """What pip cannot read is a ManifestError naming the file and line, never a guess."""
+    with pytest.raises(ManifestError) as raised:
+        requirements_txt.decode(data, "requirements.txt")
+    assert (raised.value.file, raised.value.line) == ("requirements.txt", line)
+    assert raised.value.message.startswith(message)

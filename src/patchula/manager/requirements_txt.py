@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import posixpath
 import re
 import shlex
@@ -79,6 +80,63 @@ DepType = Literal["requirements", "constraint"]
 
 
 _LEADING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+# pip's BOMS, in its order (pip/_internal/utils/encoding.py): the UTF-16 mark is looked for
+# before the UTF-32 ones, and ``codecs.BOM_UTF16`` is the machine's own (little-endian on
+# every platform pip's users run: x86, arm64).
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+)
+# pip's ENCODING_RE, looked for in the first two lines when they start with ``#`` (PEP 263).
+_CODING = re.compile(rb"coding[:=]\s*([-\w.]+)")
+
+
+def decode(data: bytes, path: str) -> str:
+    """Decode a requirements file that is not UTF-8 as pip does, or raise ``ManifestError``.
+
+    pip reads every requirements file, and each it includes, with ``auto_decode``
+    (pip/_internal/utils/encoding.py, used by ``req_file.get_file_content``): a byte-order
+    mark (UTF-8, UTF-16, UTF-32) chooses the codec, else a ``# -*- coding: NAME -*-`` comment
+    in the first two lines, else the locale's encoding, which the scan takes to be UTF-8 (the
+    default of every CI runner and of Python's UTF-8 mode; a file that is not UTF-8 fails
+    there as here). A UTF-32-LE mark begins with the UTF-16-LE one, which pip looks for first:
+    pip reads such a file as UTF-16 and fails on every line, so it is a problem saying so.
+    The scan calls this only for a file that is not UTF-8 (``NotUtf8Error``): a UTF-8 file
+    reads the same whatever its coding comment says, for the ASCII of requirements.
+    """
+    if data.startswith(codecs.BOM_UTF32_LE):
+        message = (
+            "UTF-32-LE text: pip reads it as UTF-16 (its byte-order mark begins with UTF-16's,"
+            " which pip looks for first) and cannot parse it; save it as UTF-8"
+        )
+        raise ManifestError(message, file=path, line=1)
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return _decoded(data, len(bom), encoding, path)
+    for number, line in enumerate(data.split(b"\n")[:2], 1):
+        found = _CODING.search(line) if line.startswith(b"#") else None
+        if found is not None:
+            return _decoded(data, 0, found.group(1).decode("ascii"), path, number)
+    return _decoded(data, 0, "utf-8", path)
+
+
+def _decoded(data: bytes, start: int, encoding: str, path: str, coding_line: int = 1) -> str:
+    """``data[start:]`` decoded as ``encoding``; a failure is a problem at its line."""
+    try:
+        return data[start:].decode(encoding)
+    except LookupError:  # an unknown name, or no text encoding ("hex")
+        message = f"coding comment names {encoding!r}, no text encoding: pip cannot read it"
+        raise ManifestError(message, file=path, line=coding_line) from None
+    except UnicodeDecodeError as exc:
+        head = data[start : start + exc.start].decode(encoding, errors="replace")
+        name = codecs.lookup(encoding).name.upper()
+        offset = start + exc.start
+        message = f"not {name} text (invalid byte 0x{data[offset]:02x} at offset {offset})"
+        raise ManifestError(message, file=path, line=head.count("\n") + 1) from None
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
