@@ -261,10 +261,12 @@ def test_includes_escaping_the_repository_are_problems() -> None:
 
 
 def test_option_lines_are_ignored_and_editables_skipped() -> None:
-    """Index and binary options are silent, extra sources warned of, -e rows skipped.
+    """Binary options are silent, other indexes and extra sources warned of, -e rows skipped.
 
-    ``--extra-index-url`` and ``--find-links`` add sources the scan does not read: a version
-    only they have would look unpublished, so each is a warning, its URL never repeated.
+    ``--extra-index-url`` and ``--find-links`` add sources the scan does not read, ``-i``
+    replaces PyPI with one: a version only they have would look unpublished, so each is a
+    warning naming file and line, its URL never repeated. ``--index-url`` naming PyPI's own
+    index (pip's default) is silent.
     """
     result = _extract("options")
     assert [(d.line, d.name, d.declared, d.skip_reason) for d in result.dependencies] == [
@@ -282,7 +284,16 @@ def test_option_lines_are_ignored_and_editables_skipped() -> None:
         "not followed: packages are looked up on the run's PyPI registry (--registry "
         "pypi=URL), so a version only that source has is not in its release list"
     )
-    assert [(p.line, p.message, p.severity) for p in result.problems] == [
+    index = (
+        "not followed: packages are looked up on the run's PyPI registry (--registry pypi=URL;"
+        " point it at this index to look there), so a version only this index has is not in"
+        " its release list"
+    )
+    assert [(p.file, p.line, p.message, p.severity) for p in result.problems][:2] == [
+        ("requirements.txt", 2, f"option -i {index}", "warning"),
+        ("requirements.txt", 3, f"option --extra-index-url {extra}", "warning"),
+    ]
+    assert [(p.line, p.message, p.severity) for p in result.problems][1:] == [
         (3, f"option --extra-index-url {extra}", "warning"),
         (4, f"option --find-links {extra}", "warning"),
         (5, f"option -f {extra}", "warning"),
@@ -290,6 +301,32 @@ def test_option_lines_are_ignored_and_editables_skipped() -> None:
         (17, "option '-r' needs a value", "error"),
     ]
     assert not any("example" in p.message for p in result.problems)
+
+
+@pytest.mark.parametrize(
+    ("line", "warned"),
+    [
+        ("--index-url https://pypi.org/simple/", False),
+        ("-i https://pypi.python.org/simple", False),
+        ("-ihttps://user:s3cret@pypi.internal.example/simple", True),
+        ("--index-url=https://pypi.org/simple/../private", True),
+        ("--index-url http://pypi.org/simple", True),
+        ("--index-url https://token@pypi.org/simple", True),
+        ("--index-url ${PIP_INDEX_URL}", True),
+        ("--index-url https://[bad/simple", True),
+    ],
+)
+def test_an_index_url_other_than_pypi_is_a_warning(line: str, *, warned: bool) -> None:
+    """-i names the index pip installs from; the scan asks its PyPI registry: a warning."""
+    text = f"attrs\n{line}\n"
+    nothing: dict[str, str] = {}
+    result = requirements_txt.extract("reqs/base.txt", text, nothing.__getitem__)
+    problems = [(p.file, p.line, p.severity, p.message.split(":")[0]) for p in result.problems]
+    option = line.split(" ", 1)[0].split("=", 1)[0]
+    option = "-i" if option.startswith("-i") else option
+    expected = [("reqs/base.txt", 2, "warning", f"option {option} not followed")]
+    assert problems == (expected if warned else [])
+    assert not any("s3cret" in p.message or "internal" in p.message for p in result.problems)
 
 
 def test_url_vcs_and_path_requirements_are_skipped_with_reasons() -> None:
@@ -332,7 +369,12 @@ def test_environment_variables_stay_as_text() -> None:
         ("private-pkg", "https://${HOST}/private_pkg-1.0-py3-none-any.whl", "direct URL reference"),
         ("public", "==1.0", None),
     ]
-    assert result.problems == ()
+    # The private index is a warning at its line (pip installs from it, the scan does not
+    # look there), its URL and variables never repeated.
+    assert [(p.line, p.severity, p.message.split(":")[0]) for p in result.problems] == [
+        (1, "warning", "option --index-url not followed")
+    ]
+    assert "PYPI" not in result.problems[0].message
 
 
 def test_continuations_and_comments_follow_pip() -> None:

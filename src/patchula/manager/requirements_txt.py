@@ -7,6 +7,7 @@ import posixpath
 import re
 import shlex
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
 
 import msgspec
 from packaging.requirements import InvalidRequirement
@@ -68,13 +69,22 @@ _VALUED = frozenset(
 _FLAGS = frozenset({"--no-index", "--prefer-binary", "--require-hashes", "--pre"})
 # Options adding a source beside the index: pip may install a version only that source has,
 # while the scan looks every package up on the run's PyPI registry, so each is a warning (its
-# URL, which may carry a token, is never repeated). ``--index-url`` replaces the index: a
-# mirror, which ``--registry pypi=URL`` points the scan at; it stays silent.
+# URL, which may carry a token, is never repeated).
 _EXTRA_SOURCES = frozenset({"--extra-index-url", "-f", "--find-links"})
 _NOT_FOLLOWED = (
     "not followed: packages are looked up on the run's PyPI registry (--registry pypi=URL), "
     "so a version only that source has is not in its release list"
 )
+# ``-i``/``--index-url`` replaces the index pip installs from (a private index or a mirror):
+# the scan still looks packages up on the run's PyPI registry, so it is a warning of the same
+# shape, unless it names PyPI's own index (pip's default, https://pypi.org/simple).
+_INDEX_URL = frozenset({"-i", "--index-url"})
+_INDEX_NOT_FOLLOWED = (
+    "not followed: packages are looked up on the run's PyPI registry (--registry pypi=URL; "
+    "point it at this index to look there), so a version only this index has is not in its "
+    "release list"
+)
+_PYPI_HOSTS = frozenset({"pypi.org", "pypi.python.org"})
 
 DepType = Literal["requirements", "constraint"]
 
@@ -282,6 +292,8 @@ class _Walker(msgspec.Struct):
                 continue
             elif option in _EXTRA_SOURCES:
                 self.problem(path, number, f"option {option} {_NOT_FOLLOWED}", "warning")
+            elif option in _INDEX_URL and not _is_pypi_index(value):
+                self.problem(path, number, f"option {option} {_INDEX_NOT_FOLLOWED}", "warning")
             elif option in _EDITABLE:
                 dependency = _unnamed(path, number, value, dep_type, editable=True)
                 self.dependencies.append(dependency)
@@ -340,6 +352,23 @@ def _parse_options(tokens: list[str]) -> Iterator[tuple[str, str | None]]:
             yield token, value_token
         else:
             yield token, None
+
+
+def _is_pypi_index(url: str) -> bool:
+    """Whether ``url`` is PyPI's own simple index (``https://pypi.org/simple``), pip's default."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    return (
+        parts.scheme == "https"
+        and host in _PYPI_HOSTS
+        and parts.username is None
+        and parts.port is None
+        and parts.path.rstrip("/") == "/simple"
+        and not parts.query
+    )
 
 
 def _looks_like_path(text: str) -> bool:
