@@ -501,6 +501,15 @@ def test_pip_constraints_pin_current_and_are_never_rows(tmp_path: Path) -> None:
     ]
 
 
+def test_an_arbitrary_equality_constraint_narrows_instead_of_pinning(tmp_path: Path) -> None:
+    """-c with ``pytz===2013b0``: a string match (PEP 440), so no pin on the value 2013b0."""
+    _write(tmp_path, "requirements.txt", "-c pins.txt\npytz>=2013\n")
+    _write(tmp_path, "pins.txt", "pytz===2013b0\n")
+    assert _pip_rows(tmp_path) == [
+        ("requirements.txt", "pytz", ">=2013,===2013b0", None, None, None)
+    ]
+
+
 def test_a_pin_outside_the_range_of_a_c_file_is_a_problem(tmp_path: Path) -> None:
     """pins.txt, read by -c and not a requirements file by its name, gives no rows of its own.
 

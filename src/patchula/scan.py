@@ -2249,9 +2249,14 @@ class _PipConstraints(msgspec.Struct):
         if not entries or scheme is None:
             return dep
         ranges: list[str] = []
+        # ``===V`` matches only a release spelled ``V`` (PEP 440 arbitrary equality): it
+        # narrows the range, whose pick compares the strings, instead of pinning the value.
+        spelled = getattr(scheme, "spelled_pin", None)
         for entry in entries:
             where = f"{entry.file}:{entry.line}" if entry.line else entry.file
             pin = scheme.exact_pin(entry.constraint or "")
+            if pin is not None and spelled is not None and spelled(entry.constraint or ""):
+                pin = None
             if pin is None:
                 ranges.append(entry.constraint or "")
             elif not _admits(dep, pin):
