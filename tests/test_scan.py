@@ -373,6 +373,81 @@ def test_uv_lock_with_one_version_per_environment_says_so(tmp_path: Path) -> Non
     ]
 
 
+REGISTRY_SOURCE = 'source = { registry = "https://pypi.org/simple" }\n'
+
+
+def test_a_dependency_missing_from_a_python_lockfile_says_so(tmp_path: Path) -> None:
+    """uv.lock, poetry.lock and Pipfile.lock lacking a row they lock: the row says so, as npm's.
+
+    Only the tables each tool locks count (uv: [project], extras, dependency groups and
+    ``tool.uv`` dev-dependencies; Poetry: its own tables and PEP 621/735 ones; pipenv: every
+    category); the project itself (a self-referential extra) is no lockfile entry. A row with
+    a marker may be left out by a universal lock whose environments the marker excludes.
+    """
+    _write(
+        tmp_path,
+        "uv/pyproject.toml",
+        '[project]\nname = "app"\nversion = "1.0"\n'
+        'dependencies = ["attrs>=21", "gone>=1", "winreg2; sys_platform == \'win32\'",'
+        ' "app[docs]"]\n'
+        '[project.optional-dependencies]\ndocs = ["sphinx"]\n'
+        '[dependency-groups]\ndev = ["pytest"]\n'
+        '[tool.poetry.dependencies]\nflask = "^2"\n',
+    )
+    _write(
+        tmp_path,
+        "uv/uv.lock",
+        'version = 1\n[[package]]\nname = "app"\nversion = "1.0"\nsource = { editable = "." }\n'
+        f'[[package]]\nname = "attrs"\nversion = "25.1.0"\n{REGISTRY_SOURCE}',
+    )
+    _write(
+        tmp_path,
+        "poetry/pyproject.toml",
+        '[tool.poetry]\nname = "lib"\n[tool.poetry.dependencies]\npython = "^3.10"\n'
+        'requests = "^2"\ngone = "^1"\n[tool.poetry.group.dev.dependencies]\npytest = "^8"\n'
+        '[tool.uv]\ndev-dependencies = ["ruff"]\n',
+    )
+    _write(
+        tmp_path,
+        "poetry/poetry.lock",
+        '[[package]]\nname = "requests"\nversion = "2.32.3"\n[metadata]\nlock-version = "2.1"\n',
+    )
+    _write(
+        tmp_path,
+        "pipenv/Pipfile",
+        '[packages]\nrequests = "*"\ngone = "*"\n[dev-packages]\npytest = "*"\n',
+    )
+    lock = {"_meta": {"pipfile-spec": 6}, "default": {"requests": {"version": "==2.32.3"}}}
+    _write(tmp_path, "pipenv/Pipfile.lock", json.dumps(lock))
+    notes = sorted(
+        (i.dep.file.split("/")[0], i.dep.name, i.locked, i.note) for i in _extract(tmp_path)
+    )
+
+    def stale(lock: str) -> str:
+        return f"not in {lock}: current from the range; the lockfile is out of date"
+
+    marker = (
+        f'{stale("uv/uv.lock")}, or its marker (sys_platform == "win32") leaves it out of'
+        " every environment the lockfile resolves for"
+    )
+    assert notes == [
+        ("pipenv", "gone", None, stale("pipenv/Pipfile.lock")),
+        ("pipenv", "pytest", None, stale("pipenv/Pipfile.lock")),
+        ("pipenv", "requests", "2.32.3", None),
+        ("poetry", "gone", None, stale("poetry/poetry.lock")),
+        ("poetry", "pytest", None, stale("poetry/poetry.lock")),
+        ("poetry", "requests", "2.32.3", None),
+        ("poetry", "ruff", None, None),  # uv's table: poetry does not lock it
+        ("uv", "app", None, None),  # the project itself
+        ("uv", "attrs", "25.1.0", None),
+        ("uv", "flask", None, None),  # Poetry's table: uv does not lock it
+        ("uv", "gone", None, stale("uv/uv.lock")),
+        ("uv", "pytest", None, stale("uv/uv.lock")),
+        ("uv", "sphinx", None, stale("uv/uv.lock")),
+        ("uv", "winreg2", None, marker),
+    ]
+
+
 def test_locked_version_outside_the_requirement_is_not_current(tmp_path: Path) -> None:
     """`syn = "1.0"` with only syn 2.0.1 in Cargo.lock: current comes from the range, said why."""
     _write(

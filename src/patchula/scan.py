@@ -2524,7 +2524,10 @@ def _locked_version(
     versions = [v for v in locked if _admits(dep, v)]
     if not versions:
         if not locked:
-            return None, None, None
+            # The project itself (a self-referential extra, ``app[docs]``) or a workspace
+            # member is no registry entry of the lockfile; any other row its tool locks is.
+            itself = dep.package_name == project_name or dep.package_name in (chosen.members or ())
+            return None, None, None if itself else _unlocked_note(chosen, dep, None)
         return None, None, _outside_note(chosen.file, dep, locked)
     if len(versions) > 1:
         # uv locks one version per environment-marker split, and each is installed somewhere:
@@ -2540,19 +2543,52 @@ def _locked_version(
 # three): a row of one the covering lockfile lacks means the lockfile is out of date. Peer
 # dependencies, engines, overrides and the package manager are not installed from it.
 _LOCKED_SECTIONS = frozenset({"dependencies", "devDependencies", "optionalDependencies"})
+# The pyproject tables (``dep_type``; a trailing ``:`` takes every extra or group) each Python
+# lockfile locks. ``uv lock`` locks [project] dependencies, every extra and every dependency
+# group, and [tool.uv] dev-dependencies (docs.astral.sh/uv/concepts/projects/layout/#the-
+# lockfile, .../dependencies/#development-dependencies), never Poetry's tables. ``poetry
+# lock`` locks its own tables with every group, optional ones too (python-poetry.org/docs/
+# managing-dependencies/), and since Poetry 2 [project] and its extras, since 2.2 PEP 735
+# [dependency-groups]; not uv's. ``pipenv lock`` locks every Pipfile category (any dep_type).
+_PYTHON_LOCKED_SECTIONS = {
+    "uv_lock": ("project", "optional:", "group:", "uv-dev"),
+    "poetry_lock": ("poetry", "poetry-dev", "poetry-group:", "project", "optional:", "group:"),
+}
+
+
+def _locks(lock: Lockfile, dep_type: str) -> bool:
+    """Whether ``lock``'s tool locks rows of ``dep_type``, so a missing one means it is stale."""
+    if lock.ecosystem == "npm":
+        return dep_type in _LOCKED_SECTIONS
+    if lock.manager == "pipfile_lock":
+        return True
+    return any(
+        dep_type.startswith(section) if section.endswith(":") else dep_type == section
+        for section in _PYTHON_LOCKED_SECTIONS.get(lock.manager, ())
+    )
 
 
 def _unlocked_note(lock: Lockfile, dep: Dependency, key: str | None) -> str | None:
-    """The note of an npm row the covering ``lock`` gives no version (``None``: none due).
+    """The note of a row the covering ``lock`` gives no version (``None``: none due).
 
-    ``key`` is the install path or descriptor the row was looked for under: an entry the
+    ``key`` is the install path or descriptor an npm row was looked for under: an entry the
     manager found unusable (``Lockfile.unusable``, a problem names its line), else missing.
+    A row of a table the lockfile's tool locks (``_locks``) that it lacks means the lockfile
+    is out of date (npm, yarn, pnpm, bun, uv, Poetry, pipenv alike); a Python row with an
+    environment marker may also be left out by a lock whose environments the marker excludes
+    (uv and Poetry drop one disjoint with ``requires-python``; pipenv resolves on one machine).
     """
     if key is not None and key in lock.unusable:
         return f"from the range: its entry in {lock.file} is unusable"
-    if dep.skip_reason is not None or dep.dep_type not in _LOCKED_SECTIONS:
+    if dep.skip_reason is not None or not _locks(lock, dep.dep_type):
         return None
-    return f"not in {lock.file}: current from the range; the lockfile is out of date"
+    stale = f"not in {lock.file}: current from the range; the lockfile is out of date"
+    if dep.markers is None:
+        return stale
+    return (
+        f"{stale}, or its marker ({dep.markers}) leaves it out of every environment the"
+        " lockfile resolves for"
+    )
 
 
 def _outside_note(lock_file: str, dep: Dependency, versions: list[str]) -> str:
