@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gc
 import json
 from collections import Counter
@@ -372,6 +373,81 @@ def test_uv_lock_with_one_version_per_environment_says_so(tmp_path: Path) -> Non
     ]
 
 
+REGISTRY_SOURCE = 'source = { registry = "https://pypi.org/simple" }\n'
+
+
+def test_a_dependency_missing_from_a_python_lockfile_says_so(tmp_path: Path) -> None:
+    """uv.lock, poetry.lock and Pipfile.lock lacking a row they lock: the row says so, as npm's.
+
+    Only the tables each tool locks count (uv: [project], extras, dependency groups and
+    ``tool.uv`` dev-dependencies; Poetry: its own tables and PEP 621/735 ones; pipenv: every
+    category); the project itself (a self-referential extra) is no lockfile entry. A row with
+    a marker may be left out by a universal lock whose environments the marker excludes.
+    """
+    _write(
+        tmp_path,
+        "uv/pyproject.toml",
+        '[project]\nname = "app"\nversion = "1.0"\n'
+        'dependencies = ["attrs>=21", "gone>=1", "winreg2; sys_platform == \'win32\'",'
+        ' "app[docs]"]\n'
+        '[project.optional-dependencies]\ndocs = ["sphinx"]\n'
+        '[dependency-groups]\ndev = ["pytest"]\n'
+        '[tool.poetry.dependencies]\nflask = "^2"\n',
+    )
+    _write(
+        tmp_path,
+        "uv/uv.lock",
+        'version = 1\n[[package]]\nname = "app"\nversion = "1.0"\nsource = { editable = "." }\n'
+        f'[[package]]\nname = "attrs"\nversion = "25.1.0"\n{REGISTRY_SOURCE}',
+    )
+    _write(
+        tmp_path,
+        "poetry/pyproject.toml",
+        '[tool.poetry]\nname = "lib"\n[tool.poetry.dependencies]\npython = "^3.10"\n'
+        'requests = "^2"\ngone = "^1"\n[tool.poetry.group.dev.dependencies]\npytest = "^8"\n'
+        '[tool.uv]\ndev-dependencies = ["ruff"]\n',
+    )
+    _write(
+        tmp_path,
+        "poetry/poetry.lock",
+        '[[package]]\nname = "requests"\nversion = "2.32.3"\n[metadata]\nlock-version = "2.1"\n',
+    )
+    _write(
+        tmp_path,
+        "pipenv/Pipfile",
+        '[packages]\nrequests = "*"\ngone = "*"\n[dev-packages]\npytest = "*"\n',
+    )
+    lock = {"_meta": {"pipfile-spec": 6}, "default": {"requests": {"version": "==2.32.3"}}}
+    _write(tmp_path, "pipenv/Pipfile.lock", json.dumps(lock))
+    notes = sorted(
+        (i.dep.file.split("/")[0], i.dep.name, i.locked, i.note) for i in _extract(tmp_path)
+    )
+
+    def stale(lock: str) -> str:
+        return f"not in {lock}: current from the range; the lockfile is out of date"
+
+    marker = (
+        f'{stale("uv/uv.lock")}, or its marker (sys_platform == "win32") leaves it out of'
+        " every environment the lockfile resolves for"
+    )
+    assert notes == [
+        ("pipenv", "gone", None, stale("pipenv/Pipfile.lock")),
+        ("pipenv", "pytest", None, stale("pipenv/Pipfile.lock")),
+        ("pipenv", "requests", "2.32.3", None),
+        ("poetry", "gone", None, stale("poetry/poetry.lock")),
+        ("poetry", "pytest", None, stale("poetry/poetry.lock")),
+        ("poetry", "requests", "2.32.3", None),
+        ("poetry", "ruff", None, None),  # uv's table: poetry does not lock it
+        ("uv", "app", None, None),  # the project itself
+        ("uv", "attrs", "25.1.0", None),
+        ("uv", "flask", None, None),  # Poetry's table: uv does not lock it
+        ("uv", "gone", None, stale("uv/uv.lock")),
+        ("uv", "pytest", None, stale("uv/uv.lock")),
+        ("uv", "sphinx", None, stale("uv/uv.lock")),
+        ("uv", "winreg2", None, marker),
+    ]
+
+
 def test_locked_version_outside_the_requirement_is_not_current(tmp_path: Path) -> None:
     """`syn = "1.0"` with only syn 2.0.1 in Cargo.lock: current comes from the range, said why."""
     _write(
@@ -500,13 +576,26 @@ def test_pip_constraints_pin_current_and_are_never_rows(tmp_path: Path) -> None:
     ]
 
 
-def test_a_file_referenced_by_c_is_no_manifest_of_its_own(tmp_path: Path) -> None:
-    """requirements/pins.txt, read by -c, gives no rows; a pin outside the range is a problem."""
-    _write(tmp_path, "requirements/base.txt", "-c pins.txt\nflask<3\n")
-    _write(tmp_path, "requirements/pins.txt", "flask==3.0.0\n")
+def test_an_arbitrary_equality_constraint_narrows_instead_of_pinning(tmp_path: Path) -> None:
+    """-c with ``pytz===2013b0``: a string match (PEP 440), so no pin on the value 2013b0."""
+    _write(tmp_path, "requirements.txt", "-c pins.txt\npytz>=2013\n")
+    _write(tmp_path, "pins.txt", "pytz===2013b0\n")
+    assert _pip_rows(tmp_path) == [
+        ("requirements.txt", "pytz", ">=2013,===2013b0", None, None, None)
+    ]
+
+
+def test_a_pin_outside_the_range_of_a_c_file_is_a_problem(tmp_path: Path) -> None:
+    """pins.txt, read by -c and not a requirements file by its name, gives no rows of its own.
+
+    A pin outside the including file's range is a problem at the requirement.
+    """
+    _write(tmp_path, "requirements/base.txt", "-c ../pins.txt\nflask<3\n")
+    _write(tmp_path, "pins.txt", "flask==3.0.0\n")
     repo = RepoResult(target=str(tmp_path), root=str(tmp_path), commit=None)
     found, _ = _discover(tmp_path, Settings())
     extracted = _extract_repo(tmp_path, Settings(), repo, found)
+    assert repo.files == ["requirements/base.txt"]
     assert [(i.dep.file, i.dep.constraint, i.locked) for i in extracted] == [
         ("requirements/base.txt", "<3", None)
     ]
@@ -515,10 +604,71 @@ def test_a_file_referenced_by_c_is_no_manifest_of_its_own(tmp_path: Path) -> Non
             "requirements/base.txt",
             2,
             (
-                "constraint flask==3.0.0 (requirements/pins.txt:1) conflicts with flask<3:"
+                "constraint flask==3.0.0 (pins.txt:1) conflicts with flask<3:"
                 " pip cannot install both"
             ),
         )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("compiled", "including"),
+    [
+        ("requirements.txt", "dev-requirements.in"),  # pip-tools layered requirements
+        ("requirements/prod.txt", "requirements/dev.in"),
+    ],
+)
+def test_a_requirements_file_read_by_c_still_gives_its_own_rows(
+    tmp_path: Path, compiled: str, including: str
+) -> None:
+    """A requirements file in its own right that another reads with -c keeps its rows.
+
+    ``pip install -r requirements.txt`` installs it; ``-c requirements.txt`` in another file
+    only pins that file's requirements (each is its own row, pinned by the constraint).
+    """
+    _write(tmp_path, compiled, "asgiref==3.7.0\ndjango==4.2.0\nsqlparse==0.4.0\n")
+    target = compiled.rsplit("/", 1)[-1]
+    _write(tmp_path, including, f"-c {target}\ndjango-debug-toolbar\ndjango\n")
+    _write(tmp_path, "requirements.in", "django<5\n")
+    pin = f"pinned by the constraint in {compiled}:2"
+    assert _pip_rows(tmp_path) == sorted(
+        [
+            (including, "django", None, "4.2.0", compiled, pin),
+            (including, "django-debug-toolbar", None, None, None, None),
+            (compiled, "asgiref", "==3.7.0", None, None, None),
+            (compiled, "django", "==4.2.0", None, None, None),
+            (compiled, "sqlparse", "==0.4.0", None, None, None),
+            ("requirements.in", "django", "<5", None, None, None),
+        ]
+    )
+
+
+def test_utf16_requirements_are_read_as_pip_reads_them_and_json_is_not(tmp_path: Path) -> None:
+    """UTF-16 with a byte-order mark (``pip freeze > f`` in PowerShell 5) is read, includes too.
+
+    pip's auto_decode reads requirements files by their BOM; JSON is UTF-8 by its RFC, so a
+    UTF-16 package.json stays a problem; a UTF-32-LE file, which pip misreads, is one too.
+    """
+    text = "attrs==21.1.0\r\n-r base.txt\r\n\r\nsix\r\n"
+    _write(tmp_path, "requirements.txt", codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    _write(tmp_path, "base.txt", codecs.BOM_UTF16_BE + "# b\nflask<3\n".encode("utf-16-be"))
+    _write(tmp_path, "requirements-dev.txt", codecs.BOM_UTF32_LE + "six\n".encode("utf-32-le"))
+    _write(
+        tmp_path,
+        "package.json",
+        codecs.BOM_UTF16_LE + '{"dependencies": {"a": "1"}}'.encode("utf-16-le"),
+    )
+    repo = RepoResult(target=str(tmp_path), root=str(tmp_path), commit=None)
+    found, _ = _discover(tmp_path, Settings())
+    extracted = _extract_repo(tmp_path, Settings(), repo, found)
+    assert [(i.dep.file, i.dep.line, i.dep.name, i.dep.constraint) for i in extracted] == [
+        ("requirements.txt", 1, "attrs", "==21.1.0"),
+        ("base.txt", 2, "flask", "<3"),
+        ("requirements.txt", 4, "six", None),
+    ]
+    assert [(p.file, p.line, p.message.split(" (")[0]) for p in repo.problems] == [
+        ("package.json", 1, "not UTF-8 text"),
+        ("requirements-dev.txt", 1, "UTF-32-LE text: pip reads it as UTF-16"),
     ]
 
 

@@ -4,6 +4,7 @@
 PatchulaError
 ├── ConfigError            bad option, flag value or config file (exit code 2)
 ├── ManifestError          one manifest cannot be read or parsed (a row naming file and line)
+│   └── NotUtf8Error       its bytes are not UTF-8 (kept: pip decodes requirements otherwise)
 ├── RepositoryUnreadable   a remote repository cannot be read (a repository row with the reason)
 └── LookupFailed           one registry lookup failed (a row with status `error`, exit code 3)
     ├── PackageNotFound    the registry answered 404/410 for the package
@@ -40,6 +41,19 @@ class ManifestError(PatchulaError):
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
         return f"{where}: {self.message}"
+
+
+class NotUtf8Error(ManifestError):
+    """A file's bytes are not UTF-8 text; ``data`` holds them.
+
+    Most manifests are UTF-8 by their format (JSON, TOML, YAML), so this is their problem.
+    A manager whose tool decodes its files otherwise (pip reads a requirements file by its
+    byte-order mark or coding line) decodes ``data`` itself (a manager's ``decode``).
+    """
+
+    def __init__(self, message: str, *, file: str, line: int | None, data: bytes) -> None:
+        super().__init__(message, file=file, line=line)
+        self.data = data
 
 
 class RepositoryUnreadable(PatchulaError):  # noqa: N818 - names the outcome, like LookupFailed

@@ -54,10 +54,16 @@ from patchula.discovery import (
     resolve_tree_path,
     tree_symlink_refusal,
 )
-from patchula.errors import LookupFailed, ManifestError, NotCached, RepositoryUnreadable
+from patchula.errors import (
+    LookupFailed,
+    ManifestError,
+    NotCached,
+    NotUtf8Error,
+    RepositoryUnreadable,
+)
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
-from patchula.manager.paths import RULES
+from patchula.manager.paths import RULES, is_constraints_name
 from patchula.models import (
     IMAGE_DIGESTS,
     Catalog,
@@ -1957,7 +1963,7 @@ def _extract_repo(
         if not scope.reports(path):
             continue
         for dep in result.dependencies:
-            if dep in seen or constraints.not_a_row(dep, path):
+            if dep in seen or constraints.not_a_row(dep):
                 continue
             seen.add(dep)
             constrained = _tool_row(dep) or constraints.apply(dep, repo.problems)
@@ -2173,6 +2179,19 @@ def _new_problems(
     return new
 
 
+def constraints_only_files(files: Sequence[str]) -> list[str]:
+    """The ``files`` of a repository that are pip constraints files by their name.
+
+    The requirements manager reads a file named as constraints (``constraints.txt``,
+    ``requirements/constraints-dev.in``: ``is_constraints_name``) as a constraints file even on
+    its own, so it is listed but gives no rows: pip installs nothing from a constraints file
+    (https://pip.pypa.io/en/stable/user_guide/#constraints-files); its pins are the current
+    version of the requirements that read it with ``-c``. The report says so for each.
+    """
+    matches = RULES["requirements_txt"].matches
+    return [path for path in files if matches(path) and is_constraints_name(path)]
+
+
 class _PipConstraints(msgspec.Struct):
     """pip constraints (``-c`` files and files named as constraints) of one repository.
 
@@ -2182,19 +2201,16 @@ class _PipConstraints(msgspec.Struct):
     to, any other specifier narrows the requirement's range.
     """
 
-    files: set[str]
     # Each requirement: the constraint entries that apply to it (same walk, same package).
     applying: dict[Dependency, list[Dependency]]
 
     @classmethod
     def of(cls, results: list[tuple[str, ExtractResult]]) -> _PipConstraints:
-        files: set[str] = set()
         applying: dict[Dependency, list[Dependency]] = {}
         for _, result in results:
             # A manager's id is its module's name: compared without importing the module.
             pip = [d for d in result.dependencies if d.manager == "requirements_txt"]
             entries = [d for d in pip if d.dep_type == "constraint"]
-            files.update(d.file for d in entries)
             usable = [d for d in entries if d.skip_reason is None and d.constraint]
             for dep in pip:
                 if dep.dep_type == "constraint" or dep.skip_reason is not None:
@@ -2205,13 +2221,20 @@ class _PipConstraints(msgspec.Struct):
                         found = applying.setdefault(dep, [])
                         if entry not in found:
                             found.append(entry)
-        return cls(files, applying)
+        return cls(applying)
 
-    def not_a_row(self, dep: Dependency, path: str) -> bool:
-        """Whether ``dep`` is a constraint, or comes from a constraints file read on its own."""
-        if dep.manager != "requirements_txt":
-            return False
-        return dep.dep_type == "constraint" or (dep.file == path and path in self.files)
+    @staticmethod
+    def not_a_row(dep: Dependency) -> bool:
+        """Whether ``dep`` is a constraint entry: read by ``-c``, or of a constraints file.
+
+        A requirements file in its own right that another file reads with ``-c`` (pip-tools'
+        layered requirements: ``-c requirements.txt`` in ``dev-requirements.in``) still gives
+        its own rows when discovered: ``pip install -r requirements.txt`` installs it, and its
+        own walk's entries are requirements; only the including walk's copies are constraints.
+        A file named as a constraints file (``is_constraints_name``) is read as one on its own
+        too, so it gives no rows (``constraints_only_files`` lists it for the report).
+        """
+        return dep.manager == "requirements_txt" and dep.dep_type == "constraint"
 
     def apply(self, dep: Dependency, problems: list[ManifestProblem]) -> Dependency | _Extracted:
         """Return ``dep`` narrowed by its constraints, or its row pinned by one.
@@ -2226,9 +2249,14 @@ class _PipConstraints(msgspec.Struct):
         if not entries or scheme is None:
             return dep
         ranges: list[str] = []
+        # ``===V`` matches only a release spelled ``V`` (PEP 440 arbitrary equality): it
+        # narrows the range, whose pick compares the strings, instead of pinning the value.
+        spelled = getattr(scheme, "spelled_pin", None)
         for entry in entries:
             where = f"{entry.file}:{entry.line}" if entry.line else entry.file
             pin = scheme.exact_pin(entry.constraint or "")
+            if pin is not None and spelled is not None and spelled(entry.constraint or ""):
+                pin = None
             if pin is None:
                 ranges.append(entry.constraint or "")
             elif not _admits(dep, pin):
@@ -2289,7 +2317,10 @@ def _extract_file(
     (``_checked``) before anything is looked up.
     """
     try:
-        result = MANAGERS[item.manager].extract(item.path, reader(item.path), reader)
+        manager = MANAGERS[item.manager]
+        decode: Callable[[bytes, str], str] | None = getattr(manager, "decode", None)
+        read = reader if decode is None else _decoding(reader, decode)
+        result = manager.extract(item.path, read(item.path), read)
         return _checked(result if tools is None else remap(result, tools))
     except ManifestError as exc:
         repo.problems.append(ManifestProblem(exc.file, exc.line, exc.message))
@@ -2297,6 +2328,24 @@ def _extract_file(
         message = f"{item.manager} failed: {type(exc).__name__}: {exc}"
         repo.problems.append(ManifestProblem(item.path, None, message))
     return None
+
+
+def _decoding(
+    reader: Callable[[str], str], decode: Callable[[bytes, str], str]
+) -> Callable[[str], str]:
+    """``reader``, with a file that is not UTF-8 decoded by the manager's ``decode``.
+
+    A manager's ``decode(data, path)`` decodes its files as its tool does (pip's
+    ``auto_decode`` for requirements files, their includes too), or raises ``ManifestError``.
+    """
+
+    def read(rel: str) -> str:
+        try:
+            return reader(rel)
+        except NotUtf8Error as exc:
+            return decode(exc.data, rel)
+
+    return read
 
 
 def _checked(result: ExtractResult) -> ExtractResult:
@@ -2475,7 +2524,10 @@ def _locked_version(
     versions = [v for v in locked if _admits(dep, v)]
     if not versions:
         if not locked:
-            return None, None, None
+            # The project itself (a self-referential extra, ``app[docs]``) or a workspace
+            # member is no registry entry of the lockfile; any other row its tool locks is.
+            itself = dep.package_name == project_name or dep.package_name in (chosen.members or ())
+            return None, None, None if itself else _unlocked_note(chosen, dep, None)
         return None, None, _outside_note(chosen.file, dep, locked)
     if len(versions) > 1:
         # uv locks one version per environment-marker split, and each is installed somewhere:
@@ -2491,19 +2543,52 @@ def _locked_version(
 # three): a row of one the covering lockfile lacks means the lockfile is out of date. Peer
 # dependencies, engines, overrides and the package manager are not installed from it.
 _LOCKED_SECTIONS = frozenset({"dependencies", "devDependencies", "optionalDependencies"})
+# The pyproject tables (``dep_type``; a trailing ``:`` takes every extra or group) each Python
+# lockfile locks. ``uv lock`` locks [project] dependencies, every extra and every dependency
+# group, and [tool.uv] dev-dependencies (docs.astral.sh/uv/concepts/projects/layout/#the-
+# lockfile, .../dependencies/#development-dependencies), never Poetry's tables. ``poetry
+# lock`` locks its own tables with every group, optional ones too (python-poetry.org/docs/
+# managing-dependencies/), and since Poetry 2 [project] and its extras, since 2.2 PEP 735
+# [dependency-groups]; not uv's. ``pipenv lock`` locks every Pipfile category (any dep_type).
+_PYTHON_LOCKED_SECTIONS = {
+    "uv_lock": ("project", "optional:", "group:", "uv-dev"),
+    "poetry_lock": ("poetry", "poetry-dev", "poetry-group:", "project", "optional:", "group:"),
+}
+
+
+def _locks(lock: Lockfile, dep_type: str) -> bool:
+    """Whether ``lock``'s tool locks rows of ``dep_type``, so a missing one means it is stale."""
+    if lock.ecosystem == "npm":
+        return dep_type in _LOCKED_SECTIONS
+    if lock.manager == "pipfile_lock":
+        return True
+    return any(
+        dep_type.startswith(section) if section.endswith(":") else dep_type == section
+        for section in _PYTHON_LOCKED_SECTIONS.get(lock.manager, ())
+    )
 
 
 def _unlocked_note(lock: Lockfile, dep: Dependency, key: str | None) -> str | None:
-    """The note of an npm row the covering ``lock`` gives no version (``None``: none due).
+    """The note of a row the covering ``lock`` gives no version (``None``: none due).
 
-    ``key`` is the install path or descriptor the row was looked for under: an entry the
+    ``key`` is the install path or descriptor an npm row was looked for under: an entry the
     manager found unusable (``Lockfile.unusable``, a problem names its line), else missing.
+    A row of a table the lockfile's tool locks (``_locks``) that it lacks means the lockfile
+    is out of date (npm, yarn, pnpm, bun, uv, Poetry, pipenv alike); a Python row with an
+    environment marker may also be left out by a lock whose environments the marker excludes
+    (uv and Poetry drop one disjoint with ``requires-python``; pipenv resolves on one machine).
     """
     if key is not None and key in lock.unusable:
         return f"from the range: its entry in {lock.file} is unusable"
-    if dep.skip_reason is not None or dep.dep_type not in _LOCKED_SECTIONS:
+    if dep.skip_reason is not None or not _locks(lock, dep.dep_type):
         return None
-    return f"not in {lock.file}: current from the range; the lockfile is out of date"
+    stale = f"not in {lock.file}: current from the range; the lockfile is out of date"
+    if dep.markers is None:
+        return stale
+    return (
+        f"{stale}, or its marker ({dep.markers}) leaves it out of every environment the"
+        " lockfile resolves for"
+    )
 
 
 def _outside_note(lock_file: str, dep: Dependency, versions: list[str]) -> str:
@@ -2648,7 +2733,8 @@ def manifest_text(data: bytes, rel: str) -> str:
     """The text of the manifest ``rel`` whose bytes are ``data``, as every reader gives it.
 
     UTF-8 with an optional byte-order mark (dropped). Raises ``ManifestError`` naming ``rel``
-    and the line: invalid UTF-8 (the offending byte and its offset), a NUL byte (binary).
+    and the line: invalid UTF-8 (the offending byte and its offset: ``NotUtf8Error``, which
+    keeps the bytes for a manager that decodes them itself), a NUL byte (binary).
     """
     bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
@@ -2657,7 +2743,7 @@ def manifest_text(data: bytes, rel: str) -> str:
         offset = bom + exc.start  # in the file, byte-order mark included
         line = data.count(b"\n", 0, offset) + 1
         msg = f"not UTF-8 text (invalid byte 0x{data[offset]:02x} at offset {offset})"
-        raise ManifestError(msg, file=rel, line=line) from None
+        raise NotUtf8Error(msg, file=rel, line=line, data=data) from None
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise ManifestError("binary content (NUL byte)", file=rel, line=line)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 import pytest
@@ -260,10 +261,12 @@ def test_includes_escaping_the_repository_are_problems() -> None:
 
 
 def test_option_lines_are_ignored_and_editables_skipped() -> None:
-    """Index and binary options are silent, extra sources warned of, -e rows skipped.
+    """Binary options are silent, other indexes and extra sources warned of, -e rows skipped.
 
-    ``--extra-index-url`` and ``--find-links`` add sources the scan does not read: a version
-    only they have would look unpublished, so each is a warning, its URL never repeated.
+    ``--extra-index-url`` and ``--find-links`` add sources the scan does not read, ``-i``
+    replaces PyPI with one: a version only they have would look unpublished, so each is a
+    warning naming file and line, its URL never repeated. ``--index-url`` naming PyPI's own
+    index (pip's default) is silent.
     """
     result = _extract("options")
     assert [(d.line, d.name, d.declared, d.skip_reason) for d in result.dependencies] == [
@@ -281,7 +284,16 @@ def test_option_lines_are_ignored_and_editables_skipped() -> None:
         "not followed: packages are looked up on the run's PyPI registry (--registry "
         "pypi=URL), so a version only that source has is not in its release list"
     )
-    assert [(p.line, p.message, p.severity) for p in result.problems] == [
+    index = (
+        "not followed: packages are looked up on the run's PyPI registry (--registry pypi=URL;"
+        " point it at this index to look there), so a version only this index has is not in"
+        " its release list"
+    )
+    assert [(p.file, p.line, p.message, p.severity) for p in result.problems][:2] == [
+        ("requirements.txt", 2, f"option -i {index}", "warning"),
+        ("requirements.txt", 3, f"option --extra-index-url {extra}", "warning"),
+    ]
+    assert [(p.line, p.message, p.severity) for p in result.problems][1:] == [
         (3, f"option --extra-index-url {extra}", "warning"),
         (4, f"option --find-links {extra}", "warning"),
         (5, f"option -f {extra}", "warning"),
@@ -289,6 +301,32 @@ def test_option_lines_are_ignored_and_editables_skipped() -> None:
         (17, "option '-r' needs a value", "error"),
     ]
     assert not any("example" in p.message for p in result.problems)
+
+
+@pytest.mark.parametrize(
+    ("line", "warned"),
+    [
+        ("--index-url https://pypi.org/simple/", False),
+        ("-i https://pypi.python.org/simple", False),
+        ("-ihttps://user:s3cret@pypi.internal.example/simple", True),
+        ("--index-url=https://pypi.org/simple/../private", True),
+        ("--index-url http://pypi.org/simple", True),
+        ("--index-url https://token@pypi.org/simple", True),
+        ("--index-url ${PIP_INDEX_URL}", True),
+        ("--index-url https://[bad/simple", True),
+    ],
+)
+def test_an_index_url_other_than_pypi_is_a_warning(line: str, *, warned: bool) -> None:
+    """-i names the index pip installs from; the scan asks its PyPI registry: a warning."""
+    text = f"attrs\n{line}\n"
+    nothing: dict[str, str] = {}
+    result = requirements_txt.extract("reqs/base.txt", text, nothing.__getitem__)
+    problems = [(p.file, p.line, p.severity, p.message.split(":")[0]) for p in result.problems]
+    option = line.split(" ", 1)[0].split("=", 1)[0]
+    option = "-i" if option.startswith("-i") else option
+    expected = [("reqs/base.txt", 2, "warning", f"option {option} not followed")]
+    assert problems == (expected if warned else [])
+    assert not any("s3cret" in p.message or "internal" in p.message for p in result.problems)
 
 
 def test_url_vcs_and_path_requirements_are_skipped_with_reasons() -> None:
@@ -331,7 +369,12 @@ def test_environment_variables_stay_as_text() -> None:
         ("private-pkg", "https://${HOST}/private_pkg-1.0-py3-none-any.whl", "direct URL reference"),
         ("public", "==1.0", None),
     ]
-    assert result.problems == ()
+    # The private index is a warning at its line (pip installs from it, the scan does not
+    # look there), its URL and variables never repeated.
+    assert [(p.line, p.severity, p.message.split(":")[0]) for p in result.problems] == [
+        (1, "warning", "option --index-url not followed")
+    ]
+    assert "PYPI" not in result.problems[0].message
 
 
 def test_continuations_and_comments_follow_pip() -> None:
@@ -415,3 +458,53 @@ def test_environment_variables_are_skipped_not_expanded() -> None:
         d.skip_reason and "environment variables" in d.skip_reason for d in result.dependencies
     )
     assert result.problems == ()
+
+
+_TEXT = "django==4.2.0\r\n# café\r\n-r base.txt\r\nattrs\r\n"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        codecs.BOM_UTF16_LE + _TEXT.encode("utf-16-le"),  # `pip freeze > f` in PowerShell 5
+        codecs.BOM_UTF16_BE + _TEXT.encode("utf-16-be"),
+        codecs.BOM_UTF32_BE + _TEXT.encode("utf-32-be"),
+        ("# -*- coding: latin-1 -*-\n" + _TEXT).encode("latin-1"),
+        ("#!pip\n# vim: set fileencoding=cp1252 :\n" + _TEXT).encode("cp1252"),
+    ],
+    ids=["utf-16-le", "utf-16-be", "utf-32-be", "latin-1", "cp1252"],
+)
+def test_decode_reads_what_pip_auto_decode_reads(data: bytes) -> None:
+    """Byte-order marks, then a coding comment in the first two lines (pip's auto_decode)."""
+    text = requirements_txt.decode(data, "requirements.txt")
+    assert text.endswith(_TEXT)
+    result = requirements_txt.extract("requirements.txt", text, {"base.txt": "six\n"}.__getitem__)
+    offset = text.count("\n", 0, text.index(_TEXT))
+    assert [(d.file, d.line, d.name) for d in result.dependencies] == [
+        ("requirements.txt", 1 + offset, "django"),
+        ("base.txt", 1, "six"),
+        ("requirements.txt", 4 + offset, "attrs"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "message"),
+    [
+        (
+            codecs.BOM_UTF32_LE + _TEXT.encode("utf-32-le"),
+            1,
+            "UTF-32-LE text: pip reads it as UTF-16",
+        ),
+        (b"attrs\n# caf\xe9\n", 2, "not UTF-8 text (invalid byte 0xe9 at offset 11)"),
+        (b"# coding: nope\nattrs\xff\n", 1, "coding comment names 'nope', no text encoding"),
+        (b"#\n# coding=hex\n\xff", 2, "coding comment names 'hex', no text encoding"),
+        (codecs.BOM_UTF16_BE + "a\nb".encode("utf-16-be") + b"\xd8", 2, "not UTF-16-BE text"),
+    ],
+    ids=["utf-32-le", "not-utf-8", "unknown-coding", "no-text-coding", "odd-utf-16"],
+)
+def test_decode_failures_are_problems_at_their_line(data: bytes, line: int, message: str) -> None:
+    """What pip cannot read is a ManifestError naming the file and line, never a guess."""
+    with pytest.raises(ManifestError) as raised:
+        requirements_txt.decode(data, "requirements.txt")
+    assert (raised.value.file, raised.value.line) == ("requirements.txt", line)
+    assert raised.value.message.startswith(message)

@@ -111,6 +111,61 @@ def test_exact_pin_is_current() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("releases", "constraint", "current", "reason"),
+    [
+        # Spelled so on the index (case aside): that release is current.
+        (("2013b0", "2013.7"), "===2013b0", "2013b0", None),
+        (("2013B0", "2013.7"), "===2013b0", "2013B0", None),
+        (("foobar", "2013.7"), "===foobar", "foobar", None),
+        # The same version normalised is not that string: the row cannot tell.
+        (
+            ("2013b", "2013.7"),
+            "===2013b0",
+            None,
+            (
+                "cannot tell the installed version: ===2013b0 is arbitrary equality, a string"
+                " comparison without normalisation (PEP 440), and no release is spelled '2013b0'"
+                " ('2013b' is the same version normalised)"
+            ),
+        ),
+        (
+            ("1.0.0", "2.0"),
+            "===1.0",
+            None,
+            (
+                "cannot tell the installed version: ===1.0 is arbitrary equality, a string"
+                " comparison without normalisation (PEP 440), and no release is spelled '1.0'"
+                " ('1.0.0' is the same version normalised)"
+            ),
+        ),
+        (
+            ("1.0", "2.0"),
+            "===nope",
+            None,
+            (
+                "cannot tell the installed version: ===nope is arbitrary equality, a string"
+                " comparison without normalisation (PEP 440), and no release is spelled 'nope'"
+            ),
+        ),
+    ],
+)
+def test_arbitrary_equality_is_the_release_spelled_so(
+    releases: tuple[str, ...], constraint: str, current: str | None, reason: str | None
+) -> None:
+    """``===V`` is a string match (PEP 440): never a pin on the normalised version."""
+    cat = _py_catalog(
+        *(_rel(v, 400 - 100 * i) for i, v in enumerate(releases)), latest=releases[-1]
+    )
+    f = evaluate(_py_dep(constraint), cat, pep440, NO_WAIT, NOW)
+    assert (f.current, f.reason if current is None else None) == (current, reason)
+    if current is None:
+        assert f.status == "unknown"
+    elif pep440.is_valid(current):  # ``foobar`` is current, but no version to compare
+        assert (f.current_source, f.current_released_at) == ("pin", NOW - timedelta(days=400))
+        assert (f.status, f.latest) == ("outdated", "2013.7")
+
+
 def test_npm_range_prefers_latest_dist_tag() -> None:
     """Npm installs dist-tags.latest when the range admits it, even if a higher version exists."""
     cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.2.0", 50), _rel("1.3.0", 10), latest="1.2.0")

@@ -256,6 +256,15 @@ def test_exact_pin(constraint: str, pin: str | None) -> None:
 
 
 @pytest.mark.parametrize(
+    ("constraint", "spelled"),
+    [("===2013b0", "2013b0"), ("=== foo", "foo"), ("==2013b0", None), ("===1,===2", None)],
+)
+def test_spelled_pin(constraint: str, spelled: str | None) -> None:
+    """Only a lone ``===V`` is a pin on the string ``V`` (arbitrary equality)."""
+    assert pep440.spelled_pin(constraint) == spelled
+
+
+@pytest.mark.parametrize(
     ("versions", "constraint", "expected"),
     [
         (["1.0", "2.0", "2.1b1"], ">=1.0", "2.0"),

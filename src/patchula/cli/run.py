@@ -514,7 +514,7 @@ async def _scan_with(
 ) -> ScanReport:
     from patchula.clock import FixedClock, SystemClock  # noqa: PLC0415 - lazy: start-up
     from patchula.http.lazy import LazyFetcher  # noqa: PLC0415 - lazy: start-up
-    from patchula.scan import scan  # noqa: PLC0415 - lazy: start-up
+    from patchula.scan import constraints_only_files, scan  # noqa: PLC0415 - lazy: start-up
 
     access = registry_access(settings, err)
     recorder = task_recorder(cache, settings)
@@ -607,6 +607,16 @@ async def _scan_with(
                 markup=False,
                 highlight=False,
             )
+            # -v: the files listed that give no rows: constraints files by their name.
+            for repo in result.repos:
+                for path in constraints_only_files(repo.files):
+                    err.print(
+                        f"patchula: {repo.target}: {path}: a constraints file by its name: pip "
+                        "installs nothing from it, so it gives no rows; its pins are the current "
+                        "version of the requirements that read it with -c",
+                        markup=False,
+                        highlight=False,
+                    )
             # -v: which requests --offline found nothing stored for (URLs redacted).
             for request in fetcher.not_cached:
                 err.print(

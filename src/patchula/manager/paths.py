@@ -130,6 +130,21 @@ def requirements_txt(path: str) -> bool:
     return parent == "requirements" and basename.endswith(_REQUIREMENTS_SUFFIXES)
 
 
+_CONSTRAINTS_STEM = re.compile(r"(?:.*[-_.])?constraints(?:[-_.].*)?", re.IGNORECASE)
+
+
+def is_constraints_name(path: str) -> bool:
+    """Return whether ``path`` is named as a pip constraints file.
+
+    ``constraints.txt``, ``constraints-dev.txt``, ``requirements/constraints.in``,
+    ``test_constraints.txt``: the word ``constraints`` as a dash, underscore or dot separated
+    part of the name without its suffix. The requirements manager reads such a file as a
+    constraints file even on its own: pip installs nothing from one, so it gives no rows.
+    """
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return _CONSTRAINTS_STEM.fullmatch(stem) is not None
+
+
 def pyproject(path: str) -> bool:
     """Return whether ``path`` is a ``pyproject.toml``."""
     return _basename(path) == "pyproject.toml"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import codecs
 import posixpath
 import re
 import shlex
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
 
 import msgspec
 from packaging.requirements import InvalidRequirement
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 ID = "requirements_txt"
 DATASOURCE = "pypi"
 matches = paths.requirements_txt  # the path rule: manager/paths.py (discovery imports no manager)
+is_constraints_name = paths.is_constraints_name  # also by path alone: the scan asks it too
 VERSIONING = "pep440"
 
 
@@ -66,13 +69,22 @@ _VALUED = frozenset(
 _FLAGS = frozenset({"--no-index", "--prefer-binary", "--require-hashes", "--pre"})
 # Options adding a source beside the index: pip may install a version only that source has,
 # while the scan looks every package up on the run's PyPI registry, so each is a warning (its
-# URL, which may carry a token, is never repeated). ``--index-url`` replaces the index: a
-# mirror, which ``--registry pypi=URL`` points the scan at; it stays silent.
+# URL, which may carry a token, is never repeated).
 _EXTRA_SOURCES = frozenset({"--extra-index-url", "-f", "--find-links"})
 _NOT_FOLLOWED = (
     "not followed: packages are looked up on the run's PyPI registry (--registry pypi=URL), "
     "so a version only that source has is not in its release list"
 )
+# ``-i``/``--index-url`` replaces the index pip installs from (a private index or a mirror):
+# the scan still looks packages up on the run's PyPI registry, so it is a warning of the same
+# shape, unless it names PyPI's own index (pip's default, https://pypi.org/simple).
+_INDEX_URL = frozenset({"-i", "--index-url"})
+_INDEX_NOT_FOLLOWED = (
+    "not followed: packages are looked up on the run's PyPI registry (--registry pypi=URL; "
+    "point it at this index to look there), so a version only this index has is not in its "
+    "release list"
+)
+_PYPI_HOSTS = frozenset({"pypi.org", "pypi.python.org"})
 
 DepType = Literal["requirements", "constraint"]
 
@@ -80,18 +92,61 @@ DepType = Literal["requirements", "constraint"]
 _LEADING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-_CONSTRAINTS_STEM = re.compile(r"(?:.*[-_.])?constraints(?:[-_.].*)?", re.IGNORECASE)
+# pip's BOMS, in its order (pip/_internal/utils/encoding.py): the UTF-16 mark is looked for
+# before the UTF-32 ones, and ``codecs.BOM_UTF16`` is the machine's own (little-endian on
+# every platform pip's users run: x86, arm64).
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+)
+# pip's ENCODING_RE, looked for in the first two lines when they start with ``#`` (PEP 263).
+_CODING = re.compile(rb"coding[:=]\s*([-\w.]+)")
 
 
-def is_constraints_name(path: str) -> bool:
-    """Return whether ``path`` is named as a pip constraints file.
+def decode(data: bytes, path: str) -> str:
+    """Decode a requirements file that is not UTF-8 as pip does, or raise ``ManifestError``.
 
-    ``constraints.txt``, ``constraints-dev.txt``, ``requirements/constraints.in``,
-    ``test_constraints.txt``: the word ``constraints`` as a dash, underscore or dot separated
-    part of the name without its suffix.
+    pip reads every requirements file, and each it includes, with ``auto_decode``
+    (pip/_internal/utils/encoding.py, used by ``req_file.get_file_content``): a byte-order
+    mark (UTF-8, UTF-16, UTF-32) chooses the codec, else a ``# -*- coding: NAME -*-`` comment
+    in the first two lines, else the locale's encoding, which the scan takes to be UTF-8 (the
+    default of every CI runner and of Python's UTF-8 mode; a file that is not UTF-8 fails
+    there as here). A UTF-32-LE mark begins with the UTF-16-LE one, which pip looks for first:
+    pip reads such a file as UTF-16 and fails on every line, so it is a problem saying so.
+    The scan calls this only for a file that is not UTF-8 (``NotUtf8Error``): a UTF-8 file
+    reads the same whatever its coding comment says, for the ASCII of requirements.
     """
-    stem = posixpath.basename(path).rsplit(".", 1)[0]
-    return _CONSTRAINTS_STEM.fullmatch(stem) is not None
+    if data.startswith(codecs.BOM_UTF32_LE):
+        message = (
+            "UTF-32-LE text: pip reads it as UTF-16 (its byte-order mark begins with UTF-16's,"
+            " which pip looks for first) and cannot parse it; save it as UTF-8"
+        )
+        raise ManifestError(message, file=path, line=1)
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return _decoded(data, len(bom), encoding, path)
+    for number, line in enumerate(data.split(b"\n")[:2], 1):
+        found = _CODING.search(line) if line.startswith(b"#") else None
+        if found is not None:
+            return _decoded(data, 0, found.group(1).decode("ascii"), path, number)
+    return _decoded(data, 0, "utf-8", path)
+
+
+def _decoded(data: bytes, start: int, encoding: str, path: str, coding_line: int = 1) -> str:
+    """``data[start:]`` decoded as ``encoding``; a failure is a problem at its line."""
+    try:
+        return data[start:].decode(encoding)
+    except LookupError:  # an unknown name, or no text encoding ("hex")
+        message = f"coding comment names {encoding!r}, no text encoding: pip cannot read it"
+        raise ManifestError(message, file=path, line=coding_line) from None
+    except UnicodeDecodeError as exc:
+        head = data[start : start + exc.start].decode(encoding, errors="replace")
+        name = codecs.lookup(encoding).name.upper()
+        offset = start + exc.start
+        message = f"not {name} text (invalid byte 0x{data[offset]:02x} at offset {offset})"
+        raise ManifestError(message, file=path, line=head.count("\n") + 1) from None
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
@@ -237,6 +292,8 @@ class _Walker(msgspec.Struct):
                 continue
             elif option in _EXTRA_SOURCES:
                 self.problem(path, number, f"option {option} {_NOT_FOLLOWED}", "warning")
+            elif option in _INDEX_URL and not _is_pypi_index(value):
+                self.problem(path, number, f"option {option} {_INDEX_NOT_FOLLOWED}", "warning")
             elif option in _EDITABLE:
                 dependency = _unnamed(path, number, value, dep_type, editable=True)
                 self.dependencies.append(dependency)
@@ -295,6 +352,23 @@ def _parse_options(tokens: list[str]) -> Iterator[tuple[str, str | None]]:
             yield token, value_token
         else:
             yield token, None
+
+
+def _is_pypi_index(url: str) -> bool:
+    """Whether ``url`` is PyPI's own simple index (``https://pypi.org/simple``), pip's default."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    return (
+        parts.scheme == "https"
+        and host in _PYPI_HOSTS
+        and parts.username is None
+        and parts.port is None
+        and parts.path.rstrip("/") == "/simple"
+        and not parts.query
+    )
 
 
 def _looks_like_path(text: str) -> bool:

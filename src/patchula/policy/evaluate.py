@@ -341,6 +341,9 @@ def _resolve_current(
         return "no tag is declared (pinned by digest only): there is no version to compare"
     if constraint:
         pin = versioning.exact_pin(constraint)
+        spelled = _traits(versioning).spelled_pin
+        if pin is not None and spelled is not None and spelled(constraint) is not None:
+            return _spelled_release(pin, catalog, view)
         if pin is not None:
             return pin, "pin"
         if not versioning.is_valid_constraint(constraint):
@@ -363,6 +366,30 @@ def _resolve_current(
             return chosen, "range"
     what = f"the range {constraint!r}" if constraint else "an unconstrained install"
     return f"no published release satisfies {what}"
+
+
+def _spelled_release(
+    pin: str, catalog: Catalog, view: CatalogView
+) -> tuple[str, CurrentSource] | str:
+    """The release spelled ``pin`` for an arbitrary equality ``===pin``, or why none is known.
+
+    PEP 440 compares ``===`` as a string without normalisation (case aside, as ``packaging``
+    does): a release spelled so is current; one equal only once normalised (``2013b`` for
+    ``===2013b0``) is not that string, and installers differ on it (pip compares the string
+    with each candidate's normalised version, uv both normalised), so the row cannot tell.
+    """
+    wanted = pin.lower()
+    for release in catalog.releases:
+        if release.version.lower() == wanted:
+            return release.version, "pin"
+    reason = (
+        f"cannot tell the installed version: ==={pin} is arbitrary equality, a string"
+        f" comparison without normalisation (PEP 440), and no release is spelled {pin!r}"
+    )
+    index = view.find(pin) if view.versioning.is_valid(pin) else None
+    if index is None:
+        return reason
+    return f"{reason} ({catalog.releases[index].version!r} is the same version normalised)"
 
 
 def _tagged_current(
@@ -472,6 +499,7 @@ class _Traits(NamedTuple):
     propose: Any
     pseudo_time: Any
     unknown_alias: Any
+    spelled_pin: Any
 
 
 # Each row asks a scheme for its optional parts several times; ``getattr`` of an attribute a
@@ -491,6 +519,7 @@ def _traits(versioning: Versioning) -> _Traits:
         propose=getattr(versioning, "propose", None),
         pseudo_time=getattr(versioning, "pseudo_time", None),
         unknown_alias=getattr(versioning, "unknown_alias", None),
+        spelled_pin=getattr(versioning, "spelled_pin", None),
     )
     if len(_TRAITS) < _MAX_TRAITS:
         # Holding the scheme keeps its id() from being reused by another object meanwhile.

@@ -18,7 +18,7 @@ from patchula import __version__
 from patchula.errors import NOT_CACHED
 from patchula.http.auth import redact_text, redact_url
 from patchula.models import CurrentSource, Status, UpdateType
-from patchula.scan import RepoResult, Row, ScanResult
+from patchula.scan import RepoResult, Row, ScanResult, constraints_only_files
 from patchula.settings import Settings
 from patchula.tools import MANAGERS as TOOL_MANAGERS
 
@@ -221,7 +221,8 @@ class Extraction(_Model):
     ``source`` is ``fresh`` when this run extracted them, ``cached`` when they came from an
     extraction record (repository, commit, hash of the extraction config) an earlier run
     stored, ``none`` when the target could not be read at all; ``files`` are the manifest and
-    lockfile paths read.
+    lockfile paths read, ``constraints_files`` those of them that are pip constraints files by
+    their name (``scan.constraints_only_files``): listed, but they give no rows.
     """
 
     source: Literal["fresh", "cached", "none"] = Field(
@@ -233,6 +234,15 @@ class Extraction(_Model):
         "problem, filed under the target, says why.",
     )
     files: list[str]
+    constraints_files: list[str] = Field(
+        default_factory=list,
+        description="The files of 'files' that are pip constraints files by their name "
+        "(constraints.txt, requirements/constraints-dev.in): pip installs nothing from a "
+        "constraints file, so they give no dependency rows; their == pins are the current "
+        "version of the requirements that read them with -c, their other specifiers narrow "
+        "those requirements' range. A requirements file that another reads with -c is not "
+        "one of them: it gives its own rows.",
+    )
 
 
 class RepositoryReport(_Model):
@@ -591,7 +601,11 @@ def _repo(repo: RepoResult) -> RepositoryReport:
         target=repo.target,
         path=repo.root,
         commit=repo.commit,
-        extraction=Extraction.model_construct(source=repo.extraction, files=list(repo.files)),
+        extraction=Extraction.model_construct(
+            source=repo.extraction,
+            files=list(repo.files),
+            constraints_files=constraints_only_files(repo.files),
+        ),
         problems=[
             Problem(file=p.file, line=p.line, message=redact_text(p.message), severity=p.severity)
             for p in problems

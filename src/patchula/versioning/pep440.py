@@ -90,6 +90,22 @@ def exact_pin(constraint: str) -> str | None:
     return None
 
 
+def spelled_pin(constraint: str) -> str | None:
+    """Return the string of a lone ``===V`` (arbitrary equality), else ``None``.
+
+    PEP 440 arbitrary equality is "simple string equality" without normalisation
+    (packaging.python.org/en/latest/specifications/version-specifiers/#arbitrary-equality):
+    ``===2013b0`` names the release spelled ``2013b0``, not ``2013b``, though both are one
+    version. ``exact_pin`` gives ``V`` too; a caller that finds pins in a catalog by their
+    value in the scheme asks this first, and looks for a release spelled so.
+    """
+    specs = _parse_constraint(constraint)
+    if specs is None or len(specs) != 1:
+        return None
+    (spec,) = specs
+    return spec.version if spec.operator == "===" else None
+
+
 def _mentions_prerelease(specs: SpecifierSet) -> bool:
     return any(spec.prereleases for spec in specs)
 
