@@ -435,3 +435,62 @@ def test_poetry_only_dependencies_stay_rows_next_to_a_project_table() -> None:
         (3, "project", "httpx", ">=0.27"),
         (7, "poetry", "click", ">=8.1,<9.0"),
     ]
+
+
+def test_self_referential_extras_are_the_project_itself_not_a_registry_package() -> None:
+    """``x[lint]`` in project ``x`` (PEP 503 names) is skipped, never looked up on PyPI.
+
+    pip and uv install a self-referential extra from the project being installed
+    (pypa/pip#14157, astral-sh/uv#9705): PyPI's namesake, if any, is another package.
+    """
+    text = (
+        "[project]\n"
+        'name = "My_Project"\n'
+        'dependencies = ["httpx"]\n'
+        "[project.optional-dependencies]\n"
+        'lint = ["ruff"]\n'
+        'test = ["pytest>=7", "my-project[lint]"]\n'
+        'all = ["my.project[lint,test]"]\n'
+        "[dependency-groups]\n"
+        'dev = ["MY-PROJECT[test]", "mypy"]\n'
+        "[tool.uv]\n"
+        'dev-dependencies = ["my_project[all]"]\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert result.problems == ()
+    rows = [(d.line, d.dep_type, d.name, d.skip_reason) for d in result.dependencies]
+    itself = pyproject.SELF_REFERENCE_REASON
+    assert rows == [
+        (3, "project", "httpx", None),
+        (5, "optional:lint", "ruff", None),
+        (6, "optional:test", "pytest", None),
+        (6, "optional:test", "my-project", itself),
+        (7, "optional:all", "my.project", itself),
+        (9, "group:dev", "MY-PROJECT", itself),
+        (9, "group:dev", "mypy", None),
+        (11, "uv-dev", "my_project", itself),
+    ]
+    assert itself == "the project itself (self-referential extra)"
+
+
+def test_poetry_dependency_on_the_poetry_project_itself_is_skipped() -> None:
+    """A Poetry group entry naming ``[tool.poetry] name`` (with extras) is the project itself."""
+    text = (
+        '[tool.poetry]\nname = "demo"\n'
+        '[tool.poetry.dependencies]\npython = "^3.11"\nclick = "^8.1"\n'
+        "[tool.poetry.group.dev.dependencies]\n"
+        'Demo = { version = "*", extras = ["extra2"] }\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    rows = [(d.line, d.dep_type, d.name, d.skip_reason) for d in result.dependencies]
+    assert rows == [
+        (5, "poetry", "click", None),
+        (7, "poetry-group:dev", "Demo", pyproject.SELF_REFERENCE_REASON),
+    ]
+
+
+def test_a_namesake_without_a_project_name_is_still_looked_up() -> None:
+    """Without ``[project] name`` (or Poetry's), nothing is the project: every row stays."""
+    text = '[dependency-groups]\ndev = ["demo[extra]"]\n'
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert [(d.name, d.skip_reason) for d in result.dependencies] == [("demo", None)]

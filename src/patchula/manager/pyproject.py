@@ -26,6 +26,9 @@ matches = paths.pyproject  # the path rule: manager/paths.py (discovery imports 
 VERSIONING = "pep440"
 
 POETRY_OR_REASON = "Poetry OR constraint ('||') is not supported yet"
+# A requirement naming the project that declares it (``x[lint]`` in project ``x``): pip and uv
+# install it from the project itself (pypa/pip#14157, astral-sh/uv#9705), never from PyPI.
+SELF_REFERENCE_REASON = "the project itself (self-referential extra)"
 
 # PEP 508 names (https://packaging.python.org/en/latest/specifications/name-normalization/).
 _PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
@@ -53,9 +56,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     ``[tool.poetry.dev-dependencies]`` (``poetry-dev``) and
     ``[tool.poetry.group.<g>.dependencies]`` (``poetry-group:<g>``), whose constraints are
     converted to PEP 440 by ``poetry_constraint``; a ``[tool.poetry.dependencies]`` entry
-    named in ``[project]`` only enriches that row (``_enrich_project``). ``project_name`` is
-    ``[project] name`` or ``[tool.poetry] name``, PEP 503 normalised. An empty file gives an
-    empty result.
+    named in ``[project]`` only enriches that row (``_enrich_project``); a requirement naming
+    the project itself is skipped (``_skip_itself``). ``project_name`` is ``[project] name`` or
+    ``[tool.poetry] name``, PEP 503 normalised. An empty file gives an empty result.
     """
     if not text.strip():
         return ExtractResult()
@@ -87,9 +90,35 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     poetry = collector.table(tool, ("tool", "poetry"))
     collector.poetry(poetry)
     return ExtractResult(
-        dependencies=_enrich_project(collector.dependencies),
+        dependencies=_skip_itself(_enrich_project(collector.dependencies), project, poetry),
         problems=tuple(collector.problems),
         project_name=_project_name(project, poetry),
+    )
+
+
+def _skip_itself(
+    dependencies: tuple[Dependency, ...], project: dict[str, object], poetry: dict[str, object]
+) -> tuple[Dependency, ...]:
+    """Skip the rows naming the project itself (``[project]`` or ``[tool.poetry]`` name).
+
+    A self-referential extra (``x[lint]`` in an optional dependency or a dependency group of
+    project ``x``; names compared after PEP 503 normalisation) installs the project's own
+    extras, from the project: pip resolves it to the project being installed
+    (pypa/pip#14157, packaging.python.org#2086) and uv to the workspace project
+    (astral-sh/uv#9705). A PyPI package of that name is another project.
+    """
+    names = {
+        canonicalize_name(name)
+        for name in (project.get("name"), poetry.get("name"))
+        if isinstance(name, str) and _PROJECT_NAME.fullmatch(name)
+    }
+    if not names:
+        return dependencies
+    return tuple(
+        replace(dep, skip_reason=SELF_REFERENCE_REASON)
+        if dep.skip_reason is None and dep.package_name in names
+        else dep
+        for dep in dependencies
     )
 
 
