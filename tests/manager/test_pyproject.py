@@ -494,3 +494,33 @@ def test_a_namesake_without_a_project_name_is_still_looked_up() -> None:
     text = '[dependency-groups]\ndev = ["demo[extra]"]\n'
     result = pyproject.extract("pyproject.toml", text, _no_read)
     assert [(d.name, d.skip_reason) for d in result.dependencies] == [("demo", None)]
+
+
+def test_poetry_table_with_a_non_string_version_is_a_problem_not_an_any_version_row() -> None:
+    """``{version = 2}`` is a problem at its line, as ``six = 1`` is; ``{git = 1}`` too.
+
+    Poetry refuses both (its schema: ``version`` and ``git`` are strings); an empty
+    constraint would be a confident "any version" row.
+    """
+    text = (
+        '[tool.poetry]\nname = "x"\n'
+        "[tool.poetry.dependencies]\n"
+        "six = 1\n"
+        "requests = { version = 2 }\n"
+        'multi = [{ version = "^1.0", python = "<3.9" }, { version = 2.0, python = ">=3.9" }]\n'
+        "gitty = { git = 1 }\n"
+        'fine = { version = "^1.0" }\n'
+        'any = { extras = ["socks"] }\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert _problems(result) == [
+        (4, "Poetry dependency 'six' must be a string or a table"),
+        (5, "Poetry dependency 'requests': `version` must be a string, not 2"),
+        (6, "Poetry dependency 'multi': `version` must be a string, not 2.0"),
+        (7, "Poetry dependency 'gitty': `git` must be a string, not 1"),
+    ]
+    assert _rows(result) == [
+        (6, "poetry", "multi", ">=1.0,<2.0"),
+        (8, "poetry", "fine", ">=1.0,<2.0"),
+        (9, "poetry", "any", None),
+    ]

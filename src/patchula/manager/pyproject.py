@@ -347,6 +347,10 @@ class _Collector(msgspec.Struct):
             declared: str | None = value
             skip_reason: str | None = None
         elif isinstance(value, dict):
+            wrong = _poetry_wrong_type(value)
+            if wrong is not None:
+                self.problem(line, f"Poetry dependency {name!r}: {wrong}")
+                return
             declared, skip_reason = _poetry_table(value)
             raw_markers = value.get("markers")
             markers = raw_markers if isinstance(raw_markers, str) else None
@@ -381,6 +385,19 @@ class _Collector(msgspec.Struct):
                 markers=markers,
             )
         )
+
+
+def _poetry_wrong_type(value: dict[str, object]) -> str | None:
+    """Why Poetry refuses a dependency table: a version, git, path or url that is no string.
+
+    Poetry's schema (poetry-core ``json/schemas/poetry-schema.json``) types them as strings;
+    ``{version = 2}`` is refused by ``poetry check`` and would otherwise read as any version.
+    """
+    for key in ("version", *(key for key, _ in _POETRY_SOURCES)):
+        found = value.get(key)
+        if found is not None and not isinstance(found, str):
+            return f"`{key}` must be a string, not {found!r}"
+    return None
 
 
 def _poetry_table(value: dict[str, object]) -> tuple[str | None, str | None]:
