@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 # record of another format misses (its config hash differs) and is replaced.
 RECORD_FORMAT = 6  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
 # dirs; 5: npm workspace packages by workspace membership (older records skipped any namesake);
-# 6: pyproject rows naming the project itself are skipped (self-referential extras)
+# 6: pyproject rows naming the project itself are skipped (self-referential extras), Poetry `||`
+# constraints are unions (were skipped)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

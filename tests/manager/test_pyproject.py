@@ -194,7 +194,7 @@ def test_real_poetry_multiple_constraints_give_one_row_each() -> None:
 
 
 def test_poetry_or_constraints_dev_dependencies_and_group_tables() -> None:
-    """OR constraints are skipped, a bad constraint is a problem, dev and group tables are read."""
+    """OR constraints are unions, a bad constraint is a problem, dev and group tables are read."""
     result = _extract("poetry-or-constraint")
     assert result.project_name == "or-constraint"
     assert _problems(result) == [
@@ -202,8 +202,8 @@ def test_poetry_or_constraints_dev_dependencies_and_group_tables() -> None:
     ]
     rows = [(d.line, d.dep_type, d.name, d.constraint, d.skip_reason) for d in result.dependencies]
     assert rows == [
-        (6, "poetry", "pendulum", None, pyproject.POETRY_OR_REASON),
-        (7, "poetry", "requests", None, pyproject.POETRY_OR_REASON),
+        (6, "poetry", "pendulum", ">=1.5,<2.0 || >=2.0,<3.0", None),
+        (7, "poetry", "requests", ">=2.0,<3.0 || >=4.0", None),
         (9, "poetry", "good", "==1.2.*", None),
         (12, "poetry-dev", "pytest", ">=3.4,<3.5", None),
         (13, "poetry-dev", "legacy-dev", None, None),
@@ -323,14 +323,23 @@ def test_garbage_toml_is_one_problem(text: str) -> None:
         (">=1.2,<2", ">=1.2,<2"),
         (">= 1.2 < 2", ">=1.2,<2"),
         ("^1.2, !=1.4.1", ">=1.2,<2.0,!=1.4.1"),
+        ("~=1", ">=1,<2"),
+        ("^1.0 || ^2.0", ">=1.0,<2.0 || >=2.0,<3.0"),
+        (">=1,<2 || >=3", ">=1,<2 || >=3"),
+        ("^1.2|^2.0", ">=1.2,<2.0 || >=2.0,<3.0"),
+        ("1.2.3||1.2.5", "==1.2.3 || ==1.2.5"),
+        ("^1.0 || ^1.0", ">=1.0,<2.0"),
+        ("^1.0 || *", None),
     ],
 )
 def test_poetry_constraint_to_pep440(spec: str, expected: str | None) -> None:
-    """Poetry caret, tilde, wildcard, bare and AND constraints convert to PEP 440 specifiers."""
+    """Poetry caret, tilde, wildcard, bare, AND and OR constraints convert to PEP 440 (unions)."""
     assert pyproject.poetry_constraint(spec) == expected
 
 
-@pytest.mark.parametrize("spec", ["^^1", "latest", "^x.y", "~=1", ">=1.2.3.a.b"])
+@pytest.mark.parametrize(
+    "spec", ["^^1", "latest", "^x.y", ">=1.2.3.a.b", "^1.0 ||", "|| ^1.0", "^1 || ^^2"]
+)
 def test_invalid_poetry_constraints_raise_value_error(spec: str) -> None:
     """Constraints that are not Poetry syntax, or convert to invalid PEP 440, raise ValueError."""
     with pytest.raises(ValueError, match=r"."):

@@ -19,13 +19,13 @@ from patchula.manager.base import (
     strip_bom,
 )
 from patchula.models import Dependency, ExtractResult, ManifestProblem
+from patchula.versioning import pep440
 
 ID = "pyproject"
 DATASOURCE = "pypi"
 matches = paths.pyproject  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "pep440"
 
-POETRY_OR_REASON = "Poetry OR constraint ('||') is not supported yet"
 # A requirement naming the project that declares it (``x[lint]`` in project ``x``): pip and uv
 # install it from the project itself (pypa/pip#14157, astral-sh/uv#9705), never from PyPI.
 SELF_REFERENCE_REASON = "the project itself (self-referential extra)"
@@ -34,6 +34,8 @@ SELF_REFERENCE_REASON = "the project itself (self-referential extra)"
 _PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _OPERATOR_SPACE = re.compile(r"(===|==|!=|~=|>=|<=|>|<|\^|~|=)\s+")
 _AND_SEPARATOR = re.compile(r"[\s,]+")
+# poetry-core's OR split (constraints/version/parser.py ``_parse_constraint``): `||` or `|`.
+_OR_SEPARATOR = re.compile(r"\s*\|\|?\s*")
 _RELEASE = re.compile(r"(\d+(?:\.\d+)*)(.*)", re.DOTALL)
 _WILDCARD = re.compile(r"(?:==)?(\d+(?:\.\d+)*)\.[*xX]")
 _PEP440_OPERATORS = ("===", "==", "!=", "~=", ">=", "<=", ">", "<")
@@ -359,16 +361,11 @@ class _Collector(msgspec.Struct):
             return
         constraint: str | None = None
         if skip_reason is None and declared is not None:
-            if "|" in declared:
-                skip_reason = POETRY_OR_REASON
-            else:
-                try:
-                    constraint = poetry_constraint(declared)
-                except ValueError as exc:
-                    self.problem(
-                        line, f"invalid Poetry constraint {declared!r} for {name!r}: {exc}"
-                    )
-                    return
+            try:
+                constraint = poetry_constraint(declared)
+            except ValueError as exc:
+                self.problem(line, f"invalid Poetry constraint {declared!r} for {name!r}: {exc}")
+                return
         self.dependencies.append(
             Dependency(
                 manager=ID,
@@ -416,12 +413,37 @@ def poetry_constraint(spec: str) -> str | None:
     Follows https://python-poetry.org/docs/dependency-specification/: ``^1.2.3`` →
     ``>=1.2.3,<2.0.0``, ``^0.2.3`` → ``>=0.2.3,<0.3.0``, ``~1.2`` → ``>=1.2,<1.3``,
     ``1.2.*`` → ``==1.2.*``, a bare ``1.2.3`` → ``==1.2.3``, ``*``/``""`` → ``None``; comma or
-    space separated parts are ANDed and kept in written order. OR constraints (``||``) are not
-    handled here.
+    space separated parts are ANDed and kept in written order. An OR constraint (``^1.0 ||
+    ^2.0``; ``|`` too) becomes the union of its converted alternatives, ``>=1.0,<2.0 ||
+    >=2.0,<3.0`` (``versioning.pep440`` reads unions), split as poetry-core's
+    ``parse_constraint`` splits it (at ``||`` or ``|`` and the spaces around); an
+    alternative admitting any version makes the whole constraint any version, as
+    poetry-core's ``VersionUnion.of`` does. A one-component ``~=1`` (not PEP 440) is
+    ``>=1,<2``, as poetry-core reads it. ``tests/manager/test_poetry_oracle.py`` checks the
+    conversion against poetry-core on generated constraints.
 
     Raises:
-        ValueError: a part is not a Poetry constraint or the result is not valid PEP 440.
+        ValueError: a part is not a Poetry constraint, an alternative is empty, or the result
+            is not valid PEP 440.
     """
+    alternatives = _OR_SEPARATOR.split(spec.strip())
+    if len(alternatives) == 1:
+        return _poetry_and(spec)
+    converted: list[str] = []
+    for alternative in alternatives:
+        if not alternative.strip().rstrip(",").strip():
+            message = f"empty alternative in {spec!r}"
+            raise ValueError(message)
+        one = _poetry_and(alternative)
+        if one is None:
+            return None
+        if one not in converted:
+            converted.append(one)
+    return f" {pep440.UNION} ".join(converted)
+
+
+def _poetry_and(spec: str) -> str | None:
+    """Convert one Poetry AND constraint (no ``||``); see ``poetry_constraint``."""
     text = _OPERATOR_SPACE.sub(r"\1", spec.strip())
     parts: list[str] = []
     for part in _AND_SEPARATOR.split(text):
@@ -444,6 +466,10 @@ def _convert_part(part: str) -> list[str]:
     wildcard = _WILDCARD.fullmatch(part)
     if wildcard is not None:
         return [f"=={wildcard.group(1)}.*"]
+    release = _RELEASE.fullmatch(part[2:]) if part.startswith("~=") else None
+    if release is not None and "." not in release.group(1):
+        # ``~=1``: PEP 440 wants two components; poetry-core reads it as ``>=1,<2``.
+        return _bounded(part[2:], caret=False)
     if part.startswith(_PEP440_OPERATORS):
         return [part]
     if part.startswith(("^", "~")):

@@ -1,0 +1,90 @@
+"""``patchula run`` on Python manifests against the fake PyPI: OR ranges, self-references."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from patchula.cli import app
+from tests.fake_registry import FakeRegistry
+
+OLD = datetime(2025, 1, 1, tzinfo=UTC)
+LOCK_TAIL = '\n[metadata]\nlock-version = "2.0"\npython-versions = "^3.11"\ncontent-hash = "x"\n'
+
+
+def _run(fake_registry: FakeRegistry, root: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(root),
+            "--format",
+            "json",
+            "--registry",
+            f"pypi={fake_registry.url('pypi')}",
+            *extra,
+        ],
+        catch_exceptions=False,
+    )
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["name"]: row for row in report["repositories"][0]["dependencies"]}
+
+
+def test_poetry_or_constraint_is_judged_against_the_union_with_the_lock(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``flask = "^1.0 || ^2.0"`` locked at 2.0.0: outdated to 2.3.0, never skipped."""
+    fake_registry.pypi.add(
+        "flask",
+        {v: OLD + timedelta(days=i) for i, v in enumerate(["1.1.0", "2.0.0", "2.3.0", "3.0.0"])},
+    )
+    fake_registry.pypi.add("click", {"7.1": OLD, "8.0": OLD + timedelta(days=3)})
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "app"\n[tool.poetry.dependencies]\npython = "^3.11"\n'
+        'flask = "^1.0 || ^2.0"\nclick = ">=7,<8 || >=9"\n'
+    )
+    (tmp_path / "poetry.lock").write_text(
+        '[[package]]\nname = "flask"\nversion = "2.0.0"\n' + LOCK_TAIL
+    )
+    _, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+    flask = rows["flask"]
+    assert (flask["status"], flask["current"], flask["currentSource"]) == (
+        "outdated",
+        "2.0.0",
+        "lockfile",
+    )
+    assert (flask["latest"], flask["eligible"]) == ("3.0.0", "3.0.0")
+    assert flask.get("reason") is None  # 2.0.0 is inside the union: no "outside" note
+    click = rows["click"]  # unlocked: what Poetry installs for the union
+    assert (click["status"], click["current"], click["currentSource"]) == (
+        "outdated",
+        "7.1",
+        "range",
+    )
+
+
+def test_self_referential_extra_is_skipped_not_an_error(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``x[lint]`` in project ``x``: a skipped row, no lookup of "x", exit 0."""
+    fake_registry.pypi.add("pytest", {"7.0": OLD, "8.0": OLD + timedelta(days=1)})
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0.1.0"\n[project.optional-dependencies]\n'
+        'lint = []\ntest = ["pytest>=8", "x[lint]"]\n'
+    )
+    code, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+    assert (rows["x"]["status"], rows["x"]["reason"]) == (
+        "skipped",
+        "the project itself (self-referential extra)",
+    )
+    assert rows["pytest"]["status"] == "up-to-date"
+    assert code == 0
