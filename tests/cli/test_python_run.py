@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from patchula.cli import app
@@ -88,3 +89,43 @@ def test_self_referential_extra_is_skipped_not_an_error(
     )
     assert rows["pytest"]["status"] == "up-to-date"
     assert code == 0
+
+
+HTTPX = ["0.27.0", "0.28.1", "1.0.dev3", "1.0.dev6"]
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"requirements.txt": "--pre\nhttpx\n"}, "1.0.dev6"),
+        ({"requirements.txt": "httpx\n"}, "0.28.1"),
+        (
+            {"Pipfile": '[packages]\nhttpx = "*"\n[pipenv]\nallow_prereleases = true\n'},
+            "1.0.dev6",
+        ),
+        (
+            {
+                "pyproject.toml": '[tool.poetry]\nname = "app"\n[tool.poetry.dependencies]\n'
+                'httpx = { version = "*", allow-prereleases = true }\n'
+            },
+            "1.0.dev6",
+        ),
+        (
+            {
+                "pyproject.toml": '[project]\nname = "app"\ndependencies = ["httpx>=0.27"]\n'
+                '[tool.uv]\nprerelease = "allow"\n'
+            },
+            "1.0.dev6",
+        ),
+    ],
+)
+def test_prerelease_opt_ins_make_current_what_the_installer_picks(
+    fake_registry: FakeRegistry, tmp_path: Path, files: dict[str, str], expected: str
+) -> None:
+    """Opt-ins (pip --pre, pipenv, Poetry, uv): current is the newest release, 1.0.dev6."""
+    fake_registry.pypi.add("httpx", {v: OLD + timedelta(days=i) for i, v in enumerate(HTTPX)})
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    _, report = _run(fake_registry, tmp_path)
+    httpx = _rows(report)["httpx"]
+    assert (httpx["current"], httpx["currentSource"]) == (expected, "range")

@@ -533,3 +533,40 @@ def test_poetry_table_with_a_non_string_version_is_a_problem_not_an_any_version_
         (8, "poetry", "fine", ">=1.0,<2.0"),
         (9, "poetry", "any", None),
     ]
+
+
+def test_poetry_allow_prereleases_opts_that_dependency_in() -> None:
+    """``allow-prereleases = true`` opts in that dependency only, and the [project] row it enriches.
+
+    The deprecated ``allows-prereleases`` is not read: poetry-core 2 only warns about it.
+    """
+    text = (
+        '[project]\nname = "x"\ndependencies = ["rich>=13"]\n'
+        "[tool.poetry.dependencies]\n"
+        "rich = { allow-prereleases = true }\n"
+        'httpx = { version = "*", allow-prereleases = true }\n'
+        'click = "^8.1"\n'
+        'old = { version = "*", allows-prereleases = true }\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert [(d.dep_type, d.name, d.prereleases) for d in result.dependencies] == [
+        ("project", "rich", True),
+        ("poetry", "httpx", True),
+        ("poetry", "click", False),
+        ("poetry", "old", False),
+    ]
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("allow", True), ("if-necessary", False)])
+def test_uv_prerelease_allow_opts_every_uv_row_in(setting: str, *, expected: bool) -> None:
+    """``[tool.uv] prerelease = "allow"`` opts in the rows uv resolves; other modes do not."""
+    text = (
+        '[project]\nname = "x"\ndependencies = ["httpx"]\n'
+        '[dependency-groups]\ndev = ["pytest"]\n'
+        f'[tool.uv]\nprerelease = "{setting}"\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert [(d.name, d.prereleases) for d in result.dependencies] == [
+        ("httpx", expected),
+        ("pytest", expected),
+    ]

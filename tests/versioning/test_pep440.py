@@ -367,3 +367,24 @@ def test_specifiers_are_given_parsed_versions_not_strings(monkeypatch: pytest.Mo
     seen.clear()
     assert pep440.matches("1.0a", "===1.0a")
     assert seen == ["1.0a"]
+
+
+@pytest.mark.parametrize(
+    ("versions", "constraint", "expected"),
+    [
+        (["1.0", "2.0.dev1", "junk"], "", "2.0.dev1"),
+        (["1.0", "2.0.dev1"], ">=1", "2.0.dev1"),
+        (["1.0", "2.0.dev1"], "<2", "1.0"),
+        (["1.0", "2.0b1", "3.0a1"], "<2 || >=2.5", "3.0a1"),
+        (["1.0", "1.1.post1", "1.2rc1"], "==1.1.post1", "1.1.post1"),
+        (["foobar", "1.0"], "===foobar", "foobar"),
+        (["1.0"], ">=2", None),
+        (["1.0"], "not a specifier", None),
+        ([], "", None),
+    ],
+)
+def test_max_satisfying_prereleases(
+    versions: list[str], constraint: str, expected: str | None
+) -> None:
+    """What pip ``--pre`` installs: the highest admitted version of any stability."""
+    assert pep440.max_satisfying_prereleases(versions, constraint) == expected

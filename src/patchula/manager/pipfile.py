@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from msgspec.structs import replace
 from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -83,6 +84,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
                 problems.append(row)
             else:
                 dependencies.append(row)
+    pipenv = data.get("pipenv")
+    if isinstance(pipenv, dict) and pipenv.get("allow_prereleases") is True:
+        # pipenv then resolves and installs with pip's --pre (Pipfile docs, "[pipenv]").
+        dependencies = [replace(dep, prereleases=True) for dep in dependencies]
     return ExtractResult(dependencies=tuple(dependencies), problems=tuple(problems))
 
 

@@ -89,6 +89,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
             else d
             for d in collector.dependencies
         ]
+    if uv.get("prerelease") == "allow":
+        # uv's `prerelease = "allow"` admits prereleases for every package it resolves
+        # (https://docs.astral.sh/uv/reference/settings/#prerelease); Poetry tables are not uv's.
+        collector.dependencies = [replace(d, prereleases=True) for d in collector.dependencies]
     poetry = collector.table(tool, ("tool", "poetry"))
     collector.poetry(poetry)
     return ExtractResult(
@@ -131,8 +135,9 @@ def _enrich_project(dependencies: list[Dependency]) -> tuple[Dependency, ...]:
     same name "only to enrich project.dependencies for locking" (a source, markers, prerelease
     permission; optional dependencies alike:
     https://python-poetry.org/docs/dependency-specification/): one declaration, one row. The
-    ``[project]`` row stays, taking the entry's markers and its git/path/URL skip reason when it
-    has none of its own; a ``tool.poetry`` entry no ``[project]`` row names stays a row.
+    ``[project]`` row stays, taking the entry's markers, its git/path/URL skip reason when it
+    has none of its own and its ``allow-prereleases``; a ``tool.poetry`` entry no ``[project]``
+    row names stays a row.
     """
     project: dict[str, list[int]] = {}
     for index, dep in enumerate(dependencies):
@@ -150,6 +155,7 @@ def _enrich_project(dependencies: list[Dependency]) -> tuple[Dependency, ...]:
                 row,
                 skip_reason=row.skip_reason or dep.skip_reason,
                 markers=row.markers or dep.markers,
+                prereleases=row.prereleases or dep.prereleases,
             )
     return tuple(row for index, row in enumerate(rows) if index not in enriching)
 
@@ -345,6 +351,10 @@ class _Collector(msgspec.Struct):
 
     def poetry_entry_one(self, line: int | None, name: str, value: object, dep_type: str) -> None:
         markers: str | None = None
+        # `allow-prereleases = true`: Poetry "prefers the latest version (pre-release or
+        # stable)" for it (poetry-core Dependency.allows_prereleases; the deprecated
+        # `allows-prereleases` is only warned about by poetry-core 2, not read).
+        prereleases = isinstance(value, dict) and value.get("allow-prereleases") is True
         if isinstance(value, str):
             declared: str | None = value
             skip_reason: str | None = None
@@ -380,6 +390,7 @@ class _Collector(msgspec.Struct):
                 constraint=constraint,
                 skip_reason=skip_reason,
                 markers=markers,
+                prereleases=prereleases,
             )
         )
 

@@ -179,6 +179,28 @@ def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
     return next((v for v in ordered if _contains(specs, v, prereleases=True)), None)
 
 
+def max_satisfying_prereleases(versions: Iterable[str], constraint: str) -> str | None:
+    """Return what pip ``--pre`` picks for ``constraint`` (``""``: any version).
+
+    The highest version the specifier set (or one set of a union) admits, prereleases and dev
+    releases competing with final releases: pip filters candidates with
+    ``prereleases=True`` under ``--pre``; Poetry's ``allow-prereleases``, pipenv's
+    ``allow_prereleases`` and uv's ``prerelease = "allow"`` pick the same way.
+    """
+    ordered = sorted((v for v in versions if is_valid(v)), key=sort_key, reverse=True)
+    if not constraint.strip():
+        return ordered[0] if ordered else None
+    union = _parse_union(constraint)
+    if union is None:
+        return None
+    # ``===`` can name a version PEP 440 cannot parse: those are checked too, after the rest.
+    rest = [v for v in versions if not is_valid(v)]
+    return next(
+        (v for v in [*ordered, *rest] if any(_contains(s, v, prereleases=True) for s in union)),
+        None,
+    )
+
+
 def _max_satisfying_union(versions: list[str], constraint: str) -> str | None:
     union = _parse_union(constraint)
     if union is None:
