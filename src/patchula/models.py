@@ -68,6 +68,10 @@ class Dependency(msgspec.Struct, frozen=True):
     # ``--pre``, pipenv ``allow_prereleases``, Poetry ``allow-prereleases``, uv
     # ``prerelease = "allow"`` (the policy then takes current from every stability).
     prereleases: bool = False
+    # The package index the manifest takes this package from alone, as it names it (``package
+    # index 'pytorch'``: uv ``explicit = true``, Poetry ``priority = "explicit"``); the row is
+    # skipped unless the run's PyPI registry is configured (``--registry pypi=URL``).
+    sole_index: str | None = None
 
 
 class LockedPackage(msgspec.Struct, frozen=True):

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 RECORD_FORMAT = 6  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
 # dirs; 5: npm workspace packages by workspace membership (older records skipped any namesake);
 # 6: pyproject rows naming the project itself are skipped (self-referential extras), Poetry `||`
-# constraints are unions (were skipped), Python rows carry their prerelease opt-in
+# constraints are unions (were skipped), Python rows carry their prerelease opt-in and the
+# package index they are pinned to
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

@@ -129,3 +129,72 @@ def test_prerelease_opt_ins_make_current_what_the_installer_picks(
     _, report = _run(fake_registry, tmp_path)
     httpx = _rows(report)["httpx"]
     assert (httpx["current"], httpx["currentSource"]) == (expected, "range")
+
+
+UV_EXPLICIT = (
+    '[project]\nname = "app"\ndependencies = ["torch>=2"]\n'
+    '[tool.uv.sources]\ntorch = { index = "pytorch" }\n'
+    '[[tool.uv.index]]\nname = "pytorch"\nurl = "https://download.pytorch.org/whl/cpu"\n'
+    "explicit = true\n"
+)
+
+
+def test_a_package_only_on_an_explicit_uv_index_is_not_checked_against_public_pypi(
+    tmp_path: Path,
+) -> None:
+    """An explicit-index torch, no PyPI registry configured: skipped, and the index warned of."""
+    (tmp_path / "pyproject.toml").write_text(UV_EXPLICIT)
+    result = CliRunner().invoke(
+        app, ["run", str(tmp_path), "--format", "json"], catch_exceptions=False
+    )
+    report = json.loads(result.stdout)
+    torch = _rows(report)["torch"]
+    assert (torch["status"], torch["reason"]) == (
+        "skipped",
+        (
+            "only on package index 'pytorch' (explicit): cannot be checked against the configured "
+            "PyPI (public PyPI); --registry pypi=URL points the run at that index"
+        ),
+    )
+    problems = report["repositories"][0]["problems"]
+    assert [(p["file"], p["line"], p["severity"]) for p in problems] == [
+        ("pyproject.toml", 6, "warning")
+    ]
+    assert "download.pytorch.org" not in result.stdout
+
+
+def test_with_a_configured_pypi_registry_the_explicit_index_package_is_looked_up_there(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``--registry pypi=URL`` (pointed at that index): looked up, the row says where."""
+    fake_registry.pypi.add("torch", {"2.0.0": OLD, "2.1.0": OLD + timedelta(days=9)})
+    (tmp_path / "pyproject.toml").write_text(UV_EXPLICIT)
+    _, report = _run(fake_registry, tmp_path)
+    torch = _rows(report)["torch"]
+    assert (torch["status"], torch["current"]) == ("up-to-date", "2.1.0")
+    assert torch["reason"] == (
+        "only on package index 'pytorch': looked up on the configured PyPI registry"
+    )
+
+
+def test_a_poetry_source_constraint_is_said_on_its_row(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``attrs = {source = "private"}`` with a primary source: a warning and a row note."""
+    fake_registry.pypi.add("attrs", {"21.1.0": OLD, "21.4.0": OLD + timedelta(days=9)})
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "app"\n[tool.poetry.dependencies]\n'
+        'attrs = { version = "^21.0", source = "private" }\n'
+        '[[tool.poetry.source]]\nname = "private"\nurl = "https://pypi.internal.example/simple"\n'
+        'priority = "primary"\n'
+    )
+    _, report = _run(fake_registry, tmp_path)
+    attrs = _rows(report)["attrs"]
+    assert (attrs["status"], attrs["current"]) == ("up-to-date", "21.4.0")
+    assert attrs["reason"] == (
+        "installed from package source 'private' (its `source`): looked up on the configured "
+        "PyPI base"
+    )
+    [problem] = report["repositories"][0]["problems"]
+    assert (problem["line"], problem["severity"]) == (5, "warning")
+    assert problem["message"].startswith("package source 'private' is not used for lookups")

@@ -570,3 +570,97 @@ def test_uv_prerelease_allow_opts_every_uv_row_in(setting: str, *, expected: boo
         ("httpx", expected),
         ("pytest", expected),
     ]
+
+
+UV_INDEXES = (
+    "[project]\n"  # 1
+    'name = "app"\n'
+    'dependencies = ["torch>=2", "httpx", "attrs", "rich"]\n'
+    "[tool.uv.sources]\n"
+    'torch = { index = "pytorch" }\n'  # 5
+    'httpx = [{ index = "internal", marker = "sys_platform == \'linux\'" }]\n'
+    'attrs = { index = "pypi-again" }\n'
+    "[[tool.uv.index]]\n"
+    'name = "pytorch"\n'
+    'url = "https://user:secret@download.pytorch.org/whl/cpu"\n'  # 10
+    "explicit = true\n"
+    "[[tool.uv.index]]\n"
+    'name = "internal"\n'
+    'url = "https://pypi.internal.example/simple"\n'
+    "[[tool.uv.index]]\n"  # 15
+    'name = "pypi-again"\n'
+    'url = "https://pypi.org/simple"\n'
+)
+
+
+def test_uv_index_pins_are_noted_and_explicit_ones_carry_their_sole_index() -> None:
+    """A package pinned to a uv index that is not PyPI says so; an explicit one is marked.
+
+    Each such index is a warning at its header naming it, never its URL (credentials).
+    """
+    result = pyproject.extract("pyproject.toml", UV_INDEXES, _no_read)
+    assert [(p.line, p.severity, p.message) for p in result.problems] == [
+        (
+            line,
+            "warning",
+            (
+                f"package index {name!r} is not used for lookups: packages are looked up on the "
+                "configured PyPI base (--registry pypi=URL or PIP_INDEX_URL)"
+            ),
+        )
+        for line, name in ((8, "pytorch"), (12, "internal"))
+    ]
+    assert "secret" not in repr(result.problems)
+    rows = {d.name: (d.note, d.sole_index) for d in result.dependencies}
+    assert rows == {
+        "torch": (None, "package index 'pytorch'"),
+        "httpx": (
+            (
+                "installed from package index 'internal' ([tool.uv.sources]): looked up on the "
+                "configured PyPI base"
+            ),
+            None,
+        ),
+        "attrs": (None, None),
+        "rich": (None, None),
+    }
+
+
+def test_poetry_source_constraints_are_noted_and_explicit_sources_marked() -> None:
+    """Poetry ``source = "…"`` binds a dependency to a source: noted, or marked if explicit."""
+    text = (
+        '[project]\nname = "app"\ndependencies = ["attrs>=21"]\n'  # 1-3
+        "[tool.poetry.dependencies]\n"
+        'attrs = { source = "private" }\n'  # 5
+        'secret = { version = "*", source = "Corp" }\n'
+        'requests = { version = "^2", source = "PyPI" }\n'
+        'click = "^8"\n'
+        "[[tool.poetry.source]]\n"
+        'name = "private"\n'  # 10
+        'url = "https://pypi.internal.example/simple"\n'
+        'priority = "primary"\n'
+        "[[tool.poetry.source]]\n"
+        'name = "corp"\n'
+        'url = "https://corp.example/simple"\n'  # 15
+        'priority = "explicit"\n'
+        "[[tool.poetry.source]]\n"
+        'name = "PyPI"\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert [(p.line, p.message.split(" is not")[0]) for p in result.problems] == [
+        (9, "package source 'private'"),
+        (13, "package source 'corp'"),
+    ]
+    rows = {(d.dep_type, d.name): (d.note, d.sole_index) for d in result.dependencies}
+    assert rows == {
+        ("project", "attrs"): (
+            (
+                "installed from package source 'private' (its `source`): looked up on the "
+                "configured PyPI base"
+            ),
+            None,
+        ),
+        ("poetry", "secret"): (None, "package source 'corp'"),
+        ("poetry", "requests"): (None, None),
+        ("poetry", "click"): (None, None),
+    }

@@ -14,6 +14,8 @@ from patchula.manager import paths
 from patchula.manager.base import (
     ReadFile,
     TomlLocator,
+    index_not_used,
+    is_pypi_url,
     parse_toml,
     pep508_dependency,
     strip_bom,
@@ -81,7 +83,8 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     # (https://docs.astral.sh/uv/concepts/projects/dependencies/#legacy-dev-dependencies).
     keys = ("tool", "uv", "dev-dependencies")
     collector.requirements(uv.get("dev-dependencies"), keys, "uv-dev")
-    sources = _uv_source_skips(collector.table(uv, ("tool", "uv", "sources")))
+    uv_sources = collector.table(uv, ("tool", "uv", "sources"))
+    sources = _uv_source_skips(uv_sources)
     if sources:
         collector.dependencies = [
             replace(d, skip_reason=sources[d.package_name])
@@ -95,8 +98,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         collector.dependencies = [replace(d, prereleases=True) for d in collector.dependencies]
     poetry = collector.table(tool, ("tool", "poetry"))
     collector.poetry(poetry)
+    dependencies = _skip_itself(_enrich_project(collector.dependencies), project, poetry)
     return ExtractResult(
-        dependencies=_skip_itself(_enrich_project(collector.dependencies), project, poetry),
+        dependencies=collector.bind_indexes(dependencies, uv, uv_sources, poetry),
         problems=tuple(collector.problems),
         project_name=_project_name(project, poetry),
     )
@@ -188,6 +192,19 @@ def _uv_source_skips(sources: dict[str, object]) -> dict[str, str]:
     return skips
 
 
+def _uv_index_pins(sources: dict[str, object]) -> dict[str, str]:
+    """Map PEP 503 names to the index ``[tool.uv.sources]`` pins them to (the first, by marker)."""
+    pins: dict[str, str] = {}
+    for name, value in sources.items():
+        entries = value if isinstance(value, list) else [value]
+        for entry in entries:
+            index = entry.get("index") if isinstance(entry, dict) else None
+            if isinstance(index, str):
+                pins[canonicalize_name(name)] = index
+                break
+    return pins
+
+
 def _project_name(project: dict[str, object], poetry: dict[str, object]) -> str | None:
     for name in (project.get("name"), poetry.get("name")):
         if isinstance(name, str) and _PROJECT_NAME.fullmatch(name):
@@ -202,6 +219,8 @@ class _Collector(msgspec.Struct):
     locator: TomlLocator
     dependencies: list[Dependency] = msgspec.field(default_factory=list)
     problems: list[ManifestProblem] = msgspec.field(default_factory=list)
+    # PEP 503 name -> the `source` a Poetry dependency table names (a source constraint).
+    poetry_sources: dict[str, str] = msgspec.field(default_factory=dict)
 
     def line(self, keys: tuple[str, ...]) -> int | None:
         return self.locator.line(self.locator.find(keys))
@@ -314,6 +333,90 @@ class _Collector(msgspec.Struct):
                     path.append(target)
                     stack.append(iter(edges.get(target, [])))
 
+    def indexes(self, value: object, keys: tuple[str, ...], kind: str) -> dict[str, _Index]:
+        """The named package indexes of ``[[tool.uv.index]]`` or ``[[tool.poetry.source]]``.
+
+        Each one that is not PyPI is a warning at its header (as a Pipfile's ``[[source]]``
+        is): lookups go to the configured PyPI base, not there. Keyed by name (uv compares
+        index names as written; Poetry source names case-insensitively: lower-cased).
+        """
+        if not isinstance(value, list):
+            return {}
+        headers = self.locator.array_tables(keys)
+        found: dict[str, _Index] = {}
+        for position, entry in enumerate(value):
+            if not isinstance(entry, dict):
+                continue
+            name = entry.get("name")
+            label = f"{kind} {name!r}" if isinstance(name, str) else f"{kind} #{position + 1}"
+            url = entry.get("url")
+            pypi = is_pypi_url(url) or (
+                kind == POETRY_SOURCE and url is None and str(name).lower() == "pypi"
+            )
+            explicit = (
+                entry.get("priority") == "explicit"
+                if kind == POETRY_SOURCE
+                else entry.get("explicit") is True
+            )
+            if not pypi:
+                start = headers[position].start if position < len(headers) else None
+                line = self.locator.line(start) if start is not None else self.line(keys)
+                self.problems.append(index_not_used(self.path, line, label))
+            if isinstance(name, str):
+                key = name.lower() if kind == POETRY_SOURCE else name
+                found[key] = _Index(label, pypi=pypi, explicit=explicit)
+        return found
+
+    def bind_indexes(
+        self,
+        dependencies: tuple[Dependency, ...],
+        uv: dict[str, object],
+        uv_sources: dict[str, object],
+        poetry: dict[str, object],
+    ) -> tuple[Dependency, ...]:
+        """Mark the rows a manifest binds to a package index that is not PyPI.
+
+        uv installs a package pinned by ``[tool.uv.sources] NAME = {index = "…"}`` from that
+        index only (https://docs.astral.sh/uv/concepts/indexes/#pinning-a-package-to-an-index)
+        and Poetry one whose table names ``source = "…"`` from that source only (a package
+        source constraint, https://python-poetry.org/docs/repositories/); the scan looks it up
+        on the configured PyPI base all the same, so its row says so (``note``), and when the
+        index is ``explicit`` (uv ``explicit = true``, Poetry ``priority = "explicit"``: it
+        serves only the packages bound to it, typically ones PyPI does not have) the row
+        carries ``sole_index``, and is skipped unless the run's PyPI registry is configured.
+        """
+        uv_indexes = self.indexes(uv.get("index"), ("tool", "uv", "index"), UV_INDEX)
+        poetry_indexes = self.indexes(
+            poetry.get("source"), ("tool", "poetry", "source"), POETRY_SOURCE
+        )
+        uv_bound = _uv_index_pins(uv_sources)
+        rows: list[Dependency] = []
+        for dep in dependencies:
+            bound: _Index | None = None
+            uv_name = None if dep.dep_type.startswith("poetry") else uv_bound.get(dep.package_name)
+            # Poetry's own rows, and [project] rows a Poetry entry enriches (_enrich_project).
+            poetry_name = (
+                None
+                if dep.dep_type.startswith(("group:", "uv-dev"))
+                else (self.poetry_sources.get(dep.package_name))
+            )
+            if uv_name is not None:
+                bound = uv_indexes.get(uv_name) or _Index(f"{UV_INDEX} {uv_name!r}")
+            elif poetry_name is not None:
+                label = f"{POETRY_SOURCE} {poetry_name!r}"
+                bound = poetry_indexes.get(poetry_name.lower()) or _Index(label)
+            if dep.skip_reason is not None or bound is None or bound.pypi:
+                rows.append(dep)
+            elif bound.explicit:
+                rows.append(replace(dep, sole_index=bound.label))
+            else:
+                how = "[tool.uv.sources]" if uv_name is not None else "its `source`"
+                note = (
+                    f"installed from {bound.label} ({how}): looked up on the configured PyPI base"
+                )
+                rows.append(replace(dep, note=note))
+        return tuple(rows)
+
     def poetry(self, poetry: dict[str, object]) -> None:
         """Add the rows of Poetry's dependency tables (python-poetry.org/docs/pyproject)."""
         base = ("tool", "poetry")
@@ -364,6 +467,9 @@ class _Collector(msgspec.Struct):
                 self.problem(line, f"Poetry dependency {name!r}: {wrong}")
                 return
             declared, skip_reason = _poetry_table(value)
+            source = value.get("source")
+            if isinstance(source, str):
+                self.poetry_sources[canonicalize_name(name)] = source
             raw_markers = value.get("markers")
             markers = raw_markers if isinstance(raw_markers, str) else None
         else:
@@ -393,6 +499,18 @@ class _Collector(msgspec.Struct):
                 prereleases=prereleases,
             )
         )
+
+
+UV_INDEX = "package index"
+POETRY_SOURCE = "package source"
+
+
+class _Index(msgspec.Struct, frozen=True):
+    """A package index a manifest names: how rows name it, whether PyPI, whether explicit."""
+
+    label: str
+    pypi: bool = False
+    explicit: bool = False
 
 
 def _poetry_wrong_type(value: dict[str, object]) -> str | None:
