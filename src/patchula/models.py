@@ -64,6 +64,14 @@ class Dependency(msgspec.Struct, frozen=True):
     backend: str | None = None
     # The extras a Python requirement names (``pa[socks]>=1``: ``("socks",)``), sorted.
     extras: tuple[str, ...] = ()
+    # The installer may pick a prerelease for this row's range, as the manifest opts in: pip
+    # ``--pre``, pipenv ``allow_prereleases``, Poetry ``allow-prereleases``, uv
+    # ``prerelease = "allow"`` (the policy then takes current from every stability).
+    prereleases: bool = False
+    # The package index the manifest takes this package from alone, as it names it (``package
+    # index 'pytorch'``: uv ``explicit = true``, Poetry ``priority = "explicit"``); the row is
+    # skipped unless the run's PyPI registry is configured (``--registry pypi=URL``).
+    sole_index: str | None = None
 
 
 class LockedPackage(msgspec.Struct, frozen=True):

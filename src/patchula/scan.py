@@ -199,6 +199,23 @@ def _go_skip(module: str, settings: Settings) -> str | None:
     return None
 
 
+def _sole_index(dep: Dependency, index: str, registries: Mapping[str, str]) -> Dependency:
+    """A row whose package comes only from a package index the manifest names (``sole_index``).
+
+    Looked up on the run's PyPI registry only when one is configured (``--registry pypi=URL``,
+    ``PIP_INDEX_URL``, pip.conf: the user may have pointed it at that index), with a note;
+    public PyPI does not serve such an index's packages, so otherwise the row is skipped.
+    """
+    if dep.datasource in registries:
+        note = f"only on {index}: looked up on the configured PyPI registry"
+        return replace(dep, note="; ".join(part for part in (dep.note, note) if part))
+    reason = (
+        f"only on {index} (explicit): cannot be checked against the configured PyPI "
+        f"(public PyPI); --registry {dep.datasource}=URL points the run at that index"
+    )
+    return replace(dep, skip_reason=reason)
+
+
 def _pace_crates_api(throttle: Callable[[str, float], None], settings: Settings) -> None:
     """Apply crates.io's crawler policy: at most one web API request a second.
 
@@ -1597,6 +1614,8 @@ async def _row(
         reason = _go_skip(dep.package_name, settings)
         if reason is not None:
             dep = replace(dep, skip_reason=reason)
+    if dep.skip_reason is None and dep.sole_index is not None:
+        dep = _sole_index(dep, dep.sole_index, view.registries)
     if dep.skip_reason is not None:
         return Row(dep, Finding(status="skipped", reason=dep.skip_reason))
     if dep.datasource not in DATASOURCES or dep.versioning not in VERSIONINGS:

@@ -154,3 +154,19 @@ def test_empty_and_invalid_toml() -> None:
 def test_pipenv_specifier_to_pep440(version: str, expected: str | None) -> None:
     """``*`` is any version, operators are kept, a bare version is ``==`` as pipenv reads it."""
     assert pipfile.pipenv_specifier(version) == expected
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"), [("true", True), ("false", False), ('"yes"', False)]
+)
+def test_allow_prereleases_opts_every_package_in(setting: str, *, expected: bool) -> None:
+    """``[pipenv] allow_prereleases = true`` (pipenv installs with --pre) opts every row in."""
+    text = (
+        '[packages]\nhttpx = "*"\n[dev-packages]\npytest = ">=8"\n'
+        f"[pipenv]\nallow_prereleases = {setting}\n"
+    )
+    result = pipfile.extract("Pipfile", text, _no_read)
+    assert [(d.name, d.prereleases) for d in result.dependencies] == [
+        ("httpx", expected),
+        ("pytest", expected),
+    ]

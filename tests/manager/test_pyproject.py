@@ -194,7 +194,7 @@ def test_real_poetry_multiple_constraints_give_one_row_each() -> None:
 
 
 def test_poetry_or_constraints_dev_dependencies_and_group_tables() -> None:
-    """OR constraints are skipped, a bad constraint is a problem, dev and group tables are read."""
+    """OR constraints are unions, a bad constraint is a problem, dev and group tables are read."""
     result = _extract("poetry-or-constraint")
     assert result.project_name == "or-constraint"
     assert _problems(result) == [
@@ -202,8 +202,8 @@ def test_poetry_or_constraints_dev_dependencies_and_group_tables() -> None:
     ]
     rows = [(d.line, d.dep_type, d.name, d.constraint, d.skip_reason) for d in result.dependencies]
     assert rows == [
-        (6, "poetry", "pendulum", None, pyproject.POETRY_OR_REASON),
-        (7, "poetry", "requests", None, pyproject.POETRY_OR_REASON),
+        (6, "poetry", "pendulum", ">=1.5,<2.0 || >=2.0,<3.0", None),
+        (7, "poetry", "requests", ">=2.0,<3.0 || >=4.0", None),
         (9, "poetry", "good", "==1.2.*", None),
         (12, "poetry-dev", "pytest", ">=3.4,<3.5", None),
         (13, "poetry-dev", "legacy-dev", None, None),
@@ -323,14 +323,23 @@ def test_garbage_toml_is_one_problem(text: str) -> None:
         (">=1.2,<2", ">=1.2,<2"),
         (">= 1.2 < 2", ">=1.2,<2"),
         ("^1.2, !=1.4.1", ">=1.2,<2.0,!=1.4.1"),
+        ("~=1", ">=1,<2"),
+        ("^1.0 || ^2.0", ">=1.0,<2.0 || >=2.0,<3.0"),
+        (">=1,<2 || >=3", ">=1,<2 || >=3"),
+        ("^1.2|^2.0", ">=1.2,<2.0 || >=2.0,<3.0"),
+        ("1.2.3||1.2.5", "==1.2.3 || ==1.2.5"),
+        ("^1.0 || ^1.0", ">=1.0,<2.0"),
+        ("^1.0 || *", None),
     ],
 )
 def test_poetry_constraint_to_pep440(spec: str, expected: str | None) -> None:
-    """Poetry caret, tilde, wildcard, bare and AND constraints convert to PEP 440 specifiers."""
+    """Poetry caret, tilde, wildcard, bare, AND and OR constraints convert to PEP 440 (unions)."""
     assert pyproject.poetry_constraint(spec) == expected
 
 
-@pytest.mark.parametrize("spec", ["^^1", "latest", "^x.y", "~=1", ">=1.2.3.a.b"])
+@pytest.mark.parametrize(
+    "spec", ["^^1", "latest", "^x.y", ">=1.2.3.a.b", "^1.0 ||", "|| ^1.0", "^1 || ^^2"]
+)
 def test_invalid_poetry_constraints_raise_value_error(spec: str) -> None:
     """Constraints that are not Poetry syntax, or convert to invalid PEP 440, raise ValueError."""
     with pytest.raises(ValueError, match=r"."):
@@ -435,3 +444,223 @@ def test_poetry_only_dependencies_stay_rows_next_to_a_project_table() -> None:
         (3, "project", "httpx", ">=0.27"),
         (7, "poetry", "click", ">=8.1,<9.0"),
     ]
+
+
+def test_self_referential_extras_are_the_project_itself_not_a_registry_package() -> None:
+    """``x[lint]`` in project ``x`` (PEP 503 names) is skipped, never looked up on PyPI.
+
+    pip and uv install a self-referential extra from the project being installed
+    (pypa/pip#14157, astral-sh/uv#9705): PyPI's namesake, if any, is another package.
+    """
+    text = (
+        "[project]\n"
+        'name = "My_Project"\n'
+        'dependencies = ["httpx"]\n'
+        "[project.optional-dependencies]\n"
+        'lint = ["ruff"]\n'
+        'test = ["pytest>=7", "my-project[lint]"]\n'
+        'all = ["my.project[lint,test]"]\n'
+        "[dependency-groups]\n"
+        'dev = ["MY-PROJECT[test]", "mypy"]\n'
+        "[tool.uv]\n"
+        'dev-dependencies = ["my_project[all]"]\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert result.problems == ()
+    rows = [(d.line, d.dep_type, d.name, d.skip_reason) for d in result.dependencies]
+    itself = pyproject.SELF_REFERENCE_REASON
+    assert rows == [
+        (3, "project", "httpx", None),
+        (5, "optional:lint", "ruff", None),
+        (6, "optional:test", "pytest", None),
+        (6, "optional:test", "my-project", itself),
+        (7, "optional:all", "my.project", itself),
+        (9, "group:dev", "MY-PROJECT", itself),
+        (9, "group:dev", "mypy", None),
+        (11, "uv-dev", "my_project", itself),
+    ]
+    assert itself == "the project itself (self-referential extra)"
+
+
+def test_poetry_dependency_on_the_poetry_project_itself_is_skipped() -> None:
+    """A Poetry group entry naming ``[tool.poetry] name`` (with extras) is the project itself."""
+    text = (
+        '[tool.poetry]\nname = "demo"\n'
+        '[tool.poetry.dependencies]\npython = "^3.11"\nclick = "^8.1"\n'
+        "[tool.poetry.group.dev.dependencies]\n"
+        'Demo = { version = "*", extras = ["extra2"] }\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    rows = [(d.line, d.dep_type, d.name, d.skip_reason) for d in result.dependencies]
+    assert rows == [
+        (5, "poetry", "click", None),
+        (7, "poetry-group:dev", "Demo", pyproject.SELF_REFERENCE_REASON),
+    ]
+
+
+def test_a_namesake_without_a_project_name_is_still_looked_up() -> None:
+    """Without ``[project] name`` (or Poetry's), nothing is the project: every row stays."""
+    text = '[dependency-groups]\ndev = ["demo[extra]"]\n'
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert [(d.name, d.skip_reason) for d in result.dependencies] == [("demo", None)]
+
+
+def test_poetry_table_with_a_non_string_version_is_a_problem_not_an_any_version_row() -> None:
+    """``{version = 2}`` is a problem at its line, as ``six = 1`` is; ``{git = 1}`` too.
+
+    Poetry refuses both (its schema: ``version`` and ``git`` are strings); an empty
+    constraint would be a confident "any version" row.
+    """
+    text = (
+        '[tool.poetry]\nname = "x"\n'
+        "[tool.poetry.dependencies]\n"
+        "six = 1\n"
+        "requests = { version = 2 }\n"
+        'multi = [{ version = "^1.0", python = "<3.9" }, { version = 2.0, python = ">=3.9" }]\n'
+        "gitty = { git = 1 }\n"
+        'fine = { version = "^1.0" }\n'
+        'any = { extras = ["socks"] }\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert _problems(result) == [
+        (4, "Poetry dependency 'six' must be a string or a table"),
+        (5, "Poetry dependency 'requests': `version` must be a string, not 2"),
+        (6, "Poetry dependency 'multi': `version` must be a string, not 2.0"),
+        (7, "Poetry dependency 'gitty': `git` must be a string, not 1"),
+    ]
+    assert _rows(result) == [
+        (6, "poetry", "multi", ">=1.0,<2.0"),
+        (8, "poetry", "fine", ">=1.0,<2.0"),
+        (9, "poetry", "any", None),
+    ]
+
+
+def test_poetry_allow_prereleases_opts_that_dependency_in() -> None:
+    """``allow-prereleases = true`` opts in that dependency only, and the [project] row it enriches.
+
+    The deprecated ``allows-prereleases`` is not read: poetry-core 2 only warns about it.
+    """
+    text = (
+        '[project]\nname = "x"\ndependencies = ["rich>=13"]\n'
+        "[tool.poetry.dependencies]\n"
+        "rich = { allow-prereleases = true }\n"
+        'httpx = { version = "*", allow-prereleases = true }\n'
+        'click = "^8.1"\n'
+        'old = { version = "*", allows-prereleases = true }\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert [(d.dep_type, d.name, d.prereleases) for d in result.dependencies] == [
+        ("project", "rich", True),
+        ("poetry", "httpx", True),
+        ("poetry", "click", False),
+        ("poetry", "old", False),
+    ]
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("allow", True), ("if-necessary", False)])
+def test_uv_prerelease_allow_opts_every_uv_row_in(setting: str, *, expected: bool) -> None:
+    """``[tool.uv] prerelease = "allow"`` opts in the rows uv resolves; other modes do not."""
+    text = (
+        '[project]\nname = "x"\ndependencies = ["httpx"]\n'
+        '[dependency-groups]\ndev = ["pytest"]\n'
+        f'[tool.uv]\nprerelease = "{setting}"\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert [(d.name, d.prereleases) for d in result.dependencies] == [
+        ("httpx", expected),
+        ("pytest", expected),
+    ]
+
+
+UV_INDEXES = (
+    "[project]\n"  # 1
+    'name = "app"\n'
+    'dependencies = ["torch>=2", "httpx", "attrs", "rich"]\n'
+    "[tool.uv.sources]\n"
+    'torch = { index = "pytorch" }\n'  # 5
+    'httpx = [{ index = "internal", marker = "sys_platform == \'linux\'" }]\n'
+    'attrs = { index = "pypi-again" }\n'
+    "[[tool.uv.index]]\n"
+    'name = "pytorch"\n'
+    'url = "https://user:secret@download.pytorch.org/whl/cpu"\n'  # 10
+    "explicit = true\n"
+    "[[tool.uv.index]]\n"
+    'name = "internal"\n'
+    'url = "https://pypi.internal.example/simple"\n'
+    "[[tool.uv.index]]\n"  # 15
+    'name = "pypi-again"\n'
+    'url = "https://pypi.org/simple"\n'
+)
+
+
+def test_uv_index_pins_are_noted_and_explicit_ones_carry_their_sole_index() -> None:
+    """A package pinned to a uv index that is not PyPI says so; an explicit one is marked.
+
+    Each such index is a warning at its header naming it, never its URL (credentials).
+    """
+    result = pyproject.extract("pyproject.toml", UV_INDEXES, _no_read)
+    assert [(p.line, p.severity, p.message) for p in result.problems] == [
+        (
+            line,
+            "warning",
+            (
+                f"package index {name!r} is not used for lookups: packages are looked up on the "
+                "configured PyPI base (--registry pypi=URL or PIP_INDEX_URL)"
+            ),
+        )
+        for line, name in ((8, "pytorch"), (12, "internal"))
+    ]
+    assert "secret" not in repr(result.problems)
+    rows = {d.name: (d.note, d.sole_index) for d in result.dependencies}
+    assert rows == {
+        "torch": (None, "package index 'pytorch'"),
+        "httpx": (
+            (
+                "installed from package index 'internal' ([tool.uv.sources]): looked up on the "
+                "configured PyPI base"
+            ),
+            None,
+        ),
+        "attrs": (None, None),
+        "rich": (None, None),
+    }
+
+
+def test_poetry_source_constraints_are_noted_and_explicit_sources_marked() -> None:
+    """Poetry ``source = "…"`` binds a dependency to a source: noted, or marked if explicit."""
+    text = (
+        '[project]\nname = "app"\ndependencies = ["attrs>=21"]\n'  # 1-3
+        "[tool.poetry.dependencies]\n"
+        'attrs = { source = "private" }\n'  # 5
+        'secret = { version = "*", source = "Corp" }\n'
+        'requests = { version = "^2", source = "PyPI" }\n'
+        'click = "^8"\n'
+        "[[tool.poetry.source]]\n"
+        'name = "private"\n'  # 10
+        'url = "https://pypi.internal.example/simple"\n'
+        'priority = "primary"\n'
+        "[[tool.poetry.source]]\n"
+        'name = "corp"\n'
+        'url = "https://corp.example/simple"\n'  # 15
+        'priority = "explicit"\n'
+        "[[tool.poetry.source]]\n"
+        'name = "PyPI"\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert [(p.line, p.message.split(" is not")[0]) for p in result.problems] == [
+        (9, "package source 'private'"),
+        (13, "package source 'corp'"),
+    ]
+    rows = {(d.dep_type, d.name): (d.note, d.sole_index) for d in result.dependencies}
+    assert rows == {
+        ("project", "attrs"): (
+            (
+                "installed from package source 'private' (its `source`): looked up on the "
+                "configured PyPI base"
+            ),
+            None,
+        ),
+        ("poetry", "secret"): (None, "package source 'corp'"),
+        ("poetry", "requests"): (None, None),
+        ("poetry", "click"): (None, None),
+    }

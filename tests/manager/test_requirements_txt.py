@@ -508,3 +508,15 @@ def test_decode_failures_are_problems_at_their_line(data: bytes, line: int, mess
         requirements_txt.decode(data, "requirements.txt")
     assert (raised.value.file, raised.value.line) == ("requirements.txt", line)
     assert raised.value.message.startswith(message)
+
+
+def test_pre_opts_every_requirement_of_the_install_in_to_prereleases() -> None:
+    """``--pre`` is a global pip option: every row of the file and its includes opts in."""
+    files = {"requirements.txt": "httpx\n-r base.txt\n", "base.txt": "--pre\nattrs>=21\n"}
+    result = requirements_txt.extract("requirements.txt", files["requirements.txt"], files.get)  # type: ignore[arg-type]
+    assert [(d.name, d.prereleases) for d in result.dependencies] == [
+        ("httpx", True),
+        ("attrs", True),
+    ]
+    plain = requirements_txt.extract("requirements.txt", "httpx\n--prefer-binary\n", _no_read)
+    assert [(d.name, d.prereleases) for d in plain.dependencies] == [("httpx", False)]

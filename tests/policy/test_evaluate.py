@@ -6,6 +6,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from msgspec.structs import replace
 
 from patchula.models import Catalog, Dependency, Release
 from patchula.policy import ReleaseAgePolicy, evaluate
@@ -616,3 +617,44 @@ def test_admission_equals_judging_each_candidate(policy: ReleaseAgePolicy) -> No
             assert _admit(candidates, "1.0.0", versioning, policy, NOW) == _admit_each(
                 candidates, "1.0.0", versioning, policy, NOW
             )
+
+
+HTTPX = _py_catalog(
+    _rel("0.27.0", 700),
+    _rel("0.28.1", 500),
+    _rel("1.0.dev3", 200),
+    _rel("1.0.dev6", 90),
+    _rel("1.0.dev7", 10, yanked=True),
+    latest="0.28.1",
+)
+
+
+@pytest.mark.parametrize(
+    ("constraint", "opted", "expected"),
+    [
+        (None, False, "0.28.1"),
+        (None, True, "1.0.dev6"),
+        (">=0.27", False, "0.28.1"),
+        (">=0.27", True, "1.0.dev6"),
+        ("<1", True, "0.28.1"),
+        ("<1 || >=2", True, "0.28.1"),
+        ("==0.27.0", True, "0.27.0"),
+    ],
+)
+def test_prerelease_opt_in_lets_an_unlocked_range_resolve_to_a_prerelease(
+    constraint: str | None, *, opted: bool, expected: str
+) -> None:
+    """With pip's ``--pre`` (or Poetry/pipenv/uv opt-ins): the newest admitted, not yanked."""
+    dep = replace(_py_dep(constraint), prereleases=opted)
+    f = evaluate(dep, HTTPX, pep440, NO_WAIT, NOW)
+    assert f.current == expected
+    assert f.current_source == ("pin" if constraint == "==0.27.0" else "range")
+
+
+def test_prerelease_opt_in_does_not_change_a_locked_current_and_is_memoised_apart() -> None:
+    """A lock wins over the opt-in; opted and plain rows of one range get their own verdicts."""
+    opted = replace(_py_dep(">=0.27"), prereleases=True)
+    assert evaluate(opted, HTTPX, pep440, NO_WAIT, NOW, locked="0.27.0").current == "0.27.0"
+    assert evaluate(_py_dep(">=0.27"), HTTPX, pep440, NO_WAIT, NOW).current == "0.28.1"
+    assert evaluate(opted, HTTPX, pep440, NO_WAIT, NOW).current == "1.0.dev6"
+    assert evaluate(_py_dep(">=0.27"), HTTPX, pep440, NO_WAIT, NOW).current == "0.28.1"

@@ -289,6 +289,54 @@ def test_max_satisfying(versions: list[str], constraint: str, expected: str | No
 
 
 @pytest.mark.parametrize(
+    ("version", "constraint", "expected"),
+    [
+        ("1.5", ">=1.0,<2.0 || >=3.0", True),
+        ("2.5", ">=1.0,<2.0 || >=3.0", False),
+        ("3.1", ">=1.0,<2.0 || >=3.0", True),
+        ("3.1b1", ">=1.0,<2.0 || >=3.0", False),
+        ("3.1b1", ">=1.0,<2.0 || >=3.0b1", True),
+        ("1.5b1", ">=1.0,<2.0 || >=3.0b1", False),
+        ("1.0", "==1.0 || ==2.0", True),
+    ],
+)
+def test_unions_match_when_one_alternative_does(
+    version: str, constraint: str, *, expected: bool
+) -> None:
+    """A Poetry OR (``A || B``) admits what one alternative admits, by its prerelease rule."""
+    assert pep440.matches(version, constraint) is expected
+
+
+@pytest.mark.parametrize(
+    ("versions", "constraint", "expected"),
+    [
+        (["1.0", "1.9", "2.0", "2.5", "3.0"], ">=1.0,<2.0 || >=2.0,<3.0", "2.5"),
+        (["1.0", "1.9", "2.5", "3.0"], ">=1.0,<2.0 || >=3.0", "3.0"),
+        (["1.0", "1.9", "2.5"], ">=1.0,<2.0 || >=3.0", "1.9"),
+        (["1.9", "3.1b1"], ">=1.0,<2.0 || >=3.0", "1.9"),
+        (["1.9", "3.1b1"], ">=1.0,<2.0 || >=3.0b1", "3.1b1"),
+        (["2.5", "3.1b1"], ">=1.0,<2.0 || >=3.0", "3.1b1"),
+        (["2.5"], ">=1.0,<2.0 || >=3.0", None),
+    ],
+)
+def test_max_satisfying_of_a_union(
+    versions: list[str], constraint: str, expected: str | None
+) -> None:
+    """The newest version the union admits; a prerelease only as the fallback, as for one set."""
+    assert pep440.max_satisfying(versions, constraint) == expected
+
+
+@pytest.mark.parametrize("constraint", [">=1 ||", "|| >=1", ">=1 || junk", ">=1 |", ">=1 || ||"])
+def test_invalid_unions_are_invalid_constraints(constraint: str) -> None:
+    """An empty or invalid alternative makes the union invalid; a union pins nothing."""
+    assert not pep440.is_valid_constraint(constraint)
+    assert not pep440.matches("1.0", constraint)
+    assert pep440.max_satisfying(["1.0"], constraint) is None
+    assert pep440.is_valid_constraint("==1.0 || ==2.0")
+    assert pep440.exact_pin("==1.0 || ==2.0") is None
+
+
+@pytest.mark.parametrize(
     ("current", "new", "expected"),
     [
         ("1.0", "2.0", "major"),
@@ -328,3 +376,24 @@ def test_specifiers_are_given_parsed_versions_not_strings(monkeypatch: pytest.Mo
     seen.clear()
     assert pep440.matches("1.0a", "===1.0a")
     assert seen == ["1.0a"]
+
+
+@pytest.mark.parametrize(
+    ("versions", "constraint", "expected"),
+    [
+        (["1.0", "2.0.dev1", "junk"], "", "2.0.dev1"),
+        (["1.0", "2.0.dev1"], ">=1", "2.0.dev1"),
+        (["1.0", "2.0.dev1"], "<2", "1.0"),
+        (["1.0", "2.0b1", "3.0a1"], "<2 || >=2.5", "3.0a1"),
+        (["1.0", "1.1.post1", "1.2rc1"], "==1.1.post1", "1.1.post1"),
+        (["foobar", "1.0"], "===foobar", "foobar"),
+        (["1.0"], ">=2", None),
+        (["1.0"], "not a specifier", None),
+        ([], "", None),
+    ],
+)
+def test_max_satisfying_prereleases(
+    versions: list[str], constraint: str, expected: str | None
+) -> None:
+    """What pip ``--pre`` installs: the highest admitted version of any stability."""
+    assert pep440.max_satisfying_prereleases(versions, constraint) == expected

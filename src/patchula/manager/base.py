@@ -582,6 +582,34 @@ class TomlLocator:
         return min(hits) if hits else None
 
 
+# Hosts of PyPI itself: a package source or index there is the registry the scan looks up.
+PYPI_HOSTS = frozenset({"pypi.org", "pypi.python.org", "test.pypi.org"})
+
+
+def is_pypi_url(url: object) -> bool:
+    """Whether ``url`` (a manifest's package source URL) is on PyPI's own hosts."""
+    from urllib.parse import urlsplit  # noqa: PLC0415 - lazy: start-up
+
+    try:
+        host = urlsplit(url).hostname if isinstance(url, str) else None
+    except ValueError:
+        host = None
+    return host in PYPI_HOSTS
+
+
+def index_not_used(path: str, line: int | None, label: str) -> ManifestProblem:
+    """The warning for a package source/index a manifest declares that lookups do not use.
+
+    ``label`` names it as the manifest does (``package source 'private'``), never by URL,
+    which may hold credentials.
+    """
+    message = (
+        f"{label} is not used for lookups: packages are looked up on the "
+        "configured PyPI base (--registry pypi=URL or PIP_INDEX_URL)"
+    )
+    return ManifestProblem(path, line, message, "warning")
+
+
 def package_tables(
     path: str, data: dict[str, object], locator: TomlLocator
 ) -> tuple[list[tuple[dict[str, object], int | None]], list[ManifestProblem]]:

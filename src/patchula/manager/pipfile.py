@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
+from msgspec.structs import replace
 from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -13,6 +13,8 @@ from patchula.manager import paths
 from patchula.manager.base import (
     ReadFile,
     TomlLocator,
+    index_not_used,
+    is_pypi_url,
     parse_toml,
     strip_bom,
     url_skip_reason,
@@ -44,7 +46,6 @@ _MARKER_KEYS = (
     "implementation_name",
     "implementation_version",
 )
-_PYPI_HOSTS = frozenset({"pypi.org", "pypi.python.org", "test.pypi.org"})
 _NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
@@ -83,6 +84,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
                 problems.append(row)
             else:
                 dependencies.append(row)
+    pipenv = data.get("pipenv")
+    if isinstance(pipenv, dict) and pipenv.get("allow_prereleases") is True:
+        # pipenv then resolves and installs with pip's --pre (Pipfile docs, "[pipenv]").
+        dependencies = [replace(dep, prereleases=True) for dep in dependencies]
     return ExtractResult(dependencies=tuple(dependencies), problems=tuple(problems))
 
 
@@ -95,21 +100,12 @@ def _source_notes(path: str, sources: object, locator: TomlLocator) -> list[Mani
     for index, source in enumerate(sources):
         if not isinstance(source, dict):
             continue
-        url = source.get("url")
-        try:
-            host = urlsplit(url).hostname if isinstance(url, str) else None
-        except ValueError:
-            host = None
-        if host in _PYPI_HOSTS:
+        if is_pypi_url(source.get("url")):
             continue
         line = locator.line(headers[index].start) if index < len(headers) else None
         name = source.get("name")
         label = repr(name) if isinstance(name, str) else f"#{index + 1}"
-        message = (
-            f"package source {label} is not used for lookups: packages are looked up on the "
-            "configured PyPI base (--registry pypi=URL or PIP_INDEX_URL)"
-        )
-        notes.append(ManifestProblem(path, line, message, "warning"))
+        notes.append(index_not_used(path, line, f"package source {label}"))
     return notes
 
 

@@ -14,23 +14,30 @@ from patchula.manager import paths
 from patchula.manager.base import (
     ReadFile,
     TomlLocator,
+    index_not_used,
+    is_pypi_url,
     parse_toml,
     pep508_dependency,
     strip_bom,
 )
 from patchula.models import Dependency, ExtractResult, ManifestProblem
+from patchula.versioning import pep440
 
 ID = "pyproject"
 DATASOURCE = "pypi"
 matches = paths.pyproject  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "pep440"
 
-POETRY_OR_REASON = "Poetry OR constraint ('||') is not supported yet"
+# A requirement naming the project that declares it (``x[lint]`` in project ``x``): pip and uv
+# install it from the project itself (pypa/pip#14157, astral-sh/uv#9705), never from PyPI.
+SELF_REFERENCE_REASON = "the project itself (self-referential extra)"
 
 # PEP 508 names (https://packaging.python.org/en/latest/specifications/name-normalization/).
 _PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _OPERATOR_SPACE = re.compile(r"(===|==|!=|~=|>=|<=|>|<|\^|~|=)\s+")
 _AND_SEPARATOR = re.compile(r"[\s,]+")
+# poetry-core's OR split (constraints/version/parser.py ``_parse_constraint``): `||` or `|`.
+_OR_SEPARATOR = re.compile(r"\s*\|\|?\s*")
 _RELEASE = re.compile(r"(\d+(?:\.\d+)*)(.*)", re.DOTALL)
 _WILDCARD = re.compile(r"(?:==)?(\d+(?:\.\d+)*)\.[*xX]")
 _PEP440_OPERATORS = ("===", "==", "!=", "~=", ">=", "<=", ">", "<")
@@ -53,9 +60,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     ``[tool.poetry.dev-dependencies]`` (``poetry-dev``) and
     ``[tool.poetry.group.<g>.dependencies]`` (``poetry-group:<g>``), whose constraints are
     converted to PEP 440 by ``poetry_constraint``; a ``[tool.poetry.dependencies]`` entry
-    named in ``[project]`` only enriches that row (``_enrich_project``). ``project_name`` is
-    ``[project] name`` or ``[tool.poetry] name``, PEP 503 normalised. An empty file gives an
-    empty result.
+    named in ``[project]`` only enriches that row (``_enrich_project``); a requirement naming
+    the project itself is skipped (``_skip_itself``). ``project_name`` is ``[project] name`` or
+    ``[tool.poetry] name``, PEP 503 normalised. An empty file gives an empty result.
     """
     if not text.strip():
         return ExtractResult()
@@ -76,7 +83,8 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     # (https://docs.astral.sh/uv/concepts/projects/dependencies/#legacy-dev-dependencies).
     keys = ("tool", "uv", "dev-dependencies")
     collector.requirements(uv.get("dev-dependencies"), keys, "uv-dev")
-    sources = _uv_source_skips(collector.table(uv, ("tool", "uv", "sources")))
+    uv_sources = collector.table(uv, ("tool", "uv", "sources"))
+    sources = _uv_source_skips(uv_sources)
     if sources:
         collector.dependencies = [
             replace(d, skip_reason=sources[d.package_name])
@@ -84,12 +92,43 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
             else d
             for d in collector.dependencies
         ]
+    if uv.get("prerelease") == "allow":
+        # uv's `prerelease = "allow"` admits prereleases for every package it resolves
+        # (https://docs.astral.sh/uv/reference/settings/#prerelease); Poetry tables are not uv's.
+        collector.dependencies = [replace(d, prereleases=True) for d in collector.dependencies]
     poetry = collector.table(tool, ("tool", "poetry"))
     collector.poetry(poetry)
+    dependencies = _skip_itself(_enrich_project(collector.dependencies), project, poetry)
     return ExtractResult(
-        dependencies=_enrich_project(collector.dependencies),
+        dependencies=collector.bind_indexes(dependencies, uv, uv_sources, poetry),
         problems=tuple(collector.problems),
         project_name=_project_name(project, poetry),
+    )
+
+
+def _skip_itself(
+    dependencies: tuple[Dependency, ...], project: dict[str, object], poetry: dict[str, object]
+) -> tuple[Dependency, ...]:
+    """Skip the rows naming the project itself (``[project]`` or ``[tool.poetry]`` name).
+
+    A self-referential extra (``x[lint]`` in an optional dependency or a dependency group of
+    project ``x``; names compared after PEP 503 normalisation) installs the project's own
+    extras, from the project: pip resolves it to the project being installed
+    (pypa/pip#14157, packaging.python.org#2086) and uv to the workspace project
+    (astral-sh/uv#9705). A PyPI package of that name is another project.
+    """
+    names = {
+        canonicalize_name(name)
+        for name in (project.get("name"), poetry.get("name"))
+        if isinstance(name, str) and _PROJECT_NAME.fullmatch(name)
+    }
+    if not names:
+        return dependencies
+    return tuple(
+        replace(dep, skip_reason=SELF_REFERENCE_REASON)
+        if dep.skip_reason is None and dep.package_name in names
+        else dep
+        for dep in dependencies
     )
 
 
@@ -100,8 +139,9 @@ def _enrich_project(dependencies: list[Dependency]) -> tuple[Dependency, ...]:
     same name "only to enrich project.dependencies for locking" (a source, markers, prerelease
     permission; optional dependencies alike:
     https://python-poetry.org/docs/dependency-specification/): one declaration, one row. The
-    ``[project]`` row stays, taking the entry's markers and its git/path/URL skip reason when it
-    has none of its own; a ``tool.poetry`` entry no ``[project]`` row names stays a row.
+    ``[project]`` row stays, taking the entry's markers, its git/path/URL skip reason when it
+    has none of its own and its ``allow-prereleases``; a ``tool.poetry`` entry no ``[project]``
+    row names stays a row.
     """
     project: dict[str, list[int]] = {}
     for index, dep in enumerate(dependencies):
@@ -119,6 +159,7 @@ def _enrich_project(dependencies: list[Dependency]) -> tuple[Dependency, ...]:
                 row,
                 skip_reason=row.skip_reason or dep.skip_reason,
                 markers=row.markers or dep.markers,
+                prereleases=row.prereleases or dep.prereleases,
             )
     return tuple(row for index, row in enumerate(rows) if index not in enriching)
 
@@ -151,6 +192,19 @@ def _uv_source_skips(sources: dict[str, object]) -> dict[str, str]:
     return skips
 
 
+def _uv_index_pins(sources: dict[str, object]) -> dict[str, str]:
+    """Map PEP 503 names to the index ``[tool.uv.sources]`` pins them to (the first, by marker)."""
+    pins: dict[str, str] = {}
+    for name, value in sources.items():
+        entries = value if isinstance(value, list) else [value]
+        for entry in entries:
+            index = entry.get("index") if isinstance(entry, dict) else None
+            if isinstance(index, str):
+                pins[canonicalize_name(name)] = index
+                break
+    return pins
+
+
 def _project_name(project: dict[str, object], poetry: dict[str, object]) -> str | None:
     for name in (project.get("name"), poetry.get("name")):
         if isinstance(name, str) and _PROJECT_NAME.fullmatch(name):
@@ -165,6 +219,8 @@ class _Collector(msgspec.Struct):
     locator: TomlLocator
     dependencies: list[Dependency] = msgspec.field(default_factory=list)
     problems: list[ManifestProblem] = msgspec.field(default_factory=list)
+    # PEP 503 name -> the `source` a Poetry dependency table names (a source constraint).
+    poetry_sources: dict[str, str] = msgspec.field(default_factory=dict)
 
     def line(self, keys: tuple[str, ...]) -> int | None:
         return self.locator.line(self.locator.find(keys))
@@ -277,6 +333,90 @@ class _Collector(msgspec.Struct):
                     path.append(target)
                     stack.append(iter(edges.get(target, [])))
 
+    def indexes(self, value: object, keys: tuple[str, ...], kind: str) -> dict[str, _Index]:
+        """The named package indexes of ``[[tool.uv.index]]`` or ``[[tool.poetry.source]]``.
+
+        Each one that is not PyPI is a warning at its header (as a Pipfile's ``[[source]]``
+        is): lookups go to the configured PyPI base, not there. Keyed by name (uv compares
+        index names as written; Poetry source names case-insensitively: lower-cased).
+        """
+        if not isinstance(value, list):
+            return {}
+        headers = self.locator.array_tables(keys)
+        found: dict[str, _Index] = {}
+        for position, entry in enumerate(value):
+            if not isinstance(entry, dict):
+                continue
+            name = entry.get("name")
+            label = f"{kind} {name!r}" if isinstance(name, str) else f"{kind} #{position + 1}"
+            url = entry.get("url")
+            pypi = is_pypi_url(url) or (
+                kind == POETRY_SOURCE and url is None and str(name).lower() == "pypi"
+            )
+            explicit = (
+                entry.get("priority") == "explicit"
+                if kind == POETRY_SOURCE
+                else entry.get("explicit") is True
+            )
+            if not pypi:
+                start = headers[position].start if position < len(headers) else None
+                line = self.locator.line(start) if start is not None else self.line(keys)
+                self.problems.append(index_not_used(self.path, line, label))
+            if isinstance(name, str):
+                key = name.lower() if kind == POETRY_SOURCE else name
+                found[key] = _Index(label, pypi=pypi, explicit=explicit)
+        return found
+
+    def bind_indexes(
+        self,
+        dependencies: tuple[Dependency, ...],
+        uv: dict[str, object],
+        uv_sources: dict[str, object],
+        poetry: dict[str, object],
+    ) -> tuple[Dependency, ...]:
+        """Mark the rows a manifest binds to a package index that is not PyPI.
+
+        uv installs a package pinned by ``[tool.uv.sources] NAME = {index = "…"}`` from that
+        index only (https://docs.astral.sh/uv/concepts/indexes/#pinning-a-package-to-an-index)
+        and Poetry one whose table names ``source = "…"`` from that source only (a package
+        source constraint, https://python-poetry.org/docs/repositories/); the scan looks it up
+        on the configured PyPI base all the same, so its row says so (``note``), and when the
+        index is ``explicit`` (uv ``explicit = true``, Poetry ``priority = "explicit"``: it
+        serves only the packages bound to it, typically ones PyPI does not have) the row
+        carries ``sole_index``, and is skipped unless the run's PyPI registry is configured.
+        """
+        uv_indexes = self.indexes(uv.get("index"), ("tool", "uv", "index"), UV_INDEX)
+        poetry_indexes = self.indexes(
+            poetry.get("source"), ("tool", "poetry", "source"), POETRY_SOURCE
+        )
+        uv_bound = _uv_index_pins(uv_sources)
+        rows: list[Dependency] = []
+        for dep in dependencies:
+            bound: _Index | None = None
+            uv_name = None if dep.dep_type.startswith("poetry") else uv_bound.get(dep.package_name)
+            # Poetry's own rows, and [project] rows a Poetry entry enriches (_enrich_project).
+            poetry_name = (
+                None
+                if dep.dep_type.startswith(("group:", "uv-dev"))
+                else (self.poetry_sources.get(dep.package_name))
+            )
+            if uv_name is not None:
+                bound = uv_indexes.get(uv_name) or _Index(f"{UV_INDEX} {uv_name!r}")
+            elif poetry_name is not None:
+                label = f"{POETRY_SOURCE} {poetry_name!r}"
+                bound = poetry_indexes.get(poetry_name.lower()) or _Index(label)
+            if dep.skip_reason is not None or bound is None or bound.pypi:
+                rows.append(dep)
+            elif bound.explicit:
+                rows.append(replace(dep, sole_index=bound.label))
+            else:
+                how = "[tool.uv.sources]" if uv_name is not None else "its `source`"
+                note = (
+                    f"installed from {bound.label} ({how}): looked up on the configured PyPI base"
+                )
+                rows.append(replace(dep, note=note))
+        return tuple(rows)
+
     def poetry(self, poetry: dict[str, object]) -> None:
         """Add the rows of Poetry's dependency tables (python-poetry.org/docs/pyproject)."""
         base = ("tool", "poetry")
@@ -314,11 +454,22 @@ class _Collector(msgspec.Struct):
 
     def poetry_entry_one(self, line: int | None, name: str, value: object, dep_type: str) -> None:
         markers: str | None = None
+        # `allow-prereleases = true`: Poetry "prefers the latest version (pre-release or
+        # stable)" for it (poetry-core Dependency.allows_prereleases; the deprecated
+        # `allows-prereleases` is only warned about by poetry-core 2, not read).
+        prereleases = isinstance(value, dict) and value.get("allow-prereleases") is True
         if isinstance(value, str):
             declared: str | None = value
             skip_reason: str | None = None
         elif isinstance(value, dict):
+            wrong = _poetry_wrong_type(value)
+            if wrong is not None:
+                self.problem(line, f"Poetry dependency {name!r}: {wrong}")
+                return
             declared, skip_reason = _poetry_table(value)
+            source = value.get("source")
+            if isinstance(source, str):
+                self.poetry_sources[canonicalize_name(name)] = source
             raw_markers = value.get("markers")
             markers = raw_markers if isinstance(raw_markers, str) else None
         else:
@@ -326,16 +477,11 @@ class _Collector(msgspec.Struct):
             return
         constraint: str | None = None
         if skip_reason is None and declared is not None:
-            if "|" in declared:
-                skip_reason = POETRY_OR_REASON
-            else:
-                try:
-                    constraint = poetry_constraint(declared)
-                except ValueError as exc:
-                    self.problem(
-                        line, f"invalid Poetry constraint {declared!r} for {name!r}: {exc}"
-                    )
-                    return
+            try:
+                constraint = poetry_constraint(declared)
+            except ValueError as exc:
+                self.problem(line, f"invalid Poetry constraint {declared!r} for {name!r}: {exc}")
+                return
         self.dependencies.append(
             Dependency(
                 manager=ID,
@@ -350,8 +496,34 @@ class _Collector(msgspec.Struct):
                 constraint=constraint,
                 skip_reason=skip_reason,
                 markers=markers,
+                prereleases=prereleases,
             )
         )
+
+
+UV_INDEX = "package index"
+POETRY_SOURCE = "package source"
+
+
+class _Index(msgspec.Struct, frozen=True):
+    """A package index a manifest names: how rows name it, whether PyPI, whether explicit."""
+
+    label: str
+    pypi: bool = False
+    explicit: bool = False
+
+
+def _poetry_wrong_type(value: dict[str, object]) -> str | None:
+    """Why Poetry refuses a dependency table: a version, git, path or url that is no string.
+
+    Poetry's schema (poetry-core ``json/schemas/poetry-schema.json``) types them as strings;
+    ``{version = 2}`` is refused by ``poetry check`` and would otherwise read as any version.
+    """
+    for key in ("version", *(key for key, _ in _POETRY_SOURCES)):
+        found = value.get(key)
+        if found is not None and not isinstance(found, str):
+            return f"`{key}` must be a string, not {found!r}"
+    return None
 
 
 def _poetry_table(value: dict[str, object]) -> tuple[str | None, str | None]:
@@ -370,12 +542,37 @@ def poetry_constraint(spec: str) -> str | None:
     Follows https://python-poetry.org/docs/dependency-specification/: ``^1.2.3`` →
     ``>=1.2.3,<2.0.0``, ``^0.2.3`` → ``>=0.2.3,<0.3.0``, ``~1.2`` → ``>=1.2,<1.3``,
     ``1.2.*`` → ``==1.2.*``, a bare ``1.2.3`` → ``==1.2.3``, ``*``/``""`` → ``None``; comma or
-    space separated parts are ANDed and kept in written order. OR constraints (``||``) are not
-    handled here.
+    space separated parts are ANDed and kept in written order. An OR constraint (``^1.0 ||
+    ^2.0``; ``|`` too) becomes the union of its converted alternatives, ``>=1.0,<2.0 ||
+    >=2.0,<3.0`` (``versioning.pep440`` reads unions), split as poetry-core's
+    ``parse_constraint`` splits it (at ``||`` or ``|`` and the spaces around); an
+    alternative admitting any version makes the whole constraint any version, as
+    poetry-core's ``VersionUnion.of`` does. A one-component ``~=1`` (not PEP 440) is
+    ``>=1,<2``, as poetry-core reads it. ``tests/manager/test_poetry_oracle.py`` checks the
+    conversion against poetry-core on generated constraints.
 
     Raises:
-        ValueError: a part is not a Poetry constraint or the result is not valid PEP 440.
+        ValueError: a part is not a Poetry constraint, an alternative is empty, or the result
+            is not valid PEP 440.
     """
+    alternatives = _OR_SEPARATOR.split(spec.strip())
+    if len(alternatives) == 1:
+        return _poetry_and(spec)
+    converted: list[str] = []
+    for alternative in alternatives:
+        if not alternative.strip().rstrip(",").strip():
+            message = f"empty alternative in {spec!r}"
+            raise ValueError(message)
+        one = _poetry_and(alternative)
+        if one is None:
+            return None
+        if one not in converted:
+            converted.append(one)
+    return f" {pep440.UNION} ".join(converted)
+
+
+def _poetry_and(spec: str) -> str | None:
+    """Convert one Poetry AND constraint (no ``||``); see ``poetry_constraint``."""
     text = _OPERATOR_SPACE.sub(r"\1", spec.strip())
     parts: list[str] = []
     for part in _AND_SEPARATOR.split(text):
@@ -398,6 +595,10 @@ def _convert_part(part: str) -> list[str]:
     wildcard = _WILDCARD.fullmatch(part)
     if wildcard is not None:
         return [f"=={wildcard.group(1)}.*"]
+    release = _RELEASE.fullmatch(part[2:]) if part.startswith("~=") else None
+    if release is not None and "." not in release.group(1):
+        # ``~=1``: PEP 440 wants two components; poetry-core reads it as ``>=1,<2``.
+        return _bounded(part[2:], caret=False)
     if part.startswith(_PEP440_OPERATORS):
         return [part]
     if part.startswith(("^", "~")):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 import msgspec
+from msgspec.structs import replace
 from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 
@@ -166,8 +167,12 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
     """
     walker = _Walker(read=read, visited={path})
     walker.visit(path, text, "constraint" if is_constraints_name(path) else "requirements", (path,))
+    dependencies = walker.dependencies
+    if walker.prereleases:
+        # `--pre` is a global option: pip admits prereleases for every requirement it installs.
+        dependencies = [replace(dep, prereleases=True) for dep in dependencies]
     return ExtractResult(
-        dependencies=tuple(walker.dependencies),
+        dependencies=tuple(dependencies),
         problems=tuple(walker.problems),
         included_files=tuple(walker.included),
     )
@@ -219,6 +224,7 @@ class _Walker(msgspec.Struct):
     dependencies: list[Dependency] = msgspec.field(default_factory=list)
     problems: list[ManifestProblem] = msgspec.field(default_factory=list)
     included: list[str] = msgspec.field(default_factory=list)
+    prereleases: bool = False  # a `--pre` line in this file or one it includes
     _counts: dict[str, int] = msgspec.field(default_factory=dict)
 
     def problem(
@@ -289,7 +295,7 @@ class _Walker(msgspec.Struct):
             elif option in _VALUED and value is None:
                 self.problem(path, number, f"option {option!r} needs a value")
             elif value is None:
-                continue
+                self.prereleases = self.prereleases or option == "--pre"
             elif option in _EXTRA_SOURCES:
                 self.problem(path, number, f"option {option} {_NOT_FOLLOWED}", "warning")
             elif option in _INDEX_URL and not _is_pypi_index(value):

@@ -71,12 +71,13 @@ def evaluate(
     ``Finding`` whose status is ``up-to-date``, ``outdated``, ``held-back`` or ``unknown`` (with
     a reason when current cannot be determined); this function never raises on bad versions.
 
-    The verdict depends on the dependency only through its constraint, so it is memoised per
-    (catalog, versioning, constraint, locked, policy, now) in ``memo`` (default ``MEMO``), and
+    The verdict depends on the dependency only through its constraint and its prerelease
+    opt-in (``Dependency.prereleases``), so it is memoised per (catalog, versioning,
+    constraint, locked, policy, now, opt-in) in ``memo`` (default ``MEMO``), and
     the catalog's versions are parsed and ordered once for all its rows (``CatalogView``).
     """
     entry = (MEMO if memo is None else memo).entry(catalog, versioning)
-    verdict_key = ((dep.constraint or "").strip(), locked, policy, now)
+    verdict_key = ((dep.constraint or "").strip(), locked, policy, now, dep.prereleases)
     finding = entry.verdicts.get(verdict_key)
     if finding is None:
         finding = _shown(_evaluate(dep, catalog, entry.view, policy, now, locked), versioning)
@@ -360,8 +361,9 @@ def _resolve_current(
     # sorts them last and installs one rather than failing (``left-pad ~1.2.0``); the row then
     # flags the deprecated current.
     pools = [False] if len(view.preferred) == len(view.usable) else [False, True]
+    choose = _pick_prereleases if dep.prereleases else _pick
     for any_usable in pools:
-        chosen = view.pick(constraint, any_usable=any_usable, choose=_pick)
+        chosen = view.pick(constraint, any_usable=any_usable, choose=choose)
         if chosen is not None:
             return chosen, "range"
     what = f"the range {constraint!r}" if constraint else "an unconstrained install"
@@ -428,6 +430,22 @@ def _pick(versions: list[str], constraint: str, versioning: Versioning) -> str |
     if stable is None and versioning.ID == "pep440":
         return max(valid, key=versioning.sort_key, default=None)
     return stable
+
+
+def _pick_prereleases(versions: list[str], constraint: str, versioning: Versioning) -> str | None:
+    """``_pick`` for a row opted in to prereleases (``Dependency.prereleases``).
+
+    pip ``--pre`` filters with ``prereleases=True`` and installs the best remaining candidate
+    (pip's ``PackageFinder``), Poetry's ``allow-prereleases`` "prefers the latest version
+    (pre-release or stable)", pipenv's ``allow_prereleases`` passes ``--pre`` and uv's
+    ``prerelease = "allow"`` "allows all pre-release versions": the newest release the range
+    admits, of any stability. A scheme without ``max_satisfying_prereleases`` picks as usual.
+    """
+    picker = _traits(versioning).any_stability
+    if picker is None:
+        return _pick(versions, constraint, versioning)
+    chosen = picker(versions, constraint)
+    return chosen if isinstance(chosen, str) else None
 
 
 def _select_latest(
@@ -500,6 +518,7 @@ class _Traits(NamedTuple):
     pseudo_time: Any
     unknown_alias: Any
     spelled_pin: Any
+    any_stability: Any
 
 
 # Each row asks a scheme for its optional parts several times; ``getattr`` of an attribute a
@@ -520,6 +539,7 @@ def _traits(versioning: Versioning) -> _Traits:
         pseudo_time=getattr(versioning, "pseudo_time", None),
         unknown_alias=getattr(versioning, "unknown_alias", None),
         spelled_pin=getattr(versioning, "spelled_pin", None),
+        any_stability=getattr(versioning, "max_satisfying_prereleases", None),
     )
     if len(_TRAITS) < _MAX_TRAITS:
         # Holding the scheme keeps its id() from being reused by another object meanwhile.

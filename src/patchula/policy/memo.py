@@ -34,8 +34,10 @@ if TYPE_CHECKING:
 
 # (version, yanked, deprecated, installable, prerelease) of every release, in catalog order.
 Shape = tuple[tuple[str, bool, str | None, bool, bool], ...]
-# A row's verdict depends on nothing else of the dependency: (constraint, locked, policy, now).
-VerdictKey = tuple[str, str | None, "ReleaseAgePolicy", "datetime"]
+# A row's verdict depends on nothing else of the dependency: (constraint, locked, policy, now,
+# prereleases: whether the manifest opts the row in to prereleases, ``Dependency.prereleases``).
+VerdictKey = tuple[str, str | None, "ReleaseAgePolicy", "datetime", bool]
+
 
 DEFAULT_MAX_CATALOGS = 512
 DEFAULT_MAX_RELEASES = 400_000
@@ -121,7 +123,7 @@ class CatalogView:
                 and (best is None or key(r.version) > best)
             ):
                 self.newest_stable, best = r.version, key(r.version)
-        self._picks: dict[tuple[bool, str], str | None] = {}
+        self._picks: dict[tuple[bool, str, object], str | None] = {}
         self._admits: dict[tuple[str, str], bool] = {}
         self._candidates: dict[tuple[str, str | None], tuple[int, ...]] = {}
         self._newest_compatible: dict[str, str | None] = {}
@@ -148,8 +150,11 @@ class CatalogView:
         any_usable: bool,
         choose: Callable[[list[str], str, Versioning], str | None],
     ) -> str | None:
-        """What ``choose`` picks for ``constraint`` among the preferred (or all usable) versions."""
-        memo_key = (any_usable, constraint)
+        """What ``choose`` picks for ``constraint`` among the preferred (or all usable) versions.
+
+        Memoised per ``choose`` too: a row opted in to prereleases picks by another rule.
+        """
+        memo_key = (any_usable, constraint, choose)
         if memo_key not in self._picks:
             pool = self.usable if any_usable else self.preferred
             self._picks[memo_key] = choose(pool, constraint, self.versioning)

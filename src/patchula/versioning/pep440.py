@@ -5,6 +5,12 @@ changed in packaging 26 (``contains`` now admits prereleases): ``matches`` admit
 only when the specifier set mentions one; ``max_satisfying`` also falls back to prereleases
 when no final release matches, as pip does. Source: the version-specifiers specification
 (packaging.python.org/en/latest/specifications/version-specifiers/).
+
+A constraint may also be a union of specifier sets joined by ``||`` (``>=1.0,<2.0 ||
+>=3.0``): Poetry's OR constraints (``^1.0 || ^3.0``, converted by ``manager.pyproject``),
+which PEP 440 cannot spell. A version matches a union when it matches one of its sets (each
+with its own prerelease rule); no PEP 440 specifier contains ``|``, so nothing else reads
+differently.
 """
 
 from __future__ import annotations
@@ -37,14 +43,29 @@ def _parse(version: str) -> Version | None:
         return None
 
 
+UNION = "||"
+
+
 @functools.lru_cache(maxsize=4096)
 def _parse_constraint(constraint: str) -> SpecifierSet | None:
-    if has_long_number(constraint):
+    if has_long_number(constraint) or UNION in constraint:
         return None  # SpecifierSet parses lazily: its versions would fail in ``contains``
     try:
         return SpecifierSet(constraint)
     except InvalidSpecifier:
         return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_union(constraint: str) -> tuple[SpecifierSet, ...] | None:
+    """The specifier sets of ``A || B …`` (one for a plain set), ``None`` if any is invalid."""
+    if UNION not in constraint:
+        specs = _parse_constraint(constraint)
+        return None if specs is None else (specs,)
+    parts = [_parse_constraint(part.strip()) for part in constraint.split(UNION)]
+    if any(part is None or not str(part) for part in parts):
+        return None  # an empty alternative (``A ||``) is no constraint Poetry reads either
+    return tuple(part for part in parts if part is not None)
 
 
 def is_valid(version: str) -> bool:
@@ -75,8 +96,8 @@ def compare(a: str, b: str) -> int:
 
 
 def is_valid_constraint(constraint: str) -> bool:
-    """Return whether ``constraint`` is a valid specifier set (``""`` means any version)."""
-    return _parse_constraint(constraint) is not None
+    """Return whether ``constraint`` is a valid specifier set or union (``""``: any version)."""
+    return _parse_union(constraint) is not None
 
 
 def exact_pin(constraint: str) -> str | None:
@@ -132,19 +153,23 @@ def matches(version: str, constraint: str) -> bool:
 
     A prerelease satisfies a specifier set only when the set mentions a prerelease
     (``>=2.0b1``); ``<2.0`` never admits ``2.0a1`` (PEP 440 exclusive ordered comparison).
+    A union is satisfied by satisfying one of its sets.
     """
-    specs = _parse_constraint(constraint)
-    if specs is None:
+    union = _parse_union(constraint)
+    if union is None:
         return False
-    return _contains(specs, version, prereleases=_mentions_prerelease(specs))
+    return any(_contains(s, version, prereleases=_mentions_prerelease(s)) for s in union)
 
 
 def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
     """Return the version pip would pick for ``constraint`` among ``versions``.
 
     The highest matching final release; prereleases compete too when the specifier set mentions
-    one, and are the fallback when no final release matches.
+    one, and are the fallback when no final release matches. Of a union, the highest version
+    one of its sets admits by that rule (Poetry picks the newest release the union allows).
     """
+    if UNION in constraint:
+        return _max_satisfying_union(list(versions), constraint)
     specs = _parse_constraint(constraint)
     if specs is None:
         return None
@@ -168,6 +193,39 @@ def max_satisfying(versions: Iterable[str], constraint: str) -> str | None:
     if final is not None:
         return final
     return next((v for v in ordered if _contains(specs, v, prereleases=True)), None)
+
+
+def max_satisfying_prereleases(versions: Iterable[str], constraint: str) -> str | None:
+    """Return what pip ``--pre`` picks for ``constraint`` (``""``: any version).
+
+    The highest version the specifier set (or one set of a union) admits, prereleases and dev
+    releases competing with final releases: pip filters candidates with
+    ``prereleases=True`` under ``--pre``; Poetry's ``allow-prereleases``, pipenv's
+    ``allow_prereleases`` and uv's ``prerelease = "allow"`` pick the same way.
+    """
+    ordered = sorted((v for v in versions if is_valid(v)), key=sort_key, reverse=True)
+    if not constraint.strip():
+        return ordered[0] if ordered else None
+    union = _parse_union(constraint)
+    if union is None:
+        return None
+    # ``===`` can name a version PEP 440 cannot parse: those are checked too, after the rest.
+    rest = [v for v in versions if not is_valid(v)]
+    return next(
+        (v for v in [*ordered, *rest] if any(_contains(s, v, prereleases=True) for s in union)),
+        None,
+    )
+
+
+def _max_satisfying_union(versions: list[str], constraint: str) -> str | None:
+    union = _parse_union(constraint)
+    if union is None:
+        return None
+    ordered = sorted(versions, key=sort_key, reverse=True)
+    picked = next((v for v in ordered if matches(v, constraint)), None)
+    if picked is not None:
+        return picked
+    return next((v for v in ordered if any(_contains(s, v, prereleases=True) for s in union)), None)
 
 
 def _final_key(version: str) -> Version:
