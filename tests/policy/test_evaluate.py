@@ -561,3 +561,39 @@ def test_admission_equals_judging_each_candidate(policy: ReleaseAgePolicy) -> No
             assert _admit(candidates, "1.0.0", versioning, policy, NOW) == _admit_each(
                 candidates, "1.0.0", versioning, policy, NOW
             )
+
+
+@pytest.mark.parametrize("constraint", ["*", None])
+def test_star_range_installs_a_prerelease_latest_dist_tag(constraint: str | None) -> None:
+    """``*`` (and ``""``, which npm reads as ``*``) installs ``dist-tags.latest`` when a prerelease.
+
+    npm-pick-manifest takes the default tag when ``range === '*'`` before it looks for the
+    newest satisfying version, so a prerelease ``latest`` wins over the newest stable one.
+    """
+    cat = _npm_catalog(_rel("1.5.0", 100), _rel("2.0.0-beta.1", 10), latest="2.0.0-beta.1")
+    f = evaluate(_npm_dep(constraint), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.current, f.current_source, f.latest) == (
+        "up-to-date",
+        "2.0.0-beta.1",
+        "range",
+        "2.0.0-beta.1",
+    )
+    only = _npm_catalog(_rel("0.18.0-a", 50), _rel("0.18.0-ffcb67b", 10), latest="0.18.0-ffcb67b")
+    assert evaluate(_npm_dep(constraint), only, npm, NO_WAIT, NOW).current == "0.18.0-ffcb67b"
+
+
+def test_x_range_and_deprecated_or_missing_latest_do_not_take_the_tag() -> None:
+    """``x`` is a range that admits no prerelease; a deprecated or unlisted latest is skipped.
+
+    npm-pick-manifest compares the range to ``'*'`` as a string (``x`` is satisfied by no
+    prerelease), and takes the default tag only when ``versions[defaultVer]`` exists and is not
+    deprecated; otherwise the newest satisfying version wins.
+    """
+    cat = _npm_catalog(_rel("1.5.0", 100), _rel("2.0.0-beta.1", 10), latest="2.0.0-beta.1")
+    assert evaluate(_npm_dep("x"), cat, npm, NO_WAIT, NOW).current == "1.5.0"
+    deprecated = _npm_catalog(
+        _rel("1.5.0", 100), _rel("2.0.0-beta.1", 10, deprecated="oops"), latest="2.0.0-beta.1"
+    )
+    assert evaluate(_npm_dep("*"), deprecated, npm, NO_WAIT, NOW).current == "1.5.0"
+    missing = _npm_catalog(_rel("1.5.0", 100), latest="2.0.0-beta.1")
+    assert evaluate(_npm_dep("*"), missing, npm, NO_WAIT, NOW).current == "1.5.0"

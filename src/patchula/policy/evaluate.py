@@ -344,12 +344,16 @@ def _resolve_current(
             return pin, "pin"
         if not versioning.is_valid_constraint(constraint):
             return _tagged_current(constraint, catalog, versioning)
-    # npm-pick-manifest installs dist-tags.latest whenever the range admits it and it is not
-    # deprecated.
+    # npm-pick-manifest installs dist-tags.latest when the range is ``*`` (compared as a string:
+    # a prerelease latest too; npm-package-arg reads ``""`` as ``*``, ``x`` stays a range that
+    # admits no prerelease) or admits it, and ``versions[latest]`` exists and is not deprecated
+    # (``preferred_set``: listed, not deprecated; a ``--now`` in the past leaves out what its
+    # ``before`` would). Its engines check needs the user's Node version, which a scan does not
+    # know; staged and policy-restricted versions are not in public packuments.
     if (
         catalog.datasource == "npm"
         and catalog.latest in view.preferred_set
-        and (not constraint or view.admits(catalog.latest, constraint))
+        and (constraint in {"", "*"} or view.admits(catalog.latest, constraint))
     ):
         return catalog.latest, "range"
     # Deprecated versions are avoided only while the range admits another one: npm-pick-manifest
