@@ -597,3 +597,25 @@ def test_x_range_and_deprecated_or_missing_latest_do_not_take_the_tag() -> None:
     assert evaluate(_npm_dep("*"), deprecated, npm, NO_WAIT, NOW).current == "1.5.0"
     missing = _npm_catalog(_rel("1.5.0", 100), latest="2.0.0-beta.1")
     assert evaluate(_npm_dep("*"), missing, npm, NO_WAIT, NOW).current == "1.5.0"
+
+
+def test_latest_dist_tag_naming_an_unlisted_version_is_ignored() -> None:
+    """A ``dist-tags.latest`` of a version the packument lacks is no latest, as npm ignores it.
+
+    npm-pick-manifest finds no ``versions[defaultVer]`` and installs the newest satisfying
+    version; latest is then the newest stable release and the row says why.
+    """
+    cat = _npm_catalog(_rel("1.0.0", 300), _rel("1.2.0", 100), latest="9.9.9")
+    f = evaluate(_npm_dep("^1.0.0"), cat, npm, NO_WAIT, NOW, locked="1.0.0")
+    assert (f.status, f.latest, f.eligible, f.versions_behind) == ("outdated", "1.2.0", "1.2.0", 1)
+    assert f.latest_released_at == NOW - timedelta(days=100)
+    assert f.libyears == round(200 / 365.25, 4)
+    assert f.reason == (
+        "dist-tags.latest names 9.9.9, which is not in the npm release list: ignored, as npm"
+        " does; latest shown is the newest stable release"
+    )
+    star = evaluate(_npm_dep("*"), cat, npm, NO_WAIT, NOW)
+    assert (star.status, star.current, star.latest) == ("up-to-date", "1.2.0", "1.2.0")
+    tag = evaluate(_npm_dep("latest"), cat, npm, NO_WAIT, NOW)
+    assert (tag.status, tag.current, tag.latest) == ("unknown", "9.9.9", "1.2.0")
+    assert tag.reason == "dist-tag 'latest' names 9.9.9, which is not in the npm release list"

@@ -111,6 +111,12 @@ def _evaluate(
         # verdict would be a guess, so say so instead of calling it up to date.
         where = "lockfile" if source == "lockfile" else "pinned"
         reason = f"{where} version {current} is not in the {catalog.datasource} release list"
+        if source == "dist-tag":
+            # npm-pick-manifest returns nothing for a tag naming an unlisted version (ETARGET).
+            reason = (
+                f"dist-tag {(dep.constraint or '').strip()!r} names {current}, which is not in"
+                f" the {catalog.datasource} release list"
+            )
         if current in catalog.published_later:
             # ``--now`` in the past: it exists, but was not published yet then.
             reason = (
@@ -431,6 +437,17 @@ def _select_latest(
         # The registry names no latest (GitHub's release list is in creation order, not version
         # order): the newest stable release by the row's versioning, as Renovate's lookup does.
         return view.newest_stable, None
+    if catalog.lists_every_version and view.find(tagged) is None:
+        # A latest naming a version the registry does not list (a ``dist-tags.latest`` left
+        # behind by an unpublish): npm-pick-manifest ignores it (``versions[defaultVer]`` is
+        # missing) and installs the newest matching version; so is latest the newest stable.
+        tag = _latest_tag(catalog, tagged)
+        as_npm = ", as npm does" if catalog.datasource == "npm" else ""
+        note = (
+            f"{tag} names {tagged}, which is not in the {catalog.datasource} release list:"
+            f" ignored{as_npm}; latest shown is the newest stable release"
+        )
+        return view.newest_stable, note
     flagged = _flagged(catalog, tagged, view)
     if not flagged and versioning.is_stable(tagged):
         return tagged, None
@@ -448,12 +465,15 @@ def _select_latest(
         # The registry's own flag (GitHub's prerelease, a Node release outside an LTS line):
         # its catalog says so for every row, nothing a row needs to repeat.
         return stable, None
-    tag = (
-        "dist-tags.latest"
-        if catalog.dist_tag("latest") == tagged
-        else f"{catalog.datasource} latest"
-    )
+    tag = _latest_tag(catalog, tagged)
     return stable, f"{tag} is {tagged}, a prerelease; latest shown is the newest stable release"
+
+
+def _latest_tag(catalog: Catalog, tagged: str) -> str:
+    """What named ``tagged`` latest, for a note: ``dist-tags.latest`` or ``<datasource> latest``."""
+    if catalog.dist_tag("latest") == tagged:
+        return "dist-tags.latest"
+    return f"{catalog.datasource} latest"
 
 
 def _flagged(catalog: Catalog, version: str, view: CatalogView) -> bool:
