@@ -619,3 +619,71 @@ def test_latest_dist_tag_naming_an_unlisted_version_is_ignored() -> None:
     tag = evaluate(_npm_dep("latest"), cat, npm, NO_WAIT, NOW)
     assert (tag.status, tag.current, tag.latest) == ("unknown", "9.9.9", "1.2.0")
     assert tag.reason == "dist-tag 'latest' names 9.9.9, which is not in the npm release list"
+
+
+def test_prerelease_current_above_the_stable_latest_counts_libyears_to_its_upgrade() -> None:
+    """``httpx==1.0.dev3`` with 0.28.1 the newest final: latest stays, libyears follow eligible.
+
+    Latest is the registry's newest stable (design §1) even when older than current; the row is
+    outdated against 1.0.dev6, so its libyears are measured to it (Renovate compares an
+    unstable current with the newer unstable releases), never 0.00 on an outdated row.
+    """
+    cat = _py_catalog(
+        _rel("0.28.1", 700), _rel("1.0.dev3", 400), _rel("1.0.dev6", 35), latest="0.28.1"
+    )
+    f = evaluate(_py_dep("==1.0.dev3"), cat, pep440, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.eligible, f.versions_behind) == (
+        "outdated",
+        "0.28.1",
+        "1.0.dev6",
+        1,
+    )
+    assert f.libyears == round(365 / 365.25, 4)
+    top = evaluate(_py_dep(">=1.0.dev1"), cat, pep440, NO_WAIT, NOW)
+    assert (top.status, top.current, top.libyears) == ("up-to-date", "1.0.dev6", 0.0)
+
+
+def test_npm_release_candidate_current_counts_libyears_to_the_newest_candidate() -> None:
+    """``vue 3.6.0-rc.3`` with ``latest`` on 3.5.45: libyears to rc.9, or to the held rc.9."""
+    cat = _npm_catalog(
+        _rel("3.5.45", 20),
+        _rel("3.6.0-rc.3", 200),
+        _rel("3.6.0-rc.9", 2),
+        latest="3.5.45",
+    )
+    f = evaluate(_npm_dep("3.6.0-rc.3"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.eligible) == ("outdated", "3.5.45", "3.6.0-rc.9")
+    assert f.libyears == round(198 / 365.25, 4)
+    held = evaluate(_npm_dep("3.6.0-rc.3"), cat, npm, THREE_DAYS, NOW)
+    assert (held.status, held.eligible, held.libyears) == (
+        "held-back",
+        None,
+        round(198 / 365.25, 4),
+    )
+
+
+def test_libyears_never_count_a_deprecated_latest_that_is_not_proposed() -> None:
+    """``@types/pako "^2 || ^3"`` on 2.0.4 with 3.0.0 deprecated: up to date, 0 libyears.
+
+    Behind an older release, the libyears go to the newest release proposed, not to 3.0.0.
+    """
+    cat = _npm_catalog(
+        _rel("2.0.3", 400),
+        _rel("2.0.4", 360),
+        _rel("3.0.0", 10, deprecated="stub types"),
+        latest="3.0.0",
+    )
+    f = evaluate(_npm_dep("^2 || ^3", name="@types/pako"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.current, f.latest, f.versions_behind, f.libyears) == (
+        "up-to-date",
+        "2.0.4",
+        "3.0.0",
+        0,
+        0.0,
+    )
+    behind = evaluate(_npm_dep("2.0.3"), cat, npm, NO_WAIT, NOW)
+    assert (behind.status, behind.eligible, behind.libyears) == (
+        "outdated",
+        "2.0.4",
+        round(40 / 365.25, 4),
+    )

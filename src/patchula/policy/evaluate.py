@@ -183,11 +183,9 @@ def _evaluate(
         latest_released_at=latest_rel.released_at if latest_rel else None,
         eligible_released_at=eligible.released_at if eligible else None,
         libyears=_libyears(
-            current,
             current_rel.released_at if current_rel else pseudo_time,
+            candidates[-1] if candidates else None,
             latest,
-            latest_rel,
-            versioning,
         ),
         held_back=tuple(held),
         major_available=catalog.successor,
@@ -566,20 +564,24 @@ def _pseudo_time(versioning: Versioning, version: str) -> datetime | None:
 
 
 def _libyears(
-    current: str,
-    current_at: datetime | None,
-    latest: str | None,
-    latest_rel: Release | None,
-    versioning: Versioning,
+    current_at: datetime | None, newest: Release | None, latest: str | None
 ) -> float | None:
-    """Return libyears between current and latest (0 when current is not behind latest)."""
-    if latest is None:
+    """Return libyears between current and ``newest``, the newest candidate (0 when none).
+
+    design §1 measures from current to latest; latest is the newest candidate whenever the row
+    can move to it (candidates stop at latest). When it cannot, the libyears follow what the
+    row proposes (or holds back), as its status and ``versions_behind`` do, never a release
+    it refuses: a prerelease current above the stable latest is measured against the newest
+    prerelease of its line (Renovate: an unstable current is compared with newer unstable
+    releases), a deprecated or yanked latest that is not proposed counts nothing, and a row
+    with no candidate is 0 behind. ``None`` when a date is unknown, or nothing is newer and
+    the registry names no latest.
+    """
+    if newest is None:
+        return None if latest is None else 0.0
+    if current_at is None or newest.released_at is None:
         return None
-    if versioning.compare(current, latest) >= 0:
-        return 0.0
-    if current_at is None or latest_rel is None or latest_rel.released_at is None:
-        return None
-    seconds = (latest_rel.released_at - current_at).total_seconds()
+    seconds = (newest.released_at - current_at).total_seconds()
     return round(max(seconds, 0.0) / 86400 / DAYS_PER_YEAR, 4)
 
 
