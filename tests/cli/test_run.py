@@ -448,7 +448,7 @@ def test_disabled_managers_leave_their_files_out(
 def test_piped_table_without_columns_is_rendered_without_rich_layout(
     tmp_path: Path, registry: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Piped with ``COLUMNS`` unset, no rich table is laid out; with it, rich folds the cells."""
+    """Piped, no rich table is laid out: with ``COLUMNS`` the plain renderer folds the cells."""
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     tables: list[object] = []
@@ -479,8 +479,9 @@ def test_piped_table_without_columns_is_rendered_without_rich_layout(
     assert any(line.startswith("npm.test: ") for line in lines)  # -v host statistics follow
     monkeypatch.setenv("COLUMNS", "100")
     _, folded = _run(*args)
-    assert tables != []
+    assert tables == []
     assert max(len(line) for line in folded.splitlines() if " | " in line) <= 100
+    assert any(line.startswith("npm.test: ") for line in folded.splitlines())
 
 
 @pytest.mark.parametrize(
