@@ -342,6 +342,9 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     err = LazyConsole()
     try:
         settings = load_settings(cli)
+        if settings.verbose:
+            for note in settings.notes:  # -v: how the sources of a setting were resolved
+                err.print(f"patchula: {note}", markup=False, highlight=False)
         targets = list(targets or [])
         if settings.targets_file is not None:
             from patchula.targets import read_targets_file  # noqa: PLC0415 - lazy: start-up
