@@ -274,3 +274,36 @@ def test_iso_durations_without_a_fixed_length_are_refused(text: str) -> None:
     """Years and months have no fixed length; an empty ``P`` says nothing."""
     with pytest.raises(ValueError, match="invalid duration"):
         parse_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("cli", "env", "wait_from"),
+    [
+        ({"min_release_age": "40d"}, {}, "--min-release-age"),
+        ({}, {"PATCHULA_MIN_RELEASE_AGE": "40d"}, "environment variable PATCHULA_MIN_RELEASE_AGE"),
+    ],
+)
+def test_a_flag_wait_replaces_the_config_files_waits_by_type(
+    tmp_path: Path, cli: dict[str, object], env: dict[str, str], wait_from: str
+) -> None:
+    """``--min-release-age 40d`` beats a file's ``patch = "1d"``: flag over file, every type.
+
+    The precedence (flag, variable, file) holds for the wait of every update type the flag
+    sets; the note naming what it replaced is kept for ``-v``.
+    """
+    (tmp_path / "patchula.toml").write_text(
+        'min-release-age = "3d"\n[min-release-age-by-type]\npatch = "1d"\n'
+    )
+    settings = load_settings(cli, env=env, cwd=tmp_path)
+    policy = settings.release_age_policy()
+    assert (policy.major, policy.minor, policy.patch) == (timedelta(days=40),) * 3
+    note = (
+        f"{wait_from} 40d is the wait of every update type: it replaces"
+        f" [min-release-age-by-type] of {tmp_path / 'patchula.toml'} (patch = '1d')"
+    )
+    assert settings.notes == (note,)
+    assert "notes" not in settings.model_dump(by_alias=True)
+    alone = load_settings({}, env={}, cwd=tmp_path)  # one source: the per-type wait stands
+    assert alone.release_age_policy().patch == timedelta(days=1)
+    assert alone.release_age_policy().major == timedelta(days=3)
+    assert alone.notes == ()

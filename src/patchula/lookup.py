@@ -135,13 +135,15 @@ def _times_needed(
     """Versions whose publish time would change the verdict or the libyears, newest first.
 
     The newest held-back release of unknown age (the release-age policy); with ``for_libyears``
-    also current and latest when either date is unknown. Versions already asked for are not
-    asked again.
+    also current, latest and eligible when a date is unknown (libyears go to the newest
+    release the row can move to: latest, or eligible when latest is older or refused, or the
+    newest held-back one). Versions already asked for are not asked again.
     """
     wanted: list[str] = []
     for version, when in (
         (finding.current, finding.current_released_at),
         (finding.latest, finding.latest_released_at),
+        (finding.eligible, finding.eligible_released_at),
     ):
         if not for_libyears:
             break

@@ -294,7 +294,10 @@ class Finding(msgspec.Struct, frozen=True):
     """The verdict for one dependency at one instant (``evaluated_at``).
 
     ``libyears`` is the time between the release of current and of latest, in years of
-    365.25 days (Cox et al., ICSE 2015); ``None`` when either date is unknown.
+    365.25 days (Cox et al., ICSE 2015); ``None`` when either date is unknown. When the row
+    cannot move to latest (latest older than a prerelease current, or deprecated and not
+    proposed) it is measured to the newest release the row can move to (proposed or held
+    back), 0 when there is none: never to a release the row refuses.
     ``versions_behind`` counts the releases newer than current up to and including latest that
     a user could move to (not yanked, not deprecated, same stability as current).
 

@@ -40,9 +40,10 @@ RECORD_FORMAT = 6  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # requirements files are decoded as pip does (older records hold 'not UTF-8' for UTF-16 ones),
 # a -c constraint ===V narrows the range (older records pinned the value), a row a Python
 # lockfile lacks has a note (older records have none)
-# also 6: pyproject rows naming the project itself are skipped (self-referential extras), Poetry `||`
-# constraints are unions (were skipped), Python rows carry their prerelease opt-in and the
-# package index they are pinned to
+# also 6: pyproject rows naming the project itself are skipped (self-referential extras),
+# Poetry `||` constraints are unions (were skipped), Python rows carry their prerelease opt-in
+# and the package index they are pinned to
+# also 6: npm specs of other protocols (jsr:, exec:) and directories skipped, not looked up
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

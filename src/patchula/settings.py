@@ -12,8 +12,8 @@ and mirror the flags::
     host-concurrency = { "registry.npmjs.org" = 8 }
     ignore-paths = ["**/node_modules/**", "**/tests/**"]
 
-    [min-release-age-by-type]     # per update type, overriding min-release-age
-    major = "14d"
+    [min-release-age-by-type]     # per update type, overriding min-release-age of this file
+    major = "14d"                 # (a --min-release-age flag or variable replaces both)
     patch = "1d"
 
     [registries]                  # datasource id -> base URL (mirrors, the tests' fake registry)
@@ -396,6 +396,9 @@ class Settings(BaseModel):
     # Userinfo taken out of ``registries`` at parse time (Basic credentials for those base
     # URLs' scopes): never dumped into the report, never shown in a repr.
     registry_credentials: tuple[Credential, ...] = Field(default=(), exclude=True, repr=False)
+    # What ``load_settings`` resolved between sources that a user may not expect (a flag's
+    # wait replacing a file's per-type waits), one sentence each; ``-v`` prints them.
+    notes: tuple[str, ...] = Field(default=(), exclude=True)
     insecure_registries: tuple[str, ...] = Field(
         default=(),
         description="Image registry hosts reached over plain http (loopback hosts always are)",
@@ -687,6 +690,7 @@ def load_settings(
         settings = Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source)) from None
+    settings = _wait_precedence(settings, values, source)
     if settings.offline and settings.no_cache:
         # Offline answers come from the cache alone: without one, every row would be unknown.
         msg = (
@@ -695,6 +699,30 @@ def load_settings(
         )
         raise ConfigError(msg)
     return settings
+
+
+def _wait_precedence(
+    settings: Settings, values: Mapping[str, Any], source: Mapping[str, str]
+) -> Settings:
+    """``settings`` with a flag's (or variable's) ``min-release-age`` over a file's per-type waits.
+
+    The precedence (flag, variable, file, default) holds per setting, and
+    ``--min-release-age`` is the wait of every update type: given by a source above the config
+    file, it replaces the file's ``[min-release-age-by-type]`` too, else a file's ``patch =
+    "1d"`` would quietly beat ``--min-release-age 40d``. Within one source the per-type waits
+    override ``min-release-age``, as documented. The note saying so is kept for ``-v``.
+    """
+    by_type = values.get("min_release_age_by_type")
+    wait_from = source.get("min_release_age")
+    file = source.get("min_release_age_by_type")
+    if not by_type or wait_from is None or file is None or wait_from == file:
+        return settings
+    given = ", ".join(f"{kind} = {value!r}" for kind, value in dict(by_type).items())
+    note = (
+        f"{wait_from} {values['min_release_age']} is the wait of every update type: it "
+        f"replaces [min-release-age-by-type] of {file} ({given})"
+    )
+    return settings.model_copy(update={"min_release_age_by_type": WaitByType(), "notes": (note,)})
 
 
 def _go_environment(env: Mapping[str, str], values: dict[str, Any]) -> None:

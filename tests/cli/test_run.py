@@ -448,7 +448,7 @@ def test_disabled_managers_leave_their_files_out(
 def test_piped_table_without_columns_is_rendered_without_rich_layout(
     tmp_path: Path, registry: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Piped with ``COLUMNS`` unset, no rich table is laid out; with it, rich folds the cells."""
+    """Piped, no rich table is laid out: with ``COLUMNS`` the plain renderer folds the cells."""
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     tables: list[object] = []
@@ -479,8 +479,9 @@ def test_piped_table_without_columns_is_rendered_without_rich_layout(
     assert any(line.startswith("npm.test: ") for line in lines)  # -v host statistics follow
     monkeypatch.setenv("COLUMNS", "100")
     _, folded = _run(*args)
-    assert tables != []
+    assert tables == []
     assert max(len(line) for line in folded.splitlines() if " | " in line) <= 100
+    assert any(line.startswith("npm.test: ") for line in folded.splitlines())
 
 
 @pytest.mark.parametrize(
@@ -509,3 +510,25 @@ def test_force_color_or_tty_compatible_choose_the_terminal_table(
     _, out = _run(str(repo), "--no-cache", "--registry", f"npm={NPM}", "--registry", f"pypi={PYPI}")
     assert ("\x1b[" in out) is rich_layout
     assert (" | " in out) is not rich_layout  # the plain renderer's separators
+
+
+def test_min_release_age_flag_over_a_config_files_waits_by_type_is_said_with_v(
+    tmp_path: Path,
+) -> None:
+    """``--min-release-age 40d`` replaces a file's per-type waits; ``-v`` says so on stderr."""
+    config = tmp_path / "cfg.toml"
+    config.write_text('[min-release-age-by-type]\npatch = "1d"\n')
+    repo = tmp_path / "empty"
+    repo.mkdir()
+    args = ["run", str(repo), "--config", str(config), "--min-release-age", "40d"]
+    result = runner.invoke(app, [*args, "--format", "json", "--no-cache", "-v"])
+    assert result.exit_code == 0
+    options = json.loads(result.stdout)["options"]
+    assert options["min-release-age-by-type"] == {"major": None, "minor": None, "patch": None}
+    assert options["min-release-age"] == "P40D"
+    assert (
+        "patchula: --min-release-age 40d is the wait of every update type: it replaces"
+        f" [min-release-age-by-type] of {config} (patch = '1d')"
+    ) in result.stderr
+    quiet = runner.invoke(app, [*args, "--format", "json", "--no-cache"])
+    assert "replaces" not in quiet.stderr

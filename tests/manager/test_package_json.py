@@ -156,6 +156,47 @@ def test_local_git_and_url_specs_are_skipped_with_a_reason() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        (
+            "jsr:@std/path@^1.0.0",
+            "jsr: protocol: a JSR registry package (pnpm, yarn and deno read it; npm does not)",
+        ),
+        ("JSR:@std/path", "jsr: protocol: a JSR registry package (pnpm, yarn and deno read it;"),
+        ("exec:./generate.js", "exec: protocol: yarn's exec protocol"),
+        ("ftp://example.com/a-1.0.0.tgz", "ftp: protocol: not a version on the npm registry"),
+        ("svn:trunk", "svn: protocol: not a version on the npm registry"),
+        ("C:\\pkgs\\a", "local path"),
+        ("vendor/pkgs/a", "local path"),
+        ("a-1.0.0.tgz", "local path"),
+        ("git+ssh://git@github.com/acme/a.git", "git dependency"),
+        ("acme/a#semver:^1.0", "git dependency (GitHub shorthand)"),
+    ],
+)
+def test_specs_npm_does_not_resolve_from_the_registry_are_skipped(spec: str, reason: str) -> None:
+    """A protocol or path spec is skipped naming what it is, never looked up as the alias name.
+
+    npm-package-arg reads ``<letters>:`` as a URL and installs only git and http(s) ones
+    (``jsr:`` is pnpm's, yarn's and deno's); a spec with a slash is a hosted git shorthand or a
+    directory.
+    """
+    package_name, constraint, skip_reason = package_json.classify("a4", spec)
+    assert (package_name, constraint) == ("a4", None)
+    assert skip_reason is not None
+    assert skip_reason.startswith(reason)
+
+
+def test_a_jsr_dependency_is_a_skipped_row_of_its_manifest() -> None:
+    """``"a4": "jsr:@std/path@^1.0.0"`` gives a skipped row keeping the value as written."""
+    text = json.dumps({"dependencies": {"a4": "jsr:@std/path@^1.0.0", "b": "^1.0.0"}})
+    deps = _by_name(package_json.extract("package.json", text, _no_read))
+    assert (deps["a4"].declared, deps["a4"].constraint) == ("jsr:@std/path@^1.0.0", None)
+    assert deps["a4"].skip_reason is not None
+    assert deps["a4"].skip_reason.startswith("jsr: protocol")
+    assert (deps["b"].constraint, deps["b"].skip_reason) == ("^1.0.0", None)
+
+
 def test_skipped_specs_keep_declared_and_have_no_constraint() -> None:
     """A skipped row still shows the value as written and carries no constraint."""
     deps = _by_name(_extract("local-and-git-specs"))

@@ -658,3 +658,129 @@ def test_prerelease_opt_in_does_not_change_a_locked_current_and_is_memoised_apar
     assert evaluate(_py_dep(">=0.27"), HTTPX, pep440, NO_WAIT, NOW).current == "0.28.1"
     assert evaluate(opted, HTTPX, pep440, NO_WAIT, NOW).current == "1.0.dev6"
     assert evaluate(_py_dep(">=0.27"), HTTPX, pep440, NO_WAIT, NOW).current == "0.28.1"
+
+
+@pytest.mark.parametrize("constraint", ["*", None])
+def test_star_range_installs_a_prerelease_latest_dist_tag(constraint: str | None) -> None:
+    """``*`` (and ``""``, which npm reads as ``*``) installs ``dist-tags.latest`` when a prerelease.
+
+    npm-pick-manifest takes the default tag when ``range === '*'`` before it looks for the
+    newest satisfying version, so a prerelease ``latest`` wins over the newest stable one.
+    """
+    cat = _npm_catalog(_rel("1.5.0", 100), _rel("2.0.0-beta.1", 10), latest="2.0.0-beta.1")
+    f = evaluate(_npm_dep(constraint), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.current, f.current_source, f.latest) == (
+        "up-to-date",
+        "2.0.0-beta.1",
+        "range",
+        "2.0.0-beta.1",
+    )
+    only = _npm_catalog(_rel("0.18.0-a", 50), _rel("0.18.0-ffcb67b", 10), latest="0.18.0-ffcb67b")
+    assert evaluate(_npm_dep(constraint), only, npm, NO_WAIT, NOW).current == "0.18.0-ffcb67b"
+
+
+def test_x_range_and_deprecated_or_missing_latest_do_not_take_the_tag() -> None:
+    """``x`` is a range that admits no prerelease; a deprecated or unlisted latest is skipped.
+
+    npm-pick-manifest compares the range to ``'*'`` as a string (``x`` is satisfied by no
+    prerelease), and takes the default tag only when ``versions[defaultVer]`` exists and is not
+    deprecated; otherwise the newest satisfying version wins.
+    """
+    cat = _npm_catalog(_rel("1.5.0", 100), _rel("2.0.0-beta.1", 10), latest="2.0.0-beta.1")
+    assert evaluate(_npm_dep("x"), cat, npm, NO_WAIT, NOW).current == "1.5.0"
+    deprecated = _npm_catalog(
+        _rel("1.5.0", 100), _rel("2.0.0-beta.1", 10, deprecated="oops"), latest="2.0.0-beta.1"
+    )
+    assert evaluate(_npm_dep("*"), deprecated, npm, NO_WAIT, NOW).current == "1.5.0"
+    missing = _npm_catalog(_rel("1.5.0", 100), latest="2.0.0-beta.1")
+    assert evaluate(_npm_dep("*"), missing, npm, NO_WAIT, NOW).current == "1.5.0"
+
+
+def test_latest_dist_tag_naming_an_unlisted_version_is_ignored() -> None:
+    """A ``dist-tags.latest`` of a version the packument lacks is no latest, as npm ignores it.
+
+    npm-pick-manifest finds no ``versions[defaultVer]`` and installs the newest satisfying
+    version; latest is then the newest stable release and the row says why.
+    """
+    cat = _npm_catalog(_rel("1.0.0", 300), _rel("1.2.0", 100), latest="9.9.9")
+    f = evaluate(_npm_dep("^1.0.0"), cat, npm, NO_WAIT, NOW, locked="1.0.0")
+    assert (f.status, f.latest, f.eligible, f.versions_behind) == ("outdated", "1.2.0", "1.2.0", 1)
+    assert f.latest_released_at == NOW - timedelta(days=100)
+    assert f.libyears == round(200 / 365.25, 4)
+    assert f.reason == (
+        "dist-tags.latest names 9.9.9, which is not in the npm release list: ignored, as npm"
+        " does; latest shown is the newest stable release"
+    )
+    star = evaluate(_npm_dep("*"), cat, npm, NO_WAIT, NOW)
+    assert (star.status, star.current, star.latest) == ("up-to-date", "1.2.0", "1.2.0")
+    tag = evaluate(_npm_dep("latest"), cat, npm, NO_WAIT, NOW)
+    assert (tag.status, tag.current, tag.latest) == ("unknown", "9.9.9", "1.2.0")
+    assert tag.reason == "dist-tag 'latest' names 9.9.9, which is not in the npm release list"
+
+
+def test_prerelease_current_above_the_stable_latest_counts_libyears_to_its_upgrade() -> None:
+    """``httpx==1.0.dev3`` with 0.28.1 the newest final: latest stays, libyears follow eligible.
+
+    Latest is the registry's newest stable (design §1) even when older than current; the row is
+    outdated against 1.0.dev6, so its libyears are measured to it (Renovate compares an
+    unstable current with the newer unstable releases), never 0.00 on an outdated row.
+    """
+    cat = _py_catalog(
+        _rel("0.28.1", 700), _rel("1.0.dev3", 400), _rel("1.0.dev6", 35), latest="0.28.1"
+    )
+    f = evaluate(_py_dep("==1.0.dev3"), cat, pep440, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.eligible, f.versions_behind) == (
+        "outdated",
+        "0.28.1",
+        "1.0.dev6",
+        1,
+    )
+    assert f.libyears == round(365 / 365.25, 4)
+    top = evaluate(_py_dep(">=1.0.dev1"), cat, pep440, NO_WAIT, NOW)
+    assert (top.status, top.current, top.libyears) == ("up-to-date", "1.0.dev6", 0.0)
+
+
+def test_npm_release_candidate_current_counts_libyears_to_the_newest_candidate() -> None:
+    """``vue 3.6.0-rc.3`` with ``latest`` on 3.5.45: libyears to rc.9, or to the held rc.9."""
+    cat = _npm_catalog(
+        _rel("3.5.45", 20),
+        _rel("3.6.0-rc.3", 200),
+        _rel("3.6.0-rc.9", 2),
+        latest="3.5.45",
+    )
+    f = evaluate(_npm_dep("3.6.0-rc.3"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.eligible) == ("outdated", "3.5.45", "3.6.0-rc.9")
+    assert f.libyears == round(198 / 365.25, 4)
+    held = evaluate(_npm_dep("3.6.0-rc.3"), cat, npm, THREE_DAYS, NOW)
+    assert (held.status, held.eligible, held.libyears) == (
+        "held-back",
+        None,
+        round(198 / 365.25, 4),
+    )
+
+
+def test_libyears_never_count_a_deprecated_latest_that_is_not_proposed() -> None:
+    """``@types/pako "^2 || ^3"`` on 2.0.4 with 3.0.0 deprecated: up to date, 0 libyears.
+
+    Behind an older release, the libyears go to the newest release proposed, not to 3.0.0.
+    """
+    cat = _npm_catalog(
+        _rel("2.0.3", 400),
+        _rel("2.0.4", 360),
+        _rel("3.0.0", 10, deprecated="stub types"),
+        latest="3.0.0",
+    )
+    f = evaluate(_npm_dep("^2 || ^3", name="@types/pako"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.current, f.latest, f.versions_behind, f.libyears) == (
+        "up-to-date",
+        "2.0.4",
+        "3.0.0",
+        0,
+        0.0,
+    )
+    behind = evaluate(_npm_dep("2.0.3"), cat, npm, NO_WAIT, NOW)
+    assert (behind.status, behind.eligible, behind.libyears) == (
+        "outdated",
+        "2.0.4",
+        round(40 / 365.25, 4),
+    )

@@ -651,3 +651,53 @@ def test_a_merged_report_keeps_its_missing_shards_until_they_are_merged_in() -> 
     assert [r.target for r in whole.report.repositories] == NAMES
     other = merge([("partial.json", again), *_shards_of(3, 2)])
     assert "the reports are shares of different splits: 1/4, 2/3, 3/4" in other.warnings
+
+
+def test_unsharded_runs_of_different_lists_miss_nothing() -> None:
+    """Two unsharded runs (one target each): no 'may be missing' warning, no exit 3.
+
+    Each report holds its whole list, so no target can be missing: the merged list is the
+    two together, two targets, and the exit code is the rows' verdict.
+    """
+    one = TargetList(1, list_digest(["api"]))
+    two = TargetList(1, list_digest(["web"]))
+    merged = merge(
+        [
+            ("m1.json", _report([_repo("api")], targets=one)),
+            ("m2.json", _report([_repo("web")], targets=two)),
+        ]
+    )
+    assert merged.warnings == []
+    targets = merged.report.targets
+    assert targets is not None
+    assert (targets.count, targets.digest, targets.mismatched) == (
+        2,
+        list_digest(["api", "web"]),
+        [],
+    )
+    assert [r.target for r in merged.report.repositories] == ["api", "web"]
+    assert exit_code(merged.report, "none") == 3  # the rows' own error rows (HTTP 404)
+    fine = [_repo("api"), _repo("web")]
+    for repo in fine:
+        repo.rows, repo.problems = repo.rows[:3], []  # no error row, no manifest error
+    clean = merge(
+        [
+            ("m1.json", _report([fine[0]], targets=one)),
+            ("m2.json", _report([fine[1]], targets=two)),
+        ]
+    )
+    assert exit_code(clean.report, "none") == 0
+
+
+def test_a_shard_among_unsharded_runs_of_another_list_is_still_said() -> None:
+    """A shard whose list differs from a whole report's may miss targets: the warning stays."""
+    other = TargetList(6, list_digest([*NAMES, "extra"]))
+    merged = merge(
+        [
+            ("whole.json", _report(_placed(*NAMES), targets=WHOLE)),
+            ("s2.json", _report(_placed("docs"), targets=other, shard="2/3")),
+        ]
+    )
+    assert merged.report.targets is not None
+    assert merged.report.targets.mismatched != []
+    assert any("may be missing" in w for w in merged.warnings)

@@ -583,3 +583,129 @@ def test_libyears_are_left_out_when_no_dependency_was_evaluated() -> None:
     report = build_report(ScanResult(evaluated_at=NOW, repos=[repo], host_stats={}), Settings(), {})
     assert summary_line(report) == "2 dependencies in 1 repository: 1 skipped, 1 error"
     assert json.loads(render_json(report))["summary"]["unreadable"] == 0
+
+
+def _local_pins_result() -> ScanResult:
+    """Five pins with local versions, each an unknown row with a long note (the trial's)."""
+    repo = RepoResult(target="pins", root="/src/pins", commit=None)
+    for line, (name, version) in enumerate(
+        [
+            ("attrs", "21.1.0+local"),
+            ("torch", "2.0.0+cu118"),
+            ("torchvision-nightly-build", "0.15.0+cu118.dev20230101"),
+            ("six", "1.0+x"),
+            ("idna", "3.0+y"),
+        ],
+        start=1,
+    ):
+        dep = Dependency(
+            manager="requirements_txt",
+            file="requirements.txt",
+            line=line,
+            name=name,
+            package_name=name,
+            datasource="pypi",
+            versioning="pep440",
+            dep_type="requirements",
+            declared=f"=={version}",
+            constraint=f"=={version}",
+        )
+        reason = f"pinned version {version} is not in the pypi release list"
+        finding = Finding(
+            status="unknown", reason=reason, current=version, current_source="pin", latest="25.3"
+        )
+        repo.rows.append(Row(dep, finding))
+    return ScanResult(evaluated_at=NOW, repos=[repo], host_stats={})
+
+
+def _table_rows(text: str) -> list[list[list[str]]]:
+    """The table's rows, each a list of its lines' cells (a folded row has several lines).
+
+    A row starts at a line with a status (the status never folds; a long name may).
+    """
+    lines = text.splitlines()
+    status = [cell.strip() for cell in lines[2].split(" | ")].index("status")
+    rows: list[list[list[str]]] = []
+    for line in lines[4:]:
+        if " | " not in line:
+            break
+        cells = [cell.strip() for cell in line.split(" | ")]
+        cells += [""] * (len(lines[2].split(" | ")) - len(cells))  # trailing blanks stripped
+        if cells[status]:
+            rows.append([])
+        rows[-1].append(cells)
+    return rows
+
+
+def test_plain_table_with_a_width_folds_long_cells_and_never_cuts_them() -> None:
+    """``COLUMNS=80`` piped: every word of every cell is kept, each table line fits in 80."""
+    report = build_report(_local_pins_result(), Settings(), {})
+    text = render_plain(report, width=80)
+    lines = text.splitlines()
+    assert [c.strip() for c in lines[2].split(" | ")] == [
+        "package",
+        "current",
+        "latest",
+        "eligible",
+        "update",
+        "status",
+        "notes",
+    ]
+    assert max(len(line) for line in lines if " | " in line) <= 80
+    rows = _table_rows(text)
+    assert len(rows) == 5
+    for row, dep in zip(rows, report.repositories[0].dependencies, strict=True):
+        columns = list(zip(*row, strict=True))
+        assert "".join(columns[0]) == dep.name  # a long name folds without a space
+        assert "".join(columns[1]) == dep.current
+        # Broken at spaces, and inside a word only where it is longer than the column.
+        assert "".join(columns[6]).replace(" ", "") == (dep.reason or "").replace(" ", "")
+        assert all(len(part) <= 8 for part in columns[6])
+    result = _local_pins_result()
+    del result.repos[0].rows[2]  # without the 25-cell name: the notes get the room left
+    short = render_plain(build_report(result, Settings(), {}), width=80)
+    assert max(len(line) for line in short.splitlines() if " | " in line) <= 80
+    for row in _table_rows(short):
+        notes = [cells[6] for cells in row]
+        assert notes[0] == "pinned version"
+        assert " ".join(notes).endswith(" is not in the pypi release list")  # words whole
+        assert all(any(cells) for cells in row)  # no blank line inside a row
+
+
+def test_plain_table_at_a_very_small_width_keeps_every_column_and_no_blank_lines() -> None:
+    """``COLUMNS=40``: the columns a 40-column terminal shows all stay, folded; nothing is lost.
+
+    The columns cannot fit in 40 cells even folded to their floors, so the table is wider than
+    40 rather than cut, versions unfolded; a row is as many lines as its longest folded cell,
+    none of them blank.
+    """
+    report = build_report(_local_pins_result(), Settings(), {})
+    text = render_plain(report, width=40)
+    lines = text.splitlines()
+    assert [c.strip() for c in lines[2].split(" | ")] == [
+        "package",
+        "current",
+        "latest",
+        "eligible",
+        "update",
+        "status",
+        "notes",
+    ]
+    assert lines[3].startswith("--")  # the rule right under the header, no empty line above it
+    rows = _table_rows(text)
+    for row, dep in zip(rows, report.repositories[0].dependencies, strict=True):
+        columns = list(zip(*row, strict=True))
+        assert columns[5][0] == "unknown"
+        # Folding versions below 16 cells would not make it fit: only a longer one folds.
+        assert "".join(columns[1]) == dep.current
+        assert columns[1][0] == (dep.current or "")[:16]
+        assert "".join(columns[6]).replace(" ", "") == (dep.reason or "").replace(" ", "")
+        assert len(row) <= 10
+        assert all(any(cells) for cells in row)
+    assert "" not in lines[:-2]  # only the line before the summary is empty
+
+
+def test_plain_table_with_a_wide_width_is_the_unfolded_table() -> None:
+    """A width that holds every row gives the lines of the table without a width."""
+    report = build_report(_plain_result(), Settings(), {})
+    assert render_plain(report, width=1000) == render_plain(report)

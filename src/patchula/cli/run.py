@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -345,6 +344,9 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     err = LazyConsole()
     try:
         settings = load_settings(cli)
+        if settings.verbose:
+            for note in settings.notes:  # -v: how the sources of a setting were resolved
+                err.print(f"patchula: {note}", markup=False, highlight=False)
         targets = list(targets or [])
         if settings.targets_file is not None:
             from patchula.targets import read_targets_file  # noqa: PLC0415 - lazy: start-up
@@ -903,25 +905,13 @@ def _print(report: ScanReport, settings: Settings) -> None:
         if settings.verbose:
             _print_hosts(report, console)
     else:
-        # Piped: plain ASCII, no trailing blanks. A log or file has no width: unless COLUMNS
-        # asks for one (rich then folds long cells inside it), every line is printed in
-        # full, by the plain renderer that aligns the columns in one pass (and needs no rich).
+        # Piped: plain ASCII, no trailing blanks, by the plain renderer that aligns the columns
+        # in one pass (and needs no rich). A log or file has no width: every line is printed
+        # in full, unless COLUMNS asks for one: long cells then fold inside it, never cut
+        # (rich's layout cropped a table whose columns' minimum widths overflowed it).
         lines = _Lines()
-        if _columns(default=0):
-            from rich.console import Console  # noqa: PLC0415 - lazy: start-up
-
-            buffer = io.StringIO()
-            plain = Console(
-                file=buffer,
-                width=_columns(default=UNBOUNDED_WIDTH),
-                no_color=True,
-                highlight=False,
-                soft_wrap=False,
-            )
-            render_table(report, plain, show_all=show_all)
-            lines.text.append(buffer.getvalue())
-        else:
-            sys.stdout.write(render_plain(report, show_all=show_all))
+        width = _columns(default=0)
+        sys.stdout.write(render_plain(report, show_all=show_all, width=width or None))
         if settings.verbose:
             _print_hosts(report, lines)
         sys.stdout.write("".join(f"{line.rstrip()}\n" for line in "".join(lines.text).splitlines()))
@@ -962,10 +952,6 @@ class _Lines:
     def print(self, text: str, *, markup: bool, highlight: bool) -> None:  # noqa: ARG002 - Console's shape
         """Keep ``text`` as one line (markup and highlighting never apply to piped text)."""
         self.text.append(f"{text}\n")
-
-
-# Wider than any row (rich needs a number): piped output without COLUMNS is never folded.
-UNBOUNDED_WIDTH = 1_000_000
 
 
 def _columns(default: int) -> int:

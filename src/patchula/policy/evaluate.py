@@ -113,6 +113,12 @@ def _evaluate(
         # verdict would be a guess, so say so instead of calling it up to date.
         where = "lockfile" if source == "lockfile" else "pinned"
         reason = f"{where} version {current} is not in the {catalog.datasource} release list"
+        if source == "dist-tag":
+            # npm-pick-manifest returns nothing for a tag naming an unlisted version (ETARGET).
+            reason = (
+                f"dist-tag {(dep.constraint or '').strip()!r} names {current}, which is not in"
+                f" the {catalog.datasource} release list"
+            )
         if current in catalog.published_later:
             # ``--now`` in the past: it exists, but was not published yet then.
             reason = (
@@ -179,11 +185,9 @@ def _evaluate(
         latest_released_at=latest_rel.released_at if latest_rel else None,
         eligible_released_at=eligible.released_at if eligible else None,
         libyears=_libyears(
-            current,
             current_rel.released_at if current_rel else pseudo_time,
+            candidates[-1] if candidates else None,
             latest,
-            latest_rel,
-            versioning,
         ),
         held_back=tuple(held),
         major_available=catalog.successor,
@@ -349,12 +353,16 @@ def _resolve_current(
             return pin, "pin"
         if not versioning.is_valid_constraint(constraint):
             return _tagged_current(constraint, catalog, versioning)
-    # npm-pick-manifest installs dist-tags.latest whenever the range admits it and it is not
-    # deprecated.
+    # npm-pick-manifest installs dist-tags.latest when the range is ``*`` (compared as a string:
+    # a prerelease latest too; npm-package-arg reads ``""`` as ``*``, ``x`` stays a range that
+    # admits no prerelease) or admits it, and ``versions[latest]`` exists and is not deprecated
+    # (``preferred_set``: listed, not deprecated; a ``--now`` in the past leaves out what its
+    # ``before`` would). Its engines check needs the user's Node version, which a scan does not
+    # know; staged and policy-restricted versions are not in public packuments.
     if (
         catalog.datasource == "npm"
         and catalog.latest in view.preferred_set
-        and (not constraint or view.admits(catalog.latest, constraint))
+        and (constraint in {"", "*"} or view.admits(catalog.latest, constraint))
     ):
         return catalog.latest, "range"
     # Deprecated versions are avoided only while the range admits another one: npm-pick-manifest
@@ -473,6 +481,17 @@ def _select_latest(
         # The registry names no latest (GitHub's release list is in creation order, not version
         # order): the newest stable release by the row's versioning, as Renovate's lookup does.
         return view.newest_stable, None
+    if catalog.lists_every_version and view.find(tagged) is None:
+        # A latest naming a version the registry does not list (a ``dist-tags.latest`` left
+        # behind by an unpublish): npm-pick-manifest ignores it (``versions[defaultVer]`` is
+        # missing) and installs the newest matching version; so is latest the newest stable.
+        tag = _latest_tag(catalog, tagged)
+        as_npm = ", as npm does" if catalog.datasource == "npm" else ""
+        note = (
+            f"{tag} names {tagged}, which is not in the {catalog.datasource} release list:"
+            f" ignored{as_npm}; latest shown is the newest stable release"
+        )
+        return view.newest_stable, note
     flagged = _flagged(catalog, tagged, view)
     if not flagged and versioning.is_stable(tagged):
         return tagged, None
@@ -490,12 +509,15 @@ def _select_latest(
         # The registry's own flag (GitHub's prerelease, a Node release outside an LTS line):
         # its catalog says so for every row, nothing a row needs to repeat.
         return stable, None
-    tag = (
-        "dist-tags.latest"
-        if catalog.dist_tag("latest") == tagged
-        else f"{catalog.datasource} latest"
-    )
+    tag = _latest_tag(catalog, tagged)
     return stable, f"{tag} is {tagged}, a prerelease; latest shown is the newest stable release"
+
+
+def _latest_tag(catalog: Catalog, tagged: str) -> str:
+    """What named ``tagged`` latest, for a note: ``dist-tags.latest`` or ``<datasource> latest``."""
+    if catalog.dist_tag("latest") == tagged:
+        return "dist-tags.latest"
+    return f"{catalog.datasource} latest"
 
 
 def _flagged(catalog: Catalog, version: str, view: CatalogView) -> bool:
@@ -592,20 +614,24 @@ def _pseudo_time(versioning: Versioning, version: str) -> datetime | None:
 
 
 def _libyears(
-    current: str,
-    current_at: datetime | None,
-    latest: str | None,
-    latest_rel: Release | None,
-    versioning: Versioning,
+    current_at: datetime | None, newest: Release | None, latest: str | None
 ) -> float | None:
-    """Return libyears between current and latest (0 when current is not behind latest)."""
-    if latest is None:
+    """Return libyears between current and ``newest``, the newest candidate (0 when none).
+
+    design §1 measures from current to latest; latest is the newest candidate whenever the row
+    can move to it (candidates stop at latest). When it cannot, the libyears follow what the
+    row proposes (or holds back), as its status and ``versions_behind`` do, never a release
+    it refuses: a prerelease current above the stable latest is measured against the newest
+    prerelease of its line (Renovate: an unstable current is compared with newer unstable
+    releases), a deprecated or yanked latest that is not proposed counts nothing, and a row
+    with no candidate is 0 behind. ``None`` when a date is unknown, or nothing is newer and
+    the registry names no latest.
+    """
+    if newest is None:
+        return None if latest is None else 0.0
+    if current_at is None or newest.released_at is None:
         return None
-    if versioning.compare(current, latest) >= 0:
-        return 0.0
-    if current_at is None or latest_rel is None or latest_rel.released_at is None:
-        return None
-    seconds = (latest_rel.released_at - current_at).total_seconds()
+    seconds = (newest.released_at - current_at).total_seconds()
     return round(max(seconds, 0.0) / 86400 / DAYS_PER_YEAR, 4)
 
 

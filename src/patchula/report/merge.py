@@ -13,7 +13,9 @@ What each part of the merged report is:
   report's unlisted owners and the reports whose list differs (``mismatched``). Either is a
   loud warning naming the reports and how many targets may be missing, and exit 3
   (``cli/exit_codes.py``): a shard that cut its share from another list may have left out
-  targets the others left to it.
+  targets the others left to it. Reports that each hold their whole list (unsharded runs, or
+  merges of every share) miss nothing whatever their lists: the merged list is theirs
+  together (one target per repository kept), with no warning and nothing ``mismatched``.
 - ``targets.missingShards``: the shares of the split no report holds (a shard report holds its
   share, a merged report its split's shares but its own missing ones, any other report the
   whole list), and ``missingShardTargets`` the targets they hold as ``targets.select_shard``
@@ -58,6 +60,7 @@ from patchula.report.model import (
     summarize,
 )
 from patchula.settings import SHARD_MAX
+from patchula.targets import list_digest
 
 # Options expected to differ between the shards of one matrix (each job writes its own report
 # file); any other difference is said, as the merged report keeps only the first's.
@@ -201,6 +204,15 @@ def _target_list(
             + [m for _, t in known for m in t.mismatched]
         )
     )
+    if mismatched and all(_whole(r) for _, r in reports):
+        # Every report holds its whole list (unsharded runs, or merges of every share): their
+        # lists differ, but no share was cut from any of them, so nothing can be missing. The
+        # merged list is theirs together: one target per repository kept (repeats once).
+        targets = sorted(repo.target for repo in repos)
+        merged = TargetList.model_construct(
+            count=len(targets), digest=list_digest(targets), unlisted=unlisted, mismatched=[]
+        )
+        return merged, False
     if mismatched:
         # The reference list's own unlisted owners are targets of it; the others' are not.
         theirs = set(unlisted) - {o for _, t in chosen for o in t.unlisted}
@@ -230,6 +242,21 @@ def _target_list(
     )
     ordered = not mismatched and all(repo.target_index is not None for repo in repos)
     return merged, ordered
+
+
+def _whole(report: ScanReport) -> bool:
+    """Whether ``report`` holds every target of its list: no share, and none missing.
+
+    An unsharded run, or a merge of every share of one list; not a shard, nor a merged report
+    with missing shares or of shards that cut different lists.
+    """
+    targets = report.targets
+    return (
+        _shard(report.options) is None
+        and targets is not None
+        and not targets.missing_shards
+        and not targets.mismatched
+    )
 
 
 def _label(name: str, report: ScanReport) -> str:

@@ -541,7 +541,7 @@ def _head(repo: RepositoryReport) -> str:
     return head + (" (not read)" if repo.extraction.source == "none" else "")
 
 
-def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
+def render_plain(report: ScanReport, *, show_all: bool = False, width: int | None = None) -> str:
     """Return the table as plain text: what ``render_table`` prints piped, built in one pass.
 
     The same lines as ``render_table`` on a console without a width limit: per repository its
@@ -551,6 +551,13 @@ def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
     blanks. Column widths are display cells (an East Asian wide character counts 2, a combining
     mark 0). Text is printed literally (no markup); a control character (tab, newline, escape
     …) is shown as a space, so a row stays one line; lone surrogates become U+FFFD.
+
+    With ``width`` (``COLUMNS``, in cells) the table keeps the columns a terminal of that width
+    shows (the widths ``COLUMNS`` need) and folds long cells onto more lines of their row, at
+    spaces where it can (``_fold``), so that each table line fits in ``width``; nothing is ever
+    cut. A column is never folded narrower than its header, nor than 8 cells (notes) or 16 (the
+    others) when its text is longer: a table whose columns cannot fit even so is wider than
+    ``width``. Other lines stay whole.
     """
     down = _down_hosts(report)
     out: list[str] = []
@@ -562,7 +569,7 @@ def render_plain(report: ScanReport, *, show_all: bool = False) -> str:
             out.append("  no dependencies found")
         for file, deps in _by_file(rows).items():
             out.append(_plain_text(file).rstrip())
-            out.extend(_plain_table(deps))
+            out.extend(_plain_table(deps) if width is None else _folded_table(deps, width))
         out.extend(_plain_text(f"  {text}").rstrip() for text in _host_lines(not_done))
         if hidden:
             rows_word = "row" if hidden == 1 else "rows"
@@ -627,6 +634,107 @@ def _plain_table(deps: list[DependencyReport]) -> list[str]:
 
 def _pad(cell: str, width: int) -> str:
     return cell + " " * (width - _cells(cell))
+
+
+# The narrowest a column is folded to, in cells, unless its header or its longest cell is
+# narrower: the notes to 8 (a word in pieces of 2 or 3 cells is unreadable), the others to 16
+# (as the terminal table: versions are never cut, but a 36-character pseudo-version may fold).
+_FOLD_MIN = 8
+_KEEP_MIN = 16
+_SEPARATOR = 3  # " | "
+
+
+def _folded_table(deps: list[DependencyReport], width: int) -> list[str]:
+    """``_plain_table`` within ``width`` cells: the columns shown at that width, cells folded.
+
+    Column widths start at their longest cell; while the table is too wide, the widest column
+    that can still give a cell gives one, as rich's collapse does, so short columns keep their
+    text on one line and the notes fold first: down to ``_KEEP_MIN`` (``_FOLD_MIN`` for the
+    notes), then, if that is not enough and folding every column down to ``_FOLD_MIN`` (or its
+    header) makes the table fit, down to that.
+    """
+    shown = [(name, cell) for name, need, cell in COLUMNS if width >= need]
+    header = [name for name, _ in shown]
+    rows = [[_plain_text(cell(dep)) for _, cell in shown] for dep in deps]
+    widths = [max(map(_cells, column)) for column in zip(header, *rows, strict=True)]
+    excess = sum(widths) + _SEPARATOR * (len(widths) - 1) - width
+    for keep in (_KEEP_MIN, _FOLD_MIN):
+        floors = [
+            min(w, max(len(h), _FOLD_MIN if h == "notes" else keep))
+            for w, h in zip(widths, header, strict=True)
+        ]
+        narrower = list(widths)
+        left = _collapse(narrower, floors, excess)
+        if keep == _KEEP_MIN or left <= 0:
+            # Versions fold below 16 cells only when that makes the table fit at all.
+            widths, excess = narrower, left
+    lines = [" | ".join(map(_pad, header, widths)).rstrip()]
+    lines.append("+".join("-" * (w + 2) for w in widths)[1:-1])
+    for row in rows:
+        folded = [_fold(cell, w) for cell, w in zip(row, widths, strict=True)]
+        height = max(map(len, folded))
+        for k in range(height):
+            parts = [piece[k] if k < len(piece) else "" for piece in folded]
+            lines.append(" | ".join(map(_pad, parts, widths)).rstrip())
+    return lines
+
+
+def _collapse(widths: list[int], floors: list[int], excess: int) -> int:
+    """Narrow ``widths`` in place by up to ``excess`` cells, the widest first, not below ``floors``.
+
+    Returns the excess left (above 0: every column is at its floor).
+    """
+    while excess > 0:
+        room = [i for i, (w, f) in enumerate(zip(widths, floors, strict=True)) if w > f]
+        if not room:
+            break
+        widest = max(widths[i] for i in room)
+        at_top = [i for i in room if widths[i] == widest]
+        # The widest ones give down to the next width below theirs at most, shared evenly.
+        below = max([widths[i] for i in room if widths[i] < widest] + [0])
+        step = max(1, min(widest - below, -(-excess // len(at_top))))
+        for i in at_top:
+            give = min(step, widths[i] - floors[i], excess)
+            widths[i] -= give
+            excess -= give
+    return excess
+
+
+def _fold(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` cells: broken at spaces, a longer word cut in pieces.
+
+    Every character is kept (a space at a break is the only thing a line loses); an empty cell
+    is one empty line.
+    """
+    if _cells(text) <= width:
+        return [text]
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        candidate = f"{line} {word}" if line else word
+        if _cells(candidate) <= width:
+            line = candidate
+            continue
+        if line:
+            lines.append(line)
+        rest = word
+        while _cells(rest) > width:
+            piece, rest = _split_at(rest, width)
+            lines.append(piece)
+        line = rest
+    if line or not lines:
+        lines.append(line)
+    return lines
+
+
+def _split_at(word: str, width: int) -> tuple[str, str]:
+    """The longest head of ``word`` within ``width`` cells (one character at least), the rest."""
+    used = 0
+    for i, char in enumerate(word):
+        used += _cells(char)
+        if used > width:
+            return word[: max(i, 1)], word[max(i, 1) :]
+    return word, ""
 
 
 def _print_problems(repo: RepositoryReport, console: Console) -> None:
