@@ -189,8 +189,9 @@ class Catalog:
     is false for registries whose list omits valid versions (the Go proxy's ``@v/list`` leaves
     out pseudo-versions), so a current version missing from it is not suspicious.
     ``successor`` names a newer major version published under another name (a Go module's
-    ``/v2`` path) as ``"<name> <version>"``. ``caveat`` is a fact every row of this package
-    should report, e.g. that the check for such a successor failed. ``published_later`` are
+    ``/v2`` path) as ``"<name> <version>"``. ``caveat`` is a part of the lookup that failed
+    while the releases were read (the check for such a successor): every row of this package
+    reports it and counts as a failed lookup (``Finding.lookup_failure``). ``published_later`` are
     the versions left out of ``releases`` because they were published after the time the run
     evaluates (``--now`` in the past): known to exist, not yet released then.
     """
@@ -313,6 +314,11 @@ class Finding:
     ``proposed`` is the value to write for the eligible release at the precision the
     declaration uses, for schemes that keep one (mise: ``20`` → ``22``, not ``22.12.0``);
     ``None`` when nothing is proposed or the scheme keeps no precision.
+
+    ``lookup_failure`` says which part of the lookup failed although the verdict stands on what
+    was read (a Go module's check for a newer major: the row may be behind a major it could not
+    see); such a row counts as a failed lookup (exit 3), whatever its status. ``None`` when the
+    whole lookup succeeded.
     """
 
     status: Status
@@ -334,6 +340,7 @@ class Finding:
     new_digest: str | None = None
     date_sources: tuple[tuple[str, str], ...] = ()
     proposed: str | None = None
+    lookup_failure: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -77,3 +78,65 @@ def test_go_module_end_to_end(fake_registry: FakeRegistry, tmp_path: Path) -> No
     ]
     assert fake_registry.host("goproxy").requests == 15  # and a /v2 probe per module
     assert toml["libyears"] == 0.0
+
+
+def _go_run(fake_registry: FakeRegistry, repo: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    """``patchula run --format json`` of ``repo`` against the fake proxy: exit code and report."""
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(repo),
+            "--format",
+            "json",
+            "--no-cache",
+            "--registry",
+            f"goproxy={fake_registry.url('goproxy')}",
+            *extra,
+        ],
+        catch_exceptions=False,
+    )
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _table(fake_registry: FakeRegistry, repo: Path, *extra: str) -> tuple[int, str]:
+    """The default table (no -v) of ``repo`` against the fake proxy: exit code and text."""
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(repo),
+            "--no-cache",
+            "--registry",
+            f"goproxy={fake_registry.url('goproxy')}",
+            *extra,
+        ],
+        catch_exceptions=False,
+    )
+    return result.exit_code, result.stdout
+
+
+def test_a_failed_new_major_check_is_a_failed_lookup(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A 500 on the next major's list: the row says so by default, failedLookups 1, exit 3."""
+    fake_registry.goproxy.add("gopkg.in/yaml.v2", {"v2.4.0": OLD})
+    fake_registry.goproxy.add("gopkg.in/yaml.v3", {"v3.0.1": OLD})
+    (tmp_path / "go.mod").write_text("module example.com/app\n\nrequire gopkg.in/yaml.v2 v2.4.0\n")
+    route = "GET /gopkg.in/yaml.v3/@v/list"
+    fake_registry.host("goproxy").server_error_next(20, 500, route=route)
+
+    code, report = _go_run(fake_registry, tmp_path, "--fail-on", "outdated")
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert row["lookupFailure"].startswith("could not check for a newer major (gopkg.in/yaml.v3): ")
+    assert "500" in row["lookupFailure"]
+    assert row["majorAvailable"] is None
+    assert report["summary"]["failedLookups"] == 1
+    assert code == 3
+
+    fake_registry.host("goproxy").server_error_next(20, 500, route=route)
+    code, table = _table(fake_registry, tmp_path)
+    assert "could not check for a newer major" in table
+    assert "gopkg.in/yaml.v2" in table
+    assert code == 3
