@@ -29,6 +29,7 @@ CATALOG = Catalog(
     lists_every_version=False,
     successor="serde2 2.0.0",
     caveat="the check for a successor failed",
+    note="newer majors probed up to a bound",
 )
 
 

@@ -191,7 +191,9 @@ class Catalog:
     ``successor`` names a newer major version published under another name (a Go module's
     ``/v2`` path) as ``"<name> <version>"``. ``caveat`` is a part of the lookup that failed
     while the releases were read (the check for such a successor): every row of this package
-    reports it and counts as a failed lookup (``Finding.lookup_failure``). ``published_later`` are
+    reports it and counts as a failed lookup (``Finding.lookup_failure``). ``note`` is a fact
+    every row of this package reports that is no failure (the Go proxy probed as many newer
+    majors as it does at most). ``published_later`` are
     the versions left out of ``releases`` because they were published after the time the run
     evaluates (``--now`` in the past): known to exist, not yet released then.
     """
@@ -209,6 +211,7 @@ class Catalog:
     successor: str | None = None
     caveat: str | None = None
     published_later: tuple[str, ...] = ()
+    note: str | None = None
 
     def release(self, version: str) -> Release | None:
         """Return the release with exactly this version string, or ``None``."""

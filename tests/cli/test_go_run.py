@@ -140,3 +140,35 @@ def test_a_failed_new_major_check_is_a_failed_lookup(
     assert "could not check for a newer major" in table
     assert "gopkg.in/yaml.v2" in table
     assert code == 3
+
+
+def test_a_go_new_major_is_a_major_update_like_a_crate_one(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """The newest major path's release is latest and eligible: outdated, major, by default."""
+    fake_registry.goproxy.add("github.com/acme/retracty", {"v1.0.0": OLD, "v1.1.0": OLD})
+    fake_registry.goproxy.add("github.com/acme/retracty/v2", {"v2.1.0": OLD})
+    fake_registry.goproxy.add("github.com/acme/retracty/v3", {"v3.0.0": OLD})
+    (tmp_path / "go.mod").write_text(
+        "module example.com/app\n\nrequire github.com/acme/retracty v1.1.0\n"
+    )
+
+    code, report = _go_run(fake_registry, tmp_path, "--fail-on", "major")
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["status"], row["latest"], row["eligible"], row["updateType"]) == (
+        "outdated",
+        "v3.0.0",
+        "v3.0.0",
+        "major",
+    )
+    assert row["majorAvailable"] == "github.com/acme/retracty/v3 v3.0.0"
+    assert row["versionsBehind"] == 2
+    assert row["latestReleasedAt"].startswith("2025-01-01T00:00:00")
+    assert code == 1
+    # Its publish time is read under its own path (for libyears and the release-age policy).
+    routes = fake_registry.host("goproxy").requests_by_route
+    assert "GET /github.com/acme/retracty/v3/@v/v3.0.0.info" in routes
+    code, table = _table(fake_registry, tmp_path)
+    assert "new major: github.com/acme/retracty/v3 v3.0.0" in table
+    assert code == 0

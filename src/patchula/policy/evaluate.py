@@ -590,4 +590,6 @@ def _notes(
             notes.append(f"latest {latest} is yanked; not proposed")
     if catalog.caveat:
         notes.append(catalog.caveat)
+    if catalog.note:
+        notes.append(catalog.note)
     return "; ".join(notes) or None
