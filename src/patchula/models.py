@@ -64,6 +64,9 @@ class Dependency:
     backend: str | None = None
     # The extras a Python requirement names (``pa[socks]>=1``: ``("socks",)``), sorted.
     extras: tuple[str, ...] = ()
+    # Versions of ``package_name`` the manifest excludes (go.mod ``exclude``): never current's
+    # replacement candidates nor latest (cmd/go modload.CheckAllowed).
+    excluded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 5  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
-# dirs; 5: npm workspace packages by workspace membership (older records skipped any namesake)
+RECORD_FORMAT = 6  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
+# dirs; 5: npm workspace packages by workspace membership (older records skipped any namesake);
+# 6: go.mod exclude directives (Dependency.excluded)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

@@ -73,6 +73,7 @@ from patchula.models import (
 from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
+from patchula.policy.evaluate import excluded_note, without_excluded
 from patchula.records import (
     RECORD_FORMAT,
     Extracted,
@@ -1633,7 +1634,7 @@ async def _row(
             tracked = await _tracked(dep, found, lookups, key, kind="tag")
             return Row(dep, tracked, lock_file, _info(catalog))
         judged, tag = replace(dep, constraint=found), found
-    catalog, finding = await lookups.evaluate(judged, catalog, policy, now, locked, key)
+    catalog, finding = await _evaluated(judged, catalog, lookups, (policy, now, locked, key))
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
     note = item.note if finding.current_source in {"range", "lockfile"} else None
@@ -1654,6 +1655,29 @@ async def _row(
         note = f"{tag}, the tag at the pinned {terms.digest}"
         finding = replace(finding, reason=f"{note}; {finding.reason}" if finding.reason else note)
     return Row(dep, finding, lock_file, _info(catalog))
+
+
+async def _evaluated(
+    dep: Dependency,
+    catalog: Catalog,
+    lookups: Lookups,
+    how: tuple[ReleaseAgePolicy, datetime, str | None, LookupKey],
+) -> tuple[Catalog, Finding]:
+    """``lookups.evaluate`` of ``dep`` (``how``: policy, now, locked, key), its exclusions applied.
+
+    go.mod ``exclude``: those versions are no candidates, nor latest, for this row, and the row
+    names them where they changed the answer (``policy.evaluate.excluded_note``).
+    """
+    policy, now, locked, key = how
+    if not dep.excluded:
+        return await lookups.evaluate(dep, catalog, policy, now, locked, key)
+    versioning = VERSIONINGS[dep.versioning]
+    kept = without_excluded(catalog, dep.excluded, versioning)
+    evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
+    said = excluded_note(catalog, dep.excluded, finding.current, versioning, dep.file)
+    if said is not None:
+        finding = replace(finding, reason=f"{finding.reason}; {said}" if finding.reason else said)
+    return evaluated, finding
 
 
 def _another_tags_pin(finding: Finding, dep: Dependency, tag: str, catalog: Catalog) -> Finding:

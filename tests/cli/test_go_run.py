@@ -172,3 +172,29 @@ def test_a_go_new_major_is_a_major_update_like_a_crate_one(
     code, table = _table(fake_registry, tmp_path)
     assert "new major: github.com/acme/retracty/v3 v3.0.0" in table
     assert code == 0
+
+
+def test_go_mod_exclude_keeps_a_version_from_being_proposed(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """An excluded version is neither latest nor eligible, and the row names the exclusion."""
+    fake_registry.goproxy.add(
+        "golang.org/x/text", {"v0.14.0": OLD, "v0.22.0": OLD, "v0.30.0": OLD, "v0.31.0": OLD}
+    )
+    (tmp_path / "go.mod").write_text(
+        "module example.com/app\n\nrequire golang.org/x/text v0.14.0\n\n"
+        "replace golang.org/x/text => golang.org/x/text v0.22.0\n\n"
+        "exclude golang.org/x/text v0.31.0\n"
+    )
+
+    code, report = _go_run(fake_registry, tmp_path)
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["current"], row["latest"], row["eligible"], row["versionsBehind"]) == (
+        "v0.22.0",
+        "v0.30.0",
+        "v0.30.0",
+        1,
+    )
+    assert row["reason"] == "v0.31.0 excluded by an exclude directive in go.mod: not proposed"
+    assert code == 0

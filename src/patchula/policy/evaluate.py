@@ -190,6 +190,63 @@ def _evaluate(
     )
 
 
+def without_excluded(catalog: Catalog, excluded: Sequence[str], versioning: Versioning) -> Catalog:
+    """``catalog`` without the releases a manifest excludes (go.mod ``exclude``).
+
+    The go command's version queries skip excluded versions as they skip retracted ones
+    (``cmd/go/internal/modload``, ``CheckAllowed``; https://go.dev/ref/mod#go-mod-file-exclude):
+    they are never a candidate nor latest; latest falls to the newest stable release left that
+    is not yanked (a ``+incompatible`` one only when latest was one). ``catalog`` itself when it
+    holds none of them.
+    """
+    if not excluded:
+        return catalog
+    dropped = {version for version in excluded if catalog.release(version) is not None}
+    if not dropped:
+        return catalog
+    releases = tuple(r for r in catalog.releases if r.version not in dropped)
+    latest = catalog.latest
+    if latest in dropped:
+        incompatible = latest.endswith("+incompatible")
+        usable = [
+            r.version
+            for r in releases
+            if not r.yanked
+            and not r.prerelease
+            and versioning.is_stable(r.version)
+            and (incompatible or not r.version.endswith("+incompatible"))
+        ]
+        latest = max(usable, key=versioning.sort_key, default=None)
+    return replace(catalog, releases=releases, latest=latest)
+
+
+def excluded_note(
+    catalog: Catalog,
+    excluded: Sequence[str],
+    current: str | None,
+    versioning: Versioning,
+    where: str,
+) -> str | None:
+    """Name the excluded versions that change the answer: released, usable, newer than current.
+
+    ``catalog`` is the one before ``without_excluded``; ``where`` the manifest that excludes
+    them. ``None`` when no exclusion mattered.
+    """
+    if current is None or not versioning.is_valid(current):
+        return None
+    mattered = [
+        version
+        for version in excluded
+        if (rel := catalog.release(version)) is not None
+        and not rel.yanked
+        and versioning.is_stable(version)
+        and versioning.compare(version, current) > 0
+    ]
+    if not mattered:
+        return None
+    return f"{', '.join(mattered)} excluded by an exclude directive in {where}: not proposed"
+
+
 def _admit(
     candidates: Sequence[Release],
     current: str,
