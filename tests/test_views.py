@@ -17,7 +17,15 @@ CATALOG = Catalog(
     datasource="crates",
     package_name="serde",
     releases=(
-        Release("1.0.2", None, yanked=True, deprecated="use 1.0.3", prerelease=True, digest="ab"),
+        Release(
+            "1.0.2",
+            None,
+            yanked=True,
+            deprecated="use 1.0.3",
+            prerelease=True,
+            digest="ab",
+            yanked_reason="broken build",
+        ),
         Release("1.0.1", T - timedelta(days=3), installable=False),
     ),
     latest="1.0.1",

@@ -176,6 +176,8 @@ class Release(NamedTuple):
     installable: bool = True
     prerelease: bool = False
     digest: str | None = None
+    # Why the release was yanked or retracted (a Go ``retract`` comment), ``None`` when unsaid.
+    yanked_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,6 +159,7 @@ _RELEASE_TYPES: dict[str, tuple[type, ...]] = {
     "installable": (bool,),
     "prerelease": (bool,),
     "digest": _OPTIONAL_STR,
+    "yanked_reason": _OPTIONAL_STR,
 }
 
 

@@ -198,3 +198,33 @@ def test_go_mod_exclude_keeps_a_version_from_being_proposed(
     )
     assert row["reason"] == "v0.31.0 excluded by an exclude directive in go.mod: not proposed"
     assert code == 0
+
+
+def test_a_retracted_current_with_nothing_newer_is_outdated(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``retract [v1.2.0, v1.2.1]`` on current v1.2.0: outdated toward v1.1.0, rationale kept."""
+    fake_registry.goproxy.add(
+        "github.com/acme/retracty",
+        {"v1.1.0": OLD, "v1.2.0": OLD, "v1.2.1": OLD},
+        go_mod_extra="retract [v1.2.0, v1.2.1] // leaks credentials in logs",
+    )
+    (tmp_path / "go.mod").write_text(
+        "module example.com/app\n\nrequire github.com/acme/retracty v1.2.0\n"
+    )
+
+    code, report = _go_run(fake_registry, tmp_path, "--fail-on", "outdated")
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["status"], row["current"], row["latest"], row["eligible"]) == (
+        "outdated",
+        "v1.2.0",
+        "v1.1.0",
+        "v1.1.0",
+    )
+    assert row["reason"] == (
+        "current v1.2.0 is retracted: leaks credentials in logs; latest usable is v1.1.0"
+    )
+    assert code == 1
+    code, table = _table(fake_registry, tmp_path)
+    assert "is retracted: leaks credentials in logs" in table

@@ -332,7 +332,12 @@ def with_newer_majors(catalog: Catalog, majors: NewerMajors) -> Catalog:
     """
     known = {release.version for release in catalog.releases}
     added = [
-        Release(version=v, released_at=None, yanked=is_retracted(v, newer.retractions))
+        Release(
+            version=v,
+            released_at=None,
+            yanked=is_retracted(v, newer.retractions),
+            yanked_reason=retraction_rationale(v, newer.retractions),
+        )
         for newer in majors.found
         for v in newer.versions
         if v not in known
@@ -518,6 +523,11 @@ def is_retracted(version: str, retractions: Sequence[Retraction]) -> bool:
     return any(retraction.covers(version) for retraction in retractions)
 
 
+def retraction_rationale(version: str, retractions: Sequence[Retraction]) -> str | None:
+    """The comment of the first retraction covering ``version`` (``None``: none, or unsaid)."""
+    return next((r.rationale for r in retractions if r.covers(version) and r.rationale), None)
+
+
 def incompatible_visible(
     versions: Sequence[str], latest: LatestInfo | None, *, compatible_has_go_mod: bool | None = None
 ) -> bool:
@@ -561,7 +571,8 @@ def build_catalog(
     """Assemble the catalog from the listed versions, ``@latest`` and the retractions.
 
     Releases are the listed versions (or ``@latest``'s version when the list is empty), in
-    precedence order; retracted ones are ``yanked`` (a version that retracts itself included).
+    precedence order; retracted ones are ``yanked`` (a version that retracts itself included),
+    with the retract comment as ``yanked_reason``.
     Only ``@latest``'s version has a ``released_at``. ``latest`` is the highest stable listed
     version that is not retracted, ``+incompatible`` ones only when the go command shows them
     (``incompatible_visible``, told by ``compatible_has_go_mod`` whether the latest compatible
@@ -577,6 +588,7 @@ def build_catalog(
             version=version,
             released_at=latest.time if latest is not None and latest.version == version else None,
             yanked=is_retracted(version, retractions),
+            yanked_reason=retraction_rationale(version, retractions),
         )
         for version in names
     )

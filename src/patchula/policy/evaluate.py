@@ -135,6 +135,23 @@ def _evaluate(
         )
 
     candidates = _candidates(catalog, view, current, latest)
+    withdrawn_note = None
+    if current_rel is not None and current_rel.yanked and not candidates:
+        # A yanked or retracted current with nothing newer is no up-to-date row: the newest
+        # usable release is what to move to (the go command's @latest skips a retracted
+        # current and moves back, https://go.dev/ref/mod#go-mod-file-retract).
+        back = _usable_below(catalog, view, latest, current)
+        if back is None:
+            return Finding(
+                status="unknown",
+                reason=f"{_withdrawn(catalog, current_rel)}; {catalog.datasource} names no "
+                "usable release to move to",
+                current=current,
+                current_source=source,
+                current_released_at=current_rel.released_at,
+            )
+        candidates = [back]
+        withdrawn_note = f"latest usable is {back.version}"
     unknown_age = _UNKNOWN_AGE_TAGS if _is_tag_scheme(versioning) else _UNKNOWN_AGE
     admitted, held = _admit(candidates, current, versioning, policy, now, unknown_age)
     eligible = admitted[-1] if admitted else None
@@ -166,13 +183,15 @@ def _evaluate(
 
     return Finding(
         status=status,
-        reason=_notes(current_rel, latest_rel, latest, catalog, latest_note, admitted_note),
+        reason=_notes(
+            current_rel, latest_rel, latest, catalog, latest_note, admitted_note, withdrawn_note
+        ),
         current=current,
         current_source=source,
         latest=latest,
         eligible=eligible.version if eligible else None,
         update_type=update_type,
-        versions_behind=len(candidates),
+        versions_behind=0 if withdrawn_note else len(candidates),
         current_released_at=current_rel.released_at if current_rel else pseudo_time,
         latest_released_at=latest_rel.released_at if latest_rel else None,
         eligible_released_at=eligible.released_at if eligible else None,
@@ -245,6 +264,33 @@ def excluded_note(
     if not mattered:
         return None
     return f"{', '.join(mattered)} excluded by an exclude directive in {where}: not proposed"
+
+
+# What a withdrawn release is called per datasource (a Go module version is retracted).
+_WITHDRAWN_WORDS = {"goproxy": "retracted"}
+
+
+def _withdrawn(catalog: Catalog, rel: Release) -> str:
+    """``current v1.2.0 is retracted: <rationale>`` (``yanked`` outside Go)."""
+    word = _WITHDRAWN_WORDS.get(catalog.datasource, "yanked")
+    why = f": {rel.yanked_reason}" if rel.yanked_reason else ""
+    return f"current {rel.version} is {word}{why}"
+
+
+def _usable_below(
+    catalog: Catalog, view: CatalogView, latest: str | None, current: str
+) -> Release | None:
+    """The release a withdrawn current moves back to: latest, when usable and below current."""
+    rel = _find(catalog, latest, view)
+    if (
+        rel is None
+        or rel.yanked
+        or not rel.installable
+        or rel.deprecated is not None
+        or view.versioning.compare(rel.version, current) >= 0
+    ):
+        return None
+    return rel
 
 
 def _admit(
@@ -624,10 +670,12 @@ def _notes(
     catalog: Catalog,
     latest_note: str | None = None,
     admitted_note: str | None = None,
+    withdrawn_note: str | None = None,
 ) -> str | None:
     """Return facts worth a user's attention: yanked or deprecated current or latest, caveat.
 
-    ``admitted_note`` says the eligible release was admitted although its age is unknown.
+    ``admitted_note`` says the eligible release was admitted although its age is unknown;
+    ``withdrawn_note`` what a yanked current with nothing newer moves back to.
     """
     notes: list[str] = []
     if latest_note is not None:
@@ -635,7 +683,9 @@ def _notes(
     if admitted_note is not None:
         notes.append(admitted_note)
     if current_rel is not None and current_rel.yanked:
-        notes.append("current version is yanked")
+        notes.append(_withdrawn(catalog, current_rel))
+    if withdrawn_note is not None:
+        notes.append(withdrawn_note)
     if current_rel is not None and current_rel.deprecated is not None:
         notes.append(f"current version is deprecated: {current_rel.deprecated}")
     if latest is None:
@@ -644,7 +694,8 @@ def _notes(
         if latest_rel.deprecated is not None:
             notes.append(f"latest {latest} is deprecated ({latest_rel.deprecated}); not proposed")
         elif latest_rel.yanked:
-            notes.append(f"latest {latest} is yanked; not proposed")
+            word = _WITHDRAWN_WORDS.get(catalog.datasource, "yanked")
+            notes.append(f"latest {latest} is {word}; not proposed")
     if catalog.caveat:
         notes.append(catalog.caveat)
     if catalog.note:
