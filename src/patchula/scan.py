@@ -53,7 +53,13 @@ from patchula.discovery import (
     resolve_tree_path,
     tree_symlink_refusal,
 )
-from patchula.errors import LookupFailed, ManifestError, NotCached, RepositoryUnreadable
+from patchula.errors import (
+    LookupFailed,
+    ManifestError,
+    NotCached,
+    PackageNotFound,
+    RepositoryUnreadable,
+)
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
 from patchula.manager.paths import RULES
@@ -1614,6 +1620,7 @@ async def _row(
     if use == "tracked":
         return Row(dep, await _tracked(dep, tag, lookups, key))
     catalog = await lookups.get(key)
+    dep, key, catalog = await _go_package_module(dep, key, catalog, lookups, view)
     if isinstance(catalog, LookupFailed):
         # What the checkout itself says is still known: the locked version or exact pin.
         pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
@@ -1655,6 +1662,49 @@ async def _row(
         note = f"{tag}, the tag at the pinned {terms.digest}"
         finding = replace(finding, reason=f"{note}; {finding.reason}" if finding.reason else note)
     return Row(dep, finding, lock_file, _info(catalog))
+
+
+# How many parent paths of a ``go:`` tool's package path are tried for its module.
+MAX_GO_PACKAGE_PARENTS = 6
+
+
+async def _go_package_module(
+    dep: Dependency,
+    key: LookupKey,
+    catalog: Catalog | LookupFailed,
+    lookups: Lookups,
+    view: CheckoutAccess,
+) -> tuple[Dependency, LookupKey, Catalog | LookupFailed]:
+    """A ``go:`` tool named by a package path below its module: look up the module instead.
+
+    ``go:github.com/acme/tool/cmd/tool`` is what ``go install`` takes; the proxy knows only the
+    module. mise tries the path, then each parent until ``go list -m`` knows one
+    (``trim_after_last_slash`` in jdx/mise ``src/backend/go.rs``); so does this, for a path
+    the proxy does not know (404/410), at most ``MAX_GO_PACKAGE_PARENTS`` parents and never
+    the bare host. The row then names the module as ``package_name`` and says whose package it
+    is; with no module found it keeps the path's own not-found answer. Other rows as they are.
+    """
+    if (
+        not isinstance(catalog, PackageNotFound)
+        or dep.datasource != "goproxy"
+        or dep.manager not in TOOL_MANAGERS
+    ):
+        return dep, key, catalog
+    path = dep.package_name
+    for _ in range(MAX_GO_PACKAGE_PARENTS):
+        path = path.rpartition("/")[0]
+        if "/" not in path:
+            break
+        parent_key = lookups.key(dep.datasource, path, view)
+        found = await lookups.get(parent_key)
+        if isinstance(found, PackageNotFound):
+            continue
+        note = f"{dep.package_name} is a package of the module {path}"
+        moved = replace(
+            dep, package_name=path, note="; ".join(part for part in (dep.note, note) if part)
+        )
+        return moved, parent_key, found
+    return dep, key, catalog
 
 
 async def _evaluated(
