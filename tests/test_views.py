@@ -16,7 +16,15 @@ CATALOG = Catalog(
     datasource="crates",
     package_name="serde",
     releases=(
-        Release("1.0.2", None, yanked=True, deprecated="use 1.0.3", prerelease=True, digest="ab"),
+        Release(
+            "1.0.2",
+            None,
+            yanked=True,
+            deprecated="use 1.0.3",
+            prerelease=True,
+            digest="ab",
+            yanked_reason="broken build",
+        ),
         Release("1.0.1", T - timedelta(days=3), installable=False),
     ),
     latest="1.0.1",
@@ -28,6 +36,7 @@ CATALOG = Catalog(
     lists_every_version=False,
     successor="serde2 2.0.0",
     caveat="the check for a successor failed",
+    note="newer majors probed up to a bound",
 )
 
 

@@ -72,6 +72,9 @@ class Dependency(msgspec.Struct, frozen=True):
     # index 'pytorch'``: uv ``explicit = true``, Poetry ``priority = "explicit"``); the row is
     # skipped unless the run's PyPI registry is configured (``--registry pypi=URL``).
     sole_index: str | None = None
+    # Versions of ``package_name`` the manifest excludes (go.mod ``exclude``): never current's
+    # replacement candidates nor latest (cmd/go modload.CheckAllowed).
+    excluded: tuple[str, ...] = ()
 
 
 class LockedPackage(msgspec.Struct, frozen=True):
@@ -177,6 +180,8 @@ class Release(NamedTuple):
     installable: bool = True
     prerelease: bool = False
     digest: str | None = None
+    # Why the release was yanked or retracted (a Go ``retract`` comment), ``None`` when unsaid.
+    yanked_reason: str | None = None
 
 
 class Catalog(msgspec.Struct, frozen=True):
@@ -192,8 +197,11 @@ class Catalog(msgspec.Struct, frozen=True):
     is false for registries whose list omits valid versions (the Go proxy's ``@v/list`` leaves
     out pseudo-versions), so a current version missing from it is not suspicious.
     ``successor`` names a newer major version published under another name (a Go module's
-    ``/v2`` path) as ``"<name> <version>"``. ``caveat`` is a fact every row of this package
-    should report, e.g. that the check for such a successor failed. ``published_later`` are
+    ``/v2`` path) as ``"<name> <version>"``. ``caveat`` is a part of the lookup that failed
+    while the releases were read (the check for such a successor): every row of this package
+    reports it and counts as a failed lookup (``Finding.lookup_failure``). ``note`` is a fact
+    every row of this package reports that is no failure (the Go proxy probed as many newer
+    majors as it does at most). ``published_later`` are
     the versions left out of ``releases`` because they were published after the time the run
     evaluates (``--now`` in the past): known to exist, not yet released then.
     """
@@ -211,6 +219,7 @@ class Catalog(msgspec.Struct, frozen=True):
     successor: str | None = None
     caveat: str | None = None
     published_later: tuple[str, ...] = ()
+    note: str | None = None
 
     def release(self, version: str) -> Release | None:
         """Return the release with exactly this version string, or ``None``."""
@@ -316,6 +325,11 @@ class Finding(msgspec.Struct, frozen=True):
     ``proposed`` is the value to write for the eligible release at the precision the
     declaration uses, for schemes that keep one (mise: ``20`` → ``22``, not ``22.12.0``);
     ``None`` when nothing is proposed or the scheme keeps no precision.
+
+    ``lookup_failure`` says which part of the lookup failed although the verdict stands on what
+    was read (a Go module's check for a newer major: the row may be behind a major it could not
+    see); such a row counts as a failed lookup (exit 3), whatever its status. ``None`` when the
+    whole lookup succeeded.
     """
 
     status: Status
@@ -337,6 +351,7 @@ class Finding(msgspec.Struct, frozen=True):
     new_digest: str | None = None
     date_sources: tuple[tuple[str, str], ...] = ()
     proposed: str | None = None
+    lookup_failure: str | None = None
 
 
 class FetchResponse(msgspec.Struct, frozen=True):

@@ -44,6 +44,7 @@ RECORD_FORMAT = 6  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # Poetry `||` constraints are unions (were skipped), Python rows carry their prerelease opt-in
 # and the package index they are pinned to
 # also 6: npm specs of other protocols (jsr:, exec:) and directories skipped, not looked up
+# also 6: go.mod exclude directives (Dependency.excluded)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

@@ -59,6 +59,7 @@ from patchula.errors import (
     ManifestError,
     NotCached,
     NotUtf8Error,
+    PackageNotFound,
     RepositoryUnreadable,
 )
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
@@ -80,6 +81,7 @@ from patchula.models import (
 from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
+from patchula.policy.evaluate import excluded_note, without_excluded
 from patchula.records import (
     RECORD_FORMAT,
     Extracted,
@@ -1632,6 +1634,7 @@ async def _row(
     if use == "tracked":
         return Row(dep, await _tracked(dep, tag, lookups, key))
     catalog = await lookups.get(key)
+    dep, key, catalog = await _go_package_module(dep, key, catalog, lookups, view)
     if isinstance(catalog, LookupFailed):
         # What the checkout itself says is still known: the locked version or exact pin.
         pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
@@ -1652,7 +1655,7 @@ async def _row(
             tracked = await _tracked(dep, found, lookups, key, kind="tag")
             return Row(dep, tracked, lock_file, _info(catalog))
         judged, tag = replace(dep, constraint=found), found
-    catalog, finding = await lookups.evaluate(judged, catalog, policy, now, locked, key)
+    catalog, finding = await _evaluated(judged, catalog, lookups, (policy, now, locked, key))
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
     note = item.note if finding.current_source in {"range", "lockfile"} else None
@@ -1673,6 +1676,72 @@ async def _row(
         note = f"{tag}, the tag at the pinned {terms.digest}"
         finding = replace(finding, reason=f"{note}; {finding.reason}" if finding.reason else note)
     return Row(dep, finding, lock_file, _info(catalog))
+
+
+# How many parent paths of a ``go:`` tool's package path are tried for its module.
+MAX_GO_PACKAGE_PARENTS = 6
+
+
+async def _go_package_module(
+    dep: Dependency,
+    key: LookupKey,
+    catalog: Catalog | LookupFailed,
+    lookups: Lookups,
+    view: CheckoutAccess,
+) -> tuple[Dependency, LookupKey, Catalog | LookupFailed]:
+    """A ``go:`` tool named by a package path below its module: look up the module instead.
+
+    ``go:github.com/acme/tool/cmd/tool`` is what ``go install`` takes; the proxy knows only the
+    module. mise tries the path, then each parent until ``go list -m`` knows one
+    (``trim_after_last_slash`` in jdx/mise ``src/backend/go.rs``); so does this, for a path
+    the proxy does not know (404/410), at most ``MAX_GO_PACKAGE_PARENTS`` parents and never
+    the bare host. The row then names the module as ``package_name`` and says whose package it
+    is; with no module found it keeps the path's own not-found answer. Other rows as they are.
+    """
+    if (
+        not isinstance(catalog, PackageNotFound)
+        or dep.datasource != "goproxy"
+        or dep.manager not in TOOL_MANAGERS
+    ):
+        return dep, key, catalog
+    path = dep.package_name
+    for _ in range(MAX_GO_PACKAGE_PARENTS):
+        path = path.rpartition("/")[0]
+        if "/" not in path:
+            break
+        parent_key = lookups.key(dep.datasource, path, view)
+        found = await lookups.get(parent_key)
+        if isinstance(found, PackageNotFound):
+            continue
+        note = f"{dep.package_name} is a package of the module {path}"
+        moved = replace(
+            dep, package_name=path, note="; ".join(part for part in (dep.note, note) if part)
+        )
+        return moved, parent_key, found
+    return dep, key, catalog
+
+
+async def _evaluated(
+    dep: Dependency,
+    catalog: Catalog,
+    lookups: Lookups,
+    how: tuple[ReleaseAgePolicy, datetime, str | None, LookupKey],
+) -> tuple[Catalog, Finding]:
+    """``lookups.evaluate`` of ``dep`` (``how``: policy, now, locked, key), its exclusions applied.
+
+    go.mod ``exclude``: those versions are no candidates, nor latest, for this row, and the row
+    names them where they changed the answer (``policy.evaluate.excluded_note``).
+    """
+    policy, now, locked, key = how
+    if not dep.excluded:
+        return await lookups.evaluate(dep, catalog, policy, now, locked, key)
+    versioning = VERSIONINGS[dep.versioning]
+    kept = without_excluded(catalog, dep.excluded, versioning)
+    evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
+    said = excluded_note(catalog, dep.excluded, finding.current, versioning, dep.file)
+    if said is not None:
+        finding = replace(finding, reason=f"{finding.reason}; {said}" if finding.reason else said)
+    return evaluated, finding
 
 
 def _another_tags_pin(finding: Finding, dep: Dependency, tag: str, catalog: Catalog) -> Finding:

@@ -149,6 +149,7 @@ _CATALOG_TYPES: dict[str, tuple[type, ...]] = {
     "lists_every_version": (bool,),
     "successor": _OPTIONAL_STR,
     "caveat": _OPTIONAL_STR,
+    "note": _OPTIONAL_STR,
 }
 _RELEASE_TYPES: dict[str, tuple[type, ...]] = {
     "version": (str,),
@@ -157,6 +158,7 @@ _RELEASE_TYPES: dict[str, tuple[type, ...]] = {
     "installable": (bool,),
     "prerelease": (bool,),
     "digest": _OPTIONAL_STR,
+    "yanked_reason": _OPTIONAL_STR,
 }
 
 

@@ -66,3 +66,42 @@ def test_cargo_workspace_with_lock(fake_registry: FakeRegistry, tmp_path: Path) 
     assert rows[("app/Cargo.toml", "local")]["status"] == "skipped"
     assert rows[("Cargo.toml", "serde")]["depType"] == "workspace.dependencies"
     assert result.exit_code == 0
+
+
+def test_a_yanked_locked_crate_with_nothing_newer_is_outdated(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Cargo.lock on yanked 1.2.0, 1.1.0 the newest usable: outdated, shown, --fail-on exits 1."""
+    fake_registry.crates.add("yankme", {"1.1.0": OLD, "1.2.0": OLD}, yanked={"1.2.0"})
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\nversion = "0.1.0"\n[dependencies]\nyankme = "1.1"\n'
+    )
+    (tmp_path / "Cargo.lock").write_text(
+        'version = 4\n[[package]]\nname = "app"\nversion = "0.1.0"\n'
+        '[[package]]\nname = "yankme"\nversion = "1.2.0"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(tmp_path),
+            "--format",
+            "json",
+            "--no-cache",
+            "--fail-on",
+            "outdated",
+            "--registry",
+            f"crates={fake_registry.url('crates-index')}",
+        ],
+        catch_exceptions=False,
+    )
+    (row,) = json.loads(result.stdout)["repositories"][0]["dependencies"]
+    assert (row["status"], row["current"], row["latest"], row["eligible"]) == (
+        "outdated",
+        "1.2.0",
+        "1.1.0",
+        "1.1.0",
+    )
+    assert row["reason"] == "current 1.2.0 is yanked; latest usable is 1.1.0"
+    assert result.exit_code == 1

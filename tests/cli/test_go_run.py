@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -77,3 +78,153 @@ def test_go_module_end_to_end(fake_registry: FakeRegistry, tmp_path: Path) -> No
     ]
     assert fake_registry.host("goproxy").requests == 15  # and a /v2 probe per module
     assert toml["libyears"] == 0.0
+
+
+def _go_run(fake_registry: FakeRegistry, repo: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    """``patchula run --format json`` of ``repo`` against the fake proxy: exit code and report."""
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(repo),
+            "--format",
+            "json",
+            "--no-cache",
+            "--registry",
+            f"goproxy={fake_registry.url('goproxy')}",
+            *extra,
+        ],
+        catch_exceptions=False,
+    )
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _table(fake_registry: FakeRegistry, repo: Path, *extra: str) -> tuple[int, str]:
+    """The default table (no -v) of ``repo`` against the fake proxy: exit code and text."""
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(repo),
+            "--no-cache",
+            "--registry",
+            f"goproxy={fake_registry.url('goproxy')}",
+            *extra,
+        ],
+        catch_exceptions=False,
+    )
+    return result.exit_code, result.stdout
+
+
+def test_a_failed_new_major_check_is_a_failed_lookup(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A 500 on the next major's list: the row says so by default, failedLookups 1, exit 3."""
+    fake_registry.goproxy.add("gopkg.in/yaml.v2", {"v2.4.0": OLD})
+    fake_registry.goproxy.add("gopkg.in/yaml.v3", {"v3.0.1": OLD})
+    (tmp_path / "go.mod").write_text("module example.com/app\n\nrequire gopkg.in/yaml.v2 v2.4.0\n")
+    route = "GET /gopkg.in/yaml.v3/@v/list"
+    fake_registry.host("goproxy").server_error_next(20, 500, route=route)
+
+    code, report = _go_run(fake_registry, tmp_path, "--fail-on", "outdated")
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert row["lookupFailure"].startswith("could not check for a newer major (gopkg.in/yaml.v3): ")
+    assert "500" in row["lookupFailure"]
+    assert row["majorAvailable"] is None
+    assert report["summary"]["failedLookups"] == 1
+    assert code == 3
+
+    fake_registry.host("goproxy").server_error_next(20, 500, route=route)
+    code, table = _table(fake_registry, tmp_path)
+    assert "could not check for a newer major" in table
+    assert "gopkg.in/yaml.v2" in table
+    assert code == 3
+
+
+def test_a_go_new_major_is_a_major_update_like_a_crate_one(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """The newest major path's release is latest and eligible: outdated, major, by default."""
+    fake_registry.goproxy.add("github.com/acme/retracty", {"v1.0.0": OLD, "v1.1.0": OLD})
+    fake_registry.goproxy.add("github.com/acme/retracty/v2", {"v2.1.0": OLD})
+    fake_registry.goproxy.add("github.com/acme/retracty/v3", {"v3.0.0": OLD})
+    (tmp_path / "go.mod").write_text(
+        "module example.com/app\n\nrequire github.com/acme/retracty v1.1.0\n"
+    )
+
+    code, report = _go_run(fake_registry, tmp_path, "--fail-on", "major")
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["status"], row["latest"], row["eligible"], row["updateType"]) == (
+        "outdated",
+        "v3.0.0",
+        "v3.0.0",
+        "major",
+    )
+    assert row["majorAvailable"] == "github.com/acme/retracty/v3 v3.0.0"
+    assert row["versionsBehind"] == 2
+    assert row["latestReleasedAt"].startswith("2025-01-01T00:00:00")
+    assert code == 1
+    # Its publish time is read under its own path (for libyears and the release-age policy).
+    routes = fake_registry.host("goproxy").requests_by_route
+    assert "GET /github.com/acme/retracty/v3/@v/v3.0.0.info" in routes
+    code, table = _table(fake_registry, tmp_path)
+    assert "new major: github.com/acme/retracty/v3 v3.0.0" in table
+    assert code == 0
+
+
+def test_go_mod_exclude_keeps_a_version_from_being_proposed(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """An excluded version is neither latest nor eligible, and the row names the exclusion."""
+    fake_registry.goproxy.add(
+        "golang.org/x/text", {"v0.14.0": OLD, "v0.22.0": OLD, "v0.30.0": OLD, "v0.31.0": OLD}
+    )
+    (tmp_path / "go.mod").write_text(
+        "module example.com/app\n\nrequire golang.org/x/text v0.14.0\n\n"
+        "replace golang.org/x/text => golang.org/x/text v0.22.0\n\n"
+        "exclude golang.org/x/text v0.31.0\n"
+    )
+
+    code, report = _go_run(fake_registry, tmp_path)
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["current"], row["latest"], row["eligible"], row["versionsBehind"]) == (
+        "v0.22.0",
+        "v0.30.0",
+        "v0.30.0",
+        1,
+    )
+    assert row["reason"] == "v0.31.0 excluded by an exclude directive in go.mod: not proposed"
+    assert code == 0
+
+
+def test_a_retracted_current_with_nothing_newer_is_outdated(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``retract [v1.2.0, v1.2.1]`` on current v1.2.0: outdated toward v1.1.0, rationale kept."""
+    fake_registry.goproxy.add(
+        "github.com/acme/retracty",
+        {"v1.1.0": OLD, "v1.2.0": OLD, "v1.2.1": OLD},
+        go_mod_extra="retract [v1.2.0, v1.2.1] // leaks credentials in logs",
+    )
+    (tmp_path / "go.mod").write_text(
+        "module example.com/app\n\nrequire github.com/acme/retracty v1.2.0\n"
+    )
+
+    code, report = _go_run(fake_registry, tmp_path, "--fail-on", "outdated")
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["status"], row["current"], row["latest"], row["eligible"]) == (
+        "outdated",
+        "v1.2.0",
+        "v1.1.0",
+        "v1.1.0",
+    )
+    assert row["reason"] == (
+        "current v1.2.0 is retracted: leaks credentials in logs; latest usable is v1.1.0"
+    )
+    assert code == 1
+    code, table = _table(fake_registry, tmp_path)
+    assert "is retracted: leaks credentials in logs" in table

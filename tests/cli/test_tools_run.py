@@ -359,3 +359,47 @@ def test_the_table_shows_the_proposal_at_the_declared_precision(
     assert lines["20"][eligible] == "24 (24.13.1)"
     assert lines["lts/iron"][eligible] == "lts/krypton (24.13.1)"
     assert lines["22.12.0"][eligible] == "24.13.1"
+
+
+def test_a_go_backend_package_path_walks_up_to_its_module(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``go:<module>/cmd/tool``: the parents are tried until the proxy knows one, as mise does."""
+    fake_registry.goproxy.add("github.com/acme/retracty", {"v1.0.0": OLD, "v1.1.0": OLD})
+    (tmp_path / "mise.toml").write_text(
+        '[tools]\n"go:github.com/acme/retracty/cmd/tool" = "1.0.0"\n'
+    )
+    code, report = _run(
+        fake_registry, tmp_path, "--registry", f"goproxy={fake_registry.url('goproxy')}"
+    )
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["packageName"], row["current"], row["latest"], row["status"]) == (
+        "github.com/acme/retracty",
+        "1.0.0",
+        "1.1.0",
+        "outdated",
+    )
+    assert row["reason"] == (
+        "github.com/acme/retracty/cmd/tool is a package of the module github.com/acme/retracty"
+    )
+    routes = fake_registry.host("goproxy").requests_by_route
+    assert "GET /github.com/acme/retracty/cmd/tool/@v/list" in routes
+    assert "GET /github.com/acme/retracty/cmd/@v/list" in routes
+    assert code == 0
+
+
+def test_a_go_backend_path_no_parent_of_which_is_a_module_stays_not_found(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """No parent is known either: the row keeps the not-found error of the path as written."""
+    (tmp_path / "mise.toml").write_text('[tools]\n"go:example.com/none/cmd/tool" = "1.0.0"\n')
+    code, report = _run(
+        fake_registry, tmp_path, "--registry", f"goproxy={fake_registry.url('goproxy')}"
+    )
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["status"], row["packageName"]) == ("error", "example.com/none/cmd/tool")
+    assert "example.com/none/cmd/tool" in row["reason"]
+    routes = fake_registry.host("goproxy").requests_by_route
+    assert "GET /example.com/none/@v/list" in routes
+    assert "GET /example.com/@v/list" not in routes
+    assert code == 3

@@ -393,7 +393,67 @@ async def test_new_major_module_path_is_reported(fake_registry: FakeRegistry) ->
     fake_registry.goproxy.add("example.com/lib/v2", {"v2.0.0": T1, "v2.1.0": T2, "v2.2.0-rc.1": T3})
     catalog = await _catalog(fake_registry, "example.com/lib")
     assert catalog.successor == "example.com/lib/v2 v2.1.0"
-    assert catalog.latest == "v1.0.0"
+    # Its releases are the module's: a new major is a major update (Renovate's go datasource).
+    assert catalog.latest == "v2.1.0"
+    assert [r.version for r in catalog.releases] == ["v1.0.0", "v2.0.0", "v2.1.0", "v2.2.0-rc.1"]
+
+
+@pytest.mark.anyio
+async def test_successive_new_majors_are_probed_until_one_is_missing(
+    fake_registry: FakeRegistry,
+) -> None:
+    """/v2, /v3 … are probed until a 404 (renovatebot/renovate#19112); the highest is reported."""
+    fake_registry.goproxy.add("github.com/acme/retracty", {"v1.0.0": T1})
+    fake_registry.goproxy.add("github.com/acme/retracty/v2", {"v2.1.0": T1})
+    fake_registry.goproxy.add(
+        "github.com/acme/retracty/v3", {"v3.0.0": T2, "v3.1.0": T3}, retracted={"v3.1.0": "oops"}
+    )
+    fake_registry.goproxy.add("github.com/acme/modv2/v2", {"v2.0.0": T1})
+    fake_registry.goproxy.add("github.com/acme/modv2/v3", {"v3.0.0": T1})
+    fake_registry.goproxy.add("github.com/acme/modv2/v4", {"v4.1.0": T2})
+    fake_registry.goproxy.add("gopkg.in/yaml.v2", {"v2.4.0": T1})
+    fake_registry.goproxy.add("gopkg.in/yaml.v3", {"v3.0.1": T2})
+
+    retracty = await _catalog(fake_registry, "github.com/acme/retracty")
+    assert retracty.successor == "github.com/acme/retracty/v3 v3.0.0"
+    assert retracty.latest == "v3.0.0"
+    assert [(r.version, r.yanked) for r in retracty.releases][-1] == ("v3.1.0", True)
+    modv2 = await _catalog(fake_registry, "github.com/acme/modv2/v2")
+    assert modv2.successor == "github.com/acme/modv2/v4 v4.1.0"
+    yaml = await _catalog(fake_registry, "gopkg.in/yaml.v2")
+    assert yaml.successor == "gopkg.in/yaml.v3 v3.0.1"
+    assert (retracty.note, retracty.caveat) == (None, None)
+    routes = fake_registry.host("goproxy").requests_by_route
+    assert "GET /github.com/acme/retracty/v4/@v/list" in routes
+    assert "GET /github.com/acme/modv2/v5/@v/list" in routes
+    assert "GET /gopkg.in/yaml.v4/@v/list" in routes
+
+
+@pytest.mark.anyio
+async def test_the_major_probing_bound_is_said_on_the_catalog(
+    fake_registry: FakeRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Probing stops after ``MAX_MAJOR_PROBES`` paths, and the catalog's note says so."""
+    monkeypatch.setattr(goproxy, "MAX_MAJOR_PROBES", 2)
+    fake_registry.goproxy.add("example.com/many", {"v1.0.0": T1})
+    fake_registry.goproxy.add("example.com/many/v2", {"v2.0.0": T1})
+    fake_registry.goproxy.add("example.com/many/v3", {"v3.0.0": T1})
+    fake_registry.goproxy.add("example.com/many/v4", {"v4.0.0": T1})
+    catalog = await _catalog(fake_registry, "example.com/many")
+    assert catalog.successor == "example.com/many/v3 v3.0.0"
+    assert catalog.note == (
+        "newer majors probed up to example.com/many/v3 (2 at most): a newer one may exist"
+    )
+    assert "GET /example.com/many/v4/@v/list" not in fake_registry.host("goproxy").requests_by_route
+
+
+def test_a_version_of_a_newer_major_is_dated_under_its_own_path() -> None:
+    """``.info`` of a newer major's version is asked under that major's module path."""
+    assert goproxy.version_path("example.com/m", "v1.2.0") == "example.com/m"
+    assert goproxy.version_path("example.com/m", "v3.0.0") == "example.com/m/v3"
+    assert goproxy.version_path("example.com/m", "v3.0.0+incompatible") == "example.com/m"
+    assert goproxy.version_path("example.com/m/v2", "v4.1.0") == "example.com/m/v4"
+    assert goproxy.version_path("gopkg.in/yaml.v2", "v3.0.1") == "gopkg.in/yaml.v3"
 
 
 @pytest.mark.anyio

@@ -436,3 +436,18 @@ def test_a_huge_version_is_named_briefly() -> None:
     assert problem.message.startswith("invalid module version 'v1.99999")
     assert "(5005 characters)" in problem.message
     assert len(problem.message) < 120
+
+
+def test_excluded_versions_ride_on_the_row_of_the_path_looked_up() -> None:
+    """``exclude`` lines (single and block) give the row of that module path its ``excluded``."""
+    result = _text(
+        "module example.com/app\n\n"
+        "require (\n\texample.com/a v1.0.0\n\texample.com/b v1.0.0\n)\n\n"
+        "exclude example.com/a v1.3.0\n"
+        "exclude (\n\texample.com/a v1.4.0 // broken\n\texample.com/other v2.0.0\n)\n"
+    )
+    assert {d.name: d.excluded for d in result.dependencies} == {
+        "example.com/a": ("v1.3.0", "v1.4.0"),
+        "example.com/b": (),
+    }
+    assert result.problems == ()

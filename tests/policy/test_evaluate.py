@@ -296,7 +296,7 @@ def test_yanked_current_is_flagged() -> None:
     """A pin to a yanked release is reported with that fact in the reason."""
     cat = _py_catalog(_rel("1.0", 100, yanked=True), _rel("1.1", 50), latest="1.1")
     f = evaluate(_py_dep("==1.0"), cat, pep440, NO_WAIT, NOW)
-    assert f.reason == "current version is yanked"
+    assert f.reason == "current 1.0 is yanked"
     assert f.eligible == "1.1"
 
 
@@ -784,3 +784,59 @@ def test_libyears_never_count_a_deprecated_latest_that_is_not_proposed() -> None
         "2.0.4",
         round(40 / 365.25, 4),
     )
+
+
+def test_a_yanked_current_with_nothing_newer_is_outdated_toward_the_newest_usable() -> None:
+    """A yanked pin with no newer release is not up to date: latest is the newest usable one."""
+    cat = _py_catalog(_rel("1.1", 100), _rel("1.2", 50, yanked=True), latest="1.1")
+    f = evaluate(_py_dep("==1.2"), cat, pep440, NO_WAIT, NOW)
+    assert (f.status, f.current, f.latest, f.eligible, f.versions_behind) == (
+        "outdated",
+        "1.2",
+        "1.1",
+        "1.1",
+        0,
+    )
+    assert f.reason == "current 1.2 is yanked; latest usable is 1.1"
+
+
+def test_a_retracted_go_current_is_named_retracted_with_its_rationale() -> None:
+    """Go: "retracted" (not "yanked") and the retract comment; the newest usable is proposed."""
+    from patchula.versioning import go  # noqa: PLC0415 - the one Go test here
+
+    dep = Dependency(
+        manager="go_mod",
+        file="go.mod",
+        line=3,
+        name="example.com/m",
+        package_name="example.com/m",
+        datasource="goproxy",
+        versioning="go",
+        dep_type="require",
+        declared="v1.2.0",
+        constraint="v1.2.0",
+    )
+    cat = Catalog(
+        datasource="goproxy",
+        package_name="example.com/m",
+        releases=(
+            _rel("v1.1.0", 100),
+            _rel("v1.2.0", 50, yanked=True, yanked_reason="published from the wrong branch"),
+        ),
+        latest="v1.1.0",
+        fetched_at=NOW,
+        lists_every_version=False,
+    )
+    f = evaluate(dep, cat, go, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.eligible) == ("outdated", "v1.1.0", "v1.1.0")
+    assert f.reason == (
+        "current v1.2.0 is retracted: published from the wrong branch; latest usable is v1.1.0"
+    )
+
+
+def test_a_withdrawn_current_with_no_usable_release_is_unknown_not_up_to_date() -> None:
+    """Every release yanked: nothing to move to, and the row says so instead of up to date."""
+    cat = _py_catalog(_rel("1.1", 100, yanked=True), _rel("1.2", 50, yanked=True), latest=None)
+    f = evaluate(_py_dep("==1.2"), cat, pep440, NO_WAIT, NOW)
+    assert f.status == "unknown"
+    assert f.reason == "current 1.2 is yanked; pypi names no usable release to move to"

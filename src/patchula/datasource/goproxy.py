@@ -164,14 +164,66 @@ async def _catalog_from(fetch: Fetch, base_url: str, package_name: str) -> Catal
         reused=all(response.cache == "fresh" for response in used),
         compatible_has_go_mod=compatible_has_go_mod,
     )
-    try:
-        successor = await _next_major(fetch, base_url, package_name)
-    except LookupFailed as exc:
-        # The module's own versions are known; only the new-major check failed: say so on the
-        # row instead of losing the row.
-        path = next_major_path(package_name)
-        return replace(catalog, caveat=f"could not check for a newer major ({path}): {exc}")
-    return replace(catalog, successor=successor)
+    majors = await _newer_majors(fetch, base_url, package_name)
+    return with_newer_majors(catalog, majors)
+
+
+# How many newer major module paths one lookup probes at most (/v(N+1) … /v(N+8)), one
+# ``@v/list`` each: Renovate probes until one is missing, unbounded
+# (renovatebot/renovate#19112); a bound keeps a module that skipped majors (go-github is at
+# /v7x) from costing a request per major, and the row says when it stopped the probing.
+MAX_MAJOR_PROBES = 8
+
+
+class NewerMajor(msgspec.Struct, frozen=True):
+    """One newer major module path the proxy lists: its versions and their retractions."""
+
+    path: str
+    versions: tuple[str, ...]
+    retractions: tuple[Retraction, ...] = ()
+
+
+class NewerMajors(msgspec.Struct, frozen=True):
+    """What probing the newer major paths found: the paths, a failure, the bound reached."""
+
+    found: tuple[NewerMajor, ...] = ()
+    failure: str | None = None
+    bounded: str | None = None
+
+
+def module_major(module: str) -> int | None:
+    """Return the major version a module path stands for (``/vN`` or gopkg.in ``.vN``).
+
+    ``example.com/m`` (v0 and v1 share the path) → 1; ``example.com/m/v3`` → 3;
+    ``gopkg.in/yaml.v2`` → 2; ``None`` for a gopkg.in path without ``.vN``.
+    """
+    # At most 9 digits: a longer major is no real module (and int() of 4,301 digits raises).
+    gopkg = re.fullmatch(r"gopkg\.in/.+\.v(\d{1,9})", module)
+    if gopkg:
+        return int(gopkg.group(1))
+    if module.startswith("gopkg.in/"):
+        return None
+    suffix = re.fullmatch(r".+/v(\d{1,9})", module)
+    if suffix and int(suffix.group(1)) >= 2:  # noqa: PLR2004 - /v0 and /v1 are not major suffixes
+        return int(suffix.group(1))
+    return 1
+
+
+def major_path(module: str, major: int) -> str | None:
+    """Return the path of ``module``'s major version ``major`` (https://go.dev/ref/mod#major-version-suffixes).
+
+    ``(example.com/m/v2, 4)`` → ``example.com/m/v4``; ``(example.com/m/v2, 1)`` →
+    ``example.com/m``; ``(gopkg.in/yaml.v2, 3)`` → ``gopkg.in/yaml.v3``. ``None`` when the path
+    has no major (a gopkg.in path without ``.vN``).
+    """
+    gopkg = re.fullmatch(r"(gopkg\.in/.+\.v)\d{1,9}", module)
+    if gopkg:
+        return f"{gopkg.group(1)}{major}"
+    if module.startswith("gopkg.in/"):
+        return None
+    suffix = re.fullmatch(r"(.+)/v(\d{1,9})", module)
+    base = suffix.group(1) if suffix and int(suffix.group(2)) >= 2 else module  # noqa: PLR2004
+    return base if major < 2 else f"{base}/v{major}"  # noqa: PLR2004 - v0/v1 share the path
 
 
 def next_major_path(module: str) -> str | None:
@@ -180,38 +232,136 @@ def next_major_path(module: str) -> str | None:
     ``example.com/m`` → ``example.com/m/v2``; ``example.com/m/v3`` → ``example.com/m/v4``;
     ``gopkg.in/yaml.v2`` → ``gopkg.in/yaml.v3``.
     """
-    # At most 9 digits: a longer major is no real module (and int() of 4,301 digits raises).
-    gopkg = re.fullmatch(r"(gopkg\.in/.+\.v)(\d{1,9})", module)
-    if gopkg:
-        return f"{gopkg.group(1)}{int(gopkg.group(2)) + 1}"
-    suffix = re.fullmatch(r"(.+)/v(\d{1,9})", module)
-    if suffix and int(suffix.group(2)) >= 2:  # noqa: PLR2004 - /v0 and /v1 are not major suffixes
-        return f"{suffix.group(1)}/v{int(suffix.group(2)) + 1}"
-    if module.startswith("gopkg.in/"):
-        return None
-    return f"{module}/v2"
+    major = module_major(module)
+    return None if major is None else major_path(module, major + 1)
 
 
-async def _next_major(fetch: Fetch, base_url: str, module: str) -> str | None:
-    """Probe the next major module path; return ``"<path> <newest stable version>"`` or ``None``."""
-    successor = next_major_path(module)
-    if successor is None:
-        return None
-    listed = await fetch(
-        f"{module_url(base_url, successor)}/@v/list",
-        representation=REPRESENTATION,
-        derive=functools.partial(derive, package_name=successor),
+def version_path(module: str, version: str) -> str:
+    """The module path ``version`` is published under: ``module``'s, or a newer major's.
+
+    A catalog holds the versions of the newer major paths too (``with_newer_majors``); their
+    ``.info`` lives under their own path. ``+incompatible`` versions belong to ``module``.
+    """
+    own = module_major(module)
+    found = re.match(r"v(\d{1,9})\.", version)
+    if own is None or found is None or version.endswith(_INCOMPATIBLE):
+        return module
+    major = max(int(found.group(1)), 1)
+    if major <= own:
+        return module
+    return major_path(module, major) or module
+
+
+async def _newer_majors(fetch: Fetch, base_url: str, module: str) -> NewerMajors:
+    """Probe ``module``'s successive newer major paths until one is not found (404/410).
+
+    /v(N+1), /v(N+2) … as Renovate does (renovatebot/renovate#19112, for #16663), at most
+    ``MAX_MAJOR_PROBES``; an empty list ends it too. Each found path's retractions come from
+    the go.mod of its latest version (``retraction_source``). Another failure ends the
+    probing with ``failure`` naming the path; what was found before it is kept.
+    """
+    major = module_major(module)
+    if major is None:
+        return NewerMajors()
+    found: list[NewerMajor] = []
+    for step in range(1, MAX_MAJOR_PROBES + 1):
+        path = major_path(module, major + step)
+        if path is None:
+            break
+        try:
+            newer = await _major_at(fetch, base_url, path)
+        except LookupFailed as exc:
+            failure = f"could not check for a newer major ({path}): {exc}"
+            return NewerMajors(tuple(found), failure=failure)
+        if newer is None:
+            return NewerMajors(tuple(found))
+        found.append(newer)
+    last = major_path(module, major + MAX_MAJOR_PROBES)
+    bounded = (
+        f"newer majors probed up to {last} ({MAX_MAJOR_PROBES} at most): a newer one may exist"
     )
-    if listed.status != 200:  # noqa: PLR2004 - anything but a list: no new major there
+    return NewerMajors(tuple(found), bounded=bounded)
+
+
+async def _major_at(fetch: Fetch, base_url: str, path: str) -> NewerMajor | None:
+    """The versions the proxy lists for the major path ``path``; ``None`` when it has none."""
+    root = module_url(base_url, path)
+    listed = await fetch(
+        f"{root}/@v/list",
+        representation=REPRESENTATION,
+        derive=functools.partial(derive, package_name=path),
+    )
+    if listed.status in _NOT_FOUND:
         return None
-    stable = [
+    check_status(listed, f"Go module {path!r}")
+    # A proxy that lists every major under each path (Artifactory) would loop: keep this one's.
+    major = max(module_major(path) or 1, 1)
+    versions = tuple(
         v
-        for v in parse_list_compact(listed.content, package_name=successor)
-        if go_versioning.is_stable(v)
-    ]
-    if not stable:
+        for v in parse_list_compact(listed.content, package_name=path)
+        if _major_of(v) == major and not v.endswith(_INCOMPATIBLE)
+    )
+    if not versions:
         return None
-    return f"{successor} {max(stable, key=go_versioning.sort_key)}"
+    retractions: tuple[Retraction, ...] = ()
+    source = retraction_source(versions)
+    if source is not None:
+        mod = await fetch(f"{root}/@v/{quote(module_path_escape(source), safe='!~+')}.mod")
+        if mod.status not in _NOT_FOUND:
+            check_status(mod, f"Go module {path!r} go.mod of {source}")
+            retractions = parse_retractions(mod.content.decode("utf-8", errors="replace"))
+    return NewerMajor(path, versions, retractions)
+
+
+def _major_of(version: str) -> int:
+    found = re.match(r"v(\d{1,9})\.", version)
+    return max(int(found.group(1)), 1) if found else 0
+
+
+def with_newer_majors(catalog: Catalog, majors: NewerMajors) -> Catalog:
+    """``catalog`` with the releases of the newer major paths, as one release list.
+
+    Renovate lists a Go module's newer majors as its releases (renovatebot/renovate#19112), so
+    a new major is a major update, as a crate's 1 → 2 is: ``latest`` becomes the newest stable,
+    not retracted version of the newest major that has one, and ``successor`` names it with its
+    path (``"<path> <version>"``), which a user must write to move. Retracted ones are yanked.
+    A failed probe is the catalog's ``caveat``; the probing bound, its ``note``.
+    """
+    known = {release.version for release in catalog.releases}
+    added = [
+        Release(
+            version=v,
+            released_at=None,
+            yanked=is_retracted(v, newer.retractions),
+            yanked_reason=retraction_rationale(v, newer.retractions),
+        )
+        for newer in majors.found
+        for v in newer.versions
+        if v not in known
+    ]
+    successor = None
+    latest = catalog.latest
+    for newer in majors.found:
+        usable = [
+            v
+            for v in newer.versions
+            if go_versioning.is_stable(v) and not is_retracted(v, newer.retractions)
+        ]
+        if usable:
+            newest = max(usable, key=go_versioning.sort_key)
+            successor = f"{newer.path} {newest}"
+            latest = newest
+    releases = tuple(
+        sorted((*catalog.releases, *added), key=lambda r: go_versioning.sort_key(r.version))
+    )
+    return replace(
+        catalog,
+        releases=releases,
+        latest=latest,
+        successor=successor,
+        caveat=majors.failure,
+        note=majors.bounded,
+    )
 
 
 async def _both(
@@ -370,6 +520,11 @@ def is_retracted(version: str, retractions: Sequence[Retraction]) -> bool:
     return any(retraction.covers(version) for retraction in retractions)
 
 
+def retraction_rationale(version: str, retractions: Sequence[Retraction]) -> str | None:
+    """The comment of the first retraction covering ``version`` (``None``: none, or unsaid)."""
+    return next((r.rationale for r in retractions if r.covers(version) and r.rationale), None)
+
+
 def incompatible_visible(
     versions: Sequence[str], latest: LatestInfo | None, *, compatible_has_go_mod: bool | None = None
 ) -> bool:
@@ -413,7 +568,8 @@ def build_catalog(
     """Assemble the catalog from the listed versions, ``@latest`` and the retractions.
 
     Releases are the listed versions (or ``@latest``'s version when the list is empty), in
-    precedence order; retracted ones are ``yanked`` (a version that retracts itself included).
+    precedence order; retracted ones are ``yanked`` (a version that retracts itself included),
+    with the retract comment as ``yanked_reason``.
     Only ``@latest``'s version has a ``released_at``. ``latest`` is the highest stable listed
     version that is not retracted, ``+incompatible`` ones only when the go command shows them
     (``incompatible_visible``, told by ``compatible_has_go_mod`` whether the latest compatible
@@ -429,6 +585,7 @@ def build_catalog(
             version=version,
             released_at=latest.time if latest is not None and latest.version == version else None,
             yanked=is_retracted(version, retractions),
+            yanked_reason=retraction_rationale(version, retractions),
         )
         for version in names
     )
@@ -472,9 +629,10 @@ async def release_times(
     ``None``. Source: https://go.dev/ref/mod#goproxy-protocol.
     """
     first = re.split(r"[,|]", registries.get(ID, DEFAULT_BASE_URL), maxsplit=1)[0].strip()
-    root = module_url(first, package_name)
     found: dict[str, datetime | None] = {}
     for version in versions:
+        # A newer major's version (``with_newer_majors``) is dated under its own path.
+        root = module_url(first, version_path(package_name, version))
         response = await fetch(f"{root}/@v/{quote(module_path_escape(version), safe='!~+')}.info")
         if response.status in {404, 410}:
             found[version] = None

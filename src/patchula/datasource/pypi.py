@@ -281,7 +281,7 @@ def parse_compact(
     is_yanked = map(yanked.__contains__, spellings) if yanked else no
     has_files = map(operator.not_, map(no_files.__contains__, spellings)) if no_files else yes
     # ``strict=False``: the constant columns are endless; the lengths were checked above.
-    fields = zip(spellings, whens, is_yanked, none, has_files, no, none, strict=False)
+    fields = zip(spellings, whens, is_yanked, none, has_files, no, none, none, strict=False)
     made = map(tuple.__new__, repeat(Release), fields)
     releases: list[Release] = list(itertools.compress(made, map(_parse_version, spellings)))
     # The newest (last stored) installable, not yanked final release, else such prerelease:

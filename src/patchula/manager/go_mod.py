@@ -77,8 +77,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     of a required module (for all its versions, or only the required one) makes the row look
     up the replacement path and version, keeping ``declared``; a replacement by a directory is
     skipped, and so is the placeholder ``v0.0.0-00010101000000-000000000000`` left without a
-    replacement here (a go.work or main module replaces it). ``exclude``, ``retract``,
-    ``godebug``, ``tool`` and ``ignore`` are checked for shape only. ``project_name`` is the
+    replacement here (a go.work or main module replaces it). The versions an ``exclude``
+    names for the path a row looks up are the row's ``excluded`` (the go command's version
+    queries skip them, https://go.dev/ref/mod#go-mod-file-exclude). ``retract``, ``godebug``,
+    ``tool`` and ``ignore`` are checked for shape only. ``project_name`` is the
     ``module`` path. Bad lines are problems.
     """
     nul = nul_problem(path, text)
@@ -197,6 +199,7 @@ class _Parser(msgspec.Struct):
     toolchain: list[Dependency] = msgspec.field(default_factory=list)
     requires: list[_Require] = msgspec.field(default_factory=list)
     replaces: dict[tuple[str, str | None], _Replace] = msgspec.field(default_factory=dict)
+    excludes: dict[str, list[str]] = msgspec.field(default_factory=dict)
     _count: int = 0
 
     def problem(self, line: int | None, message: str) -> None:
@@ -312,6 +315,10 @@ class _Parser(msgspec.Struct):
             self.problem(line.number, "usage: exclude module/path v1.2.3")
         elif _VERSION.fullmatch(line.args[1]) is None:
             self.problem(line.number, f"invalid module version {_quoted(line.args[1])}")
+        else:
+            versions = self.excludes.setdefault(line.args[0], [])
+            if line.args[1] not in versions:
+                versions.append(line.args[1])
 
     def replace_line(self, line: _Line) -> None:
         args = line.args
@@ -369,6 +376,7 @@ class _Parser(msgspec.Struct):
                     declared=require.version,
                     constraint=constraint,
                     skip_reason=skip_reason,
+                    excluded=tuple(self.excludes.get(package_name, ())),
                 )
             )
         return sorted(rows, key=lambda row: row.line or 0)

@@ -143,6 +143,23 @@ def _evaluate(
         )
 
     candidates = _candidates(catalog, view, current, latest)
+    withdrawn_note = None
+    if current_rel is not None and current_rel.yanked and not candidates:
+        # A yanked or retracted current with nothing newer is no up-to-date row: the newest
+        # usable release is what to move to (the go command's @latest skips a retracted
+        # current and moves back, https://go.dev/ref/mod#go-mod-file-retract).
+        back = _usable_below(catalog, view, latest, current)
+        if back is None:
+            return Finding(
+                status="unknown",
+                reason=f"{_withdrawn(catalog, current_rel)}; {catalog.datasource} names no "
+                "usable release to move to",
+                current=current,
+                current_source=source,
+                current_released_at=current_rel.released_at,
+            )
+        candidates = [back]
+        withdrawn_note = f"latest usable is {back.version}"
     unknown_age = _UNKNOWN_AGE_TAGS if _is_tag_scheme(versioning) else _UNKNOWN_AGE
     admitted, held = _admit(candidates, current, versioning, policy, now, unknown_age)
     eligible = admitted[-1] if admitted else None
@@ -174,13 +191,15 @@ def _evaluate(
 
     return Finding(
         status=status,
-        reason=_notes(current_rel, latest_rel, latest, catalog, latest_note, admitted_note),
+        reason=_notes(
+            current_rel, latest_rel, latest, catalog, latest_note, admitted_note, withdrawn_note
+        ),
         current=current,
         current_source=source,
         latest=latest,
         eligible=eligible.version if eligible else None,
         update_type=update_type,
-        versions_behind=len(candidates),
+        versions_behind=0 if withdrawn_note else len(candidates),
         current_released_at=current_rel.released_at if current_rel else pseudo_time,
         latest_released_at=latest_rel.released_at if latest_rel else None,
         eligible_released_at=eligible.released_at if eligible else None,
@@ -192,7 +211,92 @@ def _evaluate(
         held_back=tuple(held),
         major_available=catalog.successor,
         proposed=proposed,
+        lookup_failure=catalog.caveat,
     )
+
+
+def without_excluded(catalog: Catalog, excluded: Sequence[str], versioning: Versioning) -> Catalog:
+    """``catalog`` without the releases a manifest excludes (go.mod ``exclude``).
+
+    The go command's version queries skip excluded versions as they skip retracted ones
+    (``cmd/go/internal/modload``, ``CheckAllowed``; https://go.dev/ref/mod#go-mod-file-exclude):
+    they are never a candidate nor latest; latest falls to the newest stable release left that
+    is not yanked (a ``+incompatible`` one only when latest was one). ``catalog`` itself when it
+    holds none of them.
+    """
+    if not excluded:
+        return catalog
+    dropped = {version for version in excluded if catalog.release(version) is not None}
+    if not dropped:
+        return catalog
+    releases = tuple(r for r in catalog.releases if r.version not in dropped)
+    latest = catalog.latest
+    if latest in dropped:
+        incompatible = latest.endswith("+incompatible")
+        usable = [
+            r.version
+            for r in releases
+            if not r.yanked
+            and not r.prerelease
+            and versioning.is_stable(r.version)
+            and (incompatible or not r.version.endswith("+incompatible"))
+        ]
+        latest = max(usable, key=versioning.sort_key, default=None)
+    return replace(catalog, releases=releases, latest=latest)
+
+
+def excluded_note(
+    catalog: Catalog,
+    excluded: Sequence[str],
+    current: str | None,
+    versioning: Versioning,
+    where: str,
+) -> str | None:
+    """Name the excluded versions that change the answer: released, usable, newer than current.
+
+    ``catalog`` is the one before ``without_excluded``; ``where`` the manifest that excludes
+    them. ``None`` when no exclusion mattered.
+    """
+    if current is None or not versioning.is_valid(current):
+        return None
+    mattered = [
+        version
+        for version in excluded
+        if (rel := catalog.release(version)) is not None
+        and not rel.yanked
+        and versioning.is_stable(version)
+        and versioning.compare(version, current) > 0
+    ]
+    if not mattered:
+        return None
+    return f"{', '.join(mattered)} excluded by an exclude directive in {where}: not proposed"
+
+
+# What a withdrawn release is called per datasource (a Go module version is retracted).
+_WITHDRAWN_WORDS = {"goproxy": "retracted"}
+
+
+def _withdrawn(catalog: Catalog, rel: Release) -> str:
+    """``current v1.2.0 is retracted: <rationale>`` (``yanked`` outside Go)."""
+    word = _WITHDRAWN_WORDS.get(catalog.datasource, "yanked")
+    why = f": {rel.yanked_reason}" if rel.yanked_reason else ""
+    return f"current {rel.version} is {word}{why}"
+
+
+def _usable_below(
+    catalog: Catalog, view: CatalogView, latest: str | None, current: str
+) -> Release | None:
+    """The release a withdrawn current moves back to: latest, when usable and below current."""
+    rel = _find(catalog, latest, view)
+    if (
+        rel is None
+        or rel.yanked
+        or not rel.installable
+        or rel.deprecated is not None
+        or view.versioning.compare(rel.version, current) >= 0
+    ):
+        return None
+    return rel
 
 
 def _admit(
@@ -642,10 +746,12 @@ def _notes(
     catalog: Catalog,
     latest_note: str | None = None,
     admitted_note: str | None = None,
+    withdrawn_note: str | None = None,
 ) -> str | None:
     """Return facts worth a user's attention: yanked or deprecated current or latest, caveat.
 
-    ``admitted_note`` says the eligible release was admitted although its age is unknown.
+    ``admitted_note`` says the eligible release was admitted although its age is unknown;
+    ``withdrawn_note`` what a yanked current with nothing newer moves back to.
     """
     notes: list[str] = []
     if latest_note is not None:
@@ -653,7 +759,9 @@ def _notes(
     if admitted_note is not None:
         notes.append(admitted_note)
     if current_rel is not None and current_rel.yanked:
-        notes.append("current version is yanked")
+        notes.append(_withdrawn(catalog, current_rel))
+    if withdrawn_note is not None:
+        notes.append(withdrawn_note)
     if current_rel is not None and current_rel.deprecated is not None:
         notes.append(f"current version is deprecated: {current_rel.deprecated}")
     if latest is None:
@@ -662,7 +770,10 @@ def _notes(
         if latest_rel.deprecated is not None:
             notes.append(f"latest {latest} is deprecated ({latest_rel.deprecated}); not proposed")
         elif latest_rel.yanked:
-            notes.append(f"latest {latest} is yanked; not proposed")
+            word = _WITHDRAWN_WORDS.get(catalog.datasource, "yanked")
+            notes.append(f"latest {latest} is {word}; not proposed")
     if catalog.caveat:
         notes.append(catalog.caveat)
+    if catalog.note:
+        notes.append(catalog.note)
     return "; ".join(notes) or None

@@ -509,9 +509,20 @@ def _held_back_split(held: list[DependencyReport]) -> str:
     return f"{len(held)} {many} releases the policy does not admit yet: {', '.join(parts)}."
 
 
+def _failure(dep: DependencyReport) -> str:
+    """What failed in ``dep``'s lookup: an error row's reason, else its ``lookup_failure``."""
+    if dep.status == "error":
+        return dep.reason or ""
+    return dep.lookup_failure or ""
+
+
 def _errors(deps: list[DependencyReport], down: dict[str, str]) -> _Section | None:
-    """Failed lookups: a table of rows, and one line per unreachable or rate-limited host."""
-    failed = [d for d in deps if d.status == "error"]
+    """Failed lookups: a table of rows, and one line per unreachable or rate-limited host.
+
+    A row with a verdict part of whose lookup failed (``lookup_failure``) is listed here too,
+    with what failed, so it is never seen only under its status (collapsed "Up to date").
+    """
+    failed = [d for d in deps if d.status == "error" or d.lookup_failure is not None]
     grouped: Counter[NotDone] = Counter()
     rows = []
     for d in failed:
@@ -520,7 +531,11 @@ def _errors(deps: list[DependencyReport], down: dict[str, str]) -> _Section | No
             grouped[why] += 1
         else:
             rows.append(
-                [_package(d), _where(d.file, d.line), code(shorten_digests(d.reason or ""))]
+                [
+                    _package(d),
+                    _where(d.file, d.line),
+                    code(shorten_digests(_failure(d))),
+                ]
             )
     section = _section("errors", "Errors", ["package", "file", "reason"], rows)
     hosts = [f"- {code(text, cell=False)}" for text in host_lines(grouped)]

@@ -200,6 +200,16 @@ class DependencyReport:
             "the version); null otherwise."
         ),
     ] = None
+    lookup_failure: Annotated[
+        str | None,
+        Field(
+            description="The part of the lookup that failed although the row has a verdict on "
+            "what was read (a Go module's check for a newer major path): the row may be behind "
+            "more than it says. Counted in summary.failedLookups (exit code 3), or in "
+            "summary.notCached when --offline had no cached answer for it; null when the whole "
+            "lookup succeeded."
+        ),
+    ] = None
     status: Status
     reason: str | None
     metadata: DependencyMeta
@@ -293,11 +303,15 @@ class Summary(_Model):
         description="Repositories that could not be read at all (extraction.source 'none'); "
         "each has one error problem, counted in 'problems' too.",
     )
-    failed_lookups: int
+    failed_lookups: int = Field(
+        description="Dependencies whose lookup failed: status 'error', or a verdict with a "
+        "lookupFailure (part of the lookup failed); not those counted in notCached."
+    )
     not_cached: int = Field(
         default=0,
         description="--offline: dependencies whose catalog or digest the cache could not answer "
-        "(status 'unknown', reason naming 'not in cache (offline)'); 0 online.",
+        "(status 'unknown', reason naming 'not in cache (offline)'), or one part of whose "
+        "lookup it could not (lookupFailure naming it); 0 online.",
     )
 
 
@@ -549,14 +563,26 @@ def summarize(repos: Sequence[RepositoryReport], *, offline: bool) -> Summary:
         libyears_unknown=unknown_libyears,
         problems=sum(len(r.problems) for r in repos),
         unreadable=sum(1 for r in repos if r.extraction.source == "none"),
-        failed_lookups=sum(1 for d in all_rows if d.status == "error"),
+        failed_lookups=sum(1 for d in all_rows if failed_lookup(d, offline=offline)),
         not_cached=sum(1 for d in all_rows if offline and _not_cached(d)),
     )
 
 
 def _not_cached(dep: DependencyReport) -> bool:
-    """Whether ``dep`` is ``unknown`` because the cache had no answer for it (``NotCached``)."""
+    """Whether the cache had no answer for ``dep`` or a part of its lookup (``NotCached``)."""
+    if dep.lookup_failure is not None and NOT_CACHED in dep.lookup_failure:
+        return True
     return dep.status == "unknown" and NOT_CACHED in (dep.reason or "")
+
+
+def failed_lookup(dep: DependencyReport, *, offline: bool) -> bool:
+    """Whether ``dep`` counts as a failed lookup: an ``error`` row, or a ``lookup_failure``.
+
+    ``--offline``, a part of the lookup the cache could not answer is ``notCached`` instead.
+    """
+    if dep.status == "error":
+        return True
+    return dep.lookup_failure is not None and not (offline and _not_cached(dep))
 
 
 def _rate_limits(budgets: Mapping[str, Any]) -> dict[str, RateLimitReport]:
@@ -687,6 +713,7 @@ def _row(row: Row) -> DependencyReport:
         date_sources=dict(f.date_sources) if f.date_sources else None,
         backend=dep.backend,
         proposed=f.proposed,
+        lookup_failure=redact_text(f.lookup_failure) if f.lookup_failure else None,
         status=f.status,
         reason=redact_text(f.reason) if f.reason else f.reason,
         metadata=DependencyMeta(lookup=LookupMeta(catalog=catalog)),
