@@ -62,7 +62,7 @@ def test_no_step_runs_while_nothing_is_on_the_network() -> None:
         await asyncio.wait_for(thrice.wait(), 10)
         waiting.stop()
         before = len(asked)
-        await asyncio.sleep(3 * WhileWaiting.PROBE)
+        await asyncio.sleep(3 * WhileWaiting.QUIET)
         assert len(asked) == before  # stopped: no timer left
 
     _run_loop(body)
@@ -83,7 +83,8 @@ def test_a_late_timer_runs_no_step() -> None:
             done.set()
 
         waiting = WhileWaiting([step], busy=lambda: True)
-        time.sleep(3 * WhileWaiting.PROBE)  # noqa: ASYNC251 - the loop is busy past the timer
+        # The loop is busy past the first timer (armed QUIET seconds ahead), by 3 probes.
+        time.sleep(WhileWaiting.QUIET + 3 * WhileWaiting.PROBE)  # noqa: ASYNC251
         busy_until = loop.time()
         await asyncio.wait_for(done.wait(), 10)
         waiting.stop()
@@ -104,11 +105,12 @@ def _stable(report: dict[str, Any]) -> dict[str, Any]:
 
 
 # Run ``patchula ARGS`` in a fresh interpreter through the console script's ``main``, counting
-# the steps ``WhileWaiting`` ran (``PROBE`` from the first argument); the count goes to stderr.
+# the steps ``WhileWaiting`` ran (``PROBE`` and ``QUIET`` from the first argument); the count goes
+# to stderr.
 _PROBE = """
 import sys
 from patchula.cli import main, run
-run.WhileWaiting.PROBE = float(sys.argv.pop(1))
+run.WhileWaiting.PROBE = run.WhileWaiting.QUIET = float(sys.argv.pop(1))
 ran = []
 tick = run.WhileWaiting._tick
 def counting(self):
@@ -125,7 +127,7 @@ finally:
 
 
 def _probe(tmp_path: Path, probe: float, *args: str) -> tuple[str, int]:
-    """``patchula ARGS`` with ``WhileWaiting.PROBE = probe``: its stdout and the steps run."""
+    """``patchula ARGS`` with ``WhileWaiting``'s timers at ``probe`` s: stdout and steps run."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHULA_")}
@@ -149,10 +151,10 @@ def test_the_report_is_the_same_whether_prepared_while_waiting_or_not(
     """A run whose steps ran while it waited reports exactly what one whose steps never ran does.
 
     ``--report`` writes the JSON report whatever the printed format (the table builds no
-    serializer of its own, JSON does); the answers wait 50 ms, so the loop idles meanwhile.
+    serializer of its own, JSON does); the answers wait 200 ms, so the loop idles meanwhile.
     Both runs are cold, with the same paths.
     """
-    fake_registry.set_latency(0.05)
+    fake_registry.set_latency(0.2)
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "package.json").write_text('{"dependencies": {"left-pad": "1.2.0"}}\n')
@@ -164,14 +166,17 @@ def test_the_report_is_the_same_whether_prepared_while_waiting_or_not(
     printed: list[str] = []
     reports: list[dict[str, Any]] = []
     counts: list[int] = []
-    for probe in (0.002, 3600.0):  # 3600 s: never on time within the run, so no step runs
+    for probe in (0.002, 3600.0):  # 3600 s: no timer fires within the run, so no step runs
         for stale in tmp_path.glob("c.sqlite3*"):
             stale.unlink()
         stdout, steps = _probe(tmp_path, probe, *args)
         printed.append(stdout)
         reports.append(_stable(json.loads(out.read_text())))
         counts.append(steps)
-    assert counts == [5, 0]  # model, rows, record, render, serializers (--report)
+    # Some steps ran in the first run (all five when the machine is not loaded: model, rows,
+    # record, render, serializers for --report), none in the second.
+    assert counts[0] > 0
+    assert counts[1] == 0
     assert reports[0] == reports[1]
     if output == "json":
         assert [_stable(json.loads(text)) for text in printed] == reports

@@ -677,12 +677,15 @@ class WhileWaiting:
     A step runs when a ``PROBE``-second timer fires on time (the loop was idle: nothing to
     do but wait) and ``busy()`` (requests are on the network), so the work fills the wait
     for answers instead of coming before the first request or after the last answer (issue
-    12: about 50 ms of a 40-dependency scan). A run that sends nothing runs no step. A step
-    that raises is left to fail where its work is first needed, as it would have.
-    ``stop`` ends it; it must be made inside the running loop (asyncio: patchula's backend).
+    12: about 50 ms of a 40-dependency scan). While nothing is on the network (extraction,
+    answers from the cache) the timer fires every ``QUIET`` seconds only: a run that sends
+    nothing runs no step and wakes the loop rarely. A step that raises is left to fail where
+    its work is first needed, as it would have. ``stop`` ends it; it must be made inside the
+    running loop (asyncio: patchula's backend).
     """
 
     PROBE = 0.002
+    QUIET = 0.01
 
     def __init__(self, steps: Iterable[Callable[[], object]], busy: Callable[[], bool]) -> None:
         self._steps = list(steps)
@@ -692,21 +695,21 @@ class WhileWaiting:
         self._loop = asyncio.get_running_loop()
         self._due = 0.0
         self._timer: asyncio.TimerHandle | None = None
-        self._arm()
+        self._arm(self.QUIET)
 
-    def _arm(self) -> None:
-        self._due = self._loop.time() + self.PROBE
+    def _arm(self, delay: float) -> None:
+        self._due = self._loop.time() + delay
         self._timer = self._loop.call_at(self._due, self._tick)
 
     def _tick(self) -> None:
         self._timer = None
-        on_time = self._loop.time() - self._due < self.PROBE
-        if on_time and self._busy():
+        busy = self._busy()
+        if busy and self._loop.time() - self._due < self.PROBE:
             step = self._steps.pop(0)
             with contextlib.suppress(Exception):
                 step()
         if self._steps:
-            self._arm()
+            self._arm(self.PROBE if busy else self.QUIET)
 
     def stop(self) -> None:
         """Run no further step."""
