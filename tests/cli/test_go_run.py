@@ -129,8 +129,8 @@ def test_a_failed_new_major_check_is_a_failed_lookup(
     code, report = _go_run(fake_registry, tmp_path, "--fail-on", "outdated")
 
     (row,) = report["repositories"][0]["dependencies"]
-    assert row["lookupFailure"].startswith("could not check for a newer major (gopkg.in/yaml.v3): ")
-    assert "500" in row["lookupFailure"]
+    assert row["failedLookup"].startswith("could not check for a newer major (gopkg.in/yaml.v3): ")
+    assert "500" in row["failedLookup"]
     assert row["majorAvailable"] is None
     assert report["summary"]["failedLookups"] == 1
     assert code == 3

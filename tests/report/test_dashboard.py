@@ -671,7 +671,7 @@ def test_a_row_part_of_whose_lookup_failed_is_listed_under_errors() -> None:
                 current_source="pin",
                 latest="v2.4.0",
                 reason=failure,
-                lookup_failure=failure,
+                failed_lookup=failure,
             ),
             None,
             _catalog("https://proxy.golang.org/gopkg.in/yaml.v2/@v/list"),
