@@ -199,7 +199,7 @@ class Catalog(msgspec.Struct, frozen=True):
     ``successor`` names a newer major version published under another name (a Go module's
     ``/v2`` path) as ``"<name> <version>"``. ``caveat`` is a part of the lookup that failed
     while the releases were read (the check for such a successor): every row of this package
-    reports it and counts as a failed lookup (``Finding.lookup_failure``). ``note`` is a fact
+    reports it and counts as a failed lookup (``Finding.failed_lookup``). ``note`` is a fact
     every row of this package reports that is no failure (the Go proxy probed as many newer
     majors as it does at most). ``published_later`` are
     the versions left out of ``releases`` because they were published after the time the run
@@ -326,7 +326,7 @@ class Finding(msgspec.Struct, frozen=True):
     declaration uses, for schemes that keep one (mise: ``20`` → ``22``, not ``22.12.0``);
     ``None`` when nothing is proposed or the scheme keeps no precision.
 
-    ``lookup_failure`` says which part of the lookup failed although the verdict stands on what
+    ``failed_lookup`` says which part of the lookup failed although the verdict stands on what
     was read (a Go module's check for a newer major: the row may be behind a major it could not
     see); such a row counts as a failed lookup (exit 3), whatever its status. ``None`` when the
     whole lookup succeeded.
@@ -351,7 +351,7 @@ class Finding(msgspec.Struct, frozen=True):
     new_digest: str | None = None
     date_sources: tuple[tuple[str, str], ...] = ()
     proposed: str | None = None
-    lookup_failure: str | None = None
+    failed_lookup: str | None = None
 
 
 class FetchResponse(msgspec.Struct, frozen=True):

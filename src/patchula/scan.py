@@ -1736,12 +1736,22 @@ async def _evaluated(
     if not dep.excluded:
         return await lookups.evaluate(dep, catalog, policy, now, locked, key)
     versioning = VERSIONINGS[dep.versioning]
-    kept = without_excluded(catalog, dep.excluded, versioning)
+    # The required version itself stays in the list (else the row would call it unpublished);
+    # the go command ignores a requirement on an excluded version: the row says so.
+    required = (dep.constraint or "").strip()
+    others = [version for version in dep.excluded if version != required]
+    kept = without_excluded(catalog, others, versioning)
     evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
-    said = excluded_note(catalog, dep.excluded, finding.current, versioning, dep.file)
+    notes = [finding.reason] if finding.reason else []
+    if required in dep.excluded:
+        notes.append(
+            f"{required} itself is excluded by an exclude directive in {dep.file}: the go "
+            "command ignores this requirement (go.dev/ref/mod#go-mod-file-exclude)"
+        )
+    said = excluded_note(catalog, others, finding.current, versioning, dep.file)
     if said is not None:
-        finding = replace(finding, reason=f"{finding.reason}; {said}" if finding.reason else said)
-    return evaluated, finding
+        notes.append(said)
+    return evaluated, replace(finding, reason="; ".join(notes) or None)
 
 
 def _another_tags_pin(finding: Finding, dep: Dependency, tag: str, catalog: Catalog) -> Finding:

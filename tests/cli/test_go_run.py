@@ -129,8 +129,8 @@ def test_a_failed_new_major_check_is_a_failed_lookup(
     code, report = _go_run(fake_registry, tmp_path, "--fail-on", "outdated")
 
     (row,) = report["repositories"][0]["dependencies"]
-    assert row["lookupFailure"].startswith("could not check for a newer major (gopkg.in/yaml.v3): ")
-    assert "500" in row["lookupFailure"]
+    assert row["failedLookup"].startswith("could not check for a newer major (gopkg.in/yaml.v3): ")
+    assert "500" in row["failedLookup"]
     assert row["majorAvailable"] is None
     assert report["summary"]["failedLookups"] == 1
     assert code == 3
@@ -228,3 +228,23 @@ def test_a_retracted_current_with_nothing_newer_is_outdated(
     assert code == 1
     code, table = _table(fake_registry, tmp_path)
     assert "is retracted: leaks credentials in logs" in table
+
+
+def test_an_excluded_required_version_is_said_not_called_unpublished(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``exclude`` naming the required version: compared as usual, with the go command's rule."""
+    fake_registry.goproxy.add("example.com/lib", {"v1.1.0": OLD, "v1.2.0": OLD})
+    (tmp_path / "go.mod").write_text(
+        "module example.com/app\n\nrequire example.com/lib v1.1.0\n\n"
+        "exclude example.com/lib v1.1.0\n"
+    )
+
+    _, report = _go_run(fake_registry, tmp_path)
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["status"], row["current"], row["eligible"]) == ("outdated", "v1.1.0", "v1.2.0")
+    assert row["reason"] == (
+        "v1.1.0 itself is excluded by an exclude directive in go.mod: the go command ignores "
+        "this requirement (go.dev/ref/mod#go-mod-file-exclude)"
+    )

@@ -227,7 +227,7 @@ def test_offline_after_a_warm_up_gives_the_same_rows_without_a_connection(
     assert reasons == {key: row["reason"] for key, row in warm_rows.items() if key != ("go.mod", 5)}
     # That row's verdict is incomplete: the summary counts it as not cached, and the run exits
     # 3 as for any lookup the cache could not answer (not "every answer from the cache").
-    assert rows[("go.mod", 5)]["lookupFailure"] == (
+    assert rows[("go.mod", 5)]["failedLookup"] == (
         f"could not check for a newer major (golang.org/x/text/v2): {NOT_CACHED}"
     )
     assert entries["summary"]["notCached"] == 1

@@ -512,3 +512,16 @@ async def test_failed_new_major_check_is_a_caveat_not_an_error(
         "could not check for a newer major (example.com/solid/v2): "
         "goproxy.test is unreachable (ConnectError)"
     )
+
+
+@pytest.mark.anyio
+async def test_a_403_on_a_newer_major_path_ends_the_probing(fake_registry: FakeRegistry) -> None:
+    """A mirror's 403 for a newer major path is "not here", as Renovate takes it, no failure."""
+    fake_registry.goproxy.add("example.com/mirrored", {"v1.0.0": T1})
+    fake_registry.goproxy.add("example.com/mirrored/v2", {"v2.0.0": T1})
+    fake_registry.goproxy.add("example.com/mirrored/v3", {"v3.0.0": T1})
+    fake_registry.host("goproxy").fail_next(
+        1, 403, {}, route="GET /example.com/mirrored/v3/@v/list"
+    )
+    catalog = await _catalog(fake_registry, "example.com/mirrored")
+    assert (catalog.successor, catalog.caveat) == ("example.com/mirrored/v2 v2.0.0", None)

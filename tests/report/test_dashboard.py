@@ -656,3 +656,31 @@ def test_a_tools_proposal_keeps_its_declared_precision() -> None:
     result = ScanResult(evaluated_at=NOW, repos=[repo], host_stats={})
     text = render_markdown(build_report(result, Settings(), {}, None))
     assert "| `node` | `20.19.6` | `24` (`24.13.1`) |" in text
+
+
+def test_a_row_part_of_whose_lookup_failed_is_listed_under_errors() -> None:
+    """An up-to-date row whose new-major check failed is in Errors, with what failed."""
+    failure = "could not check for a newer major (gopkg.in/yaml.v3): HTTP 500"
+    repo = RepoResult(target="github:acme/go", root="/src/go", commit="0123456789abcdef0123")
+    repo.rows = [
+        Row(
+            _dep("go.mod", 3, "gopkg.in/yaml.v2", "goproxy", manager="go_mod"),
+            Finding(
+                status="up-to-date",
+                current="v2.4.0",
+                current_source="pin",
+                latest="v2.4.0",
+                reason=failure,
+                failed_lookup=failure,
+            ),
+            None,
+            _catalog("https://proxy.golang.org/gopkg.in/yaml.v2/@v/list"),
+        )
+    ]
+    result = ScanResult(evaluated_at=NOW, repos=[repo], host_stats={})
+    report = build_report(result, Settings(), {})
+    assert report.summary.failed_lookups == 1
+    text = render_markdown(report)
+    errors = text[text.index("Errors") :]
+    assert f"`{failure}`" in errors
+    assert "gopkg.in/yaml.v2" in errors

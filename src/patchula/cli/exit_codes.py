@@ -20,7 +20,7 @@ EXIT_LOOKUP_FAILED = 3
 def exit_code(report: ScanReport, fail_on: str) -> int:
     """Map a report to the process exit code (the one table of design.md §3).
 
-    Failed lookups (an ``error`` row, or a row with a ``lookupFailure``: part of its lookup
+    Failed lookups (an ``error`` row, or a row with a ``failedLookup``: part of its lookup
     failed), lookups ``--offline`` found no cached answer for (``summary.notCached``),
     unreadable manifests or targets, and a target list known to be incomplete (an owner not
     listed, merged shards that cut different lists: ``targets``) (3) win over findings (1).
@@ -36,7 +36,7 @@ def exit_code(report: ScanReport, fail_on: str) -> int:
             targets is not None
             and (targets.unlisted or targets.mismatched or targets.missing_shards)
         )
-        or any(d.status == "error" or d.lookup_failure is not None for d in deps)
+        or any(d.status == "error" or d.failed_lookup is not None for d in deps)
         or any(p.severity == "error" for r in report.repositories for p in r.problems)
     ):
         return EXIT_LOOKUP_FAILED

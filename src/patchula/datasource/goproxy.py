@@ -52,6 +52,7 @@ LATEST_REPRESENTATION = "goproxy-latest-raw"
 FRESHNESS_FLOOR_REPRESENTATIONS = (REPRESENTATION, LATEST_REPRESENTATION)
 
 _NOT_FOUND = frozenset({404, 410})
+_FORBIDDEN = 403
 _UPPER = re.compile(r"[A-Z]")
 _INCOMPATIBLE = "+incompatible"
 # A ``retract`` directive: the keyword, then space, ``(`` or ``[`` (the rest is its argument).
@@ -253,7 +254,7 @@ def version_path(module: str, version: str) -> str:
 
 
 async def _newer_majors(fetch: Fetch, base_url: str, module: str) -> NewerMajors:
-    """Probe ``module``'s successive newer major paths until one is not found (404/410).
+    """Probe ``module``'s successive newer major paths until one is not found (404/410, 403).
 
     /v(N+1), /v(N+2) … as Renovate does (renovatebot/renovate#19112, for #16663), at most
     ``MAX_MAJOR_PROBES``; an empty list ends it too. Each found path's retractions come from
@@ -291,7 +292,9 @@ async def _major_at(fetch: Fetch, base_url: str, path: str) -> NewerMajor | None
         representation=REPRESENTATION,
         derive=functools.partial(derive, package_name=path),
     )
-    if listed.status in _NOT_FOUND:
+    # A 403 ends the probing too, as in Renovate: mirrors (Artifactory) answer it for a path
+    # they do not hold; for the module's own path it is an error (``_catalog_from``).
+    if listed.status in _NOT_FOUND or listed.status == _FORBIDDEN:
         return None
     check_status(listed, f"Go module {path!r}")
     # A proxy that lists every major under each path (Artifactory) would loop: keep this one's.

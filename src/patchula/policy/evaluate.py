@@ -211,7 +211,7 @@ def _evaluate(
         held_back=tuple(held),
         major_available=catalog.successor,
         proposed=proposed,
-        lookup_failure=catalog.caveat,
+        failed_lookup=catalog.caveat,
     )
 
 

@@ -510,19 +510,19 @@ def _held_back_split(held: list[DependencyReport]) -> str:
 
 
 def _failure(dep: DependencyReport) -> str:
-    """What failed in ``dep``'s lookup: an error row's reason, else its ``lookup_failure``."""
+    """What failed in ``dep``'s lookup: an error row's reason, else its ``failed_lookup``."""
     if dep.status == "error":
         return dep.reason or ""
-    return dep.lookup_failure or ""
+    return dep.failed_lookup or ""
 
 
 def _errors(deps: list[DependencyReport], down: dict[str, str]) -> _Section | None:
     """Failed lookups: a table of rows, and one line per unreachable or rate-limited host.
 
-    A row with a verdict part of whose lookup failed (``lookup_failure``) is listed here too,
+    A row with a verdict part of whose lookup failed (``failed_lookup``) is listed here too,
     with what failed, so it is never seen only under its status (collapsed "Up to date").
     """
-    failed = [d for d in deps if d.status == "error" or d.lookup_failure is not None]
+    failed = [d for d in deps if d.status == "error" or d.failed_lookup is not None]
     grouped: Counter[NotDone] = Counter()
     rows = []
     for d in failed:

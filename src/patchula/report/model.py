@@ -200,7 +200,7 @@ class DependencyReport:
             "the version); null otherwise."
         ),
     ] = None
-    lookup_failure: Annotated[
+    failed_lookup: Annotated[
         str | None,
         Field(
             description="The part of the lookup that failed although the row has a verdict on "
@@ -305,13 +305,13 @@ class Summary(_Model):
     )
     failed_lookups: int = Field(
         description="Dependencies whose lookup failed: status 'error', or a verdict with a "
-        "lookupFailure (part of the lookup failed); not those counted in notCached."
+        "failedLookup (part of the lookup failed); not those counted in notCached."
     )
     not_cached: int = Field(
         default=0,
         description="--offline: dependencies whose catalog or digest the cache could not answer "
         "(status 'unknown', reason naming 'not in cache (offline)'), or one part of whose "
-        "lookup it could not (lookupFailure naming it); 0 online.",
+        "lookup it could not (failedLookup naming it); 0 online.",
     )
 
 
@@ -563,26 +563,26 @@ def summarize(repos: Sequence[RepositoryReport], *, offline: bool) -> Summary:
         libyears_unknown=unknown_libyears,
         problems=sum(len(r.problems) for r in repos),
         unreadable=sum(1 for r in repos if r.extraction.source == "none"),
-        failed_lookups=sum(1 for d in all_rows if failed_lookup(d, offline=offline)),
+        failed_lookups=sum(1 for d in all_rows if _failed(d, offline=offline)),
         not_cached=sum(1 for d in all_rows if offline and _not_cached(d)),
     )
 
 
 def _not_cached(dep: DependencyReport) -> bool:
     """Whether the cache had no answer for ``dep`` or a part of its lookup (``NotCached``)."""
-    if dep.lookup_failure is not None and NOT_CACHED in dep.lookup_failure:
+    if dep.failed_lookup is not None and NOT_CACHED in dep.failed_lookup:
         return True
     return dep.status == "unknown" and NOT_CACHED in (dep.reason or "")
 
 
-def failed_lookup(dep: DependencyReport, *, offline: bool) -> bool:
-    """Whether ``dep`` counts as a failed lookup: an ``error`` row, or a ``lookup_failure``.
+def _failed(dep: DependencyReport, *, offline: bool) -> bool:
+    """Whether ``dep`` counts as a failed lookup: an ``error`` row, or a ``failed_lookup``.
 
     ``--offline``, a part of the lookup the cache could not answer is ``notCached`` instead.
     """
     if dep.status == "error":
         return True
-    return dep.lookup_failure is not None and not (offline and _not_cached(dep))
+    return dep.failed_lookup is not None and not (offline and _not_cached(dep))
 
 
 def _rate_limits(budgets: Mapping[str, Any]) -> dict[str, RateLimitReport]:
@@ -713,7 +713,7 @@ def _row(row: Row) -> DependencyReport:
         date_sources=dict(f.date_sources) if f.date_sources else None,
         backend=dep.backend,
         proposed=f.proposed,
-        lookup_failure=redact_text(f.lookup_failure) if f.lookup_failure else None,
+        failed_lookup=redact_text(f.failed_lookup) if f.failed_lookup else None,
         status=f.status,
         reason=redact_text(f.reason) if f.reason else f.reason,
         metadata=DependencyMeta(lookup=LookupMeta(catalog=catalog)),

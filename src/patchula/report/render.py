@@ -400,13 +400,13 @@ def _notes(dep: DependencyReport) -> str:
 def _visible(deps: Iterable[DependencyReport], *, show_all: bool) -> list[DependencyReport]:
     """The rows a table shows: not up-to-date or skipped ones unless ``show_all``.
 
-    A row part of whose lookup failed (``lookup_failure``) is shown whatever its status: its
+    A row part of whose lookup failed (``failed_lookup``) is shown whatever its status: its
     verdict may be incomplete.
     """
     return [
         d
         for d in deps
-        if show_all or d.status not in {"up-to-date", "skipped"} or d.lookup_failure is not None
+        if show_all or d.status not in {"up-to-date", "skipped"} or d.failed_lookup is not None
     ]
 
 
