@@ -129,17 +129,22 @@ def _times_needed(
     catalog: Catalog,
     versioning: Versioning,
     asked: set[str],
+    policy: ReleaseAgePolicy,
     *,
     for_libyears: bool,
 ) -> list[str]:
     """Versions whose publish time would change the verdict or the libyears, newest first.
 
-    The newest held-back release of unknown age (the release-age policy); with ``for_libyears``
-    also current, latest and eligible when a date is unknown (libyears go to the newest
-    release the row can move to: latest, or eligible when latest is older or refused, or the
-    newest held-back one). Versions already asked for are not asked again.
+    The newest held-back release of unknown age (the release-age policy), and the eligible
+    release when the policy admitted it for its unknown age (``unknown-age = "admit"`` under a
+    positive wait: its age, once known, may hold it back); with ``for_libyears`` also current,
+    latest and eligible when a date is unknown (libyears go to the newest release the row can
+    move to: latest, or eligible when latest is older or refused, or the newest held-back one).
+    Versions already asked for are not asked again.
     """
     wanted: list[str] = []
+    if _admitted_unknown(finding, policy) and finding.eligible is not None:
+        wanted.append(finding.eligible)
     for version, when in (
         (finding.current, finding.current_released_at),
         (finding.latest, finding.latest_released_at),
@@ -153,6 +158,26 @@ def _times_needed(
     if unknown:
         wanted.append(max(unknown, key=versioning.sort_key))
     return [v for v in dict.fromkeys(wanted) if v not in asked]
+
+
+def _admitted_unknown(finding: Finding, policy: ReleaseAgePolicy) -> bool:
+    """Whether ``finding``'s eligible release was admitted under a wait without a known age."""
+    return (
+        finding.eligible is not None
+        and finding.eligible_released_at is None
+        and policy.wait_for(finding.update_type) > timedelta(0)
+    )
+
+
+def _verdict_needs_dates(finding: Finding, policy: ReleaseAgePolicy) -> bool:
+    """Whether the verdict of ``finding`` rests on a publish time it lacks.
+
+    A release held back for its unknown age, or the eligible one admitted for it
+    (``unknown-age = "admit"``): a failed time lookup then is a failed lookup of the row
+    (``Finding.failed_lookup``), not only a libyears left unknown.
+    """
+    held = any(h.released_at is None for h in finding.held_back)
+    return held or _admitted_unknown(finding, policy)
 
 
 def _missing_dates(finding: Finding, *, for_libyears: bool) -> bool:
@@ -343,7 +368,8 @@ class Lookups:
         Times are kept per lookup ``key`` (a package on one registry, with one set of
         credentials), so every row of it (any file, any repository) gets the same dates; one
         row at a time asks, the others wait and reuse. A failed time lookup leaves those dates
-        unknown and says so in the reason.
+        unknown and says so in the reason; when the verdict needed them (a release held back
+        or admitted for its unknown age) the row's ``failed_lookup`` says so too.
         """
         versioning = VERSIONINGS[dep.versioning]
         lazy = DATASOURCES[dep.datasource].release_times
@@ -362,6 +388,7 @@ class Lookups:
                         catalog,
                         versioning,
                         set(known),
+                        policy,
                         for_libyears=lazy.for_libyears,
                     )
                     if not wanted:
@@ -386,7 +413,13 @@ class Lookups:
                 # the row whose lookup met the failure.
                 note = f"publish times unavailable: {failed}"
                 reason = f"{finding.reason}; {note}" if finding.reason else note
-                finding = replace(finding, reason=reason)
+                # Held back (safe) or admitted by ``unknown-age``, the verdict lacks what the
+                # wait needed: the run counts the row as a failed lookup (exit code 3).
+                failure = note if _verdict_needs_dates(finding, policy) else None
+                failed_lookup = "; ".join(
+                    part for part in (finding.failed_lookup, failure) if part is not None
+                )
+                finding = replace(finding, reason=reason, failed_lookup=failed_lookup or None)
             shown = _date_sources(finding, sources, lazy.catalog_source)
             if shown:
                 finding = replace(finding, date_sources=shown)

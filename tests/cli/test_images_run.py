@@ -390,7 +390,8 @@ def test_an_unreachable_date_api_is_said_on_every_row_and_in_the_summary(
     """Docker Hub's tag API down: both rows of the image say so, and the summary names the host.
 
     The publish-time lookup of a package is asked once per run; its failure used to reach only
-    the row that asked it.
+    the row that asked it. Both rows are held back for want of the push times the wait needs:
+    failed lookups (exit 3), never only a mention in the summary.
     """
     fake_registry.oci.add("library/python", dict.fromkeys(("3.12", "3.13")))
     repo = tmp_path / "repo"
@@ -400,7 +401,7 @@ def test_an_unreachable_date_api_is_said_on_every_row_and_in_the_summary(
     args += ["--registry", f"docker={fake_registry.url('oci')}"]
     args += ["--registry", "docker-hub=http://127.0.0.1:9"]  # discard port: refused
     result = runner.invoke(app, ["run", str(repo), *args], catch_exceptions=False)
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 3, result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("python")]
     assert len(rows) == 2
     for line in rows:
@@ -409,3 +410,12 @@ def test_an_unreachable_date_api_is_said_on_every_row_and_in_the_summary(
     assert "127.0.0.1:9 unreachable (ConnectError): what it gives is missing from the rows" in (
         summary
     )
+    assert "2 dependencies with part of the lookup failed (failedLookup)" in summary
+    result = runner.invoke(app, ["run", str(repo), *args, "--format", "json"])
+    report = json.loads(result.stdout)
+    assert report["summary"]["failedLookups"] == 2
+    for d in report["repositories"][0]["dependencies"]:
+        assert d["status"] == "held-back"
+        assert d["failedLookup"].startswith(
+            "publish times unavailable: 127.0.0.1:9 is unreachable (ConnectError)"
+        )
