@@ -264,6 +264,9 @@ class Lookups:
         self.prepare: dict[str, Callable[[], None]] = {}
         self._digests: dict[DigestKey, str | LookupFailed | None] = {}
         self._digest_events: dict[DigestKey, anyio.Event] = {}
+        # The platform manifests of an index a tag names (``platforms``), read on demand.
+        self._platforms: dict[DigestKey, dict[str, str] | LookupFailed] = {}
+        self._platform_events: dict[DigestKey, anyio.Event] = {}
         # Catalog views: the store (None: no reuse), the run's time, the dependency names
         # each lookup serves (waits and --recheck patterns apply to them), the lookups waiting
         # for this turn's view read, and the lazy times each reused view came with.
@@ -621,6 +624,40 @@ class Lookups:
         if event is not None:
             await event.wait()
         return self._digests[wanted]
+
+    async def platforms(self, key: LookupKey, tag: str) -> dict[str, str] | LookupFailed:
+        """The platform manifests of the index ``tag`` names (``Datasource.platform_digests``).
+
+        ``{digest: platform}``, empty for a single-image manifest or a datasource without
+        them, or the failure. Read once per (lookup, tag) per run, only when asked (a pinned
+        digest that is not the tag's): every caller of one shares the read.
+        """
+        wanted = (key, tag)
+        done = self._platforms.get(wanted)
+        if done is not None:
+            return done
+        event = self._platform_events.get(wanted)
+        if event is not None:
+            await event.wait()
+            return self._platforms[wanted]
+        event = self._platform_events[wanted] = anyio.Event()
+        datasource_id, package, base_url, view_key = key
+        lookup = DATASOURCES[datasource_id].platform_digests
+        result: dict[str, str] | LookupFailed = {}
+        self.started += 1
+        try:
+            if lookup is not None:
+                self._prepare(datasource_id)
+                with self._access.using(self._views[view_key]):
+                    result = await lookup(self._fetch, base_url, package, tag)
+        except LookupFailed as exc:
+            result = exc
+        except Exception as exc:  # noqa: BLE001 - a datasource bug is a reason on the row
+            result = _internal_error(f"{package}:{tag}", exc)
+        self._platforms[wanted] = result
+        self._progressed()
+        self._platform_events.pop(wanted).set()
+        return result
 
     async def _read_digest(self, wanted: DigestKey) -> None:
         (datasource_id, package, base_url, view_key), tag = wanted
