@@ -7,7 +7,8 @@ A tag (``3.12-slim-bookworm``, ``20.11.1-alpine3.19``, ``v1.22.5``) is an option
 ``beta.1``) is a prerelease too; the rest of the suffix names the variant (``slim``,
 ``alpine3.19``). Tags are compared only within one compatibility class: same kind, same number
 of written components, same variant and with or without a leading ``v`` alike
-(``is_compatible``, Renovate's ``isCompatible``, which ignores the ``v``).
+(``is_compatible``, Renovate's ``isCompatible``, which ignores the ``v``). A prerelease current
+may move to prereleases of its own release only (``admits_prerelease``), else to stable tags.
 
 Two kinds of tag hold numbers: versions and dates. A tag whose first component is a year
 (4 digits, 1970-2199: ``2024.03.29``, ``2024.3.1``), a compact date (``20240329``,
@@ -161,6 +162,21 @@ def is_compatible(current: str, other: str) -> bool:
     if a is None or b is None:
         return False
     return (a.kind, a.form, a.written, a.suffix) == (b.kind, b.form, b.written, b.suffix)
+
+
+def admits_prerelease(current: str, other: str) -> bool:
+    """Return whether a user on the prerelease tag ``current`` may move to the prerelease ``other``.
+
+    Only a prerelease of current's own release (same major, minor and patch): ``18beta1`` may
+    move to ``18rc1``, never to ``19beta1`` — past its release only to a stable tag (``18``).
+    Renovate's ``ignoreUnstable`` (``lib/workers/repository/process/lookup/filter.ts``: an
+    unstable candidate must share current's major, minor and patch; the docker versioning
+    does not allow unstable major upgrades). Read by the policy (``policy.memo``).
+    """
+    a, b = _parse(current), _parse(other)
+    if a is None or b is None:
+        return False
+    return a.kind == b.kind and a.release[:3] == b.release[:3]
 
 
 def _release_key(release: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
