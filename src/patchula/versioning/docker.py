@@ -168,6 +168,18 @@ def is_valid(version: str) -> bool:
     return _parse(version) is not None
 
 
+def release_of(version: str) -> tuple[int, ...] | None:
+    """The numbers of the version tag ``version`` (``20.11.1-alpine`` → ``(20, 11, 1)``).
+
+    ``None`` for a date, a prerelease or a tag that is no version: for schemes that narrow
+    which stable tags are stable (``node_image``, ``ubuntu_image``).
+    """
+    parsed = _parse(version)
+    if parsed is None or parsed.kind != "version" or parsed.pre is not None:
+        return None
+    return parsed.release
+
+
 def is_stable(version: str) -> bool:
     """Return whether ``version`` is a valid tag without a prerelease (``3.13-rc`` is not)."""
     parsed = _parse(version)
