@@ -129,17 +129,22 @@ def _times_needed(
     catalog: Catalog,
     versioning: Versioning,
     asked: set[str],
+    policy: ReleaseAgePolicy,
     *,
     for_libyears: bool,
 ) -> list[str]:
     """Versions whose publish time would change the verdict or the libyears, newest first.
 
-    The newest held-back release of unknown age (the release-age policy); with ``for_libyears``
-    also current, latest and eligible when a date is unknown (libyears go to the newest
-    release the row can move to: latest, or eligible when latest is older or refused, or the
-    newest held-back one). Versions already asked for are not asked again.
+    The newest held-back release of unknown age (the release-age policy), and the eligible
+    release when the policy admitted it for its unknown age (``unknown-age = "admit"`` under a
+    positive wait: its age, once known, may hold it back); with ``for_libyears`` also current,
+    latest and eligible when a date is unknown (libyears go to the newest release the row can
+    move to: latest, or eligible when latest is older or refused, or the newest held-back one).
+    Versions already asked for are not asked again.
     """
     wanted: list[str] = []
+    if _admitted_unknown(finding, policy) and finding.eligible is not None:
+        wanted.append(finding.eligible)
     for version, when in (
         (finding.current, finding.current_released_at),
         (finding.latest, finding.latest_released_at),
@@ -153,6 +158,26 @@ def _times_needed(
     if unknown:
         wanted.append(max(unknown, key=versioning.sort_key))
     return [v for v in dict.fromkeys(wanted) if v not in asked]
+
+
+def _admitted_unknown(finding: Finding, policy: ReleaseAgePolicy) -> bool:
+    """Whether ``finding``'s eligible release was admitted under a wait without a known age."""
+    return (
+        finding.eligible is not None
+        and finding.eligible_released_at is None
+        and policy.wait_for(finding.update_type) > timedelta(0)
+    )
+
+
+def _verdict_needs_dates(finding: Finding, policy: ReleaseAgePolicy) -> bool:
+    """Whether the verdict of ``finding`` rests on a publish time it lacks.
+
+    A release held back for its unknown age, or the eligible one admitted for it
+    (``unknown-age = "admit"``): a failed time lookup then is a failed lookup of the row
+    (``Finding.failed_lookup``), not only a libyears left unknown.
+    """
+    held = any(h.released_at is None for h in finding.held_back)
+    return held or _admitted_unknown(finding, policy)
 
 
 def _missing_dates(finding: Finding, *, for_libyears: bool) -> bool:
@@ -239,6 +264,9 @@ class Lookups:
         self.prepare: dict[str, Callable[[], None]] = {}
         self._digests: dict[DigestKey, str | LookupFailed | None] = {}
         self._digest_events: dict[DigestKey, anyio.Event] = {}
+        # The platform manifests of an index a tag names (``platforms``), read on demand.
+        self._platforms: dict[DigestKey, dict[str, str] | LookupFailed] = {}
+        self._platform_events: dict[DigestKey, anyio.Event] = {}
         # Catalog views: the store (None: no reuse), the run's time, the dependency names
         # each lookup serves (waits and --recheck patterns apply to them), the lookups waiting
         # for this turn's view read, and the lazy times each reused view came with.
@@ -343,7 +371,8 @@ class Lookups:
         Times are kept per lookup ``key`` (a package on one registry, with one set of
         credentials), so every row of it (any file, any repository) gets the same dates; one
         row at a time asks, the others wait and reuse. A failed time lookup leaves those dates
-        unknown and says so in the reason.
+        unknown and says so in the reason; when the verdict needed them (a release held back
+        or admitted for its unknown age) the row's ``failed_lookup`` says so too.
         """
         versioning = VERSIONINGS[dep.versioning]
         lazy = DATASOURCES[dep.datasource].release_times
@@ -362,6 +391,7 @@ class Lookups:
                         catalog,
                         versioning,
                         set(known),
+                        policy,
                         for_libyears=lazy.for_libyears,
                     )
                     if not wanted:
@@ -386,7 +416,13 @@ class Lookups:
                 # the row whose lookup met the failure.
                 note = f"publish times unavailable: {failed}"
                 reason = f"{finding.reason}; {note}" if finding.reason else note
-                finding = replace(finding, reason=reason)
+                # Held back (safe) or admitted by ``unknown-age``, the verdict lacks what the
+                # wait needed: the run counts the row as a failed lookup (exit code 3).
+                failure = note if _verdict_needs_dates(finding, policy) else None
+                failed_lookup = "; ".join(
+                    part for part in (finding.failed_lookup, failure) if part is not None
+                )
+                finding = replace(finding, reason=reason, failed_lookup=failed_lookup or None)
             shown = _date_sources(finding, sources, lazy.catalog_source)
             if shown:
                 finding = replace(finding, date_sources=shown)
@@ -588,6 +624,40 @@ class Lookups:
         if event is not None:
             await event.wait()
         return self._digests[wanted]
+
+    async def platforms(self, key: LookupKey, tag: str) -> dict[str, str] | LookupFailed:
+        """The platform manifests of the index ``tag`` names (``Datasource.platform_digests``).
+
+        ``{digest: platform}``, empty for a single-image manifest or a datasource without
+        them, or the failure. Read once per (lookup, tag) per run, only when asked (a pinned
+        digest that is not the tag's): every caller of one shares the read.
+        """
+        wanted = (key, tag)
+        done = self._platforms.get(wanted)
+        if done is not None:
+            return done
+        event = self._platform_events.get(wanted)
+        if event is not None:
+            await event.wait()
+            return self._platforms[wanted]
+        event = self._platform_events[wanted] = anyio.Event()
+        datasource_id, package, base_url, view_key = key
+        lookup = DATASOURCES[datasource_id].platform_digests
+        result: dict[str, str] | LookupFailed = {}
+        self.started += 1
+        try:
+            if lookup is not None:
+                self._prepare(datasource_id)
+                with self._access.using(self._views[view_key]):
+                    result = await lookup(self._fetch, base_url, package, tag)
+        except LookupFailed as exc:
+            result = exc
+        except Exception as exc:  # noqa: BLE001 - a datasource bug is a reason on the row
+            result = _internal_error(f"{package}:{tag}", exc)
+        self._platforms[wanted] = result
+        self._progressed()
+        self._platform_events.pop(wanted).set()
+        return result
 
     async def _read_digest(self, wanted: DigestKey) -> None:
         (datasource_id, package, base_url, view_key), tag = wanted

@@ -328,8 +328,9 @@ class Finding(msgspec.Struct, frozen=True):
 
     ``failed_lookup`` says which part of the lookup failed although the verdict stands on what
     was read (a Go module's check for a newer major: the row may be behind a major it could not
-    see); such a row counts as a failed lookup (exit 3), whatever its status. ``None`` when the
-    whole lookup succeeded.
+    see; the publish times a release-age wait needed: a release held back, or admitted by
+    ``unknown-age = "admit"``, for its unknown age); such a row counts as a failed lookup (exit
+    3), whatever its status. ``None`` when the whole lookup succeeded.
     """
 
     status: Status

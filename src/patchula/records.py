@@ -45,6 +45,7 @@ RECORD_FORMAT = 6  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # and the package index they are pinned to
 # also 6: npm specs of other protocols (jsr:, exec:) and directories skipped, not looked up
 # also 6: go.mod exclude directives (Dependency.excluded)
+# also 6: node and ubuntu official images have their own versionings (node_image, ubuntu_image)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

@@ -1817,7 +1817,11 @@ async def _judge_pinned_digest(
 
     When a newer tag is proposed its digest is read too (``Finding.new_digest``: for a GitHub
     commit pin, the SHA to pin for that tag), at the same time as the current tag's (requested
-    at extraction already, except for a tag found from the pin).
+    at extraction already, except for a tag found from the pin). A pin that is not the tag's
+    digest may be one platform's manifest of the tag's image index (``platform_digests``):
+    then the tag has not moved for it, and the newer tag's digest is that platform's manifest
+    of its index (renovatebot/renovate#16554). An index that could not be read leaves it
+    unsure: said on the row and counted as a failed lookup (``Finding.failed_lookup``).
     """
     eligible = finding.eligible
     proposed = eligible if eligible is not None and eligible != tag else None
@@ -1828,7 +1832,45 @@ async def _judge_pinned_digest(
     new = await lookups.digest(key, proposed) if proposed is not None else None
     pinned = cast("str", dep.digest)
     terms = _terms(dep)
-    return pinned_digest(finding, tag, pinned, current, new, terms=terms, mismatch=mismatch)
+    platform: str | None = None
+    unsure: str | None = None
+    if (
+        isinstance(current, str)
+        and current != pinned
+        and DATASOURCES[dep.datasource].platform_digests is not None
+    ):
+        # Not the tag's index digest: perhaps one platform's manifest inside that index.
+        found = await lookups.platforms(key, tag)
+        if isinstance(found, LookupFailed):
+            unsure = (
+                f"whether the pinned {terms.digest} is one of tag {tag}'s platform manifests "
+                f"could not be read: {found.reason}"
+            )
+        else:
+            platform = found.get(pinned)
+        if platform is not None and proposed is not None:
+            new = await _platform_digest(lookups, key, proposed, platform)
+    judged = pinned_digest(
+        finding, tag, pinned, current, new, terms=terms, mismatch=mismatch, platform=platform
+    )
+    if unsure is not None:
+        reason = f"{judged.reason}; {unsure}" if judged.reason else unsure
+        failed = f"{judged.failed_lookup}; {unsure}" if judged.failed_lookup else unsure
+        judged = replace(judged, reason=reason, failed_lookup=failed)
+    return judged
+
+
+async def _platform_digest(
+    lookups: Lookups, key: LookupKey, tag: str, platform: str
+) -> str | LookupFailed:
+    """The digest of ``platform``'s manifest in the index ``tag`` names, or why there is none."""
+    found = await lookups.platforms(key, tag)
+    if isinstance(found, LookupFailed):
+        return found
+    digest = next((d for d, named in found.items() if named == platform), None)
+    if digest is None:
+        return LookupFailed(f"tag {tag} names no {platform} manifest")
+    return digest
 
 
 def _lazy_times(datasource: str) -> bool:

@@ -10,6 +10,7 @@ docker-hub=…``). What issue 13's "Must show" lists, seen from the user's side.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from patchula.cli import app
-from tests.fake_registry import FakeRegistry
+from tests.fake_registry import DATA_DIR, FakeRegistry
 
 DIGEST_A = "sha256:" + "a" * 64
 DIGEST_B = "sha256:" + "b" * 64
@@ -198,9 +199,11 @@ def test_a_checkout_of_dockerfile_compose_and_workflow_images(
         f"http://{host}/v2/acme/app/tags/list?n=1000"
     )
     assert by_line["Dockerfile", 2]["packageName"] == "docker.io/library/python"
-    # Digests by HEAD only: no manifest was pulled.
+    # Digests by HEAD only; the one manifest pulled is the index of node's tag, whose digest
+    # is not the pin: is the pin one of its platform manifests (it is not: the tag moved)?
     routes = _oci_routes(fake_registry)
-    assert not [r for r in routes if r.startswith("GET") and "/manifests/" in r]
+    pulled = [r for r in routes if r.startswith("GET") and "/manifests/" in r]
+    assert pulled == ["GET /v2/library/node/manifests/20.11.1-alpine"]
     assert routes["HEAD /v2/library/node/manifests/20.11.1-alpine"] >= 1
 
 
@@ -390,7 +393,8 @@ def test_an_unreachable_date_api_is_said_on_every_row_and_in_the_summary(
     """Docker Hub's tag API down: both rows of the image say so, and the summary names the host.
 
     The publish-time lookup of a package is asked once per run; its failure used to reach only
-    the row that asked it.
+    the row that asked it. Both rows are held back for want of the push times the wait needs:
+    failed lookups (exit 3), never only a mention in the summary.
     """
     fake_registry.oci.add("library/python", dict.fromkeys(("3.12", "3.13")))
     repo = tmp_path / "repo"
@@ -400,7 +404,7 @@ def test_an_unreachable_date_api_is_said_on_every_row_and_in_the_summary(
     args += ["--registry", f"docker={fake_registry.url('oci')}"]
     args += ["--registry", "docker-hub=http://127.0.0.1:9"]  # discard port: refused
     result = runner.invoke(app, ["run", str(repo), *args], catch_exceptions=False)
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 3, result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("python")]
     assert len(rows) == 2
     for line in rows:
@@ -409,3 +413,100 @@ def test_an_unreachable_date_api_is_said_on_every_row_and_in_the_summary(
     assert "127.0.0.1:9 unreachable (ConnectError): what it gives is missing from the rows" in (
         summary
     )
+    assert "2 dependencies with part of the lookup failed (failedLookup)" in summary
+    result = runner.invoke(app, ["run", str(repo), *args, "--format", "json"])
+    report = json.loads(result.stdout)
+    assert report["summary"]["failedLookups"] == 2
+    for d in report["repositories"][0]["dependencies"]:
+        assert d["status"] == "held-back"
+        assert d["failedLookup"].startswith(
+            "publish times unavailable: 127.0.0.1:9 is unreachable (ConnectError)"
+        )
+
+
+def _nginx_index(tag: str) -> tuple[str, dict[str, str]]:
+    """The bundled fixture's index digest of ``tag`` and its platform manifests."""
+    fixture = json.loads((DATA_DIR / "oci" / "library-nginx.json").read_text())
+    index = fixture["tags"][tag]
+    body = json.dumps(index, separators=(",", ":")).encode()
+    platforms = {
+        f"{m['platform']['os']}/{m['platform']['architecture']}": m["digest"]
+        for m in index["manifests"]
+    }
+    return "sha256:" + hashlib.sha256(body).hexdigest(), platforms
+
+
+def test_a_pin_to_one_platforms_manifest_of_the_index_has_not_moved(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``nginx:1.26@<1.26's linux/amd64 manifest>``: the tag has not moved for the pin.
+
+    Renovate keeps architecture-specific digests (renovatebot/renovate#16554): the newer tag
+    1.27 is proposed at its own linux/amd64 manifest, never at its index digest.
+    """
+    index_126, platforms_126 = _nginx_index("1.26")
+    index_127, platforms_127 = _nginx_index("1.27")
+    amd64 = platforms_126["linux/amd64"]
+    assert amd64 != index_126
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "Dockerfile").write_text(f"FROM nginx:1.26@{amd64}\n")
+    code, report, _ = _run(str(repo), *_args(fake_registry))
+    [row] = _rows(report)
+    assert (row["status"], row["current"], row["eligible"], row["updateType"]) == (
+        "outdated",
+        "1.26",
+        "1.27",
+        "minor",
+    )
+    assert (row["digest"], row["currentDigest"]) == (amd64, amd64)
+    assert row["newDigest"] == platforms_127["linux/amd64"] != index_127
+    assert "moved" not in row["reason"]
+    assert (
+        f"pinned to the linux/amd64 manifest of tag 1.26's index (now {index_126})"
+        in (row["reason"])
+    )
+    assert code == 0
+    # Without a newer tag to move to, the pin is up to date.
+    (repo / "Dockerfile").write_text(f"FROM nginx:1.27@{platforms_127['linux/arm64']}\n")
+    code, report, _ = _run(str(repo), *_args(fake_registry))
+    [row] = _rows(report)
+    assert (row["status"], row["eligible"], row["newDigest"]) == ("up-to-date", None, None)
+    assert row["currentDigest"] == platforms_127["linux/arm64"]
+    assert "pinned to the linux/arm64 manifest of tag 1.27's index" in row["reason"]
+    assert code == 0
+
+
+def test_a_pin_that_is_no_manifest_of_the_index_has_moved(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A digest that is neither the index nor one of its manifests: the tag moved."""
+    index_127, platforms_127 = _nginx_index("1.27")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "Dockerfile").write_text(f"FROM nginx:1.27@{DIGEST_A}\n")
+    code, report, _ = _run(str(repo), *_args(fake_registry))
+    [row] = _rows(report)
+    assert (row["status"], row["updateType"], row["newDigest"]) == ("outdated", "digest", index_127)
+    assert f"the digest of tag 1.27 moved: pinned {DIGEST_A}, now {index_127}" in row["reason"]
+    assert platforms_127["linux/amd64"] not in row["reason"]
+    assert code == 0
+
+
+def test_an_unreadable_index_leaves_the_pin_unsure_and_fails_the_run(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """The index could not be read: the row says it cannot tell, and the lookup failed."""
+    _, platforms_127 = _nginx_index("1.27")
+    route = "GET /v2/library/nginx/manifests/1.27"
+    fake_registry.host("oci").fail_next(50, 500, {}, b"", route=route)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "Dockerfile").write_text(f"FROM nginx:1.27@{platforms_127['linux/amd64']}\n")
+    code, report, _ = _run(str(repo), *_args(fake_registry, "--request-deadline", "2"))
+    [row] = _rows(report)
+    unsure = "whether the pinned digest is one of tag 1.27's platform manifests could not be read"
+    assert row["failedLookup"].startswith(unsure)
+    assert unsure in row["reason"]
+    assert report["summary"]["failedLookups"] == 1
+    assert code == 3

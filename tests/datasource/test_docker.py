@@ -628,3 +628,31 @@ def test_the_datasource_declares_its_abilities() -> None:
     assert ds.get_digest is docker.get_digest
     assert ds.freshness_floor_representations == ("oci-tags-v1",)
     assert ds.single_document is None
+
+
+def test_derive_platforms_keeps_each_entry_with_a_digest_and_a_platform() -> None:
+    """An index's ``manifests[]``: ``os/architecture[/variant]`` per digest, nothing else."""
+    amd64, arm, attestation = ("sha256:" + c * 64 for c in "abc")
+    index = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {"digest": amd64, "platform": {"os": "linux", "architecture": "amd64"}},
+            {"digest": arm, "platform": {"os": "linux", "architecture": "arm", "variant": "v7"}},
+            {"digest": attestation, "platform": {"os": "unknown", "architecture": "unknown"}},
+            {"digest": "sha256:short", "platform": {"os": "linux", "architecture": "386"}},
+            {"digest": "sha256:" + "d" * 64},
+        ],
+    }
+    stored = docker.derive_platforms(json.dumps(index).encode())
+    assert docker.parse_platforms(stored) == {
+        amd64: "linux/amd64",
+        arm: "linux/arm/v7",
+        attestation: "unknown/unknown",
+    }
+    single = {"schemaVersion": 2, "config": {"digest": amd64}, "layers": []}
+    assert docker.parse_platforms(docker.derive_platforms(json.dumps(single).encode())) == {}
+    with pytest.raises(RegistryError, match="unusable manifest"):
+        docker.derive_platforms(b"<html>")
+    with pytest.raises(RegistryError, match="oci-index-platforms-v1"):
+        docker.parse_platforms(b"garbage")

@@ -47,6 +47,7 @@ def test_every_datasource_satisfies_the_contract() -> None:
         "single_document",
         "release_times",
         "get_digest",
+        "platform_digests",
         "digest_terms",
         "freshness_floor_representations",
         "dependencies",
@@ -61,6 +62,10 @@ def test_every_datasource_satisfies_the_contract() -> None:
             assert inspect.iscoroutinefunction(ds.release_times.lookup)
         if ds.get_digest is not None:
             assert inspect.iscoroutinefunction(ds.get_digest)
+        # Platform manifests only where there are digests to pin (container images).
+        if ds.platform_digests is not None:
+            assert inspect.iscoroutinefunction(ds.platform_digests)
+            assert ds.get_digest is not None
         # Digest words exactly where there are digests.
         assert (ds.digest_terms is None) == (ds.get_digest is None)
         # The dependencies of one version exactly where a registry names them (cache warm).

@@ -114,6 +114,46 @@ def test_a_prerelease_current_sees_prereleases_of_its_variant() -> None:
     assert (f.latest, f.eligible, f.versions_behind) == ("3.13-slim", "3.13-slim", 2)
 
 
+def test_a_prerelease_current_moves_to_its_own_release_not_the_next_prerelease() -> None:
+    """``postgres:18beta1``: 18rc1 (its release's) or 18 (stable), never 19beta1.
+
+    Renovate's ``ignoreUnstable``: an unstable candidate must share current's major, minor
+    and patch; a stable one is always admitted.
+    """
+    cat = _tags("16", "17", "18", "18beta1", "18rc1", "19beta1")
+    f = evaluate(_image("18beta1"), cat, docker, NO_WAIT, NOW, memo=EvaluationMemo())
+    assert (f.status, f.latest, f.eligible, f.update_type, f.versions_behind) == (
+        "outdated",
+        "18",
+        "18",
+        "patch",
+        2,
+    )
+    before = _tags("16", "17", "18beta1", "18rc1", "19beta1")
+    f = evaluate(_image("18beta1"), before, docker, NO_WAIT, NOW, memo=EvaluationMemo())
+    assert (f.latest, f.eligible, f.versions_behind) == ("18rc1", "18rc1", 1)
+    # Stable current: never an unstable tag.
+    f = evaluate(_image("17"), cat, docker, NO_WAIT, NOW, memo=EvaluationMemo())
+    assert (f.latest, f.eligible, f.update_type) == ("18", "18", "major")
+    assert docker.admits_prerelease("3.13.0rc1", "3.13.0rc2")
+    assert not docker.admits_prerelease("3.13.0rc1", "3.14.0a1")
+
+
+def test_a_date_stamped_snapshot_moves_to_the_newest_snapshot_of_its_name() -> None:
+    """``ubuntu:jammy-20240227``: not a mutable tag; ``jammy-20251001`` is latest."""
+    cat = _tags("22.04", "24.04", "jammy", "jammy-20240227", "jammy-20251001", "noble-20251101")
+    f = evaluate(_image("jammy-20240227"), cat, docker, NO_WAIT, NOW, memo=EvaluationMemo())
+    assert (f.status, f.latest, f.eligible, f.update_type, f.versions_behind) == (
+        "outdated",
+        "jammy-20251001",
+        "jammy-20251001",
+        "patch",
+        1,
+    )
+    f = evaluate(_image("jammy-20251001"), cat, docker, NO_WAIT, NOW, memo=EvaluationMemo())
+    assert (f.status, f.latest, f.eligible) == ("up-to-date", "jammy-20251001", None)
+
+
 def test_date_tags_are_compared_only_with_dates_of_their_form() -> None:
     """A date moves to a later date of its form; a version never moves to a date."""
     cat = _tags("3", "4", "20240101", "20240329", "2024.05.01", SHA)

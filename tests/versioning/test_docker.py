@@ -21,6 +21,8 @@ from patchula.versioning import VERSIONINGS, docker
         "2024.03.29",
         "2024-03-29",
         "123098140293",
+        "jammy-20240227",
+        "bookworm-20240211-slim",
     ],
 )
 def test_version_and_date_tags_are_valid(tag: str) -> None:
@@ -38,6 +40,10 @@ def test_version_and_date_tags_are_valid(tag: str) -> None:
         "alpine3.19",
         "bookworm",
         "lts-alpine",
+        "jammy",
+        "foo-1",  # a word and a number that is no date
+        "jammy-20241399",  # no such day
+        "jammy3-20240227",  # a word with digits: not a codename
         "0a1b2c3",  # a short commit hash
         "0a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d",  # a full commit SHA
         "0c1f63ed8fb818fad16cf6ae091598c410a21d2e1a9adf183beb93189299bfba",  # SHA-256
@@ -269,3 +275,16 @@ def test_an_update_type_is_given_only_for_a_newer_tag() -> None:
                 assert docker.compare(b, a) > 0
             if docker.is_compatible(a, b) and docker.compare(b, a) > 0:
                 assert kind in {"major", "minor", "patch"}, (a, b)
+
+
+def test_date_stamped_snapshots_order_by_date_within_their_name_and_variant() -> None:
+    """``jammy-20240227`` < ``jammy-20251001``; other names, variants and plain dates apart."""
+    assert docker.compare("jammy-20240227", "jammy-20251001") < 0
+    assert docker.is_compatible("jammy-20240227", "jammy-20251001")
+    assert not docker.is_compatible("jammy-20240227", "noble-20251001")
+    assert not docker.is_compatible("jammy-20240227", "20251001")
+    assert not docker.is_compatible("bookworm-20240211", "bookworm-20240211-slim")
+    assert docker.is_compatible("bookworm-20240211-slim", "bookworm-20250101-slim")
+    assert docker.is_stable("jammy-20240227")
+    assert docker.update_type("jammy-20240227", "jammy-20251001") == "patch"
+    assert docker.update_type("jammy-20251001", "jammy-20240227") is None

@@ -21,7 +21,8 @@ def exit_code(report: ScanReport, fail_on: str) -> int:
     """Map a report to the process exit code (the one table of design.md §3).
 
     Failed lookups (an ``error`` row, or a row with a ``failedLookup``: part of its lookup
-    failed), lookups ``--offline`` found no cached answer for (``summary.notCached``),
+    failed, such as the publish times its release-age wait needed), lookups ``--offline`` found
+    no cached answer for (``summary.notCached``),
     unreadable manifests or targets, and a target list known to be incomplete (an owner not
     listed, merged shards that cut different lists: ``targets``) (3) win over findings (1).
     ``fail_on``: ``none`` never fails on findings;

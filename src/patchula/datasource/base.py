@@ -260,6 +260,20 @@ class DigestLookup(Protocol):
         ...
 
 
+class PlatformDigestsLookup(Protocol):
+    """The platform manifests of the image index a tag names (the ``docker`` datasource).
+
+    ``(fetch, base_url, package_name, tag)`` → ``{digest: "os/architecture[/variant]"}``,
+    empty when the tag names a single-image manifest. Raises ``LookupFailed`` subclasses.
+    """
+
+    async def __call__(
+        self, fetch: Fetch, base_url: str, package_name: str, version: str
+    ) -> dict[str, str]:
+        """Return the platform manifests of ``package_name``'s index at ``version``."""
+        ...
+
+
 class Declared(NamedTuple):
     """One dependency a version declares: the name on the same datasource, its constraint.
 
@@ -342,6 +356,8 @@ class Datasource(msgspec.Struct):
     - ``release_times``: lazily fetched publish times (``LazyTimes``), or ``None`` when the
       catalog carries every date it can.
     - ``get_digest``: a version's digest, or ``None``.
+    - ``platform_digests``: the platform manifests of the index a tag names (container
+      images: a pin to one platform's manifest), or ``None``.
     - ``digest_terms``: what those digests are and how rows speak of them
       (``models.DigestTerms``), ``None`` without ``get_digest``.
     - ``freshness_floor_representations``: the stored representations a configured freshness
@@ -356,6 +372,7 @@ class Datasource(msgspec.Struct):
     single_document: SingleDocument | None
     release_times: LazyTimes | None
     get_digest: DigestLookup | None
+    platform_digests: PlatformDigestsLookup | None
     digest_terms: DigestTerms | None
     freshness_floor_representations: tuple[str, ...]
     dependencies: DependenciesLookup | None

@@ -281,6 +281,7 @@ DATASOURCE = Datasource(
         catalog_source=INDEX_DATE,
     ),
     get_digest=None,
+    platform_digests=None,
     digest_terms=None,
     freshness_floor_representations=(),
     dependencies=dependencies,

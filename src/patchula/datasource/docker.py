@@ -6,7 +6,9 @@ the pages are stored together or not at all (a rate-limited page never leaves a 
 Tags carry no dates: their age is unknown, except that Docker Hub's own tag API publishes
 ``tag_last_pushed`` (asked lazily, only for ``docker.io`` images). Digests come from a ``HEAD``
 of the manifest (it spares Docker Hub's pull quota), falling back to a ``GET`` only when the
-``HEAD`` gives none. Every ``/v2/`` request names its token scope ``repository:<name>:pull``.
+``HEAD`` gives none; a pinned digest that is not its tag's has the tag's index fetched
+(``platform_digests``: is the pin one platform's manifest of it?). Every ``/v2/`` request
+names its token scope ``repository:<name>:pull``.
 Sources: ``opencontainers/distribution-spec:spec.md`` (name and tag grammar, tags list with
 ``n``/``last``/``Link``, manifests, ``Docker-Content-Digest``), image-spec ``descriptor.md``
 (digest grammar), docs.docker.com Hub API reference (tags, ``tag_last_pushed``, rate limits).
@@ -55,6 +57,8 @@ DOCKER_HUB_HOST = "docker.io"
 TAGS_REPRESENTATION = "oci-tags-v1"
 # A GET of a manifest stores only the digest of its body (the header is kept beside it).
 MANIFEST_DIGEST_REPRESENTATION = "oci-manifest-digest-v1"
+# A GET of an index stores only its platform manifests (``platform_digests``).
+INDEX_PLATFORMS_REPRESENTATION = "oci-index-platforms-v1"
 # The one stored representation ``--registry-freshness-secs`` keeps fresh (validator-free only).
 FRESHNESS_FLOOR_REPRESENTATIONS = (TAGS_REPRESENTATION,)
 TIME_SOURCE = "none: OCI registry tags carry no dates (age unknown)"
@@ -315,6 +319,98 @@ async def get_digest(fetch: Fetch, base_url: str, package_name: str, version: st
     return header or valid_digest(response.content.decode("ascii", "replace"))
 
 
+class _Platform(msgspec.Struct, frozen=True):
+    """An index entry's ``platform`` (image-spec ``image-index.md``)."""
+
+    architecture: str = ""
+    os: str = ""
+    variant: str | None = None
+
+
+class _IndexEntry(msgspec.Struct, frozen=True):
+    """One ``manifests[]`` descriptor of an image index: its digest and platform."""
+
+    digest: str = ""
+    platform: _Platform | None = None
+
+
+class _Index(msgspec.Struct, frozen=True):
+    """An image index or manifest list; a single-image manifest has no ``manifests``."""
+
+    manifests: list[_IndexEntry] | None = None
+
+
+_INDEX_DECODER = msgspec.json.Decoder(_Index)
+
+
+async def platform_digests(
+    fetch: Fetch, base_url: str, package_name: str, version: str
+) -> dict[str, str]:
+    """The platform manifests of the index ``version`` (a tag) of ``package_name`` points at.
+
+    ``{digest: "os/architecture[/variant]"}`` of each ``manifests[]`` entry of the image index
+    (or Docker manifest list) the tag names; empty for a single-image manifest. Asked only
+    when a pinned digest is not the tag's index digest: a pin to one platform's manifest of
+    the index (``nginx:1.26@<the linux/amd64 manifest>``) has not moved, and a newer tag is
+    re-pinned to the same platform's manifest (Renovate keeps architecture-specific digests:
+    renovatebot/renovate#16554, closing #11409; image-spec ``image-index.md``). A ``GET`` of
+    the manifest (a Docker Hub pull, as Renovate's own look at the index is), cached as the
+    compact ``oci-index-platforms-v1`` document and revalidated by its ``ETag``. Raises
+    ``LookupFailed`` subclasses like ``get_digest``.
+    """
+    repository = repository_of(package_name)
+    if _TAG.fullmatch(version) is None:
+        msg = f"refusing to request image {package_name!r} at {version!r}: not a tag"
+        raise RegistryError(msg)
+    what = f"image {package_name!r} at {version!r}"
+    url = f"{base_url.rstrip('/')}/v2/{repository}/manifests/{version}"
+    method_fetch = cast("MethodFetch", fetch)  # see ``get_catalog``
+    response = await method_fetch(
+        url,
+        headers=_MANIFEST_HEADERS,
+        representation=INDEX_PLATFORMS_REPRESENTATION,
+        derive=functools.partial(derive_platforms, what=what),
+        scope=scope_of(repository),
+    )
+    check_status(response, what, credential_hint=CREDENTIAL_HINT)
+    return parse_platforms(response.content, what)
+
+
+def derive_platforms(content: bytes, *, what: str = "image manifest") -> bytes:
+    """``oci-index-platforms-v1``: one ``<digest> <os/architecture[/variant]>`` line per entry.
+
+    Entries without a valid digest or a platform are left out; a manifest that is no index
+    gives an empty document. Raises ``RegistryError`` for a body that is not a JSON manifest.
+    """
+    try:
+        index = _INDEX_DECODER.decode(content) if content else _Index()
+    except (msgspec.DecodeError, RecursionError) as exc:
+        msg = f"{what}: unusable manifest ({describe_decode_error(exc)})"
+        raise RegistryError(msg) from None
+    lines = []
+    for entry in index.manifests or ():
+        found, platform = valid_digest(entry.digest), entry.platform
+        if found is None or platform is None or not platform.os or not platform.architecture:
+            continue
+        name = f"{platform.os}/{platform.architecture}"
+        name += f"/{platform.variant}" if platform.variant else ""
+        if " " not in name and "\n" not in name:
+            lines.append(f"{found} {name}")
+    return "\n".join(lines).encode()
+
+
+def parse_platforms(content: bytes, what: str = "image manifest") -> dict[str, str]:
+    """Decode an ``oci-index-platforms-v1`` document; raises ``RegistryError`` when damaged."""
+    found: dict[str, str] = {}
+    for line in content.decode("utf-8", "replace").split("\n") if content else ():
+        name, _, platform = line.partition(" ")
+        if valid_digest(name) is None or not platform:
+            msg = f"{what}: unusable {INDEX_PLATFORMS_REPRESENTATION} document"
+            raise RegistryError(msg)
+        found.setdefault(name, platform)
+    return found
+
+
 def body_digest(content: bytes) -> bytes:
     """``oci-manifest-digest-v1``: ``sha256:<hex>`` of a manifest body (empty for no body).
 
@@ -397,6 +493,7 @@ DATASOURCE = Datasource(
     single_document=None,  # tag list pages, then a HEAD per digest and the Hub API for dates
     release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS, source=HUB_DATE),
     get_digest=get_digest,
+    platform_digests=platform_digests,
     digest_terms=IMAGE_DIGESTS,
     freshness_floor_representations=FRESHNESS_FLOOR_REPRESENTATIONS,
     dependencies=None,

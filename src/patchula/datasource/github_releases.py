@@ -621,6 +621,7 @@ DATASOURCE = Datasource(
     single_document=None,  # pages, merged into release rows
     release_times=None,  # every release carries its published_at
     get_digest=None,  # commits are the tags datasource's (``github-tags``)
+    platform_digests=None,
     digest_terms=None,
     freshness_floor_representations=(),
     dependencies=None,

@@ -662,6 +662,7 @@ DATASOURCE = Datasource(
     single_document=None,  # tag pages, then releases and commits for dates
     release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS),
     get_digest=get_digest,
+    platform_digests=None,
     digest_terms=DIGEST_TERMS,
     freshness_floor_representations=(),
     dependencies=None,

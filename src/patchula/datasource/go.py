@@ -154,6 +154,7 @@ DATASOURCE = Datasource(
     single_document=SingleDocument(request=catalog_request, build=catalog_from),
     release_times=None,  # go.dev dates no release; nothing to ask lazily
     get_digest=None,
+    platform_digests=None,
     digest_terms=None,
     freshness_floor_representations=(),
     dependencies=None,

@@ -708,6 +708,7 @@ DATASOURCE = Datasource(
     single_document=None,  # @v/list, @latest and a .mod, along a GOPROXY chain
     release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS),
     get_digest=None,
+    platform_digests=None,
     digest_terms=None,
     freshness_floor_representations=FRESHNESS_FLOOR_REPRESENTATIONS,
     dependencies=dependencies,

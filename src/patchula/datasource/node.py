@@ -147,6 +147,7 @@ DATASOURCE = Datasource(
     single_document=SingleDocument(request=catalog_request, build=catalog_from),
     release_times=None,  # the index dates every release
     get_digest=None,
+    platform_digests=None,
     digest_terms=None,
     freshness_floor_representations=(),
     dependencies=None,

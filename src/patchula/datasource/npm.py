@@ -721,6 +721,7 @@ DATASOURCE = Datasource(
     single_document=SingleDocument(request=catalog_request, build=catalog_from),
     release_times=None,  # the catalog document carries every publish time it knows
     get_digest=None,
+    platform_digests=None,
     digest_terms=None,
     freshness_floor_representations=(),
     dependencies=dependencies,

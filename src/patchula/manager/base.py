@@ -1062,6 +1062,12 @@ class _YamlBuilder:
 
 IMAGE_DATASOURCE = paths.IMAGE_DATASOURCE
 IMAGE_VERSIONING = "docker"
+# Official images whose tags follow a narrower notion of stable (Renovate's config:recommended
+# workarounds:nodeDockerVersioning and workarounds:ubuntuDockerVersioning): only LTS lines.
+IMAGE_VERSIONINGS = {
+    "docker.io/library/node": "node_image",
+    "docker.io/library/ubuntu": "ubuntu_image",
+}
 _IMAGE_HEAD = re.compile(r"[^:@]*")
 
 
@@ -1085,7 +1091,9 @@ def image_row(
     ``constraint`` the tag (``latest`` when neither tag nor digest is written, ``None`` for a
     digest alone), ``declared`` the reference, ``digest`` the pinned digest. An invalid
     reference (``imageref.parse_image_reference``) is a problem naming the file and line: it
-    can name no image to look up, unlike a skipped row, which still names one.
+    can name no image to look up, unlike a skipped row, which still names one. The ``node``
+    and ``ubuntu`` official images have their own versionings (``IMAGE_VERSIONINGS``: only
+    their LTS lines are stable), any other image the ``docker`` one.
     """
     from patchula.imageref import (  # noqa: PLC0415 - lazy: a scan without images never needs it
         DEFAULT_TAG,
@@ -1105,7 +1113,7 @@ def image_row(
         name=ref.familiar,
         package_name=ref.canonical,
         datasource=IMAGE_DATASOURCE,
-        versioning=IMAGE_VERSIONING,
+        versioning=IMAGE_VERSIONINGS.get(ref.canonical, IMAGE_VERSIONING),
         dep_type=dep_type,
         declared=reference,
         constraint=constraint,

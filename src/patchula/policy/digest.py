@@ -94,6 +94,7 @@ def pinned_digest(
     *,
     terms: DigestTerms = IMAGE_DIGESTS,
     mismatch: str | None = None,
+    platform: str | None = None,
 ) -> Finding:
     """``finding`` (the verdict of version tag ``tag``) with the digest ``pinned`` beside it judged.
 
@@ -112,9 +113,17 @@ def pinned_digest(
     A GitHub pin whose comment names another commit's tag is thus ``outdated`` with update
     type ``digest`` (or its tag update): Renovate re-pins it to the commit of the tag the
     comment names.
+
+    ``platform`` (``os/architecture``) says ``pinned`` is that platform's manifest inside the
+    image index ``current`` names: the tag has not moved for the pin (Renovate keeps
+    architecture-specific digests, renovatebot/renovate#16554), and ``new`` is the eligible
+    tag's manifest for the same platform. ``current_digest`` is then the pinned manifest.
     """
     notes: list[str] = []
     status, update_type = finding.status, finding.update_type
+    if platform is not None and isinstance(current, str):
+        notes.append(f"pinned to the {platform} manifest of tag {tag}'s index (now {current})")
+        current = pinned
     if isinstance(current, str):
         if current != pinned:
             template = terms.mismatch if mismatch is None else mismatch

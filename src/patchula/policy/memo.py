@@ -20,6 +20,7 @@ share one view.
 from __future__ import annotations
 
 import bisect
+import functools
 import operator
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,11 @@ DEFAULT_MAX_RELEASES = 400_000
 # deprecated, installable and the registry's prerelease flag (``CatalogView._stable``). Read in C:
 # a row of a catalog evaluated once pays for its shape.
 _SHAPE_FIELDS = operator.itemgetter(0, 2, 3, 4, 5)
+
+
+def _ANY(_version: str) -> bool:  # noqa: N802 - a constant predicate
+    """Every prerelease is admitted (a scheme without ``admits_prerelease``)."""
+    return True
 
 
 def _shape(catalog: Catalog) -> Shape:
@@ -177,13 +183,13 @@ class CatalogView:
                 if ceiling is None
                 else bisect.bisect_right(self._keys, key(ceiling))
             )
-            want_prerelease = not self.versioning.is_stable(current)
+            unstable = self._unstable_gate(current)
             compatible = self.versioning.is_compatible
             found = tuple(
                 self._order[p]
                 for p in range(start, stop)
                 if self._movable[p]
-                and (want_prerelease or self._stable[p])
+                and (self._stable[p] or (unstable is not None and unstable(self._versions[p])))
                 and compatible(current, self._versions[p])
             )
             self._candidates[memo_key] = found
@@ -196,19 +202,33 @@ class CatalogView:
         a prerelease current; the highest by precedence (of equal versions, the last listed).
         """
         if current not in self._newest_compatible:
-            want_prerelease = not self.versioning.is_stable(current)
+            unstable = self._unstable_gate(current)
             compatible = self.versioning.is_compatible
             self._newest_compatible[current] = next(
                 (
                     self._versions[p]
                     for p in range(len(self._keys) - 1, -1, -1)
                     if self._usable[p]
-                    and (want_prerelease or self._stable[p])
+                    and (self._stable[p] or (unstable is not None and unstable(self._versions[p])))
                     and compatible(current, self._versions[p])
                 ),
                 None,
             )
         return self._newest_compatible[current]
+
+    def _unstable_gate(self, current: str) -> Callable[[str], bool] | None:
+        """Which prereleases a user on ``current`` may move to, or ``None`` for none.
+
+        None for a stable current. For a prerelease current, every prerelease, unless the
+        scheme says which (``admits_prerelease(current, other)``: image tags admit only
+        prereleases of current's own release, as Renovate's ``ignoreUnstable`` does).
+        """
+        if self.versioning.is_stable(current):
+            return None
+        admits = getattr(self.versioning, "admits_prerelease", None)
+        if admits is None:
+            return _ANY
+        return functools.partial(admits, current)
 
 
 class _Entry:

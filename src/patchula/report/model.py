@@ -204,8 +204,10 @@ class DependencyReport:
         str | None,
         Field(
             description="The part of the lookup that failed although the row has a verdict on "
-            "what was read (a Go module's check for a newer major path): the row may be behind "
-            "more than it says. Counted in summary.failedLookups (exit code 3), or in "
+            "what was read (a Go module's check for a newer major path: the row may be behind "
+            "more than it says; the publish times a release-age wait needed, 'publish times "
+            "unavailable: …': a release held back, or admitted with unknown-age = 'admit', for "
+            "its unknown age). Counted in summary.failedLookups (exit code 3), or in "
             "summary.notCached when --offline had no cached answer for it; null when the whole "
             "lookup succeeded."
         ),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import orjson
 from pydantic_core import PydanticSerializationError
 
+from patchula.errors import NOT_CACHED
 from patchula.names import scrub_surrogates
 from patchula.report.model import STATUSES, DependencyReport, RepositoryReport, ScanReport
 
@@ -249,7 +250,8 @@ def summary_line(report: ScanReport) -> str:
     could not be read are counted apart (``unread_words``), their reasons not as manifest
     errors. Host troubles: unreachable hosts and hosts whose rate limit is used up (with the
     lookups each left undone), and hosts whose answers the cache cannot keep usefully. An
-    ``--offline`` run says so, and how many dependencies the cache could not answer.
+    ``--offline`` run says so, and how many dependencies the cache could not answer. Rows
+    with a verdict part of whose lookup failed (``failedLookup``) are counted apart.
     """
     s = report.summary
     # Read by field, not ``model_dump``: a plain table never builds the report's serializers.
@@ -277,6 +279,21 @@ def summary_line(report: ScanReport) -> str:
             f"{n} {'dependency' if n == 1 else 'dependencies'} not in the cache"
             if n
             else "every answer from the cache"
+        )
+    lacking = sum(
+        1
+        for r in report.repositories
+        for d in r.dependencies
+        if d.failed_lookup is not None
+        and d.status != "error"
+        and not (report.options.get("offline") and NOT_CACHED in d.failed_lookup)
+    )
+    if lacking:
+        # A verdict on what was read, part of the lookup failed (publish times a wait needed,
+        # a newer major's check): failed lookups all the same.
+        line += (
+            f"; {lacking} {'dependency' if lacking == 1 else 'dependencies'} with part of the "
+            "lookup failed (failedLookup)"
         )
     severities = manifest_severities(report)
     for severity in ("error", "warning"):

@@ -12,9 +12,20 @@ from patchula.plugins import LazyRegistry
 if TYPE_CHECKING:
     from patchula.versioning.base import Versioning
 
+# ``node_image`` and ``ubuntu_image``: Docker tags of the node and ubuntu official images, whose
+# stable tags are their LTS lines (Renovate's workarounds presets).
 VERSIONINGS: LazyRegistry[Versioning] = LazyRegistry(
     {
         scheme: f"patchula.versioning.{scheme}"
-        for scheme in ("npm", "pep440", "go", "cargo", "docker", "mise")
+        for scheme in (
+            "npm",
+            "pep440",
+            "go",
+            "cargo",
+            "docker",
+            "mise",
+            "node_image",
+            "ubuntu_image",
+        )
     }
 )

@@ -7,12 +7,15 @@ A tag (``3.12-slim-bookworm``, ``20.11.1-alpine3.19``, ``v1.22.5``) is an option
 ``beta.1``) is a prerelease too; the rest of the suffix names the variant (``slim``,
 ``alpine3.19``). Tags are compared only within one compatibility class: same kind, same number
 of written components, same variant and with or without a leading ``v`` alike
-(``is_compatible``, Renovate's ``isCompatible``, which ignores the ``v``).
+(``is_compatible``, Renovate's ``isCompatible``, which ignores the ``v``). A prerelease current
+may move to prereleases of its own release only (``admits_prerelease``), else to stable tags.
 
 Two kinds of tag hold numbers: versions and dates. A tag whose first component is a year
 (4 digits, 1970-2199: ``2024.03.29``, ``2024.3.1``), a compact date (``20240329``,
 ``202403291230``) or ``YYYY-MM-DD`` is a date; dates sort above every version and are
-compared only with dates. Commit hashes (7-40 lower-case hex digits with a letter, as
+compared only with dates. A word then a compact date (``jammy-20240227``: a date-stamped
+snapshot of the ``jammy`` tag, ``_snapshot``) is a date compared only with snapshots of the
+same word and variant. Commit hashes (7-40 lower-case hex digits with a letter, as
 Renovate, or 64), ``latest``, ``stable``, ``edge``, ``mainline`` and other words are not versions.
 
 Sources: renovatebot/renovate ``lib/modules/versioning/docker/index.ts`` and its spec (the
@@ -124,7 +127,7 @@ def _parse(tag: str) -> _Tag | None:
     head, _, rest = text.partition("-")
     match = _VERSION_PART.fullmatch(head)
     if match is None:
-        return None
+        return _snapshot(tag)
     written = match["release"].split(".")
     numbers = tuple(int(n) for n in written)
     pre, suffix = _split_suffix(rest, match["pre"])
@@ -136,9 +139,45 @@ def _parse(tag: str) -> _Tag | None:
     return _Tag("version", f"{v}dotted", len(written), numbers, pre, suffix)
 
 
+def _snapshot(tag: str) -> _Tag | None:
+    """A date-stamped snapshot of a named tag: ``jammy-20240227``, ``bookworm-20240211-slim``.
+
+    A word (letters only: a codename such as ``jammy``, ``bookworm``) then a compact date
+    (``YYYYMMDD``, optionally ``hhmm[ss]``), then an optional variant: the date orders the
+    snapshots of one name (and variant), which are compatible only with each other. Each
+    snapshot names one build for good (a new build gets a new date), so the newest date is the
+    latest, as the image's publishers mean them. Renovate's docker versioning reads no such
+    tag as a version (a version must start with a number), and its users reach for a
+    ``regex:^(?<compatibility>.*)-(?<major>[0-9]+)$`` versioning: this is that rule, limited to
+    real dates so that ``foo-1`` stays no version. A newer snapshot is a ``patch`` update (a
+    rebuild of the same named release, whatever the calendar says).
+    """
+    name, _, rest = tag.partition("-")
+    stamp, _, variant = rest.partition("-")
+    if not name.isascii() or not name.isalpha() or not stamp.isdigit():
+        return None
+    date = _compact_date(stamp)
+    if date is None:
+        return None
+    suffix = f"{name}-{variant}" if variant else name
+    return _Tag("date", "snapshot", 1, date, None, suffix)
+
+
 def is_valid(version: str) -> bool:
     """Return whether the tag ``version`` reads as a version or a date (not ``latest``)."""
     return _parse(version) is not None
+
+
+def release_of(version: str) -> tuple[int, ...] | None:
+    """The numbers of the version tag ``version`` (``20.11.1-alpine`` → ``(20, 11, 1)``).
+
+    ``None`` for a date, a prerelease or a tag that is no version: for schemes that narrow
+    which stable tags are stable (``node_image``, ``ubuntu_image``).
+    """
+    parsed = _parse(version)
+    if parsed is None or parsed.kind != "version" or parsed.pre is not None:
+        return None
+    return parsed.release
 
 
 def is_stable(version: str) -> bool:
@@ -161,6 +200,21 @@ def is_compatible(current: str, other: str) -> bool:
     if a is None or b is None:
         return False
     return (a.kind, a.form, a.written, a.suffix) == (b.kind, b.form, b.written, b.suffix)
+
+
+def admits_prerelease(current: str, other: str) -> bool:
+    """Return whether a user on the prerelease tag ``current`` may move to the prerelease ``other``.
+
+    Only a prerelease of current's own release (same major, minor and patch): ``18beta1`` may
+    move to ``18rc1``, never to ``19beta1`` — past its release only to a stable tag (``18``).
+    Renovate's ``ignoreUnstable`` (``lib/workers/repository/process/lookup/filter.ts``: an
+    unstable candidate must share current's major, minor and patch; the docker versioning
+    does not allow unstable major upgrades). Read by the policy (``policy.memo``).
+    """
+    a, b = _parse(current), _parse(other)
+    if a is None or b is None:
+        return False
+    return a.kind == b.kind and a.release[:3] == b.release[:3]
 
 
 def _release_key(release: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
@@ -221,12 +275,15 @@ def update_type(current: str, new: str) -> UpdateType | None:
     """Return major/minor/patch by the first component that differs when ``new`` is newer.
 
     Components count from the left (a date's year, month, day); a tag that only moves a
-    prerelease forward (``3.13-rc1`` → ``3.13``) is ``patch``. ``None`` when either tag is
+    prerelease forward (``3.13-rc1`` → ``3.13``) and a newer snapshot (``jammy-20240227`` →
+    ``jammy-20251001``) are ``patch``. ``None`` when either tag is
     not a version, the kinds differ, ``new`` is not newer, or only the variant differs.
     """
     old, fresh = _parse(current), _parse(new)
     if old is None or fresh is None or old.kind != fresh.kind or compare(new, current) <= 0:
         return None
+    if old.form == fresh.form == "snapshot":
+        return "patch"  # a newer build of the same named release (``_snapshot``)
     for position in range(max(len(old.release), len(fresh.release))):
         if old.release[position : position + 1] != fresh.release[position : position + 1]:
             if position == _MAJOR:
