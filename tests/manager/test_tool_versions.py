@@ -7,6 +7,7 @@ from pathlib import Path
 from patchula.errors import ManifestError
 from patchula.manager import tool_versions
 from patchula.models import ExtractResult
+from patchula.scan import _decoding, _Reader
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "manifests" / "tool_versions"
 
@@ -89,6 +90,26 @@ def test_a_tool_without_a_version_is_a_problem() -> None:
     result = tool_versions.extract(".tool-versions", "nodejs\npython 3.12.4\n", _no_read)
     assert [(p.line, p.message) for p in result.problems] == [(1, "tool 'nodejs' has no version")]
     assert [d.declared for d in result.dependencies] == ["3.12.4"]
+
+
+def test_a_byte_that_is_not_utf8_costs_only_its_line(tmp_path: Path) -> None:
+    """A bad byte on line 3 is a problem there; lines 1, 2 and 4 are read (asdf splits words).
+
+    Through the scan: the reader refuses the file as not UTF-8, the manager's ``decode`` keeps
+    the bytes, and ``extract`` names the line. A bad byte in a comment is ignored, as asdf does.
+    """
+    data = b"nodejs 20.11.0\npython 3.12.4  # caf\xe9\nruby 3.\xff\ngolang 1.22.0\n"
+    (tmp_path / ".tool-versions").write_bytes(data)
+    read = _decoding(_Reader(tmp_path.resolve(), 1024), tool_versions.decode)
+    result = tool_versions.extract(".tool-versions", read(".tool-versions"), _no_read)
+    assert [(d.line, d.name, d.declared) for d in result.dependencies] == [
+        (1, "nodejs", "20.11.0"),
+        (2, "python", "3.12.4"),
+        (4, "golang", "1.22.0"),
+    ]
+    assert [(p.line, p.message) for p in result.problems] == [
+        (3, "not UTF-8 text (invalid byte 0xff); this line is not read")
+    ]
 
 
 def test_hostile_files_end_as_rows_or_problems() -> None:

@@ -9,12 +9,14 @@ version is a row (the first is asdf's primary, the rest fallbacks); ``system``, 
 
 from __future__ import annotations
 
+import re
+
 from patchula.manager import paths
 from patchula.manager.base import ReadFile, nul_problem, strip_bom
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.tools import VERSIONING, tool_row
 
-__all__ = ["DATASOURCE", "ID", "VERSIONING", "extract", "matches"]
+__all__ = ["DATASOURCE", "ID", "VERSIONING", "decode", "extract", "matches"]
 
 ID = "tool_versions"
 DATASOURCE = "node"  # the datasource most of its rows use; each row names its own
@@ -23,6 +25,19 @@ DEP_TYPE = "tool-versions"
 FILE = paths.TOOL_VERSIONS_FILE
 # asdf lists a primary version and a few fallbacks: a line with more is no tool line.
 MAX_VERSIONS = 100
+# A byte that is not UTF-8, as ``decode`` keeps it (PEP 383 surrogate escapes U+DC80-U+DCFF).
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def decode(data: bytes, path: str) -> str:  # noqa: ARG001 - the scan's decode hook signature
+    """A ``.tool-versions`` that is not UTF-8, line by line as asdf's shell reads it.
+
+    The scan calls this only for a file that is not UTF-8 (``NotUtf8Error``). asdf splits each
+    line into words whatever its bytes, so one bad byte must not cost the file's other lines:
+    undecodable bytes are kept as surrogate escapes (PEP 383), and ``extract`` reports each
+    line holding one (outside a comment) as a problem naming the byte, reading every other.
+    """
+    return data.decode("utf-8", "surrogateescape")
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes
@@ -36,8 +51,15 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     rows: list[Dependency] = []
     problems: list[ManifestProblem] = []
     for number, raw in enumerate(strip_bom(text).splitlines(), 1):
-        words = raw.partition("#")[0].split()
+        content = raw.partition("#")[0]
+        words = content.split()
         if not words:
+            continue
+        escaped = _ESCAPED_BYTE.search(content)
+        if escaped is not None:
+            byte = ord(escaped.group()) - 0xDC00
+            message = f"not UTF-8 text (invalid byte 0x{byte:02x}); this line is not read"
+            problems.append(ManifestProblem(path, number, message))
             continue
         tool, versions = words[0], words[1:]
         if not versions:
