@@ -206,7 +206,8 @@ async def test_too_many_tags_is_an_error(
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
-        (b"<html>gateway</html>", "unusable tag list page (Invalid JSON"),
+        (b"<html>gateway</html>", "unusable tag list page (HTML, not JSON)"),
+        (b"{<html>", "unusable tag list page (Invalid JSON"),
         (b'{"name": "acme/app", "tags": [1, 2]}', "Expected `str`, got `int`"),
         (b'["1.0"]', "unusable tag list page (Expected `object`"),
         (b'{"name": "other/img", "tags": ["1.0"]}', "for another repository ('other/img')"),

@@ -214,10 +214,13 @@ def test_unusable_body(fixture: str, reason: str) -> None:
 
 @pytest.mark.anyio
 async def test_malformed_body_from_registry(registry: respx.MockRouter) -> None:
-    """A 200 answer whose body is not JSON becomes a registry error, not a crash."""
+    """A 200 answer whose body is not JSON becomes a registry error, not a crash.
+
+    An HTML page (a mirror's login or error page) is named as such.
+    """
     registry.get("/express").respond(200, content=b"<html>" + b"x" * 100_000)
     async with httpx.AsyncClient() as client:
-        with pytest.raises(RegistryError, match="Invalid JSON") as caught:
+        with pytest.raises(RegistryError, match=r"unusable packument \(HTML, not JSON\)") as caught:
             await npm.get_catalog(_httpx_fetch(client), BASE, "express")
     assert len(caught.value.reason) < 300
 
@@ -294,8 +297,12 @@ HUGE = "9" * 5000
         (b'{"versions": {"1.0.0": []}}', "Expected object, got array at versions.*"),
         (b'{"name": 5}', "Expected str | null, got int at name"),
         (b"", "Invalid JSON: input data was truncated"),
+        (b"\n  <!DOCTYPE html><title>Sign in</title>", "(HTML, not JSON)"),
     ],
-    ids=["deep-nesting", "lone-surrogate", "tag-not-string", "manifest-array", "name", "empty"],
+    ids=[
+        *("deep-nesting", "lone-surrogate", "tag-not-string", "manifest-array", "name", "empty"),
+        "html",
+    ],
 )
 def test_hostile_packuments_are_registry_errors(body: bytes, reason: str) -> None:
     """Deep nesting, a lone surrogate and wrong types are short registry errors, never crashes."""
