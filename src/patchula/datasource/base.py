@@ -580,8 +580,17 @@ _INDEX = re.compile(r"\[(\d+)\]")
 _MISSING = "Object missing required field "
 
 
-def describe_decode_error(exc: msgspec.DecodeError | RecursionError) -> str:
+# The start of an HTML page (blanks, then ``<``): matched in place, never a copy of the body.
+_HTML_START = re.compile(rb"\s*<")
+
+
+def describe_decode_error(
+    exc: msgspec.DecodeError | RecursionError, *, content: bytes | None = None
+) -> str:
     """Return a one-line reason for a document msgspec could not decode, without its input.
+
+    Given the undecodable ``content``, one that is an HTML page (a mirror's login or error
+    page: its first non-blank byte is ``<``) reads ``HTML, not JSON``.
 
     Malformed JSON reads ``Invalid JSON: <what>``; a wrong shape names what was expected and
     where, with dotted places (``Expected str, got int at files.0.filename``, ``Field required at
@@ -590,6 +599,8 @@ def describe_decode_error(exc: msgspec.DecodeError | RecursionError) -> str:
     """
     import msgspec  # noqa: PLC0415 - loaded by the datasource that decoded; keeps this leaf light
 
+    if content is not None and _HTML_START.match(content) is not None:
+        return "HTML, not JSON"
     if isinstance(exc, RecursionError):
         return "Invalid JSON: recursion limit exceeded"
     text = str(exc)

@@ -237,8 +237,7 @@ def derive_tags(content: bytes, *, repository: str, what: str | None = None) -> 
     try:
         page = _PAGE_DECODER.decode(content)
     except (msgspec.DecodeError, RecursionError) as exc:
-        # A mirror's login or error page is HTML: say so, not where the JSON decoder stopped.
-        reason = "HTML, not JSON" if content.lstrip()[:1] == b"<" else describe_decode_error(exc)
+        reason = describe_decode_error(exc, content=content)
         msg = f"{what}: unusable tag list page ({reason})"
         raise RegistryError(msg) from None
     if page.name is not None and page.name != repository:

@@ -138,8 +138,7 @@ def derive(content: bytes, *, package_name: str) -> bytes:
     try:
         packument = _DECODER.decode(content)
     except (msgspec.DecodeError, RecursionError) as exc:
-        # A mirror's login or error page is HTML: say so, not where the JSON decoder stopped.
-        reason = "HTML, not JSON" if content.lstrip()[:1] == b"<" else describe_decode_error(exc)
+        reason = describe_decode_error(exc, content=content)
         msg = f"npm package {package_name!r}: unusable packument ({reason})"
         raise RegistryError(msg) from exc
     time = packument.time
