@@ -811,6 +811,24 @@ def test_a_locked_version_is_followed_exactly_in_every_versioning() -> None:
         assert choose_version(catalog, _locked(datasource, "1.0.0"), versioning) == "1.0.0"
 
 
+@pytest.mark.parametrize(
+    "constraint", ["=0.11.0+wasi-snapshot-preview1", "=0.11.0", "=0.11.0+other", "~0.11.0"]
+)
+def test_the_version_followed_is_spelled_as_the_registry_publishes_it(constraint: str) -> None:
+    """A pin or lock naming a crate up to build metadata follows the release the index names."""
+    catalog = Catalog(
+        datasource="crates",
+        package_name="wasi",
+        releases=(
+            Release("0.10.0+wasi-snapshot-preview1", None),
+            Release("0.11.0+wasi-snapshot-preview1", None),
+        ),
+        latest="0.11.0+wasi-snapshot-preview1",
+        fetched_at=EPOCH,
+    )
+    assert choose_version(catalog, constraint, "cargo") == "0.11.0+wasi-snapshot-preview1"
+
+
 @pytest.mark.anyio
 async def test_a_larger_depth_limit_takes_up_tasks_a_smaller_one_failed(
     fake_registry: FakeRegistry, tmp_path: Path

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from patchula.lookup import LookupKey
     from patchula.models import Catalog
     from patchula.scan import TargetDependency
+    from patchula.versioning.base import Versioning
 
 __all__ = [
     "BATCH",
@@ -109,6 +110,12 @@ def choose_version(catalog: Catalog, constraint: str | None, versioning_id: str)
     resolve (a range nothing matches, an unknown tag) follows the registry's latest
     (``Catalog.latest``), else the newest stable release: its dependencies are warmed at
     least.
+
+    The version is returned as the catalog spells it (``_as_published``): a locked or pinned
+    version that names a release only up to build metadata (a Cargo.lock's
+    ``0.11.0+wasi-snapshot-preview1`` read as the pin ``=0.11.0+…``, which Cargo matches
+    ignoring the metadata) is that release, whose version document the registry keys by its
+    full name.
     """
     versioning = VERSIONINGS[versioning_id]
     spec = (constraint or "").strip()
@@ -126,12 +133,27 @@ def choose_version(catalog: Catalog, constraint: str | None, versioning_id: str)
     )
     finding = evaluate(dep, catalog, versioning, ReleaseAgePolicy(), catalog.fetched_at)
     if finding.current is not None:
-        return finding.current
+        return _as_published(catalog, finding.current, versioning)
     if catalog.latest is not None:
         return catalog.latest
     versions = [r.version for r in catalog.releases if not r.yanked]
     stable = [v for v in versions if versioning.is_stable(v)]
     return max(stable, key=versioning.sort_key) if stable else None
+
+
+def _as_published(catalog: Catalog, version: str, versioning: Versioning) -> str:
+    """``version`` as ``catalog`` spells the release it names.
+
+    Itself when listed so, else the release of the same precedence (semver build metadata,
+    PEP 440 normalisation), else itself.
+    """
+    names = [release.version for release in catalog.releases]
+    if version in names or not versioning.is_valid(version):
+        return version
+    return next(
+        (n for n in names if versioning.is_valid(n) and versioning.compare(n, version) == 0),
+        version,
+    )
 
 
 # A registry's answer of this status may differ on the next attempt (rate limit, server error).

@@ -347,3 +347,78 @@ def test_warm_refuses_a_cache_path_that_is_a_scanned_manifest(tmp_path: Path) ->
     assert f"cannot use cache {manifest}: it is package.json of target {repo}" in result.stderr
     assert manifest.read_bytes() == before
     assert sorted(p.name for p in repo.iterdir()) == ["package.json"]
+
+
+_ROW_FIELDS = (
+    "name",
+    "current",
+    "currentSource",
+    "latest",
+    "eligible",
+    "updateType",
+    "status",
+    "reason",
+    "currentReleasedAt",
+    "latestReleasedAt",
+    "libyears",
+)
+
+
+def test_warm_follows_a_locked_crate_with_build_metadata_as_run_reads_it(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Cargo.lock's ``wasi 0.11.0+wasi-snapshot-preview1``: warm follows that release's deps.
+
+    The lock reaches warm as the pin ``=0.11.0+wasi-snapshot-preview1``, which Cargo (and the
+    versioning) reads up to build metadata; warm used to follow ``0.11.0``, a version the index
+    does not name, so wasi's dependencies stayed unknown. Then ``--offline`` after the warm
+    gives the online run's rows.
+    """
+    later = datetime(2025, 3, 1, tzinfo=UTC)
+    fake_registry.crates.add(
+        "wasi",
+        {
+            "0.10.0+wasi-snapshot-preview1": OLD,
+            "0.11.0+wasi-snapshot-preview1": OLD,
+            "0.11.1+wasi-snapshot-preview1": later,
+        },
+        deps={
+            "0.11.0+wasi-snapshot-preview1": [{"name": "wasi-core", "req": "^1", "kind": "normal"}]
+        },
+    )
+    fake_registry.crates.add("wasi-core", {"1.0.0": OLD})
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "Cargo.toml").write_text(
+        '[package]\nname = "me"\nversion = "0.1.0"\n\n[dependencies]\nwasi = "0.11"\n'
+    )
+    (repo / "Cargo.lock").write_text(
+        'version = 3\n\n[[package]]\nname = "me"\nversion = "0.1.0"\ndependencies = ["wasi"]\n\n'
+        '[[package]]\nname = "wasi"\nversion = "0.11.0+wasi-snapshot-preview1"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+    )
+    registries = ["--registry", f"crates={fake_registry.url('crates-index')}"]
+    registries += ["--registry", f"crates-api={fake_registry.url('crates-api')}"]
+    cache = tmp_path / "cache.sqlite3"
+
+    code, online = _json("run", str(repo), "--no-cache", *registries)
+    assert code == 0
+    code, warmed = _json("cache", "warm", str(repo), "--cache", str(cache), *registries)
+    assert code == 0
+    assert (warmed["completed"], warmed["dependencies_unknown"]) == (2, [])
+    assert _tasks(cache) == {"wasi": "completed", "wasi-core": "completed"}
+    with closing(sqlite3.connect(cache)) as conn:
+        (result,) = conn.execute(
+            "SELECT result FROM lookup_tasks WHERE package = 'wasi'"
+        ).fetchone()
+    assert json.loads(result)["version"] == "0.11.0+wasi-snapshot-preview1"
+    code, offline = _json("run", str(repo), "--offline", "--cache", str(cache), *registries)
+    assert code == 0
+
+    def rows(report: Any) -> list[dict[str, Any]]:
+        deps = report["repositories"][0]["dependencies"]
+        return [{k: d.get(k) for k in _ROW_FIELDS} for d in deps]
+
+    assert rows(online) == rows(offline)
+    assert rows(online)[0]["current"] == "0.11.0+wasi-snapshot-preview1"
+    assert rows(online)[0]["latest"] == "0.11.1+wasi-snapshot-preview1"

@@ -248,3 +248,35 @@ def test_an_excluded_required_version_is_said_not_called_unpublished(
         "v1.1.0 itself is excluded by an exclude directive in go.mod: the go command ignores "
         "this requirement (go.dev/ref/mod#go-mod-file-exclude)"
     )
+
+
+def test_a_goproxy_list_dates_current_from_the_proxy_that_has_it(tmp_path: Path) -> None:
+    """GOPROXY=a,b with the module only on b: current's ``.info`` date is b's, as its list is.
+
+    The first proxy's 404 for the ``.info`` falls through to the second, as ``@v/list`` and
+    ``@latest`` do, so the row has both dates and its libyears.
+    """
+    new = datetime(2026, 1, 1, tzinfo=UTC)
+    with FakeRegistry() as first, FakeRegistry() as second:
+        second.goproxy.add("example.com/lib", {"v1.0.0": OLD, "v1.1.0": new})
+        (tmp_path / "go.mod").write_text(
+            "module example.com/app\n\ngo 1.22\n\nrequire example.com/lib v1.0.0\n"
+        )
+        chain = f"{first.url('goproxy')},{second.url('goproxy')}"
+        result = CliRunner(env={"GOPROXY": chain}).invoke(
+            app, ["run", str(tmp_path), "--no-cache", "--format", "json"], catch_exceptions=False
+        )
+        assert first.errors == second.errors == []
+        asked = first.host("goproxy").requests_by_route
+    assert result.exit_code == 0
+    report: dict[str, Any] = json.loads(result.stdout)
+    row = next(
+        d for d in report["repositories"][0]["dependencies"] if d["name"] == "example.com/lib"
+    )
+    assert (row["current"], row["latest"], row["status"]) == ("v1.0.0", "v1.1.0", "outdated")
+    assert (row["currentReleasedAt"], row["latestReleasedAt"]) == (
+        "2025-01-01T00:00:00Z",
+        "2026-01-01T00:00:00Z",
+    )
+    assert row["libyears"] == 0.9993  # 365 days in Julian years
+    assert asked["GET /example.com/lib/@v/v1.0.0.info"] == 1  # asked of a first, then of b

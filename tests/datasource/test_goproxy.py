@@ -525,3 +525,56 @@ async def test_a_403_on_a_newer_major_path_ends_the_probing(fake_registry: FakeR
     )
     catalog = await _catalog(fake_registry, "example.com/mirrored")
     assert (catalog.successor, catalog.caveat) == ("example.com/mirrored/v2 v2.0.0", None)
+
+
+def test_a_goproxy_list_is_read_like_the_go_command() -> None:
+    """``,`` falls through on not-found only, ``|`` on any error; ``direct``/``off`` end it."""
+    assert goproxy.proxy_chain("https://a,https://b|https://c") == [
+        ("https://a", False),
+        ("https://b", True),
+        ("https://c", False),
+    ]
+    assert goproxy.proxy_chain("https://a|https://b,direct,https://c") == [
+        ("https://a", True),
+        ("https://b", False),
+    ]
+    assert goproxy.proxy_chain(" https://a ,off") == [("https://a", False)]
+    assert goproxy.proxy_chain("https://only") == [("https://only", False)]
+
+
+@pytest.mark.anyio
+async def test_info_times_and_go_mods_fall_back_along_the_list_like_the_catalog() -> None:
+    """``.info`` and ``.mod`` walk ``a,b`` / ``a|b`` as ``@v/list`` does: b answers for a.
+
+    Only b has the module: after ``,`` its 404s fall through, so the times and requirements
+    are b's (the first proxy alone gave none). A server error at a falls through after ``|``
+    and is the failure after ``,``; a version neither has is ``None``.
+    """
+    from tests.fake_registry import FakeRegistry  # noqa: PLC0415 - two registries, not the fixture
+
+    with FakeRegistry() as first, FakeRegistry() as second:
+        second.goproxy.add(
+            "example.com/only-second",
+            {"v1.0.0": T1, "v1.1.0": T2},
+            go_mod_extra="require example.com/dep v0.3.0\n",
+        )
+        a, b = first.url("goproxy"), second.url("goproxy")
+
+        async def no_sleep(_seconds: float) -> None:
+            """Retries back off instantly here."""
+
+        async with make_client() as client:
+            fetcher = Fetcher(client, timer=Timer(sleep=no_sleep))
+            module, wanted = "example.com/only-second", ["v1.1.0", "v1.0.0", "v9.9.9"]
+            times = await goproxy.release_times(fetcher, {"goproxy": f"{a},{b}"}, module, wanted)
+            assert times == {"v1.1.0": T2, "v1.0.0": T1, "v9.9.9": None}
+            requires = await goproxy.dependencies(fetcher, f"{a},{b}", module, "v1.0.0")
+            assert [(d.name, d.constraint) for d in requires] == [("example.com/dep", "v0.3.0")]
+            first.host("goproxy").server_error_next(20)
+            with pytest.raises(RegistryError, match="HTTP 503"):
+                await goproxy.release_times(fetcher, {"goproxy": f"{a},{b}"}, module, ["v1.0.0"])
+            first.host("goproxy").server_error_next(20)
+            piped = await goproxy.release_times(fetcher, {"goproxy": f"{a}|{b}"}, module, wanted)
+            assert piped == {"v1.1.0": T2, "v1.0.0": T1, "v9.9.9": None}
+        assert first.errors == second.errors == []
+    assert "GET /example.com/only-second/@v/v1.0.0.info" in first.host("goproxy").requests_by_route

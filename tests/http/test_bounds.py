@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 
@@ -279,13 +280,15 @@ async def test_silent_host_that_never_answered_is_given_up_after_a_second_wave(
 
 
 @pytest.mark.anyio
-async def test_dripping_host_is_never_unreachable_after_waves_of_deadlines(
+async def test_dripping_host_is_never_unreachable_but_given_up_as_too_slow(
     registry: FakeRegistry,
 ) -> None:
-    """Five dripping lookups through a limit of 2: three waves of deadlines, none unreachable.
+    """Five dripping lookups through a limit of 2: never unreachable; too slow after 3 in a row.
 
-    The host sent every status line and headers at once; only the bodies were slow. So each
-    lookup is "no complete answer … (deadline)" (a RegistryError) and each response counts.
+    The host sent every status line and headers at once; only the bodies were slow. So the
+    lookups that ran out of the deadline are "no complete answer … (deadline)" (a
+    RegistryError), each response counts, and once three in a row did (the floor above a
+    wave of 2), the others fail at once as too slow, counted in the host's errors.
     """
     npm = registry.host("npm")
     npm.drip_next(5, 20.0)
@@ -302,13 +305,20 @@ async def test_dripping_host_is_never_unreachable_after_waves_of_deadlines(
         async with anyio.create_task_group() as tg:
             for i in range(5):
                 tg.start_soon(one, i)
-    assert [str(e) for e in errors] == [
-        f"no complete answer from {host} within 0.3 s (deadline)"
-    ] * 5
+    too_slow = (
+        f"{host} is too slow: 3 requests in a row ran out of the 0.3 s deadline; "
+        "its other lookups were given up"
+    )
+    assert Counter(str(e) for e in errors) == {
+        f"no complete answer from {host} within 0.3 s (deadline)": 3,
+        too_slow: 2,
+    }
     assert not any(isinstance(e, RegistryUnreachable) for e in errors)
+    assert fetcher.unreachable == {}
+    assert fetcher.too_slow == {host: too_slow}
     stats = fetcher.stats[host]
-    assert (stats.requests, stats.responses, stats.errors) == (5, {"2xx": 5}, 5)
-    assert npm.requests == 5
+    assert stats.errors == 5
+    assert stats.requests == stats.responses["2xx"] <= 4  # the fifth was never sent
 
 
 @pytest.mark.anyio
@@ -387,3 +397,87 @@ def test_slow_answers_end_when_the_host_stops() -> None:
     for sock in clients:
         sock.close()
     assert alive == []
+
+
+class _NeverEnding(httpx.AsyncByteStream):
+    """A body that sends one byte and then nothing, until the reader gives up."""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield b"{"
+        await anyio.sleep_forever()
+
+
+class _Whole(httpx.AsyncByteStream):
+    """A body sent at once (a ``content=`` response counts as read already: not streamable)."""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield b"{}"
+
+
+def _dripping_transport(requests: list[str]) -> httpx.MockTransport:
+    """Headers at once from ``slow.test``, then a body that never ends; ``fine.test`` answers."""
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        requests.append(str(request.url))
+        if request.url.host == "fine.test" or request.url.path.startswith("/fine"):
+            return httpx.Response(200, stream=_Whole())
+        return httpx.Response(200, stream=_NeverEnding())
+
+    return httpx.MockTransport(handler)
+
+
+@pytest.mark.anyio
+async def test_a_dripping_host_fails_its_queue_at_once_after_one_wave_of_deadlines() -> None:
+    """40 dripping lookups through a limit of 4: one wave runs out, 36 fail as too slow.
+
+    The requests that took a freed slot before the fourth deadline passed are cancelled, so
+    no second wave runs to the deadline; another host is not affected.
+    """
+    sent: list[str] = []
+    async with httpx.AsyncClient(transport=_dripping_transport(sent)) as client:
+        fetcher = Fetcher(client, default_limit=4, request_deadline=0.05)
+        failures: list[LookupFailed] = []
+
+        async def one(i: int) -> None:
+            with pytest.raises(LookupFailed) as caught:
+                await fetcher(f"https://slow.test/p{i}")
+            failures.append(caught.value)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(40):
+                tg.start_soon(one, i)
+        assert (await fetcher("https://fine.test/p")).status == 200
+    too_slow = (
+        "slow.test is too slow: 4 requests in a row ran out of the 0.05 s deadline; "
+        "its other lookups were given up"
+    )
+    assert Counter(str(f) for f in failures) == {
+        "no complete answer from slow.test within 0.05 s (deadline)": 4,
+        too_slow: 36,
+    }
+    assert not any(isinstance(f, RegistryUnreachable) for f in failures)
+    assert fetcher.too_slow == {"slow.test": too_slow}
+    stats = fetcher.stats["slow.test"]
+    assert stats.errors == 40
+    assert 4 <= stats.requests <= 7  # the wave, and at most three that took its freed slots
+    assert len([u for u in sent if "slow.test" in u]) == stats.requests
+    assert fetcher.stats["fine.test"].errors == 0
+
+
+@pytest.mark.anyio
+async def test_a_complete_answer_between_deadlines_keeps_the_host() -> None:
+    """Two deadlines, an answer, two deadlines …: never three in a row, never given up."""
+    sent: list[str] = []
+    async with httpx.AsyncClient(transport=_dripping_transport(sent)) as client:
+        fetcher = Fetcher(client, default_limit=1, request_deadline=0.05)
+        outcomes: list[str] = []
+        for i in range(3):
+            for path in (f"slow-{i}-a", f"slow-{i}-b", f"fine-{i}"):
+                try:
+                    outcomes.append(str((await fetcher(f"https://slow.test/{path}")).status))
+                except RegistryError as exc:
+                    outcomes.append(str(exc))
+    deadline = "no complete answer from slow.test within 0.05 s (deadline)"
+    assert outcomes == [deadline, deadline, "200"] * 3
+    assert fetcher.too_slow == {}
+    assert len(sent) == 9

@@ -14,7 +14,7 @@ from patchula.cache import Cache
 from patchula.credentials import github_graphql_url
 from patchula.http.auth import Credential, StaticCredentials
 from patchula.http.fetcher import Fetcher, host_key
-from patchula.http.governor import Governor, RateLimited, read_signal, used_up
+from patchula.http.governor import Governor, RateLimited, read_signal, seconds_text, used_up
 from tests.faketime import FakeTime
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -284,10 +284,16 @@ async def test_long_cool_down_fails_queued_requests_fast() -> None:
         async with httpx.AsyncClient() as client:
             fetcher = Fetcher(client, timer=time.timer())
             with pytest.raises(
-                RateLimited, match=r"a\.test is rate limited .*120s, over the 60s bound"
+                RateLimited,
+                match=r"a\.test is rate limited .*: the server asked to wait 120 s, more than the "
+                r"60 s patchula waits, so the lookup failed without waiting$",
             ):
                 await fetcher("https://a.test/1")
-            with pytest.raises(RateLimited, match=r"120s left, over the 60s bound"):
+            with pytest.raises(
+                RateLimited,
+                match=r": 120 s of its cool-down left, more than the 60 s patchula waits, so the "
+                r"lookup failed without waiting$",
+            ):
                 await fetcher("https://a.test/2")
     assert route.call_count == 1
     assert time.sleeps == []
@@ -489,3 +495,12 @@ def test_graphql_is_always_on_the_rest_host(base: str) -> None:
     graphql = github_graphql_url(base)
     assert host_key(graphql) == host_key(base)
     assert graphql.endswith(("/api/graphql", "api.github.com/graphql"))
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(3600.0, "3600"), (120.0, "120"), (59.6, "60"), (2.0, "2"), (2.5, "2.5"), (0.0, "0")],
+)
+def test_seconds_are_written_without_a_useless_decimal(seconds: float, text: str) -> None:
+    """Whole seconds from 10 on, one decimal below, never a trailing ``.0``."""
+    assert seconds_text(seconds) == text

@@ -172,7 +172,11 @@ def test_retry_after_120_fails_the_lookup_at_once(registry: FakeRegistry, tmp_pa
     npm_rows = [r for r in rows if r["datasource"] == "npm"]
     pypi_rows = [r for r in rows if r["datasource"] == "pypi"]
     assert {r["status"] for r in npm_rows} == {"error"}
-    assert all("120s" in r["reason"] and "over the 60s bound" in r["reason"] for r in npm_rows)
+    assert all(
+        "asked to wait 120 s, more than the 60 s patchula waits" in r["reason"]
+        or "120 s of its cool-down left, more than the 60 s patchula waits" in r["reason"]
+        for r in npm_rows
+    )
     assert all(r["reason"].startswith(_hostport(registry.url("npm"))) for r in npm_rows)
     assert {r["status"] for r in pypi_rows} == {"outdated"}
     assert registry.host("npm").requests == 1  # queued lookups did not bypass the cool-down
@@ -362,3 +366,59 @@ async def test_crates_api_is_still_paced_at_one_request_a_second(
     assert [r.finding.latest for r in result.repos[0].rows] == ["1.1.0"] * 3
     assert registry.host("crates-api").requests == 3
     assert time.sleeps == [1.0, 1.0]
+
+
+def test_a_dripping_host_costs_one_wave_and_the_run_completes(
+    registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """The npm host drips every body: 3 lookups run out of the deadline, 9 fail as too slow.
+
+    PyPI's rows are done, the run exits 3, and the summary counts npm's given-up lookups on
+    one host line.
+    """
+    npm = registry.host("npm")
+    npm.drip_next(100, 20.0)
+    host = _hostport(registry.url("npm"))
+    target = str(_repo(tmp_path, npm=range(12), pypi=range(3)))
+    args = [*_registries(registry), "--host-concurrency", f"{host}=2", "--request-deadline", "0.3"]
+    code, report = _cli(target, "--no-cache", *args)
+    assert code == 3
+    rows = report["repositories"][0]["dependencies"]  # type: ignore[index]
+    npm_reasons = [r["reason"] for r in rows if r["datasource"] == "npm"]
+    too_slow = (
+        f"{host} is too slow: 3 requests in a row ran out of the 0.3 s deadline; "
+        "its other lookups were given up"
+    )
+    assert (
+        sorted(npm_reasons, key=lambda r: r == too_slow)
+        == [f"no complete answer from {host} within 0.3 s (deadline)"] * 3 + [too_slow] * 9
+    )
+    assert {r["status"] for r in rows if r["datasource"] == "pypi"} == {"outdated"}
+    assert report["hosts"][host]["errors"] == 12  # type: ignore[index]
+    assert npm.requests <= 2 * 2  # the wave, and the one that took the first freed slot
+    table = runner.invoke(app, ["run", target, "--no-cache", *args], catch_exceptions=False)
+    assert table.exit_code == 3
+    assert (
+        f"{host} too slow (3 requests in a row ran out of the 0.3 s deadline): 9 lookups not done"
+    ) in table.stdout
+
+
+def test_an_hours_retry_after_is_said_not_to_have_been_waited(
+    registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Retry-After: 3600 under -v: the host line says the wait was asked, not that it was spent."""
+    registry.host("npm").fail_next(1, 429, {"Retry-After": "3600"})
+    host = _hostport(registry.url("npm"))
+    target = str(_repo(tmp_path, npm=range(2), pypi=range(0)))
+    args = [*_registries(registry), "--host-concurrency", f"{host}=1", "--no-cache", "-v"]
+    result = runner.invoke(app, ["run", target, *args], catch_exceptions=False)
+    assert result.exit_code == 3
+    assert (
+        "errors 2, cool-down 0 s (asked to wait 3600 s, more than the 60 s patchula waits: "
+        "not waited, its lookups failed), peak concurrency 1;"
+    ) in result.output
+    assert "3600.0" not in result.output
+    assert (
+        f"{host} rate limited (HTTP 429 with Retry-After) for longer than the 60 s patchula "
+        "waits: 2 lookups not done"
+    ) in result.output

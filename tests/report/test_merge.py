@@ -252,6 +252,7 @@ def test_host_statistics_add_up_and_peaks_take_the_highest() -> None:
         rate_limited=1,
         retries=1,
         cooldown_seconds=1.5,
+        cooldown_refused_seconds=120.0,
         errors=0,
         max_concurrency=7,
         unvalidated=1,
@@ -265,6 +266,7 @@ def test_host_statistics_add_up_and_peaks_take_the_highest() -> None:
         responses={"200": 4, "404": 1},
         errors=1,
         max_concurrency=12,
+        cooldown_refused_seconds=3600.0,
         connections=1,
         tls_handshakes=1,
         protocols={"http/1.1": 1},
@@ -285,6 +287,7 @@ def test_host_statistics_add_up_and_peaks_take_the_highest() -> None:
         "rateLimited": 1,
         "retries": 1,
         "cooldownSeconds": 1.5,
+        "cooldownRefusedSeconds": 3600.0,  # the longest one asked for, not a sum
         "errors": 1,
         "maxConcurrency": 12,
         "unvalidated": 1,

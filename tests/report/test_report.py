@@ -500,8 +500,8 @@ def test_rows_of_a_cool_down_over_the_bound_are_one_line_per_host() -> None:
     governor = Governor(Timer(monotonic=lambda: 0.0))
     governor.cool_down("registry.npmjs.org", 3600, "429 Too Many Requests")
     first = (
-        "registry.npmjs.org is rate limited (429 Too Many Requests): asks to wait 3600s, "
-        "over the 60s bound"
+        "registry.npmjs.org is rate limited (429 Too Many Requests): the server asked to wait "
+        "3600 s, more than the 60 s patchula waits, so the lookup failed without waiting"
     )
     reasons = [first] + [
         str(governor.over_bound("registry.npmjs.org", 3600 - i)) for i in range(1, 3)
@@ -513,8 +513,8 @@ def test_rows_of_a_cool_down_over_the_bound_are_one_line_per_host() -> None:
     ]
     report = build_report(ScanResult(NOW, [repo], {}), Settings(), {})
     line = (
-        "registry.npmjs.org rate limited (429 Too Many Requests) for longer than the 60s bound: "
-        "3 lookups not done"
+        "registry.npmjs.org rate limited (429 Too Many Requests) for longer than the 60 s "
+        "patchula waits: 3 lookups not done"
     )
     text = render_plain(report)
     assert f"\n  {line}\n" in text

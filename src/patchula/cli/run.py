@@ -986,8 +986,7 @@ def _print_hosts(report: ScanReport, console: _Printer) -> None:
         console.print(
             f"{host}: {s.requests} requests ({responses or 'no HTTP answer'}); "
             f"304s {s.not_modified}, 429s {s.rate_limited}, retries {s.retries}, "
-            f"errors {s.errors}, "
-            f"cool-down {s.cooldown_seconds:.1f}s, peak concurrency {s.max_concurrency}; "
+            f"errors {s.errors}, {_cooldown(s)}, peak concurrency {s.max_concurrency}; "
             f"{_connections(s)}",
             markup=False,
             highlight=False,
@@ -1002,6 +1001,22 @@ def _print_hosts(report: ScanReport, console: _Printer) -> None:
                 markup=False,
                 highlight=False,
             )
+
+
+def _cooldown(s: HostReport) -> str:
+    """``"cool-down 2 s"`` waited out; a longer one asked for is said not to have been waited."""
+    from patchula.http.governor import (  # noqa: PLC0415 - lazy: start-up
+        MAX_WAIT_SECONDS,
+        seconds_text,
+    )
+
+    text = f"cool-down {seconds_text(s.cooldown_seconds)} s"
+    if s.cooldown_refused_seconds:
+        text += (
+            f" (asked to wait {seconds_text(s.cooldown_refused_seconds)} s, more than the "
+            f"{seconds_text(MAX_WAIT_SECONDS)} s patchula waits: not waited, its lookups failed)"
+        )
+    return text
 
 
 def _reset(moment: datetime | None) -> str:

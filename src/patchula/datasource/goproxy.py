@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import quote
 
 import anyio
@@ -34,7 +34,7 @@ from patchula.models import Catalog, Release
 from patchula.versioning import go as go_versioning
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Iterable, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
     from datetime import datetime
 
     from patchula.datasource.base import Fetch
@@ -51,6 +51,7 @@ LATEST_REPRESENTATION = "goproxy-latest-raw"
 # The two documents ``--go-freshness-secs`` keeps fresh for at least that long.
 FRESHNESS_FLOOR_REPRESENTATIONS = (REPRESENTATION, LATEST_REPRESENTATION)
 
+_T = TypeVar("_T")
 _NOT_FOUND = frozenset({404, 410})
 _FORBIDDEN = 403
 _UPPER = re.compile(r"[A-Z]")
@@ -94,26 +95,59 @@ def module_url(base_url: str, package_name: str) -> str:
     return f"{base_url.rstrip('/')}/{escaped}"
 
 
+def proxy_chain(base_url: str) -> list[tuple[str, bool]]:
+    """The proxies of a GOPROXY-style list, each with whether any error falls through to the next.
+
+    ``https://a,https://b|https://c`` → ``[("https://a", False), ("https://b", True),
+    ("https://c", False)]``: after a ``,`` the next proxy is tried only when the answer is not
+    found (404/410), after a ``|`` on any error (https://go.dev/ref/mod#goproxy-protocol). The
+    list ends at a ``direct`` or ``off`` entry (anything not http(s)): patchula never fetches
+    from version control, so what the proxies before it answered stands. Always at least one
+    entry (a lone base URL as given).
+    """
+    parts = re.split(r"([,|])", base_url)
+    chain: list[tuple[str, bool]] = []
+    for index in range(0, len(parts), 2):
+        entry = parts[index].strip()
+        if chain and not re.match(r"(?i)^https?://", entry):
+            break  # ``direct``, ``off``: the go command's own fetch, not a proxy
+        separator = parts[index + 1] if index + 1 < len(parts) else ""
+        chain.append((entry, separator == "|"))
+    return chain
+
+
+async def along_chain(base_url: str, ask: Callable[[str], Awaitable[_T]]) -> _T:
+    """``ask(proxy)`` along the GOPROXY-style list ``base_url`` (``proxy_chain``), as go does.
+
+    The first answer wins. ``PackageNotFound`` (404/410) moves on to the next proxy after ``,``
+    or ``|``; another ``LookupFailed`` only after ``|``. The last proxy's failure, or the first
+    one that does not fall through, is raised as itself.
+    """
+    chain = proxy_chain(base_url)
+    for index, (proxy, any_error) in enumerate(chain):
+        last = index + 1 == len(chain)
+        try:
+            return await ask(proxy)
+        except PackageNotFound:
+            if last:
+                raise
+        except LookupFailed:
+            if last or not any_error:
+                raise
+    msg = "no Go module proxy configured"  # unreachable: a chain has at least one entry
+    raise PackageNotFound(msg)
+
+
 async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
     """Look ``package_name`` up on the proxy, or on a GOPROXY-style list of proxies.
 
     ``base_url`` may be ``https://a,https://b|https://c``: after a ``,`` the next proxy is tried
     when the module is not found (404/410), after a ``|`` on any error, as the go command does
-    (https://go.dev/ref/mod#goproxy-protocol).
+    (``along_chain``; https://go.dev/ref/mod#goproxy-protocol).
     """
-    chain = re.split(r"([,|])", base_url)
-    for index in range(0, len(chain), 2):
-        last = index + 1 >= len(chain)
-        try:
-            return await _catalog_from(fetch, chain[index].strip(), package_name)
-        except PackageNotFound:
-            if last:
-                raise
-        except LookupFailed:
-            if last or chain[index + 1] != "|":
-                raise
-    msg = f"Go module {package_name!r}: no proxy configured"
-    raise PackageNotFound(msg)
+    return await along_chain(
+        base_url, lambda proxy: _catalog_from(fetch, proxy.strip(), package_name)
+    )
 
 
 async def _catalog_from(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
@@ -628,22 +662,32 @@ async def release_times(
 
     One ``GET $base/$module/@v/$version.info`` per wanted version, asked only for the versions
     the policy or libyears need (the caller goes newest first and stops early); ``.info`` is
-    immutable, so the cache keeps it under its upstream policy. A missing document maps to
-    ``None``. Source: https://go.dev/ref/mod#goproxy-protocol.
+    immutable, so the cache keeps it under its upstream policy. A GOPROXY-style list is walked
+    per document as for the catalog (``along_chain``: the next proxy after a 404/410, or after
+    any error behind a ``|``); a document no proxy has maps to ``None``. Raises the failure
+    that does not fall through. Source: https://go.dev/ref/mod#goproxy-protocol.
     """
-    first = re.split(r"[,|]", registries.get(ID, DEFAULT_BASE_URL), maxsplit=1)[0].strip()
+    base_url = registries.get(ID, DEFAULT_BASE_URL)
     found: dict[str, datetime | None] = {}
     for version in versions:
-        # A newer major's version (``with_newer_majors``) is dated under its own path.
-        root = module_url(first, version_path(package_name, version))
-        response = await fetch(f"{root}/@v/{quote(module_path_escape(version), safe='!~+')}.info")
-        if response.status in {404, 410}:
+        ask = functools.partial(_info_time, fetch, package_name=package_name, version=version)
+        try:
+            found[version] = await along_chain(base_url, ask)
+        except PackageNotFound:
             found[version] = None
-            continue
-        check_status(response, f"Go module {package_name!r} {version}")
-        info = parse_info(response.content)
-        found[version] = info.time if info is not None else None
     return found
+
+
+async def _info_time(
+    fetch: Fetch, proxy: str, *, package_name: str, version: str
+) -> datetime | None:
+    """The time ``proxy``'s ``.info`` gives ``version``; raises ``PackageNotFound`` on 404/410."""
+    # A newer major's version (``with_newer_majors``) is dated under its own path.
+    root = module_url(proxy, version_path(package_name, version))
+    response = await fetch(f"{root}/@v/{quote(module_path_escape(version), safe='!~+')}.info")
+    check_status(response, f"Go module {package_name!r} {version}")
+    info = parse_info(response.content)
+    return info.time if info is not None else None
 
 
 _REQUIRE_LINE = re.compile(r'^\s*"?(?P<path>[^\s"]+)"?\s+"?(?P<version>v[^\s"]+)"?\s*$')
@@ -690,14 +734,17 @@ async def dependencies(
 ) -> list[Declared]:
     """The requirements in ``package_name``'s ``go.mod`` at ``version`` (``@v/<version>.mod``).
 
-    From the first proxy of a GOPROXY-style list. Raises ``PackageNotFound`` on 404/410,
-    ``RegistryError`` otherwise.
+    Along a GOPROXY-style list as the catalog is (``along_chain``). Raises ``PackageNotFound``
+    on 404/410 from the last proxy asked, ``RegistryError`` otherwise.
     """
-    first = re.split(r"[,|]", base_url)[0].strip()
-    root = module_url(first, package_name)
-    response = await fetch(f"{root}/@v/{quote(module_path_escape(version), safe='!~+')}.mod")
-    check_status(response, f"Go module {package_name!r} go.mod of {version}")
-    return parse_requires(response.content.decode("utf-8", errors="replace"))
+
+    async def go_mod(proxy: str) -> list[Declared]:
+        root = module_url(proxy, package_name)
+        response = await fetch(f"{root}/@v/{quote(module_path_escape(version), safe='!~+')}.mod")
+        check_status(response, f"Go module {package_name!r} go.mod of {version}")
+        return parse_requires(response.content.decode("utf-8", errors="replace"))
+
+    return await along_chain(base_url, go_mod)
 
 
 DATASOURCE = Datasource(

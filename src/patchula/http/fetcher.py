@@ -48,8 +48,10 @@ from patchula.http.governor import (
     Governor,
     RateLimited,
     Timer,
+    over_bound_text,
     read_signal,
     retry_after_seconds,
+    seconds_text,
 )
 from patchula.models import Derive, FetchResponse
 
@@ -81,6 +83,10 @@ DEFAULT_HOST_CONCURRENCY = 16
 MAX_RETRIES = 3
 # Seconds one request may take in all (attempts, redirect hops, back-off pauses).
 DEFAULT_REQUEST_DEADLINE = 30.0
+# A host that has answered is given up on as too slow once this many of its requests in a row
+# (no complete answer between them) ran out of the deadline, or one full wave of its limit when
+# that is more (``Fetcher._slow_after``).
+MIN_SLOW_DEADLINES = 3
 MAX_REDIRECTS = 5
 # RFC 9110 §15.4: the redirections that name a target in Location (300 and 304 do not).
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -127,7 +133,10 @@ class HostStats(msgspec.Struct):
     not_modified: int = 0
     rate_limited: int = 0
     retries: int = 0
+    # Seconds of cool-down waited out (``Governor.cooldown_seconds``); the longest one asked
+    # for over the bound, not waited for (``Governor.refused_seconds``).
     cooldown_seconds: float = 0.0
+    cooldown_refused_seconds: float = 0.0
     errors: int = 0
     in_flight: int = 0
     max_concurrency: int = 0
@@ -412,6 +421,12 @@ class Fetcher:
         # Hosts that sent at least one status line and headers this run (a body need not follow).
         self._answered: set[str] = set()
         self._failures: dict[str, int] = {}  # network failures per host since its last answer
+        # Requests per host that ran out of the deadline since its last complete answer, and the
+        # hosts given up on as too slow (how many in a row it took); ``_drips`` holds the cancel
+        # scopes of the requests on the network, so giving up ends them too.
+        self._overdue: dict[str, int] = {}
+        self._too_slow: dict[str, int] = {}
+        self._drips: dict[str, set[anyio.CancelScope]] = {}
         # Read once, before the first request: scanning the environment per request cost a
         # quarter of the client's CPU (``_proxies``).
         self._proxy_variables: dict[str, str] | None = None
@@ -477,6 +492,35 @@ class Fetcher:
         Their remaining lookups failed at once with a reason starting ``"<host> is unreachable ("``.
         """
         return dict(self._unreachable)
+
+    @property
+    def too_slow(self) -> dict[str, str]:
+        """Hosts given up on this run as too slow: the reason every lookup failed with then.
+
+        ``"<host> is too slow: 16 requests in a row ran out of the 30 s deadline; …"``
+        (``_too_slow_reason``): the requests queued or on the network when that was found fail
+        at once, as do the later ones.
+        """
+        return {host: self._too_slow_reason(host) for host in self._too_slow}
+
+    def _slow_after(self, host: str) -> int:
+        """How many requests in a row to ``host`` must run out of the deadline to give it up.
+
+        One full wave of its concurrency limit, and never fewer than ``MIN_SLOW_DEADLINES``.
+        A wave is the unit because its requests started together: giving up after fewer saves
+        no time (the wave's others are on the network already) and risks more (a few large
+        documents on a slow link), while every further wave would cost another whole deadline
+        (400 lookups at 16 a wave: 25 deadlines, some 12 minutes). The floor keeps a host with
+        a limit of 1 or 2 from being given up on for one or two slow documents.
+        """
+        return max(self.limit_for(host), MIN_SLOW_DEADLINES)
+
+    def _too_slow_reason(self, host: str) -> str:
+        """The reason of every lookup failed because ``host`` was given up on as too slow."""
+        return (
+            f"{host} is too slow: {self._too_slow[host]} requests in a row ran out of the "
+            f"{self._deadline:g} s deadline; its other lookups were given up"
+        )
 
     async def __call__(
         self,
@@ -1183,13 +1227,7 @@ class Fetcher:
         from patchula.http.transport import BodyTooLarge  # noqa: PLC0415 - lazy: start-up
 
         async with self._paced(host, url) as pace_turn, self._limiter(host):
-            down = self._unreachable.get(host)
-            if down is not None:
-                # Checked after taking a slot, so requests queued before the host was found
-                # unreachable fail at once too, without a request.
-                stats.errors += 1
-                msg = _unreachable(host, down)
-                raise RegistryUnreachable(msg)
+            self._refuse_given_up(host, stats)
             # Checked after taking a slot: a request queued before a 429 arrived must not
             # slip through the cool-down that 429 started.
             try:
@@ -1217,8 +1255,10 @@ class Fetcher:
             # The deadline clock runs only here, on the network: the slot, cool-down and
             # throttle waits above are queueing (see the class docstring).
             started = anyio.current_time()
+            drips = self._drips.setdefault(host, set())
             try:
                 with anyio.move_on_after(budget.left) as scope:
+                    drips.add(scope)
                     response = await self._get(url, headers, heard, method=method, body=body)
             except BodyTooLarge as exc:
                 # An answer (``heard`` counted it), but one not to read: the connection is
@@ -1233,10 +1273,14 @@ class Fetcher:
                 via = f" through proxy {proxy}" if proxy else ""
                 return None, f"{type(exc).__name__} talking to {host}{via}"
             finally:
+                drips.discard(scope)
                 stats.in_flight -= 1
                 budget.left -= anyio.current_time() - started
             if response is None or scope.cancelled_caught:
+                # Cancelled as the host was given up on, or past the deadline.
+                self._refuse_given_up(host, stats, slow_only=True)
                 raise self._past_deadline(host, stats, "")
+            self._overdue[host] = 0  # a complete answer: the host is slow no longer
         return FetchResponse(
             status=response.status,
             url=response.url,
@@ -1305,16 +1349,45 @@ class Fetcher:
         requests (more than its limit) marks it unreachable, like network failures do, so the
         rest of its lookups fail at once. ``RegistryError`` when it has answered: a status
         line and headers count, so a body still dripping at the deadline is that lookup's
-        failure, never the host's.
+        failure, not the host's, until ``_slow_after`` of them in a row with no complete
+        answer between: then the host is given up on as too slow (``_give_up_slow``).
         """
         stats.errors += 1
         msg = f"no complete answer from {host} within {self._deadline:g} s (deadline){detail}"
         if host in self._answered:
+            self._overdue[host] = overdue = self._overdue.get(host, 0) + 1
+            if overdue >= self._slow_after(host):
+                self._give_up_slow(host, overdue)
             return RegistryError(msg)
         self._failures[host] = self._failures.get(host, 0) + 1
         if self._failures[host] > self.limit_for(host):
             self._unreachable.setdefault(host, f"no answer within {self._deadline:g} s")
         return RegistryUnreachable(msg)
+
+    def _refuse_given_up(self, host: str, stats: HostStats, *, slow_only: bool = False) -> None:
+        """Raise the host-wide reason when ``host`` was found unreachable or too slow.
+
+        Checked after a slot is taken, so requests queued before it was found fail at once too,
+        without a request; and (``slow_only``: too slow only) after a request was cancelled or
+        ran out of time, so one ended by ``_give_up_slow`` says why.
+        """
+        down = None if slow_only else self._unreachable.get(host)
+        if down is not None:
+            stats.errors += 1
+            raise RegistryUnreachable(_unreachable(host, down))
+        if host in self._too_slow:
+            stats.errors += 1
+            raise RegistryError(self._too_slow_reason(host))
+
+    def _give_up_slow(self, host: str, overdue: int) -> None:
+        """Fail the rest of ``host``'s lookups at once: ``overdue`` deadlines in a row passed.
+
+        The requests still on the network are cancelled (each fails with the reason, counted
+        in its host's errors), the queued and later ones fail before they are sent.
+        """
+        self._too_slow.setdefault(host, overdue)
+        for scope in self._drips.pop(host, set()):
+            scope.cancel()
 
     def _rate_limited(
         self,
@@ -1346,6 +1419,7 @@ class Fetcher:
             host, signal.wait, signal.why, reset_at=signal.reset_at, whose=whose
         )
         stats.cooldown_seconds = self.governor.cooldown_seconds.get(host, 0.0)
+        stats.cooldown_refused_seconds = self.governor.refused_seconds.get(host, 0.0)
         if not signal.refused and response.status < 400:  # noqa: PLR2004 - a success
             return False  # that announces a cool-down
         stats.rate_limited += 1
@@ -1356,11 +1430,8 @@ class Fetcher:
             # A used-up primary limit: the reason names its reset, as for the queued requests.
             error = self.governor.over_bound(host, signal.wait, signal.why)
         elif signal.wait > bound:
-            msg = (
-                f"{host} is rate limited ({signal.why}): asks to wait {signal.wait:.0f}s, "
-                f"over the {bound:.0f}s bound"
-            )
-            error = RateLimited(msg, host=host)
+            asked = f"the server asked to wait {seconds_text(signal.wait)} s"
+            error = RateLimited(over_bound_text(host, signal.why, asked, bound), host=host)
         elif attempt >= MAX_RATE_RETRIES:
             msg = f"{host} still rate limited after {MAX_RATE_RETRIES} retries ({signal.why})"
             error = RateLimited(msg, host=host)

@@ -238,6 +238,27 @@ def _docker_window(headers: Mapping[str, str]) -> float:
     return 3600.0
 
 
+def seconds_text(seconds: float) -> str:
+    """Seconds as a reader says them: ``3600.0`` → ``"3600"``, ``2.5`` → ``"2.5"``.
+
+    Whole seconds from 10 on, else one decimal at most; no trailing ``.0``.
+    """
+    shown = f"{seconds:.0f}" if seconds >= 10 else f"{seconds:.1f}"  # noqa: PLR2004
+    return shown.removesuffix(".0")
+
+
+def over_bound_text(host: str, why: str, wait: str, bound: float) -> str:
+    """The reason of a lookup failed because ``host`` asks for a wait over ``bound`` seconds.
+
+    ``wait`` says what the host asked (``"the server asked to wait 3600 s"``, ``"3599 s of its
+    cool-down left"``): patchula did not wait (design.md §5: a wait over the bound fails).
+    """
+    return (
+        f"{host} is rate limited ({why}): {wait}, more than the {seconds_text(bound)} s "
+        "patchula waits, so the lookup failed without waiting"
+    )
+
+
 def used_up(host: str, reset_at: datetime, whose: str, now: datetime) -> str:
     """The reason of every request failed because ``host``'s primary limit is used up.
 
@@ -259,8 +280,10 @@ def used_up(host: str, reset_at: datetime, whose: str, now: datetime) -> str:
 class Governor:
     """Per-host cool-downs shared by every request of a run.
 
-    ``cooldown_seconds[host]`` accumulates the cool-down time announced for each host (seconds,
-    overlaps counted once).
+    ``cooldown_seconds[host]`` accumulates the cool-down time announced for each host that is
+    within ``max_wait`` (seconds, overlaps counted once): what its requests waited out.
+    ``refused_seconds[host]`` is the longest one over ``max_wait``: nobody waits for that, the
+    requests it holds fail at once.
     """
 
     def __init__(self, timer: Timer | None = None, max_wait: float = MAX_WAIT_SECONDS) -> None:
@@ -271,6 +294,7 @@ class Governor:
         # Hosts whose cool-down is a used-up primary limit: when it resets, and whose it was.
         self._reset: dict[str, tuple[datetime, str]] = {}
         self.cooldown_seconds: dict[str, float] = {}
+        self.refused_seconds: dict[str, float] = {}
 
     def remaining(self, host: str) -> float:
         """Return the seconds left in ``host``'s cool-down (0 when none)."""
@@ -299,10 +323,8 @@ class Governor:
                 used_up(host, reset_at, whose, self.timer.wall()), host=host, reset_at=reset_at
             )
         why = why or self._why.get(host, "rate limited")
-        msg = (
-            f"{host} is rate limited ({why}): {wait:.0f}s left, over the {self.max_wait:.0f}s bound"
-        )
-        return RateLimited(msg, host=host)
+        left = f"{seconds_text(wait)} s of its cool-down left"
+        return RateLimited(over_bound_text(host, why, left, self.max_wait), host=host)
 
     def cool_down(
         self,
@@ -324,7 +346,12 @@ class Governor:
         if new > old:
             self._until[host] = new
             self._why[host] = why
-            self.cooldown_seconds[host] = self.cooldown_seconds.get(host, 0.0) + (new - old)
+            if new - now > self.max_wait:
+                # Not waited for (``wait_turn`` fails at once): no cool-down time is spent.
+                refused = max(self.refused_seconds.get(host, 0.0), new - now)
+                self.refused_seconds[host] = refused
+            else:
+                self.cooldown_seconds[host] = self.cooldown_seconds.get(host, 0.0) + (new - old)
             if reset_at is not None:
                 self._reset[host] = (reset_at, whose or "these requests")
             else:

@@ -25,7 +25,8 @@ What each part of the merged report is:
 - ``hosts``: per host, counts add up (requests, responses per status, 304s, 429s, retries,
   cool-down seconds, errors, unvalidated documents, connections, TLS handshakes, connections
   per protocol); ``maxConcurrency`` is the highest peak of one shard (shards run apart: their
-  peaks never met on one limit); ``protocol`` is derived again from the connections per
+  peaks never met on one limit), ``cooldownRefusedSeconds`` the longest of one shard;
+  ``protocol`` is derived again from the connections per
   protocol; ``unreachable`` the first shard's reason; a rate-limit budget (shared by every
   shard using one token) the newest reading: the latest ``resetAt`` window, its lowest
   ``remaining``.
@@ -436,6 +437,7 @@ def _merge_host(parts: list[HostReport]) -> HostReport:
         rate_limited=sum(p.rate_limited for p in parts),
         retries=sum(p.retries for p in parts),
         cooldown_seconds=float(round(sum(p.cooldown_seconds for p in parts), 3)),
+        cooldown_refused_seconds=max(p.cooldown_refused_seconds for p in parts),
         errors=sum(p.errors for p in parts),
         max_concurrency=max(p.max_concurrency for p in parts),
         unvalidated=sum(p.unvalidated for p in parts),

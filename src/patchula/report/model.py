@@ -354,7 +354,15 @@ class HostReport(_Model):
     not_modified: int
     rate_limited: int
     retries: int
-    cooldown_seconds: float
+    cooldown_seconds: float = Field(
+        description="Seconds of cool-down (429, rate-limit headers) its requests waited out, "
+        "overlaps counted once; a longer one than patchula waits is cooldownRefusedSeconds."
+    )
+    cooldown_refused_seconds: float = Field(
+        default=0.0,
+        description="The longest cool-down it asked for that was over the 60 s patchula waits: "
+        "not waited for; the lookups it would have held failed at once. 0 when none.",
+    )
     errors: int
     max_concurrency: int
     unvalidated: int = Field(
@@ -522,6 +530,9 @@ def build_report(
                 rate_limited=s.rate_limited,
                 retries=s.retries,
                 cooldown_seconds=float(round(s.cooldown_seconds, 3)),
+                cooldown_refused_seconds=float(
+                    round(getattr(s, "cooldown_refused_seconds", 0.0), 3)
+                ),
                 errors=s.errors,
                 max_concurrency=s.max_concurrency,
                 unvalidated=s.unvalidated,

@@ -126,11 +126,21 @@ _USED_UP = re.compile(
 )
 
 # The reason of a request failed because its host's cool-down is longer than the bound (a
-# ``Retry-After`` of an hour): ``"<host> is rate limited (<why>): 3599s left, over the 60s
-# bound"`` for the queued ones (``Governor.over_bound``), ``asks to wait 3600s`` for the first.
+# ``Retry-After`` of an hour; ``governor.over_bound_text``): ``"<host> is rate limited (<why>):
+# 3599 s of its cool-down left, more than the 60 s patchula waits, so the lookup failed without
+# waiting"`` for the queued ones, ``the server asked to wait 3600 s`` for the first.
 _OVER_BOUND = re.compile(
     r"(?P<host>\S+?) is rate limited \((?P<why>.*)\): "
-    r"(?:\d+s left|asks to wait \d+s), over the (?P<bound>\d+)s bound"
+    r"(?:[\d.]+ s of its cool-down left|the server asked to wait [\d.]+ s), "
+    r"more than the (?P<bound>[\d.]+) s patchula waits, so the lookup failed without waiting"
+)
+
+# The reason of a lookup failed because its host was given up on as too slow (the fetch facade's
+# ``Fetcher._too_slow_reason``): ``"<host> is too slow: 16 requests in a row ran out of the 30 s
+# deadline; its other lookups were given up"``.
+_TOO_SLOW = re.compile(
+    r"(?P<host>\S+?) is too slow: (?P<why>\d+ requests in a row ran out of the \S+ s deadline); "
+    r"its other lookups were given up"
 )
 
 # Why a row was not done, as its host line names it: ``(host, "<host> unreachable (…)")``.
@@ -142,9 +152,9 @@ def _not_done_by(dep: DependencyReport, down: dict[str, str]) -> NotDone | None:
 
     A host found unreachable (the fetch facade starts such a reason with ``"<host> is
     unreachable ("``), a host whose primary rate limit is used up until its reset (the
-    governor's ``used_up`` reason) or one cooling down for longer than the wait bound: the
-    row stands for one of many lookups that failed alike, counted on its host's line instead
-    of shown.
+    governor's ``used_up`` reason), one cooling down for longer than the wait bound or one
+    given up on as too slow (``_TOO_SLOW``): the row stands for one of many lookups that
+    failed alike, counted on its host's line instead of shown.
     """
     if dep.status != "error" or not dep.reason:
         return None
@@ -159,7 +169,12 @@ def _not_done_by(dep: DependencyReport, down: dict[str, str]) -> NotDone | None:
     cooling = _OVER_BOUND.fullmatch(reason)
     if cooling is not None:
         host, bound = cooling["host"], cooling["bound"]
-        return host, f"{host} rate limited ({cooling['why']}) for longer than the {bound}s bound"
+        return host, (
+            f"{host} rate limited ({cooling['why']}) for longer than the {bound} s patchula waits"
+        )
+    slow = _TOO_SLOW.fullmatch(reason)
+    if slow is not None:
+        return slow["host"], f"{slow['host']} too slow ({slow['why']})"
     return None
 
 
