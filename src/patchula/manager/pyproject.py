@@ -156,16 +156,18 @@ def _uv_resolution_rows(collector: _Collector, uv: dict[str, object]) -> None:
     other rows as pip's ``-c`` files are (``scan._PipConstraints``), because:
 
     - they are mostly written for packages the project does not require directly (a
-      transitive package held below a broken release, or raised past a CVE fix; what
-      ``uv-override-prune`` and Renovate's users keep up to date), which no other row
-      names: applied to rows, they would vanish from the report;
+      transitive package held below a broken release, or raised past a CVE fix: pins that
+      go stale, which tools such as ``uv-override-prune`` exist to audit), which no other
+      row names: applied to rows, they would vanish from the report;
     - uv's own workflow locks them: ``uv.lock`` records them (``[manifest] constraints`` and
       ``overrides``) and the packages they resolve, so a direct requirement's current
       version already comes from the lock, as uv resolved it under them; and a constraint's
       or override's row takes the locked version of its package the same way.
 
     Each row's ``declared`` and ``constraint`` are the entry's own, so an entry pinned
-    behind the newest release is reported outdated like any pin. uv reads these settings
+    behind the newest release is reported outdated like any pin. Without a ``uv.lock``, a
+    direct requirement's row is judged by its own range, not narrowed by them (the row of
+    the constraint or override beside it says what uv would admit). uv reads these settings
     from the workspace root only; a member's are rows too (the manager sees one file).
     """
     for key, dep_type in (
