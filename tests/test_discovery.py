@@ -457,3 +457,17 @@ def test_looking_inside_ignored_directories_is_bounded(
     whole = discover(tmp_path, DEFAULT_IGNORE_PATHS)
     assert whole.ignored_complete
     assert whole.ignored == [f"vendor/m{i:02}/go.mod" for i in range(30)]
+def test_a_setup_py_is_noted_as_never_read_by_the_walk_and_a_path_list(tmp_path: Path) -> None:
+    """setup.py is found as a manifest never read (no manager reads it), in both sources.
+
+    Not under ignored directories, and only when a Python manager is asked.
+    """
+    layout = ["setup.py", "setup.cfg", "pkg/setup.py", "node_modules/x/setup.py", "docs/x.py"]
+    for rel in layout:
+        _touch(tmp_path, rel)
+    walked = discover(tmp_path, DEFAULT_IGNORE_PATHS)
+    listed = discover_paths([(rel, False) for rel in layout], DEFAULT_IGNORE_PATHS)
+    assert walked.unread_manifests == listed.unread_manifests == ["setup.py", "pkg/setup.py"]
+    assert [f.path for f in walked.files] == ["setup.cfg"]
+    npm_only = discover(tmp_path, DEFAULT_IGNORE_PATHS, ["package_json"])
+    assert npm_only.unread_manifests == []

@@ -945,3 +945,107 @@ def test_a_pin_published_after_a_past_now_says_so(tmp_path: Path) -> None:
         # Never published at all: the registry's list does not have it.
         "b": ("unknown", "pinned version 9.9.9 is not in the npm release list"),
     }
+
+
+SETUP_PY = "from setuptools import setup\n\nsetup(install_requires=['requests>=2'])\n"
+SETUP_PY_WARNING = (
+    "setup.py is not read (it is executable code): the requirements it declares are not in"
+    " this report; declare them in pyproject.toml [project] or setup.cfg [options] to have"
+    " them scanned"
+)
+
+
+def _extracted_repo(root: Path) -> tuple[RepoResult, list[_Extracted]]:
+    repo = RepoResult(target=str(root), root=str(root), commit=None)
+    found, _ = _discover(root, Settings())
+    return repo, _extract_repo(root, Settings(), repo, found)
+
+
+def test_a_setup_py_alone_is_a_warning_not_silence(tmp_path: Path) -> None:
+    """setup.py is never run or parsed: where nothing else declares requirements, say so.
+
+    Beside a setup.cfg with install_requires it is quiet; beside a pyproject.toml that only
+    names build requirements (the usual setuptools layout) it still warns, at the file.
+    """
+    _write(tmp_path, "legacy/setup.py", SETUP_PY)
+    _write(tmp_path, "legacy/pyproject.toml", '[build-system]\nrequires = ["setuptools>=61"]\n')
+    _write(tmp_path, "declarative/setup.py", "from setuptools import setup\nsetup()\n")
+    _write(tmp_path, "declarative/setup.cfg", "[options]\ninstall_requires =\n    attrs>=23\n")
+    _write(tmp_path, "bare/setup.py", SETUP_PY)
+    repo, extracted = _extracted_repo(tmp_path)
+    assert [(p.file, p.line, p.message, p.severity) for p in repo.problems] == [
+        ("bare/setup.py", None, SETUP_PY_WARNING, "warning"),
+        ("legacy/setup.py", None, SETUP_PY_WARNING, "warning"),
+    ]
+    assert [(i.dep.file, i.dep.line, i.dep.dep_type, i.dep.name) for i in extracted] == [
+        ("declarative/setup.cfg", 3, "install", "attrs"),
+        ("legacy/pyproject.toml", 2, "build-system", "setuptools"),
+    ]
+    assert "bare/setup.py" not in repo.files
+
+
+def test_a_setup_py_is_not_noted_when_no_python_manager_runs(tmp_path: Path) -> None:
+    """With only npm's managers enabled, a setup.py is none of the scan's business."""
+    _write(tmp_path, "setup.py", SETUP_PY)
+    _write(tmp_path, "package.json", json.dumps({"dependencies": {"a": "1.0.0"}}))
+    settings = Settings(enabled_managers=("package_json",))
+    repo = RepoResult(target=str(tmp_path), root=str(tmp_path), commit=None)
+    found, _ = _discover(tmp_path, settings)
+    _extract_repo(tmp_path, settings, repo, found)
+    assert repo.problems == []
+
+
+def test_build_and_hatch_rows_never_take_a_lockfile_version(tmp_path: Path) -> None:
+    """uv.lock locks setuptools 75 for the project: the build-system row is not its.
+
+    PEP 517 frontends install build requirements afresh and Hatch resolves its own
+    environments, so neither row takes the lock's version nor says it is missing from the
+    lock; a uv constraint row takes the locked version of its package (uv resolved it).
+    """
+    _write(
+        tmp_path,
+        "pyproject.toml",
+        '[build-system]\nrequires = ["setuptools>=61", "wheel"]\n'
+        '[project]\nname = "app"\nversion = "1.0"\ndependencies = ["setuptools>=70"]\n'
+        '[tool.hatch.envs.lint]\ndependencies = ["setuptools", "ruff"]\n'
+        '[tool.uv]\nconstraint-dependencies = ["setuptools<76"]\n',
+    )
+    _write(
+        tmp_path,
+        "uv.lock",
+        'version = 1\n[[package]]\nname = "app"\nversion = "1.0"\nsource = { editable = "." }\n'
+        '[[package]]\nname = "setuptools"\nversion = "75.8.0"\n' + REGISTRY_SOURCE,
+    )
+    found = _extract(tmp_path)
+    assert [(i.dep.dep_type, i.dep.name, i.locked, i.note) for i in found] == [
+        ("project", "setuptools", "75.8.0", None),
+        ("uv-constraint", "setuptools", "75.8.0", None),
+        ("build-system", "setuptools", None, None),
+        ("build-system", "wheel", None, None),
+        ("hatch-env:lint", "setuptools", None, None),
+        ("hatch-env:lint", "ruff", None, None),
+    ]
+
+
+def test_pdm_rows_say_pdm_lock_is_not_read_and_ignore_uv_lock(tmp_path: Path) -> None:
+    """PDM's groups are locked in pdm.lock (not read): their rows say so, never uv.lock's."""
+    _write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\nversion = "1.0"\ndependencies = ["attrs>=22"]\n'
+        '[build-system]\nrequires = ["pdm-backend"]\n'
+        '[tool.pdm.dev-dependencies]\ntest = ["attrs", "pytest>=8"]\n',
+    )
+    _write(tmp_path, "pdm.lock", '[metadata]\nlock_version = "4.4"\n')
+    _write(
+        tmp_path,
+        "uv.lock",
+        'version = 1\n[[package]]\nname = "attrs"\nversion = "23.2.0"\n' + REGISTRY_SOURCE,
+    )
+    found = _extract(tmp_path)
+    assert [(i.dep.dep_type, i.dep.name, i.locked, i.note) for i in found] == [
+        ("project", "attrs", "23.2.0", None),
+        ("build-system", "pdm-backend", None, None),
+        ("pdm-dev:test", "attrs", None, "from the range: pdm.lock not read"),
+        ("pdm-dev:test", "pytest", None, "from the range: pdm.lock not read"),
+    ]

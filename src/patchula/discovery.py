@@ -66,6 +66,12 @@ UNREAD_REASONS = {
 }
 
 
+# Manifests patchula never reads, by the datasource of what they declare: ``setup.py`` is
+# executable code (setuptools runs it to learn its requirements; reading them would mean
+# running it). The scan says so for one whose directory declares no requirement elsewhere.
+UNREAD_MANIFESTS = {"setup.py": "pypi"}
+
+
 # A .gitignore larger than this is not read (the largest real ones are tens of KiB).
 GITIGNORE_MAX_BYTES = 1024 * 1024
 # Directory entries a walk looks at inside ``ignore-paths`` directories of one repository, to
@@ -84,7 +90,8 @@ class Found(msgspec.Struct, frozen=True):
 class Discovery(msgspec.Struct):
     """What a walk found, and what it refused (``(path, reason)``: symlinks out of the tree).
 
-    ``unread_lockfiles`` maps lockfiles of formats not read yet to their datasource id.
+    ``unread_lockfiles`` maps lockfiles of formats not read yet to their datasource id;
+    ``unread_manifests`` lists the manifests never read (``UNREAD_MANIFESTS``) it found.
     ``ignored`` are the files a manager would read that an ``ignore-paths`` glob kept out (the
     glob matched the file or a directory above it), in walk order; ``ignored_complete`` is
     ``False`` when a walk stopped looking inside ignored directories after
@@ -99,6 +106,7 @@ class Discovery(msgspec.Struct):
     ignored_complete: bool = True
     # Entries looked at inside ignored directories so far (bounded by ``IGNORED_ENTRIES_MAX``).
     ignored_examined: int = 0
+    unread_manifests: list[str] = msgspec.field(default_factory=list)
 
 
 def discover(
@@ -180,6 +188,7 @@ class Walk:
 def _sort(result: Discovery) -> None:
     result.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
     result.ignored.sort(key=lambda path: (path.count("/"), path))
+    result.unread_manifests.sort(key=lambda path: (path.count("/"), path))
 
 
 class _Tracked:
@@ -424,7 +433,7 @@ def _walk(
         if _kept_out(entry, rel, ignore, specs, result, managers):
             continue
         if _gitignored(specs, rel):
-            if entry.name in UNREAD_LOCKFILES or any(m.matches(rel) for m in managers.values()):
+            if _named_unread(entry.name) or any(m.matches(rel) for m in managers.values()):
                 gitignored.append(rel)
             continue
         if entry.is_symlink():
@@ -516,16 +525,25 @@ def _skips_directory(name: str, rel: str, ignore: _IgnoreGlobs) -> bool:
     return name in ALWAYS_SKIPPED_DIRS or ignore.match_file(rel + "/")
 
 
+def _named_unread(name: str) -> bool:
+    """Whether a file named ``name`` is noted though no manager reads it (lockfile, setup.py)."""
+    return name in UNREAD_LOCKFILES or name in UNREAD_MANIFESTS
+
+
 def _regular_file(
     rel: str, name: str, result: Discovery, managers: Mapping[str, PathRule]
 ) -> Iterator[tuple[str, str]]:
     """Yield ``(rel, manager)`` for each manager reading the regular file ``rel``.
 
-    A lockfile of a format not read yet is noted in ``result.unread_lockfiles``.
+    A lockfile of a format not read yet is noted in ``result.unread_lockfiles``, a manifest
+    never read in ``result.unread_manifests`` (when a manager of its datasource is asked).
     """
     unread = UNREAD_LOCKFILES.get(name)
     if unread is not None and any(unread == m.datasource for m in managers.values()):
         result.unread_lockfiles[rel] = unread
+    never = UNREAD_MANIFESTS.get(name)
+    if never is not None and any(never == m.datasource for m in managers.values()):
+        result.unread_manifests.append(rel)
     for manager_id, manager in managers.items():
         if manager.matches(rel):
             yield rel, manager_id
@@ -601,7 +619,7 @@ def discover_paths(
                 result.ignored.append(path)
             continue
         if is_link:
-            if name not in UNREAD_LOCKFILES and not any(m.matches(path) for m in chosen.values()):
+            if not _named_unread(name) and not any(m.matches(path) for m in chosen.values()):
                 continue  # nobody reads it: never resolved (its target may cost a request)
             refusal = REMOTE_SYMLINK if symlink is None else symlink(path)
             if refusal is not None:

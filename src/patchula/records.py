@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from patchula import __version__, git
-from patchula.discovery import UNREAD_LOCKFILES, read_regular
+from patchula.discovery import UNREAD_LOCKFILES, UNREAD_MANIFESTS, read_regular
 from patchula.errors import ManifestError
 from patchula.manager.paths import RULES
 from patchula.models import Dependency, ManifestProblem
@@ -47,6 +47,8 @@ RECORD_FORMAT = 7  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # also 6: go.mod exclude directives (Dependency.excluded)
 # also 6: node and ubuntu official images have their own versionings (node_image, ubuntu_image)
 # 7: the files ignore-paths kept out are listed (``ignored``; older records have none)
+# also 7: pyproject [build-system] requires, PDM dev-dependencies, Hatch environments and uv
+# constraint/override dependencies are rows; setup.cfg is read; a lone setup.py is a warning
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.
@@ -411,7 +413,7 @@ def _flag(entry: bytes) -> bool:
 
 
 # Files that change what a walk finds without being read by a manager.
-_WALK_FILES = frozenset({".gitignore", "pyvenv.cfg", *UNREAD_LOCKFILES})
+_WALK_FILES = frozenset({".gitignore", "pyvenv.cfg", *UNREAD_LOCKFILES, *UNREAD_MANIFESTS})
 
 
 def _change_matters(path: str, read: set[str], above: set[str]) -> bool:

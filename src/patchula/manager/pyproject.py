@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import msgspec
 from msgspec.structs import replace
@@ -19,6 +20,7 @@ from patchula.manager.base import (
     parse_toml,
     pep508_dependency,
     strip_bom,
+    url_skip_reason,
 )
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.versioning import pep440
@@ -47,6 +49,30 @@ _POETRY_SOURCES = (
     ("url", "direct URL reference"),
 )
 
+# The dependency types of the other tools' tables (see ``extract``).
+BUILD_SYSTEM = "build-system"
+UV_CONSTRAINT = "uv-constraint"
+UV_OVERRIDE = "uv-override"
+PDM_DEV_KEYS = ("tool", "pdm", "dev-dependencies")
+# The rows uv resolves ([tool.uv.sources] and `prerelease` apply to them), and the rows a
+# Poetry entry's `source` binds: Poetry's own tables and the [project] rows it enriches.
+_UV_TYPES = ("project", "optional:", "group:", "uv-dev", UV_CONSTRAINT, UV_OVERRIDE)
+_POETRY_BOUND = ("project", "optional:", "poetry")
+# The reason of a skipped editable requirement (pip's and PDM's `-e`).
+EDITABLE_REASON = "editable requirement"
+HATCH_CONTEXT_REASON = (
+    "uses Hatch context formatting ({...}); its value is known only to Hatch at run time"
+)
+_EDITABLE = re.compile(r"(?:-e|--editable)(?:\s+|=|(?=[./]))")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|file:", re.ASCII)
+_EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+# Hatch's context formatting fields (https://hatch.pypa.io/latest/config/context/): `{root:uri}`,
+# `{env:NAME:default}`, `{home}` …; a `{` of PEP 508 is none (it has no braces).
+_HATCH_FIELD = re.compile(r"\{([a-z_]+)(?::[^{}]*)?\}")
+_LEADING_NAME = re.compile(
+    r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?=\s*(?:[\[(@;<>=!~]|$))"
+)
+
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes
     """Extract the dependencies declared in a ``pyproject.toml``.
@@ -55,12 +81,20 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     ``[project.optional-dependencies]`` (``optional:<extra>``), PEP 735
     ``[dependency-groups]`` (``group:<name>``; ``{include-group = …}`` entries are checked,
     not copied: unknown groups and cycles are problems), uv's legacy
-    ``[tool.uv] dev-dependencies`` (``uv-dev``), and Poetry's
+    ``[tool.uv] dev-dependencies`` (``uv-dev``), uv's ``constraint-dependencies``
+    (``uv-constraint``) and ``override-dependencies`` (``uv-override``; see
+    ``_uv_resolution_rows``), and Poetry's
     ``[tool.poetry.dependencies]`` (``poetry``, without ``python``),
     ``[tool.poetry.dev-dependencies]`` (``poetry-dev``) and
     ``[tool.poetry.group.<g>.dependencies]`` (``poetry-group:<g>``), whose constraints are
     converted to PEP 440 by ``poetry_constraint``; a ``[tool.poetry.dependencies]`` entry
-    named in ``[project]`` only enriches that row (``_enrich_project``); a requirement naming
+    named in ``[project]`` only enriches that row (``_enrich_project``). Then the tables of
+    other tools, each read as Renovate's pep621 manager reads it: PEP 518
+    ``[build-system] requires`` (``build-system``; Renovate's depType
+    ``build-system.requires``), PDM's ``[tool.pdm.dev-dependencies]`` (``pdm-dev:<group>``;
+    ``-e``, path and URL entries are skipped rows, ``_pdm_entry``) and Hatch's
+    ``[tool.hatch.envs.<env>]`` ``dependencies`` and ``extra-dependencies``
+    (``hatch-env:<env>``; Renovate's depType ``tool.hatch.envs.<env>``). A requirement naming
     the project itself is skipped (``_skip_itself``). ``project_name`` is ``[project] name`` or
     ``[tool.poetry] name``, PEP 503 normalised. An empty file gives an empty result.
     """
@@ -83,6 +117,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     # (https://docs.astral.sh/uv/concepts/projects/dependencies/#legacy-dev-dependencies).
     keys = ("tool", "uv", "dev-dependencies")
     collector.requirements(uv.get("dev-dependencies"), keys, "uv-dev")
+    _uv_resolution_rows(collector, uv)
     uv_sources = collector.table(uv, ("tool", "uv", "sources"))
     sources = _uv_source_skips(uv_sources)
     if sources:
@@ -98,12 +133,73 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         collector.dependencies = [replace(d, prereleases=True) for d in collector.dependencies]
     poetry = collector.table(tool, ("tool", "poetry"))
     collector.poetry(poetry)
+    # Other tools' tables last: uv's sources and prerelease setting are not theirs.
+    build_system = collector.table(data, ("build-system",))
+    collector.requirements(build_system.get("requires"), ("build-system", "requires"), BUILD_SYSTEM)
+    collector.pdm_dev(collector.table(collector.table(tool, ("tool", "pdm")), PDM_DEV_KEYS))
+    collector.hatch_envs(tool)
     dependencies = _skip_itself(_enrich_project(collector.dependencies), project, poetry)
     return ExtractResult(
         dependencies=collector.bind_indexes(dependencies, uv, uv_sources, poetry),
         problems=tuple(collector.problems),
         project_name=_project_name(project, poetry),
     )
+
+
+def _uv_resolution_rows(collector: _Collector, uv: dict[str, object]) -> None:
+    """Add uv's ``constraint-dependencies`` and ``override-dependencies`` as rows of their own.
+
+    uv applies them when it resolves the project (https://docs.astral.sh/uv/reference/settings/#constraint-dependencies):
+    a constraint narrows the versions any requirement of that package may take, an override
+    replaces every requirement of that package ("absolute"), and neither installs a package
+    on its own. They are rows (``uv-constraint``, ``uv-override``), not constraints applied to
+    other rows as pip's ``-c`` files are (``scan._PipConstraints``), because:
+
+    - they are mostly written for packages the project does not require directly (a
+      transitive package held below a broken release, or raised past a CVE fix: pins that
+      go stale, which tools such as ``uv-override-prune`` exist to audit), which no other
+      row names: applied to rows, they would vanish from the report;
+    - uv's own workflow locks them: ``uv.lock`` records them (``[manifest] constraints`` and
+      ``overrides``) and the packages they resolve, so a direct requirement's current
+      version already comes from the lock, as uv resolved it under them; and a constraint's
+      or override's row takes the locked version of its package the same way.
+
+    Each row's ``declared`` and ``constraint`` are the entry's own, so an entry pinned
+    behind the newest release is reported outdated like any pin. Without a ``uv.lock``, a
+    direct requirement's row is judged by its own range, not narrowed by them (the row of
+    the constraint or override beside it says what uv would admit). uv reads these settings
+    from the workspace root only; a member's are rows too (the manager sees one file).
+    """
+    for key, dep_type in (
+        ("constraint-dependencies", UV_CONSTRAINT),
+        ("override-dependencies", UV_OVERRIDE),
+    ):
+        collector.requirements(uv.get(key), ("tool", "uv", key), dep_type)
+
+
+def _uv_reads(dep_type: str) -> bool:
+    """Whether uv resolves the rows of ``dep_type`` (its sources and indexes apply)."""
+    return any(
+        dep_type.startswith(kind) if kind.endswith(":") else dep_type == kind for kind in _UV_TYPES
+    )
+
+
+def _looks_like_path(text: str) -> bool:
+    """Whether a requirement is a local path rather than PEP 508 (pip's ``_looks_like_path``)."""
+    head = text.split(";", 1)[0].strip()
+    if "@" in head:
+        return False
+    return "/" in head or "\\" in head or head.startswith(".")
+
+
+def _written_or_url(requirement: str) -> str | None:
+    """The declared value of a requirement read without ``packaging``: its URL or specifier."""
+    head, at, url = requirement.partition("@")
+    if at:
+        return url.split(";", 1)[0].strip() or None
+    match = _LEADING_NAME.match(head)
+    rest = head[match.end() :] if match is not None else head
+    return rest.split(";", 1)[0].strip() or None
 
 
 def _skip_itself(
@@ -238,8 +334,18 @@ class _Collector(msgspec.Struct):
             return {}
         return value
 
-    def requirements(self, value: object, keys: tuple[str, ...], dep_type: str) -> None:
-        """Add one row per PEP 508 string of the array ``value`` found at ``keys``."""
+    def requirements(
+        self,
+        value: object,
+        keys: tuple[str, ...],
+        dep_type: str,
+        read: Callable[[str, int | None, str], None] | None = None,
+    ) -> None:
+        """Add one row per PEP 508 string of the array ``value`` found at ``keys``.
+
+        ``read(item, line, dep_type)`` reads each string instead of ``requirement`` (a tool's
+        own forms: PDM's ``-e``, Hatch's context fields).
+        """
         if value is None:
             return
         if not isinstance(value, list):
@@ -251,7 +357,98 @@ class _Collector(msgspec.Struct):
                 self.problem(self.line(keys), f"`{'.'.join(keys)}` holds a non-string {item!r}")
                 continue
             line, cursor = self._value_line(item, cursor)
+            (read or self.requirement)(item, line, dep_type)
+
+    def pdm_dev(self, groups: dict[str, object]) -> None:
+        """Add the rows of PDM's ``[tool.pdm.dev-dependencies]``: group → PEP 508 strings.
+
+        PDM's development dependency groups (https://pdm-project.org/en/latest/usage/dependency/#add-development-only-dependencies;
+        PDM 2.20 reads PEP 735 ``[dependency-groups]`` first, this table still). An entry may
+        also be ``-e <path or URL>`` (an editable install), a local path or a URL: PDM installs
+        those from there, so each is a skipped row (``_pdm_entry``).
+        """
+        for group, requirements in groups.items():
+            keys = (*PDM_DEV_KEYS, group)
+            self.requirements(requirements, keys, f"pdm-dev:{group}", self._pdm_entry)
+
+    def _pdm_entry(self, item: str, line: int | None, dep_type: str) -> None:
+        """Read one PDM requirement: an editable, a path or a URL is skipped with a reason."""
+        text = item.strip()
+        editable = _EDITABLE.match(text)
+        location = text[editable.end() :].strip() if editable else text
+        if editable is None and not _URL.match(text) and not _looks_like_path(text):
             self.requirement(item, line, dep_type)
+            return
+        if editable is not None:
+            reason = EDITABLE_REASON
+        elif _URL.match(location):
+            reason = url_skip_reason(location)
+        else:
+            reason = "local path"
+        egg = _EGG.search(location)
+        name = egg.group(1) if egg is not None else location
+        self.dependencies.append(
+            Dependency(
+                manager=ID,
+                file=self.path,
+                line=line,
+                name=name,
+                package_name=canonicalize_name(name) if egg is not None else name,
+                datasource=DATASOURCE,
+                versioning=VERSIONING,
+                dep_type=dep_type,
+                declared=location,
+                constraint=None,
+                skip_reason=reason,
+            )
+        )
+
+    def hatch_envs(self, tool: dict[str, object]) -> None:
+        """Add the rows of Hatch's environments: ``[tool.hatch.envs.<env>]`` dependencies.
+
+        Each environment's ``dependencies`` and ``extra-dependencies`` (PEP 508 strings,
+        https://hatch.pypa.io/latest/config/environment/overview/#dependencies) are rows of
+        ``hatch-env:<env>``, as Renovate's pep621 manager reads them (depType
+        ``tool.hatch.envs.<env>``). A string using Hatch's context formatting (``{root:uri}``,
+        ``{env:VAR}``) is a skipped row: its value is known only to Hatch at run time. The
+        same tables in a ``hatch.toml`` are not read.
+        """
+        envs_keys = ("tool", "hatch", "envs")
+        envs = self.table(self.table(tool, ("tool", "hatch")), envs_keys)
+        for env, table in envs.items():
+            env_keys = (*envs_keys, env)
+            if not isinstance(table, dict):
+                self.problem(self.line(env_keys), f"`{'.'.join(env_keys)}` must be a table")
+                continue
+            for key in ("dependencies", "extra-dependencies"):
+                keys = (*env_keys, key)
+                self.requirements(table.get(key), keys, f"hatch-env:{env}", self._hatch_entry)
+
+    def _hatch_entry(self, item: str, line: int | None, dep_type: str) -> None:
+        """Read one Hatch requirement: one with a context field (``{…}``) is skipped."""
+        field = _HATCH_FIELD.search(item)
+        if field is None:
+            self.requirement(item, line, dep_type)
+            return
+        head = _LEADING_NAME.match(item)
+        name = head.group(1) if head is not None else item.strip()
+        local = field.group(1).startswith("root")
+        reason = "local path" if local else HATCH_CONTEXT_REASON
+        self.dependencies.append(
+            Dependency(
+                manager=ID,
+                file=self.path,
+                line=line,
+                name=name,
+                package_name=canonicalize_name(name) if head is not None else name,
+                datasource=DATASOURCE,
+                versioning=VERSIONING,
+                dep_type=dep_type,
+                declared=_written_or_url(item),
+                constraint=None,
+                skip_reason=reason,
+            )
+        )
 
     def requirement(self, requirement: str, line: int | None, dep_type: str) -> None:
         try:
@@ -393,12 +590,12 @@ class _Collector(msgspec.Struct):
         rows: list[Dependency] = []
         for dep in dependencies:
             bound: _Index | None = None
-            uv_name = None if dep.dep_type.startswith("poetry") else uv_bound.get(dep.package_name)
+            uv_name = uv_bound.get(dep.package_name) if _uv_reads(dep.dep_type) else None
             # Poetry's own rows, and [project] rows a Poetry entry enriches (_enrich_project).
             poetry_name = (
-                None
-                if dep.dep_type.startswith(("group:", "uv-dev"))
-                else (self.poetry_sources.get(dep.package_name))
+                self.poetry_sources.get(dep.package_name)
+                if dep.dep_type.startswith(_POETRY_BOUND)
+                else None
             )
             if uv_name is not None:
                 bound = uv_indexes.get(uv_name) or _Index(f"{UV_INDEX} {uv_name!r}")
