@@ -645,7 +645,7 @@ def test_which_majors_are_probed_first(
     planned: list[int],
 ) -> None:
     """Each major the list names above the path's, then the next one; shown tags raise the floor."""
-    assert goproxy._probe_majors(module, named, incompatible_shown=shown) == planned  # noqa: SLF001
+    assert goproxy._probe_majors(module, named, incompatible_shown=shown) == planned
 
 
 @pytest.mark.anyio

@@ -25,8 +25,8 @@ GO_VERSIONING = "mise"
 # "Updating of Go mod and toolchain directives"): it is a floor, not a release in use.
 GO_DIRECTIVE_SKIP = (
     "the go directive is the minimum Go language version the module needs "
-    "(go.dev/ref/mod#go-mod-file-go), not a release in use: not checked, as Renovate does "
-    "not bump it by default; a toolchain line is"
+    "(go.dev/ref/mod#go-mod-file-go), not a release to keep current: not checked, as "
+    "Renovate leaves it by default (a toolchain line is checked)"
 )
 _DEFAULT_TOOLCHAIN_SKIP = "toolchain default names no Go release: nothing to compare"
 _LOCAL_SKIP = "replaced by a local path"
@@ -305,7 +305,7 @@ class _Parser(msgspec.Struct):
         *,
         skip: str | None = None,
     ) -> Dependency:
-        """A ``go``/``toolchain`` row: ``constraint`` is the release as go.dev names it, sans ``go``."""
+        """A ``go``/``toolchain`` row; ``constraint``: the release as go.dev names it, sans go."""
         return Dependency(
             manager=ID,
             file=self.path,
