@@ -140,6 +140,8 @@ def test_a_path_list_is_discovered_like_the_walk(tmp_path: Path) -> None:
         "a/b/requirements.txt",
     ]
     assert listed.refused == [("lib/package.json", "not a regular file (directory)")]
+    # What the globs kept out is said, alike; node_modules and the virtualenv are not counted.
+    assert listed.ignored == walked.ignored == ["pkg/vendor/go.mod", "tests/fixtures/package.json"]
 
 
 def test_a_path_list_refuses_symlinks_a_manager_would_read() -> None:
@@ -406,3 +408,52 @@ def test_named_directories_match_what_pathspec_matches(seed: int) -> None:
 def test_other_ignore_globs_are_pathspecs(globs: tuple[str, ...]) -> None:
     """Any other glob (negation, wildcard, anchored, no ``/**``, odd names) goes to pathspec."""
     assert isinstance(discovery_module._ignore_spec(globs), pathspec.GitIgnoreSpec)
+
+
+def test_manifests_the_ignore_globs_keep_out_are_listed(tmp_path: Path) -> None:
+    """Files a manager reads under ignore-paths are ``ignored``, not found; noise is not."""
+    for rel in [
+        "package.json",
+        "examples/demo/package.json",
+        "examples/demo/README.md",
+        "examples/demo/node_modules/x/package.json",
+        "examples/env/pyvenv.cfg",
+        "examples/env/requirements.txt",
+        "tests/requirements.txt",
+        "tests/deep/er/Cargo.toml",
+        "tests/build/package.json",
+        "src/app.test.json",
+    ]:
+        _touch(tmp_path, rel)
+    _touch(tmp_path, ".gitignore", "tests/build/\n")
+    (tmp_path / "examples" / "linked").symlink_to(tmp_path / "tests")
+    found = discover(tmp_path, [*DEFAULT_IGNORE_PATHS, "**/*.test.json", "**/package-lock.json"])
+    assert [f.path for f in found.files] == ["package.json"]
+    assert found.ignored == [
+        "tests/requirements.txt",
+        "examples/demo/package.json",
+        "tests/deep/er/Cargo.toml",
+    ]
+    assert found.ignored_complete
+    # A file glob: only a file some manager reads is listed (app.test.json is nobody's).
+    _touch(tmp_path, "web/package-lock.json")
+    again = discover(tmp_path, [*DEFAULT_IGNORE_PATHS, "**/package-lock.json"])
+    assert "web/package-lock.json" in again.ignored
+    # With no globs nothing is ignored and everything is found.
+    assert discover(tmp_path, []).ignored == []
+
+
+def test_looking_inside_ignored_directories_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vendored tree is not walked to its end for a count: the list says it is partial."""
+    for i in range(30):
+        _touch(tmp_path, f"vendor/m{i:02}/go.mod", "module m\n")
+    monkeypatch.setattr(discovery_module, "IGNORED_ENTRIES_MAX", 12)
+    found = discover(tmp_path, DEFAULT_IGNORE_PATHS)
+    assert not found.ignored_complete
+    assert len(found.ignored) < 30
+    monkeypatch.setattr(discovery_module, "IGNORED_ENTRIES_MAX", 1000)
+    whole = discover(tmp_path, DEFAULT_IGNORE_PATHS)
+    assert whole.ignored_complete
+    assert whole.ignored == [f"vendor/m{i:02}/go.mod" for i in range(30)]

@@ -178,6 +178,24 @@ def test_problems_and_notes_come_back_from_the_record(checkout: Path) -> None:
     assert second.repos[0].files == first.repos[0].files
 
 
+def test_the_files_ignore_paths_kept_out_come_back_from_the_record(checkout: Path) -> None:
+    """A cached extraction still says which manifests the ignore globs kept out."""
+    _commit(
+        checkout,
+        {"examples/demo/package.json": "{}", "tests/requirements.txt": "flask==1.0\n"},
+    )
+    store = Store()
+    first = _scan([checkout], store)
+    second = _scan([checkout], store)
+    assert second.repos[0].extraction == "cached"
+    assert (
+        second.repos[0].ignored
+        == first.repos[0].ignored
+        == ["tests/requirements.txt", "examples/demo/package.json"]
+    )
+    assert second.repos[0].ignored_complete
+
+
 def test_a_new_commit_is_extracted_again(checkout: Path) -> None:
     """A new HEAD commit misses the record and is extracted (and recorded) afresh."""
     store = Store()
@@ -1004,7 +1022,16 @@ def test_a_record_is_stored_as_maps_of_every_field_by_name() -> None:
     stored = msgspec.msgpack.decode(data)
     # Equal as JSON text too: the same keys in the same order, at every level.
     assert json.dumps(stored) == json.dumps(_plain(record))
-    assert list(stored) == ["format", "files", "read", "problems", "extracted", "npmrc"]
+    assert list(stored) == [
+        "format",
+        "files",
+        "read",
+        "problems",
+        "extracted",
+        "npmrc",
+        "ignored",
+        "ignored_complete",
+    ]
     assert list(stored["extracted"][0]) == ["dep", "locked", "lock_file", "note"]
     assert stored["extracted"][1]["locked"] is None  # defaults are stored, not omitted
     # Byte for byte what the same values as dataclasses encoded to.

@@ -68,6 +68,10 @@ UNREAD_REASONS = {
 
 # A .gitignore larger than this is not read (the largest real ones are tens of KiB).
 GITIGNORE_MAX_BYTES = 1024 * 1024
+# Directory entries a walk looks at inside ``ignore-paths`` directories of one repository, to
+# say which manifests the globs kept out (``Discovery.ignored``): a vendored tree of tens of
+# thousands of files is not walked to the end for a count.
+IGNORED_ENTRIES_MAX = 10_000
 
 
 class Found(msgspec.Struct, frozen=True):
@@ -81,11 +85,20 @@ class Discovery(msgspec.Struct):
     """What a walk found, and what it refused (``(path, reason)``: symlinks out of the tree).
 
     ``unread_lockfiles`` maps lockfiles of formats not read yet to their datasource id.
+    ``ignored`` are the files a manager would read that an ``ignore-paths`` glob kept out (the
+    glob matched the file or a directory above it), in walk order; ``ignored_complete`` is
+    ``False`` when a walk stopped looking inside ignored directories after
+    ``IGNORED_ENTRIES_MAX`` entries (a vendored tree), so there may be more. Nothing in
+    ``ALWAYS_SKIPPED_DIRS``, a virtual environment or a ``.gitignore``d path is counted.
     """
 
     files: list[Found] = msgspec.field(default_factory=list)
     refused: list[tuple[str, str]] = msgspec.field(default_factory=list)
     unread_lockfiles: dict[str, str] = msgspec.field(default_factory=dict)
+    ignored: list[str] = msgspec.field(default_factory=list)
+    ignored_complete: bool = True
+    # Entries looked at inside ignored directories so far (bounded by ``IGNORED_ENTRIES_MAX``).
+    ignored_examined: int = 0
 
 
 def discover(
@@ -166,6 +179,7 @@ class Walk:
 
 def _sort(result: Discovery) -> None:
     result.files.sort(key=lambda f: (f.path.count("/"), f.path, f.manager))
+    result.ignored.sort(key=lambda path: (path.count("/"), path))
 
 
 class _Tracked:
@@ -397,7 +411,9 @@ def _walk(
     for entry in entries:
         rel = prefix + entry.name
         if entry.is_dir(follow_symlinks=False):
-            if _skips_directory(entry.name, rel, ignore) or _is_virtualenv(entry.path):
+            if entry.name in ALWAYS_SKIPPED_DIRS or _is_virtualenv(entry.path):
+                continue
+            if _kept_out(entry, rel, ignore, specs, result, managers):
                 continue
             if _gitignored(specs, rel + "/"):
                 gitignored.append(rel + "/")
@@ -405,7 +421,7 @@ def _walk(
             _refuse_directory(rel, entry.name, result, managers)
             yield from _walk(root, Path(entry.path), ignore, specs, result, managers, gitignored)
             continue
-        if ignore.match_file(rel):
+        if _kept_out(entry, rel, ignore, specs, result, managers):
             continue
         if _gitignored(specs, rel):
             if entry.name in UNREAD_LOCKFILES or any(m.matches(rel) for m in managers.values()):
@@ -420,6 +436,75 @@ def _walk(
             _refuse_named(rel, not_regular(_lstat_mode(entry)), result, managers)
             continue
         yield from _regular_file(rel, entry.name, result, managers)
+
+
+def _kept_out(
+    entry: os.DirEntry[str],
+    rel: str,
+    ignore: _IgnoreGlobs,
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]],
+    result: Discovery,
+    managers: Mapping[str, PathRule],
+) -> bool:
+    """Whether an ignore-paths glob keeps ``entry`` (at ``rel``) out; what it held is noted.
+
+    The manifests kept out go to ``result.ignored`` (a directory's by ``_note_ignored_tree``),
+    unless a ``.gitignore`` would have skipped them anyway.
+    """
+    if entry.is_dir(follow_symlinks=False):
+        if not ignore.match_file(rel + "/"):
+            return False
+        if not _gitignored(specs, rel + "/"):
+            _note_ignored_tree(entry.path, rel, specs, result, managers)
+        return True
+    if not ignore.match_file(rel):
+        return False
+    if not _gitignored(specs, rel) and any(m.matches(rel) for m in managers.values()):
+        result.ignored.append(rel)
+    return True
+
+
+def _note_ignored_tree(
+    path: str,
+    rel: str,
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]],
+    result: Discovery,
+    managers: Mapping[str, PathRule],
+) -> None:
+    """Add to ``result.ignored`` the files a manager reads under the ignored directory ``rel``.
+
+    Depth first, names sorted, as the walk goes; symlinks are not followed, and what the walk
+    never enters (``ALWAYS_SKIPPED_DIRS``, virtual environments, ``.gitignore``d paths of the
+    directories above) is not counted. At most ``IGNORED_ENTRIES_MAX`` entries per repository
+    are looked at (then ``ignored_complete`` is ``False``); an unreadable directory is passed
+    over (nothing in it would have been read either way).
+    """
+    stack = [(path, rel)]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        if result.ignored_examined + len(entries) > IGNORED_ENTRIES_MAX:
+            result.ignored_complete = False
+            return
+        result.ignored_examined += len(entries)
+        subdirectories = []
+        for entry in entries:
+            inner = f"{prefix}/{entry.name}"
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if (
+                    entry.name not in ALWAYS_SKIPPED_DIRS
+                    and not _is_virtualenv(entry.path)
+                    and not _gitignored(specs, inner + "/")
+                ):
+                    subdirectories.append((entry.path, inner))
+            elif any(m.matches(inner) for m in managers.values()) and not _gitignored(specs, inner):
+                result.ignored.append(inner)
+        stack.extend(reversed(subdirectories))
 
 
 def _skips_directory(name: str, rel: str, ignore: _IgnoreGlobs) -> bool:
@@ -489,15 +574,20 @@ def discover_paths(
     listed = sorted(paths, key=lambda item: item[0].split("/"))
     files = {path for path, _ in listed}
     result = Discovery()
-    skipped: dict[str, bool] = {"": False}
+    # Why a directory is not entered: "" it is, "glob" an ignore-paths glob (its manifests are
+    # ``ignored``), "never" by name or as a virtual environment, or below such a directory.
+    skipped: dict[str, str] = {"": ""}
 
-    def skips(directory: str) -> bool:
+    def skips(directory: str) -> str:
         known = skipped.get(directory)
         if known is None:
             parent, _, name = directory.rpartition("/")
-            known = skips(parent) or (
-                _skips_directory(name, directory, ignore) or f"{directory}/pyvenv.cfg" in files
-            )
+            known = skips(parent)
+            if known != "never":
+                if name in ALWAYS_SKIPPED_DIRS or f"{directory}/pyvenv.cfg" in files:
+                    known = "never"
+                elif not known and ignore.match_file(directory + "/"):
+                    known = "glob"
             if not known:
                 _refuse_directory(directory, name, result, chosen)
             skipped[directory] = known
@@ -505,7 +595,10 @@ def discover_paths(
 
     for path, is_link in listed:
         directory, _, name = path.rpartition("/")
-        if skips(directory) or ignore.match_file(path):
+        why = skips(directory)
+        if why or ignore.match_file(path):
+            if why != "never" and any(m.matches(path) for m in chosen.values()):
+                result.ignored.append(path)
             continue
         if is_link:
             if name not in UNREAD_LOCKFILES and not any(m.matches(path) for m in chosen.values()):

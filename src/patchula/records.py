@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 7  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
+RECORD_FORMAT = 8  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
 # dirs; 5: npm workspace packages by workspace membership (older records skipped any namesake);
 # 6: a requirements file another reads with -c gives its own rows (older records dropped them),
 # requirements files are decoded as pip does (older records hold 'not UTF-8' for UTF-16 ones),
@@ -46,7 +46,8 @@ RECORD_FORMAT = 7  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # also 6: npm specs of other protocols (jsr:, exec:) and directories skipped, not looked up
 # also 6: go.mod exclude directives (Dependency.excluded)
 # also 6: node and ubuntu official images have their own versionings (node_image, ubuntu_image)
-# 7: go.mod go/toolchain rows are read on go.dev's release list (datasource go, versioning
+# 7: the files ignore-paths kept out are listed (``ignored``; older records have none)
+# 8: go.mod go/toolchain rows are read on go.dev's release list (datasource go, versioning
 # mise, constraint 1.22.1 not v1.22.1); the toolchain row is looked up, the go row's skip
 # reason says why it is not (older records skipped both as "no module proxy lookup yet")
 
@@ -80,6 +81,9 @@ class Record(msgspec.Struct, frozen=True):
     problems: list[ManifestProblem]
     extracted: list[Extracted]
     npmrc: str | None = None
+    # The files ignore-paths kept out (``Discovery.ignored``), and whether that list is whole.
+    ignored: list[str] = msgspec.field(default_factory=list)
+    ignored_complete: bool = True
 
 
 class RecordStore(Protocol):

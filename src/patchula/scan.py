@@ -137,6 +137,10 @@ class RepoResult(msgspec.Struct):
     files: list[str] = msgspec.field(default_factory=list)
     rows: list[Row] = msgspec.field(default_factory=list)
     problems: list[ManifestProblem] = msgspec.field(default_factory=list)
+    # Files a manager reads that ignore-paths kept out (``Discovery.ignored``), in the target's
+    # scope; ``ignored_complete`` is False when the walk stopped counting them.
+    ignored: list[str] = msgspec.field(default_factory=list)
+    ignored_complete: bool = True
     # Whether this run extracted the dependencies, or read an extraction record (repository,
     # commit and config hash) an earlier run stored; ``none``: the target could not be read at
     # all (``unread``: not found, empty, no permission, rate limited, not listed, malformed).
@@ -1016,6 +1020,8 @@ def _restore(repo: RepoResult, record: Record) -> list[_Extracted]:
     """Fill ``repo`` with what ``record`` holds (files, problems) and return its rows."""
     repo.files.extend(record.files)
     repo.problems.extend(record.problems)
+    repo.ignored.extend(record.ignored)
+    repo.ignored_complete = record.ignored_complete
     repo.extraction = "cached"
     return list(record.extracted)
 
@@ -1044,6 +1050,8 @@ async def _store_record(
         problems=repo.problems[start:] if problems is None else problems,
         extracted=extracted,
         npmrc=npmrc,
+        ignored=list(repo.ignored),
+        ignored_complete=repo.ignored_complete,
     )
     data = encode(record)
     if data is None:
@@ -1331,7 +1339,13 @@ async def _extract_remote(
             trial = RepoResult(repo.target, repo.root, commit)
             read.clear()
             reader = _Recording(blobs.reader(), read)
-            copy = Discovery(list(found.files), list(found.refused), dict(found.unread_lockfiles))
+            copy = Discovery(
+                list(found.files),
+                list(found.refused),
+                dict(found.unread_lockfiles),
+                list(found.ignored),
+                found.ignored_complete,
+            )
             if blobs.size <= INLINE_EXTRACTION_BYTES:
                 extracted = _extract_repo(reader, settings, trial, copy, _WHOLE)
             else:  # as for a checkout: large manifests are parsed off the event loop
@@ -1344,6 +1358,8 @@ async def _extract_remote(
             await blobs.read(wanted)  # files the managers included (``-r other.txt``)
         repo.files.extend(trial.files)
         repo.problems.extend(trial.problems)
+        repo.ignored.extend(trial.ignored)
+        repo.ignored_complete = trial.ignored_complete
         if records is not None and key is not None and _recordable(reader, found):
             npmrc_sha = npmrc.sha if npmrc is not None else None
             await _store_record(records, key, repo, start, read, extracted, npmrc_sha)
@@ -2342,7 +2358,13 @@ def _tool_row(dep: Dependency) -> _Extracted | None:
 
 
 def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:
-    """Add what the walk refused and the lockfiles it cannot read, in or above ``scope``."""
+    """Add what the walk refused and the lockfiles it cannot read, in or above ``scope``.
+
+    The files ``ignore-paths`` kept out are listed too (``RepoResult.ignored``), those in
+    ``scope``: not a problem, but a report must not look complete when it is not.
+    """
+    repo.ignored.extend(path for path in found.ignored if scope.reports(path))
+    repo.ignored_complete = repo.ignored_complete and found.ignored_complete
     for path, reason in found.refused:
         if scope.covers(path):
             repo.problems.append(ManifestProblem(path, None, reason, severity="warning"))

@@ -191,7 +191,13 @@ def test_an_unreadable_repository_is_a_row_and_the_others_complete(
     gone, widget = report["repositories"]
     assert gone["dependencies"] == []
     # Nothing was extracted: no extraction source is claimed.
-    assert gone["extraction"] == {"source": "none", "files": [], "constraintsFiles": []}
+    assert gone["extraction"] == {
+        "source": "none",
+        "files": [],
+        "constraintsFiles": [],
+        "ignored": [],
+        "ignoredComplete": True,
+    }
     assert widget["extraction"]["source"] == "fresh"
     assert len(gone["problems"]) == 1
     assert gone["problems"][0]["severity"] == "error"

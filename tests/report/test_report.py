@@ -709,3 +709,41 @@ def test_plain_table_with_a_wide_width_is_the_unfolded_table() -> None:
     """A width that holds every row gives the lines of the table without a width."""
     report = build_report(_plain_result(), Settings(), {})
     assert render_plain(report, width=1000) == render_plain(report)
+
+
+def _ignored_result(count: int, *, complete: bool = True) -> ScanResult:
+    repo = RepoResult(target="web", root="/src/web", commit=None)
+    repo.ignored = [f"examples/app{i}/package.json" for i in range(count)]
+    repo.ignored_complete = complete
+    return ScanResult(evaluated_at=NOW, repos=[repo], host_stats={})
+
+
+def test_manifests_ignore_paths_kept_out_are_said_in_every_format() -> None:
+    """JSON lists them; the table and the dashboard count them and name the first three."""
+    report = build_report(_ignored_result(4), Settings(), {})
+    data = json.loads(render_json(report))
+    extraction = data["repositories"][0]["extraction"]
+    assert extraction["ignored"] == [f"examples/app{i}/package.json" for i in range(4)]
+    assert extraction["ignoredComplete"] is True
+    plain = render_plain(report)
+    assert (
+        "  no dependencies found\n  (4 manifests not scanned, under ignore-paths: "
+        "examples/app0/package.json, examples/app1/package.json, examples/app2/package.json, …;"
+        " set ignore-paths to read them)\n"
+    ) in plain
+    out = io.StringIO()
+    render_table(report, Console(file=out, width=1_000_000, no_color=True, soft_wrap=False))
+    assert "".join(f"{line.rstrip()}\n" for line in out.getvalue().splitlines()) == plain
+    markdown = render_markdown(report)
+    assert (
+        "4 manifests not scanned, under ignore-paths: `examples/app0/package.json`, "
+        "`examples/app1/package.json`, `examples/app2/package.json`, … "
+        "(set `ignore-paths` to read them)."
+    ) in markdown
+    one = render_plain(build_report(_ignored_result(1, complete=False), Settings(), {}))
+    assert (
+        "(at least 1 manifest not scanned, under ignore-paths: examples/app0/package.json;"
+    ) in one
+    none = build_report(_ignored_result(0), Settings(), {})
+    assert "not scanned" not in render_plain(none)
+    assert "not scanned" not in render_markdown(none)

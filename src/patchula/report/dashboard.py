@@ -21,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from patchula.names import scrub_surrogates
 from patchula.report.model import DependencyReport, RepositoryReport, ScanReport
 from patchula.report.render import (
+    IGNORED_NAMED,
     NotDone,
     evaluated,
     manifest_severities,
@@ -360,12 +361,12 @@ def _repository(repo: RepositoryReport, report: ScanReport) -> _Repo:
     if repo.extraction.source == "none":  # could not be read: nothing was extracted
         head += ["Not read: no dependencies were extracted (its problem says why).", ""]
     elif not deps and not repo.problems:
-        return _Repo([*head, "No dependencies found.", ""])
+        return _Repo([*head, "No dependencies found.", "", *_ignored(repo)])
     else:
         counts = Counter[str](d.status for d in deps)
         said = ", ".join(f"{counts[s]} {s.replace('-', ' ')}" for s in _STATUS_ORDER if counts[s])
         many = _plural(len(deps), "dependency", "dependencies")
-        head += [f"{len(deps)} {many}: {said or 'none'}.", ""]
+        head += [f"{len(deps)} {many}: {said or 'none'}.", "", *_ignored(repo)]
 
     def reason(d: DependencyReport) -> str:
         return code(shorten_digests(d.reason or ""))
@@ -429,6 +430,20 @@ def _repository(repo: RepositoryReport, report: ScanReport) -> _Repo:
         ),
     ]
     return _Repo(head, [s for s in sections if s is not None])
+
+
+def _ignored(repo: RepositoryReport) -> list[str]:
+    """The paragraph naming the files ``ignore-paths`` kept out (``[]`` when none)."""
+    ignored = repo.extraction.ignored
+    if not ignored:
+        return []
+    count = len(ignored)
+    many = "" if repo.extraction.ignored_complete else "at least "
+    named = ", ".join(code(path, cell=False) for path in ignored[:IGNORED_NAMED])
+    more = ", …" if count > IGNORED_NAMED else ""
+    word = _plural(count, "manifest", "manifests")
+    said = f"{many}{count} {word} not scanned, under ignore-paths: {named}{more}"
+    return [f"{said} (set `ignore-paths` to read them).", ""]
 
 
 _UPDATE_HEADER = ["package", "current", "proposed", "age", "file", "notes"]

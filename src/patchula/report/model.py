@@ -255,6 +255,19 @@ class Extraction(_Model):
         "those requirements' range. A requirements file that another reads with -c is not "
         "one of them: it gives its own rows.",
     )
+    ignored: list[str] = Field(
+        default_factory=list,
+        description="Manifests and lockfiles a manager would read that an ignore-paths glob "
+        "kept out of the scan (by default Renovate's recommended ignorePaths: vendor, "
+        "examples, test, tests, __tests__, __fixtures__), or a directory above them: not read, "
+        "so their dependencies are not in this report. Set ignore-paths to read them.",
+    )
+    ignored_complete: bool = Field(
+        default=True,
+        description="False when discovery stopped looking inside ignored directories (after "
+        "10,000 entries, a vendored tree): there may be more ignored files than 'ignored' "
+        "lists.",
+    )
 
 
 class RepositoryReport(_Model):
@@ -633,6 +646,8 @@ def _repo(repo: RepoResult) -> RepositoryReport:
             source=repo.extraction,
             files=list(repo.files),
             constraints_files=constraints_only_files(repo.files),
+            ignored=list(repo.ignored),
+            ignored_complete=repo.ignored_complete,
         ),
         problems=[
             Problem(file=p.file, line=p.line, message=redact_text(p.message), severity=p.severity)

@@ -556,9 +556,36 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
                 markup=False,
                 highlight=False,
             )
+        ignored = ignored_line(repo)
+        if ignored:
+            console.print(_plain_text(ignored), markup=False, highlight=False, emoji=False)
         _print_problems(repo, console)
         console.print()
     console.print(_plain_text(summary_line(report)), markup=False, highlight=False, emoji=False)
+
+
+# At most this many of a repository's ignored files are named in the table's note.
+IGNORED_NAMED = 3
+
+
+def ignored_line(repo: RepositoryReport) -> str:
+    """The note of the files ``ignore-paths`` kept out of ``repo``, ``""`` when there are none.
+
+    ``"  (2 manifests not scanned, under ignore-paths: examples/a/package.json,
+    tests/requirements.txt; set ignore-paths to read them)"``: the count, the first
+    ``IGNORED_NAMED`` paths, ``"at least"`` when discovery stopped counting.
+    """
+    ignored = repo.extraction.ignored
+    if not ignored:
+        return ""
+    count = len(ignored)
+    word = "manifest" if count == 1 else "manifests"
+    many = "" if repo.extraction.ignored_complete else "at least "
+    named = ", ".join(ignored[:IGNORED_NAMED]) + (", …" if count > IGNORED_NAMED else "")
+    return (
+        f"  ({many}{count} {word} not scanned, under ignore-paths: {named}; "
+        "set ignore-paths to read them)"
+    )
 
 
 def _head(repo: RepositoryReport) -> str:
@@ -600,6 +627,9 @@ def render_plain(report: ScanReport, *, show_all: bool = False, width: int | Non
         if hidden:
             rows_word = "row" if hidden == 1 else "rows"
             out.append(f"  ({hidden} up-to-date or skipped {rows_word} hidden; -v shows them)")
+        ignored = ignored_line(repo)
+        if ignored:
+            out.append(_plain_text(ignored).rstrip())
         out.extend(
             _plain_text(
                 f"  {p.severity}: {f'{p.file}:{p.line}' if p.line else p.file}: {p.message}"
