@@ -1,13 +1,14 @@
 """Go module proxy datasource: versions from ``@v/list``, retractions from the latest ``go.mod``.
 
 Three requests per module (GOPROXY protocol, https://go.dev/ref/mod#goproxy-protocol):
-``$base/$module/@v/list`` (tagged versions, one a line; pseudo-versions are never listed, so it
-is empty for a module with only pseudo-versions), ``$base/$module/@latest`` (``{"Version",
-"Time"}``, the one publish time known without a request per version) and the ``.mod`` of the
-version ``latest`` picks before retractions, whose ``retract`` directives mark versions retracted
+``$base/$module/@v/list`` (tagged versions, one a line; pseudo-versions are never listed, so it is
+empty for a module with only pseudo-versions), ``$base/$module/@latest`` (``{"Version", "Time"}``,
+the one publish time known without a request per version) and the ``.mod`` of the version ``latest``
+picks before retractions, whose ``retract`` directives mark versions retracted
 (https://go.dev/ref/mod#go-mod-file-retract) and whose ``// Deprecated:`` module comment is the
-catalog's note. Then the newer major module paths (``/vN``) are probed (``_probe_majors``). Module paths and versions are case-encoded: an
-upper-case letter is sent as ``!`` + its lower-case form. 404 and 410 both mean "not found".
+catalog's note. Then the newer major module paths (``/vN``) are probed (``_probe_majors``). Module
+paths and versions are case-encoded: an upper-case letter is sent as ``!`` + its lower-case form.
+404 and 410 both mean "not found".
 """
 
 from __future__ import annotations
