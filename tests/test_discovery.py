@@ -457,6 +457,8 @@ def test_looking_inside_ignored_directories_is_bounded(
     whole = discover(tmp_path, DEFAULT_IGNORE_PATHS)
     assert whole.ignored_complete
     assert whole.ignored == [f"vendor/m{i:02}/go.mod" for i in range(30)]
+
+
 def test_a_setup_py_is_noted_as_never_read_by_the_walk_and_a_path_list(tmp_path: Path) -> None:
     """setup.py is found as a manifest never read (no manager reads it), in both sources.
 

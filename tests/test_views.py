@@ -37,6 +37,7 @@ CATALOG = Catalog(
     successor="serde2 2.0.0",
     caveat="the check for a successor failed",
     note="newer majors probed up to a bound",
+    path_latest="1.0.0",
 )
 
 

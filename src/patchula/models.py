@@ -201,7 +201,9 @@ class Catalog(msgspec.Struct, frozen=True):
     while the releases were read (the check for such a successor): every row of this package
     reports it and counts as a failed lookup (``Finding.failed_lookup``). ``note`` is a fact
     every row of this package reports that is no failure (the Go proxy probed as many newer
-    majors as it does at most). ``published_later`` are
+    majors as it does at most; a deprecated Go module). ``path_latest`` is the latest of the
+    package's own name when ``successor``'s releases were added (a Go module's own path).
+    ``published_later`` are
     the versions left out of ``releases`` because they were published after the time the run
     evaluates (``--now`` in the past): known to exist, not yet released then.
     """
@@ -220,6 +222,7 @@ class Catalog(msgspec.Struct, frozen=True):
     caveat: str | None = None
     published_later: tuple[str, ...] = ()
     note: str | None = None
+    path_latest: str | None = None
 
     def release(self, version: str) -> Release | None:
         """Return the release with exactly this version string, or ``None``."""

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 7  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
+RECORD_FORMAT = 8  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
 # dirs; 5: npm workspace packages by workspace membership (older records skipped any namesake);
 # 6: a requirements file another reads with -c gives its own rows (older records dropped them),
 # requirements files are decoded as pip does (older records hold 'not UTF-8' for UTF-16 ones),
@@ -49,6 +49,9 @@ RECORD_FORMAT = 7  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # 7: the files ignore-paths kept out are listed (``ignored``; older records have none)
 # also 7: pyproject [build-system] requires, PDM dev-dependencies, Hatch environments and uv
 # constraint/override dependencies are rows; setup.cfg is read; a lone setup.py is a warning
+# 8: go.mod go/toolchain rows are read on go.dev's release list (datasource go, versioning
+# mise, constraint 1.22.1 not v1.22.1); the toolchain row is looked up, the go row's skip
+# reason says why it is not (older records skipped both as "no module proxy lookup yet")
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

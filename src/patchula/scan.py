@@ -1652,6 +1652,7 @@ async def _row(
         return Row(dep, await _tracked(dep, tag, lookups, key))
     catalog = await lookups.get(key)
     dep, key, catalog = await _go_package_module(dep, key, catalog, lookups, view)
+    dep, catalog = _go_tool_own_path(dep, catalog)
     if isinstance(catalog, LookupFailed):
         # What the checkout itself says is still known: the locked version or exact pin.
         pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
@@ -1673,6 +1674,7 @@ async def _row(
             return Row(dep, tracked, lock_file, _info(catalog))
         judged, tag = replace(dep, constraint=found), found
     catalog, finding = await _evaluated(judged, catalog, lookups, (policy, now, locked, key))
+    finding = _go_toolchain_spelling(dep, finding)
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
     note = item.note if finding.current_source in {"range", "lockfile"} else None
@@ -1736,6 +1738,50 @@ async def _go_package_module(
         )
         return moved, parent_key, found
     return dep, key, catalog
+
+
+def _go_toolchain_spelling(dep: Dependency, finding: Finding) -> Finding:
+    """A go.mod toolchain is written ``toolchain go1.23.4``: the proposed value keeps its ``go``."""
+    if dep.manager == "go_mod" and dep.dep_type == "toolchain" and finding.proposed:
+        return replace(finding, proposed=f"go{finding.proposed}")
+    return finding
+
+
+def _go_tool_own_path(
+    dep: Dependency, catalog: Catalog | LookupFailed
+) -> tuple[Dependency, Catalog | LookupFailed]:
+    """A mise ``go:`` tool is measured on its own module path; the new major's key is a note.
+
+    mise installs ``go:example.com/m`` at 2.1.0 as ``go install example.com/m@v2.1.0``, which
+    the go command refuses when v2 is the module ``example.com/m/v2``
+    (https://go.dev/ref/mod#major-version-suffixes): a proposal the user can act on stays on
+    the key's path (``goproxy.own_path_catalog``), and the row names the key that installs
+    the new major, with the package path below the module kept (``go:example.com/m/v2/cmd/x``).
+    Other rows, and catalogs without a newer major path, are returned as they are.
+    """
+    if (
+        not isinstance(catalog, Catalog)
+        or catalog.successor is None
+        or dep.datasource != "goproxy"
+        or dep.manager not in TOOL_MANAGERS
+    ):
+        return dep, catalog
+    from patchula.datasource import goproxy  # noqa: PLC0415 - lazy: start-up
+
+    path, _, version = (catalog.successor or "").partition(" ")
+    module = dep.package_name
+    written = re.sub(r"\[[^\]]*\]$", "", dep.name.strip())
+    tool = written.removeprefix("go:")
+    below = tool[len(module) :] if written.startswith("go:") and tool.startswith(module) else ""
+    # As the row shows versions (mise drops a tag's ``v``: ``v2.1.0`` → ``2.1.0``).
+    shown = getattr(VERSIONINGS[dep.versioning], "shown", None)
+    value = shown(version) if callable(shown) else version
+    note = (
+        f"{version} is the module {path}, which this key cannot install; "
+        f'to move, write "go:{path}{below}" = "{value}"'
+    )
+    moved = replace(dep, note="; ".join(part for part in (dep.note, note) if part))
+    return moved, goproxy.own_path_catalog(catalog)
 
 
 async def _evaluated(

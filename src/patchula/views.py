@@ -150,6 +150,7 @@ _CATALOG_TYPES: dict[str, tuple[type, ...]] = {
     "successor": _OPTIONAL_STR,
     "caveat": _OPTIONAL_STR,
     "note": _OPTIONAL_STR,
+    "path_latest": _OPTIONAL_STR,
 }
 _RELEASE_TYPES: dict[str, tuple[type, ...]] = {
     "version": (str,),

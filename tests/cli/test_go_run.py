@@ -280,3 +280,103 @@ def test_a_goproxy_list_dates_current_from_the_proxy_that_has_it(tmp_path: Path)
     )
     assert row["libyears"] == 0.9993  # 365 days in Julian years
     assert asked["GET /example.com/lib/@v/v1.0.0.info"] == 1  # asked of a first, then of b
+
+
+def test_incompatible_requires_see_their_newer_major_paths(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Jwt v3.2.2+incompatible → /v5 v5.2.1 and go-redis v6.15.9+incompatible → /v8 v8.11.5."""
+    jwt, redis = "github.com/golang-jwt/jwt", "github.com/go-redis/redis"
+    fake_registry.goproxy.add(jwt, {"v3.2.0+incompatible": OLD, "v3.2.2+incompatible": OLD})
+    fake_registry.goproxy.add(f"{jwt}/v4", {"v4.0.0": OLD, "v4.5.0": OLD})
+    fake_registry.goproxy.add(f"{jwt}/v5", {"v5.0.0": OLD, "v5.2.1": OLD})
+    fake_registry.goproxy.add(redis, {"v6.15.9+incompatible": OLD})
+    fake_registry.goproxy.add(f"{redis}/v7", {"v7.4.1": OLD})
+    fake_registry.goproxy.add(f"{redis}/v8", {"v8.11.5": OLD})
+    (tmp_path / "go.mod").write_text(
+        f"module x\n\ngo 1.21\n\nrequire (\n\t{jwt} v3.2.2+incompatible\n"
+        f"\t{redis} v6.15.9+incompatible\n)\n"
+    )
+
+    _, report = _go_run(fake_registry, tmp_path)
+
+    rows = {d["name"]: d for d in report["repositories"][0]["dependencies"]}
+    assert (rows[jwt]["status"], rows[jwt]["latest"], rows[jwt]["majorAvailable"]) == (
+        "outdated",
+        "v5.2.1",
+        f"{jwt}/v5 v5.2.1",
+    )
+    assert (rows[redis]["latest"], rows[redis]["majorAvailable"]) == (
+        "v8.11.5",
+        f"{redis}/v8 v8.11.5",
+    )
+    _, table = _table(fake_registry, tmp_path)
+    assert f"new major: {jwt}/v5 v5.2.1" in table
+
+
+def test_a_prerelease_only_module_shows_its_prerelease_latest(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Latest agrees with ``@latest`` (v0.1.0-rc.2) and says so, as a prerelease-only PyPI row."""
+    fake_registry.goproxy.add("example.com/onlypre", {"v0.1.0-rc.1": OLD, "v0.1.0-rc.2": OLD})
+    (tmp_path / "go.mod").write_text(
+        "module example.com/app\n\nrequire example.com/onlypre v0.1.0-rc.1\n"
+    )
+
+    _, report = _go_run(fake_registry, tmp_path)
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["status"], row["latest"], row["eligible"]) == (
+        "outdated",
+        "v0.1.0-rc.2",
+        "v0.1.0-rc.2",
+    )
+    assert row["reason"] == "latest v0.1.0-rc.2 is a prerelease: goproxy has no stable release"
+
+
+def test_a_deprecated_module_is_noted_on_its_row(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``// Deprecated:`` in the latest go.mod is said on the row, as ``go list -m -u`` does."""
+    fake_registry.goproxy.add(
+        "example.com/depr",
+        {"v1.0.0": OLD, "v1.1.0": OLD},
+        deprecated="use example.com/depr2 instead.",
+    )
+    (tmp_path / "go.mod").write_text("module example.com/app\n\nrequire example.com/depr v1.0.0\n")
+
+    _, report = _go_run(fake_registry, tmp_path)
+
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["status"], row["eligible"]) == ("outdated", "v1.1.0")
+    assert row["reason"] == "module example.com/depr is deprecated: use example.com/depr2 instead."
+    assert (
+        fake_registry.host("goproxy").requests_by_route["GET /example.com/depr/@v/v1.1.0.mod"] == 1
+    )
+
+
+def test_the_toolchain_line_is_looked_up_on_the_go_release_list(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``toolchain go1.21.5`` is compared with go.dev's list; ``go 1.21`` is left, as Renovate."""
+    for version in ("1.21.5", "1.21.13", "1.23.4", "1.24rc1"):
+        fake_registry.go_dev.add(version)
+    (tmp_path / "go.mod").write_text("module example.com/app\n\ngo 1.21\n\ntoolchain go1.21.5\n")
+
+    _, report = _go_run(fake_registry, tmp_path, "--registry", f"go={fake_registry.url('go-dev')}")
+
+    golang, toolchain = report["repositories"][0]["dependencies"]
+    assert (golang["depType"], golang["status"]) == ("golang", "skipped")
+    assert golang["reason"].startswith("the go directive is the minimum Go language version")
+    assert "as Renovate leaves it by default" in golang["reason"]
+    assert (
+        toolchain["depType"],
+        toolchain["status"],
+        toolchain["current"],
+        toolchain["latest"],
+        toolchain["eligible"],
+        toolchain["proposed"],
+        toolchain["updateType"],
+    ) == ("toolchain", "outdated", "1.21.5", "1.23.4", "1.23.4", "go1.23.4", "minor")
+    assert toolchain["datasource"] == "go"
+    assert fake_registry.host("goproxy").requests == 0

@@ -407,3 +407,37 @@ def test_a_go_backend_path_no_parent_of_which_is_a_module_stays_not_found(
     assert "GET /example.com/none/@v/list" in routes
     assert "GET /example.com/@v/list" not in routes
     assert code == 3
+
+
+def test_a_go_backend_tool_stays_on_its_module_path_and_names_the_new_key(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``go:example.com/m`` 1.2.0 moves to 1.3.0, not to /v2's 2.1.0 that ``go install`` refuses.
+
+    The row names the new major and the key that installs it (a package path kept below it).
+    """
+    fake_registry.goproxy.add("example.com/m", {"v1.2.0": OLD, "v1.3.0": OLD})
+    fake_registry.goproxy.add("example.com/m/v2", {"v2.0.0": OLD, "v2.1.0": OLD})
+    (tmp_path / "mise.toml").write_text(
+        '[tools]\n"go:example.com/m" = "1.2.0"\n"go:example.com/m/cmd/tool" = "1.3.0"\n'
+    )
+    code, report = _run(
+        fake_registry, tmp_path, "--registry", f"goproxy={fake_registry.url('goproxy')}"
+    )
+    rows = _rows(report)
+    tool = rows[("mise.toml", "go:example.com/m", "1.2.0")]
+    assert (tool["status"], tool["latest"], tool["eligible"], tool["updateType"]) == (
+        "outdated",
+        "1.3.0",
+        "1.3.0",
+        "minor",
+    )
+    assert tool["majorAvailable"] == "example.com/m/v2 v2.1.0"
+    assert tool["reason"] == (
+        "v2.1.0 is the module example.com/m/v2, which this key cannot install; "
+        'to move, write "go:example.com/m/v2" = "2.1.0"'
+    )
+    package = rows[("mise.toml", "go:example.com/m/cmd/tool", "1.3.0")]
+    assert (package["status"], package["latest"]) == ("up-to-date", "1.3.0")
+    assert package["reason"].endswith('write "go:example.com/m/v2/cmd/tool" = "2.1.0"')
+    assert code == 0

@@ -578,3 +578,200 @@ async def test_info_times_and_go_mods_fall_back_along_the_list_like_the_catalog(
             assert piped == {"v1.1.0": T2, "v1.0.0": T1, "v9.9.9": None}
         assert first.errors == second.errors == []
     assert "GET /example.com/only-second/@v/v1.0.0.info" in first.host("goproxy").requests_by_route
+
+
+def _probed(registry: FakeRegistry) -> list[str]:
+    """The ``@v/list`` paths asked, in request order, without the module's own."""
+    host = registry.host("goproxy")
+    return [r.removeprefix("GET /").removesuffix("/@v/list") for r in host.requests_by_route]
+
+
+@pytest.mark.anyio
+async def test_an_incompatible_module_is_probed_above_its_tags_major(
+    fake_registry: FakeRegistry,
+) -> None:
+    """``jwt v3.2.2+incompatible``: /v3 (a gap), /v4, /v5, /v6 are probed; /v2 never is.
+
+    The first module path above ``+incompatible`` tags of major 3 is /v4 (gomajor's reading);
+    starting at /v2 stopped at its 404 and called the module up to date.
+    """
+    jwt = "github.com/golang-jwt/jwt"
+    fake_registry.goproxy.add(jwt, {"v3.2.0+incompatible": T1, "v3.2.2+incompatible": T2})
+    fake_registry.goproxy.add(f"{jwt}/v4", {"v4.0.0": T1, "v4.5.0": T2})
+    fake_registry.goproxy.add(f"{jwt}/v5", {"v5.0.0": T2, "v5.2.1": T3})
+    catalog = await _catalog(fake_registry, jwt)
+    assert (catalog.successor, catalog.latest) == (f"{jwt}/v5 v5.2.1", "v5.2.1")
+    assert catalog.path_latest == "v3.2.2+incompatible"
+    lists = [p for p in _probed(fake_registry) if "/@" not in p and p != jwt]
+    assert lists == [f"{jwt}/v3", f"{jwt}/v4", f"{jwt}/v5", f"{jwt}/v6"]
+    assert (catalog.note, catalog.caveat) == (None, None)
+
+
+@pytest.mark.anyio
+async def test_go_redis_v6_incompatible_finds_v8(fake_registry: FakeRegistry) -> None:
+    """``go-redis v6.15.9+incompatible``: /v7 and /v8 are found, without asking /v2 … /v5."""
+    redis = "github.com/go-redis/redis"
+    fake_registry.goproxy.add(redis, {"v6.15.9+incompatible": T1})
+    fake_registry.goproxy.add(f"{redis}/v7", {"v7.4.1": T2})
+    fake_registry.goproxy.add(f"{redis}/v8", {"v8.11.5": T3})
+    catalog = await _catalog(fake_registry, redis)
+    assert (catalog.successor, catalog.latest) == (f"{redis}/v8 v8.11.5", "v8.11.5")
+    routes = fake_registry.host("goproxy").requests_by_route
+    assert not any(f"{redis}/v{n}/@v/list" in r for n in range(2, 6) for r in routes)
+    assert f"GET /{redis}/v9/@v/list" in routes
+
+
+@pytest.mark.anyio
+async def test_a_hidden_incompatible_major_makes_a_gap_the_probing_crosses(
+    fake_registry: FakeRegistry,
+) -> None:
+    """v1 with a go.mod, a hidden ``v3.0.0+incompatible`` tag, and /v4: /v2 and /v3 are gaps."""
+    fake_registry.goproxy.add("example.com/gap", {"v1.2.0": T1, "v3.0.0+incompatible": T2})
+    fake_registry.goproxy.add("example.com/gap/v4", {"v4.1.0": T3})
+    catalog = await _catalog(fake_registry, "example.com/gap")
+    assert (catalog.successor, catalog.latest, catalog.path_latest) == (
+        "example.com/gap/v4 v4.1.0",
+        "v4.1.0",
+        "v1.2.0",
+    )
+    routes = fake_registry.host("goproxy").requests_by_route
+    for n in (2, 3, 4, 5):
+        assert f"GET /example.com/gap/v{n}/@v/list" in routes
+    assert "GET /example.com/gap/v6/@v/list" not in routes
+
+
+@pytest.mark.anyio
+async def test_a_hidden_incompatible_tag_is_never_offered_like_go_sqlite3(
+    fake_registry: FakeRegistry,
+) -> None:
+    """go-sqlite3's stray ``v2.0.3+incompatible`` (gomajor #20): v1.14.x stays latest."""
+    sqlite = "github.com/mattn/go-sqlite3"
+    fake_registry.goproxy.add(
+        sqlite, {"v1.14.16": T1, "v1.14.22": T2, "v2.0.3+incompatible": T1}, latest="v1.14.22"
+    )
+    catalog = await _catalog(fake_registry, sqlite)
+    assert (catalog.latest, catalog.successor, catalog.note) == ("v1.14.22", None, None)
+    routes = fake_registry.host("goproxy").requests_by_route
+    assert [r for r in routes if r.endswith("/@v/list") and "/v" in r.split(sqlite)[1]] == [
+        f"GET /{sqlite}/v2/@v/list",
+        f"GET /{sqlite}/v3/@v/list",
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_jump_no_tag_announces_is_not_probed_for(fake_registry: FakeRegistry) -> None:
+    """v1 tags only and a /v4 path: one /v2 probe, as Renovate and gomajor (documented limit)."""
+    fake_registry.goproxy.add("example.com/jump", {"v1.0.0": T1})
+    fake_registry.goproxy.add("example.com/jump/v4", {"v4.0.0": T1})
+    catalog = await _catalog(fake_registry, "example.com/jump")
+    assert (catalog.successor, catalog.latest) == (None, "v1.0.0")
+    assert fake_registry.host("goproxy").requests == 4
+
+
+@pytest.mark.parametrize(
+    ("module", "named", "shown", "planned"),
+    [
+        ("example.com/m", ["v1.0.0"], False, [2]),
+        ("example.com/m", ["v3.2.2+incompatible"], True, [3, 4]),
+        ("example.com/m", ["v1.14.0", "v2.0.3+incompatible"], False, [2, 3]),
+        (
+            "example.com/m",
+            ["v1.0.0", "v2.0.0+incompatible", "v3.1.0+incompatible"],
+            False,
+            [2, 3, 4],
+        ),
+        (
+            "example.com/m",
+            ["v1.13.1", "v17.0.0+incompatible", "v28.5.2+incompatible"],
+            True,
+            [28, 29],
+        ),
+        ("example.com/m/v2", ["v2.1.0"], False, [3]),
+        ("gopkg.in/yaml.v2", ["v2.4.0"], False, [3]),
+        ("gopkg.in/yaml", ["v1.0.0"], False, []),
+    ],
+)
+def test_which_majors_are_probed_first(
+    module: str,
+    named: list[str],
+    shown: bool,  # noqa: FBT001 - a parametrized value
+    planned: list[int],
+) -> None:
+    """Each major the list names above the path's, then the next one; shown tags raise the floor."""
+    assert goproxy._probe_majors(module, named, incompatible_shown=shown) == planned
+
+
+@pytest.mark.anyio
+async def test_a_module_with_only_prereleases_has_its_newest_prerelease_as_latest(
+    fake_registry: FakeRegistry,
+) -> None:
+    """No stable version: latest is the highest prerelease, what ``@latest`` names too."""
+    fake_registry.goproxy.add(
+        "example.com/onlypre",
+        {"v0.1.0-rc.1": T1, "v0.1.0-rc.2": T2, "v0.1.0-rc.3": T3},
+        retracted={"v0.1.0-rc.3"},
+    )
+    catalog = await _catalog(fake_registry, "example.com/onlypre")
+    assert catalog.latest == "v0.1.0-rc.2"
+
+
+@pytest.mark.anyio
+async def test_a_deprecated_module_is_said_without_another_request(
+    fake_registry: FakeRegistry,
+) -> None:
+    """The latest go.mod's ``// Deprecated:`` comment is the catalog's note; still 4 requests."""
+    fake_registry.goproxy.add(
+        "example.com/depr",
+        {"v1.0.0": T1, "v1.1.0": T2},
+        deprecated="use example.com/depr2 instead.",
+    )
+    catalog = await _catalog(fake_registry, "example.com/depr")
+    assert catalog.note == "module example.com/depr is deprecated: use example.com/depr2 instead."
+    assert catalog.latest == "v1.1.0"
+    assert fake_registry.host("goproxy").requests == 4
+
+
+@pytest.mark.anyio
+async def test_a_deprecated_successor_path_is_said_too(fake_registry: FakeRegistry) -> None:
+    """The newest major path's own go.mod deprecation joins the catalog's note."""
+    fake_registry.goproxy.add("example.com/lib", {"v1.0.0": T1})
+    fake_registry.goproxy.add("example.com/lib/v2", {"v2.0.0": T2}, deprecated="moved to x.dev/lib")
+    catalog = await _catalog(fake_registry, "example.com/lib")
+    assert catalog.successor == "example.com/lib/v2 v2.0.0"
+    assert catalog.note == "module example.com/lib/v2 is deprecated: moved to x.dev/lib"
+
+
+@pytest.mark.parametrize(
+    ("go_mod", "message"),
+    [
+        ("// Deprecated: use b instead.\nmodule a\n", "use b instead."),
+        ("module a // Deprecated: use b\n\ngo 1.21\n", "use b"),
+        (
+            "// Package a does things.\n//\n// Deprecated: use b,\n// which is faster.\nmodule a\n",
+            "use b, which is faster.",
+        ),
+        ('// Deprecated: gone\nmodule "a"\n', "gone"),
+        ("// Deprecated: too far\n\nmodule a\n", None),
+        ("// Deprecated:\nmodule a\n", None),
+        ("// Not Deprecated: x\nmodule a\n", None),
+        ("module a\n\n// Deprecated: after the module line\nrequire b v1.0.0\n", None),
+        ("go 1.21\n", None),
+    ],
+)
+def test_parse_deprecation(go_mod: str, message: str | None) -> None:
+    """A ``Deprecated:`` paragraph of the comment above or beside ``module`` is the message."""
+    assert goproxy.parse_deprecation(go_mod) == message
+
+
+def test_own_path_catalog_keeps_the_module_path_and_names_the_successor() -> None:
+    """A newer major's releases leave; latest is the path's own; the successor stays."""
+    base = goproxy.build_catalog(
+        ["v1.2.0", "v1.3.0"], package_name="example.com/m", fetched_at=FETCHED
+    )
+    majors = goproxy.NewerMajors((goproxy.NewerMajor("example.com/m/v2", ("v2.0.0", "v2.1.0")),))
+    merged = goproxy.with_newer_majors(base, majors)
+    assert merged.latest == "v2.1.0"
+    own = goproxy.own_path_catalog(merged)
+    assert [r.version for r in own.releases] == ["v1.2.0", "v1.3.0"]
+    assert (own.latest, own.successor) == ("v1.3.0", "example.com/m/v2 v2.1.0")
+    assert goproxy.own_path_catalog(base) is base

@@ -39,7 +39,7 @@ def _problems(result: ExtractResult) -> list[tuple[int | None, str]]:
     return [(p.line, p.message) for p in result.problems]
 
 
-GO_SKIP = "the Go toolchain has no module proxy lookup yet"
+GO_SKIP = go_mod.GO_DIRECTIVE_SKIP
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_prometheus_blocks_indirect_incompatible_and_pseudo_versions() -> None:
     assert result.project_name == "github.com/prometheus/prometheus"
     assert result.problems == ()
     assert _rows(result) == [
-        (3, "go", "go", "golang", "1.25.10", "v1.25.10", GO_SKIP),
+        (3, "go", "go", "golang", "1.25.10", "1.25.10", GO_SKIP),
         (
             6,
             *["github.com/Azure/azure-sdk-for-go/sdk/azcore"] * 2,
@@ -138,10 +138,12 @@ def test_prometheus_excludes_and_unrequired_replace_add_no_rows() -> None:
 
 
 def test_every_row_names_manager_datasource_and_versioning() -> None:
-    """Each row carries the go_mod manager, goproxy datasource, go versioning and the file."""
+    """Requires name the goproxy datasource and go versioning; the go line go.dev's list."""
     result = _extract("asdf")
     assert {(d.manager, d.datasource, d.versioning, d.file) for d in result.dependencies} == {
-        ("go_mod", "goproxy", "go", "go.mod")
+        ("go_mod", "goproxy", "go", "go.mod"),
+        # The go line is a Go release, on go.dev's list (Renovate's golang-version).
+        ("go_mod", "go", "mise", "go.mod"),
     }
 
 
@@ -151,7 +153,7 @@ def test_asdf_indirect_block_and_prerelease_versions() -> None:
     assert result.problems == ()
     assert result.project_name == "github.com/asdf-vm/asdf"
     assert [(d.line, d.name, d.dep_type, d.constraint) for d in result.dependencies] == [
-        (3, "go", "golang", "v1.26.3"),
+        (3, "go", "golang", "1.26.3"),
         (6, "github.com/go-git/go-git/v5", "require", "v5.19.1"),
         (7, "github.com/urfave/cli/v3", "require", "v3.3.3"),
         (8, "gopkg.in/ini.v1", "require", "v1.67.0"),
@@ -169,7 +171,7 @@ def test_replace_to_module_path_and_local_directory() -> None:
     result = _extract("replace")
     assert result.problems == ()
     assert _rows(result) == [
-        (4, "go", "go", "golang", "1.22", "v1.22.0", GO_SKIP),
+        (4, "go", "go", "golang", "1.22", "1.22", GO_SKIP),
         # A replace without an old version applies to every version.
         (7, "cloud.google.com/go", "cloud.google.com/go", "require", "v0.112.0", "v0.123.0", None),
         # A replace of this exact version wins over the one for all versions.
@@ -262,8 +264,8 @@ def test_toolchain_quoted_paths_single_line_forms() -> None:
     assert result.problems == ()
     assert result.project_name == "example.com/tool/v2"
     assert _rows(result) == [
-        (3, "go", "go", "golang", "1.22.0", "v1.22.0", GO_SKIP),
-        (5, "go", "go", "toolchain", "go1.22.1", "v1.22.1", GO_SKIP),
+        (3, "go", "go", "golang", "1.22.0", "1.22.0", GO_SKIP),
+        (5, "go", "go", "toolchain", "go1.22.1", "1.22.1", None),
         (
             7,
             "github.com/urfave/cli/v3",
@@ -281,15 +283,15 @@ def test_toolchain_quoted_paths_single_line_forms() -> None:
 @pytest.mark.parametrize(
     ("line", "constraint"),
     [
-        ("go 1.21", "v1.21.0"),
-        ("go 1.21rc1", "v1.21.0-rc.1"),
-        ("toolchain go1.22rc1", "v1.22.0-rc.1"),
-        ("toolchain go1.21.3-custom", "v1.21.3"),
+        ("go 1.21", "1.21"),
+        ("go 1.21rc1", "1.21rc1"),
+        ("toolchain go1.22rc1", "1.22rc1"),
+        ("toolchain go1.21.3-custom", "1.21.3"),
         ("toolchain default", None),
     ],
 )
 def test_go_release_names_map_to_module_versions(line: str, constraint: str | None) -> None:
-    """Go release names become ``v``-prefixed semver constraints (rcN/betaN as prereleases)."""
+    """Go release names become go.dev's spelling without ``go`` (a custom build's release)."""
     result = _text(f"module example.com/m\n{line}\n")
     assert result.problems == ()
     assert [(d.name, d.constraint) for d in result.dependencies] == [("go", constraint)]

@@ -1,12 +1,14 @@
 """Go module proxy datasource: versions from ``@v/list``, retractions from the latest ``go.mod``.
 
 Three requests per module (GOPROXY protocol, https://go.dev/ref/mod#goproxy-protocol):
-``$base/$module/@v/list`` (tagged versions, one a line; pseudo-versions are never listed, so it
-is empty for a module with only pseudo-versions), ``$base/$module/@latest`` (``{"Version",
-"Time"}``, the one publish time known without a request per version) and the ``.mod`` of the
-version ``latest`` picks before retractions, whose ``retract`` directives mark versions retracted
-(https://go.dev/ref/mod#go-mod-file-retract). Module paths and versions are case-encoded: an
-upper-case letter is sent as ``!`` + its lower-case form. 404 and 410 both mean "not found".
+``$base/$module/@v/list`` (tagged versions, one a line; pseudo-versions are never listed, so it is
+empty for a module with only pseudo-versions), ``$base/$module/@latest`` (``{"Version", "Time"}``,
+the one publish time known without a request per version) and the ``.mod`` of the version ``latest``
+picks before retractions, whose ``retract`` directives mark versions retracted
+(https://go.dev/ref/mod#go-mod-file-retract) and whose ``// Deprecated:`` module comment is the
+catalog's note. Then the newer major module paths (``/vN``) are probed (``_probe_majors``). Module
+paths and versions are case-encoded: an upper-case letter is sent as ``!`` + its lower-case form.
+404 and 410 both mean "not found".
 """
 
 from __future__ import annotations
@@ -199,14 +201,21 @@ async def _catalog_from(fetch: Fetch, base_url: str, package_name: str) -> Catal
         reused=all(response.cache == "fresh" for response in used),
         compatible_has_go_mod=compatible_has_go_mod,
     )
-    majors = await _newer_majors(fetch, base_url, package_name)
+    deprecated = parse_deprecation(go_mod) if go_mod is not None else None
+    if deprecated is not None:
+        catalog = replace(catalog, note=deprecation_note(package_name, deprecated))
+    named = [*versions, *([latest.version] if latest is not None else [])]
+    shown = incompatible_visible(versions, latest, compatible_has_go_mod=compatible_has_go_mod)
+    majors = await _newer_majors(
+        fetch, base_url, package_name, named=named, incompatible_shown=shown
+    )
     return with_newer_majors(catalog, majors)
 
 
-# How many newer major module paths one lookup probes at most (/v(N+1) … /v(N+8)), one
-# ``@v/list`` each: Renovate probes until one is missing, unbounded
-# (renovatebot/renovate#19112); a bound keeps a module that skipped majors (go-github is at
-# /v7x) from costing a request per major, and the row says when it stopped the probing.
+# How many newer major module paths one lookup probes at most, one ``@v/list`` each
+# (``_probe_majors`` says which): Renovate probes until one is missing, unbounded
+# (renovatebot/renovate#19112), gomajor up to 100; a bound keeps a module that skipped majors
+# (go-github is at /v7x) from costing a request per major, and the row says when it stopped.
 MAX_MAJOR_PROBES = 8
 
 
@@ -216,6 +225,8 @@ class NewerMajor(msgspec.Struct, frozen=True):
     path: str
     versions: tuple[str, ...]
     retractions: tuple[Retraction, ...] = ()
+    # The ``// Deprecated:`` text of the go.mod its retractions come from (``None``: none).
+    deprecated: str | None = None
 
 
 class NewerMajors(msgspec.Struct, frozen=True):
@@ -287,20 +298,62 @@ def version_path(module: str, version: str) -> str:
     return major_path(module, major) or module
 
 
-async def _newer_majors(fetch: Fetch, base_url: str, module: str) -> NewerMajors:
-    """Probe ``module``'s successive newer major paths until one is not found (404/410, 403).
+def _probe_majors(module: str, named: Iterable[str], *, incompatible_shown: bool) -> list[int]:
+    """The majors whose paths are probed first, in order; a miss among them ends nothing.
 
-    /v(N+1), /v(N+2) … as Renovate does (renovatebot/renovate#19112, for #16663), at most
-    ``MAX_MAJOR_PROBES``; an empty list ends it too. Each found path's retractions come from
-    the go.mod of its latest version (``retraction_source``). Another failure ends the
-    probing with ``failure`` naming the path; what was found before it is kept.
+    A module's own list names the majors its tags reached: ``+incompatible`` tags (``v3.2.2
+    +incompatible`` on ``github.com/golang-jwt/jwt``) belong to the unsuffixed path, so the
+    first module path above them is ``/v4``, never ``/v2``; and a project that adopted modules
+    without a major bump publishes ``/vN`` at the major of its last ``+incompatible`` tag
+    (gomajor's fallback, icholy/gomajor ``modproxy.Latest``). So each major the list names
+    above the path's own is probed, from the next major on, and so is the next major above
+    the highest of them (``_newer_majors`` then goes on until a miss, as Renovate and gomajor
+    do). When the go command shows the ``+incompatible`` versions (``incompatible_visible``),
+    paths below the highest of them hold nothing newer and are skipped. A module whose list
+    names no major above its own is probed from the next major only: one that jumped from v1
+    to /v4 with no v2 or v3 tag anywhere is not found, as in Renovate and gomajor — finding
+    it would cost every Go module requests for paths that do not exist.
     """
-    major = module_major(module)
-    if major is None:
+    own = module_major(module)
+    if own is None:
+        return []
+    majors = {_major_of(version) for version in named}
+    above = sorted(m for m in majors if m > own)
+    floor = own + 1
+    if incompatible_shown:
+        shown = [_major_of(v) for v in named if v.endswith(_INCOMPATIBLE)]
+        floor = max([floor, *shown])
+    planned = {floor, *(m for m in above if m >= floor)}
+    if above:
+        planned.add(above[-1] + 1)
+    return sorted(planned)
+
+
+async def _newer_majors(
+    fetch: Fetch,
+    base_url: str,
+    module: str,
+    *,
+    named: Sequence[str] = (),
+    incompatible_shown: bool = False,
+) -> NewerMajors:
+    """Probe ``module``'s newer major paths (``_probe_majors``), then successive ones until a miss.
+
+    ``named`` are the versions the module's list and ``@latest`` name. A miss (404/410, 403)
+    below the last planned major is a gap; at or above it, it ends the probing, as
+    Renovate does (renovatebot/renovate#19112, for #16663), at most ``MAX_MAJOR_PROBES``
+    requests; an empty list counts as a miss. Each found path's retractions and deprecation
+    come from the go.mod of its latest version (``retraction_source``). Another failure ends
+    the probing with ``failure`` naming the path; what was found before it is kept.
+    """
+    planned = _probe_majors(module, named, incompatible_shown=incompatible_shown)
+    if not planned:
         return NewerMajors()
     found: list[NewerMajor] = []
-    for step in range(1, MAX_MAJOR_PROBES + 1):
-        path = major_path(module, major + step)
+    major = planned[0]
+    path = major_path(module, major)
+    for _ in range(MAX_MAJOR_PROBES):
+        path = major_path(module, major)
         if path is None:
             break
         try:
@@ -308,12 +361,13 @@ async def _newer_majors(fetch: Fetch, base_url: str, module: str) -> NewerMajors
         except LookupFailed as exc:
             failure = f"could not check for a newer major ({path}): {exc}"
             return NewerMajors(tuple(found), failure=failure)
-        if newer is None:
+        if newer is not None:
+            found.append(newer)
+        elif major >= planned[-1]:
             return NewerMajors(tuple(found))
-        found.append(newer)
-    last = major_path(module, major + MAX_MAJOR_PROBES)
+        major = next((m for m in planned if m > major), major + 1)
     bounded = (
-        f"newer majors probed up to {last} ({MAX_MAJOR_PROBES} at most): a newer one may exist"
+        f"newer majors probed up to {path} ({MAX_MAJOR_PROBES} at most): a newer one may exist"
     )
     return NewerMajors(tuple(found), bounded=bounded)
 
@@ -341,13 +395,15 @@ async def _major_at(fetch: Fetch, base_url: str, path: str) -> NewerMajor | None
     if not versions:
         return None
     retractions: tuple[Retraction, ...] = ()
+    deprecated = None
     source = retraction_source(versions)
     if source is not None:
         mod = await fetch(f"{root}/@v/{quote(module_path_escape(source), safe='!~+')}.mod")
         if mod.status not in _NOT_FOUND:
             check_status(mod, f"Go module {path!r} go.mod of {source}")
-            retractions = parse_retractions(mod.content.decode("utf-8", errors="replace"))
-    return NewerMajor(path, versions, retractions)
+            text = mod.content.decode("utf-8", errors="replace")
+            retractions, deprecated = parse_retractions(text), parse_deprecation(text)
+    return NewerMajor(path, versions, retractions, deprecated)
 
 
 def _major_of(version: str) -> int:
@@ -362,7 +418,10 @@ def with_newer_majors(catalog: Catalog, majors: NewerMajors) -> Catalog:
     a new major is a major update, as a crate's 1 → 2 is: ``latest`` becomes the newest stable,
     not retracted version of the newest major that has one, and ``successor`` names it with its
     path (``"<path> <version>"``), which a user must write to move. Retracted ones are yanked.
-    A failed probe is the catalog's ``caveat``; the probing bound, its ``note``.
+    A failed probe is the catalog's ``caveat``; the probing bound, its ``note`` (after a
+    deprecation note already there), and so is the successor path's own deprecation.
+    ``path_latest`` keeps the latest of ``catalog``'s own path, for a row that cannot move to
+    another path (a mise ``go:`` tool, ``own_path_catalog``).
     """
     known = {release.version for release in catalog.releases}
     added = [
@@ -377,6 +436,7 @@ def with_newer_majors(catalog: Catalog, majors: NewerMajors) -> Catalog:
         if v not in known
     ]
     successor = None
+    successor_deprecated = None
     latest = catalog.latest
     for newer in majors.found:
         usable = [
@@ -387,18 +447,75 @@ def with_newer_majors(catalog: Catalog, majors: NewerMajors) -> Catalog:
         if usable:
             newest = max(usable, key=go_versioning.sort_key)
             successor = f"{newer.path} {newest}"
+            successor_deprecated = (
+                deprecation_note(newer.path, newer.deprecated) if newer.deprecated else None
+            )
             latest = newest
     releases = tuple(
         sorted((*catalog.releases, *added), key=lambda r: go_versioning.sort_key(r.version))
     )
+    notes = [part for part in (catalog.note, successor_deprecated, majors.bounded) if part]
     return replace(
         catalog,
         releases=releases,
         latest=latest,
         successor=successor,
         caveat=majors.failure,
-        note=majors.bounded,
+        note="; ".join(notes) or None,
+        path_latest=catalog.latest,
     )
+
+
+def own_path_catalog(catalog: Catalog) -> Catalog:
+    """``catalog`` without the releases of newer major paths: latest is its own path's.
+
+    For a row that names its module path and cannot move to another one by changing the
+    version: ``go install example.com/m@v2.1.0`` is refused when v2 is ``example.com/m/v2``
+    (https://go.dev/ref/mod#major-version-suffixes), so a mise ``go:example.com/m`` tool is
+    measured against ``example.com/m``'s own releases. ``successor`` is kept: the row still
+    names the new major path. ``catalog`` itself when no newer major was added.
+    """
+    if catalog.datasource != ID or catalog.successor is None:
+        return catalog
+    module = catalog.package_name
+    releases = tuple(r for r in catalog.releases if version_path(module, r.version) == module)
+    return replace(catalog, releases=releases, latest=catalog.path_latest)
+
+
+def parse_deprecation(go_mod: str) -> str | None:
+    """The ``Deprecated:`` text of a go.mod's ``module`` comment, or ``None`` when there is none.
+
+    The comment is the ``//`` lines right above the ``module`` directive and the one at its
+    end; a paragraph in it that starts ``Deprecated:`` deprecates the module, and the rest of
+    that paragraph is the message (golang.org/x/mod/modfile ``parseDeprecation``;
+    https://go.dev/ref/mod#go-mod-file-module-deprecation). ``go list -m -u`` marks such a
+    module ``(deprecated)``; the go command still upgrades it.
+    """
+    comments: list[str] = []
+    for raw in go_mod.splitlines():
+        line = raw.strip()
+        if line.startswith("//"):
+            comments.append(line[2:].strip())
+            continue
+        code, slashes, trailing = line.partition("//")
+        if re.match(r"module[\s\"]", code.strip() + " "):
+            if slashes:
+                comments.append(trailing.strip())
+            break
+        comments = []
+    else:
+        return None
+    text = "\n".join(comments)
+    found = re.search(r"(?s)(?:^|\n\n)Deprecated: *(.*?)(?:$|\n\n)", text)
+    if found is None:
+        return None
+    # An empty message deprecates nothing: the go command tests ``Deprecated != ""``.
+    return " ".join(found.group(1).split()) or None
+
+
+def deprecation_note(module: str, message: str) -> str:
+    """The row note for a deprecated module path: ``module <path> is deprecated: <message>``."""
+    return f"module {module} is deprecated: {message}"
 
 
 async def _both(
@@ -610,8 +727,8 @@ def build_catalog(
     Only ``@latest``'s version has a ``released_at``. ``latest`` is the highest stable listed
     version that is not retracted, ``+incompatible`` ones only when the go command shows them
     (``incompatible_visible``, told by ``compatible_has_go_mod`` whether the latest compatible
-    version has a go.mod of its own); with an empty list, ``@latest``'s version unless it is
-    retracted.
+    version has a go.mod of its own), else the highest such prerelease (the go command's
+    ``latest`` query); with an empty list, ``@latest``'s version unless it is retracted.
     """
     names = list(versions)
     if not names and latest is not None:
@@ -638,6 +755,16 @@ def build_catalog(
             and (show_incompatible or not release.version.endswith(_INCOMPATIBLE))
         ]
         newest = candidates[-1] if candidates else None
+        if newest is None:
+            # No stable release: the go command's ``latest`` is the highest prerelease
+            # (https://go.dev/ref/mod#version-queries), as PyPI's newest prerelease is there.
+            pre = [
+                release.version
+                for release in releases
+                if not release.yanked
+                and (show_incompatible or not release.version.endswith(_INCOMPATIBLE))
+            ]
+            newest = pre[-1] if pre else None
     elif latest is not None and not is_retracted(latest.version, retractions):
         newest = latest.version
     else:

@@ -15,7 +15,20 @@ DATASOURCE = "goproxy"
 matches = paths.go_mod  # the path rule: manager/paths.py (discovery imports no manager)
 VERSIONING = "go"
 
-_TOOLCHAIN_SKIP = "the Go toolchain has no module proxy lookup yet"
+# The ``go`` and ``toolchain`` lines are Go releases, read on go.dev's release list (the ``go``
+# datasource, mise's ``core:go`` source) with mise's version order, as Renovate's gomod
+# manager reads them on its golang-version datasource (depTypes ``golang`` and ``toolchain``).
+GO_DATASOURCE = "go"
+GO_VERSIONING = "mise"
+# Renovate does not propose updates to the ``go`` line by default (its go-mod-directive
+# versioning reads ``go 1.22`` as ``^1.22``; docs.renovatebot.com/modules/manager/gomod,
+# "Updating of Go mod and toolchain directives"): it is a floor, not a release in use.
+GO_DIRECTIVE_SKIP = (
+    "the go directive is the minimum Go language version the module needs "
+    "(go.dev/ref/mod#go-mod-file-go), not a release to keep current: not checked, as "
+    "Renovate leaves it by default (a toolchain line is checked)"
+)
+_DEFAULT_TOOLCHAIN_SKIP = "toolchain default names no Go release: nothing to compare"
 _LOCAL_SKIP = "replaced by a local path"
 # The zero pseudo-version (time 0001-01-01, revision 000000000000) names no commit: it is the
 # placeholder written for a module that a `replace` provides (go.dev/ref/mod#pseudo-versions).
@@ -73,7 +86,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
 
     ``require`` lines (single and block) give ``dep_type`` ``require``, or ``indirect`` with a
     ``// indirect`` comment; ``declared`` and ``constraint`` are the minimum version. The ``go``
-    and ``toolchain`` lines give a skipped ``go`` row (``golang``/``toolchain``). A ``replace``
+    and ``toolchain`` lines give a ``go`` row (``golang``/``toolchain``) on go.dev's release
+    list (``GO_DATASOURCE``), constraint the release without ``go`` (``1.22.1``, ``1.22rc1``);
+    the ``golang`` row is skipped (``GO_DIRECTIVE_SKIP``), as Renovate leaves it. A ``replace``
     of a required module (for all its versions, or only the required one) makes the row look
     up the replacement path and version, keeping ``declared``; a replacement by a directory is
     skipped, and so is the placeholder ``v0.0.0-00010101000000-000000000000`` left without a
@@ -149,15 +164,6 @@ def _is_local(target: str) -> bool:
         or target.startswith(("./", "../", "/", ".\\", "..\\", "\\"))
         or re.match(r"[A-Za-z]:[\\/]", target) is not None
     )
-
-
-def _go_constraint(version: str) -> str | None:
-    """Map a Go release (``1.22.1``, ``1.21``, ``1.21rc1``) to a Go module version."""
-    match = _GO_VERSION.fullmatch(version)
-    if match is None:
-        return None
-    pre = f"-{match['kind']}.{match['n']}" if match["kind"] else ""
-    return f"v{match['major']}.{match['minor']}.{match['patch'] or 0}{pre}"
 
 
 # Longer values are cut in messages: a 5,000-digit "version" should not fill a report cell.
@@ -264,39 +270,54 @@ class _Parser(msgspec.Struct):
             self.module = line.args[0]
 
     def go_line(self, line: _Line) -> None:
-        constraint = _go_constraint(line.args[0]) if len(line.args) == 1 else None
-        if constraint is None:
+        ok = len(line.args) == 1 and _GO_VERSION.fullmatch(line.args[0]) is not None
+        if not ok:
             self.problem(line.number, "usage: go 1.23 (a Go release such as 1.21 or 1.22.1)")
             return
-        self.toolchain.append(self.go_dependency(line.number, "golang", line.args[0], constraint))
+        self.toolchain.append(
+            self.go_dependency(
+                line.number, "golang", line.args[0], line.args[0], skip=GO_DIRECTIVE_SKIP
+            )
+        )
 
     def toolchain_line(self, line: _Line) -> None:
         match = _TOOLCHAIN.fullmatch(line.args[0]) if len(line.args) == 1 else None
         if len(line.args) == 1 and line.args[0] == "default":
-            self.toolchain.append(self.go_dependency(line.number, "toolchain", "default", None))
+            self.toolchain.append(
+                self.go_dependency(
+                    line.number, "toolchain", "default", None, skip=_DEFAULT_TOOLCHAIN_SKIP
+                )
+            )
         elif match is None:
             self.problem(line.number, "usage: toolchain go1.23.4 (a Go toolchain name)")
         else:
-            constraint = _go_constraint(match["version"])
+            # ``go1.21.3-custom`` is a build of the release go1.21.3: that release is compared.
             self.toolchain.append(
-                self.go_dependency(line.number, "toolchain", line.args[0], constraint)
+                self.go_dependency(line.number, "toolchain", line.args[0], match["version"])
             )
 
     def go_dependency(
-        self, number: int, dep_type: str, declared: str, constraint: str | None
+        self,
+        number: int,
+        dep_type: str,
+        declared: str,
+        constraint: str | None,
+        *,
+        skip: str | None = None,
     ) -> Dependency:
+        """A ``go``/``toolchain`` row; ``constraint``: the release as go.dev names it, sans go."""
         return Dependency(
             manager=ID,
             file=self.path,
             line=number,
             name="go",
             package_name="go",
-            datasource=DATASOURCE,
-            versioning=VERSIONING,
+            datasource=GO_DATASOURCE,
+            versioning=GO_VERSIONING,
             dep_type=dep_type,
             declared=declared,
             constraint=constraint,
-            skip_reason=_TOOLCHAIN_SKIP,
+            skip_reason=skip,
         )
 
     def require_line(self, line: _Line) -> None:
