@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from patchula import tools
 from patchula.errors import ConfigError
-from patchula.models import ExtractResult
+from patchula.models import Catalog, ExtractResult, Release
 from patchula.settings import load_settings
 
 
@@ -14,9 +16,14 @@ def test_the_shipped_mapping_names_its_source_and_date() -> None:
     """The data file says where its facts come from and when they were read."""
     mapping = tools.shipped()
     assert mapping.source == "https://github.com/jdx/mise/tree/main/registry"
-    assert mapping.date == "2026-12-01"
+    assert mapping.date == "2026-12-02"
     assert mapping.tools["node"] == ("core:node",)
-    assert mapping.aqua["kubernetes/kubernetes/kubectl"] == ("kubernetes/kubernetes", "")
+    assert mapping.aqua["kubernetes/kubernetes/kubectl"] == tools.AquaPackage(
+        "kubernetes/kubernetes"
+    )
+    assert mapping.aqua["kubernetes-sigs/kustomize"].prefixes == ("kustomize/", "")
+    assert mapping.aqua["aws/aws-cli"].tags is True
+    assert 100 <= len(mapping.tools) <= 200
 
 
 @pytest.mark.parametrize(
@@ -51,6 +58,32 @@ def test_the_shipped_mapping_names_its_source_and_date() -> None:
             "kubernetes/kubernetes",
         ),
         ("rg", "aqua:BurntSushi/ripgrep", "github-releases", "BurntSushi/ripgrep"),
+        ("gh", "aqua:cli/cli", "github-releases", "cli/cli"),
+        (
+            "golangci-lint",
+            "aqua:golangci/golangci-lint",
+            "github-releases",
+            "golangci/golangci-lint",
+        ),
+        ("opentofu", "aqua:opentofu/opentofu", "github-releases", "opentofu/opentofu"),
+        ("helm", "aqua:helm/helm", "github-releases", "helm/helm"),
+        ("pnpm", "aqua:pnpm/pnpm", "github-releases", "pnpm/pnpm"),
+        (
+            "protobuf",
+            "aqua:protocolbuffers/protobuf/protoc",
+            "github-releases",
+            "protocolbuffers/protobuf",
+        ),
+        ("awscli", "aqua:aws/aws-cli", "github-tags", "aws/aws-cli"),
+        ("markdownlint-cli2", "npm:markdownlint-cli2", "npm", "markdownlint-cli2"),
+        ("yamllint", "pipx:yamllint", "pypi", "yamllint"),
+        (
+            "ginkgo",
+            "go:github.com/onsi/ginkgo/v2/ginkgo",
+            "goproxy",
+            "github.com/onsi/ginkgo/v2/ginkgo",
+        ),
+        ("kotlin", "github:JetBrains/kotlin", "github-releases", "JetBrains/kotlin"),
     ],
 )
 def test_backends_resolve_to_their_datasources(
@@ -76,7 +109,6 @@ def test_backends_resolve_to_their_datasources(
         ("zig", "core:zig: no release source read yet"),
         ("cargo:https://github.com/o/r", "cargo:https://github.com/o/r: installed from a URL"),
         ("github:not-a-repo", "github:not-a-repo: not an OWNER/REPO"),
-        ("jq", "aqua:jqlang/jq: its tags carry the prefix 'jq-'"),
     ],
 )
 def test_what_has_no_release_source_is_skipped_not_guessed(tool: str, reason: str) -> None:
@@ -85,6 +117,192 @@ def test_what_has_no_release_source_is_skipped_not_guessed(tool: str, reason: st
     assert resolved.datasource == tools.UNRESOLVED
     assert resolved.skip is not None
     assert resolved.skip.startswith(reason)
+
+
+@pytest.mark.parametrize(
+    ("tool", "backend", "package", "prefixes"),
+    [
+        ("jq", "aqua:jqlang/jq", "jqlang/jq", ("jq-",)),
+        (
+            "kustomize",
+            "aqua:kubernetes-sigs/kustomize",
+            "kubernetes-sigs/kustomize",
+            ("kustomize/", ""),
+        ),
+        ("maven", "aqua:apache/maven", "apache/maven", ("maven-",)),
+        (
+            "protoc-gen-go-grpc",
+            "aqua:grpc/grpc-go/protoc-gen-go-grpc",
+            "grpc/grpc-go",
+            ("cmd/protoc-gen-go-grpc/",),
+        ),
+        ("terraform", "aqua:hashicorp/terraform", "hashicorp/terraform", ()),
+    ],
+)
+def test_aqua_tag_prefixes_ride_on_the_resolution(
+    tool: str, backend: str, package: str, prefixes: tuple[str, ...]
+) -> None:
+    """An aqua package whose tags carry a prefix resolves to its releases with those prefixes."""
+    resolved = tools.resolve(tool)
+    assert (resolved.backend, resolved.datasource, resolved.package, resolved.prefixes) == (
+        backend,
+        "github-releases",
+        package,
+        prefixes,
+    )
+    row = tools.tool_row(
+        manager="mise_toml", file="mise.toml", line=1, tool=tool, version="1", dep_type="tools"
+    )
+    assert (row.skip_reason, row.version_prefixes) == (None, prefixes)
+
+
+@pytest.mark.parametrize(
+    ("tool", "backend", "datasource", "first"),
+    [
+        ("poetry", "pipx:poetry", "pypi", "vfox:mise-plugins/vfox-poetry"),
+        ("yarn", "aqua:yarnpkg/berry", "github-releases", "vfox:mise-plugins/vfox-yarn"),
+        ("neovim", "aqua:neovim/neovim", "github-releases", "vfox:mise-plugins/vfox-neovim"),
+        ("eza", "cargo:eza", "crates", "vfox:jdx/vfox-eza"),
+    ],
+)
+def test_a_later_backend_is_read_when_mises_first_has_no_release_source(
+    tool: str, backend: str, datasource: str, first: str
+) -> None:
+    """A later backend is read when patchula cannot read the first, the one mise installs with.
+
+    The row names the backend read, and its note the one mise installs with.
+    """
+    resolved = tools.resolve(tool)
+    assert (resolved.backend, resolved.datasource, resolved.skip) == (backend, datasource, None)
+    assert resolved.note is not None
+    assert resolved.note.startswith(
+        f"versions read from {backend}: mise installs it with {first}, which patchula cannot read"
+    )
+    row = tools.tool_row(
+        manager="tool_versions",
+        file=".tool-versions",
+        line=1,
+        tool=tool,
+        version="1.8",
+        dep_type="tools",
+    )
+    assert (row.backend, row.note) == (backend, resolved.note)
+    assert tools.resolve("terraform").note is None  # mise's first is read: nothing to say
+
+
+# Tools whose backends are all ones patchula reads no release source for yet (core tools
+# without a datasource): documented in README "Tool versions", skipped with the reason.
+UNREADABLE_CORE = {
+    "bun",
+    "deno",
+    "dotnet",
+    "elixir",
+    "erlang",
+    "java",
+    "ruby",
+    "rust",
+    "swift",
+    "zig",
+}
+
+
+def test_every_shipped_tool_resolves_to_a_readable_datasource() -> None:
+    """Every tool, alias and aqua package shipped reads a datasource patchula has (or is listed).
+
+    No shipped entry is UNRESOLVED but the core tools named above; every aqua backend of every
+    entry has its package's repository; every alias names a shipped tool.
+    """
+    from patchula.datasource import DATASOURCES  # noqa: PLC0415 - only this test needs them
+
+    mapping = tools.shipped()
+    unresolved = {}
+    for tool in mapping.tools:
+        resolved = tools.resolve(tool)
+        if resolved.datasource == tools.UNRESOLVED:
+            unresolved[tool] = resolved.skip
+        else:
+            assert resolved.datasource in DATASOURCES, tool
+            assert resolved.package, tool
+    assert set(unresolved) == UNREADABLE_CORE, unresolved
+    assert all(reason and "no release source read yet" in reason for reason in unresolved.values())
+    for tool, backends in mapping.tools.items():
+        assert backends, tool
+        for backend in backends:
+            if backend.startswith("aqua:"):
+                assert backend.removeprefix("aqua:") in mapping.aqua, (tool, backend)
+    assert all(target in mapping.tools for target in mapping.aliases.values())
+    used = {b.removeprefix("aqua:") for bs in mapping.tools.values() for b in bs}
+    assert set(mapping.aqua) <= used  # no aqua fact without a tool that uses it
+
+
+def test_aqua_tags_with_a_prefix_are_not_read_yet() -> None:
+    """A tag-sourced aqua package with a prefix is skipped: no backend read, the first's reason."""
+    base = tools.shipped()
+    mapping = tools.ToolMapping(
+        tools={"x": ("aqua:acme/x", "asdf:acme/asdf-x")},
+        aliases={},
+        aqua={"acme/x": tools.AquaPackage("acme/x", prefixes=("x-",), tags=True)},
+        source=base.source,
+        date=base.date,
+    )
+    resolved = tools.resolve("x", mapping)
+    assert resolved.datasource == tools.UNRESOLVED
+    assert resolved.skip == (
+        "aqua:acme/x: its versions are tags with the prefix 'x-' (version_source: github_tag),"
+        " not read yet"
+    )
+
+
+def _catalog(*versions: str, latest: str | None = None) -> Catalog:
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    return Catalog(
+        datasource="github-releases",
+        package_name="acme/x",
+        releases=tuple(Release(v, at) for v in versions),
+        latest=latest,
+        fetched_at=at,
+        published_later=("jq-1.8.0", "other-1.0"),
+    )
+
+
+def test_strip_prefixes_keeps_only_the_prefixed_tags_as_versions() -> None:
+    """Only tags starting with the prefix count; the version is the rest; its order is kept."""
+    catalog = _catalog("jq-1.7.1", "jq-1.7", "1.6", "jq-", "jq-1.7.1", "jqx-1.0", latest="jq-1.7.1")
+    stripped = tools.strip_prefixes(catalog, ("jq-",))
+    assert [r.version for r in stripped.releases] == ["1.7.1", "1.7"]
+    assert stripped.latest == "1.7.1"
+    assert stripped.published_later == ("1.8.0",)
+    assert tools.strip_prefixes(catalog, ()) is catalog
+
+
+def test_strip_prefixes_takes_the_longest_prefix_and_an_empty_one_admits_bare_tags() -> None:
+    """``("kustomize/", "")``: ``kustomize/v5.4.1`` is ``v5.4.1``, a bare ``v1.0.11`` stays."""
+    catalog = _catalog("kustomize/v5.4.1", "api/v0.17.0", "v1.0.11", latest="api/v0.17.0")
+    stripped = tools.strip_prefixes(catalog, ("kustomize/", ""))
+    assert [r.version for r in stripped.releases] == ["v5.4.1", "api/v0.17.0", "v1.0.11"]
+    assert stripped.latest == "api/v0.17.0"  # not a version the versioning reads: ignored there
+    assert tools.strip_prefixes(catalog, ("kustomize/",)).latest is None
+
+
+@pytest.mark.parametrize(
+    ("declared", "proposed", "written"),
+    [
+        ("prefix:22", "24", "prefix:24"),
+        ("Prefix:1.22", "1.23", "Prefix:1.23"),
+        ("prefix:24", "24.12.0", "prefix:24.12.0"),
+        ("20", "24", "24"),
+        ("v1.13.4", "v1.14.0", "v1.14.0"),
+        ("lts/iron", "lts/krypton", "lts/krypton"),
+        ("lts-iron", "lts/krypton", "lts-krypton"),
+        ("lts", None, None),
+        ("latest", None, None),
+    ],
+)
+def test_a_proposal_is_written_in_the_declared_form(
+    declared: str, proposed: str | None, written: str | None
+) -> None:
+    """``prefix:22`` → ``prefix:24`` as the user writes it; other forms as they are proposed."""
+    assert tools.as_declared(declared, proposed) == written
 
 
 def test_config_overrides_win_and_change_the_lookup_identity() -> None:

@@ -101,12 +101,16 @@ def _record(
 
 
 def _date_sources(
-    finding: Finding, sources: dict[str, str], catalog_source: str | None
+    finding: Finding,
+    sources: dict[str, str],
+    catalog_source: str | None,
+    named: Callable[[str], str | None],
 ) -> tuple[tuple[str, str], ...]:
     """``(version, source)`` of each date ``finding`` shows whose source is known, in row order.
 
     Current, latest, eligible, then the held-back releases; a date found lazily has the
-    source it was found with, any other the catalog's (``LazyTimes.catalog_source``).
+    source it was found with (kept under the catalog's name of the version: ``named``), any
+    other the catalog's (``LazyTimes.catalog_source``).
     """
     shown = [
         (finding.current, finding.current_released_at),
@@ -118,7 +122,7 @@ def _date_sources(
     for version, when in shown:
         if version is None or when is None or version in found:
             continue
-        source = sources.get(version, catalog_source)
+        source = sources.get(named(version) or version, catalog_source)
         if source is not None:
             found[version] = source
     return tuple(found.items())
@@ -140,8 +144,11 @@ def _times_needed(
     positive wait: its age, once known, may hold it back); with ``for_libyears`` also current,
     latest and eligible when a date is unknown (libyears go to the newest release the row can
     move to: latest, or eligible when latest is older or refused, or the newest held-back one).
-    Versions already asked for are not asked again.
+    Versions already asked for are not asked again. The versions asked for are the catalog's
+    (``v1.0.1``), not the row's (a scheme's ``shown`` drops the ``v``: a ``go:`` tool row's
+    current reads ``1.0.1``), since the lookup asks the registry for them by name.
     """
+    named = _catalog_names(catalog, versioning)
     wanted: list[str] = []
     if _admitted_unknown(finding, policy) and finding.eligible is not None:
         wanted.append(finding.eligible)
@@ -152,12 +159,35 @@ def _times_needed(
     ):
         if not for_libyears:
             break
-        if version is not None and when is None and catalog.release(version) is not None:
+        if version is not None and when is None and named(version) is not None:
             wanted.append(version)
     unknown = [h.version for h in finding.held_back if h.released_at is None]
     if unknown:
         wanted.append(max(unknown, key=versioning.sort_key))
-    return [v for v in dict.fromkeys(wanted) if v not in asked]
+    found = (named(version) for version in dict.fromkeys(wanted))
+    return [v for v in dict.fromkeys(found) if v is not None and v not in asked]
+
+
+def _catalog_names(catalog: Catalog, versioning: Versioning) -> Callable[[str], str | None]:
+    """The catalog's own name of a version as a row shows it, ``None`` when it has none.
+
+    A row shows versions through its scheme's ``shown`` (mise: ``v1.0.1`` is ``1.0.1``); a
+    scheme without one shows the catalog's names as they are.
+    """
+    shown = getattr(versioning, "shown", None)
+    names: dict[str, str] = {}
+
+    def named(version: str) -> str | None:
+        if catalog.release(version) is not None:
+            return version
+        if shown is None:
+            return None
+        if not names:  # built on the first miss only: most schemes show names as they are
+            for release in catalog.releases:
+                names.setdefault(str(shown(release.version)), release.version)
+        return names.get(version)
+
+    return named
 
 
 def _admitted_unknown(finding: Finding, policy: ReleaseAgePolicy) -> bool:
@@ -423,7 +453,8 @@ class Lookups:
                     part for part in (finding.failed_lookup, failure) if part is not None
                 )
                 finding = replace(finding, reason=reason, failed_lookup=failed_lookup or None)
-            shown = _date_sources(finding, sources, lazy.catalog_source)
+            named = _catalog_names(catalog, versioning)
+            shown = _date_sources(finding, sources, lazy.catalog_source, named)
             if shown:
                 finding = replace(finding, date_sources=shown)
         return catalog, finding

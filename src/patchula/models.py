@@ -75,6 +75,10 @@ class Dependency(msgspec.Struct, frozen=True):
     # Versions of ``package_name`` the manifest excludes (go.mod ``exclude``): never current's
     # replacement candidates nor latest (cmd/go modload.CheckAllowed).
     excluded: tuple[str, ...] = ()
+    # The prefixes a tool's tags carry before its version (aqua ``version_prefix``: ``jq-``,
+    # ``kustomize/``; ``""`` = a tag without one): only tags starting with one are its
+    # versions, each the rest (``tools.strip_prefixes``). Empty: tags are versions as they are.
+    version_prefixes: tuple[str, ...] = ()
 
 
 class LockedPackage(msgspec.Struct, frozen=True):

@@ -97,7 +97,7 @@ from patchula.records import (
 from patchula.settings import Settings
 from patchula.targets import list_digest, select_shard
 from patchula.tools import MANAGERS as TOOL_MANAGERS
-from patchula.tools import ToolMapping, remap, with_overrides
+from patchula.tools import ToolMapping, as_declared, remap, strip_prefixes, with_overrides
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
@@ -1793,8 +1793,26 @@ async def _evaluated(
     """``lookups.evaluate`` of ``dep`` (``how``: policy, now, locked, key), its exclusions applied.
 
     go.mod ``exclude``: those versions are no candidates, nor latest, for this row, and the row
-    names them where they changed the answer (``policy.evaluate.excluded_note``).
+    names them where they changed the answer (``policy.evaluate.excluded_note``). A tool whose
+    tags carry a prefix (aqua ``version_prefix``: ``jq-1.7.1``) is evaluated on those tags,
+    stripped (``tools.strip_prefixes``); the catalog view, the repository's, stays shared. A
+    tool's proposal is written in the form declared (``tools.as_declared``: ``prefix:24``).
     """
+    catalog, finding = await _evaluated_excluding(
+        dep, strip_prefixes(catalog, dep.version_prefixes), lookups, how
+    )
+    if dep.manager in TOOL_MANAGERS and finding.proposed is not None:
+        # ``prefix:22`` is proposed as ``prefix:24``: what to write, in the form declared.
+        finding = replace(finding, proposed=as_declared(dep.declared, finding.proposed))
+    return catalog, finding
+
+
+async def _evaluated_excluding(
+    dep: Dependency,
+    catalog: Catalog,
+    lookups: Lookups,
+    how: tuple[ReleaseAgePolicy, datetime, str | None, LookupKey],
+) -> tuple[Catalog, Finding]:
     policy, now, locked, key = how
     if not dep.excluded:
         return await lookups.evaluate(dep, catalog, policy, now, locked, key)

@@ -2,36 +2,42 @@
 
 A tool resolves the way mise resolves it (registries.md §7, ``jdx/mise:docs/registry.md``): a
 backend-qualified name (``cargo:flip-link``, ``npm:prettier``, ``github:owner/repo``) is its own
-backend; a short name is unaliased (``nodejs`` → ``node``, ``golang`` → ``go``) and takes the
-first backend of its registry entry. The entries patchula knows ship as data in the package
+backend; a short name is unaliased (``nodejs`` → ``node``, ``golang`` → ``go``, ``gh`` →
+``github-cli``) and takes the first backend of its registry entry that has a release source
+here (mise installs with the first; a later one is read, and the row's note says so, only when
+patchula cannot read that one). The entries patchula knows ship as data in the package
 (``tool_registry.toml``: its source and date inside), and config's ``[tool-registry]``
 (``Settings.tool_registry``: tool → backend) overrides or extends them, as mise's
-``MISE_BACKENDS_<TOOL>`` and ``[tool_alias]`` do. A tool with no entry, or whose backend has no
-static release source here (``asdf:``, ``vfox:``, an aqua package without a known repository),
-is a skipped row naming why: never a guess.
+``MISE_BACKENDS_<TOOL>`` and ``[tool_alias]`` do. A tool with no entry, or none of whose
+backends has a static release source here (``asdf:``, ``vfox:``, an aqua package without a
+known repository), is a skipped row naming why: never a guess. An aqua package whose tags
+carry a prefix (``jq-1.7.1``, ``kustomize/v5.4.1``) is read from its tags that carry it, the
+prefix stripped (``strip_prefixes``).
 
 Backends → datasources: ``core:node`` → ``node`` (Node's dist ``index.json``), ``core:python``
 → ``python`` (python.org's release API), ``core:go`` → ``go`` (go.dev's release list),
 ``cargo:`` → ``crates``, ``npm:`` → ``npm``, ``pipx:`` → ``pypi``, ``go:`` → ``goproxy``,
-``github:``/``ubi:`` and ``aqua:`` (through its repository) → ``github-releases``.
+``github:``/``ubi:`` and ``aqua:`` (through its repository) → ``github-releases`` (an aqua
+package with ``version_source: github_tag`` → ``github-tags``).
 
 Catalog views are keyed by datasource, base URL and package name (``lookup.LookupKey``): the
 resolved backend *is* that datasource and package name, so a mapping that sends a tool
 elsewhere (an override in config) looks up, and reuses, another catalog view — views are
 scoped by the mapping without carrying it (seed 003, "Catalog views": "mise registry
-mapping"). Imports only the leaves ``models`` and ``names``.
+mapping"). Imports only the leaf ``models``.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import cast
 
 import msgspec
 from msgspec.structs import replace
 
-from patchula.models import Dependency, ExtractResult
+from patchula.models import Catalog, Dependency, ExtractResult, Release
 
 VERSIONING = "mise"
 # The datasource of a row that resolved to nothing (skipped, never looked up).
@@ -59,32 +65,50 @@ _NO_SOURCE = {
 }
 
 
-class ToolMapping(msgspec.Struct, frozen=True):
-    """The mapping in force: tool → backends (first used), aliases, aqua package → repository.
+class AquaPackage(msgspec.Struct, frozen=True):
+    """Where an aqua package's versions are: its GitHub ``repo`` and the prefixes of its tags.
 
-    ``aqua`` values are ``(repository, version_prefix)``; ``overrides`` (config) win over
-    ``tools``. ``source`` and ``date`` say where the shipped facts come from.
+    ``prefixes`` are aqua's ``version_prefix`` values (the package's, then those its
+    ``version_overrides`` use for older versions; ``""`` = a tag without one); empty when its
+    tags are the versions as they are. ``tags``: aqua ``version_source: github_tag``, versions
+    are the repository's tags rather than its releases (``jdx/mise:src/backend/aqua.rs``,
+    ``get_tags_with_release_dates``).
+    """
+
+    repo: str
+    prefixes: tuple[str, ...] = ()
+    tags: bool = False
+
+
+class ToolMapping(msgspec.Struct, frozen=True):
+    """The mapping in force: tool → backends (mise's order), aliases, aqua package → repository.
+
+    ``overrides`` (config) win over ``tools``. ``source`` and ``date`` say where the shipped
+    facts come from.
     """
 
     tools: Mapping[str, tuple[str, ...]]
     aliases: Mapping[str, str]
-    aqua: Mapping[str, tuple[str, str]]
+    aqua: Mapping[str, AquaPackage]
     source: str
     date: str
     overrides: Mapping[str, str] = msgspec.field(default_factory=dict)
 
-    def backend(self, tool: str) -> tuple[str | None, str]:
-        """``(backend, short name)`` of ``tool`` as written; backend ``None`` when unmapped."""
+    def backends(self, tool: str) -> tuple[tuple[str, ...], str]:
+        """``(backends, short name)`` of ``tool`` as written, mise's order; ``()`` when unmapped.
+
+        An override or a backend-qualified name is the one backend; a short name (unaliased)
+        has its registry entry's list.
+        """
         key = _OPTIONS.sub("", tool.strip())
         if key in self.overrides:
-            return self.overrides[key], key
+            return (self.overrides[key],), key
         if ":" in key:
-            return key, key
+            return (key,), key
         short = self.aliases.get(key, key)
         if short in self.overrides:
-            return self.overrides[short], short
-        backends = self.tools.get(short)
-        return (backends[0] if backends else None), short
+            return (self.overrides[short],), short
+        return self.tools.get(short, ()), short
 
 
 @functools.cache
@@ -100,12 +124,20 @@ def shipped() -> ToolMapping:
     return ToolMapping(
         tools={k: tuple(v) for k, v in data.get("tools", {}).items()},
         aliases=dict(data.get("aliases", {})),
-        aqua={
-            k: (str(v["repo"]), str(v.get("version-prefix", "")))
-            for k, v in data.get("aqua", {}).items()
-        },
+        aqua={k: _aqua_package(v) for k, v in data.get("aqua", {}).items()},
         source=str(source.get("registry", "")),
         date=str(source.get("date", "")),
+    )
+
+
+def _aqua_package(entry: Mapping[str, object]) -> AquaPackage:
+    """An ``[aqua]`` entry: ``repo``, ``version-prefix`` (string or list), ``version-source``."""
+    prefix = entry.get("version-prefix", ())
+    prefixes = (prefix,) if isinstance(prefix, str) else tuple(cast("list[str]", prefix))
+    return AquaPackage(
+        repo=str(entry["repo"]),
+        prefixes=() if prefixes == ("",) else prefixes,
+        tags=entry.get("version-source") == "github_tag",
     )
 
 
@@ -120,25 +152,56 @@ def with_overrides(overrides: Mapping[str, str]) -> ToolMapping | None:
 
 
 class Resolved(msgspec.Struct, frozen=True):
-    """Where a backend's versions are read: ``datasource`` and ``package``, or ``skip`` why not."""
+    """Where a backend's versions are read: ``datasource`` and ``package``, or ``skip`` why not.
+
+    ``prefixes`` are the prefixes its tags carry (``AquaPackage.prefixes``): only tags that
+    start with one are its versions, each the rest of its tag (``strip_prefixes``); ``note``
+    says why a later backend of the tool's entry is read, when mise's first is not.
+    """
 
     backend: str | None
     datasource: str
     package: str
     skip: str | None = None
+    prefixes: tuple[str, ...] = ()
+    note: str | None = None
 
 
 def resolve(tool: str, mapping: ToolMapping | None = None) -> Resolved:
-    """Resolve ``tool`` (as written) to its backend and the datasource that has its releases."""
+    """Resolve ``tool`` (as written) to its backend and the datasource that has its releases.
+
+    The first backend of its entry (mise's order) that patchula has a release source for is
+    read. mise installs with its first enabled backend; when patchula cannot read that one
+    (``vfox:``, ``asdf:``) a later one of the same tool is read instead (poetry's
+    ``pipx:poetry``: the same versions, where they are published, as Renovate's mise manager
+    reads a tool from one static datasource) and ``note`` names the backend mise uses. With
+    none readable, the first one's skip reason.
+    """
     mapping = shipped() if mapping is None else mapping
-    backend, short = mapping.backend(tool)
-    if backend is None:
+    backends, short = mapping.backends(tool)
+    if not backends:
         reason = (
             f"tool {short!r} is not in patchula's mise registry mapping; add it under"
             " [tool-registry] in config (e.g. "
             f'{short} = "github:OWNER/REPO")'
         )
         return Resolved(None, UNRESOLVED, short, reason)
+    first: Resolved | None = None
+    for backend in backends:
+        found = _backend(backend, short, mapping)
+        if found.skip is None:
+            if first is None:
+                return found
+            note = (
+                f"versions read from {backend}: mise installs it with {first.backend},"
+                f" which patchula cannot read ({first.skip})"
+            )
+            return replace(found, note=note)
+        first = first or found
+    return cast("Resolved", first)
+
+
+def _backend(backend: str, short: str, mapping: ToolMapping) -> Resolved:
     kind, _, rest = backend.partition(":")
     rest = _OPTIONS.sub("", rest.strip())
     if not rest:
@@ -164,11 +227,14 @@ def _datasource(backend: str, kind: str, rest: str, mapping: ToolMapping) -> Res
                 " (the aqua registry is not fetched at run time)"
             )
             return Resolved(backend, UNRESOLVED, rest, reason)
-        repo, prefix = found
-        if prefix:
-            reason = f"{backend}: its tags carry the prefix {prefix!r}, not stripped yet"
-            return Resolved(backend, UNRESOLVED, repo, reason)
-        return Resolved(backend, "github-releases", repo)
+        if found.tags and found.prefixes:
+            reason = (
+                f"{backend}: its versions are tags with the prefix {found.prefixes[0]!r}"
+                " (version_source: github_tag), not read yet"
+            )
+            return Resolved(backend, UNRESOLVED, found.repo, reason)
+        datasource = "github-tags" if found.tags else "github-releases"
+        return Resolved(backend, datasource, found.repo, prefixes=found.prefixes)
     registry = _REGISTRIES.get(kind)
     if registry is not None:
         if "://" in rest or rest.startswith("git+"):
@@ -222,6 +288,26 @@ def constraint_of(version: str) -> tuple[str | None, str | None]:
     return value, None
 
 
+def as_declared(declared: str | None, proposed: str | None) -> str | None:
+    """``proposed`` written in the declaration's own form, as the user would write it.
+
+    ``constraint_of`` reads ``prefix:22`` as the prefix ``22`` and ``lts-iron`` as the alias
+    ``lts/iron``; a proposal made from those (``24``, ``lts/krypton``) goes back into the form
+    declared: ``prefix:24`` (the declared spelling of ``prefix:`` kept), ``lts-krypton``. Other
+    forms are proposed as they are: ``20`` → ``24``, ``v1.13.4`` → ``v1.14.0`` (the ``v`` is
+    the versioning's), ``lts/iron`` → ``lts/krypton``; ``lts``, ``lts/*`` and ``latest`` move
+    by themselves and have no proposal.
+    """
+    if declared is None or proposed is None:
+        return proposed
+    value = declared.strip()
+    if value.lower().startswith("prefix:"):
+        return value[: len("prefix:")] + proposed
+    if value.lower().startswith("lts-") and proposed.startswith("lts/"):
+        return value[: len("lts-")] + proposed[len("lts/") :]
+    return proposed
+
+
 @functools.lru_cache(maxsize=4096)
 def _shipped_resolve(tool: str) -> Resolved:
     """``resolve`` through the shipped mapping, once per name (a file repeats its tools)."""
@@ -254,7 +340,44 @@ def tool_row(
         constraint=constraint,
         # What the version says comes first: ``ref:…`` is no release whatever the backend.
         skip_reason=skip or resolved.skip,
+        note=resolved.note,
         backend=resolved.backend,
+        version_prefixes=resolved.prefixes,
+    )
+
+
+def strip_prefixes(catalog: Catalog, prefixes: Sequence[str]) -> Catalog:
+    """``catalog`` with only the releases whose tag starts with one of ``prefixes``, as versions.
+
+    A tag's version is the rest after the longest prefix it starts with (``jq-1.7.1`` → ``1.7.1``,
+    ``kustomize/v5.4.1`` → ``v5.4.1``; the versioning drops a ``v``); ``""`` admits a tag as it
+    is. A version two tags give is the first's (upstream order: the newer tag). No prefixes:
+    ``catalog`` itself. This is aqua's and mise's reading of ``version_prefix``
+    (``jdx/mise:src/backend/aqua.rs``, ``versioned_package_from_tag``: "strip_prefix", a tag
+    without it is no version); ``latest`` is kept only when its tag carries a prefix.
+    """
+    if not prefixes:
+        return catalog
+    ordered = sorted(set(prefixes), key=len, reverse=True)
+
+    def version_of(tag: str) -> str | None:
+        prefix = next((p for p in ordered if tag.startswith(p)), None)
+        return None if prefix is None else tag[len(prefix) :] or None
+
+    seen: set[str] = set()
+    releases: list[Release] = []
+    for release in catalog.releases:
+        version = version_of(release.version)
+        if version is None or version in seen:
+            continue
+        seen.add(version)
+        releases.append(release._replace(version=version))
+    later = (version_of(tag) for tag in catalog.published_later)
+    return replace(
+        catalog,
+        releases=tuple(releases),
+        latest=None if catalog.latest is None else version_of(catalog.latest),
+        published_later=tuple(version for version in later if version is not None),
     )
 
 

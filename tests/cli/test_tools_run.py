@@ -116,7 +116,8 @@ def test_mise_tools_resolve_through_their_backends(
     assert rows[("mise.toml", "python", "3.12")]["proposed"] == "3.13"
     assert rows[("mise.toml", "python", "3.13.1")]["status"] == "up-to-date"
     go = rows[("mise.toml", "go", "prefix:1.22")]
-    assert (go["current"], go["latest"], go["proposed"]) == ("1.22.10", "1.23.4", "1.23")
+    # The proposal keeps the declared form: ``prefix:1.22`` → ``prefix:1.23``.
+    assert (go["current"], go["latest"], go["proposed"]) == ("1.22.10", "1.23.4", "prefix:1.23")
     assert go["currentReleasedAt"] is None  # go.dev dates no release; none is invented
 
     unmapped = rows[("mise.toml", "frobnicator", "1.0")]
@@ -421,7 +422,7 @@ def test_a_go_backend_tool_stays_on_its_module_path_and_names_the_new_key(
     (tmp_path / "mise.toml").write_text(
         '[tools]\n"go:example.com/m" = "1.2.0"\n"go:example.com/m/cmd/tool" = "1.3.0"\n'
     )
-    code, report = _run(
+    _code, report = _run(
         fake_registry, tmp_path, "--registry", f"goproxy={fake_registry.url('goproxy')}"
     )
     rows = _rows(report)
@@ -440,4 +441,151 @@ def test_a_go_backend_tool_stays_on_its_module_path_and_names_the_new_key(
     package = rows[("mise.toml", "go:example.com/m/cmd/tool", "1.3.0")]
     assert (package["status"], package["latest"]) == ("up-to-date", "1.3.0")
     assert package["reason"].endswith('write "go:example.com/m/v2/cmd/tool" = "2.1.0"')
+
+
+def test_aqua_tools_whose_tags_carry_a_prefix_are_looked_up_stripped(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """The tag ``jq-1.7.1`` is jq 1.7.1, ``kustomize/v5.4.1`` kustomize 5.4.1, ``api/…`` none.
+
+    Only tags that start with the prefix count (aqua ``version_prefix``, as mise reads it);
+    kustomize's older tags had none (its ``version_overrides``), so a bare ``v3.8.0`` counts too,
+    but the monorepo's other modules (``api/v0.18.0``, ``kyaml/…``) never do.
+    """
+    fake_registry.github.add_repo(
+        "jqlang",
+        "jq",
+        {
+            "jq-1.8.0": OLD + timedelta(days=200),
+            "jq-1.7.1": OLD + timedelta(days=10),
+            "1.9.0": OLD + timedelta(days=250),  # not jq's tag scheme: not a version of jq
+            "jq-1.7": OLD,
+        },
+    )
+    fake_registry.github.add_repo(
+        "kubernetes-sigs",
+        "kustomize",
+        {
+            "api/v0.18.0": OLD + timedelta(days=300),
+            "kustomize/v5.4.1": OLD + timedelta(days=100),
+            "kyaml/v0.17.2": OLD + timedelta(days=90),
+            "kustomize/v5.3.0": OLD + timedelta(days=20),
+            "v3.8.0": OLD,
+        },
+    )
+    (tmp_path / "mise.toml").write_text('[tools]\njq = "1.7.1"\nkustomize = ["5.3", "3"]\n')
+    code, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+    jq = rows[("mise.toml", "jq", "1.7.1")]
+    assert (jq["datasource"], jq["packageName"], jq["backend"]) == (
+        "github-releases",
+        "jqlang/jq",
+        "aqua:jqlang/jq",
+    )
+    assert (jq["current"], jq["latest"], jq["proposed"], jq["status"]) == (
+        "1.7.1",
+        "1.8.0",
+        "1.8.0",
+        "outdated",
+    )
+    assert jq["currentReleasedAt"] == "2024-01-11T00:00:00Z"
+    kustomize = rows[("mise.toml", "kustomize", "5.3")]
+    assert (kustomize["current"], kustomize["latest"], kustomize["proposed"]) == (
+        "5.3.0",
+        "5.4.1",
+        "5.4",
+    )
+    old = rows[("mise.toml", "kustomize", "3")]
+    assert (old["current"], old["latest"], old["proposed"]) == ("3.8.0", "5.4.1", "5")
+    # One catalog for both rows of the repository: the view is the repository's.
+    routes = fake_registry.host("github").requests_by_route
+    assert sum(n for route, n in routes.items() if "/kustomize/releases" in route) == 1
+    assert code == 0
+
+
+def test_a_tool_mise_cannot_be_read_from_first_is_read_from_its_next_backend(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Poetry (vfox first, then pipx:poetry) is looked up on PyPI; the row says which and why."""
+    fake_registry.pypi.add("poetry", {"1.8.3": OLD, "2.1.1": OLD + timedelta(days=100)})
+    (tmp_path / ".tool-versions").write_text("poetry 1.8.3\n")
+    code, report = _run(fake_registry, tmp_path, "--registry", f"pypi={fake_registry.url('pypi')}")
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["backend"], row["datasource"], row["current"], row["latest"]) == (
+        "pipx:poetry",
+        "pypi",
+        "1.8.3",
+        "2.1.1",
+    )
+    assert row["reason"].startswith(
+        "versions read from pipx:poetry: mise installs it with vfox:mise-plugins/vfox-poetry"
+    )
+    assert code == 0
+
+
+def test_a_prefix_declaration_is_proposed_in_its_own_form(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``prefix:22`` is proposed as ``prefix:24``, as ``22`` is as ``24`` and a pin as a pin.
+
+    ``lts`` and ``latest`` move by themselves (no proposal); ``lts/iron`` → ``lts/krypton``.
+    """
+    _node_lines(fake_registry)
+    (tmp_path / "mise.toml").write_text(
+        '[tools]\nnode = ["prefix:22", "22", "prefix:22.12.0", "lts", "lts/iron", "latest"]\n'
+    )
+    code, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+    proposed = {declared: row["proposed"] for (_, _, declared), row in rows.items()}
+    assert proposed == {
+        "prefix:22": "prefix:24",
+        "22": "24",
+        "prefix:22.12.0": "prefix:24.13.1",
+        "lts": None,
+        "lts/iron": "lts/krypton",
+        "latest": None,
+    }
+    assert rows[("mise.toml", "node", "prefix:22")]["current"] == "22.12.0"
+    assert code == 0
+
+
+def test_a_go_backend_tool_has_the_publish_times_of_its_versions(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A ``go:`` row shows ``1.0.1`` for ``v1.0.1``: its date is still asked (``.info``) by name.
+
+    Dates of current (asked as ``v1.0.1``), latest and a held-back release come from the
+    proxy's ``.info``, so libyears and the held release's age are known.
+    """
+    fake_registry.goproxy.add(
+        "github.com/acme/tool",
+        {
+            "v1.0.0": OLD,
+            "v1.0.1": OLD + timedelta(days=30),
+            "v1.1.0": OLD + timedelta(days=365),
+            "v1.2.0": OLD + timedelta(days=500),
+        },
+    )
+    (tmp_path / "mise.toml").write_text('[tools]\n"go:github.com/acme/tool" = "1.0"\n')
+    now = (OLD + timedelta(days=505)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    code, report = _run(
+        fake_registry,
+        tmp_path,
+        "--registry",
+        f"goproxy={fake_registry.url('goproxy')}",
+        "--now",
+        now,
+        "--min-release-age",
+        "30d",
+    )
+    (row,) = report["repositories"][0]["dependencies"]
+    assert (row["current"], row["eligible"], row["status"]) == ("1.0.1", "1.1.0", "outdated")
+    assert row["currentReleasedAt"] == "2024-01-31T00:00:00Z"
+    assert row["libyears"] == pytest.approx(470 / 365.25, abs=0.001)  # 1.0.1 to 1.2.0
+    assert [(h["version"], h["releasedAt"]) for h in row["heldBack"]] == [
+        ("1.2.0", "2025-05-15T00:00:00Z")
+    ]
+    routes = fake_registry.host("goproxy").requests_by_route
+    assert "GET /github.com/acme/tool/@v/v1.0.1.info" in routes
+    assert not any(route.endswith("/@v/1.0.1.info") for route in routes)
     assert code == 0

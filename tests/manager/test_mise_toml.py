@@ -80,11 +80,13 @@ def test_jdx_mise_backend_prefixes_and_latest() -> None:
     assert rows["actionlint"][4:7] == (
         "github-releases", "rhysd/actionlint", "aqua:rhysd/actionlint"
     )  # fmt: skip
-    # Short names the shipped mapping does not hold are skipped, never guessed.
-    assert rows["pkl"][6:8] == (None, True)
+    assert rows["pkl"][4:8] == ("github-releases", "apple/pkl", "aqua:apple/pkl", False)
+    assert rows["jq"][4:8] == ("github-releases", "jqlang/jq", "aqua:jqlang/jq", False)
     assert rows["sops"][4:7] == ("github-releases", "getsops/sops", "aqua:getsops/sops")
-    assert result.dependencies[2].skip_reason is not None
-    assert "not in patchula's mise registry mapping" in result.dependencies[2].skip_reason
+    # Short names the shipped mapping does not hold are skipped, never guessed.
+    assert rows["aube"][6:8] == (None, True)
+    assert result.dependencies[3].skip_reason is not None
+    assert "not in patchula's mise registry mapping" in result.dependencies[3].skip_reason
     assert result.problems == ()
 
 
@@ -97,7 +99,7 @@ def test_lists_tables_and_prefix_ref_path_forms() -> None:
         (6, "node", "prefix:20", "20", False),
         (6, "node", "ref:master", None, True),
         (6, "node", "path:~/.nodes/18", None, True),
-        (7, "jq", "prefix:1.6", "1.6", True),  # aqua:jqlang/jq tags carry a prefix
+        (7, "jq", "prefix:1.6", "1.6", False),  # aqua:jqlang/jq: its tags' prefix is stripped
         (8, "shellcheck", "0.9.0", "0.9.0", False),
         (9, "python", "3.10.0", "3.10.0", False),
         (9, "python", "3.9.0", "3.9.0", False),
