@@ -1801,7 +1801,17 @@ async def _tracked(
         else:
             kind = "tag" if catalog.release(tag) is not None else terms.ref
     read = await lookups.digest(key, tag)
-    return track_tag(tag, dep.digest, read, terms=terms, kind=kind)
+    tracked = track_tag(tag, dep.digest, read, terms=terms, kind=kind)
+    looks = getattr(VERSIONINGS[dep.versioning], "looks_like_version", None)
+    if tracked.status == "up-to-date" and looks is not None and looks(tag):
+        # A version-shaped tag the scheme cannot read (``1.2.3.Final``) names one release for
+        # good: its digest never moves, so "up to date" would stay true however old it gets.
+        why = (
+            f"{tag} looks like a version but is none the {dep.versioning} versioning reads: "
+            "newer tags are not compared"
+        )
+        tracked = replace(tracked, status="unknown", reason=f"{why}; {tracked.reason}")
+    return tracked
 
 
 async def _judge_pinned_digest(
