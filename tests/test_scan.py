@@ -945,3 +945,45 @@ def test_a_pin_published_after_a_past_now_says_so(tmp_path: Path) -> None:
         # Never published at all: the registry's list does not have it.
         "b": ("unknown", "pinned version 9.9.9 is not in the npm release list"),
     }
+
+
+def test_cargo_lock_with_two_versions_gives_each_requirement_the_newest_it_admits(
+    tmp_path: Path,
+) -> None:
+    """Cargo.lock locks foo 0.0.3 and 0.1.0: only ``"0"`` admits 0.1.0, so it alone is at 0.1.0.
+
+    cargo builds each requirement against the highest compatible version in the graph; the
+    ``0.0`` requirements (caret, tilde, dev) admit only 0.0.3.
+    """
+    _write(
+        tmp_path,
+        "Cargo.toml",
+        '[package]\nname = "root"\nversion = "0.1.0"\n[dependencies]\nfoo = "0.0"\n'
+        'foo_b = { package = "foo", version = "0" }\n'
+        'foo_c = { package = "foo", version = "~0.0.3" }\n'
+        '[dev-dependencies]\nfoo_d = { package = "foo", version = "^0.0" }\n',
+    )
+    _write(
+        tmp_path,
+        "Cargo.lock",
+        'version = 3\n[[package]]\nname = "root"\nversion = "0.1.0"\n'
+        'dependencies = ["foo 0.0.3", "foo 0.1.0"]\n'
+        '[[package]]\nname = "foo"\nversion = "0.0.3"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+        '[[package]]\nname = "foo"\nversion = "0.1.0"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n',
+    )
+    found = [(i.dep.name, i.locked, i.note) for i in _extract(tmp_path)]
+    assert found == [
+        ("foo", "0.0.3", None),
+        (
+            "foo_b",
+            "0.1.0",
+            (
+                "Cargo.lock also locks foo 0.0.3, which 0 admits too; judged at the newest locked "
+                "(cargo builds against the highest compatible version)"
+            ),
+        ),
+        ("foo_c", "0.0.3", None),
+        ("foo_d", "0.0.3", None),
+    ]
