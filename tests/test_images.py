@@ -404,3 +404,51 @@ async def test_the_tag_list_floor_is_set_at_the_first_image_lookup(
     lazy = LazyFetcher(Fetcher)
     lazy.keep_fresh(["oci-tags-v1"], 60.0, unvalidated_only=True)
     assert lazy.fetcher()._floors["oci-tags-v1"].unvalidated_only
+
+
+@pytest.mark.anyio
+async def test_a_temurin_build_tag_is_a_version_with_newer_builds(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``eclipse-temurin:17.0.10_7-jdk`` → ``17.0.11_9-jdk``; ``17-jdk`` keeps its precision.
+
+    A build tag's digest never moves, so tracking it would say "up to date" for good.
+    """
+    tags = ("17-jdk", "17.0.10_7-jdk", "17.0.11_9-jdk", "21-jdk", "21.0.3_9-jdk", "latest")
+    fake_registry.oci.add("library/eclipse-temurin", dict.fromkeys(tags))
+    checkout = _dockerfile(tmp_path, "eclipse-temurin:17.0.10_7-jdk", "eclipse-temurin:17-jdk")
+    build, major = await _scan(fake_registry, checkout)
+    assert (build.finding.status, build.finding.latest, build.finding.eligible) == (
+        "outdated",
+        "21.0.3_9-jdk",
+        "21.0.3_9-jdk",
+    )
+    assert build.finding.update_type == "major"
+    assert (major.finding.status, major.finding.latest, major.finding.update_type) == (
+        "outdated",
+        "21-jdk",
+        "major",
+    )
+    # Within one line: the newer build of 17 (the trial's case without a 21 tag).
+    fake_registry.oci.add("library/amazoncorretto", dict.fromkeys(tags[:3]))
+    [line] = await _scan(fake_registry, _dockerfile(tmp_path, "amazoncorretto:17.0.10_7-jdk"))
+    assert (line.finding.status, line.finding.eligible, line.finding.update_type) == (
+        "outdated",
+        "17.0.11_9-jdk",
+        "patch",
+    )
+
+
+@pytest.mark.anyio
+async def test_a_version_shaped_tag_no_scheme_reads_is_unknown_not_up_to_date(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``wildfly:26.1.3.Final`` names one release: its digest is tracked, but never "up to date"."""
+    fake_registry.oci.add(PYTHON, {"26.1.3.Final": DIGEST_A, "27.0.0.Final": DIGEST_B})
+    [row] = await _scan(fake_registry, _dockerfile(tmp_path, "python:26.1.3.Final"))
+    f = row.finding
+    assert (f.status, f.current_digest) == ("unknown", DIGEST_A)
+    assert f.reason == (
+        "26.1.3.Final looks like a version but is none the docker versioning reads: newer tags "
+        f"are not compared; tracks the mutable tag 26.1.3.Final (now {DIGEST_A})"
+    )

@@ -1049,3 +1049,45 @@ def test_pdm_rows_say_pdm_lock_is_not_read_and_ignore_uv_lock(tmp_path: Path) ->
         ("pdm-dev:test", "attrs", None, "from the range: pdm.lock not read"),
         ("pdm-dev:test", "pytest", None, "from the range: pdm.lock not read"),
     ]
+
+
+def test_cargo_lock_with_two_versions_gives_each_requirement_the_newest_it_admits(
+    tmp_path: Path,
+) -> None:
+    """Cargo.lock locks foo 0.0.3 and 0.1.0: only ``"0"`` admits 0.1.0, so it alone is at 0.1.0.
+
+    cargo builds each requirement against the highest compatible version in the graph; the
+    ``0.0`` requirements (caret, tilde, dev) admit only 0.0.3.
+    """
+    _write(
+        tmp_path,
+        "Cargo.toml",
+        '[package]\nname = "root"\nversion = "0.1.0"\n[dependencies]\nfoo = "0.0"\n'
+        'foo_b = { package = "foo", version = "0" }\n'
+        'foo_c = { package = "foo", version = "~0.0.3" }\n'
+        '[dev-dependencies]\nfoo_d = { package = "foo", version = "^0.0" }\n',
+    )
+    _write(
+        tmp_path,
+        "Cargo.lock",
+        'version = 3\n[[package]]\nname = "root"\nversion = "0.1.0"\n'
+        'dependencies = ["foo 0.0.3", "foo 0.1.0"]\n'
+        '[[package]]\nname = "foo"\nversion = "0.0.3"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+        '[[package]]\nname = "foo"\nversion = "0.1.0"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n',
+    )
+    found = [(i.dep.name, i.locked, i.note) for i in _extract(tmp_path)]
+    assert found == [
+        ("foo", "0.0.3", None),
+        (
+            "foo_b",
+            "0.1.0",
+            (
+                "Cargo.lock also locks foo 0.0.3, which 0 admits too; judged at the newest locked "
+                "(cargo builds against the highest compatible version)"
+            ),
+        ),
+        ("foo_c", "0.0.3", None),
+        ("foo_d", "0.0.3", None),
+    ]

@@ -53,7 +53,8 @@ RECORD_FORMAT = 8  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # mise, constraint 1.22.1 not v1.22.1); the toolchain row is looked up, the go row's skip
 # reason says why it is not (older records skipped both as "no module proxy lookup yet")
 # also 8: tool rows from the widened mise registry mapping (tools older records skipped as
-# unmapped), a later backend read when mise's first has no release source (note), tag prefixes stripped
+# unmapped), a later backend read when mise's first has no release source (note), tag
+# prefixes stripped
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

@@ -1882,7 +1882,17 @@ async def _tracked(
         else:
             kind = "tag" if catalog.release(tag) is not None else terms.ref
     read = await lookups.digest(key, tag)
-    return track_tag(tag, dep.digest, read, terms=terms, kind=kind)
+    tracked = track_tag(tag, dep.digest, read, terms=terms, kind=kind)
+    looks = getattr(VERSIONINGS[dep.versioning], "looks_like_version", None)
+    if tracked.status == "up-to-date" and looks is not None and looks(tag):
+        # A version-shaped tag the scheme cannot read (``1.2.3.Final``) names one release for
+        # good: its digest never moves, so "up to date" would stay true however old it gets.
+        why = (
+            f"{tag} looks like a version but is none the {dep.versioning} versioning reads: "
+            "newer tags are not compared"
+        )
+        tracked = replace(tracked, status="unknown", reason=f"{why}; {tracked.reason}")
+    return tracked
 
 
 async def _judge_pinned_digest(
@@ -2758,9 +2768,12 @@ def _locked_version(
     ``(None, None, None)`` when no lockfile covers it; ``(None, None, note)`` when the covering
     lockfile records only versions its requirement does not admit (a stale lock: Cargo's "a
     locked version is used only if it matches the requirement"), the note naming them. When it
-    records several versions this dependency could be (uv locks one per environment marker
-    split), all are in use: the version is the oldest (the row is as outdated as its oldest
-    locked version) and the note names the others.
+    records several versions this dependency's requirement admits, the note names the others:
+    Cargo.lock (one version per semver-incompatible requirement): the newest, the one cargo
+    builds this requirement against; uv.lock and poetry.lock (one version per environment
+    marker split): the oldest, as every one is installed in some environment and the row is
+    as outdated as its oldest. npm lockfiles hold one version per install path, found as Node
+    resolves ``node_modules``, so no choice arises there.
 
     npm: the nearest lockfile whose workspace includes the manifest's directory, resolved the
     way Node resolves ``node_modules`` (``package-lock.json``, ``pnpm-lock.yaml``,
@@ -2829,13 +2842,37 @@ def _locked_version(
             return None, None, None if itself else _unlocked_note(chosen, dep, None)
         return None, None, _outside_note(chosen.file, dep, locked)
     if len(versions) > 1:
-        # uv locks one version per environment-marker split, and each is installed somewhere:
-        # every one is judged, so the row is as far behind as the oldest, naming the others.
-        ordered = sorted(versions, key=_sort_key(dep))
-        others = ", ".join(ordered[1:])
-        note = f"{chosen.file} also locks {dep.package_name} {others}; judged at the oldest locked"
-        return ordered[0], chosen.file, note
+        version, note = _one_of_several(dep, chosen, versions)
+        return version, chosen.file, note
     return versions[0], chosen.file, None
+
+
+def _one_of_several(dep: Dependency, lock: Lockfile, versions: list[str]) -> tuple[str, str]:
+    """The version of ``versions`` (all locked by ``lock``, all admitted) ``dep`` is judged at.
+
+    Returns ``(version, note)``, the note naming the others.
+    """
+    if lock.manager == "cargo_lock":
+        # Cargo locks one version per semver-incompatible requirement and builds each edge
+        # against the highest compatible version the graph holds (the resolver tries
+        # candidates newest first and prefers locked ones), so a requirement spanning several
+        # locked versions (``"0"`` over 0.0.3 and 0.1.0) is at the newest; the older ones are
+        # another requirement's. The lock does not say whose edge is whose: the note says so.
+        ordered = sorted(versions, key=_sort_key(dep), reverse=True)
+        others = ", ".join(ordered[1:])
+        note = (
+            f"{lock.file} also locks {dep.package_name} {others}, which {dep.constraint} "
+            "admits too; judged at the newest locked (cargo builds against the highest "
+            "compatible version)"
+        )
+        return ordered[0], note
+    # uv locks one version per environment-marker split, and each is installed somewhere:
+    # every one is judged, so the row is as far behind as the oldest, naming the others.
+    ordered = sorted(versions, key=_sort_key(dep))
+    others = ", ".join(ordered[1:])
+    return ordered[
+        0
+    ], f"{lock.file} also locks {dep.package_name} {others}; judged at the oldest locked"
 
 
 # The package.json sections every npm lockfile locks (npm, yarn, pnpm and bun install all

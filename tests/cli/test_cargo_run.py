@@ -105,3 +105,55 @@ def test_a_yanked_locked_crate_with_nothing_newer_is_outdated(
     )
     assert row["reason"] == "current 1.2.0 is yanked; latest usable is 1.1.0"
     assert result.exit_code == 1
+
+
+def test_two_locked_versions_each_requirement_at_the_newest_it_admits(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Locked foo 0.0.3 and 0.1.0: ``foo_b = "0"`` is at 0.1.0, up to date; ``0.0`` ones at 0.0.3.
+
+    The trial's case: every row was judged at the oldest locked, so ``foo_b`` claimed an update
+    already in the lockfile.
+    """
+    fake_registry.crates.add(
+        "foo",
+        {"0.0.3": OLD, "0.0.4": OLD + timedelta(days=1), "0.1.0": OLD + timedelta(days=2)},
+    )
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "root"\nversion = "0.1.0"\n[dependencies]\nfoo = "0.0"\n'
+        'foo_b = { package = "foo", version = "0" }\n'
+        'foo_c = { package = "foo", version = "~0.0.3" }\n'
+        '[dev-dependencies]\nfoo_d = { package = "foo", version = "^0.0" }\n'
+    )
+    source = 'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+    (tmp_path / "Cargo.lock").write_text(
+        'version = 4\n[[package]]\nname = "root"\nversion = "0.1.0"\n'
+        'dependencies = ["foo 0.0.3", "foo 0.1.0"]\n'
+        f'[[package]]\nname = "foo"\nversion = "0.0.3"\n{source}'
+        f'[[package]]\nname = "foo"\nversion = "0.1.0"\n{source}'
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(tmp_path),
+            "--format",
+            "json",
+            "--no-cache",
+            "--registry",
+            f"crates={fake_registry.url('crates-index')}",
+        ],
+        catch_exceptions=False,
+    )
+    rows = {d["name"]: d for d in json.loads(result.stdout)["repositories"][0]["dependencies"]}
+    verdicts = {n: (r["current"], r["status"], r["eligible"]) for n, r in rows.items()}
+    assert verdicts == {
+        "foo": ("0.0.3", "outdated", "0.1.0"),
+        "foo_b": ("0.1.0", "up-to-date", None),
+        "foo_c": ("0.0.3", "outdated", "0.1.0"),
+        "foo_d": ("0.0.3", "outdated", "0.1.0"),
+    }
+    assert rows["foo_b"]["reason"] == (
+        "Cargo.lock also locks foo 0.0.3, which 0 admits too; judged at the newest locked "
+        "(cargo builds against the highest compatible version)"
+    )

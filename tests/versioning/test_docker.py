@@ -288,3 +288,45 @@ def test_date_stamped_snapshots_order_by_date_within_their_name_and_variant() ->
     assert docker.is_stable("jammy-20240227")
     assert docker.update_type("jammy-20240227", "jammy-20251001") == "patch"
     assert docker.update_type("jammy-20251001", "jammy-20240227") is None
+
+
+def test_a_temurin_build_number_orders_after_the_patch() -> None:
+    """``17.0.10_7-jdk`` < ``17.0.10_10-jdk`` < ``17.0.11_9-jdk``: ``_N`` is a build, numeric."""
+    tags = ["17.0.11_9-jdk", "17.0.10_10-jdk", "17.0.10_7-jdk"]
+    assert sorted(tags, key=docker.sort_key) == ["17.0.10_7-jdk", "17.0.10_10-jdk", "17.0.11_9-jdk"]
+    assert docker.is_stable("17.0.10_7-jdk")
+    assert docker.update_type("17.0.10_7-jdk", "17.0.11_9-jdk") == "patch"
+    assert docker.update_type("17.0.10_7-jdk", "17.0.10_9-jdk") == "patch"
+    assert docker.update_type("17.0.10_7-jdk", "21.0.3_9-jdk") == "major"
+
+
+def test_a_build_tag_is_compatible_only_with_build_tags_of_its_variant() -> None:
+    """Builds keep the suffix (``-jdk``, ``-jre-alpine``) and the precision of their tag."""
+    assert docker.is_compatible("17.0.10_7-jdk", "17.0.11_9-jdk")
+    assert docker.is_compatible("17.0.10_7-jre-alpine", "21.0.3_9-jre-alpine")
+    assert not docker.is_compatible("17.0.10_7-jdk", "17.0.11_9-jre-alpine")
+    assert not docker.is_compatible("17.0.10_7-jdk", "17-jdk")
+    assert not docker.is_compatible("17.0.10_7-jdk", "17.0.11-jdk")
+    assert not docker.is_compatible("17-jdk", "17.0.11_9-jdk")
+    assert docker.is_compatible("17-jdk", "21-jdk")
+
+
+def test_a_numeric_first_suffix_piece_is_a_build() -> None:
+    """``1.2.3-4`` → ``1.2.4-1`` (a package revision), ``4.16.1-20231219`` → a later build."""
+    assert docker.is_compatible("1.2.3-4", "1.2.4-1")
+    assert docker.compare("1.2.4-1", "1.2.3-4") == 1
+    assert docker.compare("1.2.3-5", "1.2.3-4") == 1
+    assert docker.update_type("1.2.3-4", "1.2.3-5") == "patch"
+    assert docker.is_compatible("1.2.3-4-alpine", "1.2.4-1-alpine")
+    assert not docker.is_compatible("1.2.3-4-alpine", "1.2.4-1")
+    assert not docker.is_compatible("1.2.3-4", "1.2.4")
+    assert docker.is_compatible("4.16.1-20231219", "4.18.0-20240220")
+    assert not docker.is_compatible("1.2.3_4", "1.2.3-4")
+
+
+def test_version_shaped_tags_that_read_as_no_version_are_told_apart() -> None:
+    """``1.2.3.Final`` looks like a version; ``latest``, a commit and a valid tag do not."""
+    assert docker.looks_like_version("1.2.3.Final")
+    assert docker.looks_like_version("v2.0_rc")
+    for tag in ("latest", "0a1b2c3", "17.0.10_7-jdk", "3.12", "jammy"):
+        assert not docker.looks_like_version(tag), tag

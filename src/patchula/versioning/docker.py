@@ -5,8 +5,11 @@ A tag (``3.12-slim-bookworm``, ``20.11.1-alpine3.19``, ``v1.22.5``) is an option
 (``3.13.0rc1``, ``17beta2``) and an optional suffix after the first ``-``. A first suffix piece
 ``alpha``, ``beta``, ``rc``, ``pre``, ``preview`` or ``snapshot`` (with a number: ``rc1``,
 ``beta.1``) is a prerelease too; the rest of the suffix names the variant (``slim``,
-``alpine3.19``). Tags are compared only within one compatibility class: same kind, same number
-of written components, same variant and with or without a leading ``v`` alike
+``alpine3.19``). A build number after the version, glued with ``_`` (Eclipse Temurin's
+``17.0.10_7-jdk``) or as a first suffix piece of digits alone (``1.2.3-4``, ``4.16.1-20231219``),
+orders a tag after its release (``_build``). Tags are compared only within one compatibility
+class: same kind, same number of written components, a build glued alike or none, same variant
+and with or without a leading ``v`` alike
 (``is_compatible``, Renovate's ``isCompatible``, which ignores the ``v``). A prerelease current
 may move to prereleases of its own release only (``admits_prerelease``), else to stable tags.
 
@@ -54,7 +57,11 @@ _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 # Renovate ignores tags that look like a commit (``commitHashPattern``), unless all digits;
 # 64 digits too: SHA-256 commits (git's object format) and content-addressed tags.
 _COMMIT = re.compile(r"[0-9a-f]{7,40}|[0-9a-f]{64}")
-_VERSION_PART = re.compile(r"(?P<release>[0-9]+(?:\.[0-9]+)*)(?P<pre>[A-Za-z][A-Za-z0-9]*)?")
+_VERSION_PART = re.compile(
+    r"(?P<release>[0-9]+(?:\.[0-9]+)*)(?:_(?P<build>[0-9]+))?(?P<pre>[A-Za-z][A-Za-z0-9]*)?"
+)
+# A version-shaped start (``1.2``, ``v17.0.10_7``): what ``looks_like_version`` asks of a tag.
+_VERSION_START = re.compile(r"v?[0-9]+(?:[._][0-9]+)+")
 _PRERELEASE_PIECE = re.compile(
     r"(?:alpha|beta|rc|pre|preview|snapshot)(?:\.?[0-9]+)*", re.IGNORECASE
 )
@@ -74,6 +81,12 @@ class _Tag(msgspec.Struct, frozen=True):
     release: tuple[int, ...]  # numbers to order by (a compact date is year, month, day, ...)
     pre: tuple[int | str, ...] | None  # prerelease segments, ``None`` for a stable tag
     suffix: str  # the variant after the version (``slim-bookworm``), ``""`` for none
+    build: int | None = None  # the build number after ``_`` or ``-`` (``17.0.10_7``, ``1.2.3-4``)
+
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        """The release then its build: what orders two tags and names their update type."""
+        return self.release if self.build is None else (*self.release, self.build)
 
 
 def _segments(label: str) -> tuple[int | str, ...]:
@@ -130,13 +143,38 @@ def _parse(tag: str) -> _Tag | None:
         return _snapshot(tag)
     written = match["release"].split(".")
     numbers = tuple(int(n) for n in written)
+    build, glued = _build(match["build"], match["pre"], rest)
+    if glued == "-":
+        rest = rest.partition("-")[2]
     pre, suffix = _split_suffix(rest, match["pre"])
     compact = _compact_date(written[0])
     if compact is not None:
-        return _Tag("date", f"{v}compact", len(written), compact + numbers[1:], pre, suffix)
+        form = f"{v}compact{glued}"
+        return _Tag("date", form, len(written), compact + numbers[1:], pre, suffix, build)
     if len(written[0]) == _YEAR_DIGITS and _MIN_YEAR <= numbers[0] <= _MAX_YEAR:
-        return _Tag("date", f"{v}dotted", len(written), numbers, pre, suffix)
-    return _Tag("version", f"{v}dotted", len(written), numbers, pre, suffix)
+        return _Tag("date", f"{v}dotted{glued}", len(written), numbers, pre, suffix, build)
+    return _Tag("version", f"{v}dotted{glued}", len(written), numbers, pre, suffix, build)
+
+
+def _build(underscored: str | None, pre: str | None, rest: str) -> tuple[int | None, str]:
+    """The build number of a tag and how it is glued (``"_"``, ``"-"``; ``""``: no build).
+
+    ``17.0.10_7-jdk``: Eclipse Temurin's (and other JDK images') ``MAJOR.MINOR.PATCH_BUILD``,
+    which Renovate's ``workarounds:javaLTSVersions`` preset reads with a ``regex:`` versioning
+    whose ``build`` follows ``[._+]`` (``lib/config/presets/internal/workarounds.ts``); an OCI
+    tag cannot hold ``+``, so only ``_`` is read here. ``1.2.3-4``, ``4.16.1-20231219``: a first
+    suffix piece of digits alone after a stable version is a build (a package revision, a
+    build date) rather than a variant, which would make every rebuild a variant of its own.
+    Renovate's docker versioning reads ``_7`` as a prerelease and ``-4`` as a variant; here
+    both order a tag after its release, and only tags with a build glued the same way are
+    compatible with it.
+    """
+    if underscored is not None:
+        return int(underscored), "_"
+    first = rest.partition("-")[0]
+    if pre is None and first.isascii() and first.isdigit():
+        return int(first), "-"
+    return None, ""
 
 
 def _snapshot(tag: str) -> _Tag | None:
@@ -166,6 +204,19 @@ def _snapshot(tag: str) -> _Tag | None:
 def is_valid(version: str) -> bool:
     """Return whether the tag ``version`` reads as a version or a date (not ``latest``)."""
     return _parse(version) is not None
+
+
+def looks_like_version(tag: str) -> bool:
+    """Return whether ``tag`` starts like a version yet reads as none (``1.2.3.Final``).
+
+    Numbers joined by ``.`` or ``_`` at its start (``v`` allowed), and not a commit hash: such
+    a tag most likely names one release for good, so tracking its digest says nothing about
+    newer releases. Read by the scan (``scan._tracked``): its row is ``unknown``, never
+    "up to date".
+    """
+    if is_valid(tag) or (_COMMIT.fullmatch(tag) and not tag.isdigit()):
+        return False
+    return _VERSION_START.match(tag) is not None
 
 
 def release_of(version: str) -> tuple[int, ...] | None:
@@ -242,7 +293,7 @@ def sort_key(version: str) -> Any:  # noqa: ANN401 - the protocol leaves the key
     )
     variant = (1, "") if not parsed.suffix else (0, parsed.suffix)
     kind = 0 if parsed.kind == "version" else 1
-    return (1, kind, _release_key(parsed.release), pre, variant)
+    return (1, kind, _release_key(parsed.numbers), pre, variant)
 
 
 def compare(a: str, b: str) -> int:
@@ -284,8 +335,9 @@ def update_type(current: str, new: str) -> UpdateType | None:
         return None
     if old.form == fresh.form == "snapshot":
         return "patch"  # a newer build of the same named release (``_snapshot``)
-    for position in range(max(len(old.release), len(fresh.release))):
-        if old.release[position : position + 1] != fresh.release[position : position + 1]:
+    before, after = old.numbers, fresh.numbers
+    for position in range(max(len(before), len(after))):
+        if before[position : position + 1] != after[position : position + 1]:
             if position == _MAJOR:
                 return "major"
             return "minor" if position == _MINOR else "patch"
