@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from patchula.cli import app
 from tests.fake_registry import FakeRegistry
+from tests.fake_registry.base import text_reply
 
 runner = CliRunner()
 OLD = datetime(2025, 1, 1, tzinfo=UTC)
@@ -93,3 +94,52 @@ def test_a_5000_digit_version_is_dropped_and_the_good_ones_answer(
     assert "internal error" not in json.dumps(report)
     assert "int_max_str_digits" not in stderr + json.dumps(report)
     assert code == 0
+
+
+def _index_line(**fields: object) -> str:
+    entry = {"name": "serde", "vers": "1.0.0", "deps": [], "cksum": "c", "features": {}}
+    return json.dumps(entry | fields) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "latest"),
+    [
+        ({"name": "other", "vers": "1.8.0"}, "1.0.0"),
+        ({"vers": "1.6.0", "v": 99}, "1.0.0"),
+        ({"vers": "1.5.0", "yanked": "yes"}, "1.0.0"),
+        ({"vers": "1.4.0", "v": 2, "yanked": False}, "1.4.0"),
+    ],
+    ids=["other-crate", "v99", "yanked-yes", "good"],
+)
+def test_crates_index_lines_cargo_would_not_offer_are_no_release(
+    fake_registry: FakeRegistry, tmp_path: Path, extra: dict[str, object], latest: str
+) -> None:
+    """A sparse-index line of another crate, schema v 99 or ``"yanked": "yes"`` is dropped."""
+    body = _index_line(yanked=False) + _index_line(**extra)
+    fake_registry.host("crates-index").handler = lambda _request: text_reply(body)
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\nversion = "0.1.0"\n[dependencies]\nserde = "1.0.0"\n'
+    )
+    code, report, _ = _run(tmp_path, "--registry", f"crates={fake_registry.url('crates-index')}")
+    row = _rows(report)["serde"]
+    assert (row["current"], row["latest"]) == (latest, latest), row
+    assert code == 0
+
+
+def test_a_crates_index_of_only_dropped_lines_is_an_error_row_saying_why(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Every line dropped: the row is an error naming how many lines were dropped and why."""
+    body = _index_line(name="other") + _index_line(v=99)
+    fake_registry.host("crates-index").handler = lambda _request: text_reply(body)
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\nversion = "0.1.0"\n[dependencies]\nserde = "1.0.0"\n'
+    )
+    code, report, _ = _run(tmp_path, "--registry", f"crates={fake_registry.url('crates-index')}")
+    row = _rows(report)["serde"]
+    assert row["status"] == "error"
+    assert row["reason"] == (
+        "crate 'serde': the index file has no usable version line (1 line names another crate;"
+        " 1 line has index schema v 99, above the 2 cargo reads)"
+    )
+    assert code == 3
