@@ -143,3 +143,18 @@ def test_a_crates_index_of_only_dropped_lines_is_an_error_row_saying_why(
         " 1 line has index schema v 99, above the 2 cargo reads)"
     )
     assert code == 3
+
+
+@pytest.mark.parametrize("foreign", ["v2.0.0", "v99999999999999999999.0.0"])
+def test_a_go_list_naming_another_major_is_never_proposed(
+    fake_registry: FakeRegistry, tmp_path: Path, foreign: str
+) -> None:
+    """A v1 path's ``@v/list`` naming v2.0.0 (no +incompatible): latest stays v1.2.0."""
+    versions = dict.fromkeys(("v1.0.0", "v1.2.0", foreign, "v3.1.0+incompatible"), OLD)
+    fake_registry.goproxy.add("github.com/foo/bar", versions, latest="v1.2.0")
+    go_mod = "module example.com/app\n\ngo 1.22\n\nrequire github.com/foo/bar v1.0.0\n"
+    (tmp_path / "go.mod").write_text(go_mod)
+    code, report, _ = _run(tmp_path, "--registry", f"goproxy={fake_registry.url('goproxy')}")
+    row = _rows(report)["github.com/foo/bar"]
+    assert (row["latest"], row["updateType"], row["status"]) == ("v1.2.0", "minor", "outdated")
+    assert code == 0
