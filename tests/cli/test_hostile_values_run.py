@@ -158,3 +158,45 @@ def test_a_go_list_naming_another_major_is_never_proposed(
     row = _rows(report)["github.com/foo/bar"]
     assert (row["latest"], row["updateType"], row["status"]) == ("v1.2.0", "minor", "outdated")
     assert code == 0
+
+
+LONG = "a" * 200_000
+LONG_NAMES = {
+    "requirements.txt": f"{LONG}==1.0\n",
+    "package.json": json.dumps({"dependencies": {LONG: "^1.0.0"}}),
+    "Cargo.toml": f'[package]\nname = "app"\nversion = "0.1.0"\n[dependencies]\n{LONG} = "1"\n',
+    "go.mod": f"module example.com/app\n\nrequire example.com/{LONG} v1.0.0\n",
+}
+
+LONG_LINES = {"requirements.txt": 1, "package.json": 1, "Cargo.toml": 5, "go.mod": 3}
+
+
+@pytest.mark.parametrize("manifest", sorted(LONG_NAMES))
+def test_a_200k_name_is_a_short_problem_and_never_requested(
+    fake_registry: FakeRegistry, tmp_path: Path, manifest: str
+) -> None:
+    """A 200,000-character name is a problem at its line, cut short; no registry is asked."""
+    (tmp_path / manifest).write_text(LONG_NAMES[manifest])
+    registries = [
+        f"{name}={fake_registry.url(host)}"
+        for name, host in (
+            ("npm", "npm"),
+            ("pypi", "pypi"),
+            ("crates", "crates-index"),
+            ("goproxy", "goproxy"),
+        )
+    ]
+    args = [arg for registry in registries for arg in ("--registry", registry)]
+    code, report, _ = _run(tmp_path, *args)
+    problems = report["repositories"][0]["problems"]
+    assert len(problems) == 1
+    assert (problems[0]["file"], problems[0]["line"]) == (manifest, LONG_LINES[manifest])
+    message = problems[0]["message"]
+    assert "characters): longer than 256 characters" in message
+    assert message.endswith("; not looked up")
+    assert len(json.dumps(report)) < 20_000
+    assert report["repositories"][0]["dependencies"] == []
+    assert sum(fake_registry.host(h).requests for h in fake_registry.hosts) == 0
+    table = runner.invoke(app, ["run", str(tmp_path), "--no-cache", *args])
+    assert len(table.stdout) < 2_000, table.stdout[:300]
+    assert code == 3
