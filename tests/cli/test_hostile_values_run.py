@@ -1,4 +1,4 @@
-"""End to end: values a bad or hostile registry sends are dropped, the good ones still answer."""
+"""End to end: hostile values from registries and manifests are dropped, masked or cut short."""
 
 from __future__ import annotations
 
@@ -200,3 +200,45 @@ def test_a_200k_name_is_a_short_problem_and_never_requested(
     table = runner.invoke(app, ["run", str(tmp_path), "--no-cache", *args])
     assert len(table.stdout) < 2_000, table.stdout[:300]
     assert code == 3
+
+
+SECRET = "tok-SECRET-123"  # noqa: S105 - a stand-in that must appear nowhere
+
+
+@pytest.mark.parametrize("output", ["table", "json", "markdown"])
+def test_userinfo_in_an_image_reference_appears_in_no_output(
+    fake_registry: FakeRegistry, tmp_path: Path, output: str
+) -> None:
+    """``FROM user:tok@host/img:1.0``: the problem says ``***@``, the token is nowhere."""
+    host = fake_registry.url("oci").removeprefix("http://")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "Dockerfile").write_text(f"FROM user:{SECRET}@{host}/acme/app:1.0\n")
+    (repo / "compose.yaml").write_text(f"services:\n  app:\n    image: me:{SECRET}@{host}/a:1\n")
+    report, dashboard = tmp_path / "report.json", tmp_path / "dashboard.md"
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(repo),
+            "--no-cache",
+            "-vv",
+            "--format",
+            output,
+            "--report",
+            str(report),
+            "--dashboard",
+            str(dashboard),
+            "--registry",
+            f"docker={fake_registry.url('oci')}",
+        ],
+        catch_exceptions=False,
+    )
+    texts = [result.stdout, result.stderr, report.read_text(), dashboard.read_text()]
+    assert all(SECRET not in text for text in texts)
+    assert f"'***@{host}/acme/app:1.0'" in texts[0 if output != "json" else 2]
+    problems = json.loads(report.read_text())["repositories"][0]["problems"]
+    assert [(p["file"], p["line"]) for p in problems] == [("Dockerfile", 1), ("compose.yaml", 3)]
+    assert all("***@" in p["message"] for p in problems)
+    assert fake_registry.host("oci").requests == 0
+    assert result.exit_code == 3
