@@ -242,3 +242,19 @@ def test_userinfo_in_an_image_reference_appears_in_no_output(
     assert all("***@" in p["message"] for p in problems)
     assert fake_registry.host("oci").requests == 0
     assert result.exit_code == 3
+
+
+def test_an_interrupted_run_exits_130_and_prints_no_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C (KeyboardInterrupt in the scan): "patchula: interrupted", exit 130, no report."""
+
+    def interrupted(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("anyio.run", interrupted)  # imported by ``run`` when it starts
+    report = tmp_path / "report.json"
+    result = runner.invoke(app, ["run", str(tmp_path), "--no-cache", "--report", str(report)])
+    assert (result.exit_code, result.stdout) == (130, "")
+    assert result.stderr.strip() == "patchula: interrupted"
+    assert not report.exists()
