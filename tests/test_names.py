@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from patchula.names import (
+    MAX_NAME_LENGTH,
     crate_name_problem,
     go_module_path_problem,
     has_lone_surrogate,
@@ -12,6 +13,7 @@ from patchula.names import (
     npm_name_problem,
     python_name_problem,
     scrub_surrogates,
+    shown_name,
 )
 
 
@@ -103,3 +105,23 @@ def test_lone_surrogates_are_found_and_scrubbed() -> None:
     assert scrub_surrogates("a\udc00b") == "a\ufffdb"
     assert name_problem("npm", "pkg\ud800") == "invalid Unicode: lone surrogate"
     assert name_problem("docker", "anything/goes") is None
+
+
+@pytest.mark.parametrize("datasource", ["npm", "pypi", "crates", "goproxy", "docker", "github"])
+def test_a_name_over_the_length_bound_is_a_problem_in_every_ecosystem(datasource: str) -> None:
+    """257 characters is too long for any datasource; npm's own limit, 214, still holds."""
+    assert MAX_NAME_LENGTH == 256
+    too_long = "a" * 257
+    if datasource == "goproxy":
+        too_long = "example.com/" + "a" * 245
+    assert name_problem(datasource, too_long) == (
+        "longer than 256 characters, the most any registry's names have"
+    )
+    assert name_problem("pypi", "a" * 256) is None
+    assert name_problem("npm", "a" * 215) == "name is longer than 214 characters"
+
+
+def test_a_long_name_is_shown_cut_short_with_its_length() -> None:
+    """A message shows 60 characters of a long name and says how long it is."""
+    assert shown_name("left-pad") == "'left-pad'"
+    assert shown_name("a" * 200_000) == f"{'a' * 60!r}… (200,000 characters)"

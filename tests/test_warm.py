@@ -509,6 +509,27 @@ async def test_a_hostile_dependency_name_fails_its_own_task_only(
 
 
 @pytest.mark.anyio
+async def test_a_dependency_name_over_the_length_bound_is_never_queued(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A registry naming a 100,000-character dependency: no task, no request; others go on."""
+    long_name = "a" * 100_000
+    _add(fake_registry, "app", {long_name: "^1.0.0", "ok": "^1.0.0"})
+    _add(fake_registry, "ok")
+    root = checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    cache_path = tmp_path / "cache.sqlite3"
+    async with warmer(fake_registry, cache_path, FakeClock()) as w:
+        await enqueue(w, root)
+        await w.run()
+    found = rows(cache_path)
+    assert sorted(found) == ["app", "ok"]
+    assert (found["app"][0], found["ok"][0]) == ("completed", "completed")
+    with fake_registry.host("npm").lock:
+        routes = dict(fake_registry.host("npm").requests_by_route)
+    assert all(len(route) < 1_000 for route in routes)
+
+
+@pytest.mark.anyio
 async def test_permanent_errors_fail_at_once_and_transient_ones_back_off(
     fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:

@@ -12,6 +12,16 @@ import re
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+# The longest package name (module path, image name) any ecosystem looks up. No registry has
+# longer ones: npm allows 214 characters (validate-npm-package-name), crates.io 64, an image
+# name at most 255 (distribution/reference ``NameTotalLengthMax``); PEP 508, PyPI and Go's
+# ``module.CheckPath`` set no limit, but their real names are far shorter (pip would fail on
+# the URL of a 200 kB one). A longer name from a manifest is a problem at its line, never a
+# request, nor a row that prints it in full.
+MAX_NAME_LENGTH = 256
+# How much of an over-long name a message shows.
+_SHOWN_LENGTH = 60
+
 
 def has_lone_surrogate(text: str) -> bool:
     r"""Return whether ``text`` holds a surrogate code point (not encodable as UTF-8).
@@ -21,6 +31,23 @@ def has_lone_surrogate(text: str) -> bool:
     """
     # ASCII text (nearly every name) holds none: ``isascii`` answers in C without a regex.
     return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def shown_name(name: str) -> str:
+    """Return ``repr(name)``, cut after 60 characters with the full length said when longer.
+
+    ``'aaaa…' (200,000 characters)``: a message about a hostile name stays short.
+    """
+    if len(name) <= _SHOWN_LENGTH:
+        return repr(name)
+    return f"{name[:_SHOWN_LENGTH]!r}… ({len(name):,} characters)"
+
+
+def length_problem(name: str) -> str | None:
+    """Why ``name`` is too long to be any package name (``MAX_NAME_LENGTH``), or ``None``."""
+    if len(name) > MAX_NAME_LENGTH:
+        return f"longer than {MAX_NAME_LENGTH} characters, the most any registry's names have"
+    return None
 
 
 def scrub_surrogates(text: str) -> str:
@@ -161,8 +188,12 @@ _CHECKS = {
 def name_problem(datasource: str, name: str) -> str | None:
     """Why ``name`` cannot be looked up on ``datasource`` (by its ecosystem's rules), or ``None``.
 
-    A datasource without rules here accepts any name without a lone surrogate.
+    A datasource without rules here accepts any name without a lone surrogate of at most
+    ``MAX_NAME_LENGTH`` characters.
     """
+    too_long = length_problem(name)
+    if too_long is not None:
+        return too_long
     if has_lone_surrogate(name):
         return "invalid Unicode: lone surrogate"
     check = _CHECKS.get(datasource)

@@ -78,7 +78,7 @@ from patchula.models import (
     ManifestProblem,
     Status,
 )
-from patchula.names import has_lone_surrogate, name_problem
+from patchula.names import has_lone_surrogate, length_problem, name_problem, shown_name
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
 from patchula.policy.evaluate import excluded_note, without_excluded
@@ -2645,8 +2645,9 @@ def _checked(result: ExtractResult) -> ExtractResult:
     ecosystem's rules (``names.name_problem``: npm's, Go's ``module.CheckPath``, crates.io's,
     PEP 508), is a problem, never a request. Locked packages with a lone surrogate are dropped
     the same way, and so are a constraint or locked version with a number of more than
-    ``MAX_NUMBER_DIGITS`` digits (invalid in every versioning). The same holds for every
-    manager, so none can forget it.
+    ``MAX_NUMBER_DIGITS`` digits (invalid in every versioning), and a dependency or locked
+    package whose name is longer than ``names.MAX_NAME_LENGTH`` (shown cut short). The same
+    holds for every manager, so none can forget it.
     """
     deps: list[Dependency] = []
     problems = list(result.problems)
@@ -2660,7 +2661,8 @@ def _checked(result: ExtractResult) -> ExtractResult:
     if lockfile is not None:
         bad = [p for p in lockfile.packages if _locked_problem(p) is not None]
         for package in bad:
-            message = f"locked package {package.name!r}: {_locked_problem(package)}; ignored"
+            shown = shown_name(package.name)
+            message = f"locked package {shown}: {_locked_problem(package)}; ignored"
             problems.append(ManifestProblem(lockfile.file, package.line, message))
         if bad:
             kept = tuple(p for p in lockfile.packages if p not in bad)
@@ -2674,6 +2676,8 @@ _LONG = f"a number of more than {MAX_NUMBER_DIGITS} digits"
 
 
 def _locked_problem(package: LockedPackage) -> str | None:
+    if length_problem(package.name) is not None:
+        return f"invalid name: {length_problem(package.name)}"
     if has_lone_surrogate(package.name + package.version):
         return "invalid Unicode: lone surrogate"
     if has_long_number(package.version):
@@ -2683,6 +2687,10 @@ def _locked_problem(package: LockedPackage) -> str | None:
 
 def _dependency_problem(dep: Dependency) -> str | None:
     """Why ``dep`` is a problem rather than a row, or ``None``."""
+    for kind, name in (("name", dep.name), ("package name", dep.package_name)):
+        too_long = length_problem(name)
+        if too_long is not None:
+            return f"invalid {kind} {shown_name(name)}: {too_long}; not looked up"
     for what, value in (
         ("name", dep.name),
         ("package name", dep.package_name),

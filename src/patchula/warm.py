@@ -42,6 +42,7 @@ from patchula.errors import (
 from patchula.http.caching import credential_digest
 from patchula.http.governor import RateLimited
 from patchula.models import Dependency
+from patchula.names import length_problem
 from patchula.policy.evaluate import evaluate
 from patchula.policy.release_age import ReleaseAgePolicy
 from patchula.versioning import VERSIONINGS
@@ -649,6 +650,8 @@ class Warmer:
                     triggered_by=f"{task.datasource}:{task.package}@{version}",
                 )
                 for d in found
+                # A name no registry has (``names.MAX_NAME_LENGTH``) is never queued nor stored.
+                if length_problem(d.name) is None
             )
         return out
 

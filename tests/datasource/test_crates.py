@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -92,3 +93,89 @@ def test_compact_document_roundtrip() -> None:
         ("1.10.0", T, False),
     ]
     assert catalog.latest == "1.10.0"
+
+
+def _line(**fields: object) -> bytes:
+    entry = {"name": "serde", "vers": "1.0.0", "deps": [], "cksum": "c", "features": {}} | fields
+    return json.dumps(entry).encode() + b"\n"
+
+
+def _versions(content: bytes, name: str = "serde") -> list[str]:
+    catalog = crates.parse_compact(
+        crates.derive(content, package_name=name), package_name=name, fetched_at=FETCHED
+    )
+    return [release.version for release in catalog.releases]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"name": "other", "vers": "1.8.0"},
+        {"vers": "1.6.0", "v": 99},
+        {"vers": "1.6.0", "v": 3},
+        {"vers": "1.6.0", "v": "2"},
+        {"vers": "1.6.0", "v": -1},
+        {"vers": "1.6.0", "v": True},
+        {"vers": "1.5.0", "yanked": "yes"},
+        {"vers": "1.5.0", "yanked": 0},
+        {"vers": "1.5.0", "name": None},
+    ],
+    ids=[
+        "other-crate",
+        "v99",
+        "v3",
+        "v-string",
+        "v-negative",
+        "v-bool",
+        "yanked-string",
+        "yanked-int",
+        "no-name",
+    ],
+)
+def test_lines_cargo_would_not_offer_are_dropped(extra: dict[str, object]) -> None:
+    """Another crate's line, a schema ``v`` above 2 and a non-boolean ``yanked`` are no release."""
+    content = _line(yanked=False) + _line(**extra)
+    assert _versions(content) == ["1.0.0"]
+
+
+def test_usable_lines_of_every_schema_and_spelling_are_kept() -> None:
+    """``v`` absent, 1 or 2, ``yanked`` absent or null, the name in another case or with ``_``."""
+    content = (
+        _line(vers="1.0.0")
+        + _line(vers="1.1.0", v=1, yanked=None)
+        + _line(vers="1.2.0", v=2, yanked=True)
+        + _line(vers="1.3.0", name="Serde_Json")
+    )
+    assert _versions(content, "serde-json") == ["1.3.0"]  # "serde" lines are another crate's
+    assert _versions(content.replace(b'"serde"', b'"serde-json"'), "serde_json") == [
+        "1.0.0",
+        "1.1.0",
+        "1.2.0",
+        "1.3.0",
+    ]
+
+
+def test_a_file_of_only_dropped_lines_says_why() -> None:
+    """When every line is dropped, the error counts the lines per reason, in file order."""
+    content = (
+        _line(name="other")
+        + _line(name="other", vers="2.0.0")
+        + _line(v=99)
+        + _line(yanked="yes")
+        + b"not json\n[1, 2]\n"
+    )
+    with pytest.raises(RegistryError) as caught:
+        crates.derive(content, package_name="serde")
+    assert caught.value.reason == (
+        "crate 'serde': the index file has no usable version line (2 lines name another crate;"
+        " 1 line has index schema v 99, above the 2 cargo reads; 1 line has a yanked value that"
+        " is not true or false; 1 line is not JSON; 1 line is not an index entry)"
+    )
+
+
+def test_dependencies_come_only_from_lines_cargo_offers() -> None:
+    """Another crate's line for the same version does not replace the crate's own deps."""
+    own = _line(deps=[{"name": "a", "req": "^1"}])
+    other = _line(name="other", deps=[{"name": "evil", "req": "^1"}])
+    derived = crates.derive_dependencies(own + other, package_name="serde")
+    assert json.loads(derived) == {"1.0.0": [["a", "^1"]]}

@@ -86,7 +86,7 @@ def test_crates_keeps_normal_non_optional_dependencies_per_version() -> None:
         {"name": "a", "vers": "0.9.0", "deps": []},
     ]
     content = b"\n".join(json.dumps(line).encode() for line in lines) + b"\nnot json\n"
-    assert orjson.loads(crates.derive_dependencies(content)) == {
+    assert orjson.loads(crates.derive_dependencies(content, package_name="a")) == {
         "1.0.0": [["serde", "^1"], ["serde_json", "^1"]],
         "0.9.0": [],
     }

@@ -15,6 +15,7 @@ from patchula.errors import PackageNotFound, RegistryError, RegistryUnreachable
 from patchula.http.fetcher import Fetcher, Timer, make_client
 from patchula.models import Catalog, Derive, FetchResponse, Release
 from tests.fake_registry import FakeRegistry
+from tests.fake_registry.base import text_reply
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "registry" / "goproxy"
 T1 = datetime(2024, 3, 1, 9, 30, tzinfo=UTC)
@@ -775,3 +776,85 @@ def test_own_path_catalog_keeps_the_module_path_and_names_the_successor() -> Non
     assert [r.version for r in own.releases] == ["v1.2.0", "v1.3.0"]
     assert (own.latest, own.successor) == ("v1.3.0", "example.com/m/v2 v2.1.0")
     assert goproxy.own_path_catalog(base) is base
+
+
+@pytest.mark.parametrize(
+    ("version", "module", "fits"),
+    [
+        ("v1.2.0", "github.com/foo/bar", True),
+        ("v0.3.0", "github.com/foo/bar", True),
+        ("v0.0.0-20240101000000-abcdefabcdef", "github.com/foo/bar", True),
+        ("v2.0.0", "github.com/foo/bar", False),
+        ("v99999999999999999999.0.0", "github.com/foo/bar", False),
+        ("v3.1.0+incompatible", "github.com/foo/bar", True),
+        ("v1.0.0+incompatible", "github.com/foo/bar", False),
+        ("v2.0.0", "github.com/foo/bar/v2", True),
+        ("v2.1.0-rc.1", "github.com/foo/bar/v2", True),
+        ("v1.2.0", "github.com/foo/bar/v2", False),
+        ("v3.0.0", "github.com/foo/bar/v2", False),
+        ("v2.0.0+incompatible", "github.com/foo/bar/v2", False),
+        ("v2.4.0", "gopkg.in/yaml.v2", True),
+        ("v3.0.0", "gopkg.in/yaml.v2", False),
+        ("v1.0.0", "gopkg.in/yaml.v2", False),
+        ("v0.0.0-20140101000000-abcdefabcdef", "gopkg.in/check.v1", True),
+        ("v0.1.0", "gopkg.in/check.v1", False),
+    ],
+)
+def test_fits_path_is_check_path_major(version: str, module: str, *, fits: bool) -> None:
+    """A version fits a path as ``module.CheckPathMajor`` says (v0/v1 or +incompatible; vN)."""
+    assert goproxy.fits_path(version, module) is fits
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("huge", ["v2.0.0", "v99999999999999999999.0.0"])
+async def test_a_list_naming_another_major_on_a_v1_path_is_filtered(
+    fake_registry: FakeRegistry, huge: str
+) -> None:
+    """``@v/list`` of a v1 path listing v2.0.0: never a release; +incompatible stays."""
+    versions = dict.fromkeys(("v1.0.0", "v1.2.0", huge, "v3.1.0+incompatible"), T1)
+    fake_registry.goproxy.add("github.com/foo/bar", versions, latest="v1.2.0")
+    catalog = await _catalog(fake_registry, "github.com/foo/bar")
+    assert [r.version for r in catalog.releases] == ["v1.0.0", "v1.2.0", "v3.1.0+incompatible"]
+    assert catalog.latest == "v1.2.0"
+
+
+@pytest.mark.anyio
+async def test_a_v2_path_keeps_only_v2_versions(fake_registry: FakeRegistry) -> None:
+    """A /v2 path's list naming v1.5.0, v3.0.0 and v2.1.0+incompatible keeps only v2.x."""
+    versions = dict.fromkeys(("v1.5.0", "v2.0.0", "v2.1.0+incompatible", "v3.0.0"), T1)
+    fake_registry.goproxy.add("example.com/m/v2", versions, latest="v2.0.0")
+    catalog = await _catalog(fake_registry, "example.com/m/v2")
+    assert [r.version for r in catalog.releases] == ["v2.0.0"]
+    assert catalog.latest == "v2.0.0"
+
+
+@pytest.mark.anyio
+async def test_a_latest_of_another_major_is_not_used(fake_registry: FakeRegistry) -> None:
+    """An empty list and ``@latest`` naming v2.0.0 on a v1 path: an error saying why."""
+    fake_registry.goproxy.add("example.com/m", {"v2.0.0": T1}, latest="v2.0.0")
+    host = fake_registry.host("goproxy")
+    handler = host.handler
+    host.handler = lambda request: (
+        text_reply("") if request.path.endswith("/@v/list") else handler(request)
+    )
+    with pytest.raises(RegistryError) as caught:
+        await _catalog(fake_registry, "example.com/m")
+    assert caught.value.reason == (
+        "Go module 'example.com/m': @latest names v2.0.0, not a version of this path (a path"
+        " without a /vN suffix takes v0, v1 or vN+incompatible; a /vN path only vN)"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_list_of_only_other_majors_without_latest_says_why(
+    fake_registry: FakeRegistry,
+) -> None:
+    """Every listed version of another major and no usable ``@latest``: an error naming them."""
+    fake_registry.goproxy.add("example.com/m", {"v2.0.0": T1, "v3.0.0": T1}, latest="v9.0.0")
+    with pytest.raises(RegistryError) as caught:
+        await _catalog(fake_registry, "example.com/m")
+    assert caught.value.reason == (
+        "Go module 'example.com/m': the proxy lists only versions the go command cannot use on"
+        " this path (v2.0.0, v3.0.0; a path without a /vN suffix takes v0, v1 or"
+        " vN+incompatible; a /vN path only vN)"
+    )

@@ -398,6 +398,26 @@ def test_unread_fields_with_huge_numbers_are_skipped() -> None:
     assert _parse(content).releases == (Release("1.0", _utc(2020, 1, 1)),)
 
 
+@pytest.mark.parametrize("digits", [200, 4000, 5000])
+@pytest.mark.parametrize("listed", [True, False], ids=["versions", "filenames"])
+def test_a_version_with_a_huge_number_is_dropped(digits: int, *, listed: bool) -> None:
+    """``5.<digits nines>`` in ``versions`` or only in file names is dropped, never an error."""
+    huge = "5." + "9" * digits
+    names = ["1.0", "2.0", huge]
+    files = [
+        {"filename": f"acme_widget-{v}{ext}", "upload-time": "2020-01-01T00:00:00Z"}
+        for v in names
+        for ext in (".tar.gz", "-py3-none-any.whl", ".zip", "-py2.7.egg")
+    ]
+    page: dict[str, object] = {"meta": {"api-version": "1.1"}, "files": files}
+    if listed:
+        page["versions"] = names
+    catalog = _parse(json.dumps(page).encode())
+    # Not ``5`` either: a shorter prefix of the egg's version is not its version.
+    assert [r.version for r in catalog.releases] == ["1.0", "2.0"]
+    assert catalog.latest == "2.0"
+
+
 def _random_page(rng: random.Random) -> tuple[bytes, str]:
     """A PEP 691 page of odd but valid shapes: spellings, file kinds, times and yanks mixed."""
     name = rng.choice(["acme-widget", "Acme.Widget", "acme_widget"])

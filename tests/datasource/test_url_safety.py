@@ -44,6 +44,15 @@ def test_url_builders_refuse_dot_segments_surrogates_and_controls(
 
 
 @pytest.mark.parametrize("datasource", sorted(BUILDERS))
+def test_url_builders_refuse_a_name_over_the_length_bound(datasource: str) -> None:
+    """A 10 MiB name (a registry's, never checked at extraction) is refused, shown cut short."""
+    with pytest.raises(RegistryError) as caught:
+        BUILDERS[datasource]("a" * 10 * 1024 * 1024)
+    assert caught.value.reason.endswith("characters): longer than 256 characters")
+    assert len(caught.value.reason) < 200
+
+
+@pytest.mark.parametrize("datasource", sorted(BUILDERS))
 def test_url_builders_accept_ordinary_names(datasource: str) -> None:
     """Dots inside a segment are fine (``lodash.merge``, ``gopkg.in/yaml.v3``)."""
     name = "gopkg.in/yaml.v3" if datasource == "goproxy" else "lodash.merge"

@@ -129,13 +129,18 @@ def reasons(given: Mapping[str, str | None] | Collection[str] | None) -> dict[st
 
 
 def semver_key(version: str) -> tuple[tuple[int, ...], int, tuple[tuple[int, int, str], ...]]:
-    """Semver 2.0 precedence (a leading ``v`` and ``+build`` ignored) for sorting."""
+    """Semver 2.0 precedence (a leading ``v`` and ``+build`` ignored) for sorting.
+
+    A number of more than 100 digits counts as 0 (hostile fixtures; ``int()`` refuses 4,300).
+    """
     core, _, pre = version.removeprefix("v").split("+")[0].partition("-")
-    numbers = [int(p) if p.isdigit() else 0 for p in core.split(".")]
+    numbers = [int(p) if p.isdigit() and len(p) <= 100 else 0 for p in core.split(".")]
     triple = tuple([*numbers, 0, 0, 0][:3])
     if not pre:
         return triple, 1, ()
-    ids = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split("."))
+    ids = tuple(
+        (0, int(p), "") if p.isdigit() and len(p) <= 100 else (1, 0, p) for p in pre.split(".")
+    )
     return triple, 0, ids
 
 

@@ -179,7 +179,7 @@ def _current(versions: list[str], yanked: set[str]) -> str:
     def key(version: str) -> tuple[bool, bool, bool, Version]:
         try:
             parsed = Version(version)
-        except InvalidVersion:
+        except (InvalidVersion, ValueError):  # ValueError: over int()'s 4,300 digits
             return version not in yanked, False, False, Version("0")
         return version not in yanked, not parsed.is_prerelease, True, parsed
 

@@ -162,6 +162,42 @@ def test_redact_text_redacts_every_url_in_a_message() -> None:
     )
 
 
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "invalid image reference 'user:tok-SECRET-123@127.0.0.1:18801/acme/app:1.0': bad",
+            "invalid image reference '***@127.0.0.1:18801/acme/app:1.0': bad",
+        ),
+        ("FROM user:tok@registry.example.com/app:1.0", "FROM ***@registry.example.com/app:1.0"),
+        ("user:tok@registry.example.com", "***@registry.example.com"),
+        ("user:p@ss@host.example/x", "***@host.example/x"),
+        ("proxy=me:pa%40ss@proxy.local:3128", "proxy=***@proxy.local:3128"),
+        ("user:tok@[::1]:5000/img", "***@[::1]:5000/img"),
+        (
+            "https://u:pw@a.example/x and u:pw@b.example:5000/y",
+            "https://***@a.example/x and ***@b.example:5000/y",
+        ),
+        # Not userinfo: a name:tag@digest image reference, npm aliases, scp-like git, pkg@version.
+        (f"node:20@{DIGEST}", f"node:20@{DIGEST}"),
+        (
+            f"docker.io/library/node:20-alpine@{DIGEST}",
+            f"docker.io/library/node:20-alpine@{DIGEST}",
+        ),
+        ("node:20@sha256:0123456789", "node:20@sha256:0123456789"),
+        ("npm:@scope/pkg@1.0.0", "npm:@scope/pkg@1.0.0"),
+        ("git@github.com:org/repo.git", "git@github.com:org/repo.git"),
+        ("left-pad@1.3.0", "left-pad@1.3.0"),
+    ],
+)
+def test_redact_text_masks_userinfo_without_a_scheme(text: str, shown: str) -> None:
+    """``user:password@host`` without a scheme is ``***@host``; digests and aliases are kept."""
+    assert redact_text(text) == shown
+
+
 def test_split_userinfo_and_basic_credential() -> None:
     """Userinfo is percent-decoded and leaves the URL; the Basic credential covers its scope."""
     bare, user, password = split_userinfo("https://me:p%40ss@Host.example.com/npm")

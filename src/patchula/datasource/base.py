@@ -23,7 +23,7 @@ import msgspec
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import redact_url
 from patchula.models import Catalog, Derive, DigestTerms, FetchResponse
-from patchula.names import has_lone_surrogate
+from patchula.names import MAX_NAME_LENGTH, has_lone_surrogate, shown_name
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # C0 controls and DEL: never part of a package name
 # Percent-decoding rounds undone when checking a name (``%252e`` is ``%2e`` is ``.``).
@@ -36,11 +36,18 @@ def url_safe_name(package_name: str) -> str:
     Defence in depth behind the extraction checks (``patchula.names``): a name that would give
     a ``.`` or ``..`` path segment after percent-decoding (RFC 3986 §5.2.4 removes those, so the
     request would leave the configured base path), an empty one, one with a lone surrogate or
-    a control character is refused.
+    a control character is refused, and so is one longer than ``MAX_NAME_LENGTH`` (a name a
+    registry gave, such as a dependency of a dependency, never checked at extraction).
 
     Raises:
         RegistryError: the name is not safe to request.
     """
+    if len(package_name) > MAX_NAME_LENGTH:
+        msg = (
+            f"refusing to request package name {shown_name(package_name)}: longer than"
+            f" {MAX_NAME_LENGTH} characters"
+        )
+        raise RegistryError(msg)
     if not package_name or has_lone_surrogate(package_name):
         raise RegistryError(f"refusing to request an invalid package name {package_name!r}")
     decoded = package_name

@@ -20,6 +20,7 @@ import orjson
 from msgspec.structs import replace
 
 from patchula.datasource.base import (
+    REASON_LIMIT,
     Datasource,
     Declared,
     LazyTimes,
@@ -40,7 +41,12 @@ if TYPE_CHECKING:
 ID = "crates"
 DEFAULT_BASE_URL = "https://index.crates.io"
 TIME_SOURCE = "crates.io index pubtime, else the web API created_at"
-REPRESENTATION = "cargo-index-v1"
+# v2: lines cargo would not offer (another crate's name, an index schema ``v`` above 2, a
+# ``yanked`` that is not a boolean) are dropped when deriving; v1 documents kept them.
+REPRESENTATION = "cargo-index-v2"
+# The highest index entry schema version cargo reads (``INDEX_V_MAX``); an entry with a higher
+# ``v`` is ``IndexSummary::Unsupported``, never resolved. An absent ``v`` means 1.
+INDEX_V_MAX = 2
 
 
 def index_path(name: str) -> str:
@@ -54,7 +60,7 @@ def index_path(name: str) -> str:
 
 
 async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
-    """Fetch the index file of ``package_name`` (cached as ``cargo-index-v1``).
+    """Fetch the index file of ``package_name`` (cached as ``cargo-index-v2``).
 
     Raises ``PackageNotFound`` on 404/410/451 and ``RegistryError`` on other non-2xx answers or
     an index file with no usable line.
@@ -75,27 +81,97 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     return replace(catalog, reused=response.cache == "fresh")
 
 
-def derive(content: bytes, *, package_name: str) -> bytes:
-    """Reduce an index file to the compact ``cargo-index-v1`` document.
+def crate_key(name: str) -> str:
+    """Return the form in which two crates.io names are the same crate.
 
-    Keeps each line's version, publish time (epoch seconds or null) and yank flag; dependency
-    lists, features and checksums are dropped. Lines that are not JSON objects are skipped; a
-    file without one usable line raises ``RegistryError``. Shape: ``{"versions": [...],
-    "times": [...], "yanked": [...]}``.
+    crates.io treats names as case-insensitive with ``-`` and ``_`` equivalent: ``Serde_JSON``
+    and ``serde-json`` are one crate (crates.io's ``canon_crate_name``; cargo looks both
+    spellings up in the index).
     """
-    versions: list[str] = []
-    times: list[int | None] = []
-    yanked: list[str] = []
+    return name.lower().replace("-", "_")
+
+
+def _line_problem(entry: object, crate: str) -> str | None:
+    """Why cargo would not offer the index line ``entry`` for the crate keyed ``crate``.
+
+    ``None`` for a usable line. Cargo skips a line that does not deserialise as an index entry
+    (not an object, ``name`` or ``vers`` not strings, ``yanked`` not a boolean, ``v`` not an
+    unsigned integer), one whose ``v`` is above ``INDEX_V_MAX`` (``IndexSummary::Unsupported``),
+    and its query never matches a line that names another crate. Source:
+    https://doc.rust-lang.org/cargo/reference/registry-index.html#json-schema.
+    """
+    if not isinstance(entry, dict):
+        return "is not an index entry"
+    name = entry.get("name")
+    if not isinstance(name, str) or not isinstance(entry.get("vers"), str):
+        return "is not an index entry"
+    if crate_key(name) != crate:
+        return "names another crate"
+    yanked = entry.get("yanked")
+    if yanked is not None and not isinstance(yanked, bool):
+        return "has a yanked value that is not true or false"
+    schema = entry.get("v")
+    if schema is None:
+        return None
+    if isinstance(schema, bool) or not isinstance(schema, int) or schema < 0:
+        return "has a v that is not an unsigned integer"
+    if schema > INDEX_V_MAX:
+        return f"has index schema v {schema}, above the {INDEX_V_MAX} cargo reads"
+    return None
+
+
+def _index_entries(content: bytes, package_name: str) -> tuple[list[dict[str, object]], str]:
+    """The index lines of ``package_name`` that cargo would offer, and why the others were not.
+
+    The reason is ``""`` when every non-blank line is usable, else counts in file order, e.g.
+    ``"2 lines name another crate; 1 line is not JSON"``.
+    """
+    crate = crate_key(package_name)
+    entries: list[dict[str, object]] = []
+    dropped: dict[str, int] = {}
     for raw in content.splitlines():
         if not raw.strip():
             continue
         try:
             entry = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            continue
-        if not isinstance(entry, dict) or not isinstance(entry.get("vers"), str):
-            continue
-        version = entry["vers"]
+            problem: str | None = "is not JSON"
+        else:
+            problem = _line_problem(entry, crate)
+        if problem is None:
+            entries.append(entry)
+        else:
+            dropped[problem] = dropped.get(problem, 0) + 1
+    reason = "; ".join(
+        f"{count} line {problem}" if count == 1 else f"{count} lines {_plural(problem)}"
+        for problem, count in dropped.items()
+    )
+    return entries, reason
+
+
+def _plural(problem: str) -> str:
+    """``problem`` (said of one line) said of several: ``names`` → ``name``, ``has`` → ``have``."""
+    verb, _, rest = problem.partition(" ")
+    plural = {"names": "name", "has": "have", "is": "are"}.get(verb, verb)
+    return f"{plural} {rest}".replace(" an index entry", " index entries")
+
+
+def derive(content: bytes, *, package_name: str) -> bytes:
+    """Reduce an index file to the compact ``cargo-index-v2`` document.
+
+    Keeps each line's version, publish time (epoch seconds or null) and yank flag; dependency
+    lists, features and checksums are dropped. Lines cargo would not offer are skipped
+    (``_line_problem``: not JSON objects, another crate's, an unsupported schema ``v``, a
+    ``yanked`` that is not a boolean); a file without one usable line raises ``RegistryError``
+    saying which lines were skipped and why. Shape: ``{"versions": [...], "times": [...],
+    "yanked": [...]}``.
+    """
+    versions: list[str] = []
+    times: list[int | None] = []
+    yanked: list[str] = []
+    entries, dropped = _index_entries(content, package_name)
+    for entry in entries:
+        version = str(entry["vers"])
         when = parse_time(entry.get("pubtime"))
         versions.append(version)
         times.append(int(when.timestamp()) if when is not None else None)
@@ -103,6 +179,8 @@ def derive(content: bytes, *, package_name: str) -> bytes:
             yanked.append(version)
     if not versions:
         msg = f"crate {package_name!r}: the index file has no usable version line"
+        if dropped:
+            msg += f" ({dropped[:REASON_LIMIT]})"
         raise RegistryError(msg)
     return orjson.dumps({"versions": versions, "times": times, "yanked": yanked})
 
@@ -114,7 +192,7 @@ def parse_compact(
     fetched_at: datetime,
     source_url: str = "",
 ) -> Catalog:
-    """Build the catalog from a ``cargo-index-v1`` document.
+    """Build the catalog from a ``cargo-index-v2`` document.
 
     Yanked versions are kept but marked (never proposed); ``latest`` is the highest stable
     version that is not yanked (crates.io's ``max_stable_version``), else ``None``.
@@ -152,28 +230,25 @@ def parse_compact(
 
 # Each index line's normal, non-optional dependencies (``cache warm``), per version:
 # JSON ``{"<version>": [[crate, requirement], …], …}``.
-DEPENDENCIES_REPRESENTATION = "cargo-index-deps-v1"
+# v2: read from the lines ``derive`` keeps (v1 read every line with a ``vers``).
+DEPENDENCIES_REPRESENTATION = "cargo-index-deps-v2"
 
 
-def derive_dependencies(content: bytes) -> bytes:
+def derive_dependencies(content: bytes, *, package_name: str) -> bytes:
     """Reduce an index file to each version's normal, non-optional dependencies.
 
     A dependency entry's ``kind`` is ``normal`` when absent or null (``dev`` and ``build`` are
     not linked into dependents); ``package`` names the crate when the dependency is renamed
     (https://doc.rust-lang.org/cargo/reference/registry-index.html#json-schema). Optional
-    dependencies are left out: which features turn them on is the dependent's choice. Lines
-    that are not JSON objects are skipped.
+    dependencies are left out: which features turn them on is the dependent's choice. Only
+    the lines ``derive`` keeps are read (``_line_problem``).
     """
     found: dict[str, list[list[str]]] = {}
-    for raw in content.splitlines():
-        try:
-            entry = orjson.loads(raw) if raw.strip() else None
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(entry, dict) or not isinstance(entry.get("vers"), str):
-            continue
+    entries, _ = _index_entries(content, package_name)
+    for entry in entries:
         deps: list[list[str]] = []
-        for dep in entry.get("deps") or ():
+        listed = entry.get("deps")
+        for dep in listed if isinstance(listed, list) else ():
             if not isinstance(dep, dict) or dep.get("kind") not in {None, "normal"}:
                 continue
             if dep.get("optional") is True:
@@ -181,7 +256,7 @@ def derive_dependencies(content: bytes) -> bytes:
             name = dep.get("package") or dep.get("name")
             if isinstance(name, str) and isinstance(dep.get("req", ""), str):
                 deps.append([name, dep.get("req", "")])
-        found[entry["vers"]] = deps
+        found[str(entry["vers"])] = deps
     return orjson.dumps(found)
 
 
@@ -201,7 +276,9 @@ async def dependencies(
     """
     url = f"{base_url.rstrip('/')}/{index_path(package_name)}"
     response = await fetch(
-        url, representation=DEPENDENCIES_REPRESENTATION, derive=derive_dependencies
+        url,
+        representation=DEPENDENCIES_REPRESENTATION,
+        derive=functools.partial(derive_dependencies, package_name=package_name),
     )
     what = f"crate {package_name!r}"
     check_status(response, what)

@@ -172,8 +172,19 @@ async def _catalog_from(fetch: Fetch, base_url: str, package_name: str) -> Catal
         fetch(latest_url, representation=LATEST_REPRESENTATION),
     )
     check_status(listed, what)
-    versions = parse_list_compact(listed.content, package_name=package_name)
-    latest = _latest_info(latest_response, what, required=not versions)
+    every = _listed_versions(listed.content, package_name=package_name)
+    versions = [v for v in every if fits_path(v, package_name)]
+    if versions or len(every) == len(versions):
+        latest = _latest_info(latest_response, what, module=package_name, required=not versions)
+    else:  # a list of only versions of other major paths: @latest alone could answer
+        latest = _latest_info(latest_response, what, module=package_name, required=False)
+        if latest is None:
+            foreign = ", ".join(every[-3:])
+            msg = (
+                f"{what}: the proxy lists only versions the go command cannot use on this path"
+                f" ({foreign}; {_PATH_RULE})"
+            )
+            raise RegistryError(msg)
 
     used = [listed, latest_response]
     go_mod: str | None = None
@@ -548,16 +559,60 @@ async def _both(
     return first_result, second_result
 
 
-def _latest_info(response: FetchResponse, what: str, *, required: bool) -> LatestInfo | None:
-    """Read ``@latest``; a missing or unusable one is tolerated unless it is ``required``."""
+def _latest_info(
+    response: FetchResponse, what: str, *, module: str, required: bool
+) -> LatestInfo | None:
+    """Read ``@latest``; a missing or unusable one is tolerated unless it is ``required``.
+
+    A version the go command cannot use on ``module``'s path (``fits_path``) is unusable.
+    """
     if response.status in _NOT_FOUND and not required:
         return None
     check_status(response, what)
     info = parse_info(response.content)
+    if info is not None and not fits_path(info.version, module):
+        if required:
+            named = info.version[:40]
+            msg = f"{what}: @latest names {named}, not a version of this path ({_PATH_RULE})"
+            raise RegistryError(msg)
+        return None
     if info is None and required:
         msg = f"{what}: unusable @latest answer ({response.url})"
         raise RegistryError(msg)
     return info
+
+
+# What ``fits_path`` checks, as a row says it.
+_PATH_RULE = "a path without a /vN suffix takes v0, v1 or vN+incompatible; a /vN path only vN"
+# The major version of a Go version: at most 9 digits (a longer one is no real module).
+_VERSION_MAJOR = re.compile(r"v(0|[1-9][0-9]{0,8})\.")
+
+
+def fits_path(version: str, module: str) -> bool:
+    """Return whether the go command can use ``version`` as a version of the path ``module``.
+
+    ``golang.org/x/mod/module.CheckPathMajor``, as ``go list -m -versions`` applies it: a path
+    without a major suffix takes v0 and v1, and vN (N >= 2) only as ``+incompatible``; a
+    ``/vN`` path, or gopkg.in's ``.vN``, only vN and never ``+incompatible`` (``modfetch``
+    refuses it beside a major suffix), except the ``v0.0.0-`` pseudo-versions gopkg.in ``.v1``
+    paths were once given. A gopkg.in path without ``.vN`` is not checked. A proxy lists only
+    such versions; a broken or hostile one may list others (https://go.dev/ref/mod#major-version-suffixes).
+    """
+    found = _VERSION_MAJOR.match(version)
+    if found is None:
+        return False
+    major = int(found.group(1))
+    incompatible = version.endswith(_INCOMPATIBLE)
+    own = module_major(module)
+    if own is None:
+        return True
+    if module.startswith("gopkg.in/"):
+        if own == 1 and version.startswith("v0.0.0-") and go_versioning.is_pseudo(version):
+            return True
+        return major == own and not incompatible
+    if own >= 2:  # noqa: PLR2004 - /v0 and /v1 are not major suffixes
+        return major == own and not incompatible
+    return major >= 2 if incompatible else major <= 1  # noqa: PLR2004
 
 
 def derive(content: bytes, *, package_name: str) -> bytes:
@@ -577,7 +632,20 @@ def derive(content: bytes, *, package_name: str) -> bytes:
 
 
 def parse_list_compact(content: bytes, *, package_name: str) -> list[str]:
-    """Return the versions of a ``goproxy-list-v1`` document, in precedence order."""
+    """Return the versions of a ``goproxy-list-v1`` document, in precedence order.
+
+    Only the versions the go command can use on the path ``package_name`` (``fits_path``).
+    Raises ``RegistryError`` on a damaged document.
+    """
+    return [
+        version
+        for version in _listed_versions(content, package_name=package_name)
+        if fits_path(version, package_name)
+    ]
+
+
+def _listed_versions(content: bytes, *, package_name: str) -> list[str]:
+    """Every valid Go version of a ``goproxy-list-v1`` document, in precedence order."""
     try:
         document = orjson.loads(content)
         versions = [str(version) for version in document["versions"]]

@@ -45,6 +45,7 @@ from patchula.datasource.base import (
 from patchula.errors import RegistryError
 from patchula.models import Catalog, Release
 from patchula.versioning import pep440
+from patchula.versioning.base import has_long_number
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -390,6 +391,8 @@ def _file_version(filename: str, project: str, known: Mapping[Version, str]) -> 
     known versions, preferring the longest match (``pytz-2014.1.1-py2.7.egg`` is 2014.1.1,
     not 2014.1).
     """
+    if has_long_number(filename):
+        return None  # no shorter prefix of an unusable version is the file's version
     version = _standard_filename_version(filename, project)
     if version is not None and version in known:
         return version
@@ -431,6 +434,8 @@ def _standard_filename_version(filename: str, project: str) -> Version | None:
     fast = _parse_version(text) if text is not None else None
     if fast is not None:
         return fast
+    if has_long_number(filename):
+        return None  # ``packaging`` would raise a bare ValueError past 4,300 digits
     try:
         if filename.endswith(".whl"):
             name, version, _, _ = parse_wheel_filename(filename)
@@ -475,6 +480,8 @@ def _versions_from_filenames(files: Iterable[_File], project: str) -> list[str]:
     """
     found: list[str] = []
     for file in files:
+        if has_long_number(file.filename):
+            continue  # its version is unusable, and ``5`` of ``5.99…`` is not its version
         version = _standard_filename_version(file.filename, project)
         if version is not None:
             found.append(str(version))
@@ -497,6 +504,14 @@ def _canonical(name: str) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def _parse_version(text: str) -> Version | None:
+    """The PEP 440 version ``text`` spells, ``None`` when invalid or unusable.
+
+    A number longer than ``MAX_NUMBER_DIGITS`` is unusable, as in ``versioning.pep440``:
+    ``packaging`` raises a bare ``ValueError`` past CPython's 4,300-digit ``int()`` limit, which
+    would fail the whole project for one bogus entry.
+    """
+    if has_long_number(text):
+        return None
     try:
         return Version(text)
     except InvalidVersion:

@@ -207,18 +207,37 @@ def _redact_pair(pair: str) -> str:
 
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>()]+")
+# ``user:password@host`` without a scheme (an image reference ``user:tok@host/img:1.0``, a
+# proxy or a mirror written bare): the userinfo at the start of a word, then a host name or
+# address and an optional port, then the end of the word or a ``/``. Not a ``name:tag@digest``
+# image reference (``node:20@sha256:…``): a digest's ``algorithm:`` is no host and port.
+_BARE_USERINFO = re.compile(
+    r"(?<![^\s'\"<>(=,])"  # the start of the text, a word, a quoted or an assigned value
+    r"[A-Za-z0-9._~%!$&*+-]+:[^\s'\"<>()/]+@"
+    r"(?=(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?(?:[/\s'\"<>),]|$))"
+    # A digest (``algorithm:encoded``, OCI image-spec descriptor grammar) is no host and port:
+    # its encoded part has a letter, or more digits than a port.
+    r"(?![a-z0-9]+(?:[+._-][a-z0-9]+)*:(?:[A-Za-z0-9=_-]*[A-Za-z=_-]|[0-9]{6}))"
+)
 
 
 def redact_text(text: str) -> str:
-    """Return ``text`` with every ``scheme://…`` URL in it passed through ``redact_url``."""
-    if "://" not in text:
+    """Return ``text`` fit to show: URLs through ``redact_url``, bare userinfo as ``***@``.
+
+    Every ``scheme://…`` URL in ``text`` is redacted by ``redact_url``; a ``user:password@host``
+    without a scheme (``FROM user:tok@registry.example/app:1.0``) has its userinfo replaced by
+    ``***@`` too. A ``name:tag@sha256:…`` image reference is left as it is.
+    """
+    if "@" not in text:
         return text
+    if "://" in text:
 
-    def redact(match: re.Match[str]) -> str:
-        url = match[0].rstrip(".,;:!?")  # sentence punctuation after a URL is not part of it
-        return redact_url(url) + match[0][len(url) :]
+        def redact(match: re.Match[str]) -> str:
+            url = match[0].rstrip(".,;:!?")  # sentence punctuation after a URL is not part of it
+            return redact_url(url) + match[0][len(url) :]
 
-    return _URL_IN_TEXT.sub(redact, text)
+        text = _URL_IN_TEXT.sub(redact, text)
+    return _BARE_USERINFO.sub(f"{REDACTED}@", text)
 
 
 def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
