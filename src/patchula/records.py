@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 6  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
+RECORD_FORMAT = 7  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
 # dirs; 5: npm workspace packages by workspace membership (older records skipped any namesake);
 # 6: a requirements file another reads with -c gives its own rows (older records dropped them),
 # requirements files are decoded as pip does (older records hold 'not UTF-8' for UTF-16 ones),
@@ -46,6 +46,7 @@ RECORD_FORMAT = 6  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # also 6: npm specs of other protocols (jsr:, exec:) and directories skipped, not looked up
 # also 6: go.mod exclude directives (Dependency.excluded)
 # also 6: node and ubuntu official images have their own versionings (node_image, ubuntu_image)
+# 7: pyproject rows carry the project's requires-python (Dependency.requires_python)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

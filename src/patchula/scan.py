@@ -82,6 +82,7 @@ from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
 from patchula.policy.evaluate import excluded_note, without_excluded
+from patchula.policy.requires_python import bounded, python_bound, python_notes
 from patchula.records import (
     RECORD_FORMAT,
     Extracted,
@@ -1729,10 +1730,22 @@ async def _evaluated(
 ) -> tuple[Catalog, Finding]:
     """``lookups.evaluate`` of ``dep`` (``how``: policy, now, locked, key), its exclusions applied.
 
-    go.mod ``exclude``: those versions are no candidates, nor latest, for this row, and the row
+    A Python row with a Python bound (``policy.requires_python.python_bound``) is judged on the
+    releases that install there, and says which newer ones need another Python. go.mod
+    ``exclude``: those versions are no candidates, nor latest, for this row, and the row
     names them where they changed the answer (``policy.evaluate.excluded_note``).
     """
     policy, now, locked, key = how
+    bound = python_bound(dep)
+    if bound is not None:
+        # Requires-Python (``policy.requires_python``): judged on the releases that install on
+        # the lowest Python the row is installed on; the pin or lock itself stays as it is.
+        keep = locked or VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
+        kept = bounded(catalog, bound.python, keep)
+        evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
+        notes = [finding.reason] if finding.reason else []
+        notes.extend(python_notes(finding, catalog, bound))
+        return evaluated, replace(finding, reason="; ".join(notes) or None)
     if not dep.excluded:
         return await lookups.evaluate(dep, catalog, policy, now, locked, key)
     versioning = VERSIONINGS[dep.versioning]
