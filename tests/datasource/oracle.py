@@ -125,7 +125,7 @@ def oracle_pypi_compact(content: bytes, package_name: str) -> dict[str, object]:
     for _, spelling in sorted(known.items()):
         files = files_of.get(spelling, [])
         live = [f for f in files if not (f.yanked is True or isinstance(f.yanked, str))]
-        named = [(f.requires_python or "").strip() for f in live or files]
+        named = ["".join((f.requires_python or "").split()) for f in live or files]
         pythons.append(None if not named or "" in named else " || ".join(sorted(set(named))))
         stamps = [f.upload_time for f in files if f.upload_time]
         # The definition, not a shortcut: the earliest of the times that can be read.
@@ -142,5 +142,9 @@ def oracle_pypi_compact(content: bytes, package_name: str) -> dict[str, object]:
         "times": times,
         "yanked": yanked,
         "noFiles": no_files,
-        "requiresPython": pythons,
+        "requiresPython": [
+            [index, value]
+            for index, value in enumerate(pythons)
+            if value != (pythons[index - 1] if index else None)
+        ],
     }

@@ -50,9 +50,13 @@ def _oracle_pypi(content: bytes) -> Catalog:
     document = orjson.loads(content)
     rows = list(zip(document["versions"], _oracle_times(document["times"]), strict=True))
     yanked, no_files = set(document["yanked"]), set(document["noFiles"])
-    pythons = document["requiresPython"]
-    if not all(p is None or isinstance(p, str) for p in pythons):
-        raise TypeError(pythons)
+    pythons: list[str | None] = [None] * len(document["versions"])
+    last = -1
+    for index, value in document["requiresPython"]:  # runs: each holds to the next
+        if not last < index < len(pythons) or not (value is None or isinstance(value, str)):
+            raise ValueError(index)
+        pythons[index:] = [value] * (len(pythons) - index)
+        last = index
     releases = [
         Release(
             str(raw), when, str(raw) in yanked, None, str(raw) not in no_files, requires_python=rp
@@ -102,7 +106,11 @@ def _document(rng: random.Random) -> dict[str, object]:
         "times": times,
         "yanked": rng.sample(pick, rng.randrange(len(pick) + 1)) if rng.random() < 0.5 else [],
         "noFiles": rng.sample(pick, rng.randrange(len(pick) + 1)) if rng.random() < 0.5 else [],
-        "requiresPython": [rng.choice((None, ">=3.8", ">=3.9 || >=3.7")) for _ in range(count)],
+        "requiresPython": [
+            [i, rng.choice((None, ">=3.8", ">=3.9 || >=3.7"))]
+            for i in range(count)
+            if rng.random() < 0.4
+        ],
     }
 
 
@@ -143,7 +151,7 @@ def test_a_stored_time_no_datetime_holds_is_unknown_not_a_crash() -> None:
     assert [from_epoch(value) for value in absurd] == [None] * len(absurd)
     content = (
         b'{"name": "acme", "versions": ["1.0", "2.0", "3.0"], "times": [1e300, 253402300800, 0],'
-        b' "yanked": [], "noFiles": [], "requiresPython": [null, null, null]}'
+        b' "yanked": [], "noFiles": [], "requiresPython": [[2, ">=3.8"]]}'
     )
     catalog = _parse(content)
     assert [(r.version, r.released_at) for r in catalog.releases] == [
@@ -175,8 +183,27 @@ def test_pypi_compact_parse_equals_the_loop_on_real_pages(name: str) -> None:
         {"versions": 3, "times": [], "yanked": [], "noFiles": []},
         {"versions": [], "times": [], "yanked": [[1]], "noFiles": []},
         {"times": [], "yanked": [], "noFiles": []},
-        {"versions": ["1.0"], "times": [0], "yanked": [], "noFiles": [], "requiresPython": []},
-        {"versions": ["1.0"], "times": [0], "yanked": [], "noFiles": [], "requiresPython": [3]},
+        {
+            "versions": ["1.0"],
+            "times": [0],
+            "yanked": [],
+            "noFiles": [],
+            "requiresPython": [[1, None]],
+        },
+        {
+            "versions": ["1.0"],
+            "times": [0],
+            "yanked": [],
+            "noFiles": [],
+            "requiresPython": [[0, 3]],
+        },
+        {
+            "versions": ["1.0", "2.0"],
+            "times": [0, 0],
+            "yanked": [],
+            "noFiles": [],
+            "requiresPython": [[1, None], [0, None]],
+        },
         {"versions": ["1.0"], "times": [0], "yanked": [], "noFiles": []},
     ],
 )

@@ -461,3 +461,44 @@ def test_compact_document_equals_the_file_by_file_derivation() -> None:
         assert orjson.loads(pypi.derive(content, package_name=name)) == oracle_pypi_compact(
             content, name
         ), content
+
+
+def test_a_releases_requires_python_is_what_pip_sees_of_its_files() -> None:
+    """Its files not yanked decide; all of them when every one is; a file naming none: any."""
+
+    def file(name: str, python: str | None, *, yanked: bool = False) -> dict[str, object]:
+        entry: dict[str, object] = {"filename": name, "url": "", "hashes": {}, "yanked": yanked}
+        if python is not None:
+            entry["requires-python"] = python
+        return entry
+
+    page = {
+        "meta": {"api-version": "1.1"},
+        "name": "zipp",
+        "versions": ["1.0", "2.0", "3.0", "4.0"],
+        "files": [
+            file("zipp-1.0.tar.gz", ">=3.7"),
+            file("zipp-1.0-py3-none-any.whl", ">=3.9", yanked=True),
+            file("zipp-2.0.tar.gz", ">=3.8", yanked=True),
+            file("zipp-2.0-py3-none-any.whl", ">=3.9", yanked=True),
+            file("zipp-3.0.tar.gz", None),
+            file("zipp-3.0-py3-none-any.whl", ">=3.9"),
+            file("zipp-4.0.tar.gz", ">=3.10 "),
+            file("zipp-4.0-py3-none-any.whl", ">=3.10"),
+        ],
+    }
+    document = orjson.loads(pypi.derive(json.dumps(page).encode(), package_name="zipp"))
+    assert document["requiresPython"] == [
+        [0, ">=3.7"],
+        [1, ">=3.8 || >=3.9"],
+        [2, None],
+        [3, ">=3.10"],
+    ]
+    catalog = _parse(json.dumps(page).encode(), "zipp")
+    assert [r.requires_python for r in catalog.releases] == [
+        ">=3.7",
+        ">=3.8 || >=3.9",
+        None,
+        ">=3.10",
+    ]
+    assert pypi.REPRESENTATION == "pypi-project-v2"

@@ -173,7 +173,10 @@ def derive(content: bytes, *, package_name: str) -> bytes:
     Requires-Python (PEP 691 ``requires-python`` of its files, ``_joined_pythons``: what pip
     sees). Columnar, so it compresses well: ``{"name", "versions": [...] (ascending PEP 440),
     "times": [epoch seconds | null, ...], "yanked": [version, ...], "noFiles": [version, ...],
-    "requiresPython": [specifier | null, ...]}`` (v2; v1 had no ``requiresPython``).
+    "requiresPython": [[index, specifier | null], ...]}`` (v2; v1 had no ``requiresPython``):
+    runs, each value holding from its index (into ``versions``) to the next run's, ``null``
+    before the first (ascending versions change Requires-Python rarely: requests' 157 releases
+    have 8 runs).
     Raises ``RegistryError`` on a body that is not a v1 JSON page (an HTML page included).
     """
     what = f"PyPI project {package_name!r}"
@@ -232,7 +235,7 @@ def derive(content: bytes, *, package_name: str) -> bytes:
         "times": times,
         "yanked": yanked,
         "noFiles": no_files,
-        "requiresPython": requires_python,
+        "requiresPython": _runs(requires_python),
     }
     return orjson.dumps(compact)
 
@@ -279,12 +282,7 @@ def parse_compact(
             raise ValueError(msg)  # noqa: TRY301 - one message for every unusable document
         yanked = set(document["yanked"])
         no_files = set(document["noFiles"])
-        pythons = list(document["requiresPython"])
-        if len(pythons) != len(versions) or not all(
-            p is None or isinstance(p, str) for p in pythons
-        ):
-            msg = "columns of different lengths"
-            raise ValueError(msg)  # noqa: TRY301 - one message for every unusable document
+        pythons = _from_runs(document["requiresPython"], len(versions))
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         msg = f"PyPI project {package_name!r}: unusable {REPRESENTATION} document"
         raise RegistryError(msg) from exc
@@ -380,7 +378,8 @@ def _files_by_release(
         file_yanked = yanked_flag is True or isinstance(yanked_flag, str)
         if all_yanked[spelling]:
             all_yanked[spelling] = file_yanked
-        python = (file.requires_python or "").strip() or None
+        # Whitespace means nothing in a specifier (PEP 440): dropped, the document is smaller.
+        python = "".join((file.requires_python or "").split()) or None
         any_pythons.setdefault(spelling, set()).add(python)
         if not file_yanked:
             live_pythons.setdefault(spelling, set()).add(python)
@@ -389,6 +388,40 @@ def _files_by_release(
         for spelling, found in any_pythons.items()
     }
     return stamps_of, all_yanked, pythons
+
+
+def _runs(values: list[str | None]) -> list[list[int | str | None]]:
+    """``[[index, value], ...]`` where ``values`` changes (from ``None``), for the document."""
+    runs: list[list[int | str | None]] = []
+    previous: str | None = None
+    for index, value in enumerate(values):
+        if value != previous:
+            runs.append([index, value])
+            previous = value
+    return runs
+
+
+def _from_runs(runs: object, count: int) -> list[str | None]:
+    """The ``count`` values of ``_runs``' runs; ``ValueError`` for runs that are not such."""
+    if not isinstance(runs, list):
+        msg = "requiresPython is not a list"
+        raise TypeError(msg)
+    values: list[str | None] = []
+    value: str | None = None
+    for run in runs:
+        if (
+            not isinstance(run, list)
+            or len(run) != 2  # noqa: PLR2004 - [index, value]
+            or type(run[0]) is not int
+            or not len(values) <= run[0] < count
+            or not (run[1] is None or isinstance(run[1], str))
+        ):
+            msg = f"unusable requiresPython run {run!r:.40}"
+            raise ValueError(msg)
+        values.extend([value] * (run[0] - len(values)))
+        value = run[1]
+    values.extend([value] * (count - len(values)))
+    return values
 
 
 def _joined_pythons(found: set[str | None]) -> str | None:
