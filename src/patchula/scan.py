@@ -82,7 +82,6 @@ from patchula.names import has_lone_surrogate, name_problem
 from patchula.policy import ReleaseAgePolicy
 from patchula.policy.digest import pinned_digest, track_tag, unknown_pin
 from patchula.policy.evaluate import excluded_note, without_excluded
-from patchula.policy.requires_python import bounded, python_bound, python_notes
 from patchula.records import (
     RECORD_FORMAT,
     Extracted,
@@ -1736,16 +1735,20 @@ async def _evaluated(
     names them where they changed the answer (``policy.evaluate.excluded_note``).
     """
     policy, now, locked, key = how
-    bound = python_bound(dep)
-    if bound is not None:
-        # Requires-Python (``policy.requires_python``): judged on the releases that install on
-        # the lowest Python the row is installed on; the pin or lock itself stays as it is.
-        keep = locked or VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
-        kept = bounded(catalog, bound.python, keep)
-        evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
-        notes = [finding.reason] if finding.reason else []
-        notes.extend(python_notes(finding, catalog, bound))
-        return evaluated, replace(finding, reason="; ".join(notes) or None)
+    if dep.datasource == "pypi" and (dep.requires_python or dep.markers):
+        # Requires-Python: judged on the releases that install on the lowest Python the row is
+        # installed on; the pin or lock itself stays as it is. Imported here: ``packaging`` is
+        # for Python rows only (``report merge`` imports this module and no versioning).
+        from patchula.policy import requires_python  # noqa: PLC0415
+
+        bound = requires_python.python_bound(dep)
+        if bound is not None:
+            pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
+            kept = requires_python.bounded(catalog, bound.python, locked or pin)
+            evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
+            notes = [finding.reason] if finding.reason else []
+            notes.extend(requires_python.python_notes(finding, catalog, bound))
+            return evaluated, replace(finding, reason="; ".join(notes) or None)
     if not dep.excluded:
         return await lookups.evaluate(dep, catalog, policy, now, locked, key)
     versioning = VERSIONINGS[dep.versioning]
