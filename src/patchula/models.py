@@ -79,6 +79,9 @@ class Dependency(msgspec.Struct, frozen=True):
     # ``kustomize/``; ``""`` = a tag without one): only tags starting with one are its
     # versions, each the rest (``tools.strip_prefixes``). Empty: tags are versions as they are.
     version_prefixes: tuple[str, ...] = ()
+    # The Pythons the project declaring this row supports, as a PEP 440 specifier set (PEP 621
+    # ``requires-python``, Poetry's ``python`` dependency); ``None`` when the file says none.
+    requires_python: str | None = None
 
 
 class LockedPackage(msgspec.Struct, frozen=True):
@@ -166,7 +169,10 @@ class Release(NamedTuple):
     earliest PyPI file upload time), ``None`` when the registry does not say. ``yanked``
     follows PEP 592 (every file of the release yanked); ``deprecated`` carries npm's
     deprecation message (empty messages mean "not deprecated" and are stored as ``None``).
-    ``installable`` is false for a PyPI release that has no files. ``prerelease`` is true when
+    ``installable`` is false for a PyPI release that has no files, and, in the catalog a row
+    with a Python bound is judged on (``policy.requires_python.bounded``), for a release whose
+    ``requires_python`` excludes that Python (such a release keeps its ``requires_python``; a
+    release without files has none). ``prerelease`` is true when
     the registry marks the release a prerelease whatever its version says (GitHub's
     author-set ``prerelease`` flag): the policy then treats it as a prerelease too.
     ``digest`` is what the version pointed at when the catalog was read (GitHub tags: the
@@ -186,6 +192,9 @@ class Release(NamedTuple):
     digest: str | None = None
     # Why the release was yanked or retracted (a Go ``retract`` comment), ``None`` when unsaid.
     yanked_reason: str | None = None
+    # The Pythons a PyPI release installs on (Requires-Python of its files, PEP 440 specifiers;
+    # several joined by `` || ``: any admits), ``None`` when it names none (every Python).
+    requires_python: str | None = None
 
 
 class Catalog(msgspec.Struct, frozen=True):

@@ -56,6 +56,7 @@ RECORD_FORMAT = 8  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # unmapped), a later backend read when mise's first has no release source (note), tag
 # prefixes stripped
 # also 8: a name over ``names.MAX_NAME_LENGTH`` characters is a problem (older records hold its row)
+# also 8: pyproject rows carry the project's requires-python (Dependency.requires_python)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

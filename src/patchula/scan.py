@@ -1797,6 +1797,8 @@ async def _evaluated(
     tags carry a prefix (aqua ``version_prefix``: ``jq-1.7.1``) is evaluated on those tags,
     stripped (``tools.strip_prefixes``); the catalog view, the repository's, stays shared. A
     tool's proposal is written in the form declared (``tools.as_declared``: ``prefix:24``).
+    A Python row with a Python bound (``policy.requires_python.python_bound``) is judged on the
+    releases that install there, and says which newer ones need another Python.
     """
     catalog, finding = await _evaluated_excluding(
         dep, strip_prefixes(catalog, dep.version_prefixes), lookups, how
@@ -1814,6 +1816,20 @@ async def _evaluated_excluding(
     how: tuple[ReleaseAgePolicy, datetime, str | None, LookupKey],
 ) -> tuple[Catalog, Finding]:
     policy, now, locked, key = how
+    if dep.datasource == "pypi" and (dep.requires_python or dep.markers):
+        # Requires-Python: judged on the releases that install on the lowest Python the row is
+        # installed on; the pin or lock itself stays as it is. Imported here: ``packaging`` is
+        # for Python rows only (``report merge`` imports this module and no versioning).
+        from patchula.policy import requires_python  # noqa: PLC0415
+
+        bound = requires_python.python_bound(dep)
+        if bound is not None:
+            pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
+            kept = requires_python.bounded(catalog, bound.python, locked or pin)
+            evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
+            notes = [finding.reason] if finding.reason else []
+            notes.extend(requires_python.python_notes(finding, catalog, bound))
+            return evaluated, replace(finding, reason="; ".join(notes) or None)
     if not dep.excluded:
         return await lookups.evaluate(dep, catalog, policy, now, locked, key)
     versioning = VERSIONINGS[dep.versioning]

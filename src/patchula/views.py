@@ -160,6 +160,7 @@ _RELEASE_TYPES: dict[str, tuple[type, ...]] = {
     "prerelease": (bool,),
     "digest": _OPTIONAL_STR,
     "yanked_reason": _OPTIONAL_STR,
+    "requires_python": _OPTIONAL_STR,
 }
 
 

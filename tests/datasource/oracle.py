@@ -41,6 +41,7 @@ class _OracleFile(BaseModel):
     filename: str
     upload_time: str | None = Field(default=None, alias="upload-time")
     yanked: bool | str = False
+    requires_python: str | None = Field(default=None, alias="requires-python")
 
 
 class OracleProject(BaseModel):
@@ -92,11 +93,12 @@ def oracle_npm_catalog(content: bytes, package_name: str, fetched_at: datetime) 
 
 
 def oracle_pypi_compact(content: bytes, package_name: str) -> dict[str, object]:
-    """The ``pypi-project-v1`` document of a PEP 691 page, derived file by file, as it was.
+    """The ``pypi-project-v2`` document of a PEP 691 page, derived file by file, as it was.
 
     The pydantic decoding, each file's version found by ``pypi._file_version`` alone (no
-    spelling lookup), each release's files gathered in a list, and its earliest upload time
-    and yanked flag computed from that list (the derivation before its single-pass form; the
+    spelling lookup), each release's files gathered in a list, and its earliest upload time,
+    yanked flag and Requires-Python (of its files not yanked, else of all: none when one file
+    names none) computed from that list (the derivation before its single-pass form; the
     earliest upload time by parsing every one).
     """
     project = OracleProject.model_validate_json(content)
@@ -119,8 +121,12 @@ def oracle_pypi_compact(content: bytes, package_name: str) -> dict[str, object]:
     times: list[int | None] = []
     yanked: list[str] = []
     no_files: list[str] = []
+    pythons: list[str | None] = []
     for _, spelling in sorted(known.items()):
         files = files_of.get(spelling, [])
+        live = [f for f in files if not (f.yanked is True or isinstance(f.yanked, str))]
+        named = ["".join((f.requires_python or "").split()) for f in live or files]
+        pythons.append(None if not named or "" in named else " || ".join(sorted(set(named))))
         stamps = [f.upload_time for f in files if f.upload_time]
         # The definition, not a shortcut: the earliest of the times that can be read.
         earliest = min((t for t in map(parse_time, stamps) if t is not None), default=None)
@@ -136,4 +142,9 @@ def oracle_pypi_compact(content: bytes, package_name: str) -> dict[str, object]:
         "times": times,
         "yanked": yanked,
         "noFiles": no_files,
+        "requiresPython": [
+            [index, value]
+            for index, value in enumerate(pythons)
+            if value != (pythons[index - 1] if index else None)
+        ],
     }

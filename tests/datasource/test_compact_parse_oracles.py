@@ -50,14 +50,24 @@ def _oracle_pypi(content: bytes) -> Catalog:
     document = orjson.loads(content)
     rows = list(zip(document["versions"], _oracle_times(document["times"]), strict=True))
     yanked, no_files = set(document["yanked"]), set(document["noFiles"])
+    pythons: list[str | None] = [None] * len(document["versions"])
+    last = -1
+    for index, value in document["requiresPython"]:  # runs: each holds to the next
+        if not last < index < len(pythons) or not (value is None or isinstance(value, str)):
+            raise ValueError(index)
+        pythons[index:] = [value] * (len(pythons) - index)
+        last = index
     releases = [
-        Release(str(raw), when, str(raw) in yanked, None, str(raw) not in no_files)
-        for raw, when in rows
+        Release(
+            str(raw), when, str(raw) in yanked, None, str(raw) not in no_files, requires_python=rp
+        )
+        for (raw, when), rp in zip(rows, pythons, strict=True)
         if _valid(str(raw))
     ]
     usable = [r for r in releases if r.installable and not r.yanked]
     stable = [r.version for r in usable if pep440.is_stable(r.version)]
-    latest = stable[-1] if stable else (usable[-1].version if usable else None)
+    public = [v for v in stable if "+" not in v]
+    latest = (public or stable)[-1] if stable else (usable[-1].version if usable else None)
     return Catalog(
         datasource="pypi",
         package_name="acme",
@@ -70,7 +80,10 @@ def _oracle_pypi(content: bytes) -> Catalog:
     )
 
 
-_SPELLINGS = ("1.0", "1.0.0", "2.0rc1", "0.9.dev3", "3.1.post2", "not a version", "1!2.0", "v4")
+_SPELLINGS = (
+    *("1.0", "1.0.0", "2.0rc1", "0.9.dev3", "3.1.post2", "not a version", "1!2.0", "v4"),
+    *("1.0+local", "9.0+cpu"),
+)
 
 
 def _document(rng: random.Random) -> dict[str, object]:
@@ -93,6 +106,11 @@ def _document(rng: random.Random) -> dict[str, object]:
         "times": times,
         "yanked": rng.sample(pick, rng.randrange(len(pick) + 1)) if rng.random() < 0.5 else [],
         "noFiles": rng.sample(pick, rng.randrange(len(pick) + 1)) if rng.random() < 0.5 else [],
+        "requiresPython": [
+            [i, rng.choice((None, ">=3.8", ">=3.9 || >=3.7"))]
+            for i in range(count)
+            if rng.random() < 0.4
+        ],
     }
 
 
@@ -133,7 +151,7 @@ def test_a_stored_time_no_datetime_holds_is_unknown_not_a_crash() -> None:
     assert [from_epoch(value) for value in absurd] == [None] * len(absurd)
     content = (
         b'{"name": "acme", "versions": ["1.0", "2.0", "3.0"], "times": [1e300, 253402300800, 0],'
-        b' "yanked": [], "noFiles": []}'
+        b' "yanked": [], "noFiles": [], "requiresPython": [[2, ">=3.8"]]}'
     )
     catalog = _parse(content)
     assert [(r.version, r.released_at) for r in catalog.releases] == [
@@ -165,10 +183,32 @@ def test_pypi_compact_parse_equals_the_loop_on_real_pages(name: str) -> None:
         {"versions": 3, "times": [], "yanked": [], "noFiles": []},
         {"versions": [], "times": [], "yanked": [[1]], "noFiles": []},
         {"times": [], "yanked": [], "noFiles": []},
+        {
+            "versions": ["1.0"],
+            "times": [0],
+            "yanked": [],
+            "noFiles": [],
+            "requiresPython": [[1, None]],
+        },
+        {
+            "versions": ["1.0"],
+            "times": [0],
+            "yanked": [],
+            "noFiles": [],
+            "requiresPython": [[0, 3]],
+        },
+        {
+            "versions": ["1.0", "2.0"],
+            "times": [0, 0],
+            "yanked": [],
+            "noFiles": [],
+            "requiresPython": [[1, None], [0, None]],
+        },
+        {"versions": ["1.0"], "times": [0], "yanked": [], "noFiles": []},
     ],
 )
 def test_pypi_compact_parse_refuses_what_the_loop_refused(document: dict[str, object]) -> None:
-    """Columns of different lengths, a non-list, an unhashable flag, a missing column."""
+    """Different lengths, a non-list, an unhashable flag, a missing column, a bad Python."""
     content = orjson.dumps(document)
     with pytest.raises((KeyError, TypeError, ValueError)):
         _oracle_pypi(content)

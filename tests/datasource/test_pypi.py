@@ -169,10 +169,14 @@ def test_real_django_page() -> None:
         Release("1.0.1", None, installable=False),
         Release("1.10a1", _utc(2016, 5, 20, 12, 16, 44, 951411)),
         Release("1.10", _utc(2016, 8, 1, 18, 32, 7, 351674)),
-        Release("4.2.11", _utc(2024, 3, 4, 8, 56, 53, 184104)),
-        Release("4.2.12", _utc(2024, 5, 6, 16, 41, 14, 599163), yanked=True),
-        Release("5.0.4", _utc(2024, 4, 3, 14, 56, 56, 206912)),
-        Release("5.0.5", _utc(2024, 5, 6, 16, 46, 37, 863615), yanked=True),
+        Release("4.2.11", _utc(2024, 3, 4, 8, 56, 53, 184104), requires_python=">=3.8"),
+        Release(
+            "4.2.12", _utc(2024, 5, 6, 16, 41, 14, 599163), yanked=True, requires_python=">=3.8"
+        ),
+        Release("5.0.4", _utc(2024, 4, 3, 14, 56, 56, 206912), requires_python=">=3.10"),
+        Release(
+            "5.0.5", _utc(2024, 5, 6, 16, 46, 37, 863615), yanked=True, requires_python=">=3.10"
+        ),
     )
     assert catalog.latest == "5.0.4"
     assert catalog.time_source == "PyPI upload-time (PEP 700)"
@@ -225,7 +229,9 @@ def test_earliest_upload_time_across_files() -> None:
     """A release is dated by its earliest file, whatever the file kind or list order."""
     catalog = _parse(_fixture("acme-widget.json"))
     assert catalog.release("0.9") == Release("0.9", _utc(2019, 3, 2, 10, 0, 1))
-    assert catalog.release("1.0") == Release("1.0", _utc(2024, 12, 2, 16, 40, 5, 551201))
+    assert catalog.release("1.0") == Release(
+        "1.0", _utc(2024, 12, 2, 16, 40, 5, 551201), requires_python=">=3.8"
+    )
 
 
 @pytest.mark.parametrize(
@@ -458,6 +464,8 @@ def _random_page(rng: random.Random) -> tuple[bytes, str]:
         if stamp is not None:
             entry["upload-time"] = stamp
         entry["yanked"] = rng.choice([False, False, True, "broken"])
+        if rng.random() < 0.6:
+            entry["requires-python"] = rng.choice([">=3.8", ">=3.9", ">=3.8", "", " "])
         files.append(entry)
     page: dict[str, object] = {"meta": {"api-version": "1.1"}, "name": name, "files": files}
     if rng.random() < 0.8:
@@ -473,3 +481,44 @@ def test_compact_document_equals_the_file_by_file_derivation() -> None:
         assert orjson.loads(pypi.derive(content, package_name=name)) == oracle_pypi_compact(
             content, name
         ), content
+
+
+def test_a_releases_requires_python_is_what_pip_sees_of_its_files() -> None:
+    """Its files not yanked decide; all of them when every one is; a file naming none: any."""
+
+    def file(name: str, python: str | None, *, yanked: bool = False) -> dict[str, object]:
+        entry: dict[str, object] = {"filename": name, "url": "", "hashes": {}, "yanked": yanked}
+        if python is not None:
+            entry["requires-python"] = python
+        return entry
+
+    page = {
+        "meta": {"api-version": "1.1"},
+        "name": "zipp",
+        "versions": ["1.0", "2.0", "3.0", "4.0"],
+        "files": [
+            file("zipp-1.0.tar.gz", ">=3.7"),
+            file("zipp-1.0-py3-none-any.whl", ">=3.9", yanked=True),
+            file("zipp-2.0.tar.gz", ">=3.8", yanked=True),
+            file("zipp-2.0-py3-none-any.whl", ">=3.9", yanked=True),
+            file("zipp-3.0.tar.gz", None),
+            file("zipp-3.0-py3-none-any.whl", ">=3.9"),
+            file("zipp-4.0.tar.gz", ">=3.10 "),
+            file("zipp-4.0-py3-none-any.whl", ">=3.10"),
+        ],
+    }
+    document = orjson.loads(pypi.derive(json.dumps(page).encode(), package_name="zipp"))
+    assert document["requiresPython"] == [
+        [0, ">=3.7"],
+        [1, ">=3.8 || >=3.9"],
+        [2, None],
+        [3, ">=3.10"],
+    ]
+    catalog = _parse(json.dumps(page).encode(), "zipp")
+    assert [r.requires_python for r in catalog.releases] == [
+        ">=3.7",
+        ">=3.8 || >=3.9",
+        None,
+        ">=3.10",
+    ]
+    assert pypi.REPRESENTATION == "pypi-project-v2"

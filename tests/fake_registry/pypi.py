@@ -40,7 +40,7 @@ class PyPI:
         *,
         yanked: Mapping[str, str | None] | Collection[str] | None = None,
         no_files: Collection[str] = (),
-        requires_python: str | None = None,
+        requires_python: str | Mapping[str, str | None] | None = None,
         status: str | None = None,
         status_reason: str = "",
         requires_dist: Mapping[str, list[str]] | None = None,
@@ -51,12 +51,17 @@ class PyPI:
         None, or listed in ``no_files``, has no files. ``yanked`` maps version → reason (None for
         none). ``status`` is the PEP 792 project status (``archived``, ``deprecated`` …).
         ``requires_dist`` maps version → the PEP 508 strings its release document lists.
+        ``requires_python`` is every file's Requires-Python, or maps version → its files' one.
         """
         yank = reasons(yanked)
+
+        def python(version: str) -> str | None:
+            if requires_python is None or isinstance(requires_python, str):
+                return requires_python
+            return requires_python.get(version)
+
         files = {
-            v: []
-            if t is None or v in no_files
-            else list(self._files(name, v, t, yank, requires_python))
+            v: [] if t is None or v in no_files else list(self._files(name, v, t, yank, python(v)))
             for v, t in releases.items()
         }
         current = _current(list(releases), set(yank))
@@ -65,7 +70,7 @@ class PyPI:
                 "name": name,
                 "version": current,
                 "summary": f"The {name} project.",
-                "requires_python": requires_python,
+                "requires_python": python(current),
                 "yanked": current in yank,
                 "yanked_reason": yank.get(current),
                 "package_url": f"{self.base_url}/project/{name}/",

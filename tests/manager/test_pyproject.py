@@ -896,3 +896,45 @@ def test_poetry_source_does_not_bind_other_tools_rows() -> None:
         ("build-system", None),
         ("hatch-env:default", None),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "problems"),
+    [
+        ('[project]\nrequires-python = ">=3.8"\ndependencies = ["a"]\n', ">=3.8", []),
+        (
+            (
+                '[tool.poetry.dependencies]\npython = "^3.9"\na = "^1"\n'
+                "[tool.poetry.group.dev.dependencies]\nb = '*'\n"
+            ),
+            ">=3.9,<4.0",
+            [],
+        ),
+        # PEP 621 first: Poetry's python only restricts locking further.
+        (
+            (
+                '[project]\nrequires-python = ">=3.8"\ndependencies = ["a"]\n'
+                '[tool.poetry.dependencies]\npython = "^3.9"\n'
+            ),
+            ">=3.8",
+            [],
+        ),
+        (
+            '[project]\nrequires-python = ">=three"\ndependencies = ["a"]\n',
+            None,
+            [(2, "invalid requires-python '>=three'")],
+        ),
+        (
+            '[project]\nrequires-python = 3\ndependencies = ["a"]\n',
+            None,
+            [(2, "`project.requires-python` must be a string")],
+        ),
+    ],
+)
+def test_rows_carry_the_projects_requires_python(
+    text: str, expected: str | None, problems: list[tuple[int, str]]
+) -> None:
+    """Every row of the file is judged for the Pythons the project supports."""
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    assert {dep.requires_python for dep in result.dependencies} == {expected}
+    assert [(p.line, p.message) for p in result.problems] == problems

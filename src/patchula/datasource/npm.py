@@ -207,7 +207,7 @@ def parse_compact(
     # key is ``(0, version)``, a valid one's ``(1, …)`` (``versioning.npm.sort_key``).
     no, yes, none = repeat(False), repeat(True), repeat(None)  # noqa: FBT003 - Release fields
     # ``strict=False``: the constant columns are endless; the lengths were checked above.
-    fields = zip(versions, whens, no, messages, yes, no, none, none, strict=False)
+    fields = zip(versions, whens, no, messages, yes, no, none, none, none, strict=False)
     made = map(tuple.__new__, repeat(Release), fields)
     keys = list(map(npm_versioning.sort_key, versions))
     keyed = list(itertools.compress(zip(keys, made, strict=True), map(_FIRST, keys)))

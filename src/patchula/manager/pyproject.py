@@ -139,6 +139,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     collector.pdm_dev(collector.table(collector.table(tool, ("tool", "pdm")), PDM_DEV_KEYS))
     collector.hatch_envs(tool)
     dependencies = _skip_itself(_enrich_project(collector.dependencies), project, poetry)
+    dependencies = _with_requires_python(dependencies, collector, project, poetry)
     return ExtractResult(
         dependencies=collector.bind_indexes(dependencies, uv, uv_sources, poetry),
         problems=tuple(collector.problems),
@@ -819,3 +820,41 @@ def _bounded(version: str, *, caret: bool) -> list[str]:
         bump = 1 if len(release) > 1 else 0
     upper = [*release[:bump], release[bump] + 1] + [0] * (len(release) - bump - 1)
     return [f">={version}", "<" + ".".join(str(number) for number in upper)]
+
+
+def _with_requires_python(
+    dependencies: tuple[Dependency, ...],
+    collector: _Collector,
+    project: dict[str, object],
+    poetry: dict[str, object],
+) -> tuple[Dependency, ...]:
+    """The rows, each carrying the Pythons the project supports (``Dependency.requires_python``).
+
+    PEP 621 ``[project] requires-python`` (a PEP 440 specifier set), else Poetry's
+    ``[tool.poetry.dependencies] python`` (converted by ``poetry_constraint``); both name what
+    the project installs on, so every row of the file is judged for it
+    (``policy.requires_python``). An invalid value is a problem at its line and bounds nothing.
+    """
+    keys: tuple[str, ...] = ("project", "requires-python")
+    value = project.get("requires-python")
+    spec: str | None = None
+    if isinstance(value, str):
+        if pep440.is_valid_constraint(value) and pep440.UNION not in value:
+            spec = value.strip() or None
+        else:
+            collector.problem(collector.line(keys), f"invalid requires-python {value[:80]!r}")
+    elif value is not None:
+        collector.problem(collector.line(keys), "`project.requires-python` must be a string")
+    poetry_table = poetry.get("dependencies")
+    python = poetry_table.get("python") if isinstance(poetry_table, dict) else None
+    if spec is None and value is None and isinstance(python, str):
+        keys = ("tool", "poetry", "dependencies", "python")
+        try:
+            spec = poetry_constraint(python)
+        except ValueError as exc:
+            collector.problem(collector.line(keys), f"invalid Poetry python {python[:80]!r}: {exc}")
+        if spec is not None and not pep440.is_valid_constraint(spec):
+            spec = None  # a number too long to compare (``has_long_number``): bounds nothing
+    if spec is None:
+        return dependencies
+    return tuple(replace(dep, requires_python=spec) for dep in dependencies)

@@ -112,7 +112,10 @@ def _evaluate(
         # A pin or lock naming a version the registry never published (or unpublished): any
         # verdict would be a guess, so say so instead of calling it up to date.
         where = "lockfile" if source == "lockfile" else "pinned"
-        reason = f"{where} version {current} is not in the {catalog.datasource} release list"
+        reason = (
+            f"{where} version {current} is not in the {catalog.datasource} release list"
+            + _local_note(catalog, current, view)
+        )
         if source == "dist-tag":
             # npm-pick-manifest returns nothing for a tag naming an unlisted version (ETARGET).
             reason = (
@@ -133,6 +136,8 @@ def _evaluate(
             latest=latest,
             latest_released_at=latest_rel.released_at if latest_rel else None,
         )
+    if (no_files := _without_files(catalog, current_rel, source, latest, latest_rel)) is not None:
+        return no_files
     if not versioning.is_valid(current):
         # An image tag such as ``latest`` or a commit hash: no release is newer than it.
         return Finding(
@@ -274,6 +279,64 @@ def excluded_note(
 
 # What a withdrawn release is called per datasource (a Go module version is retracted).
 _WITHDRAWN_WORDS = {"goproxy": "retracted"}
+
+
+def _without_files(
+    catalog: Catalog,
+    current_rel: Release | None,
+    source: CurrentSource,
+    latest: str | None,
+    latest_rel: Release | None,
+) -> Finding | None:
+    """The ``unknown`` row of a current the registry lists without files, else ``None``.
+
+    PEP 700 lets a PyPI project list a version with no files (all deleted): pip never selects
+    a version it has no distribution file of, so nothing is installed at it. Such a release is
+    not ``installable`` and names no ``requires_python`` (one excluded by the row's Python
+    keeps its own, ``policy.requires_python.bounded``).
+    """
+    if (
+        current_rel is None
+        or current_rel.installable
+        or current_rel.requires_python is not None
+        or current_rel.yanked
+    ):
+        return None
+    where = "locked" if source == "lockfile" else "pinned"
+    anywhere = any(rel.installable for rel in catalog.releases)
+    reason = (
+        f"{where} version {current_rel.version} has no files on {catalog.datasource}: nothing"
+        " to install" + ("" if anywhere else "; no release has files")
+    )
+    return Finding(
+        status="unknown",
+        reason=reason,
+        current=current_rel.version,
+        current_source=source,
+        latest=latest,
+        latest_released_at=latest_rel.released_at if latest_rel else None,
+    )
+
+
+def _local_note(catalog: Catalog, current: str, view: CatalogView) -> str:
+    """``; its public version 2.0.0 is: …`` for an unlisted local pin (``2.0.0+cpu``), else ``""``.
+
+    PEP 440 local versions are downstream builds that public indexes should not host: a pin
+    on one (``torch==2.0.0+cpu``) is installed from another index (the PyTorch one), whose
+    releases the row's catalog does not list (Renovate, renovatebot/pep440#1618). The row
+    stays ``unknown``, naming the public release that exists.
+    """
+    versioning = view.versioning
+    if versioning.ID != "pep440" or "+" not in current:
+        return ""
+    public, _, label = current.partition("+")
+    index = view.find(public) if versioning.is_valid(public) else None
+    if index is None:
+        return ""
+    return (
+        f"; its public version {catalog.releases[index].version} is: the +{label} build"
+        " (a PEP 440 local version) comes from another index"
+    )
 
 
 def _withdrawn(catalog: Catalog, rel: Release) -> str:
@@ -479,7 +542,58 @@ def _resolve_current(
         if chosen is not None:
             return chosen, "range"
     what = f"the range {constraint!r}" if constraint else "an unconstrained install"
+    unusable = _unusable_matches(catalog, view, constraint)
+    if unusable:
+        return f"no usable release satisfies {what}: {unusable}"
     return f"no published release satisfies {what}"
+
+
+# At most this many versions are named per kind of unusable match (the newest ones).
+_NAMED_MATCHES = 5
+
+
+def _unusable_matches(catalog: Catalog, view: CatalogView, constraint: str) -> str | None:
+    """Name the releases ``constraint`` admits that no install takes, and why, or ``None``.
+
+    Yanked (retracted) ones, as cargo's error names them ("candidate versions found which
+    didn't match … yanked"), PyPI releases without files (pip has nothing to install), and
+    releases whose Requires-Python excludes the row's Python (``policy.requires_python``: such
+    a release is not installable but keeps its ``requires_python``). Newest first.
+    """
+    versioning = view.versioning
+    word = _WITHDRAWN_WORDS.get(catalog.datasource, "yanked")
+    kinds: dict[str, list[Release]] = {word: [], "files": [], "python": []}
+    for rel in catalog.releases:
+        if not versioning.is_valid(rel.version) or (
+            constraint and not view.admits(rel.version, constraint)
+        ):
+            continue
+        if rel.yanked:
+            kinds[word].append(rel)
+        elif not rel.installable:
+            kinds["files" if rel.requires_python is None else "python"].append(rel)
+    parts: list[str] = []
+    for kind, found in kinds.items():
+        if not found:
+            continue
+        found.sort(key=lambda rel: versioning.sort_key(rel.version), reverse=True)
+        named = ", ".join(rel.version for rel in found[:_NAMED_MATCHES])
+        if len(found) > _NAMED_MATCHES:
+            named += f" and {len(found) - _NAMED_MATCHES} more"
+        one = len(found) == 1
+        match = "matches but" if one else "match but"
+        if kind == "files":
+            why = "has no files" if one else "have no files"
+            parts.append(f"{named} {match} {why} (nothing to install)")
+        elif kind == "python":
+            needs = "needs" if one else "need"
+            parts.append(
+                f"{named} {match} {needs} another Python (Requires-Python "
+                f"{found[0].requires_python})"
+            )
+        else:
+            parts.append(f"{named} {match} {'is' if one else 'are'} {kind}")
+    return "; ".join(parts) or None
 
 
 def _spelled_release(

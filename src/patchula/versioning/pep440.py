@@ -255,9 +255,14 @@ def update_type(current: str, new: str) -> UpdateType | None:
     return "patch"
 
 
-def is_compatible(current: str, other: str) -> bool:  # noqa: ARG001 - the protocol's shape
-    """Return ``True``: every PEP 440 version is a candidate; specifiers decide the rest.
+def is_compatible(current: str, other: str) -> bool:
+    """Whether a user on ``current`` can move to ``other``: yes, but to its own local builds.
 
-    PEP 440 specifiers, not version shapes, decide which versions a user can move to.
+    PEP 440 specifiers, not version shapes, decide which versions a user can move to; a local
+    version (``1.0+local``) is a downstream build of its public version, not a newer release
+    of it (PEP 440, "Local version identifiers"), so it is never an update of ``1.0``.
     """
-    return True
+    if "+" not in other:
+        return True
+    old, new = _parse(current), _parse(other)
+    return old is None or new is None or _parse(old.public) != _parse(new.public)
