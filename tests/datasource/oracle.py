@@ -93,7 +93,7 @@ def oracle_npm_catalog(content: bytes, package_name: str, fetched_at: datetime) 
 
 
 def oracle_pypi_compact(content: bytes, package_name: str) -> dict[str, object]:
-    """The ``pypi-project-v2`` document of a PEP 691 page, derived file by file, as it was.
+    """The ``pypi-project-v3`` document of a PEP 691 page, derived file by file, as it was.
 
     The pydantic decoding, each file's version found by ``pypi._file_version`` alone (no
     spelling lookup), each release's files gathered in a list, and its earliest upload time,
@@ -139,7 +139,11 @@ def oracle_pypi_compact(content: bytes, package_name: str) -> dict[str, object]:
     return {
         "name": normalised,
         "versions": versions,
-        "times": times,
+        # Each known time after the previous known one (the first after the epoch).
+        "times": [
+            None if t is None else t - next((p for p in reversed(times[:i]) if p is not None), 0)
+            for i, t in enumerate(times)
+        ],
         "yanked": yanked,
         "noFiles": no_files,
         "requiresPython": [

@@ -25,6 +25,19 @@ from tests.datasource.real import PYPI_DOCUMENTS, pypi_page
 FETCHED_AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
+def _oracle_sums(values: list[object]) -> list[object]:
+    """PyPI's stored times are differences (pypi-project-v3): each number after the last sum."""
+    sums: list[object] = []
+    total: float = 0
+    for value in values:
+        if isinstance(value, int | float):
+            total += value
+            sums.append(total)
+        else:
+            sums.append(None)
+    return sums
+
+
 def _oracle_times(values: list[object]) -> list[datetime | None]:
     out: list[datetime | None] = []
     for value in values:
@@ -48,7 +61,9 @@ def _valid(text: str) -> bool:
 
 def _oracle_pypi(content: bytes) -> Catalog:
     document = orjson.loads(content)
-    rows = list(zip(document["versions"], _oracle_times(document["times"]), strict=True))
+    rows = list(
+        zip(document["versions"], _oracle_times(_oracle_sums(document["times"])), strict=True)
+    )
     yanked, no_files = set(document["yanked"]), set(document["noFiles"])
     pythons: list[str | None] = [None] * len(document["versions"])
     last = -1
@@ -150,14 +165,16 @@ def test_a_stored_time_no_datetime_holds_is_unknown_not_a_crash() -> None:
     ]
     assert [from_epoch(value) for value in absurd] == [None] * len(absurd)
     content = (
-        b'{"name": "acme", "versions": ["1.0", "2.0", "3.0"], "times": [1e300, 253402300800, 0],'
+        # Differences (pypi-project-v3): year 10000, then back to the epoch, then 1e300.
+        b'{"name": "acme", "versions": ["1.0", "2.0", "3.0"],'
+        b' "times": [253402300800, -253402300800, 1e300],'
         b' "yanked": [], "noFiles": [], "requiresPython": [[2, ">=3.8"]]}'
     )
     catalog = _parse(content)
     assert [(r.version, r.released_at) for r in catalog.releases] == [
         ("1.0", None),
-        ("2.0", None),
-        ("3.0", datetime(1970, 1, 1, tzinfo=UTC)),
+        ("2.0", datetime(1970, 1, 1, tzinfo=UTC)),
+        ("3.0", None),
     ]
 
 

@@ -521,4 +521,15 @@ def test_a_releases_requires_python_is_what_pip_sees_of_its_files() -> None:
         None,
         ">=3.10",
     ]
-    assert pypi.REPRESENTATION == "pypi-project-v2"
+    assert pypi.REPRESENTATION == "pypi-project-v3"
+
+
+def test_times_are_stored_as_differences_and_read_back_as_epochs() -> None:
+    """The compact document keeps each known time after the previous known one; unknown stay."""
+    epochs = [1_600_000_000, None, 1_600_604_800, 1_500_000_000, None]
+    assert pypi._deltas(epochs) == [1_600_000_000, None, 604_800, -100_604_800, None]
+    assert pypi._undeltas(pypi._deltas(epochs)) == epochs
+    assert pypi._undeltas([]) == []
+    assert pypi._undeltas([1, "2", 3]) == [1, None, 4]  # a damaged element stays unknown
+    with pytest.raises(TypeError):
+        pypi._undeltas({"a": 1})
