@@ -1127,7 +1127,8 @@ class Fetcher:
             if response is not None:
                 if self._rate_limited(host, response, rate_attempt, stats, whose):
                     rate_attempt += 1
-                    continue  # the next turn waits out the cool-down with everyone else
+                    await self._rate_pause(host, stats, budget)
+                    continue  # the cool-down is over (or another request extended it)
                 # Server errors are retried below, unless they are permanent.
                 if response.status < 500 or response.status in _PERMANENT_SERVER_ERRORS:  # noqa: PLR2004
                     return response
@@ -1161,6 +1162,39 @@ class Fetcher:
             stats.retries += 1
             budget.left -= wait
             await self._timer.sleep(wait)
+
+    async def _rate_pause(self, host: str, stats: HostStats, budget: _Budget) -> None:
+        """Wait out the cool-down a rate-limit answer to this request started, within ``budget``.
+
+        The pause before a retry is this request's own time, like the 5xx back-off (the
+        ``request_deadline`` bounds it: see the class docstring): the seconds waited are taken
+        from ``budget``, and a cool-down that would outlast what is left of it fails the
+        request now, naming the host, the wait and the deadline, without a retry. Requests
+        merely queued behind the cool-down still wait for it (up to the governor's bound), as
+        queueing. Raises ``RateLimited``.
+        """
+        while (wait := self.governor.remaining(host)) > 0:
+            if wait > self.governor.max_wait:
+                error = self.governor.over_bound(host, wait)
+            elif wait > budget.left:
+                error = RateLimited(self._past_deadline_wait(host, wait, budget), host=host)
+            else:
+                budget.left -= wait
+                await self._timer.sleep(wait)
+                continue
+            stats.retries -= 1  # counted by ``_rate_limited``, but not made
+            stats.errors += 1
+            raise error
+
+    def _past_deadline_wait(self, host: str, wait: float, budget: _Budget) -> str:
+        """The reason of a request whose rate-limit wait would outlast its deadline."""
+        left = max(budget.left, 0.0)
+        return (
+            f"{host} is rate limited ({self.governor.reason(host)}): a wait of "
+            f"{round(wait, 1):g} s, more than the {round(left, 1):g} s left of the "
+            f"{self._deadline:g} s request deadline; "
+            "not retried"
+        )
 
     async def _send(
         self,
