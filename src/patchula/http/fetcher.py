@@ -32,9 +32,10 @@ from patchula.errors import (
     RegistryError,
     RegistryUnreachable,
 )
-from patchula.http import DEFAULT_MAX_BODY_BYTES
+from patchula.http import DEFAULT_BODY_POOL_BYTES, DEFAULT_MAX_BODY_BYTES
 from patchula.http.auth import Credential, Credentials, redact_url
 from patchula.http.bearer import BearerTokens, Token, bearer_challenge, unusable_bearer
+from patchula.http.bodies import BodyPool
 from patchula.http.caching import (
     cache_key,
     credential_digest,
@@ -346,11 +347,14 @@ class Fetcher:
     time and sleep so tests never sleep for real.
 
     ``request_deadline`` (seconds) bounds the request's own time: every attempt on the network
-    (each gets what is left), every redirect hop and every back-off pause. Waiting for a host
-    slot behind other requests, for a host-wide cool-down (``governor``) or for a throttle
-    interval is queueing and does not count: slots are freed by other requests' deadlines,
-    cool-downs have their own bound. ``max_body_bytes`` bounds each response body on the wire
-    and decoded (``transport.read_body``).
+    (each gets what is left), every redirect hop and every back-off pause, the pause before
+    retrying after its own 429 (or other rate-limit answer) included: a cool-down longer than
+    what is left fails it at once (``_rate_pause``). Waiting for a host slot behind other
+    requests, for a host-wide cool-down started before it was sent (``governor``) or for a
+    throttle interval is queueing and does not count: slots are freed by other requests'
+    deadlines, cool-downs have their own bound. ``max_body_bytes`` bounds each response body on
+    the wire and decoded (``transport.read_body``); ``body_pool_bytes`` bounds the bytes the
+    bodies being read hold together, run-wide (``transport.BodyPool``).
 
     ``offline`` (``--offline``): every request is answered from its stored entry whatever its
     age or validators, as a fresh hit is (``cache == "fresh"``), and a request with no entry
@@ -374,6 +378,7 @@ class Fetcher:
         request_deadline: float = DEFAULT_REQUEST_DEADLINE,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         offline: bool = False,
+        body_pool_bytes: int = DEFAULT_BODY_POOL_BYTES,
     ) -> None:
         self.offline = offline
         # ``--offline``: the requests the cache had no entry for, ``"GET <redacted url>"``.
@@ -385,6 +390,8 @@ class Fetcher:
         self._credentials = credentials
         self._deadline = request_deadline
         self._max_body = max_body_bytes
+        # The run-wide bound on the bytes the bodies being read hold (``BodyPool``).
+        self.bodies = BodyPool(body_pool_bytes)
         self._host_limits = {k.lower(): v for k, v in (host_limits or {}).items()}
         self._default_limit = default_limit
         self._limiters: dict[str, anyio.CapacityLimiter] = {}
@@ -1317,7 +1324,7 @@ class Fetcher:
                 content = (
                     b""
                     if method == "HEAD"
-                    else await read_body(response.aiter_raw(), names, self._max_body)
+                    else await read_body(response.aiter_raw(), names, self._max_body, self.bodies)
                 )
             return RawResponse(
                 status=response.status_code, url=str(response.url), headers=names, content=content
@@ -1329,7 +1336,14 @@ class Fetcher:
         replaced = {k for k, _ in extra}  # a caller's "Accept" replaces the default "accept"
         merged = [(k, v) for k, v in self._defaults if k not in replaced] + extra
         return await transport.get(
-            url, merged, self._timeouts, self._max_body, on_head, method=method, body=body
+            url,
+            merged,
+            self._timeouts,
+            self._max_body,
+            on_head,
+            method=method,
+            body=body,
+            pool=self.bodies,
         )
 
     def _past_deadline(self, host: str, stats: HostStats, detail: str) -> LookupFailed:

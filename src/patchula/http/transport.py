@@ -52,6 +52,7 @@ import msgspec
 import zstandard
 
 from patchula.http import DEFAULT_MAX_BODY_BYTES
+from patchula.http.bodies import BodyPool
 
 __all__ = [
     "ACCEPT_ENCODING",
@@ -199,6 +200,7 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         *,
         method: str = "GET",
         body: bytes | None = None,
+        pool: BodyPool | None = None,
     ) -> RawResponse:
         """GET ``url`` with ``headers`` (sent as given, plus ``Host``); redirects are returned.
 
@@ -210,8 +212,8 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         ``Timeout.as_dict()``). ``on_head`` is called with the status code as soon as the
         status line and headers have arrived, before the body is read (httpx's ``response``
         event hook does the same): the server has answered then, even when the body never
-        completes. The body is read incrementally and bounded by
-        ``max_body_bytes`` (see ``read_body``). Raises httpx's ``TransportError`` subclasses on
+        completes. The body is read incrementally, bounded by ``max_body_bytes`` and counted
+        in ``pool`` (see ``read_body``). Raises httpx's ``TransportError`` subclasses on
         network and protocol failures, ``httpx.DecodingError`` on a body that does not decode
         and ``BodyTooLarge`` over the bound (an HTTP/1.1 connection is then closed, an HTTP/2
         stream reset).
@@ -248,7 +250,9 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
                         msg = "httpcore returned a synchronous stream to an async request"
                         raise TypeError(msg)  # noqa: TRY301 - reset like any failure
                     content = (
-                        b"" if method == "HEAD" else await read_body(stream, names, max_body_bytes)
+                        b""
+                        if method == "HEAD"
+                        else await read_body(stream, names, max_body_bytes, pool)
                     )
                 except BaseException:
                     await _reset_stream(link, response, request)
@@ -803,7 +807,10 @@ def _decoders(headers: Iterable[tuple[str, str]], limit: int) -> list[_Decoder]:
 
 
 async def read_body(
-    chunks: AsyncIterable[bytes], headers: Sequence[tuple[str, str]], limit: int
+    chunks: AsyncIterable[bytes],
+    headers: Sequence[tuple[str, str]],
+    limit: int,
+    pool: BodyPool | None = None,
 ) -> bytes:
     """Read a response body from ``chunks`` and decode its content codings, within ``limit``.
 
@@ -812,24 +819,44 @@ async def read_body(
     wire and the output of every decoding stage (checked per step, so a compression bomb stops
     at the bound plus one step). Raises ``BodyTooLarge`` past the bound and
     ``httpx.DecodingError`` on a body that does not decode (RFC 9110 §8.4 codings gzip,
-    deflate, zstd).
+    deflate, zstd). With ``pool``, the decoded bytes held count in the run-wide pool while the
+    body is read (waiting for room there: ``bodies.BodyPool``); a coded body is decoded
+    ``_DECODE_SLICE`` bytes of wire at a time, so what one step holds before it is counted
+    stays small (about 4 MiB of gzip).
     """
     for name, value in headers:
         if name == "content-length" and value.strip().isdigit() and int(value) > limit:
             raise BodyTooLarge(limit, f"Content-Length {int(value)}")
     decoders = _decoders(headers, limit)
+    claim = pool.claim() if pool is not None else None
     parts: list[bytes] = []
     received = 0
-    async for chunk in chunks:
-        received += len(chunk)
-        if received > limit:
-            raise BodyTooLarge(limit, "body on the wire")
+    try:
+        async for chunk in chunks:
+            received += len(chunk)
+            if received > limit:
+                raise BodyTooLarge(limit, "body on the wire")
+            if not decoders:
+                if claim is not None:
+                    await claim.take(len(chunk))
+                parts.append(chunk)
+                continue
+            for start in range(0, len(chunk), _DECODE_SLICE):
+                piece = _decode(decoders, chunk[start : start + _DECODE_SLICE])
+                if claim is not None:
+                    await claim.take(len(piece))
+                parts.append(piece)
         if decoders:
-            chunk = _decode(decoders, chunk)  # noqa: PLW2901 - the decoded form replaces it
-        parts.append(chunk)
-    if decoders:
-        parts.append(_flush(decoders))
-    return b"".join(parts)
+            parts.append(_flush(decoders))
+        return b"".join(parts)
+    finally:
+        if claim is not None:
+            claim.release()
+
+
+# Wire bytes per decoding step of a coded body: deflate expands at most about 1032:1, so one
+# step of a gzip bomb holds about 4 MiB before the pool counts it.
+_DECODE_SLICE = 4096
 
 
 def _decode(decoders: Sequence[_Decoder], data: bytes) -> bytes:
