@@ -11,7 +11,7 @@ import pytest
 from patchula.errors import RegistryError
 from patchula.http.bodies import BodyPool
 from patchula.http.fetcher import Fetcher, make_client
-from patchula.http.transport import read_body
+from patchula.http.transport import BodyTooLarge, read_body
 from tests.fake_registry import FakeRegistry
 
 KIB = 1024
@@ -144,3 +144,26 @@ async def test_one_host_cannot_make_the_fetcher_hold_every_body_at_once() -> Non
     assert fetcher.bodies.held == 0
     # The oldest body up to its 2 MiB bound, the others 1 MiB together (plus a chunk or so).
     assert 2 * MIB < fetcher.bodies.peak <= 3 * MIB + 64 * KIB
+
+
+@pytest.mark.anyio
+async def test_a_refused_body_is_not_kept_alive_by_its_traceback() -> None:
+    """The parts read before ``BodyTooLarge`` are dropped: the error's frames hold none of them.
+
+    The lookup's error chains this one (``__context__``) for the rest of the run; holding the
+    parts there kept every refused body of the run in memory (4 GB RSS for 16).
+    """
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(8):
+            yield bytes(KIB)
+
+    with pytest.raises(BodyTooLarge) as caught:
+        await read_body(chunks(), [], 4 * KIB)
+    tb = caught.value.__traceback__
+    held: list[object] = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "read_body":
+            held.append(tb.tb_frame.f_locals["parts"])
+        tb = tb.tb_next
+    assert held == [[]]
