@@ -605,6 +605,8 @@ class Fetcher:
         if response.status not in {401, 403} or self._credentials is None:
             return response
         why = self._credentials.unused_for(response.url)
+        if why is not None and response.credential_unused is not None:
+            why = f"{response.credential_unused}; {why}"  # a refused token says so first
         return response if why is None else replace(response, credential_unused=why)
 
     async def _cached_fetch(
@@ -775,7 +777,7 @@ class Fetcher:
         response = await self._fetch(
             url, headers, method=method, body=body, bearer=answer, budget=budget
         )
-        return response, _private(answer, credential)
+        return _token_refused(response, url, challenge.realm), _private(answer, credential)
 
     async def _write(self, write: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> None:  # noqa: ANN401 - forwarded as given
         """Apply one cache write now, or keep it for the end of an ``all_or_nothing`` block."""
@@ -1444,6 +1446,19 @@ def _private(token: Token | None, credential: Credential | None) -> bool:
     True for a token obtained with a credential (the realm's) sent to a URL that has none.
     """
     return token is not None and token.source is not None and credential is None
+
+
+def _token_refused(response: FetchResponse, url: str, realm: str) -> FetchResponse:
+    """``response``, a 401/403 to a bearer token from ``realm`` saying the token was refused.
+
+    Without it the row would read "no credential configured" (an anonymous token) though a
+    token was obtained and sent. Names the token service's host and port, never the token.
+    """
+    if response.status not in {401, 403} or _origin(response.url) != _origin(url):
+        return response
+    service = host_key(realm)
+    why = f"the bearer token from the token service at {service} was refused"
+    return replace(response, credential_unused=why)
 
 
 def _is_fresh(entry: HttpEntry, floor: _Floor, now: float) -> bool:

@@ -62,6 +62,7 @@ __all__ = [
     "AsyncioBackend",
     "BodyTooLarge",
     "ConnectionListener",
+    "HeadTooLarge",
     "PerHostPoolTransport",
     "RawResponse",
     "Resolver",
@@ -122,9 +123,20 @@ class _AsHttpxErrors:
             # httpcore calls every h2 protocol error local; the h2 state machine raises them
             # on what the server sent (an oversized header list, a bad frame).
             raise httpx.RemoteProtocolError(str(exc)) from exc
+        if _head_too_large(exc):
+            raise HeadTooLarge(64 * 1024 if "Oversized" in str(exc) else 100 * 1024) from exc
         for source, target in _ERRORS:
             if isinstance(exc, source):
                 raise target(str(exc)) from exc
+
+
+def _head_too_large(exc: Exception) -> bool:
+    """Whether ``exc`` is h11's or h2's refusal of a response head over its bound."""
+    text = str(exc)
+    return isinstance(exc, httpcore.ProtocolError) and (
+        "Receive buffer too long" in text  # h11: max_incomplete_event_size (100 KiB)
+        or "Oversized header block" in text  # h2/hpack: the 64 KiB header list
+    )
 
 
 # Stateless, so one instance serves every ``with``.
@@ -668,6 +680,18 @@ class BodyTooLarge(Exception):  # noqa: N818 - names the outcome, like RateLimit
         super().__init__(f"{what} over the {_size(limit)} limit")
         self.limit = limit
         self.what = what
+
+
+class HeadTooLarge(BodyTooLarge):
+    """A response's status line and headers over httpcore's bound: an answer not to read.
+
+    ``limit`` is 100 KiB on HTTP/1.1 (h11's ``max_incomplete_event_size``), 64 KiB of decoded
+    header list on HTTP/2; the message says "header over the 100 KiB limit", not
+    "unreachable": the server did answer. Not retried, as a body over its bound is not.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit, "header")
 
 
 def _size(n: int) -> str:
