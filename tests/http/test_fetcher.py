@@ -55,7 +55,10 @@ def _fetcher(client: httpx.AsyncClient, sleeps: _Sleeps, **kw: object) -> Fetche
     [
         ("2", 2.0),
         ("0", 0.0),
-        ("-5", 0.0),
+        ("-5", None),  # invalid delta-seconds (RFC 9110 §10.2.3), not 0 s
+        ("1.5", None),
+        ("1e9", None),
+        ("99999999999999999999", 1e12),
         ("Mon, 30 Nov 2026 12:00:30 GMT", 30.0),
         ("Mon, 30 Nov 2026 11:00:00 GMT", 0.0),
         ("soon", None),
@@ -64,7 +67,7 @@ def _fetcher(client: httpx.AsyncClient, sleeps: _Sleeps, **kw: object) -> Fetche
     ],
 )
 def test_retry_after(header: str | None, expected: float | None) -> None:
-    """Retry-After is delta-seconds or an HTTP-date; garbage and absence give None, the past 0."""
+    """Retry-After is delta-seconds or an HTTP-date; garbage, a sign and absence give None."""
     assert retry_after_seconds(header, NOW) == expected
 
 

@@ -29,7 +29,14 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
         (429, {}, b"", 1, 2.0, False),
         (429, {}, b"", 2, 4.0, False),
         (429, {"retry-after": "later please"}, b"", 0, 1.0, False),
-        (429, {"retry-after": "-3"}, b"", 0, 0.0, False),
+        # Invalid delta-seconds (RFC 9110 §10.2.3: 1*DIGIT) fall back to the 1, 2, 4 s back-off.
+        (429, {"retry-after": "-3"}, b"", 0, 1.0, False),
+        (429, {"retry-after": "-5"}, b"", 2, 4.0, False),
+        (429, {"retry-after": "1.5"}, b"", 0, 1.0, False),
+        (429, {"retry-after": "1e9"}, b"", 1, 2.0, False),
+        (429, {"retry-after": "+7"}, b"", 0, 1.0, False),
+        (429, {"retry-after": "\u0661\u0662"}, b"", 0, 1.0, False),  # Arabic-Indic digits
+        (429, {"retry-after": "Mon, 30 Nov 2026 11:00:00 GMT"}, b"", 0, 0.0, False),  # past
         (
             403,
             {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(NOW.timestamp() + 30)},

@@ -17,7 +17,7 @@ import respx
 
 from patchula.errors import ConfigError, RegistryUnreachable
 from patchula.http.fetcher import Fetcher, _proxied, make_client
-from patchula.http.transport import PerHostPoolTransport
+from patchula.http.transport import HeadTooLarge, PerHostPoolTransport
 
 TIMEOUTS: dict[str, float | None] = {"connect": 2.0, "read": 2.0, "write": 2.0, "pool": 2.0}
 
@@ -443,7 +443,7 @@ def test_no_proxy_ranges_decide_which_urls_are_proxied(
 async def test_oversized_response_head_is_refused(
     serve: Callable[[Handler], Awaitable[Server]],
 ) -> None:
-    """Headers past httpcore's 100 KiB head bound are a protocol error, not read without end."""
+    """Headers past httpcore's 100 KiB head bound are refused by name, not read without end."""
     server: Server
 
     async def endless_headers(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -457,7 +457,7 @@ async def test_oversized_response_head_is_refused(
     server = await serve(endless_headers)
     transport = PerHostPoolTransport()
     try:
-        with pytest.raises(httpx.RemoteProtocolError):
+        with pytest.raises(HeadTooLarge, match=r"^header over the 100 KiB limit$"):
             await transport.get(f"{server.url}/", [], TIMEOUTS)
         assert transport.idle_connections() == {}
     finally:

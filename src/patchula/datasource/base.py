@@ -451,6 +451,14 @@ def next_link(response: FetchResponse, url: str, first: str, what: str, listing:
             if "next" not in rels:
                 continue
             target = urljoin(url, link["target"].strip())
+            scheme = urlsplit(target).scheme.lower()
+            if scheme not in {"http", "https"}:
+                # Named by its scheme only, as a refused redirect is (the target may be a path).
+                msg = (
+                    f"{what}: the {listing}'s next page is a non-HTTP(S) location "
+                    f"({(scheme or '?')[:16]!r}); not followed"
+                )
+                raise RegistryError(msg)
             # Userinfo in a link would become a credential the registry chose: refused too.
             if origin(target) != origin(first) or "@" in urlsplit(target).netloc:
                 host = urlsplit(target).netloc.rpartition("@")[2] or "?"

@@ -269,7 +269,7 @@ def read_token(response: FetchResponse) -> Token:
     ``Cache-Control: no-store`` or the request carried a credential. Raises ``RegistryError``
     (naming the token service's host, never the body) for a body without a usable token.
     """
-    host = urlsplit(response.url).hostname or "?"
+    host = urlsplit(response.url).netloc.rpartition("@")[2] or "?"  # with its port
     try:
         document = json.loads(response.content)
     except (ValueError, RecursionError):
@@ -482,7 +482,7 @@ class BearerTokens:
         if response.status in {401, 403}:
             return response
         if not 200 <= response.status < 300:  # noqa: PLR2004 - the 2xx class
-            service = urlsplit(url).hostname
+            service = urlsplit(url).netloc.rpartition("@")[2]  # with its port
             msg = f"{host} asked for a bearer token; the token service at {service} answered "
             msg += f"HTTP {response.status}"
             raise RegistryError(msg)

@@ -32,9 +32,10 @@ from patchula.errors import (
     RegistryError,
     RegistryUnreachable,
 )
-from patchula.http import DEFAULT_MAX_BODY_BYTES
+from patchula.http import DEFAULT_BODY_POOL_BYTES, DEFAULT_MAX_BODY_BYTES
 from patchula.http.auth import Credential, Credentials, redact_url
 from patchula.http.bearer import BearerTokens, Token, bearer_challenge, unusable_bearer
+from patchula.http.bodies import BodyPool
 from patchula.http.caching import (
     cache_key,
     credential_digest,
@@ -355,11 +356,14 @@ class Fetcher:
     time and sleep so tests never sleep for real.
 
     ``request_deadline`` (seconds) bounds the request's own time: every attempt on the network
-    (each gets what is left), every redirect hop and every back-off pause. Waiting for a host
-    slot behind other requests, for a host-wide cool-down (``governor``) or for a throttle
-    interval is queueing and does not count: slots are freed by other requests' deadlines,
-    cool-downs have their own bound. ``max_body_bytes`` bounds each response body on the wire
-    and decoded (``transport.read_body``).
+    (each gets what is left), every redirect hop and every back-off pause, the pause before
+    retrying after its own 429 (or other rate-limit answer) included: a cool-down longer than
+    what is left fails it at once (``_rate_pause``). Waiting for a host slot behind other
+    requests, for a host-wide cool-down started before it was sent (``governor``) or for a
+    throttle interval is queueing and does not count: slots are freed by other requests'
+    deadlines, cool-downs have their own bound. ``max_body_bytes`` bounds each response body on
+    the wire and decoded (``transport.read_body``); ``body_pool_bytes`` bounds the bytes the
+    bodies being read hold together, run-wide (``transport.BodyPool``).
 
     ``offline`` (``--offline``): every request is answered from its stored entry whatever its
     age or validators, as a fresh hit is (``cache == "fresh"``), and a request with no entry
@@ -383,6 +387,7 @@ class Fetcher:
         request_deadline: float = DEFAULT_REQUEST_DEADLINE,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         offline: bool = False,
+        body_pool_bytes: int = DEFAULT_BODY_POOL_BYTES,
     ) -> None:
         self.offline = offline
         # ``--offline``: the requests the cache had no entry for, ``"GET <redacted url>"``.
@@ -394,6 +399,8 @@ class Fetcher:
         self._credentials = credentials
         self._deadline = request_deadline
         self._max_body = max_body_bytes
+        # The run-wide bound on the bytes the bodies being read hold (``BodyPool``).
+        self.bodies = BodyPool(body_pool_bytes)
         self._host_limits = {k.lower(): v for k, v in (host_limits or {}).items()}
         self._default_limit = default_limit
         self._limiters: dict[str, anyio.CapacityLimiter] = {}
@@ -642,6 +649,8 @@ class Fetcher:
         if response.status not in {401, 403} or self._credentials is None:
             return response
         why = self._credentials.unused_for(response.url)
+        if why is not None and response.credential_unused is not None:
+            why = f"{response.credential_unused}; {why}"  # a refused token says so first
         return response if why is None else replace(response, credential_unused=why)
 
     async def _cached_fetch(
@@ -812,7 +821,7 @@ class Fetcher:
         response = await self._fetch(
             url, headers, method=method, body=body, bearer=answer, budget=budget
         )
-        return response, _private(answer, credential)
+        return _token_refused(response, url, challenge.realm), _private(answer, credential)
 
     async def _write(self, write: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> None:  # noqa: ANN401 - forwarded as given
         """Apply one cache write now, or keep it for the end of an ``all_or_nothing`` block."""
@@ -1171,7 +1180,8 @@ class Fetcher:
             if response is not None:
                 if self._rate_limited(host, response, rate_attempt, stats, whose):
                     rate_attempt += 1
-                    continue  # the next turn waits out the cool-down with everyone else
+                    await self._rate_pause(host, stats, budget)
+                    continue  # the cool-down is over (or another request extended it)
                 # Server errors are retried below, unless they are permanent.
                 if response.status < 500 or response.status in _PERMANENT_SERVER_ERRORS:  # noqa: PLR2004
                     return response
@@ -1205,6 +1215,39 @@ class Fetcher:
             stats.retries += 1
             budget.left -= wait
             await self._timer.sleep(wait)
+
+    async def _rate_pause(self, host: str, stats: HostStats, budget: _Budget) -> None:
+        """Wait out the cool-down a rate-limit answer to this request started, within ``budget``.
+
+        The pause before a retry is this request's own time, like the 5xx back-off (the
+        ``request_deadline`` bounds it: see the class docstring): the seconds waited are taken
+        from ``budget``, and a cool-down that would outlast what is left of it fails the
+        request now, naming the host, the wait and the deadline, without a retry. Requests
+        merely queued behind the cool-down still wait for it (up to the governor's bound), as
+        queueing. Raises ``RateLimited``.
+        """
+        while (wait := self.governor.remaining(host)) > 0:
+            if wait > self.governor.max_wait:
+                error = self.governor.over_bound(host, wait)
+            elif wait > budget.left:
+                error = RateLimited(self._past_deadline_wait(host, wait, budget), host=host)
+            else:
+                budget.left -= wait
+                await self._timer.sleep(wait)
+                continue
+            stats.retries -= 1  # counted by ``_rate_limited``, but not made
+            stats.errors += 1
+            raise error
+
+    def _past_deadline_wait(self, host: str, wait: float, budget: _Budget) -> str:
+        """The reason of a request whose rate-limit wait would outlast its deadline."""
+        left = max(budget.left, 0.0)
+        return (
+            f"{host} is rate limited ({self.governor.reason(host)}): a wait of "
+            f"{round(wait, 1):g} s, more than the {round(left, 1):g} s left of the "
+            f"{self._deadline:g} s request deadline; "
+            "not retried"
+        )
 
     async def _send(
         self,
@@ -1327,7 +1370,7 @@ class Fetcher:
                 content = (
                     b""
                     if method == "HEAD"
-                    else await read_body(response.aiter_raw(), names, self._max_body)
+                    else await read_body(response.aiter_raw(), names, self._max_body, self.bodies)
                 )
             return RawResponse(
                 status=response.status_code, url=str(response.url), headers=names, content=content
@@ -1339,7 +1382,14 @@ class Fetcher:
         replaced = {k for k, _ in extra}  # a caller's "Accept" replaces the default "accept"
         merged = [(k, v) for k, v in self._defaults if k not in replaced] + extra
         return await transport.get(
-            url, merged, self._timeouts, self._max_body, on_head, method=method, body=body
+            url,
+            merged,
+            self._timeouts,
+            self._max_body,
+            on_head,
+            method=method,
+            body=body,
+            pool=self.bodies,
         )
 
     def _past_deadline(self, host: str, stats: HostStats, detail: str) -> LookupFailed:
@@ -1467,6 +1517,19 @@ def _private(token: Token | None, credential: Credential | None) -> bool:
     True for a token obtained with a credential (the realm's) sent to a URL that has none.
     """
     return token is not None and token.source is not None and credential is None
+
+
+def _token_refused(response: FetchResponse, url: str, realm: str) -> FetchResponse:
+    """``response``, a 401/403 to a bearer token from ``realm`` saying the token was refused.
+
+    Without it the row would read "no credential configured" (an anonymous token) though a
+    token was obtained and sent. Names the token service's host and port, never the token.
+    """
+    if response.status not in {401, 403} or _origin(response.url) != _origin(url):
+        return response
+    service = host_key(realm)
+    why = f"the bearer token from the token service at {service} was refused"
+    return replace(response, credential_unused=why)
 
 
 def _is_fresh(entry: HttpEntry, floor: _Floor, now: float) -> bool:

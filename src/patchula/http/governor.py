@@ -69,16 +69,17 @@ class Timer(msgspec.Struct):
 def retry_after_seconds(value: str | None, now: datetime) -> float | None:
     """Parse a ``Retry-After`` header (RFC 9110 §10.2.3): delta-seconds or an HTTP-date.
 
-    Returns seconds to wait (0 for dates in the past or negative numbers), or ``None`` when the
-    header is absent or unparseable.
+    Returns seconds to wait (0 for a date in the past), or ``None`` when the header is absent
+    or invalid. delta-seconds is ``1*DIGIT``: a sign (``-5``), a fraction (``1.5``), an
+    exponent (``1e9``) or any other text is invalid, and the caller falls back to the 1, 2,
+    4 s back-off as for no header (a ``-5`` read as 0 s fired every retry at once).
     """
     if value is None:
         return None
     value = value.strip()
-    try:
-        return max(float(int(value)), 0.0)
-    except ValueError:
-        pass
+    if value.isascii() and value.isdigit():
+        # Past 12 digits (over 30,000 years) the exact figure does not matter: over any bound.
+        return float(int(value)) if len(value) <= 12 else 1e12  # noqa: PLR2004
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -170,7 +171,22 @@ def read_signal(
         # GitHub: wait at least a minute, then exponentially longer while it persists.
         wait = SECONDARY_LIMIT_WAIT * 2**attempt
         return LimitSignal(wait=wait, why=f"{answer} secondary rate limit", refused=True)
-    return LimitSignal(wait=float(2**attempt), why=f"{answer} without Retry-After", refused=True)
+    given = headers.get("retry-after")
+    header = (
+        "without Retry-After" if given is None else f"with an invalid {_quoted_retry_after(given)}"
+    )
+    return LimitSignal(wait=float(2**attempt), why=f"{answer} {header}", refused=True)
+
+
+# The most of an invalid ``Retry-After`` value a reason quotes.
+_QUOTED_CHARS = 32
+
+
+def _quoted_retry_after(value: str) -> str:
+    """``Retry-After ('garbage')``: the value trimmed and quoted (``repr`` escapes controls)."""
+    value = value.strip()
+    shown = value if len(value) <= _QUOTED_CHARS else value[:_QUOTED_CHARS] + "…"
+    return f"Retry-After ({shown!r})"
 
 
 # A GraphQL refusal is small; a larger 2xx body is data and is not parsed for one.
@@ -299,6 +315,10 @@ class Governor:
     def remaining(self, host: str) -> float:
         """Return the seconds left in ``host``'s cool-down (0 when none)."""
         return max(self._until.get(host, 0.0) - self.timer.monotonic(), 0.0)
+
+    def reason(self, host: str) -> str:
+        """What started ``host``'s current cool-down (``"HTTP 429 with Retry-After"``)."""
+        return self._why.get(host, "rate limited")
 
     async def wait_turn(self, host: str) -> float:
         """Wait until ``host`` is not cooling down; return the seconds waited.

@@ -52,6 +52,7 @@ import msgspec
 import zstandard
 
 from patchula.http import DEFAULT_MAX_BODY_BYTES
+from patchula.http.bodies import BodyPool
 
 __all__ = [
     "ACCEPT_ENCODING",
@@ -61,6 +62,7 @@ __all__ = [
     "AsyncioBackend",
     "BodyTooLarge",
     "ConnectionListener",
+    "HeadTooLarge",
     "PerHostPoolTransport",
     "RawResponse",
     "Resolver",
@@ -121,9 +123,20 @@ class _AsHttpxErrors:
             # httpcore calls every h2 protocol error local; the h2 state machine raises them
             # on what the server sent (an oversized header list, a bad frame).
             raise httpx.RemoteProtocolError(str(exc)) from exc
+        if _head_too_large(exc):
+            raise HeadTooLarge(64 * 1024 if "Oversized" in str(exc) else 100 * 1024) from exc
         for source, target in _ERRORS:
             if isinstance(exc, source):
                 raise target(str(exc)) from exc
+
+
+def _head_too_large(exc: Exception) -> bool:
+    """Whether ``exc`` is h11's or h2's refusal of a response head over its bound."""
+    text = str(exc)
+    return isinstance(exc, httpcore.ProtocolError) and (
+        "Receive buffer too long" in text  # h11: max_incomplete_event_size (100 KiB)
+        or "Oversized header block" in text  # h2/hpack: the 64 KiB header list
+    )
 
 
 # Stateless, so one instance serves every ``with``.
@@ -199,6 +212,7 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         *,
         method: str = "GET",
         body: bytes | None = None,
+        pool: BodyPool | None = None,
     ) -> RawResponse:
         """GET ``url`` with ``headers`` (sent as given, plus ``Host``); redirects are returned.
 
@@ -210,8 +224,8 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
         ``Timeout.as_dict()``). ``on_head`` is called with the status code as soon as the
         status line and headers have arrived, before the body is read (httpx's ``response``
         event hook does the same): the server has answered then, even when the body never
-        completes. The body is read incrementally and bounded by
-        ``max_body_bytes`` (see ``read_body``). Raises httpx's ``TransportError`` subclasses on
+        completes. The body is read incrementally, bounded by ``max_body_bytes`` and counted
+        in ``pool`` (see ``read_body``). Raises httpx's ``TransportError`` subclasses on
         network and protocol failures, ``httpx.DecodingError`` on a body that does not decode
         and ``BodyTooLarge`` over the bound (an HTTP/1.1 connection is then closed, an HTTP/2
         stream reset).
@@ -248,7 +262,9 @@ class PerHostPoolTransport(httpx.AsyncBaseTransport):
                         msg = "httpcore returned a synchronous stream to an async request"
                         raise TypeError(msg)  # noqa: TRY301 - reset like any failure
                     content = (
-                        b"" if method == "HEAD" else await read_body(stream, names, max_body_bytes)
+                        b""
+                        if method == "HEAD"
+                        else await read_body(stream, names, max_body_bytes, pool)
                     )
                 except BaseException:
                     await _reset_stream(link, response, request)
@@ -666,6 +682,18 @@ class BodyTooLarge(Exception):  # noqa: N818 - names the outcome, like RateLimit
         self.what = what
 
 
+class HeadTooLarge(BodyTooLarge):
+    """A response's status line and headers over httpcore's bound: an answer not to read.
+
+    ``limit`` is 100 KiB on HTTP/1.1 (h11's ``max_incomplete_event_size``), 64 KiB of decoded
+    header list on HTTP/2; the message says "header over the 100 KiB limit", not
+    "unreachable": the server did answer. Not retried, as a body over its bound is not.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit, "header")
+
+
 def _size(n: int) -> str:
     """``268435456`` → ``"256 MiB"``; other values in bytes (``"1000 bytes"``)."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -803,7 +831,10 @@ def _decoders(headers: Iterable[tuple[str, str]], limit: int) -> list[_Decoder]:
 
 
 async def read_body(
-    chunks: AsyncIterable[bytes], headers: Sequence[tuple[str, str]], limit: int
+    chunks: AsyncIterable[bytes],
+    headers: Sequence[tuple[str, str]],
+    limit: int,
+    pool: BodyPool | None = None,
 ) -> bytes:
     """Read a response body from ``chunks`` and decode its content codings, within ``limit``.
 
@@ -812,24 +843,48 @@ async def read_body(
     wire and the output of every decoding stage (checked per step, so a compression bomb stops
     at the bound plus one step). Raises ``BodyTooLarge`` past the bound and
     ``httpx.DecodingError`` on a body that does not decode (RFC 9110 §8.4 codings gzip,
-    deflate, zstd).
+    deflate, zstd). With ``pool``, the decoded bytes held count in the run-wide pool while the
+    body is read (waiting for room there: ``bodies.BodyPool``); a coded body is decoded
+    ``_DECODE_SLICE`` bytes of wire at a time, so what one step holds before it is counted
+    stays small (about 4 MiB of gzip).
     """
     for name, value in headers:
         if name == "content-length" and value.strip().isdigit() and int(value) > limit:
             raise BodyTooLarge(limit, f"Content-Length {int(value)}")
     decoders = _decoders(headers, limit)
+    claim = pool.claim() if pool is not None else None
     parts: list[bytes] = []
     received = 0
-    async for chunk in chunks:
-        received += len(chunk)
-        if received > limit:
-            raise BodyTooLarge(limit, "body on the wire")
+    try:
+        async for chunk in chunks:
+            received += len(chunk)
+            if received > limit:
+                raise BodyTooLarge(limit, "body on the wire")
+            if not decoders:
+                if claim is not None:
+                    await claim.take(len(chunk))
+                parts.append(chunk)
+                continue
+            for start in range(0, len(chunk), _DECODE_SLICE):
+                piece = _decode(decoders, chunk[start : start + _DECODE_SLICE])
+                if claim is not None:
+                    await claim.take(len(piece))
+                parts.append(piece)
         if decoders:
-            chunk = _decode(decoders, chunk)  # noqa: PLW2901 - the decoded form replaces it
-        parts.append(chunk)
-    if decoders:
-        parts.append(_flush(decoders))
-    return b"".join(parts)
+            parts.append(_flush(decoders))
+        return b"".join(parts)
+    finally:
+        # Dropped now, not with this frame: a ``BodyTooLarge`` (or a cancellation) keeps the
+        # frame alive in its traceback, chained into the lookup's error for the rest of the
+        # run, and with it every part read (16 refused bodies held 4 GiB that way).
+        parts.clear()
+        if claim is not None:
+            claim.release()
+
+
+# Wire bytes per decoding step of a coded body: deflate expands at most about 1032:1, so one
+# step of a gzip bomb holds about 4 MiB before the pool counts it.
+_DECODE_SLICE = 4096
 
 
 def _decode(decoders: Sequence[_Decoder], data: bytes) -> bytes:
