@@ -388,21 +388,7 @@ class _Collector(msgspec.Struct):
             reason = "local path"
         egg = _EGG.search(location)
         name = egg.group(1) if egg is not None else location
-        self.dependencies.append(
-            Dependency(
-                manager=ID,
-                file=self.path,
-                line=line,
-                name=name,
-                package_name=canonicalize_name(name) if egg is not None else name,
-                datasource=DATASOURCE,
-                versioning=VERSIONING,
-                dep_type=dep_type,
-                declared=location,
-                constraint=None,
-                skip_reason=reason,
-            )
-        )
+        self._skipped(name, egg is not None, line, dep_type, location, reason)
 
     def hatch_envs(self, tool: dict[str, object]) -> None:
         """Add the rows of Hatch's environments: ``[tool.hatch.envs.<env>]`` dependencies.
@@ -435,17 +421,29 @@ class _Collector(msgspec.Struct):
         name = head.group(1) if head is not None else item.strip()
         local = field.group(1).startswith("root")
         reason = "local path" if local else HATCH_CONTEXT_REASON
+        self._skipped(name, head is not None, line, dep_type, _written_or_url(item), reason)
+
+    def _skipped(
+        self,
+        name: str,
+        named: bool,  # noqa: FBT001 - whether ``name`` is a project name (PEP 503-normalised)
+        line: int | None,
+        dep_type: str,
+        declared: str | None,
+        reason: str,
+    ) -> None:
+        """Add a skipped row (never looked up) of ``name``, declared as ``declared``."""
         self.dependencies.append(
             Dependency(
                 manager=ID,
                 file=self.path,
                 line=line,
                 name=name,
-                package_name=canonicalize_name(name) if head is not None else name,
+                package_name=canonicalize_name(name) if named else name,
                 datasource=DATASOURCE,
                 versioning=VERSIONING,
                 dep_type=dep_type,
-                declared=_written_or_url(item),
+                declared=declared,
                 constraint=None,
                 skip_reason=reason,
             )
