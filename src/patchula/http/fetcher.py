@@ -1244,7 +1244,7 @@ class Fetcher:
         left = max(budget.left, 0.0)
         return (
             f"{host} is rate limited ({self.governor.reason(host)}): a wait of "
-            f"{round(wait, 1):g} s, more than the {round(left, 1):g} s left of the "
+            f"{seconds_text(wait)} s, more than the {seconds_text(left)} s left of the "
             f"{self._deadline:g} s request deadline; "
             "not retried"
         )
