@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -172,20 +172,32 @@ def _catalog_names(catalog: Catalog, versioning: Versioning) -> Callable[[str], 
     """The catalog's own name of a version as a row shows it, ``None`` when it has none.
 
     A row shows versions through its scheme's ``shown`` (mise: ``v1.0.1`` is ``1.0.1``); a
-    scheme without one shows the catalog's names as they are.
+    scheme without one shows the catalog's names as they are, except a pin or lock spelled
+    otherwise than its release (Cargo's ``=0.11.0+old`` for the index's ``0.11.0+new``: build
+    metadata does not count, SemVer 2.0.0 §10), which is the catalog's release of the same
+    precedence, as ``policy.evaluate`` finds it. Image tags are only themselves (``18.4`` and
+    ``18.04`` are two images).
     """
     shown = getattr(versioning, "shown", None)
     names: dict[str, str] = {}
+    by_key: dict[Any, str] = {}
+    tags = getattr(versioning, "TAG_SCHEME", False) is True
 
     def named(version: str) -> str | None:
         if catalog.release(version) is not None:
             return version
-        if shown is None:
+        if shown is not None:
+            if not names:  # built on the first miss only: most schemes show names as they are
+                for release in catalog.releases:
+                    names.setdefault(str(shown(release.version)), release.version)
+            return names.get(version)
+        if tags or not versioning.is_valid(version):
             return None
-        if not names:  # built on the first miss only: most schemes show names as they are
+        if not by_key:  # built on the first miss only
             for release in catalog.releases:
-                names.setdefault(str(shown(release.version)), release.version)
-        return names.get(version)
+                if versioning.is_valid(release.version):
+                    by_key.setdefault(versioning.sort_key(release.version), release.version)
+        return by_key.get(versioning.sort_key(version))
 
     return named
 

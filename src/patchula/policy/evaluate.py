@@ -197,7 +197,14 @@ def _evaluate(
     return Finding(
         status=status,
         reason=_notes(
-            current_rel, latest_rel, latest, catalog, latest_note, admitted_note, withdrawn_note
+            current_rel,
+            latest_rel,
+            latest,
+            catalog,
+            latest_note,
+            admitted_note,
+            withdrawn_note,
+            _metadata_note(current, current_rel, versioning),
         ),
         current=current,
         current_source=source,
@@ -336,6 +343,25 @@ def _local_note(catalog: Catalog, current: str, view: CatalogView) -> str:
     return (
         f"; its public version {catalog.releases[index].version} is: the +{label} build"
         " (a PEP 440 local version) comes from another index"
+    )
+
+
+def _metadata_note(current: str, rel: Release | None, versioning: Versioning) -> str | None:
+    """``0.11.0+old is published as 0.11.0+new …`` when only build metadata tells them apart.
+
+    A Cargo pin or lock written with other build metadata than the release the registry lists
+    (or with none, or the registry's without any) names that release: SemVer 2.0.0 §10 leaves
+    build metadata out of precedence and Cargo ignores it in requirements. The row keeps what
+    the manifest says as current and names the registry's spelling, so neither reads as a
+    misquote. ``None`` for every other scheme and when the spellings agree.
+    """
+    if versioning.ID != "cargo" or rel is None or rel.version == current:
+        return None
+    if "+" not in current and "+" not in rel.version:
+        return None
+    return (
+        f"{current} is published as {rel.version}: build metadata does not count"
+        " (SemVer 2.0.0 §10; Cargo ignores it in requirements)"
     )
 
 
@@ -861,13 +887,17 @@ def _notes(
     latest_note: str | None = None,
     admitted_note: str | None = None,
     withdrawn_note: str | None = None,
+    metadata_note: str | None = None,
 ) -> str | None:
     """Return facts worth a user's attention: yanked or deprecated current or latest, caveat.
 
     ``admitted_note`` says the eligible release was admitted although its age is unknown;
-    ``withdrawn_note`` what a yanked current with nothing newer moves back to.
+    ``withdrawn_note`` what a yanked current with nothing newer moves back to;
+    ``metadata_note`` how the registry spells current (``_metadata_note``).
     """
     notes: list[str] = []
+    if metadata_note is not None:
+        notes.append(metadata_note)
     if latest_note is not None:
         notes.append(latest_note)
     if admitted_note is not None:
