@@ -42,6 +42,7 @@ from patchula.http.caching import revalidating
 from patchula.models import Catalog, Dependency, FetchResponse, Finding
 from patchula.policy import ReleaseAgePolicy, evaluate
 from patchula.policy.memo import EvaluationMemo
+from patchula.policy.release_age import judge
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import Versioning
@@ -126,6 +127,30 @@ def _date_sources(
         if source is not None:
             found[version] = source
     return tuple(found.items())
+
+
+def _restated(
+    finding: Finding,
+    shown: Mapping[str, str],
+    source: str,
+    dated: str,
+    policy: ReleaseAgePolicy,
+    now: datetime,
+) -> Finding:
+    """``finding`` with each held-back reason naming what a ``source`` date is (``dated``).
+
+    A held-back release dated by ``source`` (``shown``: the row's ``dateSources``) is judged
+    again with that wording: Docker Hub's ``tag_last_pushed`` is the tag's last push ("last
+    pushed 24h ago …"), which a re-push of a floating tag (``node:20``) or a rebuild restarts,
+    not its first release, so the row never calls it "released 24h ago".
+    """
+    held = tuple(
+        replace(h, reason=judge(h.released_at, h.update_type, policy, now, dated=dated).reason)
+        if h.released_at is not None and shown.get(h.version) == source
+        else h
+        for h in finding.held_back
+    )
+    return finding if held == finding.held_back else replace(finding, held_back=held)
 
 
 def _times_needed(
@@ -469,6 +494,8 @@ class Lookups:
             shown = _date_sources(finding, sources, lazy.catalog_source, named)
             if shown:
                 finding = replace(finding, date_sources=shown)
+            if lazy.dated is not None and lazy.source is not None:
+                finding = _restated(finding, dict(shown), lazy.source, lazy.dated, policy, now)
         return catalog, finding
 
     def request(self, key: LookupKey) -> None:

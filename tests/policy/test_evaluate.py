@@ -225,6 +225,23 @@ def test_release_age_picks_newest_eligible_not_newest() -> None:
     assert held.reason == "released 24h ago; minor updates wait 72h"
 
 
+def test_a_hold_names_what_its_date_is() -> None:
+    """``judge(dated=…)``: a last push is said to be one; the verdict and times are the same."""
+    from patchula.datasource.docker import HUB_AGE  # noqa: PLC0415 - the docker wording
+    from patchula.policy.release_age import judge  # noqa: PLC0415
+
+    pushed = judge(NOW - 30 * timedelta(hours=1), "major", THREE_DAYS, NOW, dated=HUB_AGE)
+    released = judge(NOW - 30 * timedelta(hours=1), "major", THREE_DAYS, NOW)
+    assert (pushed.admitted, pushed.eligible_at) == (False, NOW + 42 * timedelta(hours=1))
+    assert (released.admitted, released.eligible_at) == (pushed.admitted, pushed.eligible_at)
+    assert released.reason == "released 30h ago; major updates wait 72h"
+    assert pushed.reason == (
+        "last pushed 30h ago (Docker Hub's tag_last_pushed: a re-push restarts the wait);"
+        " major updates wait 72h"
+    )
+    assert judge(NOW - 4 * DAY, "major", THREE_DAYS, NOW, dated=HUB_AGE).reason is None
+
+
 def test_all_newer_releases_young_is_held_back() -> None:
     """When no newer release is old enough, the status is held-back and eligible is empty."""
     cat = _npm_catalog(_rel("1.0.0", 100), _rel("1.0.1", 1), latest="1.0.1")
