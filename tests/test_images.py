@@ -534,3 +534,38 @@ async def test_a_bitnami_revision_moves_to_newer_revisions_and_releases(
         "7.2.5-debian-12-r0",
         2,
     )
+
+
+@pytest.mark.anyio
+async def test_newer_releases_only_in_another_variant_are_named_not_silent(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Bitnami moved to ``debian-12``: a ``debian-11`` row is not silently up to date.
+
+    It never moves across variants (status and eligible stay within ``debian-11``), but the
+    row names the newer release tagged only elsewhere; a variant that keeps up says nothing.
+    """
+    tags = ["7.2.4-debian-11-r40", "7.2.4-debian-11-r41", "7.2.4-debian-12-r9"]
+    tags += ["7.4.1-debian-12-r3", "7.4.1-debian-12", "7.4", "latest"]
+    fake_registry.oci.add("bitnami/redis", dict.fromkeys(tags))
+    checkout = _dockerfile(
+        tmp_path,
+        "bitnami/redis:7.2.4-debian-11-r41",
+        "bitnami/redis:7.2.4-debian-11-r40",
+        "bitnami/redis:7.2.4-debian-12-r9",
+    )
+    last, older, kept = await _scan(fake_registry, checkout)
+    note = (
+        "7.4.1-debian-12-r3 is newer, in another variant (tags move only within their own;"
+        " the newest in this one is 7.2.4-debian-11-r41)"
+    )
+    assert (last.finding.status, last.finding.latest, last.finding.eligible) == (
+        "up-to-date",
+        "7.2.4-debian-11-r41",
+        None,
+    )
+    assert last.finding.reason == note
+    assert (older.finding.status, older.finding.eligible) == ("outdated", "7.2.4-debian-11-r41")
+    assert older.finding.reason == note
+    assert (kept.finding.status, kept.finding.eligible) == ("outdated", "7.4.1-debian-12-r3")
+    assert kept.finding.reason is None

@@ -400,3 +400,18 @@ def test_a_bitnami_revision_is_ordered_numerically_and_is_not_the_variant() -> N
     assert docker.compare("1.2.3-r10", "1.2.3-r9") == 1
     assert docker.is_compatible("1.2.3-4-r1", "1.2.3-5-r0")
     assert not docker.is_compatible("1.2.3-4-r1", "1.2.3-5")
+
+
+def test_another_variant_is_the_same_shape_with_another_suffix() -> None:
+    """``is_other_variant``: same form and precision, other suffix; never dates or snapshots."""
+    assert docker.is_other_variant("7.2.4-debian-11-r40", "7.4.1-debian-12-r3")
+    assert docker.is_other_variant("20-alpine3.18", "22-alpine3.20")
+    assert docker.is_other_variant("3.12-slim", "3.13")
+    assert not docker.is_other_variant("3.12-slim", "3.13-slim")  # the same variant
+    assert not docker.is_other_variant("7.2.4-debian-11-r40", "7.4.1-debian-12")  # no revision
+    assert not docker.is_other_variant("3.12-slim", "3.13.1")  # another precision
+    assert not docker.is_other_variant("jammy-20240227", "noble-20251001")
+    assert not docker.is_other_variant("20240101-slim", "20250101")
+    assert not docker.is_other_variant("latest", "3.13")
+    for scheme in ("node_image", "ubuntu_image"):
+        assert VERSIONINGS[scheme].is_other_variant("20-alpine3.18", "22-alpine3.20")  # type: ignore[attr-defined]

@@ -720,7 +720,10 @@ def _select_latest(
     if _is_tag_scheme(versioning) and (
         tagged is None or current is None or not versioning.is_compatible(current, tagged)
     ):
-        return (None if current is None else view.newest_compatible(current)), None
+        if current is None:
+            return None, None
+        newest = view.newest_compatible(current)
+        return newest, _elsewhere_note(view, current, newest)
     if tagged is None:
         # The registry names no latest (GitHub's release list is in creation order, not version
         # order): the newest stable release by the row's versioning, as Renovate's lookup does.
@@ -755,6 +758,23 @@ def _select_latest(
         return stable, None
     tag = _latest_tag(catalog, tagged)
     return stable, f"{tag} is {tagged}, a prerelease; latest shown is the newest stable release"
+
+
+def _elsewhere_note(view: CatalogView, current: str, newest: str | None) -> str | None:
+    """``7.4.1-debian-12-r3 is newer, in another variant …`` when only other variants move on.
+
+    Image tags move only within their variant (``is_compatible``); when a newer release than
+    the newest of current's variant is tagged only in another one (Bitnami moving from
+    ``debian-11`` to ``debian-12``, ``alpine3.18`` tags no longer published), the row names it
+    rather than looking up to date in silence. ``None`` when nothing newer is elsewhere.
+    """
+    other = view.newest_elsewhere(current)
+    if other is None or view.versioning.update_type(newest or current, other) is None:
+        return None
+    return (
+        f"{other} is newer, in another variant (tags move only within their own;"
+        f" the newest in this one is {newest or current})"
+    )
 
 
 def _latest_tag(catalog: Catalog, tagged: str) -> str:

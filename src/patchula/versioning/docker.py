@@ -314,6 +314,21 @@ def is_compatible(current: str, other: str) -> bool:
     return (a.kind, a.form, a.written, a.suffix) == (b.kind, b.form, b.written, b.suffix)
 
 
+def is_other_variant(current: str, other: str) -> bool:
+    """Return whether ``other`` is the same kind of version tag as ``current`` in another variant.
+
+    Both version tags (not dates or snapshots) written alike (form, components, build and
+    revision) with different suffixes: ``7.4.1-debian-12-r3`` for ``7.2.4-debian-11-r40``,
+    ``22-alpine3.20`` for ``20-alpine3.18``. Read by the policy (``policy.memo``): a row never
+    moves across variants, so when the newest release is tagged only in another one (a
+    retired base image) the row says so instead of looking up to date in silence.
+    """
+    a, b = _parse(current), _parse(other)
+    if a is None or b is None or a.kind != "version" or b.kind != "version":
+        return False
+    return (a.form, a.written) == (b.form, b.written) and a.suffix != b.suffix
+
+
 def admits_prerelease(current: str, other: str) -> bool:
     """Return whether a user on the prerelease tag ``current`` may move to the prerelease ``other``.
 
