@@ -452,3 +452,120 @@ async def test_a_version_shaped_tag_no_scheme_reads_is_unknown_not_up_to_date(
         "26.1.3.Final looks like a version but is none the docker versioning reads: newer tags "
         f"are not compared; tracks the mutable tag 26.1.3.Final (now {DIGEST_A})"
     )
+
+
+@pytest.mark.anyio
+async def test_java_8_update_tags_move_to_newer_updates_of_their_variant(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``8u402-b06-jdk`` → ``8u412-b08-jdk`` (patch), in its own variant; never ``8-jdk``.
+
+    Eclipse Temurin's ``-bNN`` build tags, openjdk's ``8u342-jdk`` and amazoncorretto's bare
+    ``8u402`` are versions (8.0.NNN), not prereleases of ``8`` that never move.
+    """
+    temurin = (
+        "8-jdk",
+        "8-jre-jammy",
+        "8u402-b06-jdk",
+        "8u402-b06-jre-jammy",
+        "8u412-b08-jdk",
+        "8u412-b08-jdk-jammy",
+        "8u412-b08-jre-jammy",
+        "11.0.22_7-jdk",
+        "latest",
+    )
+    fake_registry.oci.add("library/eclipse-temurin", dict.fromkeys(temurin))
+    fake_registry.oci.add("library/openjdk", dict.fromkeys(("8-jdk", "8u342-jdk", "8u352-jdk")))
+    fake_registry.oci.add("library/amazoncorretto", dict.fromkeys(("8", "8u402", "8u412-al2")))
+    checkout = _dockerfile(
+        tmp_path,
+        "eclipse-temurin:8u402-b06-jdk",
+        "eclipse-temurin:8u402-b06-jre-jammy",
+        "openjdk:8u342-jdk",
+        "amazoncorretto:8u402",
+    )
+    rows = await _scan(fake_registry, checkout)
+    found = [
+        (r.finding.status, r.finding.current, r.finding.eligible, r.finding.update_type)
+        for r in rows
+    ]
+    assert found == [
+        ("outdated", "8u402-b06-jdk", "8u412-b08-jdk", "patch"),
+        ("outdated", "8u402-b06-jre-jammy", "8u412-b08-jre-jammy", "patch"),
+        ("outdated", "8u342-jdk", "8u352-jdk", "patch"),
+        ("up-to-date", "8u402", None, None),  # only ``8u412-al2``: another variant
+    ]
+    assert [r.finding.latest for r in rows] == [
+        "8u412-b08-jdk",
+        "8u412-b08-jre-jammy",
+        "8u352-jdk",
+        "8u402",
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_bitnami_revision_moves_to_newer_revisions_and_releases(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``7.2.4-debian-12-r9`` → ``7.2.4-debian-12-r10``, then ``7.2.5-debian-12-r0``.
+
+    ``-rN`` is the revision (numeric: ``r10`` above ``r9``), ``debian-12`` the variant; the
+    ``debian-11`` and revision-less tags are not candidates.
+    """
+    tags = ["7.2", "7.2-debian-12", "7.2.4-debian-12-r2", "7.2.4-debian-12-r9"]
+    tags += ["7.2.4-debian-12-r10", "7.2.4-debian-11-r40", "latest"]
+    fake_registry.oci.add("bitnami/redis", dict.fromkeys(tags))
+    checkout = _dockerfile(tmp_path, "bitnami/redis:7.2.4-debian-12-r9")
+    [row] = await _scan(fake_registry, checkout)
+    f = row.finding
+    assert (f.status, f.latest, f.eligible, f.update_type, f.versions_behind) == (
+        "outdated",
+        "7.2.4-debian-12-r10",
+        "7.2.4-debian-12-r10",
+        "patch",
+        1,
+    )
+    fake_registry.oci.add("bitnami/redis", dict.fromkeys(("7.2.5-debian-12-r0", "7.2.5")))
+    [row] = await _scan(fake_registry, checkout)
+    f = row.finding
+    assert (f.status, f.latest, f.eligible, f.versions_behind) == (
+        "outdated",
+        "7.2.5-debian-12-r0",
+        "7.2.5-debian-12-r0",
+        2,
+    )
+
+
+@pytest.mark.anyio
+async def test_newer_releases_only_in_another_variant_are_named_not_silent(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Bitnami moved to ``debian-12``: a ``debian-11`` row is not silently up to date.
+
+    It never moves across variants (status and eligible stay within ``debian-11``), but the
+    row names the newer release tagged only elsewhere; a variant that keeps up says nothing.
+    """
+    tags = ["7.2.4-debian-11-r40", "7.2.4-debian-11-r41", "7.2.4-debian-12-r9"]
+    tags += ["7.4.1-debian-12-r3", "7.4.1-debian-12", "7.4", "latest"]
+    fake_registry.oci.add("bitnami/redis", dict.fromkeys(tags))
+    checkout = _dockerfile(
+        tmp_path,
+        "bitnami/redis:7.2.4-debian-11-r41",
+        "bitnami/redis:7.2.4-debian-11-r40",
+        "bitnami/redis:7.2.4-debian-12-r9",
+    )
+    last, older, kept = await _scan(fake_registry, checkout)
+    note = (
+        "7.4.1-debian-12-r3 is newer, in another variant (tags move only within their own;"
+        " the newest in this one is 7.2.4-debian-11-r41)"
+    )
+    assert (last.finding.status, last.finding.latest, last.finding.eligible) == (
+        "up-to-date",
+        "7.2.4-debian-11-r41",
+        None,
+    )
+    assert last.finding.reason == note
+    assert (older.finding.status, older.finding.eligible) == ("outdated", "7.2.4-debian-11-r41")
+    assert older.finding.reason == note
+    assert (kept.finding.status, kept.finding.eligible) == ("outdated", "7.4.1-debian-12-r3")
+    assert kept.finding.reason is None

@@ -291,3 +291,46 @@ async def test_a_date_the_catalog_has_keeps_its_source_when_a_lazy_answer_dates_
     assert (finding.current, finding.latest, finding.eligible) == ("1.0.0", "1.2.0", "1.1.0")
     assert finding.current_released_at == index_date
     assert finding.date_sources == (("1.0.0", "index"), ("1.2.0", "web-api"), ("1.1.0", "web-api"))
+
+
+@pytest.mark.anyio
+async def test_a_crate_pinned_with_other_build_metadata_is_dated_by_its_release(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``=0.11.0+old`` names the index's ``0.11.0+new``: current as written, its web-API date.
+
+    Build metadata does not count (SemVer 2.0.0 §10): the row is that release, never behind it.
+    """
+    versions = {
+        "0.10.0+new": NOW - timedelta(days=400),
+        "0.11.0+new": NOW - timedelta(days=200),
+        "0.12.0+new": NOW - timedelta(hours=5),
+    }
+    fake_registry.crates.add("wasi", versions, pubtime=False)
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\n[dependencies]\nwasi = "=0.11.0+old"\n'
+    )
+    settings = Settings.model_validate(
+        {
+            "registries": {
+                "crates": fake_registry.url("crates-index"),
+                "crates-api": fake_registry.url("crates-api"),
+            },
+            "min_release_age": "3d",
+        }
+    )
+    async with make_client() as client:
+        result = await scan([str(tmp_path)], settings, Fetcher(client), FixedClock(NOW))
+    finding = result.repos[0].rows[0].finding
+    assert (finding.status, finding.current, finding.latest) == (
+        "held-back",
+        "0.11.0+old",
+        "0.12.0+new",
+    )
+    assert [h.version for h in finding.held_back] == ["0.12.0+new"]
+    assert finding.current_released_at == NOW - timedelta(days=200)
+    assert finding.date_sources == (("0.11.0+old", "web-api"), ("0.12.0+new", "web-api"))
+    assert finding.reason == (
+        "0.11.0+old is published as 0.11.0+new: build metadata does not count"
+        " (SemVer 2.0.0 §10; Cargo ignores it in requirements)"
+    )

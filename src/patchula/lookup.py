@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 import anyio.abc
@@ -42,6 +42,7 @@ from patchula.http.caching import revalidating
 from patchula.models import Catalog, Dependency, FetchResponse, Finding
 from patchula.policy import ReleaseAgePolicy, evaluate
 from patchula.policy.memo import EvaluationMemo
+from patchula.policy.release_age import judge
 from patchula.settings import Settings
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import Versioning
@@ -128,6 +129,30 @@ def _date_sources(
     return tuple(found.items())
 
 
+def _restated(
+    finding: Finding,
+    shown: Mapping[str, str],
+    source: str,
+    dated: str,
+    policy: ReleaseAgePolicy,
+    now: datetime,
+) -> Finding:
+    """``finding`` with each held-back reason naming what a ``source`` date is (``dated``).
+
+    A held-back release dated by ``source`` (``shown``: the row's ``dateSources``) is judged
+    again with that wording: Docker Hub's ``tag_last_pushed`` is the tag's last push ("last
+    pushed 24h ago …"), which a re-push of a floating tag (``node:20``) or a rebuild restarts,
+    not its first release, so the row never calls it "released 24h ago".
+    """
+    held = tuple(
+        replace(h, reason=judge(h.released_at, h.update_type, policy, now, dated=dated).reason)
+        if h.released_at is not None and shown.get(h.version) == source
+        else h
+        for h in finding.held_back
+    )
+    return finding if held == finding.held_back else replace(finding, held_back=held)
+
+
 def _times_needed(
     finding: Finding,
     catalog: Catalog,
@@ -172,20 +197,32 @@ def _catalog_names(catalog: Catalog, versioning: Versioning) -> Callable[[str], 
     """The catalog's own name of a version as a row shows it, ``None`` when it has none.
 
     A row shows versions through its scheme's ``shown`` (mise: ``v1.0.1`` is ``1.0.1``); a
-    scheme without one shows the catalog's names as they are.
+    scheme without one shows the catalog's names as they are, except a pin or lock spelled
+    otherwise than its release (Cargo's ``=0.11.0+old`` for the index's ``0.11.0+new``: build
+    metadata does not count, SemVer 2.0.0 §10), which is the catalog's release of the same
+    precedence, as ``policy.evaluate`` finds it. Image tags are only themselves (``18.4`` and
+    ``18.04`` are two images).
     """
     shown = getattr(versioning, "shown", None)
     names: dict[str, str] = {}
+    by_key: dict[Any, str] = {}
+    tags = getattr(versioning, "TAG_SCHEME", False) is True
 
     def named(version: str) -> str | None:
         if catalog.release(version) is not None:
             return version
-        if shown is None:
+        if shown is not None:
+            if not names:  # built on the first miss only: most schemes show names as they are
+                for release in catalog.releases:
+                    names.setdefault(str(shown(release.version)), release.version)
+            return names.get(version)
+        if tags or not versioning.is_valid(version):
             return None
-        if not names:  # built on the first miss only: most schemes show names as they are
+        if not by_key:  # built on the first miss only
             for release in catalog.releases:
-                names.setdefault(str(shown(release.version)), release.version)
-        return names.get(version)
+                if versioning.is_valid(release.version):
+                    by_key.setdefault(versioning.sort_key(release.version), release.version)
+        return by_key.get(versioning.sort_key(version))
 
     return named
 
@@ -457,6 +494,8 @@ class Lookups:
             shown = _date_sources(finding, sources, lazy.catalog_source, named)
             if shown:
                 finding = replace(finding, date_sources=shown)
+            if lazy.dated is not None and lazy.source is not None:
+                finding = _restated(finding, dict(shown), lazy.source, lazy.dated, policy, now)
         return catalog, finding
 
     def request(self, key: LookupKey) -> None:

@@ -333,7 +333,10 @@ def test_a_release_age_wait_asks_docker_hub_dates_only_for_the_needed_tags(
             "releasedAt": (now - timedelta(days=1)).strftime(stamp),
             "eligibleAt": (now + timedelta(days=2)).strftime(stamp),
             "updateType": "minor",
-            "reason": "released 24h ago; minor updates wait 72h",
+            "reason": (
+                "last pushed 24h ago (Docker Hub's tag_last_pushed: a re-push restarts the wait);"
+                " minor updates wait 72h"
+            ),
         }
     ]
     assert row["dateSources"] == {"3.13": "last-push", "3.14": "last-push"}
@@ -510,3 +513,47 @@ def test_an_unreadable_index_leaves_the_pin_unsure_and_fails_the_run(
     assert unsure in row["reason"]
     assert report["summary"]["failedLookups"] == 1
     assert code == 3
+
+
+def test_a_floating_tag_re_pushed_yesterday_is_held_as_pushed_not_as_released(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``node:20-alpine`` re-pushed a day ago: held back, and the row says "last pushed".
+
+    Docker Hub's ``tag_last_pushed`` is all a registry tells of a tag's age; a floating tag
+    (``22-alpine``) is re-pushed with every release of its line and every base-image rebuild,
+    so the JSON and the dashboard never call it "released 30h ago" (``dateSources`` ``last-push``,
+    and the dashboard's dates and ages say "(last push)").
+    """
+    tags = ("18-alpine", "20-alpine", "22-alpine", "23-alpine", "latest")
+    fake_registry.oci.add("library/node", dict.fromkeys(tags))
+    now = datetime.now(UTC).replace(microsecond=0)
+    pushed = {t: now - timedelta(days=400) for t in tags}
+    pushed |= {"20-alpine": now - timedelta(days=10), "22-alpine": now - timedelta(hours=30)}
+    fake_registry.docker_hub.add("library/node", pushed)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "Dockerfile").write_text("FROM node:18-alpine\n")
+    args = _args(fake_registry, "--no-cache", "--min-release-age", "3d")
+    code, report, _ = _run(str(repo), *args)
+    assert code == 0
+    [row] = _rows(report)
+    assert (row["status"], row["latest"], row["eligible"]) == ("outdated", "22-alpine", "20-alpine")
+    [held] = row["heldBack"]
+    assert (held["version"], held["reason"]) == (
+        "22-alpine",
+        (
+            "last pushed 30h ago (Docker Hub's tag_last_pushed: a re-push restarts the wait);"
+            " major updates wait 72h"
+        ),
+    )
+    assert row["dateSources"] == {"20-alpine": "last-push", "22-alpine": "last-push"}
+    dashboard = tmp_path / "dashboard.md"
+    code, _, _ = _run(str(repo), *args, "--dashboard", str(dashboard))
+    assert code == 0
+    lines = dashboard.read_text().splitlines()
+    eligible = next(line for line in lines if "| `20-alpine` |" in line)
+    assert "| 10d (last push) |" in eligible
+    held_row = next(line for line in lines if "| `22-alpine` |" in line)
+    pushed_at = (now - timedelta(hours=30)).strftime("%Y-%m-%d %H:%MZ")
+    assert f"| {pushed_at} (last push) |" in held_row

@@ -10,7 +10,7 @@ from msgspec.structs import replace
 
 from patchula.models import Catalog, Dependency, Release
 from patchula.policy import ReleaseAgePolicy, evaluate
-from patchula.versioning import npm, pep440
+from patchula.versioning import cargo, npm, pep440
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -223,6 +223,23 @@ def test_release_age_picks_newest_eligible_not_newest() -> None:
     assert held.released_at == NOW - DAY
     assert held.eligible_at == NOW + 2 * DAY
     assert held.reason == "released 24h ago; minor updates wait 72h"
+
+
+def test_a_hold_names_what_its_date_is() -> None:
+    """``judge(dated=…)``: a last push is said to be one; the verdict and times are the same."""
+    from patchula.datasource.docker import HUB_AGE  # noqa: PLC0415 - the docker wording
+    from patchula.policy.release_age import judge  # noqa: PLC0415
+
+    pushed = judge(NOW - 30 * timedelta(hours=1), "major", THREE_DAYS, NOW, dated=HUB_AGE)
+    released = judge(NOW - 30 * timedelta(hours=1), "major", THREE_DAYS, NOW)
+    assert (pushed.admitted, pushed.eligible_at) == (False, NOW + 42 * timedelta(hours=1))
+    assert (released.admitted, released.eligible_at) == (pushed.admitted, pushed.eligible_at)
+    assert released.reason == "released 30h ago; major updates wait 72h"
+    assert pushed.reason == (
+        "last pushed 30h ago (Docker Hub's tag_last_pushed: a re-push restarts the wait);"
+        " major updates wait 72h"
+    )
+    assert judge(NOW - 4 * DAY, "major", THREE_DAYS, NOW, dated=HUB_AGE).reason is None
 
 
 def test_all_newer_releases_young_is_held_back() -> None:
@@ -840,3 +857,69 @@ def test_a_withdrawn_current_with_no_usable_release_is_unknown_not_up_to_date() 
     f = evaluate(_py_dep("==1.2"), cat, pep440, NO_WAIT, NOW)
     assert f.status == "unknown"
     assert f.reason == "current 1.2 is yanked; pypi names no usable release to move to"
+
+
+def _cargo_dep(constraint: str) -> Dependency:
+    return Dependency(
+        manager="cargo",
+        file="Cargo.toml",
+        line=5,
+        name="wasi",
+        package_name="wasi",
+        datasource="crates",
+        versioning="cargo",
+        dep_type="dependencies",
+        declared=constraint,
+        constraint=constraint,
+    )
+
+
+def _cargo_catalog(*releases: Release) -> Catalog:
+    return Catalog(
+        datasource="crates", package_name="wasi", releases=releases, latest=None, fetched_at=NOW
+    )
+
+
+def test_a_cargo_pin_with_build_metadata_is_current_as_written() -> None:
+    """``=0.11.0+wasi-snapshot-preview1`` is current as the manifest writes it, and dated."""
+    meta = "0.11.0+wasi-snapshot-preview1"
+    cat = _cargo_catalog(_rel("0.10.0+wasi-snapshot-preview1", 900), _rel(meta, 400))
+    f = evaluate(_cargo_dep(f"={meta}"), cat, cargo, NO_WAIT, NOW)
+    assert (f.status, f.current, f.current_source, f.latest) == ("up-to-date", meta, "pin", meta)
+    assert (f.versions_behind, f.current_released_at, f.reason) == (0, NOW - 400 * DAY, None)
+    newer = _cargo_catalog(*cat.releases, _rel("0.12.0+wasi-0.2.0", 30))
+    f = evaluate(_cargo_dep(f"={meta}"), newer, cargo, NO_WAIT, NOW)
+    assert (f.status, f.current, f.eligible, f.update_type, f.versions_behind) == (
+        "outdated",
+        meta,
+        "0.12.0+wasi-0.2.0",
+        "minor",
+        1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("pin", "published"),
+    [
+        ("=0.11.0+meta", "0.11.0"),  # the registry's release has no metadata
+        ("=0.11.0", "0.11.0+meta"),  # the manifest's pin has none
+        ("=0.11.0+old", "0.11.0+new"),  # other metadata
+    ],
+)
+def test_build_metadata_alone_never_makes_a_cargo_pin_outdated(pin: str, published: str) -> None:
+    """Only build metadata differs: the same release (SemVer 2.0.0 §10), up to date, said so."""
+    cat = _cargo_catalog(_rel("0.10.0", 900), _rel(published, 400))
+    f = evaluate(_cargo_dep(pin), cat, cargo, THREE_DAYS, NOW)
+    current = pin.removeprefix("=")
+    assert (f.status, f.current, f.eligible, f.versions_behind, f.held_back) == (
+        "up-to-date",
+        current,
+        None,
+        0,
+        (),
+    )
+    assert (f.latest, f.current_released_at, f.libyears) == (published, NOW - 400 * DAY, 0.0)
+    assert f.reason == (
+        f"{current} is published as {published}: build metadata does not count"
+        " (SemVer 2.0.0 §10; Cargo ignores it in requirements)"
+    )

@@ -253,7 +253,10 @@ def test_compare(a: str, b: str, expected: int) -> None:
         ("=1.2.3", "1.2.3"),
         ("= 1.2.3", "1.2.3"),
         ("=1.2.3-rc.1", "1.2.3-rc.1"),
-        ("=1.2.3+build", "1.2.3"),
+        ("=1.2.3+build", "1.2.3+build"),
+        ("=0.11.0+wasi-snapshot-preview1", "0.11.0+wasi-snapshot-preview1"),
+        ("=1.2.3-rc.1+b.7", "1.2.3-rc.1+b.7"),
+        ("=1.2.3+", None),
         ("1.2.3", None),
         ("^1.2.3", None),
         ("=1.2", None),
@@ -264,7 +267,7 @@ def test_compare(a: str, b: str, expected: int) -> None:
     ],
 )
 def test_exact_pin_only_for_equals_full_version(constraint: str, expected: str | None) -> None:
-    """Only ``=MAJOR.MINOR.PATCH`` pins; a bare version is a caret range in Cargo."""
+    """Only ``=MAJOR.MINOR.PATCH`` pins, as written; a bare version is a caret range in Cargo."""
     assert cargo.exact_pin(constraint) == expected
 
 

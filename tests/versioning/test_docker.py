@@ -232,8 +232,9 @@ def test_range_schemes_call_every_version_compatible(scheme: str) -> None:
 def _grid() -> list[str]:
     """Tags of every shape: versions of 1-3 components, prereleases, variants, dates, words."""
     cores = ["3", "4", "3.12", "3.13", "3.12.1", "3.13.0", "v3.13", "10.0.0", "3.13.0rc1"]
+    cores += ["8", "8.0.402", "8u402", "8u402-b06", "8u412-b08", "17.0.10_7", "1.2.3-4"]
     dates = ["20240101", "20240329", "2024.03.29", "2024.3", "2024-03-29"]
-    tails = ["", "-slim", "-alpine3.19", "-rc1", "-rc.2-slim", "-beta"]
+    tails = ["", "-slim", "-alpine3.19", "-rc1", "-rc.2-slim", "-beta", "-debian-12-r9", "-r10"]
     words = ["latest", "stable", "0a1b2c3", "slim"]
     return [core + tail for core in cores + dates for tail in tails] + words
 
@@ -330,3 +331,87 @@ def test_version_shaped_tags_that_read_as_no_version_are_told_apart() -> None:
     assert docker.looks_like_version("v2.0_rc")
     for tag in ("latest", "0a1b2c3", "17.0.10_7-jdk", "3.12", "jammy"):
         assert not docker.looks_like_version(tag), tag
+
+
+def test_a_java_8_update_tag_is_major_0_update() -> None:
+    """``8u402-b06-jdk`` is 8.0.402 build 6: newer updates and builds sort above it, numerically."""
+    tags = ["8u412-b08-jdk", "8u402-b10-jdk", "8u92-b14-jdk", "8u402-b06-jdk"]
+    assert sorted(tags, key=docker.sort_key) == [
+        "8u92-b14-jdk",
+        "8u402-b06-jdk",
+        "8u402-b10-jdk",
+        "8u412-b08-jdk",
+    ]
+    assert docker.is_valid("8u402-b06-jre-jammy")
+    assert docker.is_stable("8u402-b06-jdk")
+    assert docker.is_stable("8u342-jdk")
+    assert docker.release_of("8u402-b06-jre-jammy") == (8, 0, 402)
+    assert docker.release_of("8u402") == (8, 0, 402)
+    assert docker.update_type("8u402-b06-jdk", "8u412-b08-jdk") == "patch"
+    assert docker.update_type("8u402-b06-jdk", "8u402-b07-jdk") == "patch"
+    assert docker.update_type("8u412-b08-jdk", "8u402-b06-jdk") is None
+    assert not docker.looks_like_version("8u402-b06-jdk")
+
+
+def test_a_java_8_update_tag_moves_only_within_its_variant_and_form() -> None:
+    """The suffix (``-jdk``, ``-jre-jammy``) must match; a build written alike or none.
+
+    Never to the floating ``8-jdk`` (the move Renovate proposes, renovatebot/renovate#19678),
+    nor to a Java 11 tag written ``11.0.22_7-jdk``.
+    """
+    assert docker.is_compatible("8u402-b06-jdk", "8u412-b08-jdk")
+    assert docker.is_compatible("8u402-b06-jre-jammy", "8u412-b08-jre-jammy")
+    assert docker.is_compatible("8u342-jdk", "8u352-jdk")
+    assert docker.is_compatible("8u402", "8u412")
+    assert docker.is_compatible("8u402-al2", "8u412-al2")
+    assert not docker.is_compatible("8u402-b06-jdk", "8u412-b08-jre-jammy")
+    assert not docker.is_compatible("8u402-b06-jdk", "8u412-b08-jdk-jammy")
+    assert not docker.is_compatible("8u402-b06-jdk", "8u412-jdk")
+    assert not docker.is_compatible("8u402-b06-jdk", "8-jdk")
+    assert not docker.is_compatible("8u342-alpine3.16-jre", "8-alpine3.16-jre")
+    assert not docker.is_compatible("8u402-b06-jdk", "8.0.412-jdk")
+    assert not docker.is_compatible("8u402", "8u412-al2")
+    assert not docker.is_compatible("8u402-b06-jdk", "11.0.22_7-jdk")
+
+
+def test_a_bitnami_revision_is_ordered_numerically_and_is_not_the_variant() -> None:
+    """``7.2.4-debian-12-r9`` → ``-r10`` (patch) or ``7.2.5-debian-12-r0``; ``debian-12`` stays."""
+    tags = ["7.2.5-debian-12-r0", "7.2.4-debian-12-r10", "7.2.4-debian-12-r9", "7.2.4-debian-12-r2"]
+    assert sorted(tags, key=docker.sort_key) == [
+        "7.2.4-debian-12-r2",
+        "7.2.4-debian-12-r9",
+        "7.2.4-debian-12-r10",
+        "7.2.5-debian-12-r0",
+    ]
+    assert docker.is_compatible("7.2.4-debian-12-r9", "7.2.4-debian-12-r10")
+    assert docker.is_compatible("7.2.4-debian-12-r9", "7.2.5-debian-12-r0")
+    assert docker.is_compatible("7.2.4-debian-12-r9", "8.0.0-debian-12-r1")
+    assert not docker.is_compatible("7.2.4-debian-12-r9", "7.2.5-debian-11-r3")
+    assert not docker.is_compatible("7.2.4-debian-12-r9", "7.2.5-debian-12")
+    assert not docker.is_compatible("7.2.4-debian-12-r9", "7.2.5")
+    assert not docker.is_compatible("7.2-debian-12", "7.2.5-debian-12-r0")
+    assert docker.update_type("7.2.4-debian-12-r9", "7.2.4-debian-12-r10") == "patch"
+    assert docker.update_type("7.2.4-debian-12-r9", "7.2.5-debian-12-r0") == "patch"
+    assert docker.update_type("7.2.4-debian-12-r9", "7.4.0-debian-12-r0") == "minor"
+    assert docker.update_type("7.2.4-debian-12-r10", "7.2.4-debian-12-r9") is None
+    assert docker.release_of("7.2.4-debian-12-r9") == (7, 2, 4)
+    # Alpine-style package revisions, without a variant; with a build before them.
+    assert docker.is_compatible("1.2.3-r1", "1.2.4-r0")
+    assert docker.compare("1.2.3-r10", "1.2.3-r9") == 1
+    assert docker.is_compatible("1.2.3-4-r1", "1.2.3-5-r0")
+    assert not docker.is_compatible("1.2.3-4-r1", "1.2.3-5")
+
+
+def test_another_variant_is_the_same_shape_with_another_suffix() -> None:
+    """``is_other_variant``: same form and precision, other suffix; never dates or snapshots."""
+    assert docker.is_other_variant("7.2.4-debian-11-r40", "7.4.1-debian-12-r3")
+    assert docker.is_other_variant("20-alpine3.18", "22-alpine3.20")
+    assert docker.is_other_variant("3.12-slim", "3.13")
+    assert not docker.is_other_variant("3.12-slim", "3.13-slim")  # the same variant
+    assert not docker.is_other_variant("7.2.4-debian-11-r40", "7.4.1-debian-12")  # no revision
+    assert not docker.is_other_variant("3.12-slim", "3.13.1")  # another precision
+    assert not docker.is_other_variant("jammy-20240227", "noble-20251001")
+    assert not docker.is_other_variant("20240101-slim", "20250101")
+    assert not docker.is_other_variant("latest", "3.13")
+    for scheme in ("node_image", "ubuntu_image"):
+        assert VERSIONINGS[scheme].is_other_variant("20-alpine3.18", "22-alpine3.20")  # type: ignore[attr-defined]

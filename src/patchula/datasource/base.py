@@ -338,12 +338,16 @@ class LazyTimes(msgspec.Struct, frozen=True):
     source of the bare times ``lookup`` answers (``None``: the catalog's ``time_source`` says
     it, nothing per date), ``catalog_source`` that of the dates the catalog itself carries
     (``None``: it carries none, or they need no word). A ``Dated`` answer names its own.
+    ``dated``: how a held-back release's reason names the age of a date ``lookup`` found
+    with ``source`` (``policy.release_age.judge``'s ``dated``, ``{age}`` filled in), ``None``
+    when it is a first release ("released 5h ago"); Docker Hub's dates are a tag's last push.
     """
 
     lookup: ReleaseTimesLookup
     for_libyears: bool
     source: str | None = None
     catalog_source: str | None = None
+    dated: str | None = None
 
 
 class Datasource(msgspec.Struct):

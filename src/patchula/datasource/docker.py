@@ -69,6 +69,9 @@ HUB_TIME_SOURCE = (
 CREDENTIAL_HINT = "~/.docker/config.json"
 # What a Hub date is, as its row says (``dateSources``): the tag's last push, not a release.
 HUB_DATE = "last-push"
+# How a held-back tag's reason names that age (a re-push of a floating tag such as ``20``,
+# or a rebuild of ``20.11.1`` on a new base image, restarts it: Docker Hub keeps no first push).
+HUB_AGE = "last pushed {age} ago (Docker Hub's tag_last_pushed: a re-push restarts the wait)"
 # Docker Hub's dates come from a separate, rate-limited API: asked only for the release-age
 # verdict, never for libyears alone (libyears of images then stay unknown).
 TIMES_FOR_LIBYEARS = False
@@ -492,7 +495,9 @@ DATASOURCE = Datasource(
     default_versioning=DEFAULT_VERSIONING,
     get_catalog=get_catalog,
     single_document=None,  # tag list pages, then a HEAD per digest and the Hub API for dates
-    release_times=LazyTimes(lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS, source=HUB_DATE),
+    release_times=LazyTimes(
+        lookup=release_times, for_libyears=TIMES_FOR_LIBYEARS, source=HUB_DATE, dated=HUB_AGE
+    ),
     get_digest=get_digest,
     platform_digests=platform_digests,
     digest_terms=IMAGE_DIGESTS,

@@ -197,7 +197,14 @@ def _evaluate(
     return Finding(
         status=status,
         reason=_notes(
-            current_rel, latest_rel, latest, catalog, latest_note, admitted_note, withdrawn_note
+            current_rel,
+            latest_rel,
+            latest,
+            catalog,
+            latest_note,
+            admitted_note,
+            withdrawn_note,
+            _metadata_note(current, current_rel, versioning),
         ),
         current=current,
         current_source=source,
@@ -336,6 +343,25 @@ def _local_note(catalog: Catalog, current: str, view: CatalogView) -> str:
     return (
         f"; its public version {catalog.releases[index].version} is: the +{label} build"
         " (a PEP 440 local version) comes from another index"
+    )
+
+
+def _metadata_note(current: str, rel: Release | None, versioning: Versioning) -> str | None:
+    """``0.11.0+old is published as 0.11.0+new …`` when only build metadata tells them apart.
+
+    A Cargo pin or lock written with other build metadata than the release the registry lists
+    (or with none, or the registry's without any) names that release: SemVer 2.0.0 §10 leaves
+    build metadata out of precedence and Cargo ignores it in requirements. The row keeps what
+    the manifest says as current and names the registry's spelling, so neither reads as a
+    misquote. ``None`` for every other scheme and when the spellings agree.
+    """
+    if versioning.ID != "cargo" or rel is None or rel.version == current:
+        return None
+    if "+" not in current and "+" not in rel.version:
+        return None
+    return (
+        f"{current} is published as {rel.version}: build metadata does not count"
+        " (SemVer 2.0.0 §10; Cargo ignores it in requirements)"
     )
 
 
@@ -694,7 +720,10 @@ def _select_latest(
     if _is_tag_scheme(versioning) and (
         tagged is None or current is None or not versioning.is_compatible(current, tagged)
     ):
-        return (None if current is None else view.newest_compatible(current)), None
+        if current is None:
+            return None, None
+        newest = view.newest_compatible(current)
+        return newest, _elsewhere_note(view, current, newest)
     if tagged is None:
         # The registry names no latest (GitHub's release list is in creation order, not version
         # order): the newest stable release by the row's versioning, as Renovate's lookup does.
@@ -729,6 +758,23 @@ def _select_latest(
         return stable, None
     tag = _latest_tag(catalog, tagged)
     return stable, f"{tag} is {tagged}, a prerelease; latest shown is the newest stable release"
+
+
+def _elsewhere_note(view: CatalogView, current: str, newest: str | None) -> str | None:
+    """``7.4.1-debian-12-r3 is newer, in another variant …`` when only other variants move on.
+
+    Image tags move only within their variant (``is_compatible``); when a newer release than
+    the newest of current's variant is tagged only in another one (Bitnami moving from
+    ``debian-11`` to ``debian-12``, ``alpine3.18`` tags no longer published), the row names it
+    rather than looking up to date in silence. ``None`` when nothing newer is elsewhere.
+    """
+    other = view.newest_elsewhere(current)
+    if other is None or view.versioning.update_type(newest or current, other) is None:
+        return None
+    return (
+        f"{other} is newer, in another variant (tags move only within their own;"
+        f" the newest in this one is {newest or current})"
+    )
 
 
 def _latest_tag(catalog: Catalog, tagged: str) -> str:
@@ -861,13 +907,17 @@ def _notes(
     latest_note: str | None = None,
     admitted_note: str | None = None,
     withdrawn_note: str | None = None,
+    metadata_note: str | None = None,
 ) -> str | None:
     """Return facts worth a user's attention: yanked or deprecated current or latest, caveat.
 
     ``admitted_note`` says the eligible release was admitted although its age is unknown;
-    ``withdrawn_note`` what a yanked current with nothing newer moves back to.
+    ``withdrawn_note`` what a yanked current with nothing newer moves back to;
+    ``metadata_note`` how the registry spells current (``_metadata_note``).
     """
     notes: list[str] = []
+    if metadata_note is not None:
+        notes.append(metadata_note)
     if latest_note is not None:
         notes.append(latest_note)
     if admitted_note is not None:

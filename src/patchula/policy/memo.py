@@ -74,6 +74,7 @@ class CatalogView:
         "_keys",
         "_movable",
         "_newest_compatible",
+        "_newest_elsewhere",
         "_order",
         "_picks",
         "_stable",
@@ -133,6 +134,7 @@ class CatalogView:
         self._admits: dict[tuple[str, str], bool] = {}
         self._candidates: dict[tuple[str, str | None], tuple[int, ...]] = {}
         self._newest_compatible: dict[str, str | None] = {}
+        self._newest_elsewhere: dict[str, str | None] = {}
 
     def find(self, version: str) -> int | None:
         """Index of the release equal to ``version``: exactly, else in the scheme (``1.0``)."""
@@ -215,6 +217,30 @@ class CatalogView:
                 None,
             )
         return self._newest_compatible[current]
+
+    def newest_elsewhere(self, current: str) -> str | None:
+        """The newest stable release in another variant than ``current``'s, or ``None``.
+
+        Not yanked and installable, stable, and of the same shape as current in another
+        variant (the scheme's ``is_other_variant``: image tags; ``None`` for schemes without
+        variants). What a row that never moves across variants is measured against to say
+        that newer releases are tagged elsewhere only.
+        """
+        other_variant = getattr(self.versioning, "is_other_variant", None)
+        if other_variant is None:
+            return None
+        if current not in self._newest_elsewhere:
+            self._newest_elsewhere[current] = next(
+                (
+                    self._versions[p]
+                    for p in range(len(self._keys) - 1, -1, -1)
+                    if self._usable[p]
+                    and self._stable[p]
+                    and other_variant(current, self._versions[p])
+                ),
+                None,
+            )
+        return self._newest_elsewhere[current]
 
     def _unstable_gate(self, current: str) -> Callable[[str], bool] | None:
         """Which prereleases a user on ``current`` may move to, or ``None`` for none.

@@ -17,6 +17,9 @@ from patchula.models import UpdateType
 
 UnknownAge = Literal["hold", "admit"]
 
+# How a hold names the age of a first-release date (``judge``'s ``dated``).
+RELEASED = "released {age} ago"
+
 
 class ReleaseAgePolicy(msgspec.Struct, frozen=True):
     """Wait per update type; ``timedelta(0)`` means "no wait"."""
@@ -54,12 +57,16 @@ def judge(
     policy: ReleaseAgePolicy,
     now: datetime,
     unknown_because: str = "the registry gives no publish time",
+    *,
+    dated: str = RELEASED,
 ) -> AgeVerdict:
     """Decide whether a release published at ``released_at`` is old enough at ``now``.
 
-    Returns an ``AgeVerdict``; ``reason`` explains a hold ("released 5h ago, minor updates wait
+    Returns an ``AgeVerdict``; ``reason`` explains a hold ("released 5h ago; minor updates wait
     72h"; "age unknown: ``unknown_because``; minor updates wait 72h") or an admission without
-    a known age ("age unknown, admitted by policy").
+    a known age ("age unknown, admitted by policy"). ``dated`` says what ``released_at`` is,
+    its ``{age}`` filled in: ``released {age} ago`` (default), or for a date that is no first
+    release what it is (an image tag's last push: ``datasource.docker.HUB_AGE``).
     """
     wait = policy.wait_for(update_type)
     kind = update_type or "patch"
@@ -82,7 +89,7 @@ def judge(
     return AgeVerdict(
         admitted=False,
         eligible_at=eligible_at,
-        reason=f"released {_hours(age)} ago; {kind} updates wait {_hours(wait)}",
+        reason=f"{dated.format(age=_hours(age))}; {kind} updates wait {_hours(wait)}",
     )
 
 

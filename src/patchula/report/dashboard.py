@@ -384,7 +384,7 @@ def _repository(repo: RepositoryReport, report: ScanReport) -> _Repo:
                     _package(d),
                     _current(d),
                     _proposed(d),
-                    age(d.eligible_released_at, now),
+                    _pushed(d, d.eligible, age(d.eligible_released_at, now)),
                     _where(d.file, d.line),
                     _notes(d),
                 ]
@@ -458,6 +458,22 @@ def _commit(commit: str | None) -> str:
     return f" at {code(commit[:12], cell=False)}" if commit else ""
 
 
+# The ``dateSources`` word of a date that is an image tag's last push (Docker Hub's
+# ``tag_last_pushed``, ``datasource.docker.HUB_DATE``), not a first release.
+_LAST_PUSH = "last-push"
+
+
+def _pushed(d: DependencyReport, version: str | None, text: str) -> str:
+    """``text`` (a date or an age of ``version``), marked ``(last push)`` when it is one.
+
+    A tag's last push restarts with every re-push (a floating tag, a rebuild): the dashboard's
+    "released" and "age" columns never pass it off as a first release.
+    """
+    if version is not None and d.date_sources and d.date_sources.get(version) == _LAST_PUSH:
+        return f"{text} (last push)"
+    return text
+
+
 def _held_back(deps: list[DependencyReport]) -> _Section | None:
     """One row per dependency with held-back releases: the newest, when it becomes eligible.
 
@@ -482,7 +498,9 @@ def _held_back(deps: list[DependencyReport]) -> _Section | None:
                 _current(d),
                 _proposed(d) if d.status == "outdated" else "",
                 code(version),
-                when(newest.released_at) if newest.released_at else "age unknown",
+                _pushed(d, newest.version, when(newest.released_at))
+                if newest.released_at
+                else "age unknown",
                 when(newest.eligible_at) if newest.eligible_at else "age unknown",
                 fetched,
                 _where(d.file, d.line),

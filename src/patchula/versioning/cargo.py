@@ -207,19 +207,19 @@ def is_valid_constraint(constraint: str) -> bool:
 
 
 def exact_pin(constraint: str) -> str | None:
-    """Return the version ``=1.2.3`` pins (build metadata dropped), else ``None``.
+    """Return the version ``=1.2.3`` pins, as written (build metadata kept), else ``None``.
 
-    A bare ``1.2.3`` is a caret requirement in Cargo, not a pin.
+    ``=0.11.0+wasi-snapshot-preview1`` gives ``0.11.0+wasi-snapshot-preview1``: what the
+    manifest says. Build metadata does not count for precedence (SemVer 2.0.0 §10, and Cargo
+    ignores it in requirements, warning so), so ``compare`` and ``matches`` treat it as
+    ``0.11.0``; it is never newer or older than the same version spelled without it. A bare
+    ``1.2.3`` is a caret requirement in Cargo, not a pin.
     """
     text = constraint.strip()
     if not text.startswith("=") or "," in text:
         return None
-    parsed = _parse(text[1:])
-    if parsed is None:
-        return None
-    major, minor, patch, pre = parsed
-    release = f"{major}.{minor}.{patch}"
-    return f"{release}-{'.'.join(str(i) for i in pre)}" if pre else release
+    version = text[1:].strip()
+    return version if _parse(version) is not None else None
 
 
 def matches(version: str, constraint: str) -> bool:

@@ -7,9 +7,12 @@ A tag (``3.12-slim-bookworm``, ``20.11.1-alpine3.19``, ``v1.22.5``) is an option
 ``beta.1``) is a prerelease too; the rest of the suffix names the variant (``slim``,
 ``alpine3.19``). A build number after the version, glued with ``_`` (Eclipse Temurin's
 ``17.0.10_7-jdk``) or as a first suffix piece of digits alone (``1.2.3-4``, ``4.16.1-20231219``),
-orders a tag after its release (``_build``). Tags are compared only within one compatibility
-class: same kind, same number of written components, a build glued alike or none, same variant
-and with or without a leading ``v`` alike
+orders a tag after its release (``_build``). Java 8's update tags (``8u402-b06-jdk``,
+``8u402``) read as ``8.0.402`` with the build ``-b06`` (``_java_update``). A last suffix piece
+``rN`` is a packaging revision, ordered after the build (Bitnami's ``7.2.4-debian-12-r9``: the
+variant is ``debian-12``; ``_revision``). Tags are compared only within one compatibility
+class: same kind, same number of written components, a build and a revision written alike or
+none, same variant and with or without a leading ``v`` alike
 (``is_compatible``, Renovate's ``isCompatible``, which ignores the ``v``). A prerelease current
 may move to prereleases of its own release only (``admits_prerelease``), else to stable tags.
 
@@ -65,6 +68,12 @@ _VERSION_START = re.compile(r"v?[0-9]+(?:[._][0-9]+)+")
 _PRERELEASE_PIECE = re.compile(
     r"(?:alpha|beta|rc|pre|preview|snapshot)(?:\.?[0-9]+)*", re.IGNORECASE
 )
+# Java 8 and older (``8u402``): ``MAJOR u UPDATE``, read as ``MAJOR.0.UPDATE``; its build is
+# written ``-bNN`` (``8u402-b06-jdk``), as OpenJDK names its update releases (``jdk8u402-b06``).
+_JAVA_UPDATE = re.compile(r"(?P<major>[0-9]+)u(?P<update>[0-9]+)")
+_JAVA_BUILD = re.compile(r"b(?P<build>[0-9]+)")
+# A packaging revision as the last suffix piece (Bitnami's ``7.2.4-debian-12-r9``).
+_REVISION = re.compile(r"r(?P<revision>[0-9]+)")
 _DASH_DATE = re.compile(r"(?P<y>[0-9]{4})-(?P<m>[0-9]{2})-(?P<d>[0-9]{2})(?:-(?P<rest>.+))?")
 _SEGMENTS = re.compile(r"[0-9]+|[A-Za-z]+")
 _MIN_YEAR, _MAX_YEAR = 1970, 2199
@@ -82,11 +91,13 @@ class _Tag(msgspec.Struct, frozen=True):
     pre: tuple[int | str, ...] | None  # prerelease segments, ``None`` for a stable tag
     suffix: str  # the variant after the version (``slim-bookworm``), ``""`` for none
     build: int | None = None  # the build number after ``_`` or ``-`` (``17.0.10_7``, ``1.2.3-4``)
+    revision: int | None = None  # the packaging revision ``-rN`` ending the tag (``-debian-12-r9``)
 
     @property
     def numbers(self) -> tuple[int, ...]:
-        """The release then its build: what orders two tags and names their update type."""
-        return self.release if self.build is None else (*self.release, self.build)
+        """The release, build and revision: what orders two tags and names their update type."""
+        extra = tuple(n for n in (self.build, self.revision) if n is not None)
+        return (*self.release, *extra) if extra else self.release
 
 
 def _segments(label: str) -> tuple[int | str, ...]:
@@ -138,6 +149,9 @@ def _parse(tag: str) -> _Tag | None:
             pre, suffix = _split_suffix(dash_date["rest"] or "", None)
             return _Tag("date", f"{v}dash", 3, parts, pre, suffix)
     head, _, rest = text.partition("-")
+    java = _JAVA_UPDATE.fullmatch(head)
+    if java is not None:
+        return _java_update(v, java, rest)
     match = _VERSION_PART.fullmatch(head)
     if match is None:
         return _snapshot(tag)
@@ -147,13 +161,60 @@ def _parse(tag: str) -> _Tag | None:
     if glued == "-":
         rest = rest.partition("-")[2]
     pre, suffix = _split_suffix(rest, match["pre"])
+    suffix, revision = _revision(suffix)
+    glued += "-r" if revision is not None else ""
     compact = _compact_date(written[0])
     if compact is not None:
         form = f"{v}compact{glued}"
-        return _Tag("date", form, len(written), compact + numbers[1:], pre, suffix, build)
+        release = compact + numbers[1:]
+        return _Tag("date", form, len(written), release, pre, suffix, build, revision)
+    kind: Kind = "version"
     if len(written[0]) == _YEAR_DIGITS and _MIN_YEAR <= numbers[0] <= _MAX_YEAR:
-        return _Tag("date", f"{v}dotted{glued}", len(written), numbers, pre, suffix, build)
-    return _Tag("version", f"{v}dotted{glued}", len(written), numbers, pre, suffix, build)
+        kind = "date"
+    return _Tag(kind, f"{v}dotted{glued}", len(written), numbers, pre, suffix, build, revision)
+
+
+def _java_update(v: str, match: re.Match[str], rest: str) -> _Tag:
+    """A Java 8 (or older) update tag: ``8u402-b06-jdk``, ``8u402-b06-jre-jammy``, ``8u402``.
+
+    ``MAJOR u UPDATE`` is Java's own name of an update release of a line before Java 9
+    (``java -version`` says ``1.8.0_402``; JEP 223 replaced the scheme from 9 on): read as
+    ``MAJOR.0.UPDATE``, so an update is a ``patch``. A first suffix piece ``bNN`` is the build
+    (OpenJDK's ``jdk8u402-b06``, Eclipse Temurin's and AdoptOpenJDK's tags), ordered after the
+    update; the rest of the suffix (``jdk``, ``jre-jammy``, ``al2``) is the variant, which a
+    newer tag must share, with a build written alike or none (openjdk's ``8u342-jdk``,
+    amazoncorretto's ``8u402``). Renovate's docker versioning reads ``8u402`` as major ``8``
+    with the prerelease ``u402`` and proposes ``8-jdk`` or nothing (renovatebot/renovate#19678,
+    open; its ``workarounds:javaLTSVersions`` regex reads no ``u``).
+    """
+    release = (int(match["major"]), 0, int(match["update"]))
+    first, _, after = rest.partition("-")
+    build_match = _JAVA_BUILD.fullmatch(first)
+    build = int(build_match["build"]) if build_match is not None else None
+    if build is not None:
+        rest = after
+    pre, suffix = _split_suffix(rest, None)
+    suffix, revision = _revision(suffix)
+    glued = ("-b" if build is not None else "") + ("-r" if revision is not None else "")
+    return _Tag("version", f"{v}java-update{glued}", 3, release, pre, suffix, build, revision)
+
+
+def _revision(suffix: str) -> tuple[str, int | None]:
+    """Split a packaging revision ``rN`` off the end of the variant ``suffix``.
+
+    Bitnami tags every rebuild of a release on one base as ``7.2.4-debian-12-r9``
+    (``{version}-{os}-{os major}-r{revision}``, "Understand Bitnami's rolling tags", and the
+    ``revision`` of Renovate's ``workarounds:bitnamiDockerImageVersioning``); Alpine's package
+    releases are written alike (``1.2.3-r1``). The revision orders the tags of one release
+    numerically (``-r10`` after ``-r9``), after its build, and the variant is what precedes it
+    (``debian-12``): a newer release restarts at ``-r0``, in the same variant. Returns the
+    variant and the revision (``None`` when the suffix ends in no ``rN``).
+    """
+    variant, dash, last = suffix.rpartition("-")
+    match = _REVISION.fullmatch(last)
+    if match is None:
+        return suffix, None
+    return (variant if dash else ""), int(match["revision"])
 
 
 def _build(underscored: str | None, pre: str | None, rest: str) -> tuple[int | None, str]:
@@ -253,6 +314,21 @@ def is_compatible(current: str, other: str) -> bool:
     return (a.kind, a.form, a.written, a.suffix) == (b.kind, b.form, b.written, b.suffix)
 
 
+def is_other_variant(current: str, other: str) -> bool:
+    """Return whether ``other`` is the same kind of version tag as ``current`` in another variant.
+
+    Both version tags (not dates or snapshots) written alike (form, components, build and
+    revision) with different suffixes: ``7.4.1-debian-12-r3`` for ``7.2.4-debian-11-r40``,
+    ``22-alpine3.20`` for ``20-alpine3.18``. Read by the policy (``policy.memo``): a row never
+    moves across variants, so when the newest release is tagged only in another one (a
+    retired base image) the row says so instead of looking up to date in silence.
+    """
+    a, b = _parse(current), _parse(other)
+    if a is None or b is None or a.kind != "version" or b.kind != "version":
+        return False
+    return (a.form, a.written) == (b.form, b.written) and a.suffix != b.suffix
+
+
 def admits_prerelease(current: str, other: str) -> bool:
     """Return whether a user on the prerelease tag ``current`` may move to the prerelease ``other``.
 
@@ -279,7 +355,8 @@ def sort_key(version: str) -> Any:  # noqa: ANN401 - the protocol leaves the key
     """Return an ordering key; invalid tags get ``(0, tag)`` and sort first.
 
     A valid key is ``(1, kind, release, prerelease, variant)``: versions below dates; the
-    release numerically by component, a shorter one above the longer ones it prefixes; a
+    release (then its build and revision: ``8u402-b06`` is ``8.0.402`` build 6, ``-r9``
+    revision 9) numerically by component, a shorter one above the longer ones it prefixes; a
     prerelease below its release; no variant above a variant, variants in ASCII order. A
     leading ``v`` and leading zeros do not count (``v18.04`` equals ``18.4``).
     """
