@@ -1027,16 +1027,54 @@ def test_build_and_hatch_rows_never_take_a_lockfile_version(tmp_path: Path) -> N
     ]
 
 
-def test_pdm_rows_say_pdm_lock_is_not_read_and_ignore_uv_lock(tmp_path: Path) -> None:
-    """PDM's groups are locked in pdm.lock (not read): their rows say so, never uv.lock's."""
+def test_pdm_lock_gives_current_to_project_extras_and_pdm_groups(tmp_path: Path) -> None:
+    """pdm.lock locks [project], extras, dependency groups and [tool.pdm.dev-dependencies].
+
+    Its ``[metadata] groups`` may leave a group out (``pdm lock -G``), and a row of a group it
+    does lock that it lacks is stale.
+    """
+    _write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\nversion = "1.0"\ndependencies = ["attrs>=22", "gone"]\n'
+        '[project.optional-dependencies]\nSocks = ["socksio"]\ndocs = ["sphinx"]\n'
+        '[build-system]\nrequires = ["pdm-backend"]\n'
+        '[tool.pdm.dev-dependencies]\ntest = ["attrs", "pytest>=8"]\n',
+    )
+    _write(
+        tmp_path,
+        "pdm.lock",
+        '[metadata]\ngroups = ["default", "socks", "test"]\nlock_version = "4.5.0"\n'
+        '[[package]]\nname = "attrs"\nversion = "23.2.0"\ngroups = ["default", "test"]\n'
+        '[[package]]\nname = "socksio"\nversion = "1.0.0"\ngroups = ["socks"]\n',
+    )
+    found = _extract(tmp_path)
+    stale = "not in pdm.lock: current from the range; the lockfile is out of date"
+    assert [(i.dep.dep_type, i.dep.name, i.locked, i.lock_file, i.note) for i in found] == [
+        ("project", "attrs", "23.2.0", "pdm.lock", None),
+        ("project", "gone", None, None, stale),
+        ("optional:Socks", "socksio", "1.0.0", "pdm.lock", None),
+        (
+            "optional:docs",
+            "sphinx",
+            None,
+            None,
+            "from the range: pdm.lock does not lock group 'docs' (its [metadata] groups)",
+        ),
+        ("build-system", "pdm-backend", None, None, None),
+        ("pdm-dev:test", "attrs", "23.2.0", "pdm.lock", None),
+        ("pdm-dev:test", "pytest", None, None, stale),
+    ]
+
+
+def test_pdm_groups_never_take_uv_lock_versions(tmp_path: Path) -> None:
+    """Only pdm.lock locks [tool.pdm.dev-dependencies]: with uv.lock alone they are unlocked."""
     _write(
         tmp_path,
         "pyproject.toml",
         '[project]\nname = "app"\nversion = "1.0"\ndependencies = ["attrs>=22"]\n'
-        '[build-system]\nrequires = ["pdm-backend"]\n'
-        '[tool.pdm.dev-dependencies]\ntest = ["attrs", "pytest>=8"]\n',
+        '[tool.pdm.dev-dependencies]\ntest = ["attrs"]\n',
     )
-    _write(tmp_path, "pdm.lock", '[metadata]\nlock_version = "4.4"\n')
     _write(
         tmp_path,
         "uv.lock",
@@ -1045,9 +1083,7 @@ def test_pdm_rows_say_pdm_lock_is_not_read_and_ignore_uv_lock(tmp_path: Path) ->
     found = _extract(tmp_path)
     assert [(i.dep.dep_type, i.dep.name, i.locked, i.note) for i in found] == [
         ("project", "attrs", "23.2.0", None),
-        ("build-system", "pdm-backend", None, None),
-        ("pdm-dev:test", "attrs", None, "from the range: pdm.lock not read"),
-        ("pdm-dev:test", "pytest", None, "from the range: pdm.lock not read"),
+        ("pdm-dev:test", "attrs", None, None),
     ]
 
 

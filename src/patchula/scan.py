@@ -1997,6 +1997,7 @@ LOCKFILE_MANAGERS = frozenset(
         "bun_lock",
         "uv_lock",
         "poetry_lock",
+        "pdm_lock",
         "pipfile_lock",
         "cargo_lock",
     }
@@ -2037,7 +2038,7 @@ async def _discover_sliced(root: Path, settings: Settings) -> tuple[Discovery, i
 _LOCKS_OF = {
     "package_json": ("package_lock", "yarn_lock", "pnpm_lock", "bun_lock"),
     "cargo_toml": ("cargo_lock",),
-    "pyproject": ("uv_lock", "poetry_lock"),
+    "pyproject": ("uv_lock", "poetry_lock", "pdm_lock"),
     "pipfile": ("pipfile_lock",),
 }
 
@@ -2751,16 +2752,16 @@ def _covers(lock_dir: str, manifest_dir: str) -> bool:
 # Each is read only by its own tools' lockfiles (pipenv never reads pyproject.toml, uv and
 # Poetry never read a Pipfile).
 _WORKSPACE_LOCKED = {
-    "pyproject": frozenset({"uv_lock", "poetry_lock"}),
+    "pyproject": frozenset({"uv_lock", "poetry_lock", "pdm_lock"}),
     "pipfile": frozenset({"pipfile_lock"}),
     "cargo_toml": frozenset({"cargo_lock"}),
 }
 
 
-# The pyproject tables uv.lock and poetry.lock never lock, whatever they hold of the same
-# package: PEP 517 frontends install `[build-system] requires` afresh into an isolated build
-# environment, Hatch resolves its environments' dependencies itself (neither is in any
-# lockfile), and PDM locks its groups in its own pdm.lock (not read: its note still applies).
+# The pyproject tables no lockfile locks, whatever it holds of the same package: PEP 517
+# frontends install `[build-system] requires` afresh into an isolated build environment, and
+# Hatch resolves its environments' dependencies itself (neither is in any lockfile). PDM's
+# dev-dependency groups are locked by pdm.lock alone (uv and Poetry never read that table).
 _UNLOCKED_PYPROJECT_TYPES = ("build-system", "hatch-env:")
 _PDM_LOCKED_TYPES = ("pdm-dev:",)
 
@@ -2771,10 +2772,16 @@ def _installed_unlocked(dep: Dependency) -> bool:
 
 
 def _not_workspace_locked(dep: Dependency) -> bool:
-    """Whether ``dep`` is a pyproject row neither uv.lock nor poetry.lock locks."""
-    return _installed_unlocked(dep) or (
-        dep.manager == "pyproject" and dep.dep_type.startswith(_PDM_LOCKED_TYPES)
-    )
+    """Whether ``dep`` is a pyproject row no lockfile of its tools locks."""
+    return _installed_unlocked(dep)
+
+
+def _lock_managers_of(dep: Dependency) -> frozenset[str] | None:
+    """The lockfile managers that may lock ``dep`` (``None``: none of a workspace kind)."""
+    managers = _WORKSPACE_LOCKED.get(dep.manager)
+    if managers is not None and dep.dep_type.startswith(_PDM_LOCKED_TYPES):
+        return frozenset({"pdm_lock"})  # `[tool.pdm.dev-dependencies]`: PDM's own table
+    return managers
 
 
 def _locked_version(
@@ -2836,7 +2843,7 @@ def _locked_version(
                 return None, None, _outside_note(lock.file, dep, [version])
             return version, lock.file, None
         return None, None, None
-    lock_managers = _WORKSPACE_LOCKED.get(dep.manager)
+    lock_managers = _lock_managers_of(dep)
     if lock_managers is None or _not_workspace_locked(dep):
         return None, None, None
     candidates = [lf for lf in candidates if lf.manager in lock_managers]
@@ -2913,6 +2920,9 @@ _LOCKED_SECTIONS = frozenset({"dependencies", "devDependencies", "optionalDepend
 _PYTHON_LOCKED_SECTIONS = {
     "uv_lock": ("project", "optional:", "group:", "uv-dev"),
     "poetry_lock": ("poetry", "poetry-dev", "poetry-group:", "project", "optional:", "group:"),
+    # `pdm lock` locks [project] dependencies, every extra, PEP 735 dependency groups and its
+    # own [tool.pdm.dev-dependencies] groups (pdm-project.org/latest/usage/dependency/).
+    "pdm_lock": ("project", "optional:", "group:", "pdm-dev:"),
 }
 
 
@@ -2942,6 +2952,9 @@ def _unlocked_note(lock: Lockfile, dep: Dependency, key: str | None) -> str | No
         return f"from the range: its entry in {lock.file} is unusable"
     if dep.skip_reason is not None or not _locks(lock, dep.dep_type):
         return None
+    group = _pdm_group(dep.dep_type)
+    if lock.groups is not None and group not in lock.groups:
+        return f"from the range: {lock.file} does not lock group {group!r} (its [metadata] groups)"
     stale = f"not in {lock.file}: current from the range; the lockfile is out of date"
     if dep.markers is None:
         return stale
@@ -2949,6 +2962,14 @@ def _unlocked_note(lock: Lockfile, dep: Dependency, key: str | None) -> str | No
         f"{stale}, or its marker ({dep.markers}) leaves it out of every environment the"
         " lockfile resolves for"
     )
+
+
+def _pdm_group(dep_type: str) -> str:
+    """The PDM group of a pyproject row type: ``project`` → ``default``, ``group:x`` → ``x``."""
+    if dep_type == "project":
+        return "default"
+    # PEP 503/685 normalisation, as pdm_lock applies packaging's canonicalize_name to the groups.
+    return re.sub(r"[-_.]+", "-", dep_type.partition(":")[2] or dep_type).lower()
 
 
 def _outside_note(lock_file: str, dep: Dependency, versions: list[str]) -> str:

@@ -372,8 +372,10 @@ def test_an_arg_whose_default_needs_a_value_says_which() -> None:
 
 
 def test_directives_may_be_indented_and_in_any_case() -> None:
-    """`` # EsCaPe=` `` after blanks is still the escape directive (BuildKit trims a line's
-    leading whitespace first), so backtick continuations join (Renovate's fixture 4)."""
+    """`` # EsCaPe=` `` after blanks is still the escape directive (Renovate's fixture 4).
+
+    BuildKit trims a line's leading whitespace first, so backtick continuations join.
+    """
     result = _text(
         "#  syntax=docker/dockerfile:1\n"
         " # EsCaPe=`\n"

@@ -173,8 +173,10 @@ def test_allow_prereleases_opts_every_package_in(setting: str, *, expected: bool
 
 
 def test_a_key_with_extras_is_the_package_with_those_extras() -> None:
-    """``"splinter[django]"`` is splinter with extra django (pipenv passes the key to pip);
-    a table's ``extras`` list joins them; a key pip cannot read stays a problem at its line."""
+    """``"splinter[django]"`` is splinter with extra django (pipenv passes the key to pip).
+
+    A table's ``extras`` list joins them; a key pip cannot read stays a problem at its line.
+    """
     text = (
         "[packages]\n"
         '"splinter[django]" = "==3.43.1"\n'
