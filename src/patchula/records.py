@@ -58,7 +58,8 @@ RECORD_FORMAT = 9  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # also 8: a name over ``names.MAX_NAME_LENGTH`` characters is a problem (older records hold its row)
 # also 8: pyproject rows carry the project's requires-python (Dependency.requires_python)
 # 9: pdm.lock is read (Lockfile.groups; older records list it as unread), Pipfile keys with
-# extras are rows (older records hold a problem), indented Dockerfile directives are read
+# extras are rows (older records hold a problem), indented Dockerfile directives are read,
+# Compose file format 1 documents give their services
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.
