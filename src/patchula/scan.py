@@ -1822,9 +1822,9 @@ async def _evaluated_excluding(
         # for Python rows only (``report merge`` imports this module and no versioning).
         from patchula.policy import requires_python  # noqa: PLC0415
 
-        bound = requires_python.python_bound(dep)
+        pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
+        bound = requires_python.bound_for(dep, catalog, locked or pin)
         if bound is not None:
-            pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
             kept = requires_python.bounded(catalog, bound.python, locked or pin)
             evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
             notes = [finding.reason] if finding.reason else []
