@@ -311,6 +311,8 @@ def test_a_current_that_needs_a_newer_python_is_judged_where_it_installs(
         "9.0.0",
         "9.3.0",
         "9.2.0",
-        f"{judged}; 9.3.0 needs Python >=3.11; current 9.0.0 installs on Python 3.10 and"
-        " later: not proposed",
+        (
+            f"{judged}; 9.3.0 needs Python >=3.11; current 9.0.0 installs on Python 3.10 and"
+            " later: not proposed"
+        ),
     )
