@@ -1816,20 +1816,10 @@ async def _evaluated_excluding(
     how: tuple[ReleaseAgePolicy, datetime, str | None, LookupKey],
 ) -> tuple[Catalog, Finding]:
     policy, now, locked, key = how
-    if dep.datasource == "pypi" and (dep.requires_python or dep.markers):
-        # Requires-Python: judged on the releases that install on the lowest Python the row is
-        # installed on; the pin or lock itself stays as it is. Imported here: ``packaging`` is
-        # for Python rows only (``report merge`` imports this module and no versioning).
-        from patchula.policy import requires_python  # noqa: PLC0415
-
-        pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
-        bound = requires_python.bound_for(dep, catalog, locked or pin)
-        if bound is not None:
-            kept = requires_python.bounded(catalog, bound.python, locked or pin)
-            evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
-            notes = [finding.reason] if finding.reason else []
-            notes.extend(requires_python.python_notes(finding, catalog, bound))
-            return evaluated, replace(finding, reason="; ".join(notes) or None)
+    if dep.datasource == "pypi" and (
+        dep.requires_python or dep.markers or "!=" in (dep.constraint or "")
+    ):
+        return await _evaluated_python(dep, catalog, lookups, how)
     if not dep.excluded:
         return await lookups.evaluate(dep, catalog, policy, now, locked, key)
     versioning = VERSIONINGS[dep.versioning]
@@ -1846,6 +1836,45 @@ async def _evaluated_excluding(
             "command ignores this requirement (go.dev/ref/mod#go-mod-file-exclude)"
         )
     said = excluded_note(catalog, others, finding.current, versioning, dep.file)
+    if said is not None:
+        notes.append(said)
+    return evaluated, replace(finding, reason="; ".join(notes) or None)
+
+
+async def _evaluated_python(
+    dep: Dependency,
+    catalog: Catalog,
+    lookups: Lookups,
+    how: tuple[ReleaseAgePolicy, datetime, str | None, LookupKey],
+) -> tuple[Catalog, Finding]:
+    """A PyPI row judged on the releases it can install: its Python's, and not ``!=``-excluded.
+
+    Requires-Python: the releases that install on the lowest Python the row is installed on
+    (``policy.requires_python``); ``!=`` clauses of its range: releases pip never selects for
+    it (``policy.not_equal``). The pin or lock itself stays as it is, latest stays the
+    registry's, and the row names what changed its answer. Imported here: ``packaging`` is
+    for Python rows only (``report merge`` imports this module and no versioning).
+    """
+    from patchula.policy import not_equal, requires_python  # noqa: PLC0415
+
+    policy, now, locked, key = how
+    pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
+    keep = locked or pin
+    kept = catalog
+    bound = requires_python.bound_for(dep, catalog, keep)
+    if bound is not None:
+        kept = requires_python.bounded(catalog, bound.python, keep)
+    exclusions = not_equal.clauses(dep.constraint)
+    marked: list[str] = []
+    if exclusions is not None:
+        kept, marked = not_equal.excluding(kept, exclusions, keep)
+    if bound is None and not marked:
+        return await lookups.evaluate(dep, catalog, policy, now, locked, key)
+    evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
+    notes = [finding.reason] if finding.reason else []
+    if bound is not None:
+        notes.extend(requires_python.python_notes(finding, catalog, bound))
+    said = not_equal.note(catalog, marked, finding.current, exclusions) if exclusions else None
     if said is not None:
         notes.append(said)
     return evaluated, replace(finding, reason="; ".join(notes) or None)
