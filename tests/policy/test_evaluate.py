@@ -840,3 +840,33 @@ def test_a_withdrawn_current_with_no_usable_release_is_unknown_not_up_to_date() 
     f = evaluate(_py_dep("==1.2"), cat, pep440, NO_WAIT, NOW)
     assert f.status == "unknown"
     assert f.reason == "current 1.2 is yanked; pypi names no usable release to move to"
+
+
+def test_a_prerelease_current_is_behind_its_own_line_and_the_stable_releases() -> None:
+    """react 19.0.0-rc.1 → 19.1.0: behind rc.2, 19.0.0 and 19.1.0, not the later canaries.
+
+    A prerelease target (nothing stable newer) still counts every prerelease it passes.
+    """
+    cat = _npm_catalog(
+        _rel("18.3.1", 300),
+        _rel("19.0.0-rc.1", 200),
+        _rel("19.0.0-rc.2", 190),
+        _rel("19.0.0", 180),
+        _rel("19.1.0-canary-aaa-20250101", 170),
+        _rel("19.1.0-canary-bbb-20250102", 169),
+        _rel("19.1.0", 160),
+        _rel("19.2.0-canary-ccc-20250201", 150),
+        latest="19.1.0",
+    )
+    f = evaluate(_npm_dep("19.0.0-rc.1"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.eligible, f.versions_behind) == ("outdated", "19.1.0", 3)
+    stable = evaluate(_npm_dep("19.0.0"), cat, npm, NO_WAIT, NOW)
+    assert (stable.eligible, stable.versions_behind) == ("19.1.0", 1)
+    pre_only = _npm_catalog(
+        _rel("2.0.0-beta.1", 30),
+        _rel("2.0.0-beta.2", 20),
+        _rel("2.0.0-beta.3", 10),
+        latest="2.0.0-beta.3",
+    )
+    p = evaluate(_npm_dep("2.0.0-beta.1"), pre_only, npm, NO_WAIT, NOW)
+    assert (p.eligible, p.versions_behind) == ("2.0.0-beta.3", 2)
