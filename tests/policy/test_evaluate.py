@@ -843,7 +843,7 @@ def test_a_withdrawn_current_with_no_usable_release_is_unknown_not_up_to_date() 
 
 
 def test_a_prerelease_current_is_behind_its_own_line_and_the_stable_releases() -> None:
-    """react 19.0.0-rc.1 → 19.1.0: behind rc.2, 19.0.0 and 19.1.0, not the later canaries.
+    """A react 19.0.0-rc.1 → 19.1.0 pin is behind rc.2, 19.0.0 and 19.1.0, not the later canaries.
 
     A prerelease target (nothing stable newer) still counts every prerelease it passes.
     """

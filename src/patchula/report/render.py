@@ -786,8 +786,9 @@ def _collapse(widths: list[int], floors: list[int], excess: int) -> int:
 
 
 def _fold(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` cells: broken at spaces, a longer word cut in pieces
-    (after a ``/`` where it has one).
+    """``text`` in lines of at most ``width`` cells: broken at spaces, a longer word cut in pieces.
+
+    A word is cut after a ``/`` where it has one (``_split_at``).
 
     Every character is kept (a space at a break is the only thing a line loses); an empty cell
     is one empty line.
