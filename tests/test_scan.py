@@ -256,6 +256,31 @@ def test_npm_workspace_packages_are_not_looked_up(tmp_path: Path) -> None:
     assert all("shared" not in url for url in fetch.calls)
 
 
+def test_a_workspace_members_overrides_are_skipped_as_never_applied(tmp_path: Path) -> None:
+    """npm, yarn and pnpm apply overrides from the workspace root only; a member's are none."""
+    root = {"workspaces": ["packages/*"], "overrides": {"semver": "7.5.4"}}
+    _write(tmp_path, "package.json", json.dumps(root))
+    member = {
+        "name": "web",
+        "overrides": {"qs": "6.11.2"},
+        "resolutions": {"minimist": "1.2.8"},
+        "pnpm": {"overrides": {"ms": "2.1.3"}},
+    }
+    _write(tmp_path, "packages/web/package.json", json.dumps(member))
+    fetch = FakeFetch(PKGS)
+    result = _scan([tmp_path], fetch)
+    rows = {
+        (r.dependency.file, r.dependency.name): (r.finding.status, r.finding.reason)
+        for r in result.repos[0].rows
+    }
+    ignored = " of a workspace member are ignored: only the root's (package.json) apply"
+    assert rows[("packages/web/package.json", "qs")] == ("skipped", f"overrides{ignored}")
+    assert rows[("packages/web/package.json", "minimist")] == ("skipped", f"resolutions{ignored}")
+    assert rows[("packages/web/package.json", "ms")] == ("skipped", f"pnpm.overrides{ignored}")
+    assert rows[("package.json", "semver")][0] != "skipped"
+    assert not any(name in url for url in fetch.calls for name in ("/qs", "minimist", "/ms"))
+
+
 def test_a_member_whose_version_misses_the_range_is_the_registrys(tmp_path: Path) -> None:
     """A member is linked only for a range its version satisfies; else the registry's is used.
 

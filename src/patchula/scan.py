@@ -2273,6 +2273,10 @@ def _extract_repo(
             if where is not None:
                 out.append(_Extracted(replace(dep, skip_reason=f"workspace package ({where})")))
                 continue
+            ignored = npm_workspaces.ignored_override(dep)
+            if ignored is not None:
+                out.append(_Extracted(replace(dep, skip_reason=ignored)))
+                continue
             try:
                 locked, lock_file, note = _locked_version(
                     dep, result.project_name, lockfiles, lock_indexes
@@ -2287,6 +2291,10 @@ def _extract_repo(
                     note = f"from the range: {unread} not read"
             out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
     return out
+
+
+# package.json override tables only the workspace root's manifest applies.
+_ROOT_ONLY_OVERRIDES = frozenset({"overrides", "resolutions", "pnpm.overrides"})
 
 
 class _NpmWorkspaces(msgspec.Struct, frozen=True):
@@ -2322,6 +2330,27 @@ class _NpmWorkspaces(msgspec.Struct, frozen=True):
                 if rel and _globs_match(globs, rel):
                     members.setdefault(result.project_name, (path, result.project_version))
         return cls(roots)
+
+    def ignored_override(self, dep: Dependency) -> str | None:
+        """Why an override ``dep`` declares in a workspace member is never applied, else ``None``.
+
+        npm reads ``overrides`` only in the root ``package.json`` ("Overrides are only
+        considered in the root package.json file for a project", docs.npmjs.com, package.json
+        "overrides"); yarn ``resolutions`` and ``pnpm.overrides`` likewise apply from the
+        workspace root only. A member's entries change no install: skipped, naming the root.
+        """
+        if dep.manager != "package_json" or dep.dep_type not in _ROOT_ONLY_OVERRIDES:
+            return None
+        directory = posixpath.dirname(dep.file)
+        for root, (globs, _) in self.roots.items():
+            rel = _below(directory, root)
+            if rel and _globs_match(globs, rel):
+                where = posixpath.join(root, "package.json")
+                return (
+                    f"{dep.dep_type} of a workspace member are ignored: only the root's"
+                    f" ({where}) apply"
+                )
+        return None
 
     def member(self, dep: Dependency) -> str | None:
         """The manifest of the workspace package ``dep`` names, or ``None`` (the registry's)."""
