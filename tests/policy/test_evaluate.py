@@ -870,3 +870,43 @@ def test_a_prerelease_current_is_behind_its_own_line_and_the_stable_releases() -
     )
     p = evaluate(_npm_dep("2.0.0-beta.1"), pre_only, npm, NO_WAIT, NOW)
     assert (p.eligible, p.versions_behind) == ("2.0.0-beta.3", 2)
+
+
+def test_a_release_the_registry_flags_unstable_moves_along_every_release() -> None:
+    """A pin on a Node Current release (26.1.0, flagged) follows 26.2.0, also flagged.
+
+    It was "up to date" beside latest 26.2.0; an LTS pin still moves within LTS releases.
+    """
+    from patchula.versioning import mise  # noqa: PLC0415 - this test's scheme
+
+    cat = Catalog(
+        datasource="node",
+        package_name="node",
+        releases=(
+            _rel("24.20.1", 30),
+            _rel("25.0.0", 200, prerelease=True),
+            _rel("26.1.0", 20, prerelease=True),
+            _rel("26.2.0", 5, prerelease=True),
+        ),
+        latest="26.2.0",
+        fetched_at=NOW,
+    )
+
+    def tool(pin: str) -> Dependency:
+        return Dependency(
+            manager="tool_versions",
+            file=".tool-versions",
+            line=1,
+            name="nodejs",
+            package_name="node",
+            datasource="node",
+            versioning="mise",
+            dep_type="tool-versions",
+            declared=pin,
+            constraint=pin,
+        )
+
+    current = evaluate(tool("26.1.0"), cat, mise, NO_WAIT, NOW)
+    assert (current.status, current.latest, current.eligible) == ("outdated", "26.2.0", "26.2.0")
+    lts = evaluate(tool("24.20.1"), cat, mise, NO_WAIT, NOW)
+    assert (lts.status, lts.latest, lts.eligible) == ("up-to-date", "24.20.1", None)
