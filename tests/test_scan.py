@@ -256,6 +256,31 @@ def test_npm_workspace_packages_are_not_looked_up(tmp_path: Path) -> None:
     assert all("shared" not in url for url in fetch.calls)
 
 
+def test_a_workspace_members_overrides_are_skipped_as_never_applied(tmp_path: Path) -> None:
+    """npm, yarn and pnpm apply overrides from the workspace root only; a member's are none."""
+    root = {"workspaces": ["packages/*"], "overrides": {"semver": "7.5.4"}}
+    _write(tmp_path, "package.json", json.dumps(root))
+    member = {
+        "name": "web",
+        "overrides": {"qs": "6.11.2"},
+        "resolutions": {"minimist": "1.2.8"},
+        "pnpm": {"overrides": {"ms": "2.1.3"}},
+    }
+    _write(tmp_path, "packages/web/package.json", json.dumps(member))
+    fetch = FakeFetch(PKGS)
+    result = _scan([tmp_path], fetch)
+    rows = {
+        (r.dependency.file, r.dependency.name): (r.finding.status, r.finding.reason)
+        for r in result.repos[0].rows
+    }
+    ignored = " of a workspace member are ignored: only the root's (package.json) apply"
+    assert rows[("packages/web/package.json", "qs")] == ("skipped", f"overrides{ignored}")
+    assert rows[("packages/web/package.json", "minimist")] == ("skipped", f"resolutions{ignored}")
+    assert rows[("packages/web/package.json", "ms")] == ("skipped", f"pnpm.overrides{ignored}")
+    assert rows[("package.json", "semver")][0] != "skipped"
+    assert not any(name in url for url in fetch.calls for name in ("/qs", "minimist", "/ms"))
+
+
 def test_a_member_whose_version_misses_the_range_is_the_registrys(tmp_path: Path) -> None:
     """A member is linked only for a range its version satisfies; else the registry's is used.
 
@@ -1027,16 +1052,54 @@ def test_build_and_hatch_rows_never_take_a_lockfile_version(tmp_path: Path) -> N
     ]
 
 
-def test_pdm_rows_say_pdm_lock_is_not_read_and_ignore_uv_lock(tmp_path: Path) -> None:
-    """PDM's groups are locked in pdm.lock (not read): their rows say so, never uv.lock's."""
+def test_pdm_lock_gives_current_to_project_extras_and_pdm_groups(tmp_path: Path) -> None:
+    """pdm.lock locks [project], extras, dependency groups and [tool.pdm.dev-dependencies].
+
+    Its ``[metadata] groups`` may leave a group out (``pdm lock -G``), and a row of a group it
+    does lock that it lacks is stale.
+    """
+    _write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\nversion = "1.0"\ndependencies = ["attrs>=22", "gone"]\n'
+        '[project.optional-dependencies]\nSocks = ["socksio"]\ndocs = ["sphinx"]\n'
+        '[build-system]\nrequires = ["pdm-backend"]\n'
+        '[tool.pdm.dev-dependencies]\ntest = ["attrs", "pytest>=8"]\n',
+    )
+    _write(
+        tmp_path,
+        "pdm.lock",
+        '[metadata]\ngroups = ["default", "socks", "test"]\nlock_version = "4.5.0"\n'
+        '[[package]]\nname = "attrs"\nversion = "23.2.0"\ngroups = ["default", "test"]\n'
+        '[[package]]\nname = "socksio"\nversion = "1.0.0"\ngroups = ["socks"]\n',
+    )
+    found = _extract(tmp_path)
+    stale = "not in pdm.lock: current from the range; the lockfile is out of date"
+    assert [(i.dep.dep_type, i.dep.name, i.locked, i.lock_file, i.note) for i in found] == [
+        ("project", "attrs", "23.2.0", "pdm.lock", None),
+        ("project", "gone", None, None, stale),
+        ("optional:Socks", "socksio", "1.0.0", "pdm.lock", None),
+        (
+            "optional:docs",
+            "sphinx",
+            None,
+            None,
+            "from the range: pdm.lock does not lock group 'docs' (its [metadata] groups)",
+        ),
+        ("build-system", "pdm-backend", None, None, None),
+        ("pdm-dev:test", "attrs", "23.2.0", "pdm.lock", None),
+        ("pdm-dev:test", "pytest", None, None, stale),
+    ]
+
+
+def test_pdm_groups_never_take_uv_lock_versions(tmp_path: Path) -> None:
+    """Only pdm.lock locks [tool.pdm.dev-dependencies]: with uv.lock alone they are unlocked."""
     _write(
         tmp_path,
         "pyproject.toml",
         '[project]\nname = "app"\nversion = "1.0"\ndependencies = ["attrs>=22"]\n'
-        '[build-system]\nrequires = ["pdm-backend"]\n'
-        '[tool.pdm.dev-dependencies]\ntest = ["attrs", "pytest>=8"]\n',
+        '[tool.pdm.dev-dependencies]\ntest = ["attrs"]\n',
     )
-    _write(tmp_path, "pdm.lock", '[metadata]\nlock_version = "4.4"\n')
     _write(
         tmp_path,
         "uv.lock",
@@ -1045,9 +1108,7 @@ def test_pdm_rows_say_pdm_lock_is_not_read_and_ignore_uv_lock(tmp_path: Path) ->
     found = _extract(tmp_path)
     assert [(i.dep.dep_type, i.dep.name, i.locked, i.note) for i in found] == [
         ("project", "attrs", "23.2.0", None),
-        ("build-system", "pdm-backend", None, None),
-        ("pdm-dev:test", "attrs", None, "from the range: pdm.lock not read"),
-        ("pdm-dev:test", "pytest", None, "from the range: pdm.lock not read"),
+        ("pdm-dev:test", "attrs", None, None),
     ]
 
 

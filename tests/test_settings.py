@@ -86,11 +86,21 @@ def test_host_concurrency_merges_and_validates(tmp_path: Path) -> None:
 
 
 def test_bad_config_names_file_and_key(tmp_path: Path) -> None:
-    """An invalid value in the config file is reported with the file and the key."""
+    """An invalid value in the config file is reported with the file, its line and the key."""
     cfg = tmp_path / "patchula.toml"
-    cfg.write_text('fail-on = "sometimes"\n')
-    with pytest.raises(ConfigError, match=r"patchula\.toml: fail-on"):
+    cfg.write_text('concurrency = 2\n\nfail-on = "sometimes"\n')
+    with pytest.raises(ConfigError, match=r"patchula\.toml:3: fail-on"):
         load_settings({}, env={}, cwd=tmp_path)
+
+
+def test_a_pyproject_setting_is_named_at_its_line_in_the_table(tmp_path: Path) -> None:
+    """``[tool.patchula]`` in pyproject.toml: the line of the key, snake-case as written."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.patchula]\nmin_release_age = "3d"\nbogus = 1\n'
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_settings({}, env={}, cwd=tmp_path)
+    assert raised.value.args[0].endswith("pyproject.toml:6 [tool.patchula]: bogus: unknown setting")
 
 
 def test_unknown_key_is_refused(tmp_path: Path) -> None:
@@ -219,7 +229,7 @@ def test_unknown_manager_ids_are_refused_with_the_known_ones(tmp_path: Path) -> 
     with pytest.raises(ConfigError, match=r"--enabled-managers: unknown manager 'npm' \(known: "):
         load_settings({"enabled_managers": "npm"}, env={}, cwd=tmp_path)
     (tmp_path / "patchula.toml").write_text('disabled-managers = ["cargo"]\n')
-    with pytest.raises(ConfigError, match=r"patchula.toml: disabled-managers: unknown manager"):
+    with pytest.raises(ConfigError, match=r"patchula.toml:1: disabled-managers: unknown manager"):
         load_settings({}, env={}, cwd=tmp_path)
 
 

@@ -54,7 +54,6 @@ ALWAYS_SKIPPED_DIRS = frozenset(
 # manifests are still scanned; the report says current came from the range, not the lock.
 UNREAD_LOCKFILES = {
     "bun.lockb": "npm",
-    "pdm.lock": "pypi",
 }
 # Why one of them is not read, when there is more to say than that its format is not read yet.
 UNREAD_REASONS = {

@@ -120,7 +120,10 @@ class Lockfile(msgspec.Struct, frozen=True):
     so their rows say the lockfile did not give current rather than that it lacks them.
     ``transitive`` lists ``(name, version)`` of packages the lockfile locks beyond the
     manifests' own entries (pnpm's ``packages`` keys), for following dependencies of
-    dependencies (``cache warm``); no row is matched against them.
+    dependencies (``cache warm``); no row is matched against them. ``groups`` names the
+    dependency groups the lock resolved when it says so and may leave some out (pdm.lock's
+    ``[metadata] groups``: ``default`` is ``[project] dependencies``, other names are extras
+    and groups, PEP 685 normalised), else ``None``: every table its tool locks.
     """
 
     file: str
@@ -131,6 +134,7 @@ class Lockfile(msgspec.Struct, frozen=True):
     member_globs: tuple[str, ...] = ()
     unusable: frozenset[str] = frozenset()
     transitive: tuple[tuple[str, str], ...] = ()
+    groups: frozenset[str] | None = None
 
 
 class ManifestProblem(msgspec.Struct, frozen=True):

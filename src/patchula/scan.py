@@ -1816,20 +1816,10 @@ async def _evaluated_excluding(
     how: tuple[ReleaseAgePolicy, datetime, str | None, LookupKey],
 ) -> tuple[Catalog, Finding]:
     policy, now, locked, key = how
-    if dep.datasource == "pypi" and (dep.requires_python or dep.markers):
-        # Requires-Python: judged on the releases that install on the lowest Python the row is
-        # installed on; the pin or lock itself stays as it is. Imported here: ``packaging`` is
-        # for Python rows only (``report merge`` imports this module and no versioning).
-        from patchula.policy import requires_python  # noqa: PLC0415
-
-        bound = requires_python.python_bound(dep)
-        if bound is not None:
-            pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
-            kept = requires_python.bounded(catalog, bound.python, locked or pin)
-            evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
-            notes = [finding.reason] if finding.reason else []
-            notes.extend(requires_python.python_notes(finding, catalog, bound))
-            return evaluated, replace(finding, reason="; ".join(notes) or None)
+    if dep.datasource == "pypi" and (
+        dep.requires_python or dep.markers or "!=" in (dep.constraint or "")
+    ):
+        return await _evaluated_python(dep, catalog, lookups, how)
     if not dep.excluded:
         return await lookups.evaluate(dep, catalog, policy, now, locked, key)
     versioning = VERSIONINGS[dep.versioning]
@@ -1846,6 +1836,45 @@ async def _evaluated_excluding(
             "command ignores this requirement (go.dev/ref/mod#go-mod-file-exclude)"
         )
     said = excluded_note(catalog, others, finding.current, versioning, dep.file)
+    if said is not None:
+        notes.append(said)
+    return evaluated, replace(finding, reason="; ".join(notes) or None)
+
+
+async def _evaluated_python(
+    dep: Dependency,
+    catalog: Catalog,
+    lookups: Lookups,
+    how: tuple[ReleaseAgePolicy, datetime, str | None, LookupKey],
+) -> tuple[Catalog, Finding]:
+    """A PyPI row judged on the releases it can install: its Python's, and not ``!=``-excluded.
+
+    Requires-Python: the releases that install on the lowest Python the row is installed on
+    (``policy.requires_python``); ``!=`` clauses of its range: releases pip never selects for
+    it (``policy.not_equal``). The pin or lock itself stays as it is, latest stays the
+    registry's, and the row names what changed its answer. Imported here: ``packaging`` is
+    for Python rows only (``report merge`` imports this module and no versioning).
+    """
+    from patchula.policy import not_equal, requires_python  # noqa: PLC0415
+
+    policy, now, locked, key = how
+    pin = VERSIONINGS[dep.versioning].exact_pin((dep.constraint or "").strip())
+    keep = locked or pin
+    kept = catalog
+    bound = requires_python.bound_for(dep, catalog, keep)
+    if bound is not None:
+        kept = requires_python.bounded(catalog, bound.python, keep)
+    exclusions = not_equal.clauses(dep.constraint)
+    marked: list[str] = []
+    if exclusions is not None:
+        kept, marked = not_equal.excluding(kept, exclusions, keep)
+    if bound is None and not marked:
+        return await lookups.evaluate(dep, catalog, policy, now, locked, key)
+    evaluated, finding = await lookups.evaluate(dep, kept, policy, now, locked, key)
+    notes = [finding.reason] if finding.reason else []
+    if bound is not None:
+        notes.extend(requires_python.python_notes(finding, catalog, bound))
+    said = not_equal.note(catalog, marked, finding.current, exclusions) if exclusions else None
     if said is not None:
         notes.append(said)
     return evaluated, replace(finding, reason="; ".join(notes) or None)
@@ -1997,6 +2026,7 @@ LOCKFILE_MANAGERS = frozenset(
         "bun_lock",
         "uv_lock",
         "poetry_lock",
+        "pdm_lock",
         "pipfile_lock",
         "cargo_lock",
     }
@@ -2037,7 +2067,7 @@ async def _discover_sliced(root: Path, settings: Settings) -> tuple[Discovery, i
 _LOCKS_OF = {
     "package_json": ("package_lock", "yarn_lock", "pnpm_lock", "bun_lock"),
     "cargo_toml": ("cargo_lock",),
-    "pyproject": ("uv_lock", "poetry_lock"),
+    "pyproject": ("uv_lock", "poetry_lock", "pdm_lock"),
     "pipfile": ("pipfile_lock",),
 }
 
@@ -2243,6 +2273,10 @@ def _extract_repo(
             if where is not None:
                 out.append(_Extracted(replace(dep, skip_reason=f"workspace package ({where})")))
                 continue
+            ignored = npm_workspaces.ignored_override(dep)
+            if ignored is not None:
+                out.append(_Extracted(replace(dep, skip_reason=ignored)))
+                continue
             try:
                 locked, lock_file, note = _locked_version(
                     dep, result.project_name, lockfiles, lock_indexes
@@ -2257,6 +2291,10 @@ def _extract_repo(
                     note = f"from the range: {unread} not read"
             out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
     return out
+
+
+# package.json override tables only the workspace root's manifest applies.
+_ROOT_ONLY_OVERRIDES = frozenset({"overrides", "resolutions", "pnpm.overrides"})
 
 
 class _NpmWorkspaces(msgspec.Struct, frozen=True):
@@ -2292,6 +2330,27 @@ class _NpmWorkspaces(msgspec.Struct, frozen=True):
                 if rel and _globs_match(globs, rel):
                     members.setdefault(result.project_name, (path, result.project_version))
         return cls(roots)
+
+    def ignored_override(self, dep: Dependency) -> str | None:
+        """Why an override ``dep`` declares in a workspace member is never applied, else ``None``.
+
+        npm reads ``overrides`` only in the root ``package.json`` ("Overrides are only
+        considered in the root package.json file for a project", docs.npmjs.com, package.json
+        "overrides"); yarn ``resolutions`` and ``pnpm.overrides`` likewise apply from the
+        workspace root only. A member's entries change no install: skipped, naming the root.
+        """
+        if dep.manager != "package_json" or dep.dep_type not in _ROOT_ONLY_OVERRIDES:
+            return None
+        directory = posixpath.dirname(dep.file)
+        for root, (globs, _) in self.roots.items():
+            rel = _below(directory, root)
+            if rel and _globs_match(globs, rel):
+                where = posixpath.join(root, "package.json")
+                return (
+                    f"{dep.dep_type} of a workspace member are ignored: only the root's"
+                    f" ({where}) apply"
+                )
+        return None
 
     def member(self, dep: Dependency) -> str | None:
         """The manifest of the workspace package ``dep`` names, or ``None`` (the registry's)."""
@@ -2751,16 +2810,16 @@ def _covers(lock_dir: str, manifest_dir: str) -> bool:
 # Each is read only by its own tools' lockfiles (pipenv never reads pyproject.toml, uv and
 # Poetry never read a Pipfile).
 _WORKSPACE_LOCKED = {
-    "pyproject": frozenset({"uv_lock", "poetry_lock"}),
+    "pyproject": frozenset({"uv_lock", "poetry_lock", "pdm_lock"}),
     "pipfile": frozenset({"pipfile_lock"}),
     "cargo_toml": frozenset({"cargo_lock"}),
 }
 
 
-# The pyproject tables uv.lock and poetry.lock never lock, whatever they hold of the same
-# package: PEP 517 frontends install `[build-system] requires` afresh into an isolated build
-# environment, Hatch resolves its environments' dependencies itself (neither is in any
-# lockfile), and PDM locks its groups in its own pdm.lock (not read: its note still applies).
+# The pyproject tables no lockfile locks, whatever it holds of the same package: PEP 517
+# frontends install `[build-system] requires` afresh into an isolated build environment, and
+# Hatch resolves its environments' dependencies itself (neither is in any lockfile). PDM's
+# dev-dependency groups are locked by pdm.lock alone (uv and Poetry never read that table).
 _UNLOCKED_PYPROJECT_TYPES = ("build-system", "hatch-env:")
 _PDM_LOCKED_TYPES = ("pdm-dev:",)
 
@@ -2771,10 +2830,16 @@ def _installed_unlocked(dep: Dependency) -> bool:
 
 
 def _not_workspace_locked(dep: Dependency) -> bool:
-    """Whether ``dep`` is a pyproject row neither uv.lock nor poetry.lock locks."""
-    return _installed_unlocked(dep) or (
-        dep.manager == "pyproject" and dep.dep_type.startswith(_PDM_LOCKED_TYPES)
-    )
+    """Whether ``dep`` is a pyproject row no lockfile of its tools locks."""
+    return _installed_unlocked(dep)
+
+
+def _lock_managers_of(dep: Dependency) -> frozenset[str] | None:
+    """The lockfile managers that may lock ``dep`` (``None``: none of a workspace kind)."""
+    managers = _WORKSPACE_LOCKED.get(dep.manager)
+    if managers is not None and dep.dep_type.startswith(_PDM_LOCKED_TYPES):
+        return frozenset({"pdm_lock"})  # `[tool.pdm.dev-dependencies]`: PDM's own table
+    return managers
 
 
 def _locked_version(
@@ -2836,7 +2901,7 @@ def _locked_version(
                 return None, None, _outside_note(lock.file, dep, [version])
             return version, lock.file, None
         return None, None, None
-    lock_managers = _WORKSPACE_LOCKED.get(dep.manager)
+    lock_managers = _lock_managers_of(dep)
     if lock_managers is None or _not_workspace_locked(dep):
         return None, None, None
     candidates = [lf for lf in candidates if lf.manager in lock_managers]
@@ -2913,6 +2978,9 @@ _LOCKED_SECTIONS = frozenset({"dependencies", "devDependencies", "optionalDepend
 _PYTHON_LOCKED_SECTIONS = {
     "uv_lock": ("project", "optional:", "group:", "uv-dev"),
     "poetry_lock": ("poetry", "poetry-dev", "poetry-group:", "project", "optional:", "group:"),
+    # `pdm lock` locks [project] dependencies, every extra, PEP 735 dependency groups and its
+    # own [tool.pdm.dev-dependencies] groups (pdm-project.org/latest/usage/dependency/).
+    "pdm_lock": ("project", "optional:", "group:", "pdm-dev:"),
 }
 
 
@@ -2942,6 +3010,9 @@ def _unlocked_note(lock: Lockfile, dep: Dependency, key: str | None) -> str | No
         return f"from the range: its entry in {lock.file} is unusable"
     if dep.skip_reason is not None or not _locks(lock, dep.dep_type):
         return None
+    group = _pdm_group(dep.dep_type)
+    if lock.groups is not None and group not in lock.groups:
+        return f"from the range: {lock.file} does not lock group {group!r} (its [metadata] groups)"
     stale = f"not in {lock.file}: current from the range; the lockfile is out of date"
     if dep.markers is None:
         return stale
@@ -2949,6 +3020,14 @@ def _unlocked_note(lock: Lockfile, dep: Dependency, key: str | None) -> str | No
         f"{stale}, or its marker ({dep.markers}) leaves it out of every environment the"
         " lockfile resolves for"
     )
+
+
+def _pdm_group(dep_type: str) -> str:
+    """The PDM group of a pyproject row type: ``project`` → ``default``, ``group:x`` → ``x``."""
+    if dep_type == "project":
+        return "default"
+    # PEP 503/685 normalisation, as pdm_lock applies packaging's canonicalize_name to the groups.
+    return re.sub(r"[-_.]+", "-", dep_type.partition(":")[2] or dep_type).lower()
 
 
 def _outside_note(lock_file: str, dep: Dependency, versions: list[str]) -> str:

@@ -832,7 +832,47 @@ def _describe(exc: ValidationError, source: Mapping[str, str]) -> str:
         if err["type"] == "extra_forbidden":
             message = "unknown setting"
         # A flag already names its key ("--format: invalid value"); files and variables do not.
-        lines.append(
-            f"{origin}: {message}" if origin.startswith("--") else f"{origin}: {key}: {message}"
-        )
+        if origin.startswith("--"):
+            lines.append(f"{origin}: {message}")
+            continue
+        line = _config_line(origin, loc)
+        at = origin
+        if line is not None:
+            table = _PYPROJECT_TABLE if origin.endswith(_PYPROJECT_TABLE) else ""
+            at = f"{origin.removesuffix(_PYPROJECT_TABLE)}:{line}{table}"
+        lines.append(f"{at}: {key}: {message}")
     return "invalid settings: " + "; ".join(lines)
+
+
+_PYPROJECT_TABLE = " [tool.patchula]"
+
+
+def _config_line(origin: str, loc: list[str]) -> int | None:
+    """The line of the key ``loc`` in the config file ``origin`` names, if it is one.
+
+    ``origin`` is a file (``patchula.toml``) or ``PATH [tool.patchula]``; a key is found as
+    written, kebab- or snake-case. ``None`` for environment variables and keys not found.
+    Best effort (``manager.base.TomlLocator``): only a bad value's error message pays for it.
+    """
+    if origin.startswith("environment variable") or not loc:
+        return None
+    path = origin
+    prefix: tuple[str, ...] = ()
+    if origin.endswith(_PYPROJECT_TABLE):
+        path, prefix = origin.removesuffix(_PYPROJECT_TABLE), ("tool", "patchula")
+    elif Path(origin).name == "pyproject.toml":
+        prefix = ("tool", "patchula")
+    try:
+        text = read_regular(Path(path), path, CONFIG_MAX_BYTES).decode("utf-8-sig")
+    except (ManifestError, UnicodeDecodeError, OSError):
+        return None
+    from patchula.manager.base import TomlLocator  # noqa: PLC0415 - lazy: only on a bad value
+
+    locator = TomlLocator(text)
+    for spelling in (_kebab, lambda part: part.replace("-", "_")):
+        keys = tuple(spelling(str(part)) for part in loc)
+        for depth in range(len(keys), 0, -1):  # the deepest key the file spells this way
+            offset = locator.find(prefix + keys[:depth])
+            if offset is not None:
+                return locator.line(offset)
+    return None

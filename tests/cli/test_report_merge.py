@@ -269,8 +269,8 @@ def test_a_missing_shard_is_recorded_and_exits_3(tmp_path: Path, reports: list[s
     code, stdout, stderr = _merge(reports[0])
     assert code == 3
     assert stderr == (
-        "patchula: warning: the merged report is incomplete: shard 2/2 not given: 1 of its 2 "
-        "targets is not in it; merge its report too, or re-run it (exit 3)\n"
+        "patchula: warning: the merged report is incomplete: shard 2/2 not given: 1 of the 2 "
+        "targets is not in the report; merge its report too, or re-run it (exit 3)\n"
     )
     merged = json.loads(stdout)
     assert merged["options"]["shard"] is None

@@ -281,3 +281,38 @@ def test_a_local_version_is_no_update_of_its_public_version(
             " is: the +cpu build (a PEP 440 local version) comes from another index"
         ),
     )
+
+
+def test_a_current_that_needs_a_newer_python_is_judged_where_it_installs(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Locked pytest 9.0.0 needs >=3.10 although the project supports 3.7: judged for 3.10.
+
+    The project installs it only on 3.10 and later, so 9.2.0 (>=3.10) is an update it takes,
+    while 9.3.0 (>=3.11) narrows it further and is not proposed (the trial's ruff case).
+    """
+    _add(fake_registry, "pytest", {**PYTEST, "9.3.0": ">=3.11"})
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\nversion = "0.1"\nrequires-python = ">=3.7"\n'
+        '[dependency-groups]\ntest = ["pytest>=9.0,<10"]\n'
+    )
+    (tmp_path / "uv.lock").write_text(
+        'version = 1\n[[package]]\nname = "pytest"\nversion = "9.0.0"\n'
+        'source = { registry = "https://pypi.org/simple" }\n'
+    )
+    row = _one(_run(fake_registry, tmp_path), "pytest")
+    judged = (
+        "current 9.0.0 needs Python >=3.10: judged for Python 3.10, not 3.7 (the project"
+        " supports Python 3.7 (requires-python >=3.7))"
+    )
+    assert (row["currentSource"], *_view(row)) == (
+        "lockfile",
+        "outdated",
+        "9.0.0",
+        "9.3.0",
+        "9.2.0",
+        (
+            f"{judged}; 9.3.0 needs Python >=3.11; current 9.0.0 installs on Python 3.10 and"
+            " later: not proposed"
+        ),
+    )

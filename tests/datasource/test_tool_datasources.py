@@ -32,6 +32,27 @@ def test_node_index_versions_dates_and_lts_aliases() -> None:
     }
 
 
+def test_node_flags_only_majors_without_lts_releases_unstable() -> None:
+    """Only releases of a major with no LTS release are flagged, as Renovate's node versioning.
+
+    22.10.0 (``lts: false``, before 22.11.0 "Jod") is of the LTS line 22; 23.x and 24.0.0 (no
+    LTS release of their major yet) are flagged unstable.
+    """
+    body = (
+        b'[{"version":"v24.0.0","date":"2025-05-06","lts":false},'
+        b'{"version":"v23.4.0","date":"2024-12-10","lts":false},'
+        b'{"version":"v22.11.0","date":"2024-10-29","lts":"Jod"},'
+        b'{"version":"v22.10.0","date":"2024-10-16","lts":false}]'
+    )
+    catalog = node.parse(body, package_name="node", fetched_at=FETCHED)
+    assert [(r.version, r.prerelease) for r in catalog.releases] == [
+        ("22.10.0", False),
+        ("22.11.0", False),
+        ("23.4.0", True),
+        ("24.0.0", True),
+    ]
+
+
 def test_node_request_is_the_raw_index_under_the_mirror() -> None:
     """One GET of {base}/index.json, stored raw (the small index, under the body budget)."""
     request = node.catalog_request("https://mirror.example/dist/", "node")

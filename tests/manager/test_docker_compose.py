@@ -309,3 +309,27 @@ def test_services_and_services_of_the_wrong_shape_are_problems() -> None:
 
 def _no_reads(path: str) -> str:
     raise AssertionError(path)
+
+
+def test_compose_file_format_1_top_level_services_are_read() -> None:
+    """Format 1 (no ``services``, no ``version``): each top-level key is a service.
+
+    A document without ``services`` whose top-level values are not all services gives nothing.
+    """
+    result = _text(
+        "redis:\n"
+        "  image: quay.io/something/redis:alpine\n"
+        "worker:\n"
+        '  image: "node:10.0.0"\n'
+        "x-common:\n"
+        "  labels: [a]\n"
+        "app:\n"
+        "  build: .\n"
+    )
+    assert result.problems == ()
+    assert [(d.line, d.package_name, d.constraint) for d in result.dependencies] == [
+        (2, "quay.io/something/redis", "alpine"),
+        (4, "docker.io/library/node", "10.0.0"),
+    ]
+    assert _text("name: demo\nnetworks:\n  front:\n    driver: bridge\n").dependencies == ()
+    assert _text('version: "2"\nweb:\n  image: nginx:1\n').dependencies == ()

@@ -369,3 +369,31 @@ def test_an_arg_whose_default_needs_a_value_says_which() -> None:
         "ARG BASE's default needs a value: "
         "$TARGETARCH is set by the build platform (BuildKit's automatic platform ARGs)"
     )
+
+
+def test_directives_may_be_indented_and_in_any_case() -> None:
+    """`` # EsCaPe=` `` after blanks is still the escape directive (Renovate's fixture 4).
+
+    BuildKit trims a line's leading whitespace first, so backtick continuations join.
+    """
+    result = _text(
+        "#  syntax=docker/dockerfile:1\n"
+        " # EsCaPe=`\n"
+        " ARG `\n"
+        "\t# multi-line arg\n"
+        "   ALPINE_VERSION=alpine:3.15.4\n"
+        "\n"
+        "FROM `\n"
+        "${ALPINE_VERSION} as stage1\n"
+        "\n"
+        "\tFROM \t`\n"
+        "   image5 `\n"
+        "\t#comment5\n"
+        "\tas name3\n"
+    )
+    assert result.problems == ()
+    assert _short(result) == [
+        (1, "syntax", "docker.io/docker/dockerfile", "1"),
+        (8, "stage", "docker.io/library/alpine", "3.15.4"),
+        (11, "final", "docker.io/library/image5", "latest"),
+    ]

@@ -170,3 +170,32 @@ def test_allow_prereleases_opts_every_package_in(setting: str, *, expected: bool
         ("httpx", expected),
         ("pytest", expected),
     ]
+
+
+def test_a_key_with_extras_is_the_package_with_those_extras() -> None:
+    """``"splinter[django]"`` is splinter with extra django (pipenv passes the key to pip).
+
+    A table's ``extras`` list joins them; a key pip cannot read stays a problem at its line.
+    """
+    text = (
+        "[packages]\n"
+        '"splinter[django]" = "==3.43.1"\n'
+        '"requests[ socks , security ]" = "*"\n'
+        'pytest-benchmark = {version = "==1.0.0", extras = ["histogram"]}\n'
+        '"both[a]" = {version = ">=1", extras = ["b", "a"]}\n'
+        '"requests[django][security]" = "==1.1.1"\n'
+        '"bad[not an extra!]" = "*"\n'
+    )
+    result = pipfile.extract("Pipfile", text, _no_read)
+    assert [
+        (d.line, d.name, d.package_name, d.extras, d.constraint) for d in result.dependencies
+    ] == [
+        (2, "splinter", "splinter", ("django",), "==3.43.1"),
+        (3, "requests", "requests", ("security", "socks"), None),
+        (4, "pytest-benchmark", "pytest-benchmark", ("histogram",), "==1.0.0"),
+        (5, "both", "both", ("a", "b"), ">=1"),
+    ]
+    assert _problems(result) == [
+        (6, "error", "invalid package name 'requests[django][security]' in `packages`"),
+        (7, "error", "invalid package name 'bad[not an extra!]' in `packages`"),
+    ]

@@ -923,3 +923,73 @@ def test_build_metadata_alone_never_makes_a_cargo_pin_outdated(pin: str, publish
         f"{current} is published as {published}: build metadata does not count"
         " (SemVer 2.0.0 §10; Cargo ignores it in requirements)"
     )
+
+
+def test_a_prerelease_current_is_behind_its_own_line_and_the_stable_releases() -> None:
+    """A react 19.0.0-rc.1 → 19.1.0 pin is behind rc.2, 19.0.0 and 19.1.0, not the later canaries.
+
+    A prerelease target (nothing stable newer) still counts every prerelease it passes.
+    """
+    cat = _npm_catalog(
+        _rel("18.3.1", 300),
+        _rel("19.0.0-rc.1", 200),
+        _rel("19.0.0-rc.2", 190),
+        _rel("19.0.0", 180),
+        _rel("19.1.0-canary-aaa-20250101", 170),
+        _rel("19.1.0-canary-bbb-20250102", 169),
+        _rel("19.1.0", 160),
+        _rel("19.2.0-canary-ccc-20250201", 150),
+        latest="19.1.0",
+    )
+    f = evaluate(_npm_dep("19.0.0-rc.1"), cat, npm, NO_WAIT, NOW)
+    assert (f.status, f.eligible, f.versions_behind) == ("outdated", "19.1.0", 3)
+    stable = evaluate(_npm_dep("19.0.0"), cat, npm, NO_WAIT, NOW)
+    assert (stable.eligible, stable.versions_behind) == ("19.1.0", 1)
+    pre_only = _npm_catalog(
+        _rel("2.0.0-beta.1", 30),
+        _rel("2.0.0-beta.2", 20),
+        _rel("2.0.0-beta.3", 10),
+        latest="2.0.0-beta.3",
+    )
+    p = evaluate(_npm_dep("2.0.0-beta.1"), pre_only, npm, NO_WAIT, NOW)
+    assert (p.eligible, p.versions_behind) == ("2.0.0-beta.3", 2)
+
+
+def test_a_release_the_registry_flags_unstable_moves_along_every_release() -> None:
+    """A pin on a Node Current release (26.1.0, flagged) follows 26.2.0, also flagged.
+
+    It was "up to date" beside latest 26.2.0; an LTS pin still moves within LTS releases.
+    """
+    from patchula.versioning import mise  # noqa: PLC0415 - this test's scheme
+
+    cat = Catalog(
+        datasource="node",
+        package_name="node",
+        releases=(
+            _rel("24.20.1", 30),
+            _rel("25.0.0", 200, prerelease=True),
+            _rel("26.1.0", 20, prerelease=True),
+            _rel("26.2.0", 5, prerelease=True),
+        ),
+        latest="26.2.0",
+        fetched_at=NOW,
+    )
+
+    def tool(pin: str) -> Dependency:
+        return Dependency(
+            manager="tool_versions",
+            file=".tool-versions",
+            line=1,
+            name="nodejs",
+            package_name="node",
+            datasource="node",
+            versioning="mise",
+            dep_type="tool-versions",
+            declared=pin,
+            constraint=pin,
+        )
+
+    current = evaluate(tool("26.1.0"), cat, mise, NO_WAIT, NOW)
+    assert (current.status, current.latest, current.eligible) == ("outdated", "26.2.0", "26.2.0")
+    lts = evaluate(tool("24.20.1"), cat, mise, NO_WAIT, NOW)
+    assert (lts.status, lts.latest, lts.eligible) == ("up-to-date", "24.20.1", None)

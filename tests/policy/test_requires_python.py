@@ -57,7 +57,7 @@ def test_only_pypi_rows_are_bounded() -> None:
         requires_python=">=3.9",
     )
     bound = python_bound(row)
-    assert bound == ("3.9", "the project supports Python 3.9 (requires-python >=3.9)")
+    assert bound == ("3.9", "the project supports Python 3.9 (requires-python >=3.9)", None)
     assert python_bound(replace(row, datasource="npm")) is None
 
 

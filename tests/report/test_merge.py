@@ -173,7 +173,7 @@ def test_a_report_given_twice_warns_once_for_all_its_repositories() -> None:
     assert merged.report.summary.dependencies == 28
     assert merged.warnings == [
         (
-            "7 repositories a, b, c, d, e and 2 more are twice in x.json: kept from x.json "
+            "7 repositories a, b, c, d, e and 2 more are in x.json, given twice: kept from x.json "
             "(the later file, same evaluatedAt)"
         )
     ]
@@ -592,8 +592,8 @@ def test_missing_shards_are_recorded_with_the_targets_they_hold() -> None:
     assert merged.report.summary.repositories == 2
     assert merged.warnings == [
         (
-            "the merged report is incomplete: shards 2/4 and 4/4 not given: 3 of its 5 targets "
-            "are not in it; merge their reports too, or re-run them (exit 3)"
+            "the merged report is incomplete: shards 2/4 and 4/4 not given: 3 of the 5 targets "
+            "are not in the report; merge their reports too, or re-run them (exit 3)"
         )
     ]
     said = "shards 2/4 and 4/4 missing: 3 of 5 targets not in this report"
@@ -637,8 +637,8 @@ def test_a_merged_report_keeps_its_missing_shards_until_they_are_merged_in() -> 
     assert alone.report.targets.missing_shard_targets == 3
     assert alone.warnings == [
         (
-            "the merged report is incomplete: shards 2/4 and 4/4 not given: 3 of its 5 targets "
-            "are not in it; merge their reports too, or re-run them (exit 3)"
+            "the merged report is incomplete: shards 2/4 and 4/4 not given: 3 of the 5 targets "
+            "are not in the report; merge their reports too, or re-run them (exit 3)"
         )
     ]
     two = merge([("partial.json", again), *_shards_of(4, 2)])

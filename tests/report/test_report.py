@@ -747,3 +747,53 @@ def test_manifests_ignore_paths_kept_out_are_said_in_every_format() -> None:
     none = build_report(_ignored_result(0), Settings(), {})
     assert "not scanned" not in render_plain(none)
     assert "not scanned" not in render_markdown(none)
+
+
+def test_plain_table_folds_notes_and_other_columns_before_the_package_name() -> None:
+    """``COLUMNS=80``: the notes give way first, and a scoped npm name folds after its ``/``.
+
+    The trial's excalidraw case: every ``@scope/name`` folded mid-word at 16 cells while a
+    mostly empty notes column kept its width.
+    """
+    repo = RepoResult(target=".", root="/src/web", commit=None)
+    names = ["@braintree/sanitize-url", "@excalidraw/laser-pointer", "@testing-library/jest-dom"]
+    for line, name in enumerate(names, 1):
+        dep = Dependency(
+            manager="package_json",
+            file="package.json",
+            line=line,
+            name=name,
+            package_name=name,
+            datasource="npm",
+            versioning="npm",
+            dep_type="dependencies",
+            declared="6.0.2",
+            constraint="6.0.2",
+        )
+        reason = "deprecated: use x" if line == 1 else None
+        finding = Finding(
+            status="outdated",
+            reason=reason,
+            current="6.0.2",
+            current_source="pin",
+            latest="7.1.0",
+            eligible="7.1.0",
+            update_type="major",
+            versions_behind=3,
+        )
+        repo.rows.append(Row(dep, finding))
+    report = build_report(ScanResult(evaluated_at=NOW, repos=[repo], host_stats={}), Settings(), {})
+    text = render_plain(report, width=80)
+    assert max(len(line) for line in text.splitlines() if " | " in line) <= 80
+    lines = text.splitlines()[4:11]
+    # The notes gave first; the names fold last, after their scope's "/": never mid-word.
+    assert [line.split(" | ")[0].strip() for line in lines] == [
+        "@braintree/",
+        "sanitize-url",
+        "",
+        "@excalidraw/",
+        "laser-pointer",
+        "@testing-library/",
+        "jest-dom",
+    ]
+    assert lines[0].endswith("| deprecat")  # the notes at their floor (8 cells)

@@ -82,8 +82,10 @@ def parse(content: bytes, *, package_name: str, fetched_at: datetime) -> Catalog
 
     Entries that are no object with a ``vX.Y.Z`` ``version`` are skipped; a body with none
     raises ``RegistryError``. ``latest`` is the newest release (the ``latest`` alias: every
-    index entry is a final release); a release outside an LTS line (``lts: false``: odd majors,
-    an even major before it enters LTS) is flagged ``prerelease``, as Renovate's ``node``
+    index entry is a final release); a release of a major without LTS releases (``lts: false``
+    throughout: odd majors, an even major before it enters LTS) is flagged ``prerelease``; the
+    releases of an LTS line from before its LTS start (22.10.0, before 22.11.0 "Jod") are of
+    that line, not flagged. As Renovate's ``node``
     versioning treats them as unstable ("Odd releases are unstable", "Even releases do not reach
     stability (LTS) immediately": docs.renovatebot.com/modules/versioning/node). A row declared
     on an LTS release is then measured against, and moved within, LTS releases only; a
@@ -97,7 +99,7 @@ def parse(content: bytes, *, package_name: str, fetched_at: datetime) -> Catalog
     if not isinstance(document, list):
         msg = "the Node.js release index is not a JSON array"
         raise RegistryError(msg)
-    releases: list[Release] = []
+    entries: list[tuple[str, datetime | None, bool]] = []
     lines: dict[str, str] = {}
     for entry in document:
         if not isinstance(entry, dict):
@@ -108,14 +110,21 @@ def parse(content: bytes, *, package_name: str, fetched_at: datetime) -> Catalog
         version = version.removeprefix("v")
         lts = entry.get("lts")
         in_lts = isinstance(lts, str) and bool(lts)
-        # Outside an LTS line (odd majors, an even major before its LTS start) is unstable.
-        releases.append(
-            Release(version=version, released_at=_day(entry.get("date")), prerelease=not in_lts)
-        )
+        entries.append((version, _day(entry.get("date")), in_lts))
         if isinstance(lts, str) and lts:
             name = lts.lower()
             if name not in lines or mise.compare(version, lines[name]) > 0:
                 lines[name] = version
+    # A major line with an LTS release is an LTS line, its releases from before the LTS start
+    # (22.0.0-22.10.0) too: a row on one of them moves within LTS releases, as on 22.11.0. A
+    # release of a major with none (odd majors, an even one while it is Current) is unstable.
+    lts_majors = {version.split(".", 1)[0] for version, _, in_lts in entries if in_lts}
+    releases = [
+        Release(
+            version=version, released_at=when, prerelease=version.split(".", 1)[0] not in lts_majors
+        )
+        for version, when, _ in entries
+    ]
     if not releases:
         msg = "the Node.js release index lists no release"
         raise RegistryError(msg)

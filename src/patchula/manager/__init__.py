@@ -28,6 +28,7 @@ MANAGERS: LazyRegistry[Manager] = LazyRegistry(
             "setup_cfg",
             "uv_lock",
             "poetry_lock",
+            "pdm_lock",
             "pipfile",
             "pipfile_lock",
             "cargo_toml",

@@ -54,7 +54,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
     builds and tags that image rather than pulling it, and Renovate leaves such services out
     altogether; one with only ``build:`` gives nothing. Files named by top-level ``include:``
     and by ``extends: {file: …}`` are read as compose files too when their names are not
-    compose names (those are found on their own), listed in ``included_files``.
+    compose names (those are found on their own), listed in ``included_files``. A Compose
+    file format 1 document (no ``services``, no ``version``: each top-level key a service with
+    ``image`` or ``build``) is read the same way.
     """
     reader = _Reader(read)
     reader.visit(path, text, (path,))
@@ -63,6 +65,24 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
         problems=tuple(reader.problems),
         included_files=tuple(reader.included),
     )
+
+
+def _legacy_services(root: YamlNode) -> YamlNode | None:
+    """The services of a Compose file format 1 document, else ``None``.
+
+    Format 1 (docker-compose before 1.6) has neither ``services`` nor ``version``: every
+    top-level key is a service. A document is read so only when each of its top-level values
+    (``x-`` extensions aside) is a mapping with an ``image`` or a ``build`` key, as Renovate
+    reads these files; any other document without ``services`` gives nothing.
+    """
+    pairs = {name: value for name, value in root.named() if not name.startswith("x-")}
+    if not pairs or not all(
+        value.kind == "mapping"
+        and (value.get("image") is not None or value.get("build") is not None)
+        for value in pairs.values()
+    ):
+        return None
+    return msgspec.structs.replace(root, pairs=pairs)
 
 
 class _Interpolated(msgspec.Struct):
@@ -170,6 +190,8 @@ class _Reader(msgspec.Struct):
 
     def document(self, path: str, root: YamlNode, stack: tuple[str, ...]) -> None:
         services = root.get("services")
+        if services is None and root.get("version") is None:
+            services = _legacy_services(root)
         if services is not None and services.kind == "mapping":
             for name, service in services.named():
                 if service.kind == "mapping":

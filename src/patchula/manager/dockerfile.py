@@ -344,10 +344,15 @@ class _Parser(msgspec.Struct):
             self.instruction(logical)
 
     def directives(self, lines: list[str]) -> int:
-        """Read the parser directives at the top; return the index of the first other line."""
+        """Read the parser directives at the top; return the index of the first other line.
+
+        Leading blanks are allowed before the ``#`` and the name is case-insensitive
+        (`` # EsCaPe=` ``), as BuildKit strips a line's leading whitespace before it looks for a
+        directive (frontend/dockerfile/parser/parser.go, ``processLine``).
+        """
         seen: set[str] = set()
         for index, raw in enumerate(lines):
-            match = _DIRECTIVE.match(raw)
+            match = _DIRECTIVE.match(raw.lstrip(" \t"))
             if match is None or match.group(1).lower() not in _KNOWN_DIRECTIVES:
                 return index
             name, value = match.group(1).lower(), match.group(2)

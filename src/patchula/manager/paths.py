@@ -165,6 +165,11 @@ def poetry_lock(path: str) -> bool:
     return _basename(path) == "poetry.lock"
 
 
+def pdm_lock(path: str) -> bool:
+    """Return whether ``path`` is a ``pdm.lock``."""
+    return _basename(path) == "pdm.lock"
+
+
 def pipfile(path: str) -> bool:
     """Return whether ``path`` is a ``Pipfile``."""
     return _basename(path) == "Pipfile"
@@ -251,6 +256,7 @@ RULES: dict[str, PathRule] = {
     "setup_cfg": PathRule(setup_cfg, "pypi"),
     "uv_lock": PathRule(uv_lock, "pypi"),
     "poetry_lock": PathRule(poetry_lock, "pypi"),
+    "pdm_lock": PathRule(pdm_lock, "pypi"),
     "pipfile": PathRule(pipfile, "pypi"),
     "pipfile_lock": PathRule(pipfile_lock, "pypi"),
     "cargo_toml": PathRule(cargo_toml, "crates"),

@@ -47,6 +47,9 @@ _MARKER_KEYS = (
     "implementation_version",
 )
 _NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+# A package key may carry PEP 508 extras, ``"splinter[django]" = "*"``: pipenv writes the key
+# into the pip requirement it installs (``requests[socks]==2.31``), so pip reads them.
+_KEY = re.compile(r"(?P<name>[^\[\]\s]+)\s*(?:\[(?P<extras>[^\[\]]*)\])?")
 
 
 def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG001 - no includes
@@ -57,7 +60,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     specifier (``">=2.7"``; a bare ``"1.2"`` is ``==1.2``, as pipenv reads it) or a table with
     ``version``, ``markers`` and PEP 508 marker keys (``sys_platform = "== 'linux'"``); tables
     with ``git``/``hg``/``svn``/``bzr``, ``path``, ``file`` or ``editable`` are skipped with the
-    reason. ``[[source]]`` indexes are not used for lookups (packages are looked up on the
+    reason. A key may carry PEP 508 extras (``"splinter[django]" = "*"``, as pipenv passes the
+    key to pip) and a table an ``extras`` list: the row is the package ``splinter`` with those
+    extras. ``[[source]]`` indexes are not used for lookups (packages are looked up on the
     configured PyPI base): each source that is not PyPI is a warning naming the source, never
     its URL (which may hold credentials). Wrong types and invalid specifiers are problems at
     their lines; the other packages are still read.
@@ -113,8 +118,11 @@ def _package(
     path: str, line: int | None, category: str, name: str, value: object
 ) -> Dependency | ManifestProblem:
     """The row of one Pipfile package, or the problem that prevents it."""
-    if _NAME.fullmatch(name) is None:
+    key = _KEY.fullmatch(name.strip())
+    extras = _extras(key.group("extras")) if key is not None else None
+    if key is None or _NAME.fullmatch(key.group("name")) is None or extras is None:
         return ManifestProblem(path, line, f"invalid package name {name!r} in `{category}`")
+    name = key.group("name")
     markers: str | None = None
     skip_reason: str | None = None
     if isinstance(value, str):
@@ -122,6 +130,11 @@ def _package(
     elif isinstance(value, dict):
         declared, skip_reason = _table_source(value)
         markers = _markers(value)
+        listed = value.get("extras")
+        if isinstance(listed, list):
+            extras |= {
+                extra.strip() for extra in listed if isinstance(extra, str) and extra.strip()
+            }
     else:
         return ManifestProblem(
             path, line, f"package {name!r} in `{category}` must be a string or a table"
@@ -145,7 +158,19 @@ def _package(
         constraint=constraint,
         skip_reason=skip_reason,
         markers=markers,
+        extras=tuple(sorted(extras)),
     )
+
+
+def _extras(written: str | None) -> set[str] | None:
+    """The extras of a key's ``[a, b]`` (empty for none), ``None`` when one is not a name."""
+    if written is None:
+        return set()
+    extras = {extra.strip() for extra in written.split(",")}
+    extras.discard("")
+    if any(_NAME.fullmatch(extra) is None for extra in extras):
+        return None
+    return extras
 
 
 def _table_source(value: dict[str, object]) -> tuple[str | None, str | None]:

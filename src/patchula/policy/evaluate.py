@@ -211,7 +211,7 @@ def _evaluate(
         latest=latest,
         eligible=eligible.version if eligible else None,
         update_type=update_type,
-        versions_behind=0 if withdrawn_note else len(candidates),
+        versions_behind=0 if withdrawn_note else _behind(candidates, current, target, versioning),
         current_released_at=current_rel.released_at if current_rel else pseudo_time,
         latest_released_at=latest_rel.released_at if latest_rel else None,
         eligible_released_at=eligible.released_at if eligible else None,
@@ -834,6 +834,27 @@ def _traits(versioning: Versioning) -> _Traits:
 
 
 _MAX_TRAITS = 64
+
+
+def _behind(
+    candidates: list[Release], current: str, target: str | None, versioning: Versioning
+) -> int:
+    """How many releases the row is behind: its candidates, on the track it moves along.
+
+    A prerelease current (``19.0.0-rc.1``) moving to a stable release counts the stable ones
+    and the prereleases before the first of them (``19.0.0-rc.2``), not the prereleases of later
+    lines (``19.1.0-canary-…`` nightlies): as many as a stable current would be behind, plus its
+    own line's. A prerelease target (a prerelease-only package) counts every candidate.
+    """
+    if target is None or versioning.is_stable(current) or not versioning.is_stable(target):
+        return len(candidates)
+    first = next((c.version for c in candidates if versioning.is_stable(c.version)), None)
+    return sum(
+        1
+        for c in candidates
+        if versioning.is_stable(c.version)
+        or (first is not None and versioning.compare(c.version, first) < 0)
+    )
 
 
 def _candidates(

@@ -71,6 +71,7 @@ class CatalogView:
         "_by_key",
         "_candidates",
         "_exact",
+        "_flagged",
         "_keys",
         "_movable",
         "_newest_compatible",
@@ -113,6 +114,8 @@ class CatalogView:
         self._exact: dict[str, int] = {}
         for i, r in enumerate(releases):
             self._exact.setdefault(r.version, i)
+        # Versions the registry flags unstable whatever their string (a Node Current release).
+        self._flagged: frozenset[str] = frozenset(r.version for r in releases if r.prerelease)
         self._by_key: dict[Any, int] = {}
         for i in valid:  # catalog order: the first of equal versions (1.0 and 1.0.0) is found
             self._by_key.setdefault(key(releases[i].version), i)
@@ -245,11 +248,12 @@ class CatalogView:
     def _unstable_gate(self, current: str) -> Callable[[str], bool] | None:
         """Which prereleases a user on ``current`` may move to, or ``None`` for none.
 
-        None for a stable current. For a prerelease current, every prerelease, unless the
-        scheme says which (``admits_prerelease(current, other)``: image tags admit only
+        None for a stable current. For a prerelease current (by its version, or flagged by the
+        registry: a Node release outside an LTS line, a GitHub prerelease), every prerelease,
+        unless the scheme says which (``admits_prerelease(current, other)``: image tags admit only
         prereleases of current's own release, as Renovate's ``ignoreUnstable`` does).
         """
-        if self.versioning.is_stable(current):
+        if self.versioning.is_stable(current) and current not in self._flagged:
             return None
         admits = getattr(self.versioning, "admits_prerelease", None)
         if admits is None:

@@ -60,11 +60,14 @@ class PythonBound(NamedTuple):
     """The Python a row is judged for: ``python`` (``3.8``, ``3.8.1``) and why (``basis``).
 
     ``basis`` completes "…; " in a note: ``the project supports Python 3.8 (requires-python
-    >=3.8)`` or ``the row applies to Python 3.7 (python_version == "3.7")``.
+    >=3.8)`` or ``the row applies to Python 3.7 (python_version == "3.7")``. ``raised`` is the
+    row's note when its own current (pin or lock) needs a newer Python than its markers and
+    project give, so it is judged for the lowest Python current installs on (``bound_for``).
     """
 
     python: str
     basis: str
+    raised: str | None = None
 
 
 def python_bound(dep: Dependency) -> PythonBound | None:
@@ -78,8 +81,36 @@ def python_bound(dep: Dependency) -> PythonBound | None:
     return _bound(dep.requires_python, dep.markers)
 
 
+def bound_for(dep: Dependency, catalog: Catalog, keep: str | None) -> PythonBound | None:
+    """``python_bound``, raised to the lowest Python ``keep`` (the pin or lock) installs on.
+
+    A project that supports Python 3.7 but has locked pytest 9.1.1 (Requires-Python >=3.10)
+    installs it only on 3.10 and later: there, pytest 9.2.0 (>=3.10) is an update it can take,
+    and only a release needing more than 3.10 narrows the project further. So the row is
+    judged for the lowest Python both its bound and its current admit; the bound itself when
+    current installs there, has no Requires-Python, or no Python satisfies both.
+    """
+    bound = python_bound(dep)
+    if bound is None or keep is None or not pep440.is_valid(keep):
+        return bound
+    release = _release(catalog, keep)
+    if release is None or not excluded(release, bound.python):
+        return bound
+    raised = _bound(dep.requires_python, dep.markers, release.requires_python)
+    if raised is None:
+        return bound
+    note = (
+        f"current {release.version} needs Python {release.requires_python}: judged for Python"
+        f" {raised.python}, not {bound.python} ({bound.basis})"
+    )
+    basis = f"current {release.version} installs on Python {raised.python} and later"
+    return PythonBound(raised.python, basis, note)
+
+
 @functools.lru_cache(maxsize=1024)
-def _bound(requires: str | None, markers: str | None) -> PythonBound | None:
+def _bound(
+    requires: str | None, markers: str | None, also: str | None = None
+) -> PythonBound | None:
     specs = _specifier_sets(requires) if requires else None
     marker = _python_marker(markers) if markers else None
     if specs is None and marker is None:
@@ -91,6 +122,8 @@ def _bound(requires: str | None, markers: str | None) -> PythonBound | None:
             continue
         if specs is None and python == _PYTHONS[0]:
             return None  # the marker has no lower bound: no lowest Python to judge for
+        if also is not None and not admits(also, str(python)):
+            continue
         shown = _shown(python)
         if specs is not None:
             basis = f"the project supports Python {shown} (requires-python {requires})"
@@ -249,6 +282,8 @@ def python_notes(finding: Finding, catalog: Catalog, bound: PythonBound) -> list
     notes: list[str] = []
     python = bound.python
     current = finding.current
+    if bound.raised is not None:
+        notes.append(bound.raised)
     if current is not None and pep440.is_valid(current):
         rel = _release(catalog, current)
         if rel is not None and excluded(rel, python):

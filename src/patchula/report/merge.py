@@ -288,7 +288,7 @@ def _repeated(
         else "evaluated later"
     )
     shown = ", ".join(targets[:5]) + (f" and {len(targets) - 5} more" if len(targets) > 5 else "")  # noqa: PLR2004 - shown
-    where = f"twice in {name}" if name == first_name else f"in {first_name} and {name}"
+    where = f"in {name}, given twice" if name == first_name else f"in {first_name} and {name}"
     noun = "repository" if len(targets) == 1 else f"{len(targets)} repositories"
     verb = "is" if len(targets) == 1 else "are"
     return f"{noun} {shown} {verb} {where}: kept from {later} ({why})"
@@ -370,8 +370,8 @@ def _missing_shards(
     lost = sum(count * i // split - count * (i - 1) // split for i in missing)
     warnings.append(
         f"the merged report is incomplete: {'shard' if len(missing) == 1 else 'shards'} "
-        f"{shown} not given: {lost} of its {count} targets {'is' if lost == 1 else 'are'} "
-        "not in it; merge "
+        f"{shown} not given: {lost} of the {count} targets {'is' if lost == 1 else 'are'} "
+        "not in the report; merge "
         f"{'its report' if len(missing) == 1 else 'their reports'} too, or re-run "
         f"{'it' if len(missing) == 1 else 'them'} (exit 3)"
     )

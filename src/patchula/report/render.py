@@ -718,26 +718,35 @@ _SEPARATOR = 3  # " | "
 def _folded_table(deps: list[DependencyReport], width: int) -> list[str]:
     """``_plain_table`` within ``width`` cells: the columns shown at that width, cells folded.
 
-    Column widths start at their longest cell; while the table is too wide, the widest column
-    that can still give a cell gives one, as rich's collapse does, so short columns keep their
-    text on one line and the notes fold first: down to ``_KEEP_MIN`` (``_FOLD_MIN`` for the
-    notes), then, if that is not enough and folding every column down to ``_FOLD_MIN`` (or its
-    header) makes the table fit, down to that.
+    Column widths start at their longest cell; while the table is too wide, columns give cells:
+    the notes first (down to ``_FOLD_MIN``), then the others widest first, as rich's collapse
+    does, so short columns keep their text on one line (down to ``_KEEP_MIN``), the package
+    name last (down to ``_KEEP_MIN``); then, if that is not enough and folding every column down
+    to ``_FOLD_MIN`` (or its header) makes the table fit, down to that.
     """
     shown = [(name, cell) for name, need, cell in COLUMNS if width >= need]
     header = [name for name, _ in shown]
     rows = [[_plain_text(cell(dep)) for _, cell in shown] for dep in deps]
     widths = [max(map(_cells, column)) for column in zip(header, *rows, strict=True)]
     excess = sum(widths) + _SEPARATOR * (len(widths) - 1) - width
-    for keep in (_KEEP_MIN, _FOLD_MIN):
+    # The notes give first, then the other columns widest first, the package name last: it is
+    # the row's key, and a name folded mid-word is neither readable nor greppable.
+    for first in ("notes", None, "package"):
         floors = [
-            min(w, max(len(h), _FOLD_MIN if h == "notes" else keep))
+            w if first is not None and h != first else _floor(w, h, _KEEP_MIN)
             for w, h in zip(widths, header, strict=True)
         ]
+        if first is None:
+            floors = [
+                w if h == "package" else f for w, h, f in zip(widths, header, floors, strict=True)
+            ]
+        excess = _collapse(widths, floors, excess)
+    if excess > 0:
+        # Versions fold below 16 cells only when that makes the table fit at all.
         narrower = list(widths)
+        floors = [_floor(w, h, _FOLD_MIN) for w, h in zip(widths, header, strict=True)]
         left = _collapse(narrower, floors, excess)
-        if keep == _KEEP_MIN or left <= 0:
-            # Versions fold below 16 cells only when that makes the table fit at all.
+        if left <= 0:
             widths, excess = narrower, left
     lines = [" | ".join(map(_pad, header, widths)).rstrip()]
     lines.append("+".join("-" * (w + 2) for w in widths)[1:-1])
@@ -748,6 +757,11 @@ def _folded_table(deps: list[DependencyReport], width: int) -> list[str]:
             parts = [piece[k] if k < len(piece) else "" for piece in folded]
             lines.append(" | ".join(map(_pad, parts, widths)).rstrip())
     return lines
+
+
+def _floor(width: int, header: str, keep: int) -> int:
+    """The narrowest a column of ``width`` cells may fold to: ``keep``, the notes ``_FOLD_MIN``."""
+    return min(width, max(len(header), _FOLD_MIN if header == "notes" else keep))
 
 
 def _collapse(widths: list[int], floors: list[int], excess: int) -> int:
@@ -774,6 +788,8 @@ def _collapse(widths: list[int], floors: list[int], excess: int) -> int:
 def _fold(text: str, width: int) -> list[str]:
     """``text`` in lines of at most ``width`` cells: broken at spaces, a longer word cut in pieces.
 
+    A word is cut after a ``/`` where it has one (``_split_at``).
+
     Every character is kept (a space at a break is the only thing a line loses); an empty cell
     is one empty line.
     """
@@ -799,12 +815,21 @@ def _fold(text: str, width: int) -> list[str]:
 
 
 def _split_at(word: str, width: int) -> tuple[str, str]:
-    """The longest head of ``word`` within ``width`` cells (one character at least), the rest."""
+    """The longest head of ``word`` within ``width`` cells (one character at least), the rest.
+
+    The head ends after its last ``/`` when it holds one: ``@braintree/sanitize-url`` folds as
+    ``@braintree/`` and ``sanitize-url``, a scope and a name, never mid-word where a path or
+    scoped name has a place to break.
+    """
     used = 0
     for i, char in enumerate(word):
         used += _cells(char)
         if used > width:
-            return word[: max(i, 1)], word[max(i, 1) :]
+            cut = max(i, 1)
+            slash = word.rfind("/", 0, cut)
+            if slash > 0:
+                cut = slash + 1
+            return word[:cut], word[cut:]
     return word, ""
 
 
