@@ -422,3 +422,25 @@ def test_warm_follows_a_locked_crate_with_build_metadata_as_run_reads_it(
     assert rows(online) == rows(offline)
     assert rows(online)[0]["current"] == "0.11.0+wasi-snapshot-preview1"
     assert rows(online)[0]["latest"] == "0.11.1+wasi-snapshot-preview1"
+
+
+def test_the_summary_counts_packages_warmed_without_their_dependencies(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A 404 of a version document: the summary line says how many lack their dependencies.
+
+    The trial's "38 completed, 0 failed" read as a complete warm-up while none of the
+    dependencies of dependencies were.
+    """
+    _add(fake_registry, "app", {"dep": "^1.0.0"})
+    fake_registry.host("npm").server_error_next(1000, 404, route="GET /app/1.0.0")
+    repo = _checkout(tmp_path / "repo", {"app": "^1.0.0"})
+    cache = tmp_path / "cache.sqlite3"
+    npm = f"npm={fake_registry.url('npm')}"
+    code, out = _invoke("cache", "warm", str(repo), "--cache", str(cache), "--registry", npm)
+    assert code == 0  # the catalog is warm: only what its version needs is unknown
+    *said, summary = out.strip().splitlines()
+    assert said[0].startswith("dependencies of app@1.0.0 unknown: ")
+    assert summary.startswith(
+        "warmed: 1 completed (1 of them without their dependencies: see above), 0 failed"
+    )

@@ -244,8 +244,10 @@ class WarmOutcome(msgspec.Struct):
             for f in self.failed_tasks()
         ]
         lines += [printable(u) for u in self.result.unknown_dependencies]
+        unknown = len(self.result.unknown_dependencies)
+        partly = f" ({unknown} of them without their dependencies: see above)" if unknown else ""
         lines.append(
-            f"warmed: {self.result.completed} completed, {self.result.failed} failed, "
+            f"warmed: {self.result.completed} completed{partly}, {self.result.failed} failed, "
             f"{retries} {'attempt' if retries == 1 else 'attempts'} to retry; "
             f"{self.enqueued} enqueued from the targets, "
             f"{self.already_warm} already warm; queue: {s['pending']} pending, "
