@@ -377,3 +377,25 @@ def test_a_failed_tag_date_is_asked_again_by_the_next_run(
         None,
     )
     assert code == 0
+
+
+def test_a_failed_tag_date_never_shows_the_hub_credential(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """A Hub base URL with a login: the failed lookup names the URL without the password."""
+    secret = "STANDIN-hub-password-dates"  # noqa: S105 - a test stand-in, never a real secret
+    repo = _python_image(fake_registry, tmp_path, {"3.12-slim-trixie": NOW - timedelta(days=400)})
+    hub = fake_registry.url("docker-hub").replace("http://", f"http://user:{secret}@")
+    args = ["--no-cache", "--registry", f"docker={fake_registry.url('oci')}"]
+    args += ["--registry", f"docker-hub={hub}"]
+    result = runner.invoke(
+        app,
+        ["run", str(repo), "--format", "json", "--min-release-age", "3d", *args],
+        env=_NO_TOKEN,
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 3
+    [row] = _rows(json.loads(result.stdout))
+    assert "HTTP 404 from http://127.0.0.1:" in row["failedLookup"]
+    assert secret not in result.stdout
+    assert secret not in result.stderr
