@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from patchula.cache import CatalogView
-    from patchula.datasource.base import Dated, Fetch, SingleDocument
+    from patchula.datasource.base import Dated, Fetch, SingleDocument, Unavailable
 
 # ``(done, started)`` lookups, called each time one finishes.
 Progress = Callable[[int, int], None]
@@ -77,24 +77,30 @@ def _dated(catalog: Catalog, known: dict[str, datetime | None]) -> Catalog:
 
 
 def _record(
-    answer: Mapping[str, datetime | Dated | None],
+    answer: Mapping[str, datetime | Dated | Unavailable | None],
     known: dict[str, datetime | None],
     sources: dict[str, str],
     source: str | None,
     catalog: Catalog,
+    failures: dict[str, str],
 ) -> None:
     """Keep a lazy lookup's ``answer`` in ``known`` and, per version it dates, the source.
 
     A ``Dated`` answer names its own source; a bare time has the datasource's ``source``. A
     version ``catalog`` dates already keeps that date (``_dated``), so no source is kept for
-    it from the answer (crates.io's API pages date every version listed, pubtime or not).
+    it from the answer (crates.io's API pages date every version listed, pubtime or not). An
+    ``Unavailable`` version stays undated and its reason goes to ``failures``.
     """
     # Imported here: the datasource base (its classes) is not needed by a run that looks
     # nothing up, and only a lazy publish-time lookup answers here (issue 12: start-up).
-    from patchula.datasource.base import Dated  # noqa: PLC0415 - lazy: start-up
+    from patchula.datasource.base import Dated, Unavailable  # noqa: PLC0415 - lazy: start-up
 
     dated = {r.version for r in catalog.releases if r.released_at is not None}
     for version, value in answer.items():
+        if isinstance(value, Unavailable):
+            known[version] = None
+            failures[version] = value.reason
+            continue
         at, said = (value.at, value.source) if isinstance(value, Dated) else (value, source)
         known[version] = at
         if at is not None and said is not None and version not in dated:
@@ -164,11 +170,13 @@ def _times_needed(
 ) -> list[str]:
     """Versions whose publish time would change the verdict or the libyears, newest first.
 
-    The newest held-back release of unknown age (the release-age policy), and the eligible
-    release when the policy admitted it for its unknown age (``unknown-age = "admit"`` under a
-    positive wait: its age, once known, may hold it back); with ``for_libyears`` also current,
-    latest and eligible when a date is unknown (libyears go to the newest release the row can
-    move to: latest, or eligible when latest is older or refused, or the newest held-back one).
+    The newest held-back release of unknown age not asked for yet (the release-age policy:
+    one round asks the newest, the next round the one below it when that stayed unknown),
+    and the eligible release when the policy admitted it for its unknown age
+    (``unknown-age = "admit"`` under a positive wait: its age, once known, may hold it back);
+    with ``for_libyears`` also current, latest and eligible when a date is unknown (libyears
+    go to the newest release the row can move to: latest, or eligible when latest is older or
+    refused, or the newest held-back one).
     Versions already asked for are not asked again. The versions asked for are the catalog's
     (``v1.0.1``), not the row's (a scheme's ``shown`` drops the ``v``: a ``go:`` tool row's
     current reads ``1.0.1``), since the lookup asks the registry for them by name.
@@ -186,7 +194,14 @@ def _times_needed(
             break
         if version is not None and when is None and named(version) is not None:
             wanted.append(version)
-    unknown = [h.version for h in finding.held_back if h.released_at is None]
+    # The newest held-back release of unknown age not asked yet: when the newest one's date
+    # is unknown (none exists, or its lookup failed), an older one whose date is known may
+    # still be eligible (only the releases whose age is unknown are held).
+    unknown = [
+        h.version
+        for h in finding.held_back
+        if h.released_at is None and named(h.version) not in asked
+    ]
     if unknown:
         wanted.append(max(unknown, key=versioning.sort_key))
     found = (named(version) for version in dict.fromkeys(wanted))
@@ -236,24 +251,96 @@ def _admitted_unknown(finding: Finding, policy: ReleaseAgePolicy) -> bool:
     )
 
 
-def _verdict_needs_dates(finding: Finding, policy: ReleaseAgePolicy) -> bool:
-    """Whether the verdict of ``finding`` rests on a publish time it lacks.
+def _failed_times(
+    finding: Finding,
+    failed: str | None,
+    unavailable: Mapping[str, str],
+    named: Callable[[str], str | None],
+    policy: ReleaseAgePolicy,
+    now: datetime,
+    *,
+    for_libyears: bool,
+) -> Finding:
+    """``finding`` saying which of the publish times it lacks could not be looked up.
+
+    ``failed`` is why the lookup of the package's times failed as a whole (every missing date
+    of the row is then unavailable), ``unavailable`` why single versions' dates were
+    (``Unavailable``, by catalog name: ``named``). The row's reason gains "publish times
+    unavailable: …"; each held-back release whose date is unavailable says so instead of
+    the datasource's "age unknown" reason (it is no release without a date); and when the
+    verdict needed such a date (a release held back, or admitted by ``unknown-age``, for its
+    unknown age) the row is a failed lookup (``failed_lookup``; exit code 3).
+    """
+    missing = _undated(finding, for_libyears=for_libyears)
+    single = {
+        version: unavailable[name]
+        for version in missing
+        if (name := named(version)) is not None and name in unavailable
+    }
+    reasons = list(dict.fromkeys(single.values()))
+    if failed is not None and missing:
+        reasons.insert(0, failed)
+    if not reasons:
+        return finding
+    # Said on every row of this package whose dates it left unknown, not only on the row
+    # whose lookup met the failure.
+    note = f"publish times unavailable: {'; '.join(reasons)}"
+    reason = f"{finding.reason}; {note}" if finding.reason else note
+    needed = _verdict_dates(finding, policy)
+    needed_reasons = [single[version] for version in needed if version in single]
+    if failed is not None and needed:
+        needed_reasons.insert(0, failed)
+    # Held back (safe) or admitted by ``unknown-age``, the verdict lacks what the wait needed:
+    # the run counts the row as a failed lookup.
+    failure = (
+        f"publish times unavailable: {'; '.join(dict.fromkeys(needed_reasons))}"
+        if needed_reasons
+        else None
+    )
+    failed_lookup = "; ".join(part for part in (finding.failed_lookup, failure) if part)
+    held = tuple(
+        replace(h, reason=judge(None, h.update_type, policy, now, _LOOKUP_FAILED).reason)
+        if h.released_at is None and (failed is not None or h.version in single)
+        else h
+        for h in finding.held_back
+    )
+    return replace(finding, reason=reason, failed_lookup=failed_lookup or None, held_back=held)
+
+
+# A held-back release's reason when its date lookup failed (the row's reason says how).
+_LOOKUP_FAILED = "its publish time could not be looked up (see publish times unavailable)"
+
+
+def _undated(finding: Finding, *, for_libyears: bool) -> list[str]:
+    """The versions ``finding`` shows without the publish time a time lookup would give.
+
+    Held-back releases and eligible without a date; with ``for_libyears`` also current and
+    latest when the libyears are unknown for want of their dates.
+    """
+    shown = [h.version for h in finding.held_back if h.released_at is None]
+    if finding.eligible is not None and finding.eligible_released_at is None:
+        shown.append(finding.eligible)
+    if for_libyears and finding.libyears is None and finding.current != finding.latest:
+        for version, when in (
+            (finding.current, finding.current_released_at),
+            (finding.latest, finding.latest_released_at),
+        ):
+            if version is not None and when is None:
+                shown.append(version)
+    return list(dict.fromkeys(shown))
+
+
+def _verdict_dates(finding: Finding, policy: ReleaseAgePolicy) -> list[str]:
+    """The undated versions the verdict of ``finding`` rests on.
 
     A release held back for its unknown age, or the eligible one admitted for it
-    (``unknown-age = "admit"``): a failed time lookup then is a failed lookup of the row
-    (``Finding.failed_lookup``), not only a libyears left unknown.
+    (``unknown-age = "admit"``): a failed time lookup of one of them is a failed lookup of
+    the row (``Finding.failed_lookup``), not only a libyears left unknown.
     """
-    held = any(h.released_at is None for h in finding.held_back)
-    return held or _admitted_unknown(finding, policy)
-
-
-def _missing_dates(finding: Finding, *, for_libyears: bool) -> bool:
-    """Whether ``finding`` lacks a publish time that a time lookup would have given."""
-    if any(h.released_at is None for h in finding.held_back):
-        return True
-    if finding.eligible is not None and finding.eligible_released_at is None:
-        return True
-    return for_libyears and finding.libyears is None and finding.current != finding.latest
+    needed = [h.version for h in finding.held_back if h.released_at is None]
+    if _admitted_unknown(finding, policy) and finding.eligible is not None:
+        needed.append(finding.eligible)
+    return needed
 
 
 # Lookups answered from the cache per task (one reader job each; see ``Lookups._dispatch``).
@@ -323,6 +410,9 @@ class Lookups:
         self._sources: dict[LookupKey, dict[str, str]] = {}
         # Why the publish-time lookup of a key failed (asked once per run; every row says it).
         self._time_failures: dict[LookupKey, str] = {}
+        # Per key, the versions whose date the source should have had and did not, and why
+        # (``Unavailable``): a failed lookup of those versions only.
+        self._unavailable: dict[LookupKey, dict[str, str]] = {}
         self._time_locks: dict[LookupKey, anyio.Lock] = {}
         # Catalog views and verdicts shared by every row of this run, and only of this run.
         self._memo = EvaluationMemo()
@@ -439,7 +529,10 @@ class Lookups:
         credentials), so every row of it (any file, any repository) gets the same dates; one
         row at a time asks, the others wait and reuse. A failed time lookup leaves those dates
         unknown and says so in the reason; when the verdict needed them (a release held back
-        or admitted for its unknown age) the row's ``failed_lookup`` says so too.
+        or admitted for its unknown age) the row's ``failed_lookup`` says so too. A version
+        whose date source did not know it (``Unavailable``: a 404 for a tag the catalog names)
+        is such a failure for that version only: older releases are still asked, and one of
+        known age may be eligible while the unknown one stays held back (``_failed_times``).
         """
         versioning = VERSIONINGS[dep.versioning]
         lazy = DATASOURCES[dep.datasource].release_times
@@ -448,6 +541,7 @@ class Lookups:
             return catalog, evaluate(dep, catalog, versioning, policy, now, locked, memo=self._memo)
         known = self._times.setdefault(key, {})
         sources = self._sources.setdefault(key, {})
+        unavailable = self._unavailable.setdefault(key, {})
         async with self._time_locks.setdefault(key, anyio.Lock()):
             catalog = self._published_by(key, _dated(catalog, known), now)
             finding = evaluate(dep, catalog, versioning, policy, now, locked, memo=self._memo)
@@ -470,27 +564,23 @@ class Lookups:
                         answer = await lazy.lookup(
                             self._fetch, view.registries, dep.package_name, wanted
                         )
-                    _record(answer, known, sources, lazy.source, catalog)
+                    _record(answer, known, sources, lazy.source, catalog, unavailable)
                     catalog = self._published_by(key, _dated(catalog, known), now)
                     finding = evaluate(
                         dep, catalog, versioning, policy, now, locked, memo=self._memo
                     )
             except LookupFailed as exc:
                 self._time_failures[key] = exc.reason
-            failed = self._time_failures.get(key)
-            if failed is not None and _missing_dates(finding, for_libyears=lazy.for_libyears):
-                # Said on every row of this package whose dates it left unknown, not only on
-                # the row whose lookup met the failure.
-                note = f"publish times unavailable: {failed}"
-                reason = f"{finding.reason}; {note}" if finding.reason else note
-                # Held back (safe) or admitted by ``unknown-age``, the verdict lacks what the
-                # wait needed: the run counts the row as a failed lookup (exit code 3).
-                failure = note if _verdict_needs_dates(finding, policy) else None
-                failed_lookup = "; ".join(
-                    part for part in (finding.failed_lookup, failure) if part is not None
-                )
-                finding = replace(finding, reason=reason, failed_lookup=failed_lookup or None)
             named = _catalog_names(catalog, versioning)
+            finding = _failed_times(
+                finding,
+                self._time_failures.get(key),
+                unavailable,
+                named,
+                policy,
+                now,
+                for_libyears=lazy.for_libyears,
+            )
             shown = _date_sources(finding, sources, lazy.catalog_source, named)
             if shown:
                 finding = replace(finding, date_sources=shown)
@@ -646,6 +736,8 @@ class Lookups:
             times = dict(self._times.get(key, {}))
             if key in self._time_failures:
                 times = {version: at for version, at in times.items() if at is not None}
+            failed = self._unavailable.get(key, {})
+            times = {version: at for version, at in times.items() if version not in failed}
             if self._reused.get(key) == times:
                 continue
             try:

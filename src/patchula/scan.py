@@ -62,6 +62,7 @@ from patchula.errors import (
     PackageNotFound,
     RepositoryUnreadable,
 )
+from patchula.http.flight import run_memo
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
 from patchula.manager.paths import RULES, is_constraints_name
@@ -322,7 +323,38 @@ async def scan(
     dependency is a warning. ``on_finish`` is told each catalog lookup's outcome as it ends
     (``Lookups.on_finish``: the lookup tasks' record). ``records`` (the run's cache; ``None``:
     no records, as with ``--no-cache``) keeps extraction records (``_extract_and_request``).
+    A document several lookups read (a GitHub repository's release list) is fetched once
+    per run (``http.flight.run_memo``).
     """
+    with run_memo():
+        return await _scan(
+            targets,
+            settings,
+            fetch,
+            clock,
+            on_progress,
+            access,
+            on_warning,
+            views=views,
+            on_finish=on_finish,
+            records=records,
+        )
+
+
+async def _scan(
+    targets: Sequence[str],
+    settings: Settings,
+    fetch: Fetch,
+    clock: Clock,
+    on_progress: Progress | None,
+    access: RegistryAccess | None,
+    on_warning: Callable[[str], None] | None,
+    *,
+    views: ViewStore | None,
+    on_finish: Callable[[LookupKey, Catalog | LookupFailed], None] | None,
+    records: RecordStore | None,
+) -> ScanResult:
+    """``scan`` inside its run's memo."""
     if access is None:
         access = RegistryAccess(settings)
     evaluated_at = clock.now()

@@ -40,6 +40,7 @@ from patchula.errors import (
     RegistryUnreachable,
 )
 from patchula.http.caching import credential_digest
+from patchula.http.flight import run_memo
 from patchula.http.governor import RateLimited
 from patchula.models import Dependency
 from patchula.names import length_problem
@@ -373,8 +374,15 @@ class Warmer:
         With ``wait`` the run waits for retries that are due later (and for tasks another
         process works on); without, it stops once nothing is ready now. Tasks another process
         left ``in_progress`` are taken back first when that process has ended, or when its
-        lease lapsed. Raises ``CacheUnavailable`` when the queue cannot be written.
+        lease lapsed. A document several lookups read is fetched once per run
+        (``http.flight.run_memo``). Raises ``CacheUnavailable`` when the queue cannot be
+        written.
         """
+        with run_memo():
+            return await self._run(wait=wait)
+
+    async def _run(self, *, wait: bool) -> WarmResult:
+        """``run`` inside its run's memo."""
         result = WarmResult()
         _LIVE.add(self.owner)
         # Tasks an earlier warm failed at a lower depth limit are within this one's.

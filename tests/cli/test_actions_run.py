@@ -79,6 +79,10 @@ def _repos(registry: FakeRegistry) -> None:
         tags={"v1.2.0": NOW - timedelta(days=90), "v1.3.0": NOW - timedelta(days=9)},
     )
     registry.oci.add("library/alpine", dict.fromkeys(("3.19", "3.20")))
+    # Docker Hub dates the image tags (a tag it did not know would be a failed date lookup).
+    registry.docker_hub.add(
+        "library/alpine", {"3.19": NOW - timedelta(days=300), "3.20": NOW - timedelta(days=1)}
+    )
 
 
 def _workflow() -> str:
@@ -196,7 +200,7 @@ def test_every_kind_of_uses_reference_is_a_row_with_file_and_line(
         (CI, 14): ("github-actions", "action", "main", None, None, None, "up-to-date"),
         (CI, 15): ("github-actions", "action", "nightly", None, None, None, "up-to-date"),
         (CI, 16): ("github-actions", "action", None, None, None, None, "skipped"),
-        # Image tags have no publish time: held back while their age is unknown (the default).
+        # 3.20 was last pushed a day ago (Docker Hub): held back by the 3-day wait.
         (CI, 17): ("docker", "step", "3.19", "3.20", None, "minor", "held-back"),
         (CI, 19): (
             "github-actions", "reusable-workflow", "v1.2.0", "v1.3.0", "v1.3.0", "minor",
@@ -251,7 +255,10 @@ def test_every_kind_of_uses_reference_is_a_row_with_file_and_line(
     assert rows[CI, 7]["eligibleReleasedAt"] == "2026-10-22T12:00:00Z"
     # Each date says where it came from: the tag's release, else the tag's commit.
     assert rows[CI, 7]["dateSources"] == {"v5.0.0": "release", "v4.3.0": "release"}
-    assert rows[CI, 8]["dateSources"] == {"v5": "commit"}  # a floating tag has no release
+    # A floating tag has no release of its own: it is at v5.0.0's commit, dated by that
+    # release without a commit request.
+    assert rows[CI, 8]["dateSources"] == {"v5": "same-commit-release"}
+    assert rows[CI, 8]["heldBack"][0]["releasedAt"] == held["releasedAt"]
     assert rows[CI, 19]["dateSources"] == {"v1.3.0": "commit"}  # a repository without any
     assert rows[CI, 14]["dateSources"] is None  # a branch shows no date
     counts = report["summary"]["byEcosystem"]

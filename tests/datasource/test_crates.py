@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from patchula.datasource import crates
+from patchula.datasource.base import Unavailable
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.fetcher import Fetcher, make_client
 from tests.fake_registry import FakeRegistry
@@ -179,3 +180,25 @@ def test_dependencies_come_only_from_lines_cargo_offers() -> None:
     other = _line(name="other", deps=[{"name": "evil", "req": "^1"}])
     derived = crates.derive_dependencies(own + other, package_name="serde")
     assert json.loads(derived) == {"1.0.0": [["a", "^1"]]}
+
+
+@pytest.mark.anyio
+async def test_api_dates_and_a_version_the_api_does_not_list(fake_registry: FakeRegistry) -> None:
+    """The web API dates what it lists; a version it does not list is ``Unavailable``.
+
+    The index named that version, so its missing date is a failed lookup of it (naming the
+    API's URL), never a version without a date.
+    """
+    fake_registry.crates.add("lazycrate", {"1.0.0": T}, pubtime=False)
+    api = fake_registry.url("crates-api")
+    async with make_client() as client:
+        times = await crates.release_times(
+            Fetcher(client), {"crates-api": api}, "lazycrate", ["1.0.0", "1.1.0"]
+        )
+    assert times == {
+        "1.0.0": T,
+        "1.1.0": Unavailable(
+            "crate 'lazycrate' (crates.io API): version 1.1.0, which the index lists, is not"
+            f" in its version list ({api}/api/v1/crates/lazycrate/versions?per_page=100)"
+        ),
+    }

@@ -14,7 +14,7 @@ import pytest
 
 from patchula.cache import Cache
 from patchula.datasource import docker
-from patchula.datasource.base import next_link
+from patchula.datasource.base import Unavailable, next_link
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.fetcher import Fetcher, Timer, make_client
 from patchula.http.governor import RateLimited
@@ -533,13 +533,24 @@ def _hub(registry: FakeRegistry, tags: int = 12) -> dict[str, str]:
 
 @pytest.mark.anyio
 async def test_hub_dates_for_the_asked_tags_only(fake_registry: FakeRegistry) -> None:
-    """Two asked tags: two tag requests, exactly those tags in the answer (unknown → None)."""
+    """Two asked tags: two tag requests, exactly those tags in the answer.
+
+    A tag the Hub answers 404 for is ``Unavailable`` (the registry listed it: the date lookup
+    failed), naming the status and the URL, never a tag without a date.
+    """
     registries = _hub(fake_registry)
     async with _fetcher() as fetch:
         times = await docker.release_times(
             fetch, registries, "docker.io/library/nginx", ["1.2", "9.9"]
         )
-    assert times == {"1.2": PUSHED + timedelta(days=2), "9.9": None}
+    url = f"{fake_registry.url('docker-hub')}/v2/namespaces/library/repositories/nginx/tags/9.9"
+    assert times == {
+        "1.2": PUSHED + timedelta(days=2),
+        "9.9": Unavailable(
+            "image 'docker.io/library/nginx' (Docker Hub API): tag '9.9', which the registry"
+            f" lists, is not known there (HTTP 404 from {url})"
+        ),
+    }
     routes = fake_registry.host("docker-hub").requests_by_route
     assert sum(routes.values()) == 2
     assert routes["GET /v2/namespaces/library/repositories/nginx/tags/1.2"] == 1
@@ -556,6 +567,27 @@ async def test_many_asked_tags_read_the_hub_tag_list(fake_registry: FakeRegistry
     log = fake_registry.host("docker-hub").log
     assert len(log) == 2
     assert "page_size=100" in log[0].path
+
+
+@pytest.mark.anyio
+async def test_tags_missing_from_the_hub_tag_list_are_unavailable(
+    fake_registry: FakeRegistry,
+) -> None:
+    """Read through the tag list, a tag the Hub does not list is ``Unavailable`` too."""
+    registries = _hub(fake_registry, tags=8)
+    wanted = ["1.7", "1.6", "1.5", "1.4", "1.3", "9.9"]  # more than HUB_PER_TAG_MAX
+    async with _fetcher() as fetch:
+        times = await docker.release_times(fetch, registries, "docker.io/library/nginx", wanted)
+    assert {tag: times[tag] for tag in wanted[:-1]} == {
+        tag: PUSHED + timedelta(days=int(tag[2:])) for tag in wanted[:-1]
+    }
+    missing = times["9.9"]
+    assert isinstance(missing, Unavailable)
+    assert missing.reason.startswith(
+        "image 'docker.io/library/nginx' (Docker Hub API): tag '9.9', which the registry lists,"
+        " is not in its tag list ("
+    )
+    assert len(fake_registry.host("docker-hub").log) == 1
 
 
 @pytest.mark.anyio

@@ -15,10 +15,11 @@ import pytest
 from patchula.cache import Cache
 from patchula.credentials import RegistryAccess, github_credential
 from patchula.datasource import github_releases, github_tags
-from patchula.datasource.base import Dated, ReleaseRow, release_rows_of
+from patchula.datasource.base import Dated, ReleaseRow, Unavailable, release_rows_of
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import StaticCredentials
 from patchula.http.fetcher import Fetcher, Timer, make_client
+from patchula.http.flight import run_memo
 from patchula.http.lazy import LazyFetcher
 from patchula.lookup import Lookups
 from patchula.models import Catalog, Dependency, Derive, FetchResponse, Release
@@ -513,6 +514,84 @@ async def test_tag_dates_from_releases_else_commits(fake_registry: FakeRegistry)
         f"GET /repos/{PACKAGE}/commits/{fake_registry.github.commit_of(OWNER, REPO, 'v1.0.0')}": 1
     }
     assert "commit date" in github_tags.TIME_SOURCE
+
+
+@pytest.mark.anyio
+async def test_a_tag_at_a_releases_commit_takes_the_earliest_such_release_date(
+    fake_registry: FakeRegistry,
+) -> None:
+    """``v1`` on the commit of v1.1.0 and of v1.1.0-rc.1: the earlier ``published_at``, no request.
+
+    Its code was public from the first release at that commit on.
+    """
+    base = fake_registry.url("github")
+    rc, final = START - timedelta(days=9), START - timedelta(days=3)
+    fake_registry.github.add_repo(
+        OWNER, REPO, {"v1.1.0": final, "v1.1.0-rc.1": rc}, tags=("v1",), prerelease=("v1.1.0-rc.1",)
+    )
+    sha = fake_registry.github.commit_of(OWNER, REPO, "v1.1.0")
+    fake_registry.github.point_tag(OWNER, REPO, "v1", sha)
+    fake_registry.github.point_tag(OWNER, REPO, "v1.1.0-rc.1", sha)
+    async with _fetcher() as fetch:
+        times = await github_tags.release_times(fetch, {"github": base}, PACKAGE, ["v1"])
+    assert times == {"v1": Dated(rc, github_tags.SAME_COMMIT_RELEASE)}
+    assert not any("/commits/" in r for r in fake_registry.host("github").requests_by_route)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("status", [404, 422])
+async def test_a_commit_github_does_not_know_is_unavailable_not_undated(
+    fake_registry: FakeRegistry, status: int
+) -> None:
+    """The tag list names the commit, GitHub answers 404 (or 422): a failed date of that tag.
+
+    The reason names the tag, the commit, the status and the URL; the other tags are still
+    dated.
+    """
+    base = fake_registry.url("github")
+    committed = START - timedelta(days=30)
+    fake_registry.github.add_repo(OWNER, REPO, tags={"v1.0.0": committed, "v0.9.0": committed})
+    sha = fake_registry.github.commit_of(OWNER, REPO, "v1.0.0")
+    route = f"GET /repos/{PACKAGE}/commits/{sha}"
+    fake_registry.host("github").fail_next(1, status, {}, b'{"message":"Not Found"}', route=route)
+    async with _fetcher() as fetch:
+        times = await github_tags.release_times(
+            fetch, {"github": base}, PACKAGE, ["v1.0.0", "v0.9.0"]
+        )
+    assert times == {
+        "v1.0.0": Unavailable(
+            f"GitHub repository {PACKAGE!r} (commit dates): tag v1.0.0 names commit {sha[:12]}…,"
+            f" which GitHub does not know (HTTP {status} from {base}/repos/{PACKAGE}/commits/{sha})"
+        ),
+        "v0.9.0": Dated(committed, "commit"),
+    }
+
+
+@pytest.mark.anyio
+async def test_within_a_run_the_release_and_tag_lists_are_read_once(
+    fake_registry: FakeRegistry,
+) -> None:
+    """Inside ``run_memo``, the catalog and three date rounds read each list once; outside, again.
+
+    The fake sends no ``max-age``, so without the run's memo each call would ask again.
+    """
+    base = fake_registry.url("github")
+    committed = START - timedelta(days=30)
+    fake_registry.github.add_repo(
+        OWNER, REPO, {"v1.1.0": START}, tags={"v1.0.0": committed, "v0.9.0": committed}
+    )
+    host = fake_registry.host("github")
+    host.cache_control = None
+    lists = (f"GET /repos/{PACKAGE}/tags", f"GET /repos/{PACKAGE}/releases")
+    async with _fetcher() as fetch:
+        with run_memo():
+            await github_tags.get_catalog(fetch, base, PACKAGE)
+            for version in ("v1.1.0", "v1.0.0", "v0.9.0"):
+                await github_tags.release_times(fetch, {"github": base}, PACKAGE, [version])
+            await github_releases.get_catalog(fetch, base, PACKAGE)
+        assert [host.requests_by_route[route] for route in lists] == [1, 1]
+        await github_tags.get_catalog(fetch, base, PACKAGE)  # another run: asked again
+    assert [host.requests_by_route[route] for route in lists] == [2, 1]
 
 
 # --- through the run's lookups ----------------------------------------------------------------

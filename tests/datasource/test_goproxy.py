@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from patchula.datasource import goproxy
+from patchula.datasource.base import Unavailable
 from patchula.datasource.goproxy import Retraction
 from patchula.errors import PackageNotFound, RegistryError, RegistryUnreachable
 from patchula.http.fetcher import Fetcher, Timer, make_client
@@ -549,7 +550,8 @@ async def test_info_times_and_go_mods_fall_back_along_the_list_like_the_catalog(
 
     Only b has the module: after ``,`` its 404s fall through, so the times and requirements
     are b's (the first proxy alone gave none). A server error at a falls through after ``|``
-    and is the failure after ``,``; a version neither has is ``None``.
+    and is the failure after ``,``; a version neither has is ``Unavailable`` (a listed
+    version's missing ``.info`` is a failed date lookup), naming the last proxy's 404.
     """
     from tests.fake_registry import FakeRegistry  # noqa: PLC0415 - two registries, not the fixture
 
@@ -568,7 +570,11 @@ async def test_info_times_and_go_mods_fall_back_along_the_list_like_the_catalog(
             fetcher = Fetcher(client, timer=Timer(sleep=no_sleep))
             module, wanted = "example.com/only-second", ["v1.1.0", "v1.0.0", "v9.9.9"]
             times = await goproxy.release_times(fetcher, {"goproxy": f"{a},{b}"}, module, wanted)
-            assert times == {"v1.1.0": T2, "v1.0.0": T1, "v9.9.9": None}
+            missing = Unavailable(
+                f"Go module {module!r} v9.9.9 not found"
+                f" (404 from {b}/example.com/only-second/v9/@v/v9.9.9.info)"
+            )
+            assert times == {"v1.1.0": T2, "v1.0.0": T1, "v9.9.9": missing}
             requires = await goproxy.dependencies(fetcher, f"{a},{b}", module, "v1.0.0")
             assert [(d.name, d.constraint) for d in requires] == [("example.com/dep", "v0.3.0")]
             first.host("goproxy").server_error_next(20)
@@ -576,7 +582,7 @@ async def test_info_times_and_go_mods_fall_back_along_the_list_like_the_catalog(
                 await goproxy.release_times(fetcher, {"goproxy": f"{a},{b}"}, module, ["v1.0.0"])
             first.host("goproxy").server_error_next(20)
             piped = await goproxy.release_times(fetcher, {"goproxy": f"{a}|{b}"}, module, wanted)
-            assert piped == {"v1.1.0": T2, "v1.0.0": T1, "v9.9.9": None}
+            assert piped == {"v1.1.0": T2, "v1.0.0": T1, "v9.9.9": missing}
         assert first.errors == second.errors == []
     assert "GET /example.com/only-second/@v/v1.0.0.info" in first.host("goproxy").requests_by_route
 

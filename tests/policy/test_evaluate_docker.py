@@ -274,3 +274,32 @@ def test_a_missing_tag_is_not_found_through_an_equal_version() -> None:
         "unknown",
         "pinned version 18.4 is not in the docker release list",
     )
+
+
+def test_an_undated_github_tag_is_held_in_githubs_words_not_an_oci_images() -> None:
+    """Same versioning, another datasource: the reason names what GitHub lacks."""
+    action = Dependency(
+        manager="github_actions",
+        file=".github/workflows/ci.yml",
+        line=7,
+        name="actions/checkout",
+        package_name="actions/checkout",
+        datasource="github-tags",
+        versioning="docker",
+        dep_type="action",
+        declared="actions/checkout@v6",
+        constraint="v6",
+    )
+    tags = Catalog(
+        datasource="github-tags",
+        package_name="actions/checkout",
+        releases=(Release("v7", None, digest=SHA), Release("v6", None)),
+        latest=None,
+        fetched_at=NOW,
+    )
+    f = evaluate(action, tags, docker, THREE_DAYS, NOW, memo=EvaluationMemo())
+    [held] = f.held_back
+    assert held.reason == (
+        "age unknown: a GitHub tag has no date of its own, and no release or commit date was"
+        " found; major updates wait 72h"
+    )

@@ -219,6 +219,27 @@ def credential_source_of(fetch: Fetch, url: str) -> str | None:
     return fetch.credential_source(url) if isinstance(fetch, CredentialProbe) else None
 
 
+@runtime_checkable
+class CredentialIdentity(Protocol):
+    """A digest naming the credential the fetch facade sends to a URL (``-``: anonymous).
+
+    ``http.fetcher.Fetcher`` implements it with ``http.caching.credential_digest``: never the
+    credential itself, so it may key a run's memo (``http.flight.once_per_run``) as it keys
+    the cache.
+    """
+
+    def credential_identity(self, url: str) -> str:
+        """Return the digest of the credential sent to ``url``, ``-`` when anonymous."""
+        ...
+
+
+def credential_identity_of(fetch: Fetch, url: str) -> str:
+    """``fetch``'s ``CredentialIdentity`` of ``url``; a facade without one: its source name."""
+    if isinstance(fetch, CredentialIdentity):
+        return fetch.credential_identity(url)
+    return credential_source_of(fetch, url) or "-"
+
+
 class Dated(NamedTuple):
     """One version's publish time and where it came from, as a ``ReleaseTimesLookup`` gives it.
 
@@ -231,14 +252,30 @@ class Dated(NamedTuple):
     source: str
 
 
+class Unavailable(NamedTuple):
+    """A version whose publish time its date source should have given, and did not: why.
+
+    Not "no date exists": the catalog names the version, yet the source that dates it does not
+    know it (Docker Hub's tag API answering 404 for a tag the registry lists, GitHub answering
+    404 for the commit the tag list names, a Go proxy's ``.info`` missing for a listed
+    version). ``reason`` names the answer and the URL (redacted, ``redact_url``); the row
+    holding the version back for its unknown age counts as a failed lookup.
+    """
+
+    reason: str
+
+
 class ReleaseTimesLookup(Protocol):
     """Publish times of some versions, asked for lazily (only those a verdict or libyears need).
 
     ``(fetch, registries, package_name, versions)`` → version → aware UTC time, or ``Dated``
     (the time and its source) where the source differs per version (a GitHub tag's release,
-    else its commit), ``None`` when the registry does not know it. A bare time's source is
-    ``LazyTimes.source``. ``registries`` is the checkout's datasource id → base URL map.
-    Raises ``LookupFailed`` subclasses like ``GetCatalog``.
+    else its commit), ``Unavailable`` when the source should know the version and does not
+    (a failed lookup of that version only: the others are still answered), ``None`` when no
+    date exists (the registry publishes none, or a bound left it unasked). A bare time's
+    source is ``LazyTimes.source``. ``registries`` is the checkout's datasource id → base URL
+    map. Raises ``LookupFailed`` subclasses like ``GetCatalog`` when the source as a whole
+    fails (an error status other than a per-version 404, unreachable, rate limited).
     """
 
     async def __call__(
@@ -247,7 +284,7 @@ class ReleaseTimesLookup(Protocol):
         registries: Mapping[str, str],
         package_name: str,
         versions: Sequence[str],
-    ) -> Mapping[str, datetime | Dated | None]:
+    ) -> Mapping[str, datetime | Dated | Unavailable | None]:
         """Return the publish times of ``versions`` (at least those, maybe more)."""
         ...
 

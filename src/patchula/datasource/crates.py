@@ -24,12 +24,14 @@ from patchula.datasource.base import (
     Datasource,
     Declared,
     LazyTimes,
+    Unavailable,
     check_status,
     from_epoch,
     parse_time,
     url_safe_name,
 )
 from patchula.errors import PackageNotFound, RegistryError
+from patchula.http.auth import redact_url
 from patchula.models import Catalog, Release
 from patchula.versioning import cargo as cargo_versioning
 
@@ -309,23 +311,27 @@ _API_MAX_PAGES = 5
 
 async def release_times(
     fetch: Fetch, registries: Mapping[str, str], package_name: str, versions: Sequence[str]
-) -> dict[str, datetime | None]:
+) -> dict[str, datetime | Unavailable | None]:
     """Return publish times (the web API's ``created_at``) for the wanted ``versions``.
 
     Only asked for when the index gives no ``pubtime`` and the policy or libyears need one.
     Pages of the versions endpoint (newest first by semver, 100 a page) are read until every
     wanted version is found, at most five pages — never one request per version. The times of
     every version on the pages read are returned, not only the wanted ones. The API host is
-    throttled to one request a second by the fetch facade. Wanted versions the API does not list
-    map to ``None``. Raises ``LookupFailed`` subclasses like ``get_catalog``.
+    throttled to one request a second by the fetch facade. A wanted version the API does not
+    list (the index does) is ``Unavailable``: a failed date lookup of that version, naming the
+    first page's URL. Raises ``LookupFailed`` subclasses like ``get_catalog`` (a 404 for the
+    crate: ``PackageNotFound``).
     Source: crates.io ``/api/v1/crates/<name>/versions`` (seek pagination, ``meta.next_page``).
     """
     base = registries.get("crates-api", DEFAULT_API_URL).rstrip("/")
     wanted = set(versions)
-    found: dict[str, datetime | None] = dict.fromkeys(versions)
+    found: dict[str, datetime | Unavailable | None] = dict.fromkeys(versions)
     query = f"?per_page={_API_PAGE}"
+    root = f"{base}/api/v1/crates/{quote(url_safe_name(package_name), safe='')}/versions"
+    read_all = False
     for _ in range(_API_MAX_PAGES):
-        url = f"{base}/api/v1/crates/{quote(url_safe_name(package_name), safe='')}/versions{query}"
+        url = f"{root}{query}"
         response = await fetch(url, headers={"Accept": "application/json"})
         check_status(response, f"crate {package_name!r} (crates.io API)")
         try:
@@ -339,9 +345,18 @@ async def release_times(
             # Every version on a page read is kept: the caller asks again for fewer.
             found[version] = parse_time(created)
             wanted.discard(version)
-        if not wanted or not isinstance(next_page, str) or not next_page:
+        if not isinstance(next_page, str) or not next_page:
+            read_all = True
+            break
+        if not wanted:
             break
         query = next_page if next_page.startswith("?") else f"?{next_page}"
+    where = "its version list" if read_all else f"the first {_API_MAX_PAGES} pages of its versions"
+    for version in wanted:
+        found[version] = Unavailable(
+            f"crate {package_name!r} (crates.io API): version {version}, which the index lists,"
+            f" is not in {where} ({redact_url(f'{root}?per_page={_API_PAGE}')})"
+        )
     return found
 
 

@@ -27,6 +27,7 @@ import msgspec
 from patchula.datasource.base import (
     Datasource,
     LazyTimes,
+    Unavailable,
     check_status,
     describe_decode_error,
     linked_pages,
@@ -35,6 +36,7 @@ from patchula.datasource.base import (
     url_safe_name,
 )
 from patchula.errors import RegistryError
+from patchula.http.auth import redact_url
 from patchula.models import IMAGE_DIGESTS, Catalog, Release
 
 if TYPE_CHECKING:
@@ -433,7 +435,7 @@ def is_docker_hub(package_name: str) -> bool:
 
 async def release_times(
     fetch: Fetch, registries: Mapping[str, str], package_name: str, versions: Sequence[str]
-) -> dict[str, datetime | None]:
+) -> dict[str, datetime | Unavailable | None]:
     """Return Docker Hub's ``tag_last_pushed`` for the asked tags of a ``docker.io`` image.
 
     Asked lazily, only for the tags the release-age verdict needs. It is the tag's *last*
@@ -442,12 +444,15 @@ async def release_times(
     ``GET {hub}/v2/namespaces/<ns>/repositories/<repo>/tags/<tag>`` each; more: the tag list
     (``page_size=100``, newest pushes first) through its same-origin ``next`` links, at most
     ``HUB_MAX_PAGES`` pages, until every asked tag is found. The Hub base is the registry
-    ``docker-hub`` (default ``https://hub.docker.com``). Returns exactly the asked tags, each
-    ``None`` when unknown, and ``None`` for all on any other registry (no request: OCI tags
-    carry no dates). Its 429s (``Retry-After``, ``X-Retry-After``) go through the host's
-    cool-down. Raises ``LookupFailed`` subclasses like ``get_catalog``.
+    ``docker-hub`` (default ``https://hub.docker.com``). Returns exactly the asked tags:
+    ``Unavailable`` for a tag the Hub does not know (a 404 for it, or missing from the pages
+    read: the registry's tag list named it, so the date lookup failed, naming the status and
+    URL), ``None`` when the Hub's answer has no time, and ``None`` for all on any other
+    registry (no request: OCI tags carry no dates). Its 429s (``Retry-After``,
+    ``X-Retry-After``) go through the host's cool-down. Raises ``LookupFailed`` subclasses
+    like ``get_catalog`` for any other failure.
     """
-    found: dict[str, datetime | None] = dict.fromkeys(versions)
+    found: dict[str, datetime | Unavailable | None] = dict.fromkeys(versions)
     path = repository_of(package_name).split("/") if is_docker_hub(package_name) else []
     wanted = [tag for tag in found if _TAG.fullmatch(tag)]
     if len(path) != 2 or not wanted:  # noqa: PLR2004 - Hub repositories are <namespace>/<name>
@@ -458,14 +463,19 @@ async def release_times(
     if len(wanted) <= HUB_PER_TAG_MAX:
         for tag in wanted:
             response = await fetch(f"{root}/{quote(tag, safe='')}")
-            if response.status == 404:  # noqa: PLR2004 - the tag is gone: its age is unknown
+            if response.status == 404:  # noqa: PLR2004 - a tag the registry lists, unknown here
+                found[tag] = Unavailable(
+                    f"{what}: tag {tag!r}, which the registry lists, is not known there"
+                    f" (HTTP 404 from {redact_url(response.url)})"
+                )
                 continue
             check_status(response, what)
             entry = _decode(_HUB_TAG_DECODER, response.content, what)
             found[tag] = parse_time(entry.tag_last_pushed or entry.last_updated)
         return found
     missing = set(wanted)
-    url: str | None = f"{root}?page_size={HUB_PAGE_SIZE}&ordering=last_updated"
+    first = f"{root}?page_size={HUB_PAGE_SIZE}&ordering=last_updated"
+    url: str | None = first
     for _ in range(HUB_MAX_PAGES):
         if url is None or not missing:
             break
@@ -477,6 +487,12 @@ async def release_times(
                 found[entry.name] = parse_time(entry.tag_last_pushed or entry.last_updated)
                 missing.discard(entry.name)
         url = page.next if page.next and origin(page.next) == origin(base) else None
+    where = "its tag list" if url is None else f"the first {HUB_MAX_PAGES} pages of its tag list"
+    for tag in missing:
+        found[tag] = Unavailable(
+            f"{what}: tag {tag!r}, which the registry lists, is not in {where}"
+            f" ({redact_url(first)})"
+        )
     return found
 
 

@@ -49,6 +49,7 @@ from patchula.datasource.base import (
     ReleaseRow,
     ReleaseRows,
     check_status,
+    credential_identity_of,
     credential_source_of,
     describe_decode_error,
     from_epoch,
@@ -59,6 +60,7 @@ from patchula.datasource.base import (
 )
 from patchula.errors import PackageNotFound, RegistryError
 from patchula.http.auth import redact_text, redact_url
+from patchula.http.flight import once_per_run
 from patchula.http.governor import RateLimited
 from patchula.models import Catalog, Release
 
@@ -566,8 +568,21 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
     ``PackageNotFound`` on 404 (no such repository, or a private one without access),
     ``RegistryError`` on other answers (a 401/403 names the token source: ``GH_TOKEN`` or
     ``GITHUB_TOKEN``, or where one goes), an unusable page, a ``Link`` to another origin or
-    a loop, more than ``MAX_PAGES`` pages; ``RateLimited`` from the governor.
+    a loop, more than ``MAX_PAGES`` pages; ``RateLimited`` from the governor. Read once per
+    run (``once_per_run``): a ``github-releases`` row and the publish-time rounds of the
+    ``github-tags`` rows of the repository share it.
     """
+    repo = repository_url(base_url, package_name)
+    first = f"{repo}/releases?per_page={PAGE_SIZE}"
+    graph = graphql_token(fetch, base_url) is not None
+    url = graphql_url(base_url) if graph else first
+    identity = credential_identity_of(fetch, url)
+    key = (ID, "releases", base_url.rstrip("/"), package_name.lower(), identity)
+    return await once_per_run(fetch, key, lambda: _catalog(fetch, base_url, package_name))
+
+
+async def _catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog:
+    """``get_catalog`` itself, without the run's memo."""
     repo = repository_url(base_url, package_name)
     first = f"{repo}/releases?per_page={PAGE_SIZE}"
     what = f"GitHub repository {package_name!r} (releases)"

@@ -11,9 +11,13 @@ which would miss it. Each ``Release.digest`` is the tag's commit SHA as listed
 
 Tags carry no dates. ``release_times`` (asked lazily, only for the versions the policy needs)
 takes the ``published_at`` of the GitHub release of that tag when there is one (the
-``github-releases`` catalog, merged into release rows), else the tag's commit date
+``github-releases`` catalog, merged into release rows), else that of a release at the tag's
+commit (a floating ``v7`` on ``v7.2.0``'s commit), else the tag's commit date
 (``GET …/commits/{sha}``, committer date), at most ``MAX_COMMIT_LOOKUPS`` per call; each date
-says which it is (``Dated``: ``release`` or ``commit``), and so does its row.
+says which it is (``Dated``: ``release``, ``same-commit-release`` or ``commit``), and so does
+its row. A commit the tag list names that GitHub answers 404 for is a failed date lookup of
+that tag (``Unavailable``), never a tag without a date. The release and tag lists are read
+once per run (``once_per_run``), however many rows and rounds ask.
 
 ``get_digest(fetch, base, "owner/repo", ref)`` is the commit a tag or branch points at now:
 ``GET …/git/matching-refs/tags/<ref>`` (exact ``refs/tags/<ref>`` only; an annotated tag's
@@ -53,7 +57,9 @@ from patchula.datasource.base import (
     Dated,
     LazyTimes,
     ReleaseRow,
+    Unavailable,
     check_status,
+    credential_identity_of,
     from_epoch,
     linked_pages,
     parse_time,
@@ -77,10 +83,13 @@ from patchula.datasource.github_releases import (
     repository_url,
 )
 from patchula.errors import LookupFailed, PackageNotFound, RegistryError
+from patchula.http.auth import redact_url
+from patchula.http.flight import once_per_run
 from patchula.models import Catalog, DigestTerms, Release
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from datetime import datetime
 
     from patchula.datasource.base import Fetch, MethodFetch
     from patchula.models import FetchResponse
@@ -90,13 +99,16 @@ __all__ = ["DEFAULT_BASE_URL", "DEFAULT_VERSIONING", "REGISTRY"]
 ID = "github-tags"
 REPRESENTATION = "github-tags-v1"
 TIME_SOURCE = (
-    "GitHub release published_at when the tag has a release, else the tag's commit date "
-    "(committer), asked only for the versions the policy needs"
+    "GitHub release published_at when the tag has a release (or is at a release's commit), "
+    "else the tag's commit date (committer), asked only for the versions the policy needs"
 )
 # Where a tag's date came from, as its row says (``dateSources``): its GitHub release's
 # ``published_at``, else its commit's committer date.
 RELEASE_DATE = "release"
 COMMIT_DATE = "commit"
+# A tag without a release of its own on the commit of one (a floating ``v7`` moved to
+# ``v7.2.0``): that release's ``published_at``.
+SAME_COMMIT_RELEASE = "same-commit-release"
 MAX_PAGES = 100
 # A pin is a commit; a ref that is no version is a branch unless the tag list names it; the tag
 # beside a commit pin is the one its comment names (``uses: o/r@<sha> # v4.2.2``); each tag of
@@ -271,9 +283,18 @@ async def graphql_history(
     Pages of ``PAGE_SIZE`` refs, newest commit first (``TAGS_QUERY``), read until a tag that
     is stored with the same commit (``github_releases.merge_history``; a moved tag is refreshed,
     never a stop). Returns rows ``(tag, commit date epoch, commit sha)`` newest first and the
-    responses. Raises like ``github_releases.graphql``, and ``RegistryError`` for more than
+    responses. Read once per run (``once_per_run``): the catalog and the publish-time rounds
+    share it. Raises like ``github_releases.graphql``, and ``RegistryError`` for more than
     ``MAX_PAGES`` pages.
     """
+    repository_url(base_url, package_name)  # refuses a name that is not owner/repo
+    key = _run_key("tags-graphql", fetch, graphql_url(base_url), base_url, package_name)
+    return await once_per_run(fetch, key, lambda: _graphql_history(fetch, base_url, package_name))
+
+
+async def _graphql_history(
+    fetch: Fetch, base_url: str, package_name: str
+) -> tuple[list[ReleaseRow], list[FetchResponse]]:
     repo = repository_url(base_url, package_name)
     what = f"GitHub repository {package_name!r} (tags)"
     pages = graphql_pages(
@@ -316,6 +337,20 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
         )
     repo = repository_url(base_url, package_name)
     first = f"{repo}/tags?per_page={PAGE_SIZE}"
+    key = _run_key("tags", fetch, first, base_url, package_name)
+    return await once_per_run(fetch, key, lambda: _rest_catalog(fetch, package_name, first))
+
+
+def _run_key(
+    document: str, fetch: Fetch, url: str, base_url: str, package_name: str
+) -> tuple[str, ...]:
+    """The ``once_per_run`` key of one GitHub document of ``package_name`` (see there)."""
+    identity = credential_identity_of(fetch, url)
+    return (ID, document, base_url.rstrip("/"), package_name.lower(), identity)
+
+
+async def _rest_catalog(fetch: Fetch, package_name: str, first: str) -> Catalog:
+    """The REST tag list from its ``first`` page on (``get_catalog`` without a token)."""
     what = f"GitHub repository {package_name!r} (tags)"
     method_fetch = cast("MethodFetch", fetch)
     rows: dict[str, str | None] = {}
@@ -350,48 +385,70 @@ async def get_catalog(fetch: Fetch, base_url: str, package_name: str) -> Catalog
 
 async def release_times(
     fetch: Fetch, registries: Mapping[str, str], package_name: str, versions: Sequence[str]
-) -> dict[str, Dated | None]:
+) -> dict[str, Dated | Unavailable | None]:
     """Return the dates of the asked tags: their release's ``published_at``, else the commit's.
 
-    The base is the registry ``github`` (default ``https://api.github.com``). The release
-    list (``github-releases``, newest pages merged into release rows: a warm run costs one
-    conditional request) dates every tag that has a release (source ``RELEASE_DATE``); for up
-    to ``MAX_COMMIT_LOOKUPS`` others the tag's commit (from the tag list) is asked for its
-    committer date, else author date (source ``COMMIT_DATE``). Returns exactly the asked
-    versions, ``None`` where unknown (no such tag, a commit lookup over the bound). A
-    repository without releases has commit dates only. Raises ``LookupFailed`` like
-    ``get_catalog``.
+    The base is the registry ``github`` (default ``https://api.github.com``). In order:
+
+    1. the release list (``github-releases``, newest pages merged into release rows) dates
+       every tag that has a release (source ``RELEASE_DATE``);
+    2. a tag at the same commit as a release (a floating ``v7`` moved to ``v7.2.0``'s commit)
+       takes that release's ``published_at``, the earliest when several releases share the
+       commit (source ``SAME_COMMIT_RELEASE``), without a request;
+    3. the others, up to ``MAX_COMMIT_LOOKUPS``, their commit's committer date, else author
+       date (source ``COMMIT_DATE``): from the GraphQL tag history with a token, else
+       ``GET …/commits/{sha}`` of the commit the tag list names.
+
+    The release and tag lists are read once per run (``once_per_run``), shared with the
+    catalog lookup and every later round. Returns exactly the asked versions: ``Unavailable``
+    for a tag whose commit GitHub answers 404 or 422 for (the tag list named it: a failed
+    lookup of that tag, not a tag without a date), ``None`` where no date is known otherwise
+    (no such tag, a commit lookup over the bound). A repository without releases has commit
+    dates only. Raises ``LookupFailed`` like ``get_catalog`` for any other failure.
     """
     base = registries.get(REGISTRY) or DEFAULT_BASE_URL
-    found: dict[str, Dated | None] = dict.fromkeys(versions)
+    found: dict[str, Dated | Unavailable | None] = dict.fromkeys(versions)
     try:
         releases = await github_releases.get_catalog(fetch, base, package_name)
     except PackageNotFound:
         releases = None
-    if releases is not None:
-        for release in releases.releases:
-            if release.version in found and release.released_at is not None:
-                found[release.version] = Dated(release.released_at, RELEASE_DATE)
+    published = {
+        r.version: r.released_at
+        for r in (releases.releases if releases is not None else ())
+        if r.released_at is not None
+    }
+    for version in found:
+        if version in published:
+            found[version] = Dated(published[version], RELEASE_DATE)
     missing = [version for version, dated in found.items() if dated is None]
     if not missing:
         return found
     if graphql_token(fetch, base) is not None:
         # The GraphQL tag history carries every tag's commit date: no commit lookups.
         history, _ = await graphql_history(fetch, base, package_name)
+        commits = {name: sha for name, _, sha in history if sha is not None}
         dates = {name: moment for name, moment, _ in history}
-        for version in missing:
+        for version in _by_release_commit(missing, commits, published, found):
             moment = from_epoch(dates.get(version))
             found[version] = Dated(moment, COMMIT_DATE) if moment is not None else None
         return found
     tags = await get_catalog(fetch, base, package_name)
+    commits = {r.version: r.digest for r in tags.releases if r.digest is not None}
+    missing = _by_release_commit(missing, commits, published, found)
     repo = repository_url(base, package_name)
     what = f"GitHub repository {package_name!r} (commit dates)"
     for version in missing[:MAX_COMMIT_LOOKUPS]:
-        tag = tags.release(version)
-        if tag is None or tag.digest is None:
+        sha = commits.get(version)
+        if sha is None:
             continue
-        response = await fetch(f"{repo}/commits/{tag.digest}", headers=HEADERS)
-        if response.status in {404, 422}:  # the commit is gone (force-pushed away)
+        response = await fetch(f"{repo}/commits/{sha}", headers=HEADERS)
+        if response.status in {404, 422}:
+            # The tag list names this commit, yet GitHub does not know it (it answers 422 "No
+            # commit found for SHA" too): the date lookup failed, the tag is not undated.
+            found[version] = Unavailable(
+                f"{what}: tag {version} names commit {sha[:12]}…, which GitHub does not know"
+                f" (HTTP {response.status} from {redact_url(response.url)})"
+            )
             continue
         check_status(response, what, credential_hint=CREDENTIAL_HINT)
         detail = decode(_COMMIT, response.content, what).commit
@@ -399,6 +456,34 @@ async def release_times(
         moment = parse_time(person.date if person is not None else None)
         found[version] = Dated(moment, COMMIT_DATE) if moment is not None else None
     return found
+
+
+def _by_release_commit(
+    missing: Sequence[str],
+    commits: Mapping[str, str | None],
+    published: Mapping[str, datetime],
+    found: dict[str, Dated | Unavailable | None],
+) -> list[str]:
+    """Date each of ``missing`` at a release's commit by that release; return the others.
+
+    ``commits`` maps tag → commit SHA (the tag list), ``published`` release tag →
+    ``published_at``. A tag on the commit of several releases takes the earliest: its code
+    was public from then on.
+    """
+    released: dict[str, datetime] = {}
+    for tag, moment in published.items():
+        sha = commits.get(tag)
+        if sha is not None and (sha not in released or moment < released[sha]):
+            released[sha] = moment
+    left: list[str] = []
+    for version in missing:
+        sha = commits.get(version)
+        at = released.get(sha) if sha is not None else None
+        if at is not None:
+            found[version] = Dated(at, SAME_COMMIT_RELEASE)
+        else:
+            left.append(version)
+    return left
 
 
 def _safe_ref(ref: str) -> bool:

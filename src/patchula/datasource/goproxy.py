@@ -27,6 +27,7 @@ from patchula.datasource.base import (
     Datasource,
     Declared,
     LazyTimes,
+    Unavailable,
     check_status,
     parse_time,
     url_safe_name,
@@ -852,24 +853,26 @@ def build_catalog(
 
 async def release_times(
     fetch: Fetch, registries: Mapping[str, str], package_name: str, versions: Sequence[str]
-) -> dict[str, datetime | None]:
+) -> dict[str, datetime | Unavailable | None]:
     """Return the commit times the proxy's ``.info`` documents give for ``versions``.
 
     One ``GET $base/$module/@v/$version.info`` per wanted version, asked only for the versions
     the policy or libyears need (the caller goes newest first and stops early); ``.info`` is
     immutable, so the cache keeps it under its upstream policy. A GOPROXY-style list is walked
     per document as for the catalog (``along_chain``: the next proxy after a 404/410, or after
-    any error behind a ``|``); a document no proxy has maps to ``None``. Raises the failure
-    that does not fall through. Source: https://go.dev/ref/mod#goproxy-protocol.
+    any error behind a ``|``); a document no proxy has is ``Unavailable`` (the version came
+    from the proxy's own list, so its missing ``.info`` is a failed date lookup, with the
+    status and URL), a ``.info`` without a time ``None``. Raises the failure that does not
+    fall through. Source: https://go.dev/ref/mod#goproxy-protocol.
     """
     base_url = registries.get(ID, DEFAULT_BASE_URL)
-    found: dict[str, datetime | None] = {}
+    found: dict[str, datetime | Unavailable | None] = {}
     for version in versions:
         ask = functools.partial(_info_time, fetch, package_name=package_name, version=version)
         try:
             found[version] = await along_chain(base_url, ask)
-        except PackageNotFound:
-            found[version] = None
+        except PackageNotFound as exc:
+            found[version] = Unavailable(exc.reason)
     return found
 
 

@@ -979,6 +979,15 @@ class Fetcher:
         credential = self._credential_for(url)
         return credential.source if credential is not None else None
 
+    def credential_identity(self, url: str) -> str:
+        """A digest naming the credential sent with a request to ``url``; ``-`` when anonymous.
+
+        ``datasource.base.CredentialIdentity``: ``caching.credential_digest`` of the
+        credential's cache identity, as cache keys carry it, never the credential.
+        """
+        credential = self._credential_for(url)
+        return credential_digest(credential.cache_identity if credential is not None else None)
+
     @property
     def freshness_floors(self) -> dict[str, float]:
         """The configured minimum freshness per representation, in seconds."""

@@ -1,8 +1,15 @@
-"""Single-flight: concurrent callers of one key wait on the one piece of work that serves them."""
+"""Single-flight: concurrent callers of one key wait on the one piece of work that serves them.
+
+``Flight`` is one such piece of work; ``once_per_run`` keeps its answer for the rest of a run
+(``run_memo``), for the documents several lookups of one run read.
+"""
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar, cast
+import contextlib
+import contextvars
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Generic, TypeVar, cast
 
 import anyio
 
@@ -55,3 +62,56 @@ class Flight(Generic[T]):
             msg = "the shared request was cancelled before it finished"
             raise RegistryError(msg)
         return cast("T", self._value)  # set before the flight finished
+
+
+# The documents datasources read once per run (``once_per_run``), while ``run_memo`` is open.
+_RUN_MEMO: contextvars.ContextVar[dict[tuple[object, ...], Flight[Any]] | None] = (
+    contextvars.ContextVar("patchula_run_memo", default=None)
+)
+
+
+@contextlib.contextmanager
+def run_memo() -> Iterator[None]:
+    """Within the block (this task and the tasks it starts), ``once_per_run`` keeps answers.
+
+    ``scan.scan`` and ``warm.Warmer.run`` open one per run, so nothing is kept past a run: the
+    next run asks the registry (and the HTTP cache's freshness rules) again.
+    """
+    token = _RUN_MEMO.set({})
+    try:
+        yield
+    finally:
+        _RUN_MEMO.reset(token)
+
+
+async def once_per_run(owner: object, key: tuple[str, ...], make: Callable[[], Awaitable[T]]) -> T:
+    """``make()``'s answer for ``key``, made once per run (``run_memo``) and then reused.
+
+    For the documents several lookups of one run read (a GitHub repository's release and tag
+    lists: its catalog, then each round of its lazy publish times): HTTP freshness alone would
+    ask again whenever the registry sends no ``max-age`` (a 200 or a 304 each time), while a
+    run promises one fetch per document. ``owner`` is the fetch facade the answer came
+    through; ``key`` must name everything else it depends on: the datasource and document,
+    the base URL, the package and the credential identity
+    (``datasource.base.credential_identity_of``). Concurrent callers share the one call;
+    a failure is shared by those waiting on it but not kept (the next caller asks again: a
+    ``cache warm`` retry). Outside a ``run_memo`` block every call makes its own answer.
+    """
+    memo = _RUN_MEMO.get()
+    if memo is None:
+        return await make()
+    full = (id(owner), *key)
+    shared = memo.get(full)
+    if shared is not None:
+        return cast("T", await shared.wait())
+    flight: Flight[Any] = Flight()
+    memo[full] = flight
+    try:
+        value = await make()
+    except BaseException as exc:
+        if memo.get(full) is flight:
+            del memo[full]
+        flight.fail(exc)
+        raise
+    flight.succeed(value)
+    return value

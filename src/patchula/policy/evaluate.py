@@ -51,9 +51,14 @@ MEMO = EvaluationMemo()
 DAYS_PER_YEAR = 365.25
 _NO_WAIT = timedelta(0)
 
-# Why a candidate's age is unknown, in a held-back reason ("age unknown: …").
+# Why a candidate's age is unknown, in a held-back reason ("age unknown: …"): the registry's
+# own words per datasource id (a string: datasources are their own plugin family), else
+# ``_UNKNOWN_AGE``. A date lookup that failed says so instead (``lookup._failed_times``).
 _UNKNOWN_AGE = "the registry gives no publish time"
-_UNKNOWN_AGE_TAGS = "an OCI image tag has no publish time in the registry"
+_UNKNOWN_AGE_BY_DATASOURCE = {
+    "docker": "an OCI image tag has no publish time in the registry",
+    "github-tags": "a GitHub tag has no date of its own, and no release or commit date was found",
+}
 
 
 def evaluate(
@@ -165,7 +170,7 @@ def _evaluate(
             )
         candidates = [back]
         withdrawn_note = f"latest usable is {back.version}"
-    unknown_age = _UNKNOWN_AGE_TAGS if _is_tag_scheme(versioning) else _UNKNOWN_AGE
+    unknown_age = _UNKNOWN_AGE_BY_DATASOURCE.get(catalog.datasource, _UNKNOWN_AGE)
     admitted, held = _admit(candidates, current, versioning, policy, now, unknown_age)
     eligible = admitted[-1] if admitted else None
     admitted_note = None

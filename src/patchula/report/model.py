@@ -176,9 +176,11 @@ class DependencyReport:
         Field(
             description="Where each date this row shows came from, by version (current, "
             "latest, eligible, held back), for datasources whose dates have several sources or "
-            "a noteworthy one: 'release' (a GitHub release's published_at) or 'commit' (the "
-            "tag's commit date) for GitHub tags, 'last-push' (Docker Hub tag_last_pushed: the "
-            "tag's last push, not its first release), 'index' (crates.io index pubtime) or "
+            "a noteworthy one: 'release' (a GitHub release's published_at), "
+            "'same-commit-release' (the published_at of the release at the tag's commit) or "
+            "'commit' (the tag's commit date) for GitHub tags, 'last-push' (Docker Hub "
+            "tag_last_pushed: the tag's last push, not its first release), 'index' (crates.io "
+            "index pubtime) or "
             "'web-api' (crates.io web API created_at). Null when metadata.lookup.catalog."
             "timeSource says where every date comes from."
         ),
