@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, get_args
 import typer
 
 from patchula.cli.exit_codes import EXIT_USAGE, exit_code
+from patchula.cli.help import ArgumentsCommand
 from patchula.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ report_app = typer.Typer(help="Work with JSON reports of `patchula run`.", no_ar
 REPORT_MAX_BYTES = 1024 * 1024 * 1024
 
 
-@report_app.command("merge")
+@report_app.command("merge", cls=ArgumentsCommand)
 def merge(
     files: Annotated[
         list[Path],

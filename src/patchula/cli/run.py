@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
-from typer.core import TyperCommand
 
 from patchula.cli.exit_codes import EXIT_USAGE, exit_code
+from patchula.cli.help import ArgumentsCommand
 from patchula.errors import ConfigError
 from patchula.manager import MANAGERS
 from patchula.manager.paths import RULES
@@ -71,7 +71,7 @@ class LazyConsole:
         self.console.print(text, markup=markup, highlight=highlight)
 
 
-class RunCommand(TyperCommand):
+class RunCommand(ArgumentsCommand):
     """``patchula run``'s click command: a bare ``--recheck`` means ``--recheck=*``.
 
     click has no optional option value for a repeatable option, so a ``--recheck`` that ends
