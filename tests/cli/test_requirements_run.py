@@ -15,10 +15,12 @@ from tests.fake_registry import FakeRegistry
 OLD = datetime(2025, 1, 1, tzinfo=UTC)
 
 
-def _run(root: Path, registry: FakeRegistry, *more: str) -> tuple[int, dict[str, Any], str]:
+def _run(
+    root: Path, registry: FakeRegistry, *more: str, env: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any], str]:
     args = ["run", str(root), "--format", "json", "--no-cache"]
     args += ["--registry", f"pypi={registry.url('pypi')}", *more]
-    result = CliRunner().invoke(app, args, catch_exceptions=False)
+    result = CliRunner().invoke(app, args, catch_exceptions=False, env=env)
     return result.exit_code, json.loads(result.stdout), result.stderr
 
 
@@ -56,3 +58,65 @@ def test_layered_requirements_keep_the_compiled_file_and_name_constraints_files(
     assert repo["extraction"]["constraintsFiles"] == ["constraints.txt"]
     assert "constraints.txt: a constraints file by its name: pip installs nothing from it" in err
     assert "requirements.txt: a constraints file" not in err
+
+
+def test_fail_on_counts_dependencies_that_could_not_be_judged(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """An ``unknown`` row fails every gate (exit 1, named on stderr) unless --allow-unknown.
+
+    ``ghost==9.9.9`` names a release PyPI does not list: patchula cannot tell how far behind it
+    is, so ``--fail-on outdated`` must not pass it as if it were up to date.
+    """
+    fake_registry.pypi.add("ghost", {"1.0.0": OLD})
+    fake_registry.pypi.add("fresh", {"1.0.0": OLD})
+    (tmp_path / "requirements.txt").write_text("fresh==1.0.0\nghost==9.9.9\n")
+    code, report, err = _run(tmp_path, fake_registry)
+    assert code == 0  # no gate: nothing to fail
+    statuses = {d["name"]: d["status"] for d in report["repositories"][0]["dependencies"]}
+    assert statuses == {"fresh": "up-to-date", "ghost": "unknown"}
+    assert "could not be judged" not in err
+    for level in ("major", "outdated", "held-back"):
+        code, _, err = _run(tmp_path, fake_registry, "--fail-on", level)
+        assert code == 1, level
+        assert (
+            "patchula: note: 1 dependency could not be judged (status unknown) and matches "
+            f"--fail-on {level}: ghost (requirements.txt:2): pinned version 9.9.9 is not in the "
+            "pypi release list"
+        ) in err
+    code, report, err = _run(tmp_path, fake_registry, "--fail-on", "outdated", "--allow-unknown")
+    assert code == 0
+    assert report["options"]["allow-unknown"] is True
+    assert "could not be judged" not in err
+    code, _, _ = _run(
+        tmp_path, fake_registry, "--fail-on", "outdated", env={"PATCHULA_ALLOW_UNKNOWN": "1"}
+    )
+    assert code == 0
+
+
+def test_report_merge_gates_unknown_rows_as_the_shards_were_run(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``report merge`` applies the recorded --fail-on and --allow-unknown; flags override."""
+    fake_registry.pypi.add("ghost", {"1.0.0": OLD})
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "requirements.txt").write_text("ghost==9.9.9\n")
+    strict, lenient = tmp_path / "strict.json", tmp_path / "lenient.json"
+    assert _run(repo, fake_registry, "--fail-on", "outdated", "--report", str(strict))[0] == 1
+    code, _, _ = _run(
+        repo, fake_registry, "--fail-on", "outdated", "--allow-unknown", "--report", str(lenient)
+    )
+    assert code == 0
+
+    def merge(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(app, ["report", "merge", *args], catch_exceptions=False)
+        return result.exit_code, result.stderr
+
+    code, err = merge(str(strict))
+    assert code == 1
+    assert "ghost (requirements.txt:1)" in err
+    assert merge(str(strict), "--allow-unknown")[0] == 0
+    assert merge(str(lenient))[0] == 0
+    assert merge(str(lenient), "--no-allow-unknown")[0] == 1
+    assert merge(str(strict), "--fail-on", "none")[0] == 0

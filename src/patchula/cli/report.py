@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, get_args
 
 import typer
 
-from patchula.cli.exit_codes import EXIT_USAGE, exit_code
+from patchula.cli.exit_codes import EXIT_USAGE, exit_code, unjudged_note
 from patchula.cli.help import ArgumentsCommand
 from patchula.errors import ConfigError
 
@@ -62,6 +62,15 @@ def merge(
             metavar="LEVEL",
         ),
     ] = None,
+    allow_unknown: Annotated[
+        bool | None,
+        typer.Option(
+            "--allow-unknown/--no-allow-unknown",
+            help="Under --fail-on, let rows whose status is unknown pass "
+            "[default: as the shards were run].",
+            show_default=False,
+        ),
+    ] = None,
     verbose: Annotated[
         int,
         typer.Option(
@@ -100,7 +109,11 @@ def merge(
         # run over all their targets would have.
         recorded = merged.report.options.get("fail-on")
         fail_on = recorded if isinstance(recorded, str) and recorded in levels else "none"
-    code = exit_code(merged.report, fail_on)
+    if allow_unknown is None:
+        allow_unknown = merged.report.options.get("allow-unknown") is True
+    code = exit_code(merged.report, fail_on, allow_unknown=allow_unknown)
+    if (note := unjudged_note(merged.report, fail_on, allow_unknown=allow_unknown)) is not None:
+        err.print(f"patchula: note: {note}", markup=False, highlight=False)
     try:
         _emit(merged.report, output_format, output, verbose)
         sys.stdout.flush()
