@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 8  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
+RECORD_FORMAT = 9  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
 # dirs; 5: npm workspace packages by workspace membership (older records skipped any namesake);
 # 6: a requirements file another reads with -c gives its own rows (older records dropped them),
 # requirements files are decoded as pip does (older records hold 'not UTF-8' for UTF-16 ones),
@@ -57,6 +57,9 @@ RECORD_FORMAT = 8  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # prefixes stripped
 # also 8: a name over ``names.MAX_NAME_LENGTH`` characters is a problem (older records hold its row)
 # also 8: pyproject rows carry the project's requires-python (Dependency.requires_python)
+# 9: a requirements.in paired with the requirements.txt pip-compile or uv compiled from it takes
+# current from its pins (older records have it from the range); the compiled file's pins of
+# the source's packages are no rows, its indirect pins skipped rows (older records: rows)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

@@ -1677,7 +1677,7 @@ async def _row(
     finding = _go_toolchain_spelling(dep, finding)
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
-    note = item.note if finding.current_source in {"range", "lockfile"} else None
+    note = _lock_note(item, dep, finding)
     # A declaration's own note (a catalog's range) is said whatever gave current.
     note = "; ".join(part for part in (dep.note, note) if part) or None
     if note:
@@ -2220,6 +2220,7 @@ def _extract_repo(
     seen_problems: set[ManifestProblem] = set(repo.problems)
     inheritors = _workspace_inheritors(results)
     constraints = _PipConstraints.of(results)
+    compiled = _PipCompiled.of(results, {item.path: item.manager for item in found.files})
     listed = set(repo.files)
     for path, result in results:
         if path in listed:  # reported, or a lockfile above the scope
@@ -2230,6 +2231,11 @@ def _extract_repo(
             if dep in seen or constraints.not_a_row(dep):
                 continue
             seen.add(dep)
+            paired = compiled.row(dep, path)
+            if paired is not None:
+                if not isinstance(paired, bool):
+                    out.append(paired)
+                continue
             constrained = _tool_row(dep) or constraints.apply(dep, repo.problems)
             if isinstance(constrained, _Extracted):
                 out.append(constrained)
@@ -2576,6 +2582,266 @@ class _PipConstraints(msgspec.Struct):
             return dep
         narrowed = ",".join(part for part in (dep.constraint, *ranges) if part)
         return replace(dep, constraint=narrowed)
+
+
+class _PipCompiled(msgspec.Struct):
+    """Requirements files pip-compile or ``uv pip compile`` wrote, paired with their sources.
+
+    A compiled file (``requirements.txt``) is to its source (``requirements.in``) what a
+    lockfile is to its manifest. It is paired with the sources its header's command names
+    (``pip-compile --output-file=requirements.txt requirements.in``, ``uv pip compile
+    requirements.in -o requirements.txt``), resolved from the directory the command ran in as
+    Renovate's pip-compile manager infers it (the output's directory less the ``-o`` path's own
+    directories; else the output's directory, else the root), and, failing a header that
+    names sources, by pip-compile's default output name, ``X.in`` → ``X.txt`` beside it (as
+    Dependabot pairs them). A header written for another file name (``-o`` names another
+    basename) pairs by name only.
+
+    A source's rows take their current version from the compiled file's ``==`` pin of the same
+    package (judged at the oldest when the compiled files pin several: one per environment
+    marker, or one source compiled for several platforms); the compiled file's rows of packages
+    its sources declare are not rows of their own (reported once, as the source's row), and its
+    other pins, the dependencies of dependencies (``# via flask``), are skipped rows of type
+    ``indirect``, as Renovate's pip-compile manager leaves indirect dependencies disabled: they
+    move when the file is compiled again. A file paired by name alone that has neither header
+    nor ``# via`` annotations keeps those other pins as rows: nothing says they are indirect.
+    """
+
+    # Compiled file -> its paired sources (requirements files this repository read).
+    sources: dict[str, tuple[str, ...]]
+    # Source file -> the compiled files paired with it, in path order.
+    outputs: dict[str, list[str]]
+    # Compiled file -> package name -> its exact pins there (rows of that file).
+    pins: dict[str, dict[str, list[Dependency]]]
+    # Compiled file -> package names the walks of its sources declare (their includes too).
+    direct: dict[str, set[str]]
+    # Compiled file -> requirement line -> its ``# via`` entries.
+    via: dict[str, dict[int, tuple[str, ...]]]
+    # Compiled file -> the tool that wrote it, for the notes (``pip-compile``, ``uv``).
+    tools: dict[str, str]
+
+    @classmethod
+    def of(
+        cls, results: list[tuple[str, ExtractResult]], managers: Mapping[str, str]
+    ) -> _PipCompiled:
+        """Pair the compiled requirements files of one repository's ``results`` with sources."""
+        pip = {
+            path: result
+            for path, result in results
+            if managers.get(path) == "requirements_txt" or result.compiled is not None
+        }
+        sources: dict[str, tuple[str, ...]] = {}
+        for path, result in pip.items():
+            header = result.compiled
+            if header is None or header.custom or not header.sources:
+                continue
+            named = _compile_sources(path, header.sources, header.output, pip)
+            if named:
+                sources[path] = named
+        claimed = {source for named in sources.values() for source in named}
+        for path in pip:
+            if not path.endswith(".in") or path in claimed:
+                continue
+            output = path[: -len(".in")] + ".txt"
+            if output in pip and output not in sources and _names_no_sources(pip[output]):
+                sources[output] = (path,)
+        # A file compiled from another compiled file (``pip-compile requirements.txt -o
+        # lock.txt``) is a source there: its own rows stay rows, locked by its output.
+        for output in [o for o in sources if any(o in named for named in sources.values())]:
+            del sources[output]
+        if not sources:
+            return cls({}, {}, {}, {}, {}, {})
+        outputs: dict[str, list[str]] = {}
+        for output, named in sorted(sources.items()):
+            for source in named:
+                outputs.setdefault(source, []).append(output)
+        pins: dict[str, dict[str, list[Dependency]]] = {}
+        direct: dict[str, set[str]] = {}
+        via: dict[str, dict[int, tuple[str, ...]]] = {}
+        tools: dict[str, str] = {}
+        pep440 = VERSIONINGS["pep440"]
+        for output, named in sources.items():
+            own: dict[str, list[Dependency]] = {}
+            for dep in pip[output].dependencies:
+                exact = pep440.exact_pin((dep.constraint or "").strip())
+                if dep.file == output and dep.skip_reason is None and exact is not None:
+                    own.setdefault(dep.package_name, []).append(dep)
+            pins[output] = own
+            direct[output] = {
+                dep.package_name
+                for source in named
+                for dep in pip[source].dependencies
+                if dep.dep_type == "requirements"
+            }
+            header = pip[output].compiled
+            via[output] = dict(header.via) if header is not None else {}
+            # "" when paired by name alone: neither a header nor annotations say it was
+            # compiled, so its other pins may be written by hand and stay rows.
+            tools[output] = header.tool or "pip-compile" if header is not None else ""
+        return cls(sources, outputs, pins, direct, via, tools)
+
+    def row(self, dep: Dependency, walk: str) -> Extracted | bool | None:
+        """What pairing makes of ``dep``, found in the walk of the file ``walk``.
+
+        An ``Extracted`` (a source's row with its compiled pin, or a compiled file's indirect
+        pin, skipped); ``True`` when it is no row (a compiled pin of a package a source
+        declares: reported as the source's row); ``None`` when pairing does not concern it.
+        """
+        if not self.sources or dep.manager != "requirements_txt":
+            return None
+        if dep.file in self.sources:
+            return self._compiled_row(dep, dep.file)
+        outputs = self.outputs.get(dep.file) or self.outputs.get(walk)
+        if not outputs or dep.dep_type != "requirements" or dep.skip_reason is not None:
+            return None
+        return self._source_row(dep, outputs)
+
+    def _compiled_row(self, dep: Dependency, output: str) -> Extracted | bool | None:
+        if dep.dep_type != "requirements" or dep.skip_reason is not None:
+            return None
+        if dep.package_name in self.direct[output]:
+            return True
+        if not self.tools[output]:
+            return None
+        named = self.sources[output]
+        entries = self.via[output].get(dep.line or 0, ())
+        requested = [e[2:].strip() for e in entries if e.startswith(("-r ", "-r\t"))]
+        if any(not _names_one_of(path, named) for path in requested):
+            # Required by a source this repository did not pair (or read): a direct
+            # requirement of it, reported as the compiled file's own row.
+            return None
+        parents = [e for e in entries if not e.startswith("-")]
+        shown = ", ".join(named)
+        if requested:
+            # ``# via -r requirements.in`` for a package the source no longer declares.
+            reason = (
+                f"pinned in {output} as a requirement of {', '.join(requested)} (# via -r), "
+                f"which no longer declares it: {output} is out of date (compile it again); "
+                "not looked up"
+            )
+        else:
+            through = f" via {', '.join(parents)}" if parents else ""
+            reason = (
+                f"indirect dependency{through}, pinned by {self.tools[output]} in {output} for "
+                f"{shown}; it moves when {output} is compiled again, so it is not looked up "
+                "(as Renovate's pip-compile manager leaves indirect dependencies disabled)"
+            )
+        return Extracted(replace(dep, dep_type="indirect", skip_reason=reason))
+
+    def _source_row(self, dep: Dependency, outputs: list[str]) -> Extracted:
+        found = [(o, p) for o in outputs for p in self.pins[o].get(dep.package_name, [])]
+        versions = [
+            (o, cast("str", VERSIONINGS["pep440"].exact_pin(p.constraint or ""))) for o, p in found
+        ]
+        if not versions:
+            where = " and ".join(outputs)
+            stale = (
+                f"not in {where}: current from the range; the compiled file is out of date "
+                f"(compile {dep.file} again)"
+            )
+            if dep.markers is not None:
+                stale += f", or its marker ({dep.markers}) leaves it out of what was compiled"
+            return Extracted(dep, None, None, stale)
+        admitted = [(o, v) for o, v in versions if _admits(dep, v)]
+        if not admitted:
+            first = versions[0][0]
+            outside = _outside_note(
+                first, dep, list(dict.fromkeys(v for o, v in versions if o == first))
+            )
+            return Extracted(dep, None, None, f"{outside}; compile {dep.file} again")
+        ordered = sorted(admitted, key=lambda pair: _sort_key(dep)(pair[1]))
+        output, version = ordered[0]
+        others = list(dict.fromkeys(f"{v} ({o})" for o, v in ordered[1:] if v != version))
+        note: str | None = None
+        if others:
+            note = (
+                f"{output} pins {dep.package_name} {version}; also pinned at "
+                f"{', '.join(others)}: judged at the oldest"
+            )
+        return Extracted(dep, version, output, note)
+
+
+def _lock_note(item: Extracted, dep: Dependency, finding: Finding) -> str | None:
+    """The extraction's note of a row whose current came from its lockfile or its range.
+
+    A note speaks of the lockfile: never of an exact pin. A pip-compile source's row also says
+    when its proposal lies outside its range (``_beyond_source_range``).
+    """
+    if finding.current_source not in {"range", "lockfile"}:
+        return None
+    if finding.current_source == "lockfile" and dep.manager == "requirements_txt":
+        parts = (item.note, _beyond_source_range(dep, finding))
+        return "; ".join(part for part in parts if part) or None
+    return item.note
+
+
+def _beyond_source_range(dep: Dependency, finding: Finding) -> str | None:
+    """Say so when a compiled pin's proposal needs the source's range widened first.
+
+    pip-compile keeps to the source's specifiers (``--upgrade-package`` moves a pin only
+    within them), so an eligible release outside ``requirements.in``'s range is an edit of
+    that file before compiling again, as Renovate and Dependabot widen the range there.
+    """
+    eligible = finding.eligible
+    if eligible is None or not (dep.constraint or "").strip() or _admits(dep, eligible):
+        return None
+    return (
+        f"{eligible} is outside the range {dep.constraint} of {dep.file}: widen it there, "
+        "then compile again"
+    )
+
+
+def _names_one_of(written: str, paths: Sequence[str]) -> bool:
+    """Whether ``written`` (a path as a ``# via -r`` annotation gives it) names one of ``paths``.
+
+    The annotation is relative to where the command ran, which the header may not say: a
+    repository path ending in it (at a directory boundary) is taken to be it.
+    """
+    tail = posixpath.normpath(written.replace("\\", "/"))
+    return any(path == tail or path.endswith("/" + tail) for path in paths)
+
+
+def _names_no_sources(result: ExtractResult) -> bool:
+    """Whether a compiled file's header leaves its sources open (none, a custom command)."""
+    header = result.compiled
+    return header is None or header.custom or not header.sources
+
+
+def _compile_sources(
+    output: str, named: Sequence[str], output_arg: str | None, known: Mapping[str, object]
+) -> tuple[str, ...]:
+    """The repository-relative files of ``named`` (a compile command's sources) that exist.
+
+    The command ran in a directory the header does not say: with ``-o DIR/NAME`` it is the
+    output's directory less ``DIR`` (Renovate's ``inferCommandExecDir``); else, or when no
+    source is found there, the output's directory, then the repository root. A path leaving
+    the repository names nothing; ``-o`` naming another file name means the header was
+    written for another file: no source.
+    """
+    output_dir = posixpath.dirname(output)
+    tried: list[str] = []
+    if output_arg is not None:
+        arg = posixpath.normpath(output_arg.replace("\\", "/"))
+        if posixpath.basename(arg) != posixpath.basename(output):
+            return ()
+        arg_dir = posixpath.dirname(arg)
+        if arg_dir and not arg_dir.startswith("/") and not arg_dir.startswith(".."):
+            if output_dir == arg_dir:
+                tried.append("")
+            elif output_dir.endswith("/" + arg_dir):
+                tried.append(output_dir[: -len(arg_dir) - 1])
+    tried += [output_dir, ""]
+    for directory in dict.fromkeys(tried):
+        found = []
+        for source in named:
+            joined = posixpath.normpath(posixpath.join(directory, source.replace("\\", "/")))
+            if joined.startswith(("../", "/")) or joined in {"..", "."}:
+                continue
+            if joined in known and joined != output:
+                found.append(joined)
+        if found:
+            return tuple(dict.fromkeys(found))
+    return ()
 
 
 def _with_inheritors(
