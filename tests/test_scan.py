@@ -631,6 +631,7 @@ def test_a_requirements_file_read_by_c_still_gives_its_own_rows(
     _write(tmp_path, including, f"-c {target}\ndjango-debug-toolbar\ndjango\n")
     _write(tmp_path, "requirements.in", "django<5\n")
     pin = f"pinned by the constraint in {compiled}:2"
+    paired: list[tuple[object, ...]]
     if compiled == "requirements.txt":
         # pip-compile's own layout: requirements.in compiles to requirements.txt beside it,
         # so its django row is the .in's, current from the compiled pin (reported once).

@@ -155,6 +155,8 @@ class CompiledRequirements(msgspec.Struct, frozen=True):
     ``UV_CUSTOM_COMPILE_COMMAND``: ``make requirements``), so it names no sources.
     ``via`` pairs a requirement's line with its annotation's entries (``-r requirements.in``,
     ``flask``, ``-c constraints.txt``), from ``# via`` comments in either annotation style.
+    ``unsafe`` names (PEP 503 normalised) the packages pip-compile left out as unsafe without
+    ``--allow-unsafe`` (``pip``, ``setuptools``): listed only as comments, never pinned.
     """
 
     tool: str
@@ -163,6 +165,7 @@ class CompiledRequirements(msgspec.Struct, frozen=True):
     output: str | None = None
     custom: bool = False
     via: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    unsafe: tuple[str, ...] = ()
 
 
 class ExtractResult(msgspec.Struct, frozen=True):

@@ -2051,7 +2051,8 @@ def _discover_file(root: Path, rel: str, settings: Settings) -> Discovery:
 
     The file is read by the enabled managers whose name rule matches it, else, ending in
     ``.txt``, ``.in`` or ``.pip``, as a pip requirements file; naming a file is asking for it,
-    so ignore globs and ``.gitignore`` do not apply. Its lockfiles (``package-lock.json``,
+    so ignore globs and ``.gitignore`` do not apply. A ``X.in`` brings the ``X.txt`` beside it,
+    pip-compile's default output, read as its lockfile. Its lockfiles (``package-lock.json``,
     ``Cargo.lock``, ``uv.lock``, ``poetry.lock``, and those of formats not read yet) are looked
     for in its directory and every one above it up to ``root``; the lockfile matching then
     picks the one that covers it, as in a whole-checkout scan. A file no enabled manager reads
@@ -2068,6 +2069,11 @@ def _discover_file(root: Path, rel: str, settings: Settings) -> Discovery:
         found.refused.append((rel, "no enabled manager reads this file"))
         return found
     found.files.extend(Found(rel, manager) for manager in managers)
+    if requirements_txt.ID in managers and rel.endswith(".in"):
+        # pip-compile's default output beside it is the source's lockfile (``_PipCompiled``).
+        output = rel[: -len(".in")] + ".txt"
+        if (root / output).is_file():
+            found.files.append(Found(output, requirements_txt.ID))
     locks = [lock for m in managers for lock in _LOCKS_OF.get(m, ()) if lock in enabled]
     ecosystems = {RULES[lock].datasource for lock in locks}
     directory = posixpath.dirname(rel)
@@ -2221,6 +2227,10 @@ def _extract_repo(
     inheritors = _workspace_inheritors(results)
     constraints = _PipConstraints.of(results)
     compiled = _PipCompiled.of(results, {item.path: item.manager for item in found.files})
+    for output, named in compiled.sources.items():
+        # Read as a lockfile of a reported source: listed as the lockfiles above a scope are.
+        if output not in repo.files and any(scope.reports(source) for source in named):
+            repo.files.append(output)
     listed = set(repo.files)
     for path, result in results:
         if path in listed:  # reported, or a lockfile above the scope
@@ -2619,6 +2629,8 @@ class _PipCompiled(msgspec.Struct):
     via: dict[str, dict[int, tuple[str, ...]]]
     # Compiled file -> the tool that wrote it, for the notes (``pip-compile``, ``uv``).
     tools: dict[str, str]
+    # Compiled file -> the packages pip-compile left out of it as unsafe (``# pip``).
+    unsafe: dict[str, tuple[str, ...]]
 
     @classmethod
     def of(
@@ -2643,14 +2655,14 @@ class _PipCompiled(msgspec.Struct):
             if not path.endswith(".in") or path in claimed:
                 continue
             output = path[: -len(".in")] + ".txt"
-            if output in pip and output not in sources and _names_no_sources(pip[output]):
+            if output in pip and output not in sources and _may_name(pip[output], path):
                 sources[output] = (path,)
         # A file compiled from another compiled file (``pip-compile requirements.txt -o
         # lock.txt``) is a source there: its own rows stay rows, locked by its output.
         for output in [o for o in sources if any(o in named for named in sources.values())]:
             del sources[output]
         if not sources:
-            return cls({}, {}, {}, {}, {}, {})
+            return cls({}, {}, {}, {}, {}, {}, {})
         outputs: dict[str, list[str]] = {}
         for output, named in sorted(sources.items()):
             for source in named:
@@ -2659,6 +2671,7 @@ class _PipCompiled(msgspec.Struct):
         direct: dict[str, set[str]] = {}
         via: dict[str, dict[int, tuple[str, ...]]] = {}
         tools: dict[str, str] = {}
+        unsafe: dict[str, tuple[str, ...]] = {}
         pep440 = VERSIONINGS["pep440"]
         for output, named in sources.items():
             own: dict[str, list[Dependency]] = {}
@@ -2678,7 +2691,8 @@ class _PipCompiled(msgspec.Struct):
             # "" when paired by name alone: neither a header nor annotations say it was
             # compiled, so its other pins may be written by hand and stay rows.
             tools[output] = header.tool or "pip-compile" if header is not None else ""
-        return cls(sources, outputs, pins, direct, via, tools)
+            unsafe[output] = header.unsafe if header is not None else ()
+        return cls(sources, outputs, pins, direct, via, tools, unsafe)
 
     def row(self, dep: Dependency, walk: str) -> Extracted | bool | None:
         """What pairing makes of ``dep``, found in the walk of the file ``walk``.
@@ -2734,6 +2748,9 @@ class _PipCompiled(msgspec.Struct):
             (o, cast("str", VERSIONINGS["pep440"].exact_pin(p.constraint or ""))) for o, p in found
         ]
         if not versions:
+            left_out = [o for o in outputs if dep.package_name in self.unsafe[o]]
+            if left_out:
+                return Extracted(dep, None, None, _unsafe_note(dep, left_out[0]))
             where = " and ".join(outputs)
             stale = (
                 f"not in {where}: current from the range; the compiled file is out of date "
@@ -2801,10 +2818,25 @@ def _names_one_of(written: str, paths: Sequence[str]) -> bool:
     return any(path == tail or path.endswith("/" + tail) for path in paths)
 
 
-def _names_no_sources(result: ExtractResult) -> bool:
-    """Whether a compiled file's header leaves its sources open (none, a custom command)."""
+def _unsafe_note(dep: Dependency, output: str) -> str:
+    return (
+        f"{output} leaves {dep.package_name} out as unsafe (pip-compile without "
+        "--allow-unsafe): current from the range"
+    )
+
+
+def _may_name(result: ExtractResult, source: str) -> bool:
+    """Whether a compiled file whose header's sources were not found may be ``source``'s.
+
+    So when its header names no sources (none, ``--no-header``, a custom command), or names
+    one of ``source``'s file name that is not where the header's paths lead from this root (a
+    file target's directory, or a checkout whose root is not where the command ran).
+    """
     header = result.compiled
-    return header is None or header.custom or not header.sources
+    if header is None or header.custom or not header.sources:
+        return True
+    name = posixpath.basename(source)
+    return any(posixpath.basename(s.replace("\\", "/")) == name for s in header.sources)
 
 
 def _compile_sources(

@@ -192,9 +192,10 @@ def _compiled(path: str, text: str, dependencies: list[Dependency]) -> CompiledR
         return None
     own = {dep.line for dep in dependencies if dep.file == path and dep.line is not None}
     via = via_annotations(text, own)
+    unsafe = unsafe_packages(text)
     if header is None:
-        return CompiledRequirements(tool="", via=via) if via else None
-    return replace(header, via=via)
+        return CompiledRequirements(tool="", via=via, unsafe=unsafe) if via else None
+    return replace(header, via=via, unsafe=unsafe)
 
 
 # The headers pip-tools (piptools/writer.py) and uv (uv-resolver's requirements.txt writer)
@@ -274,8 +275,9 @@ def compiled_header(text: str) -> CompiledRequirements | None:
     header first). The command line is split as a shell does; the tool's own options that take
     a value (``-o``/``--output-file``, ``-c``, ``--extra``, ``--python-version`` …) are passed
     over, and a positional argument ending in ``.in``, ``.txt``, ``.toml``, ``.cfg`` or ``.py``
-    is a source. A command that is not ``pip-compile`` (or ``python -m piptools compile``) nor
-    ``uv pip compile`` is ``custom``: it names no sources.
+    is a source. ``uv export`` writes the project's lock (its source is ``pyproject.toml``). A
+    command that is not ``pip-compile`` (or ``python -m piptools compile``), ``uv pip compile``
+    nor ``uv export`` is ``custom``: it names no sources.
     """
     lines = text.splitlines()[:_HEADER_LINES]
     tool = None
@@ -313,10 +315,19 @@ def _compile_arguments(tool: str, command: str) -> CompiledRequirements:
         arguments = tokens[1:]
     elif head[:1] == ["uv"] and tokens[1:3] == ["pip", "compile"]:
         arguments = tokens[3:]
+    elif head[:1] == ["uv"] and tokens[1:2] == ["export"]:
+        # Written from the project's uv.lock, not compiled from a requirements source.
+        return CompiledRequirements(tool=tool, command=command, sources=("pyproject.toml",))
     elif head[:1] and head[0].startswith("python") and tokens[1:4] == ["-m", "piptools", "compile"]:
         arguments = tokens[4:]
     else:
         return CompiledRequirements(tool=tool, command=command, custom=True)
+    sources, output = _sources_and_output(arguments)
+    return CompiledRequirements(tool=tool, command=command, sources=sources, output=output)
+
+
+def _sources_and_output(arguments: list[str]) -> tuple[tuple[str, ...], str | None]:
+    """The source files and the ``-o``/``--output-file`` of a compile command's arguments."""
     sources: list[str] = []
     output: str | None = None
     index = 0
@@ -340,17 +351,11 @@ def _compile_arguments(tool: str, command: str) -> CompiledRequirements:
                 if value is None and index < len(arguments):
                     value, index = arguments[index], index + 1
         else:
-            if arg.endswith(_SOURCE_SUFFIXES):
-                sources.append(arg)
+            sources.append(arg)
             continue
         if option in _COMPILE_OUTPUT and value:
             output = value
-    return CompiledRequirements(
-        tool=tool,
-        command=command,
-        sources=tuple(s for s in sources if s.endswith(_SOURCE_SUFFIXES)),
-        output=output,
-    )
+    return tuple(s for s in sources if s.endswith(_SOURCE_SUFFIXES)), output
 
 
 def via_annotations(text: str, lines: set[int]) -> tuple[tuple[int, tuple[str, ...]], ...]:
@@ -389,6 +394,28 @@ def via_annotations(text: str, lines: set[int]) -> tuple[tuple[int, tuple[str, .
         else:
             listing = False
     return tuple((number, tuple(entries)) for number, entries in found.items() if entries)
+
+
+# pip-tools' writer (piptools/writer.py, MESSAGE_UNSAFE): the packages after this line are
+# commented out (``# pip``) unless ``--allow-unsafe`` pins them.
+_UNSAFE_HEADER = "# The following packages are considered to be unsafe in a requirements file:"
+_COMMENTED_NAME = re.compile(r"#\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*")
+
+
+def unsafe_packages(text: str) -> tuple[str, ...]:
+    """The packages a pip-compile output leaves out as unsafe (``# pip`` lines), normalised."""
+    start = text.find(_UNSAFE_HEADER)
+    if start < 0:
+        return ()
+    names: list[str] = []
+    for raw in text[start + len(_UNSAFE_HEADER) :].splitlines()[1:]:
+        found = _COMMENTED_NAME.fullmatch(raw.strip())
+        if found is None:
+            if raw.strip().startswith("#") or not raw.strip():
+                continue
+            break  # a pin (--allow-unsafe): not left out
+        names.append(canonicalize_name(found.group(1)))
+    return tuple(names)
 
 
 def _entries(text: str) -> list[str]:
