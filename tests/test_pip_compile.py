@@ -11,12 +11,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from patchula.models import Lockfile
 from patchula.scan import (
     RepoResult,
     _discover,
     _discover_file,
     _extract_repo,
     _Extracted,
+    _pinned,
     _Scope,
 )
 from patchula.settings import Settings
@@ -267,3 +269,21 @@ def test_a_source_named_as_the_target_reads_its_compiled_file(tmp_path: Path) ->
     ]
     assert _skipped(items) == {}  # the compiled file's own rows are not the target's
     assert repo.files == ["requirements/base.in", "requirements/base.txt"]
+
+
+def test_cache_warm_follows_the_compiled_pins(tmp_path: Path) -> None:
+    """The compiled file is a lockfile for ``cache warm``: indirect packages follow its pins."""
+    shutil.copytree(FIXTURES / "pip-compile-source", tmp_path, dirs_exist_ok=True)
+    repo = RepoResult(target=str(tmp_path), root=str(tmp_path), commit=None)
+    found, _ = _discover(tmp_path, Settings())
+    lockfiles: list[Lockfile] = []
+    _extract_repo(tmp_path, Settings(), repo, found, lockfiles_out=lockfiles)
+    assert [(lf.file, lf.manager) for lf in lockfiles] == [("requirements.txt", "requirements_txt")]
+    assert _pinned(lockfiles) == {
+        ("pypi", "blinker"): "1.6.2",
+        ("pypi", "certifi"): "2023.7.22",
+        ("pypi", "click"): "8.1.7",
+        ("pypi", "flask"): "2.3.3",
+        ("pypi", "requests"): "2.31.0",
+        ("pypi", "urllib3"): "2.0.4",
+    }

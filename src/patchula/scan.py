@@ -2226,11 +2226,7 @@ def _extract_repo(
     seen_problems: set[ManifestProblem] = set(repo.problems)
     inheritors = _workspace_inheritors(results)
     constraints = _PipConstraints.of(results)
-    compiled = _PipCompiled.of(results, {item.path: item.manager for item in found.files})
-    for output, named in compiled.sources.items():
-        # Read as a lockfile of a reported source: listed as the lockfiles above a scope are.
-        if output not in repo.files and any(scope.reports(source) for source in named):
-            repo.files.append(output)
+    compiled = _pip_compiled(results, found, repo, scope, lockfiles_out)
     listed = set(repo.files)
     for path, result in results:
         if path in listed:  # reported, or a lockfile above the scope
@@ -2594,6 +2590,27 @@ class _PipConstraints(msgspec.Struct):
         return replace(dep, constraint=narrowed)
 
 
+def _pip_compiled(
+    results: list[tuple[str, ExtractResult]],
+    found: Discovery,
+    repo: RepoResult,
+    scope: _Scope,
+    lockfiles_out: list[Lockfile] | None,
+) -> _PipCompiled:
+    """Pair the repository's compiled requirements files (``_PipCompiled``).
+
+    A compiled file of a reported source is listed among the repository's files, as the
+    lockfiles above a scope are, and given to ``cache warm`` as a lockfile (``lockfiles_out``).
+    """
+    compiled = _PipCompiled.of(results, {item.path: item.manager for item in found.files})
+    if lockfiles_out is not None:
+        lockfiles_out.extend(compiled.lockfiles())
+    for output, named in compiled.sources.items():
+        if output not in repo.files and any(scope.reports(source) for source in named):
+            repo.files.append(output)
+    return compiled
+
+
 class _PipCompiled(msgspec.Struct):
     """Requirements files pip-compile or ``uv pip compile`` wrote, paired with their sources.
 
@@ -2693,6 +2710,23 @@ class _PipCompiled(msgspec.Struct):
             tools[output] = header.tool or "pip-compile" if header is not None else ""
             unsafe[output] = header.unsafe if header is not None else ()
         return cls(sources, outputs, pins, direct, via, tools, unsafe)
+
+    def lockfiles(self) -> list[Lockfile]:
+        """Each compiled file as the lockfile of its pins, for ``cache warm`` (``_pinned``)."""
+        pep440 = VERSIONINGS["pep440"]
+        return [
+            Lockfile(
+                file=output,
+                manager="requirements_txt",
+                ecosystem="pypi",
+                packages=tuple(
+                    LockedPackage(name, cast("str", pep440.exact_pin(dep.constraint or "")))
+                    for name, deps in pins.items()
+                    for dep in deps
+                ),
+            )
+            for output, pins in self.pins.items()
+        ]
 
     def row(self, dep: Dependency, walk: str) -> Extracted | bool | None:
         """What pairing makes of ``dep``, found in the walk of the file ``walk``.
