@@ -173,3 +173,20 @@ def test_a_pip_compile_source_is_judged_at_its_compiled_pins(
         routes = set(host.requests_by_route)
     assert [r for r in routes if "certifi" in r] == []
     assert any("flask" in r for r in routes)
+
+
+def test_offline_rows_not_in_the_cache_exit_3_and_are_no_gate_match(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``unknown`` for want of a cached answer is an incomplete scan (3), not a gate finding.
+
+    --allow-unknown could not make it pass, so the note does not name such rows.
+    """
+    (tmp_path / "requirements.txt").write_text("fresh==1.0.0\n")
+    args = ["run", str(tmp_path), "--format", "json", "--offline", "--fail-on", "outdated"]
+    args += ["--cache", str(tmp_path / "cache.sqlite3")]
+    result = CliRunner().invoke(app, args, catch_exceptions=False)
+    assert result.exit_code == 3
+    [row] = json.loads(result.stdout)["repositories"][0]["dependencies"]
+    assert (row["status"], row["reason"]) == ("unknown", "not in cache (offline)")
+    assert "could not be judged" not in result.stderr

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from patchula.errors import NOT_CACHED
+
 if TYPE_CHECKING:
     from patchula.report.model import DependencyReport, ScanReport
 
@@ -27,11 +29,19 @@ def unjudged(report: ScanReport, fail_on: str, *, allow_unknown: bool) -> list[D
     registry does not list, a version with no files, a tag that is no version, a pinned commit
     no tag points at …) may be as far behind as any, so under ``major``, ``outdated`` or
     ``held-back`` it fails the gate as a finding would, like a failed audit check fails
-    ``pip-audit --strict``. ``allow_unknown`` (``--allow-unknown``) lets such rows pass.
+    ``pip-audit --strict``. ``allow_unknown`` (``--allow-unknown``) lets such rows pass. Rows
+    that already make the run exit 3 (not in the cache under ``--offline``, a failed part of
+    the lookup) are not counted here: no flag lets those pass.
     """
     if fail_on == "none" or allow_unknown:
         return []
-    return [d for r in report.repositories for d in r.dependencies if d.status == "unknown"]
+    return [
+        d
+        for r in report.repositories
+        for d in r.dependencies
+        # Not in the cache (``--offline``) or a part of the lookup failed: exit 3 already.
+        if d.status == "unknown" and d.failed_lookup is None and NOT_CACHED not in (d.reason or "")
+    ]
 
 
 def exit_code(report: ScanReport, fail_on: str, *, allow_unknown: bool = False) -> int:
