@@ -287,3 +287,38 @@ def test_cache_warm_follows_the_compiled_pins(tmp_path: Path) -> None:
         ("pypi", "requests"): "2.31.0",
         ("pypi", "urllib3"): "2.0.4",
     }
+
+
+def test_a_project_file_compiled_by_pip_compile_is_its_source(tmp_path: Path) -> None:
+    """``pip-compile --extra=dev pyproject.toml``: the project's rows are current at its pins.
+
+    A project dependency it lacks is stale; an extra it lacks was not asked for (no note); a
+    ``uv.lock`` beside the project still wins where it locks the row.
+    """
+    _write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\nversion = "1"\ndependencies = ["flask<3", "rich"]\n'
+        '[project.optional-dependencies]\ndev = ["pytest>=7"]\ndocs = ["sphinx"]\n',
+    )
+    command = "pip-compile --extra=dev --output-file=requirements.txt pyproject.toml"
+    _write(
+        tmp_path,
+        "requirements.txt",
+        HEADER.format(command=command)
+        + "blinker==1.6.2\n    # via flask\n"
+        + "flask==2.3.3\n    # via app (pyproject.toml)\n"
+        + "pytest==7.4.0\n    # via app (pyproject.toml)\n",
+    )
+    items, _ = _extract(tmp_path)
+    stale = (
+        "not in requirements.txt: current from the range; the compiled file is out of date "
+        "(compile pyproject.toml again)"
+    )
+    assert _rows(items) == [
+        ("pyproject.toml", "flask", "project", "<3", "2.3.3", "requirements.txt", None),
+        ("pyproject.toml", "pytest", "optional:dev", ">=7", "7.4.0", "requirements.txt", None),
+        ("pyproject.toml", "rich", "project", None, None, None, stale),
+        ("pyproject.toml", "sphinx", "optional:docs", None, None, None, None),
+    ]
+    assert _skipped(items)["blinker"][0] == "indirect"

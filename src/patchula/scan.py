@@ -2263,6 +2263,9 @@ def _extract_repo(
                 message = _internal("matching lockfiles for", dep.name, exc)
                 repo.problems.append(ManifestProblem(dep.file, dep.line, message))
                 locked, lock_file, note = None, None, None
+            if locked is None and note is None:
+                # No uv.lock/poetry.lock says: a requirements file compiled from the project.
+                locked, lock_file, note = compiled.project_lock(dep)
             if locked is None and note is None and not _installed_unlocked(dep):
                 unread = _nearest_unread(dep, found.unread_lockfiles)
                 if unread is not None:
@@ -2590,6 +2593,28 @@ class _PipConstraints(msgspec.Struct):
         return replace(dep, constraint=narrowed)
 
 
+# Managers whose files pip-compile and ``uv pip compile`` compile besides requirements files
+# (pip-tools' METADATA_FILENAMES; setup.py is never read).
+_PROJECT_SOURCES = frozenset({"pyproject", "setup_cfg"})
+
+
+def _compiled_project_type(dep: Dependency) -> str | None:
+    """``required`` or ``optional`` for a project row a compile of its file installs, else None.
+
+    pyproject ``project`` and setup.cfg ``install`` rows are always compiled; ``optional:<x>``
+    and ``extra:<x>`` rows with ``--extra x``/``--all-extras``, PEP 735 ``group:<x>`` rows
+    with uv's ``--group``. Build requirements and tool tables are not what ``pip-compile
+    pyproject.toml`` resolves.
+    """
+    if dep.manager not in _PROJECT_SOURCES:
+        return None
+    if dep.dep_type in {"project", "install"}:
+        return "required"
+    if dep.dep_type.startswith(("optional:", "extra:", "group:")):
+        return "optional"
+    return None
+
+
 def _pip_compiled(
     results: list[tuple[str, ExtractResult]],
     found: Discovery,
@@ -2659,12 +2684,18 @@ class _PipCompiled(msgspec.Struct):
             for path, result in results
             if managers.get(path) == "requirements_txt" or result.compiled is not None
         }
+        # What a compile command may name: requirements files and project metadata.
+        readable = {
+            path: result
+            for path, result in results
+            if path in pip or managers.get(path) in _PROJECT_SOURCES
+        }
         sources: dict[str, tuple[str, ...]] = {}
         for path, result in pip.items():
             header = result.compiled
             if header is None or header.custom or not header.sources:
                 continue
-            named = _compile_sources(path, header.sources, header.output, pip)
+            named = _compile_sources(path, header.sources, header.output, readable)
             if named:
                 sources[path] = named
         claimed = {source for named in sources.values() for source in named}
@@ -2700,8 +2731,8 @@ class _PipCompiled(msgspec.Struct):
             direct[output] = {
                 dep.package_name
                 for source in named
-                for dep in pip[source].dependencies
-                if dep.dep_type == "requirements"
+                for dep in readable[source].dependencies
+                if dep.dep_type == "requirements" or _compiled_project_type(dep) is not None
             }
             header = pip[output].compiled
             via[output] = dict(header.via) if header is not None else {}
@@ -2727,6 +2758,24 @@ class _PipCompiled(msgspec.Struct):
             )
             for output, pins in self.pins.items()
         ]
+
+    def project_lock(self, dep: Dependency) -> tuple[str | None, str | None, str | None]:
+        """``(version, compiled file, note)`` of a project row a compile command named.
+
+        A ``pyproject.toml`` or ``setup.cfg`` row; ``(None, None, None)`` when no compiled
+        file names its file as a source. ``pip-compile pyproject.toml`` and ``uv pip compile
+        pyproject.toml`` compile the project's dependencies, and its extras when asked
+        (``--extra``, ``--all-extras``): a dependency the compiled file lacks is stale only for
+        the project's own table (an extra's may simply not have been asked for).
+        """
+        kind = _compiled_project_type(dep)
+        outputs = self.outputs.get(dep.file)
+        if kind is None or not outputs or dep.skip_reason is not None:
+            return None, None, None
+        if kind == "optional" and not any(dep.package_name in self.pins[o] for o in outputs):
+            return None, None, None
+        paired = self._source_row(dep, outputs)
+        return paired.locked, paired.lock_file, paired.note
 
     def row(self, dep: Dependency, walk: str) -> Extracted | bool | None:
         """What pairing makes of ``dep``, found in the walk of the file ``walk``.
@@ -2815,15 +2864,27 @@ class _PipCompiled(msgspec.Struct):
 def _lock_note(item: Extracted, dep: Dependency, finding: Finding) -> str | None:
     """The extraction's note of a row whose current came from its lockfile or its range.
 
-    A note speaks of the lockfile: never of an exact pin. A pip-compile source's row also says
-    when its proposal lies outside its range (``_beyond_source_range``).
+    A note speaks of the lockfile: never of an exact pin. A pip-compile source's row (a
+    requirements file, or a project file compiled) also says when its proposal lies outside
+    its range (``_beyond_source_range``).
     """
     if finding.current_source not in {"range", "lockfile"}:
         return None
-    if finding.current_source == "lockfile" and dep.manager == "requirements_txt":
+    if finding.current_source == "lockfile" and _compiled_lock(item):
         parts = (item.note, _beyond_source_range(dep, finding))
         return "; ".join(part for part in parts if part) or None
     return item.note
+
+
+def _compiled_lock(item: Extracted) -> bool:
+    """Whether ``item``'s current came from a compiled requirements file (``_PipCompiled``).
+
+    Its own rows, and project rows whose lock is no ``*.lock`` file (uv, Poetry, pipenv).
+    """
+    manager, lock = item.dep.manager, item.lock_file or ""
+    return manager == "requirements_txt" or (
+        manager in _PROJECT_SOURCES and bool(lock) and not lock.endswith(".lock")
+    )
 
 
 def _beyond_source_range(dep: Dependency, finding: Finding) -> str | None:

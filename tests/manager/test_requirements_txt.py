@@ -564,7 +564,7 @@ def test_uv_pip_compile_header_and_line_style_annotations() -> None:
     )
     export = _extract("uv-export", "requirements/prod.txt").compiled
     assert export is not None
-    assert (export.tool, export.sources, export.custom) == ("uv", ("pyproject.toml",), False)
+    assert (export.tool, export.sources, export.custom) == ("uv", ("uv.lock",), False)
 
 
 @pytest.mark.parametrize(

@@ -275,7 +275,7 @@ def compiled_header(text: str) -> CompiledRequirements | None:
     header first). The command line is split as a shell does; the tool's own options that take
     a value (``-o``/``--output-file``, ``-c``, ``--extra``, ``--python-version`` …) are passed
     over, and a positional argument ending in ``.in``, ``.txt``, ``.toml``, ``.cfg`` or ``.py``
-    is a source. ``uv export`` writes the project's lock (its source is ``pyproject.toml``). A
+    is a source. ``uv export`` writes the project's lock (its source is ``uv.lock``). A
     command that is not ``pip-compile`` (or ``python -m piptools compile``), ``uv pip compile``
     nor ``uv export`` is ``custom``: it names no sources.
     """
@@ -316,8 +316,9 @@ def _compile_arguments(tool: str, command: str) -> CompiledRequirements:
     elif head[:1] == ["uv"] and tokens[1:3] == ["pip", "compile"]:
         arguments = tokens[3:]
     elif head[:1] == ["uv"] and tokens[1:2] == ["export"]:
-        # Written from the project's uv.lock, not compiled from a requirements source.
-        return CompiledRequirements(tool=tool, command=command, sources=("pyproject.toml",))
+        # Written from the project's uv.lock (its groups and extras as asked), not compiled
+        # from a requirements source: uv.lock is what it follows.
+        return CompiledRequirements(tool=tool, command=command, sources=("uv.lock",))
     elif head[:1] and head[0].startswith("python") and tokens[1:4] == ["-m", "piptools", "compile"]:
         arguments = tokens[4:]
     else:
