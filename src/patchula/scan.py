@@ -1709,7 +1709,7 @@ async def _row(
     finding = _go_toolchain_spelling(dep, finding)
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
-    note = item.note if finding.current_source in {"range", "lockfile"} else None
+    note = _lock_note(item, dep, finding)
     # A declaration's own note (a catalog's range) is said whatever gave current.
     note = "; ".join(part for part in (dep.note, note) if part) or None
     if note:
@@ -2113,7 +2113,8 @@ def _discover_file(root: Path, rel: str, settings: Settings) -> Discovery:
 
     The file is read by the enabled managers whose name rule matches it, else, ending in
     ``.txt``, ``.in`` or ``.pip``, as a pip requirements file; naming a file is asking for it,
-    so ignore globs and ``.gitignore`` do not apply. Its lockfiles (``package-lock.json``,
+    so ignore globs and ``.gitignore`` do not apply. A ``X.in`` brings the ``X.txt`` beside it,
+    pip-compile's default output, read as its lockfile. Its lockfiles (``package-lock.json``,
     ``Cargo.lock``, ``uv.lock``, ``poetry.lock``, and those of formats not read yet) are looked
     for in its directory and every one above it up to ``root``; the lockfile matching then
     picks the one that covers it, as in a whole-checkout scan. A file no enabled manager reads
@@ -2130,6 +2131,11 @@ def _discover_file(root: Path, rel: str, settings: Settings) -> Discovery:
         found.refused.append((rel, "no enabled manager reads this file"))
         return found
     found.files.extend(Found(rel, manager) for manager in managers)
+    if requirements_txt.ID in managers and rel.endswith(".in"):
+        # pip-compile's default output beside it is the source's lockfile (``_PipCompiled``).
+        output = rel[: -len(".in")] + ".txt"
+        if (root / output).is_file():
+            found.files.append(Found(output, requirements_txt.ID))
     locks = [lock for m in managers for lock in _LOCKS_OF.get(m, ()) if lock in enabled]
     ecosystems = {RULES[lock].datasource for lock in locks}
     directory = posixpath.dirname(rel)
@@ -2282,6 +2288,7 @@ def _extract_repo(
     seen_problems: set[ManifestProblem] = set(repo.problems)
     inheritors = _workspace_inheritors(results)
     constraints = _PipConstraints.of(results)
+    compiled = _pip_compiled(results, found, repo, scope, lockfiles_out)
     listed = set(repo.files)
     for path, result in results:
         if path in listed:  # reported, or a lockfile above the scope
@@ -2292,6 +2299,11 @@ def _extract_repo(
             if dep in seen or constraints.not_a_row(dep):
                 continue
             seen.add(dep)
+            paired = compiled.row(dep, path)
+            if paired is not None:
+                if not isinstance(paired, bool):
+                    out.append(paired)
+                continue
             constrained = _tool_row(dep) or constraints.apply(dep, repo.problems)
             if isinstance(constrained, _Extracted):
                 out.append(constrained)
@@ -2317,6 +2329,9 @@ def _extract_repo(
                 message = _internal("matching lockfiles for", dep.name, exc)
                 repo.problems.append(ManifestProblem(dep.file, dep.line, message))
                 locked, lock_file, note = None, None, None
+            if locked is None and note is None:
+                # No uv.lock/poetry.lock says: a requirements file compiled from the project.
+                locked, lock_file, note = compiled.project_lock(dep)
             if locked is None and note is None and not _installed_unlocked(dep):
                 unread = _nearest_unread(dep, found.unread_lockfiles)
                 if unread is not None:
@@ -2667,6 +2682,384 @@ class _PipConstraints(msgspec.Struct):
             return dep
         narrowed = ",".join(part for part in (dep.constraint, *ranges) if part)
         return replace(dep, constraint=narrowed)
+
+
+# Managers whose files pip-compile and ``uv pip compile`` compile besides requirements files
+# (pip-tools' METADATA_FILENAMES; setup.py is never read).
+_PROJECT_SOURCES = frozenset({"pyproject", "setup_cfg"})
+
+
+def _compiled_project_type(dep: Dependency) -> str | None:
+    """``required`` or ``optional`` for a project row a compile of its file installs, else None.
+
+    pyproject ``project`` and setup.cfg ``install`` rows are always compiled; ``optional:<x>``
+    and ``extra:<x>`` rows with ``--extra x``/``--all-extras``, PEP 735 ``group:<x>`` rows
+    with uv's ``--group``. Build requirements and tool tables are not what ``pip-compile
+    pyproject.toml`` resolves.
+    """
+    if dep.manager not in _PROJECT_SOURCES:
+        return None
+    if dep.dep_type in {"project", "install"}:
+        return "required"
+    if dep.dep_type.startswith(("optional:", "extra:", "group:")):
+        return "optional"
+    return None
+
+
+def _pip_compiled(
+    results: list[tuple[str, ExtractResult]],
+    found: Discovery,
+    repo: RepoResult,
+    scope: _Scope,
+    lockfiles_out: list[Lockfile] | None,
+) -> _PipCompiled:
+    """Pair the repository's compiled requirements files (``_PipCompiled``).
+
+    A compiled file of a reported source is listed among the repository's files, as the
+    lockfiles above a scope are, and given to ``cache warm`` as a lockfile (``lockfiles_out``).
+    """
+    compiled = _PipCompiled.of(results, {item.path: item.manager for item in found.files})
+    if lockfiles_out is not None:
+        lockfiles_out.extend(compiled.lockfiles())
+    for output, named in compiled.sources.items():
+        if output not in repo.files and any(scope.reports(source) for source in named):
+            repo.files.append(output)
+    return compiled
+
+
+class _PipCompiled(msgspec.Struct):
+    """Requirements files pip-compile or ``uv pip compile`` wrote, paired with their sources.
+
+    A compiled file (``requirements.txt``) is to its source (``requirements.in``) what a
+    lockfile is to its manifest. It is paired with the sources its header's command names
+    (``pip-compile --output-file=requirements.txt requirements.in``, ``uv pip compile
+    requirements.in -o requirements.txt``), resolved from the directory the command ran in as
+    Renovate's pip-compile manager infers it (the output's directory less the ``-o`` path's own
+    directories; else the output's directory, else the root), and, failing a header that
+    names sources, by pip-compile's default output name, ``X.in`` → ``X.txt`` beside it (as
+    Dependabot pairs them). A header written for another file name (``-o`` names another
+    basename) pairs by name only.
+
+    A source's rows take their current version from the compiled file's ``==`` pin of the same
+    package (judged at the oldest when the compiled files pin several: one per environment
+    marker, or one source compiled for several platforms); the compiled file's rows of packages
+    its sources declare are not rows of their own (reported once, as the source's row), and its
+    other pins, the dependencies of dependencies (``# via flask``), are skipped rows of type
+    ``indirect``, as Renovate's pip-compile manager leaves indirect dependencies disabled: they
+    move when the file is compiled again. A file paired by name alone that has neither header
+    nor ``# via`` annotations keeps those other pins as rows: nothing says they are indirect.
+    """
+
+    # Compiled file -> its paired sources (requirements files this repository read).
+    sources: dict[str, tuple[str, ...]]
+    # Source file -> the compiled files paired with it, in path order.
+    outputs: dict[str, list[str]]
+    # Compiled file -> package name -> its exact pins there (rows of that file).
+    pins: dict[str, dict[str, list[Dependency]]]
+    # Compiled file -> package names the walks of its sources declare (their includes too).
+    direct: dict[str, set[str]]
+    # Compiled file -> requirement line -> its ``# via`` entries.
+    via: dict[str, dict[int, tuple[str, ...]]]
+    # Compiled file -> the tool that wrote it, for the notes (``pip-compile``, ``uv``).
+    tools: dict[str, str]
+    # Compiled file -> the packages pip-compile left out of it as unsafe (``# pip``).
+    unsafe: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(
+        cls, results: list[tuple[str, ExtractResult]], managers: Mapping[str, str]
+    ) -> _PipCompiled:
+        """Pair the compiled requirements files of one repository's ``results`` with sources."""
+        pip = {
+            path: result
+            for path, result in results
+            if managers.get(path) == "requirements_txt" or result.compiled is not None
+        }
+        # What a compile command may name: requirements files and project metadata.
+        readable = {
+            path: result
+            for path, result in results
+            if path in pip or managers.get(path) in _PROJECT_SOURCES
+        }
+        sources: dict[str, tuple[str, ...]] = {}
+        for path, result in pip.items():
+            header = result.compiled
+            if header is None or header.custom or not header.sources:
+                continue
+            named = _compile_sources(path, header.sources, header.output, readable)
+            if named:
+                sources[path] = named
+        claimed = {source for named in sources.values() for source in named}
+        for path in pip:
+            if not path.endswith(".in") or path in claimed:
+                continue
+            output = path[: -len(".in")] + ".txt"
+            if output in pip and output not in sources and _may_name(pip[output], path):
+                sources[output] = (path,)
+        # A file compiled from another compiled file (``pip-compile requirements.txt -o
+        # lock.txt``) is a source there: its own rows stay rows, locked by its output.
+        for output in [o for o in sources if any(o in named for named in sources.values())]:
+            del sources[output]
+        if not sources:
+            return cls({}, {}, {}, {}, {}, {}, {})
+        outputs: dict[str, list[str]] = {}
+        for output, named in sorted(sources.items()):
+            for source in named:
+                outputs.setdefault(source, []).append(output)
+        pins: dict[str, dict[str, list[Dependency]]] = {}
+        direct: dict[str, set[str]] = {}
+        via: dict[str, dict[int, tuple[str, ...]]] = {}
+        tools: dict[str, str] = {}
+        unsafe: dict[str, tuple[str, ...]] = {}
+        pep440 = VERSIONINGS["pep440"]
+        for output, named in sources.items():
+            own: dict[str, list[Dependency]] = {}
+            for dep in pip[output].dependencies:
+                exact = pep440.exact_pin((dep.constraint or "").strip())
+                if dep.file == output and dep.skip_reason is None and exact is not None:
+                    own.setdefault(dep.package_name, []).append(dep)
+            pins[output] = own
+            direct[output] = {
+                dep.package_name
+                for source in named
+                for dep in readable[source].dependencies
+                if dep.dep_type == "requirements" or _compiled_project_type(dep) is not None
+            }
+            header = pip[output].compiled
+            via[output] = dict(header.via) if header is not None else {}
+            # "" when paired by name alone: neither a header nor annotations say it was
+            # compiled, so its other pins may be written by hand and stay rows.
+            tools[output] = header.tool or "pip-compile" if header is not None else ""
+            unsafe[output] = header.unsafe if header is not None else ()
+        return cls(sources, outputs, pins, direct, via, tools, unsafe)
+
+    def lockfiles(self) -> list[Lockfile]:
+        """Each compiled file as the lockfile of its pins, for ``cache warm`` (``_pinned``)."""
+        pep440 = VERSIONINGS["pep440"]
+        return [
+            Lockfile(
+                file=output,
+                manager="requirements_txt",
+                ecosystem="pypi",
+                packages=tuple(
+                    LockedPackage(name, cast("str", pep440.exact_pin(dep.constraint or "")))
+                    for name, deps in pins.items()
+                    for dep in deps
+                ),
+            )
+            for output, pins in self.pins.items()
+        ]
+
+    def project_lock(self, dep: Dependency) -> tuple[str | None, str | None, str | None]:
+        """``(version, compiled file, note)`` of a project row a compile command named.
+
+        A ``pyproject.toml`` or ``setup.cfg`` row; ``(None, None, None)`` when no compiled
+        file names its file as a source. ``pip-compile pyproject.toml`` and ``uv pip compile
+        pyproject.toml`` compile the project's dependencies, and its extras when asked
+        (``--extra``, ``--all-extras``): a dependency the compiled file lacks is stale only for
+        the project's own table (an extra's may simply not have been asked for).
+        """
+        kind = _compiled_project_type(dep)
+        outputs = self.outputs.get(dep.file)
+        if kind is None or not outputs or dep.skip_reason is not None:
+            return None, None, None
+        if kind == "optional" and not any(dep.package_name in self.pins[o] for o in outputs):
+            return None, None, None
+        paired = self._source_row(dep, outputs)
+        return paired.locked, paired.lock_file, paired.note
+
+    def row(self, dep: Dependency, walk: str) -> Extracted | bool | None:
+        """What pairing makes of ``dep``, found in the walk of the file ``walk``.
+
+        An ``Extracted`` (a source's row with its compiled pin, or a compiled file's indirect
+        pin, skipped); ``True`` when it is no row (a compiled pin of a package a source
+        declares: reported as the source's row); ``None`` when pairing does not concern it.
+        """
+        if not self.sources or dep.manager != "requirements_txt":
+            return None
+        if dep.file in self.sources:
+            return self._compiled_row(dep, dep.file)
+        outputs = self.outputs.get(dep.file) or self.outputs.get(walk)
+        if not outputs or dep.dep_type != "requirements" or dep.skip_reason is not None:
+            return None
+        return self._source_row(dep, outputs)
+
+    def _compiled_row(self, dep: Dependency, output: str) -> Extracted | bool | None:
+        if dep.dep_type != "requirements" or dep.skip_reason is not None:
+            return None
+        if dep.package_name in self.direct[output]:
+            return True
+        if not self.tools[output]:
+            return None
+        named = self.sources[output]
+        entries = self.via[output].get(dep.line or 0, ())
+        requested = [e[2:].strip() for e in entries if e.startswith(("-r ", "-r\t"))]
+        if any(not _names_one_of(path, named) for path in requested):
+            # Required by a source this repository did not pair (or read): a direct
+            # requirement of it, reported as the compiled file's own row.
+            return None
+        parents = [e for e in entries if not e.startswith("-")]
+        shown = ", ".join(named)
+        if requested:
+            # ``# via -r requirements.in`` for a package the source no longer declares.
+            reason = (
+                f"pinned in {output} as a requirement of {', '.join(requested)} (# via -r), "
+                f"which no longer declares it: {output} is out of date (compile it again); "
+                "not looked up"
+            )
+        else:
+            through = f" via {', '.join(parents)}" if parents else ""
+            reason = (
+                f"indirect dependency{through}, pinned by {self.tools[output]} in {output} for "
+                f"{shown}; it moves when {output} is compiled again, so it is not looked up "
+                "(as Renovate's pip-compile manager leaves indirect dependencies disabled)"
+            )
+        return Extracted(replace(dep, dep_type="indirect", skip_reason=reason))
+
+    def _source_row(self, dep: Dependency, outputs: list[str]) -> Extracted:
+        found = [(o, p) for o in outputs for p in self.pins[o].get(dep.package_name, [])]
+        versions = [
+            (o, cast("str", VERSIONINGS["pep440"].exact_pin(p.constraint or ""))) for o, p in found
+        ]
+        if not versions:
+            left_out = [o for o in outputs if dep.package_name in self.unsafe[o]]
+            if left_out:
+                return Extracted(dep, None, None, _unsafe_note(dep, left_out[0]))
+            where = " and ".join(outputs)
+            stale = (
+                f"not in {where}: current from the range; the compiled file is out of date "
+                f"(compile {dep.file} again)"
+            )
+            if dep.markers is not None:
+                stale += f", or its marker ({dep.markers}) leaves it out of what was compiled"
+            return Extracted(dep, None, None, stale)
+        admitted = [(o, v) for o, v in versions if _admits(dep, v)]
+        if not admitted:
+            first = versions[0][0]
+            outside = _outside_note(
+                first, dep, list(dict.fromkeys(v for o, v in versions if o == first))
+            )
+            return Extracted(dep, None, None, f"{outside}; compile {dep.file} again")
+        ordered = sorted(admitted, key=lambda pair: _sort_key(dep)(pair[1]))
+        output, version = ordered[0]
+        others = list(dict.fromkeys(f"{v} ({o})" for o, v in ordered[1:] if v != version))
+        note: str | None = None
+        if others:
+            note = (
+                f"{output} pins {dep.package_name} {version}; also pinned at "
+                f"{', '.join(others)}: judged at the oldest"
+            )
+        return Extracted(dep, version, output, note)
+
+
+def _lock_note(item: Extracted, dep: Dependency, finding: Finding) -> str | None:
+    """The extraction's note of a row whose current came from its lockfile or its range.
+
+    A note speaks of the lockfile: never of an exact pin. A pip-compile source's row (a
+    requirements file, or a project file compiled) also says when its proposal lies outside
+    its range (``_beyond_source_range``).
+    """
+    if finding.current_source not in {"range", "lockfile"}:
+        return None
+    if finding.current_source == "lockfile" and _compiled_lock(item):
+        parts = (item.note, _beyond_source_range(dep, finding))
+        return "; ".join(part for part in parts if part) or None
+    return item.note
+
+
+def _compiled_lock(item: Extracted) -> bool:
+    """Whether ``item``'s current came from a compiled requirements file (``_PipCompiled``).
+
+    Its own rows, and project rows whose lock is no ``*.lock`` file (uv, Poetry, pipenv).
+    """
+    manager, lock = item.dep.manager, item.lock_file or ""
+    return manager == "requirements_txt" or (
+        manager in _PROJECT_SOURCES and bool(lock) and not lock.endswith(".lock")
+    )
+
+
+def _beyond_source_range(dep: Dependency, finding: Finding) -> str | None:
+    """Say so when a compiled pin's proposal needs the source's range widened first.
+
+    pip-compile keeps to the source's specifiers (``--upgrade-package`` moves a pin only
+    within them), so an eligible release outside ``requirements.in``'s range is an edit of
+    that file before compiling again, as Renovate and Dependabot widen the range there.
+    """
+    eligible = finding.eligible
+    if eligible is None or not (dep.constraint or "").strip() or _admits(dep, eligible):
+        return None
+    return (
+        f"{eligible} is outside the range {dep.constraint} of {dep.file}: widen it there, "
+        "then compile again"
+    )
+
+
+def _names_one_of(written: str, paths: Sequence[str]) -> bool:
+    """Whether ``written`` (a path as a ``# via -r`` annotation gives it) names one of ``paths``.
+
+    The annotation is relative to where the command ran, which the header may not say: a
+    repository path ending in it (at a directory boundary) is taken to be it.
+    """
+    tail = posixpath.normpath(written.replace("\\", "/"))
+    return any(path == tail or path.endswith("/" + tail) for path in paths)
+
+
+def _unsafe_note(dep: Dependency, output: str) -> str:
+    return (
+        f"{output} leaves {dep.package_name} out as unsafe (pip-compile without "
+        "--allow-unsafe): current from the range"
+    )
+
+
+def _may_name(result: ExtractResult, source: str) -> bool:
+    """Whether a compiled file whose header's sources were not found may be ``source``'s.
+
+    So when its header names no sources (none, ``--no-header``, a custom command), or names
+    one of ``source``'s file name that is not where the header's paths lead from this root (a
+    file target's directory, or a checkout whose root is not where the command ran).
+    """
+    header = result.compiled
+    if header is None or header.custom or not header.sources:
+        return True
+    name = posixpath.basename(source)
+    return any(posixpath.basename(s.replace("\\", "/")) == name for s in header.sources)
+
+
+def _compile_sources(
+    output: str, named: Sequence[str], output_arg: str | None, known: Mapping[str, object]
+) -> tuple[str, ...]:
+    """The repository-relative files of ``named`` (a compile command's sources) that exist.
+
+    The command ran in a directory the header does not say: with ``-o DIR/NAME`` it is the
+    output's directory less ``DIR`` (Renovate's ``inferCommandExecDir``); else, or when no
+    source is found there, the output's directory, then the repository root. A path leaving
+    the repository names nothing; ``-o`` naming another file name means the header was
+    written for another file: no source.
+    """
+    output_dir = posixpath.dirname(output)
+    tried: list[str] = []
+    if output_arg is not None:
+        arg = posixpath.normpath(output_arg.replace("\\", "/"))
+        if posixpath.basename(arg) != posixpath.basename(output):
+            return ()
+        arg_dir = posixpath.dirname(arg)
+        if arg_dir and not arg_dir.startswith("/") and not arg_dir.startswith(".."):
+            if output_dir == arg_dir:
+                tried.append("")
+            elif output_dir.endswith("/" + arg_dir):
+                tried.append(output_dir[: -len(arg_dir) - 1])
+    tried += [output_dir, ""]
+    for directory in dict.fromkeys(tried):
+        found = []
+        for source in named:
+            joined = posixpath.normpath(posixpath.join(directory, source.replace("\\", "/")))
+            if joined.startswith(("../", "/")) or joined in {"..", "."}:
+                continue
+            if joined in known and joined != output:
+                found.append(joined)
+        if found:
+            return tuple(dict.fromkeys(found))
+    return ()
 
 
 def _with_inheritors(

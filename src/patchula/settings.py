@@ -389,6 +389,11 @@ class Settings(BaseModel):
     format: OutputFormat = "table"
     report: Path | None = None
     fail_on: FailOn = "none"
+    allow_unknown: bool = Field(
+        default=False,
+        description="Under fail-on, let dependencies that could not be judged (status unknown) "
+        "pass; by default they match as findings do",
+    )
     min_release_age: timedelta = timedelta(0)
     min_release_age_by_type: WaitByType = WaitByType()
     unknown_age: Literal["hold", "admit"] = "hold"
@@ -595,6 +600,7 @@ _ENV_SCALARS = (
     "format",
     "report",
     "fail_on",
+    "allow_unknown",
     "min_release_age",
     "unknown_age",
     "insecure_registries",

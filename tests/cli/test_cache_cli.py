@@ -220,3 +220,120 @@ def test_a_damaged_row_costs_one_refetch_not_the_run(
     _, again, _ = _scan(fake_registry, repo, cache)  # the refetched answer was stored
     assert again["cache"]["corruptBodies"] == 0  # type: ignore[index]
     assert again["cache"]["warnings"] == []  # type: ignore[index]
+
+
+def test_cache_clear_removes_the_file_and_its_sidecars(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path
+) -> None:
+    """``cache clear`` removes the database, ``-wal`` and ``-shm``; the next run fetches again."""
+    cache = tmp_path / "c.sqlite3"
+    _scan(fake_registry, repo, cache)
+    wal, shm = tmp_path / "c.sqlite3-wal", tmp_path / "c.sqlite3-shm"
+    wal.write_bytes(b"")  # sidecars as an interrupted run leaves them
+    shm.write_bytes(b"\0" * 64)
+    kept = tmp_path / "c.sqlite3.corrupt-20260101T000000Z"
+    kept.write_bytes(b"damaged")
+    size = cache.stat().st_size + 64
+    result = runner.invoke(app, ["cache", "clear", "--cache", str(cache)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[0] == f"removed {wal}, {shm}, {cache} ({size} bytes)"
+    assert "kept 1 quarantined copy" in result.stdout
+    assert not cache.exists()
+    assert not wal.exists()
+    assert not shm.exists()
+    assert kept.read_bytes() == b"damaged"
+    _, report, _ = _scan(fake_registry, repo, cache)
+    assert report["cache"]["misses"] == 2  # type: ignore[index]
+    again = runner.invoke(app, ["cache", "clear"], env={"PATCHULA_CACHE": str(cache)})
+    assert again.exit_code == 0
+    assert not cache.exists()
+
+
+def test_cache_clear_of_a_missing_file_creates_nothing(tmp_path: Path) -> None:
+    """Clearing a cache that does not exist says so, exits 0 and creates no directory."""
+    wanted = tmp_path / "elsewhere" / "c.sqlite3"
+    result = runner.invoke(app, ["cache", "clear", "--cache", str(wanted)])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"no cache file at {wanted}; nothing to clear"
+    assert not wanted.parent.exists()
+
+
+def test_cache_clear_refuses_a_file_another_process_has_open(
+    fake_registry: FakeRegistry, repo: Path, tmp_path: Path
+) -> None:
+    """A cache another process has open (a run in progress) is refused with exit 2, untouched."""
+    import subprocess  # noqa: PLC0415 - only this test starts a process
+    import sys  # noqa: PLC0415
+
+    cache = tmp_path / "c.sqlite3"
+    _scan(fake_registry, repo, cache)
+    before = cache.read_bytes()
+    holder = subprocess.Popen(  # noqa: S603 - this interpreter, a fixed script
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sqlite3, sys\n"
+                "conn = sqlite3.connect(sys.argv[1])\n"
+                "conn.execute('SELECT count(*) FROM http_entries').fetchone()\n"
+                "print('open', flush=True)\n"
+                "sys.stdin.read()\n"
+            ),
+            str(cache),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "open"
+        result = runner.invoke(app, ["cache", "clear", "--cache", str(cache)])
+    finally:
+        holder.communicate("")
+    assert result.exit_code == 2
+    assert "is open in another process" in result.stderr
+    assert cache.read_bytes() == before
+    # Once it has ended, the same command clears the file.
+    assert runner.invoke(app, ["cache", "clear", "--cache", str(cache)]).exit_code == 0
+    assert not cache.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"requests==2.31.0\n", "is not an SQLite database, so not a patchula cache"),
+        (None, "is an SQLite database of another application (tables notes)"),
+    ],
+)
+def test_cache_clear_refuses_what_is_not_a_patchula_cache(
+    tmp_path: Path, content: bytes | None, message: str
+) -> None:
+    """``--cache`` naming another file or another application's database removes nothing."""
+    path = tmp_path / "precious"
+    if content is None:
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE notes (body TEXT)")
+        conn.close()
+    else:
+        path.write_bytes(content)
+    before = path.read_bytes()
+    result = runner.invoke(app, ["cache", "clear", "--cache", str(path)])
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert path.read_bytes() == before
+
+
+def test_argument_help_reads_as_usage_not_as_python_types() -> None:
+    """``run`` and ``cache warm`` show ``[TARGET]...``, never typer's ``TARGET <list[str]>``."""
+    for command, label in (
+        (["run"], "[TARGET]..."),
+        (["cache", "warm"], "[TARGET]..."),
+        (["cache", "retry"], "[NAME]"),
+        (["report", "merge"], "REPORT..."),
+    ):
+        result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "100"})
+        assert result.exit_code == 0
+        arguments = result.stdout.split("Arguments:\n", 1)[1].splitlines()[0]
+        assert arguments.split()[0] == label, arguments
+        assert "<" not in arguments

@@ -90,6 +90,11 @@ def _held(path: Path) -> bool:
         return _open_here[str(path.resolve())] > 0
 
 
+def is_open_here(path: Path) -> bool:
+    """Tell whether a Cache of this process has ``path`` open (between ``hold`` and ``release``)."""
+    return _held(path)
+
+
 def is_busy(exc: BaseException) -> bool:
     """Tell whether ``exc`` is an SQLite error whose primary code is BUSY or LOCKED."""
     code = getattr(exc, "sqlite_errorcode", None)

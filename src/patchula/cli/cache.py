@@ -1,7 +1,7 @@
 """``patchula cache``: the SQLite cache file, its budget, and the lookup tasks in it.
 
-``path`` and ``prune``; ``status``, ``failed``, ``warm`` and ``retry`` (seed 000's visibility
-API on the command line, design.md §7).
+``path``, ``prune`` and ``clear``; ``status``, ``failed``, ``warm`` and ``retry`` (seed 000's
+visibility API on the command line, design.md §7).
 
 The cache engine, settings and rich are imported when a command runs (issue 12: start-up).
 """
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 import typer
 
 from patchula.cli.exit_codes import EXIT_USAGE
+from patchula.cli.help import ArgumentsCommand
 from patchula.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -80,6 +81,34 @@ def cache_prune(
     finally:
         opened.close()
     typer.echo(f"freed {freed} bytes; {kept} compressed body bytes kept in {opened.path}")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    cache: Annotated[Path | None, typer.Option(help="Cache file.", metavar="PATH")] = None,
+    config: Annotated[Path | None, typer.Option(help="Config file.", metavar="PATH")] = None,
+) -> None:
+    """Remove the cache file and its -wal/-shm (refused while another process has it open)."""
+    from patchula.cache import CacheError, default_cache_path  # noqa: PLC0415 - lazy: start-up
+    from patchula.cache.clear import clear  # noqa: PLC0415 - lazy: start-up
+
+    settings = _settings({"cache": cache, "config": config})
+    path = settings.cache or default_cache_path()
+    try:
+        cleared = clear(path)
+    except CacheError as exc:
+        _fail(str(exc))
+    if cleared is None:
+        typer.echo(f"no cache file at {path}; nothing to clear")
+        return
+    names = ", ".join(str(p) for p in cleared.files)
+    typer.echo(f"removed {names} ({cleared.bytes} bytes)")
+    if cleared.quarantined:
+        count = len(cleared.quarantined)
+        typer.echo(
+            f"kept {count} quarantined {'copy' if count == 1 else 'copies'} of damaged caches "
+            f"({path.name}.corrupt-*, for inspection): remove by hand when not needed"
+        )
 
 
 def _settings(cli: dict[str, object]) -> Settings:
@@ -284,7 +313,7 @@ def _run_warm(
         raise typer.Exit(130) from None
 
 
-@cache_app.command("warm")
+@cache_app.command("warm", cls=ArgumentsCommand)
 def cache_warm(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     targets: Annotated[
         list[str] | None,
@@ -320,7 +349,7 @@ def cache_warm(  # noqa: PLR0917 - one parameter per documented flag, as typer w
     _report(_run_warm(targets or [], settings, wait=not no_wait), settings)
 
 
-@cache_app.command("retry")
+@cache_app.command("retry", cls=ArgumentsCommand)
 def cache_retry(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
     name: Annotated[
         str | None, typer.Argument(help="The package whose failed task to retry.", metavar="NAME")

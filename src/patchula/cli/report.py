@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, get_args
 
 import typer
 
-from patchula.cli.exit_codes import EXIT_USAGE, exit_code
+from patchula.cli.exit_codes import EXIT_USAGE, exit_code, unjudged_note
+from patchula.cli.help import ArgumentsCommand
 from patchula.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ report_app = typer.Typer(help="Work with JSON reports of `patchula run`.", no_ar
 REPORT_MAX_BYTES = 1024 * 1024 * 1024
 
 
-@report_app.command("merge")
+@report_app.command("merge", cls=ArgumentsCommand)
 def merge(
     files: Annotated[
         list[Path],
@@ -59,6 +60,15 @@ def merge(
             help="Findings of the merged report that exit 1, as for `patchula run`: none, "
             "major, outdated, held-back [default: the --fail-on the shards were run with].",
             metavar="LEVEL",
+        ),
+    ] = None,
+    allow_unknown: Annotated[
+        bool | None,
+        typer.Option(
+            "--allow-unknown/--no-allow-unknown",
+            help="Under --fail-on, let rows whose status is unknown pass "
+            "[default: as the shards were run].",
+            show_default=False,
         ),
     ] = None,
     verbose: Annotated[
@@ -99,7 +109,11 @@ def merge(
         # run over all their targets would have.
         recorded = merged.report.options.get("fail-on")
         fail_on = recorded if isinstance(recorded, str) and recorded in levels else "none"
-    code = exit_code(merged.report, fail_on)
+    if allow_unknown is None:
+        allow_unknown = merged.report.options.get("allow-unknown") is True
+    code = exit_code(merged.report, fail_on, allow_unknown=allow_unknown)
+    if (note := unjudged_note(merged.report, fail_on, allow_unknown=allow_unknown)) is not None:
+        err.print(f"patchula: note: {note}", markup=False, highlight=False)
     try:
         _emit(merged.report, output_format, output, verbose)
         sys.stdout.flush()

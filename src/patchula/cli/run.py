@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
-from typer.core import TyperCommand
 
-from patchula.cli.exit_codes import EXIT_USAGE, exit_code
+from patchula.cli.exit_codes import EXIT_USAGE, exit_code, unjudged_note
+from patchula.cli.help import ArgumentsCommand
 from patchula.errors import ConfigError
 from patchula.manager import MANAGERS
 from patchula.manager.paths import RULES
@@ -71,7 +71,7 @@ class LazyConsole:
         self.console.print(text, markup=markup, highlight=highlight)
 
 
-class RunCommand(TyperCommand):
+class RunCommand(ArgumentsCommand):
     """``patchula run``'s click command: a bare ``--recheck`` means ``--recheck=*``.
 
     click has no optional option value for a repeatable option, so a ``--recheck`` that ends
@@ -155,11 +155,19 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         str | None,
         typer.Option(
             help="Findings that exit 1: none; major (an outdated dependency with a major "
-            "update); outdated (any outdated); held-back (any outdated or held back) "
-            "[default: none].",
+            "update); outdated (any outdated); held-back (any outdated or held back); under "
+            "each, a dependency that could not be judged (unknown) too [default: none].",
             metavar="LEVEL",
         ),
     ] = None,
+    allow_unknown: Annotated[  # noqa: FBT002 - a typer flag
+        bool,
+        typer.Option(
+            "--allow-unknown",
+            help="Under --fail-on, let dependencies that could not be judged (status unknown) "
+            "pass; by default they exit 1 as findings do.",
+        ),
+    ] = False,
     min_release_age: Annotated[
         str | None,
         typer.Option(
@@ -314,6 +322,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         "format": output_format,
         "report": report,
         "fail_on": fail_on,
+        "allow_unknown": allow_unknown or None,
         "min_release_age": min_release_age,
         "config": config,
         "verbose": verbose or None,
@@ -386,7 +395,7 @@ def run(  # noqa: PLR0917 - one parameter per documented flag, as typer wants
         # The reader went away (`patchula run | head`): not an error of the scan.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        code = exit_code(result, settings.fail_on)
+        code = exit_code(result, settings.fail_on, allow_unknown=settings.allow_unknown)
     raise typer.Exit(code)
 
 
@@ -763,7 +772,9 @@ def _emit(report: ScanReport, settings: Settings) -> int:
     from patchula.report.render import json_chunks  # noqa: PLC0415 - lazy: start-up
 
     _print(report, settings)
-    code = exit_code(report, settings.fail_on)
+    code = exit_code(report, settings.fail_on, allow_unknown=settings.allow_unknown)
+    if note := unjudged_note(report, settings.fail_on, allow_unknown=settings.allow_unknown):
+        LazyConsole().print(f"patchula: note: {note}", markup=False, highlight=False)
     if settings.report is not None and not _write("report", settings.report, json_chunks, report):
         code = EXIT_USAGE
     if settings.dashboard is not None:
