@@ -62,6 +62,7 @@ from patchula.errors import (
     PackageNotFound,
     RepositoryUnreadable,
 )
+from patchula.http.auth import redact_text
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
 from patchula.manager.paths import RULES, is_constraints_name
@@ -2226,7 +2227,11 @@ def _extract_repo(
     count), but only the rows and problems of files ``scope`` reports are kept, and only those
     files and the lockfiles above them are listed. ``lockfiles_out`` receives the lockfiles
     read (``cache warm`` pins transitive dependencies with them).
+
+    What it gives is redacted (``_redacted``): no secret a manifest holds reaches a record, the
+    cache, the report or a log through its rows or problems.
     """
+    start = len(repo.problems)
     _walk_warnings(found, repo, scope)
     reader = _Reader(source, settings.max_file_bytes) if isinstance(source, Path) else source
     # Config's [tool-registry] over the shipped mise registry mapping (``tools``).
@@ -2290,7 +2295,43 @@ def _extract_repo(
                 if unread is not None:
                     note = f"from the range: {unread} not read"
             out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
-    return out
+    repo.problems[start:] = [_redacted_problem(p) for p in repo.problems[start:]]
+    return [_redacted(item) for item in out]
+
+
+def _redacted_problem(problem: ManifestProblem) -> ManifestProblem:
+    """``problem`` with its message through ``redact_text`` (itself when nothing changed)."""
+    message = redact_text(problem.message)
+    return problem if message == problem.message else replace(problem, message=message)
+
+
+def _redacted(item: _Extracted) -> _Extracted:
+    """``item`` with every secret its text fields hold redacted (``redact_text``).
+
+    A manifest may hold a secret in a row's text: a direct URL with userinfo
+    (``pkg @ https://u:p@host/x.whl``), a git URL with a token (``git+https://TOKEN@github.com/…``),
+    a token in a ref (``github:o/r#ghp_…``). The declared value, constraint, markers and notes
+    are redacted once here, after the lockfiles were matched (a yarn.lock entry is keyed by the
+    declared value as written), and before anything stores or shows the row; the name and
+    package name are identities looked up as they are. Rows without a secret are kept as they
+    are (the same object).
+    """
+    dep = item.dep
+    fields = {}
+    for name, value in (
+        ("declared", dep.declared),
+        ("constraint", dep.constraint),
+        ("markers", dep.markers),
+        ("note", dep.note),
+    ):
+        if value is not None:
+            shown = redact_text(value)
+            if shown != value:
+                fields[name] = shown
+    note = redact_text(item.note) if item.note is not None else None
+    if not fields and note == item.note:
+        return item
+    return _Extracted(replace(dep, **fields) if fields else dep, item.locked, item.lock_file, note)
 
 
 # package.json override tables only the workspace root's manifest applies.
