@@ -87,6 +87,7 @@ def _checkout(root: Path, registry: FakeRegistry) -> Path:
             {
                 "dependencies": {
                     "left-pad": "^1.0.0",
+                    "pad-alias": "npm:left-pad@1.3.0",
                     "priv": f"git+https://{s['npm_git_token']}@github.com/o/priv.git#v1.0.0",
                     "tb": f"https://u:{s['npm_tarball_password']}@h.example/tb.tgz",
                     "gh": f"github:o/r#{s['npm_ref_github_token']}",
@@ -173,6 +174,9 @@ def test_no_secret_of_a_manifest_or_a_credential_is_persisted_or_shown(
     assert rows["gh"]["declared"] == "github:o/r#ghp_***"
     assert rows["pat"]["declared"] == "git+https://***@github.com/o/p.git"
     assert rows["serde"]["declared"] == "https://***@gh.example/serde"
+    # An npm alias of an exact version is no userinfo: it is kept as written, and looked up.
+    assert rows["pad-alias"]["declared"] == "npm:left-pad@1.3.0"
+    assert rows["pad-alias"]["current"] == "1.3.0"
     # The credentials were sent where they belong: the rows looked up there are answered.
     assert (rows["left-pad"]["status"], rows["requests"]["status"]) == ("up-to-date", "outdated")
     assert rows["actions/checkout"]["status"] != "error"

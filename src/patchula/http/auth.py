@@ -228,10 +228,11 @@ _BARE_USERINFO = re.compile(
 
 
 # Tokens recognisable by their form wherever they stand: GitHub's (``ghp_`` classic, ``gho_``
-# OAuth, ``ghu_``/``ghs_``/``ghr_`` app tokens: 36 or more letters and digits; ``github_pat_``
+# OAuth, ``ghu_``/``ghs_``/``ghr_`` app tokens: 36 letters and digits; ``github_pat_``
 # fine-grained ones; GitHub docs, "About authentication to GitHub") and npm's (``npm_`` and
-# 36 letters and digits). The prefix is kept (it says which kind of token was there), the
-# rest becomes ``***``; a shorter ``npm_config_registry`` or ``ghs_x`` is no token.
+# 36 letters and digits); 30 or more (20 after ``github_pat_``) are taken for one. The prefix
+# is kept (it says which kind of token was there), the rest becomes ``***``; a shorter
+# ``npm_config_registry`` or ``ghs_x`` is no token.
 _TOKEN = re.compile(
     r"(?<![A-Za-z0-9_])(gh[pousr]_|npm_)[A-Za-z0-9]{30,}|(?<![A-Za-z0-9_])(github_pat_)\w{20,}"
 )
