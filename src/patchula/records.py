@@ -60,9 +60,11 @@ RECORD_FORMAT = 9  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # 9: pdm.lock is read (Lockfile.groups; older records list it as unread), Pipfile keys with
 # extras are rows (older records hold a problem), indented Dockerfile directives are read,
 # Compose file format 1 documents give their services
-# also 9: a requirements.in paired with the requirements.txt pip-compile or uv compiled from it takes
-# current from its pins (older records have it from the range); the compiled file's pins of
-# the source's packages are no rows, its indirect pins skipped rows (older records: rows)
+# also 9: a requirements.in paired with the requirements.txt pip-compile or uv compiled from
+# it takes current from its pins (older records have it from the range); the compiled file's
+# pins of the source's packages are no rows, its indirect pins skipped rows (older records: rows)
+# also 9: declared values, constraints, markers, notes and problem messages are redacted
+# (``redact_text``; older records may hold a manifest's secret as written)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

@@ -62,6 +62,7 @@ from patchula.errors import (
     PackageNotFound,
     RepositoryUnreadable,
 )
+from patchula.http.auth import redact_text
 from patchula.http.flight import run_memo
 from patchula.lookup import LookupKey, Lookups, Progress, ViewStore
 from patchula.manager import MANAGERS
@@ -2264,7 +2265,11 @@ def _extract_repo(
     count), but only the rows and problems of files ``scope`` reports are kept, and only those
     files and the lockfiles above them are listed. ``lockfiles_out`` receives the lockfiles
     read (``cache warm`` pins transitive dependencies with them).
+
+    What it gives is redacted (``_redacted``): no secret a manifest holds reaches a record, the
+    cache, the report or a log through its rows or problems.
     """
+    start = len(repo.problems)
     _walk_warnings(found, repo, scope)
     reader = _Reader(source, settings.max_file_bytes) if isinstance(source, Path) else source
     # Config's [tool-registry] over the shipped mise registry mapping (``tools``).
@@ -2309,17 +2314,9 @@ def _extract_repo(
                 out.append(constrained)
                 continue
             dep = constrained  # noqa: PLW2901 - the row is the constrained dependency
-            where = (
-                npm_workspaces.member(dep)
-                if dep.skip_reason is None and dep.datasource == "npm"
-                else None
-            )
-            if where is not None:
-                out.append(_Extracted(replace(dep, skip_reason=f"workspace package ({where})")))
-                continue
-            ignored = npm_workspaces.ignored_override(dep)
-            if ignored is not None:
-                out.append(_Extracted(replace(dep, skip_reason=ignored)))
+            local = npm_workspaces.skip_reason(dep)
+            if local is not None:
+                out.append(_Extracted(replace(dep, skip_reason=local)))
                 continue
             try:
                 locked, lock_file, note = _locked_version(
@@ -2330,14 +2327,61 @@ def _extract_repo(
                 repo.problems.append(ManifestProblem(dep.file, dep.line, message))
                 locked, lock_file, note = None, None, None
             if locked is None and note is None:
-                # No uv.lock/poetry.lock says: a requirements file compiled from the project.
-                locked, lock_file, note = compiled.project_lock(dep)
-            if locked is None and note is None and not _installed_unlocked(dep):
-                unread = _nearest_unread(dep, found.unread_lockfiles)
-                if unread is not None:
-                    note = f"from the range: {unread} not read"
+                locked, lock_file, note = _unlocked(dep, compiled, found)
             out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
-    return out
+    repo.problems[start:] = [_redacted_problem(p) for p in repo.problems[start:]]
+    return [_redacted(item) for item in out]
+
+
+def _unlocked(
+    dep: Dependency, compiled: _PipCompiled, found: Discovery
+) -> tuple[str | None, str | None, str | None]:
+    """``(locked, lock file, note)`` of a row no lockfile of its tools gave a version.
+
+    A requirements file compiled from its project (pip-compile, ``uv pip compile``) pins it;
+    else a lockfile of a format not read yet beside it is named ("from the range: … not read").
+    """
+    locked, lock_file, note = compiled.project_lock(dep)
+    if locked is None and note is None and not _installed_unlocked(dep):
+        unread = _nearest_unread(dep, found.unread_lockfiles)
+        if unread is not None:
+            note = f"from the range: {unread} not read"
+    return locked, lock_file, note
+
+
+def _redacted_problem(problem: ManifestProblem) -> ManifestProblem:
+    """``problem`` with its message through ``redact_text`` (itself when nothing changed)."""
+    message = redact_text(problem.message)
+    return problem if message == problem.message else replace(problem, message=message)
+
+
+def _redacted(item: _Extracted) -> _Extracted:
+    """``item`` with every secret its text fields hold redacted (``redact_text``).
+
+    A manifest may hold a secret in a row's text: a direct URL with userinfo
+    (``pkg @ https://u:p@host/x.whl``), a git URL with a token (``git+https://TOKEN@github.com/…``),
+    a token in a ref (``github:o/r#ghp_…``). The declared value, constraint, markers and notes
+    are redacted once here, after the lockfiles were matched (a yarn.lock entry is keyed by the
+    declared value as written), and before anything stores or shows the row; the name and
+    package name are identities looked up as they are. Rows without a secret are kept as they
+    are (the same object).
+    """
+    dep = item.dep
+    fields = {}
+    for name, value in (
+        ("declared", dep.declared),
+        ("constraint", dep.constraint),
+        ("markers", dep.markers),
+        ("note", dep.note),
+    ):
+        if value is not None:
+            shown = redact_text(value)
+            if shown != value:
+                fields[name] = shown
+    note = redact_text(item.note) if item.note is not None else None
+    if not fields and note == item.note:
+        return item
+    return _Extracted(replace(dep, **fields) if fields else dep, item.locked, item.lock_file, note)
 
 
 # package.json override tables only the workspace root's manifest applies.
@@ -2377,6 +2421,17 @@ class _NpmWorkspaces(msgspec.Struct, frozen=True):
                 if rel and _globs_match(globs, rel):
                     members.setdefault(result.project_name, (path, result.project_version))
         return cls(roots)
+
+    def skip_reason(self, dep: Dependency) -> str | None:
+        """Why ``dep`` is not looked up on the registry for its workspace, else ``None``.
+
+        A workspace package it names (``member``), or an override of a member that npm, yarn
+        and pnpm never apply (``ignored_override``).
+        """
+        where = self.member(dep) if dep.skip_reason is None and dep.datasource == "npm" else None
+        if where is not None:
+            return f"workspace package ({where})"
+        return self.ignored_override(dep)
 
     def ignored_override(self, dep: Dependency) -> str | None:
         """Why an override ``dep`` declares in a workspace member is never applied, else ``None``.

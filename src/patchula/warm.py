@@ -39,6 +39,7 @@ from patchula.errors import (
     RegistryError,
     RegistryUnreachable,
 )
+from patchula.http.auth import redact_text
 from patchula.http.caching import credential_digest
 from patchula.http.flight import run_memo
 from patchula.http.governor import RateLimited
@@ -667,6 +668,7 @@ class Warmer:
         self, task: tasks.Task, reason: str, result: WarmResult, *, final: bool = False
     ) -> None:
         now = self._now()
+        reason = redact_text(reason)  # kept in the cache and shown: never a secret
 
         def fail(conn: sqlite3.Connection) -> tuple[str | None, int]:
             status = tasks.fail(conn, task.id, owner=self.owner, error=reason, now=now, final=final)
@@ -826,7 +828,7 @@ class TaskRecorder:
                 key[0],
                 key[1],
                 None,
-                result.reason,
+                redact_text(result.reason),  # kept in the cache: never a secret
                 permanent=not transient(result),
                 base_url=key[2],
             )

@@ -207,3 +207,38 @@ def test_split_userinfo_and_basic_credential() -> None:
     assert credential.value == "Basic bWU6cEBzcw=="
     assert credential.scope == "https://host.example.com/npm/"
     assert "p@ss" not in repr(credential)
+
+
+TOKEN36 = "STANDIN0123456789abcdefghijklmnopqrs"  # 36 letters and digits, as GitHub's
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (f"token ghp_{TOKEN36} here", "token ghp_*** here"),
+        (f"gho_{TOKEN36}", "gho_***"),
+        (f"ghs_{TOKEN36}x", "ghs_***"),
+        ("github_pat_11STANDIN0123456789_abcdefXYZ", "github_pat_***"),
+        (f"npm_{TOKEN36}", "npm_***"),
+        (f"github:o/r#ghp_{TOKEN36}", "github:o/r#ghp_***"),
+        ("//registry.example/:_authToken=STANDIN-npmrc", "//registry.example/:_authToken=***"),
+        ("_auth = dXNlcjpwYXNz", "_auth = ***"),
+        ("//r.example/:_password=cGFzcw==", "//r.example/:_password=***"),
+        ("Authorization: Bearer STANDIN-bearer", "Authorization: Bearer ***"),
+        ("authorization=Basic dXNlcjpw", "authorization=Basic ***"),
+        ("Proxy-Authorization: STANDIN", "Proxy-Authorization: ***"),
+        # Not tokens: names that merely start like one, an npm alias of a version or dist-tag.
+        ("npm_config_registry is set", "npm_config_registry is set"),
+        ("ghs_short", "ghs_short"),
+        ("npm:foo@1.2.3", "npm:foo@1.2.3"),
+        ("npm:foo@latest", "npm:foo@latest"),
+        ("workspace:pkg@1.0.0-beta.1", "workspace:pkg@1.0.0-beta.1"),
+        # ... but a protocol-named user before a real host is userinfo.
+        ("npm:tok@registry.example.com/x", "***@registry.example.com/x"),
+        ("file:tok@10.0.0.1:8080", "***@10.0.0.1:8080"),
+    ],
+)
+def test_redact_text_masks_tokens_and_assigned_credentials(text: str, shown: str) -> None:
+    """Tokens by their form, .npmrc credential values and Authorization values become ``***``."""
+    assert redact_text(text) == shown
+    assert redact_text(shown) == shown  # redacting again changes nothing

@@ -152,6 +152,30 @@ _PIECES = (
 )
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://user:STANDIN-pw-1@registry.example/npm/pkg",
+        "https://STANDIN-token-2@registry.example/npm/pkg",
+        "https://user:STANDIN%40pw-3@REGISTRY.example:443/npm/pkg",
+        "https://x:STANDIN-pw-4@[::1]:8443/npm/pkg",
+    ],
+)
+def test_userinfo_of_a_url_never_reaches_a_key(url: str) -> None:
+    """Userinfo is dropped from the key; the credential counts only as its digest.
+
+    Two credentials for one URL make two keys (neither reads the other's private document);
+    the same credential makes the key of the URL without userinfo.
+    """
+    key = cache_key("GET", url, credential="Basic STANDIN-identity")
+    assert "STANDIN" not in key
+    assert "@" not in key
+    bare = url.split("://", 1)[0] + "://" + url.split("@", 1)[1]
+    assert key == cache_key("GET", bare, credential="Basic STANDIN-identity")
+    assert key != cache_key("GET", url, credential="Basic STANDIN-other")
+    assert key != cache_key("GET", url)
+
+
 def test_cache_keys_read_urls_as_urlsplit_does() -> None:
     """The fast path (plain URLs, one split per origin) and the fallback agree with urlsplit.
 

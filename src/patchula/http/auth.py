@@ -213,6 +213,12 @@ _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>()]+")
 # image reference (``node:20@sha256:…``): a digest's ``algorithm:`` is no host and port.
 _BARE_USERINFO = re.compile(
     r"(?<![^\s'\"<>(=,])"  # the start of the text, a word, a quoted or an assigned value
+    # Not an npm, pnpm or yarn specifier (``npm:foo@1.2.3``, ``workspace:pkg@^1``,
+    # ``npm:foo@latest``): its ``protocol:name@`` is userinfo only before a domain name (a
+    # dotted name ending in a label that starts with a letter) or an IPv4 address.
+    r"(?!(?:npm|jsr|workspace|catalog|file|link|portal|patch|exec):[^\s'\"<>()/@]+@"
+    r"(?!(?:[A-Za-z0-9-]+\.)+[A-Za-z][A-Za-z0-9-]*(?::[0-9]+)?(?:[/\s'\"<>),]|$)"
+    r"|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]+)?(?:[/\s'\"<>),]|$)))"
     r"[A-Za-z0-9._~%!$&*+-]+:[^\s'\"<>()/]+@"
     r"(?=(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?(?:[/\s'\"<>),]|$))"
     # A digest (``algorithm:encoded``, OCI image-spec descriptor grammar) is no host and port:
@@ -221,13 +227,46 @@ _BARE_USERINFO = re.compile(
 )
 
 
+# Tokens recognisable by their form wherever they stand: GitHub's (``ghp_`` classic, ``gho_``
+# OAuth, ``ghu_``/``ghs_``/``ghr_`` app tokens: 36 letters and digits; ``github_pat_``
+# fine-grained ones; GitHub docs, "About authentication to GitHub") and npm's (``npm_`` and
+# 36 letters and digits); 30 or more (20 after ``github_pat_``) are taken for one. The prefix
+# is kept (it says which kind of token was there), the rest becomes ``***``; a shorter
+# ``npm_config_registry`` or ``ghs_x`` is no token.
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_])(gh[pousr]_|npm_)[A-Za-z0-9]{30,}|(?<![A-Za-z0-9_])(github_pat_)\w{20,}"
+)
+# A credential assigned in an ``.npmrc`` line (``//host/:_authToken=…``, ``_auth``,
+# ``_password``; npm's config docs) or an HTTP ``Authorization``/``Proxy-Authorization``
+# value (RFC 9110 §11.6.2: a scheme such as ``Bearer``/``Basic``, then the credentials).
+_ASSIGNED = re.compile(r"(?<![A-Za-z0-9])(_authToken|_auth|_password)(\s*=\s*)[^\s'\"]+")
+_AUTHORIZATION = re.compile(
+    r"(?i)(?<![A-Za-z0-9-])((?:proxy-)?authorization\s*[:=]\s*)"
+    r"(?:(bearer|basic|token|digest|negotiate)\s+)?[^\s'\",;]+"
+)
+# What a text holding any of the secrets above holds (one search decides most texts).
+_SECRET_MARKS = re.compile("@|gh|github_pat_|npm_|_auth|_password|uthorization|UTHORIZATION")
+
+
 def redact_text(text: str) -> str:
-    """Return ``text`` fit to show: URLs through ``redact_url``, bare userinfo as ``***@``.
+    """Return ``text`` fit to show or to keep: every secret it holds becomes ``***``.
 
     Every ``scheme://…`` URL in ``text`` is redacted by ``redact_url``; a ``user:password@host``
     without a scheme (``FROM user:tok@registry.example/app:1.0``) has its userinfo replaced by
-    ``***@`` too. A ``name:tag@sha256:…`` image reference is left as it is.
+    ``***@`` too. A ``name:tag@sha256:…`` image reference and an npm specifier
+    (``npm:foo@1.2.3``) are left as they are. GitHub and npm tokens by their form
+    (``ghp_***``, ``github_pat_***``, ``npm_***``), ``.npmrc`` credential values
+    (``_authToken=***``, ``_auth``, ``_password``) and ``Authorization`` header values
+    (``Authorization: Bearer ***``) are masked too. Redacting twice changes nothing more.
     """
+    if _SECRET_MARKS.search(text) is None:
+        return text
+    if "gh" in text or "github_pat_" in text or "npm_" in text:
+        text = _TOKEN.sub(lambda m: f"{m[1] or m[2]}{REDACTED}", text)
+    if "_auth" in text or "_password" in text:
+        text = _ASSIGNED.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
+    if "uthorization" in text or "UTHORIZATION" in text:
+        text = _AUTHORIZATION.sub(lambda m: f"{m[1]}{m[2] + ' ' if m[2] else ''}{REDACTED}", text)
     if "@" not in text:
         return text
     if "://" in text:
