@@ -19,7 +19,7 @@ def test_the_shipped_mapping_names_its_source_and_date() -> None:
     assert mapping.date == "2026-12-02"
     assert mapping.tools["node"] == ("core:node",)
     assert mapping.aqua["kubernetes/kubernetes/kubectl"] == tools.AquaPackage(
-        "kubernetes/kubernetes"
+        "kubernetes/kubernetes", version_filter='not (Version matches "-(alpha|beta|rc)")'
     )
     assert mapping.aqua["kubernetes-sigs/kustomize"].prefixes == ("kustomize/", "")
     assert mapping.aqua["aws/aws-cli"].tags is True

@@ -97,7 +97,14 @@ from patchula.records import (
 from patchula.settings import Settings
 from patchula.targets import list_digest, select_shard
 from patchula.tools import MANAGERS as TOOL_MANAGERS
-from patchula.tools import ToolMapping, as_declared, remap, strip_prefixes, with_overrides
+from patchula.tools import (
+    ToolMapping,
+    as_declared,
+    filter_tags,
+    remap,
+    strip_prefixes,
+    with_overrides,
+)
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
@@ -1795,13 +1802,25 @@ async def _evaluated(
     go.mod ``exclude``: those versions are no candidates, nor latest, for this row, and the row
     names them where they changed the answer (``policy.evaluate.excluded_note``). A tool whose
     tags carry a prefix (aqua ``version_prefix``: ``jq-1.7.1``) is evaluated on those tags,
-    stripped (``tools.strip_prefixes``); the catalog view, the repository's, stays shared. A
+    stripped (``tools.strip_prefixes``), of those its aqua ``version_filter`` keeps
+    (``tools.filter_tags``); the catalog view, the repository's, stays shared. A
     tool's proposal is written in the form declared (``tools.as_declared``: ``prefix:24``).
     A Python row with a Python bound (``policy.requires_python.python_bound``) is judged on the
     releases that install there, and says which newer ones need another Python.
     """
     catalog, finding = await _evaluated_excluding(
-        dep, strip_prefixes(catalog, dep.version_prefixes), lookups, how
+        dep,
+        strip_prefixes(
+            filter_tags(
+                catalog,
+                dep.version_filter,
+                prefixes=dep.version_prefixes,
+                pinned=dep.constraint,
+            ),
+            dep.version_prefixes,
+        ),
+        lookups,
+        how,
     )
     if dep.manager in TOOL_MANAGERS and finding.proposed is not None:
         # ``prefix:22`` is proposed as ``prefix:24``: what to write, in the form declared.
