@@ -183,11 +183,36 @@ def test_a_later_backend_is_read_when_mises_first_has_no_release_source(
         file=".tool-versions",
         line=1,
         tool=tool,
-        version="1.8",
+        version="3.8",  # a yarn 1.x pin is read elsewhere (the next test)
         dep_type="tools",
     )
     assert (row.backend, row.note) == (backend, resolved.note)
     assert tools.resolve("terraform").note is None  # mise's first is read: nothing to say
+
+
+@pytest.mark.parametrize(
+    ("tool", "version", "backend", "package"),
+    [
+        ("yarn", "1.22.19", "npm:yarn", "yarn"),
+        ("yarn", "1", "npm:yarn", "yarn"),
+        ("yarn", "prefix:1.22", "npm:yarn", "yarn"),
+        ("yarn", "v0.27.5", "npm:yarn", "yarn"),
+        ("yarn", "4.1.0", "aqua:yarnpkg/berry", "yarnpkg/berry"),
+        ("yarn", "2", "aqua:yarnpkg/berry", "yarnpkg/berry"),
+        ("yarn", "latest", "aqua:yarnpkg/berry", "yarnpkg/berry"),
+        # Written with its backend, the tool is what it names.
+        ("aqua:yarnpkg/berry", "1.22.19", "aqua:yarnpkg/berry", "yarnpkg/berry"),
+    ],
+)
+def test_a_yarn_1_pin_is_looked_up_on_the_yarn_1_line(
+    tool: str, version: str, backend: str, package: str
+) -> None:
+    """A yarn 1 pin is yarn 1: mise lists its 1.x tags beside berry's, which has no 1.x."""
+    row = tools.tool_row(
+        manager="mise_toml", file="mise.toml", line=1, tool=tool, version=version, dep_type="tools"
+    )
+    assert (row.backend, row.package_name, row.skip_reason) == (backend, package, None)
+    assert (row.note == tools.YARN_CLASSIC_NOTE) is (backend == "npm:yarn")
 
 
 # Tools whose backends are all ones patchula reads no release source for yet (core tools

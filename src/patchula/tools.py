@@ -353,6 +353,8 @@ def tool_row(
     """The row of one tool version: resolved backend and datasource, or skipped with why."""
     resolved = _shipped_resolve(tool) if mapping is None else resolve(tool, mapping)
     constraint, skip = constraint_of(version)
+    if resolved.backend in _BERRY and ":" not in _OPTIONS.sub("", tool.strip()):
+        resolved = _yarn_line(resolved, constraint)
     return Dependency(
         manager=manager,
         file=file,
@@ -418,6 +420,34 @@ def filter_tags(
             tag for tag, keep in zip(later, keeps(version_filter, later), strict=True) if keep
         ),
     )
+
+
+# The backends of yarn's mise entry that hold yarn 2+ (berry) alone.
+_BERRY = frozenset({"aqua:yarnpkg/berry", "npm:@yarnpkg/cli-dist"})
+_MAJOR = re.compile(r"v?(\d+)")
+YARN_CLASSIC_NOTE = (
+    "versions read from npm:yarn, where yarn 1 (classic) is published: mise installs yarn with"
+    " vfox:mise-plugins/vfox-yarn, which patchula cannot read, and whose list holds yarnpkg/yarn's"
+    " 1.x tags beside berry's; yarn 2 and later is berry (@yarnpkg/cli), another code base with"
+    " its own migration, so this 1.x pin is judged on the 1.x line"
+)
+
+
+def _yarn_line(resolved: Resolved, constraint: str | None) -> Resolved:
+    """``resolved`` for a ``yarn`` pin: a 0.x/1.x one on the yarn 1 line, else berry as it is.
+
+    mise installs ``yarn`` with ``vfox:mise-plugins/vfox-yarn``, whose listing is berry's
+    ``@yarnpkg/cli/X`` tags and yarnpkg/yarn's ``vX`` tags (1.x) together
+    (``mise-plugins/vfox-yarn:hooks/available.lua``); patchula reads berry's repository for
+    it, which has no 1.x. A yarn 1 pin (``1.22.19``, ``1``, ``prefix:1.22``) is looked up as
+    the npm package ``yarn``, where yarn 1 is published (its ``latest`` is the newest 1.x),
+    and the row's note says why and that yarn ≥ 2 is berry. ``latest`` and other values stay
+    on berry (mise's newest yarn is berry's).
+    """
+    found = None if constraint is None else _MAJOR.match(constraint.strip())
+    if found is None or int(found.group(1)) >= 2:  # noqa: PLR2004 - yarn 2 is berry's first
+        return resolved
+    return Resolved("npm:yarn", "npm", "yarn", note=YARN_CLASSIC_NOTE)
 
 
 def strip_prefixes(catalog: Catalog, prefixes: Sequence[str]) -> Catalog:

@@ -634,3 +634,44 @@ def test_aqua_version_filter_leaves_out_the_tags_aqua_leaves_out(
         "outdated",
     )
     assert kyverno["currentReleasedAt"] == "2024-03-21T00:00:00Z"
+
+
+def test_a_yarn_1_pin_is_judged_on_the_yarn_1_line_not_against_berry(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """`yarn = "1.22.19"` is looked up as the npm package yarn; a yarn 4 pin stays on berry.
+
+    berry's repository has no 1.x tag: judged there, the yarn 1 pin was no release at all.
+    """
+    fake_registry.npm.add(
+        "yarn", {"1.22.19": OLD, "1.22.22": OLD + timedelta(days=60), "2.0.0-rc.1": OLD}
+    )
+    fake_registry.github.add_repo(
+        "yarnpkg",
+        "berry",
+        {
+            "@yarnpkg/cli/4.5.0": OLD + timedelta(days=200),
+            "@yarnpkg/cli/4.1.0": OLD + timedelta(days=10),
+            "@yarnpkg/core/4.1.0": OLD + timedelta(days=10),
+        },
+    )
+    (tmp_path / "mise.toml").write_text('[tools]\nyarn = "1.22.19"\n')
+    (tmp_path / ".tool-versions").write_text("yarn 4.1.0\n")
+    _, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+    classic = rows[("mise.toml", "yarn", "1.22.19")]
+    assert (classic["backend"], classic["datasource"], classic["packageName"]) == (
+        "npm:yarn",
+        "npm",
+        "yarn",
+    )
+    assert (classic["current"], classic["latest"], classic["proposed"], classic["status"]) == (
+        "1.22.19",
+        "1.22.22",
+        "1.22.22",
+        "outdated",
+    )
+    assert "yarn 2 and later is berry (@yarnpkg/cli)" in classic["reason"]
+    berry = rows[(".tool-versions", "yarn", "4.1.0")]
+    assert (berry["backend"], berry["packageName"]) == ("aqua:yarnpkg/berry", "yarnpkg/berry")
+    assert (berry["current"], berry["latest"], berry["status"]) == ("4.1.0", "4.5.0", "outdated")
