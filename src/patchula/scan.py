@@ -496,9 +496,9 @@ def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:
     """Return where ``target`` is scanned from and what of it is reported.
 
     ``(root, "", scope)``, or ``(None, reason, _WHOLE)`` when it cannot be used. A directory
-    is a checkout of its own (``_WHOLE``) unless it is a member of a Cargo, npm or uv workspace
-    above it (``_workspace_root``): then the workspace root is scanned, so the member keeps
-    the root's lockfile and inherited versions, and only the member's files are reported. A
+    is a checkout of its own (``_WHOLE``) unless it is a member of a Cargo, npm, pnpm or uv
+    workspace above it (``_workspace_root``): then the workspace root is scanned, so the member
+    keeps the root's lockfile and inherited versions, and only the member's files are reported. A
     file is one manifest: the root is the nearest directory at or above it holding ``.git``,
     else the workspace root of its directory (an unpacked source tree), else that directory;
     only that file (with what it includes) and the lockfiles that cover it are read.
@@ -625,7 +625,8 @@ def _workspace_root(directory: Path) -> Path | None:
     Cargo a ``Cargo.toml`` with ``[workspace]`` whose ``members`` (minus ``exclude``) match
     (Cargo reference, "Workspaces"); npm a ``package.json`` whose ``workspaces`` match (npm
     docs, "workspaces"); pnpm a ``pnpm-workspace.yaml`` whose ``packages`` globs (minus the
-    ``!`` ones) match (pnpm docs, "pnpm-workspace.yaml"); uv a ``pyproject.toml`` with
+    ``!`` ones) match (pnpm docs, "pnpm-workspace.yaml"; only the nearest such file at or
+    above ``directory`` counts, as pnpm finds its workspace root); uv a ``pyproject.toml`` with
     ``[tool.uv.workspace]`` ``members`` (minus ``exclude``) (uv docs, "Workspaces"). The member
     must hold that tool's manifest.
     An unreadable or invalid ancestor manifest is not a workspace.
@@ -633,12 +634,18 @@ def _workspace_root(directory: Path) -> Path | None:
     checkout = _checkout_root(directory)
     if checkout == directory:
         return None
+    # pnpm's workspace is the nearest pnpm-workspace.yaml at or above (pnpm's
+    # findWorkspaceDir): a directory holding one is a root of its own, and a farther one
+    # never claims what a nearer one leaves out (web/ui/react-app's `packages: []`).
+    pnpm_open = not (directory / "pnpm-workspace.yaml").is_file()
     for parent in directory.parents:
         rel = directory.relative_to(parent).as_posix()
         if any(_member_of(parent, rel, directory, kind) for kind in _WORKSPACE_KINDS):
             return parent
-        if _pnpm_member_of(parent, rel, directory):
-            return parent
+        if pnpm_open and (parent / "pnpm-workspace.yaml").is_file():
+            pnpm_open = False
+            if _pnpm_member_of(parent, rel, directory):
+                return parent
         if parent == checkout:
             break
     return None
