@@ -22,7 +22,9 @@ for it (``aquaproj/aqua:pkg/expr/version_filter.go``; ``jdx/mise:src/backend/aqu
 ``matches`` is a regular expression search (Go RE2 syntax; what the entries use reads the same
 in Python's ``re``). ``compile`` raises ``FilterError`` for what is outside this subset, so an
 entry patchula cannot read is said to be unread, never guessed; ``FilterError`` from
-evaluating one tag (``semver`` on a tag that is no version) drops that tag, as aqua does.
+evaluating one tag (``semver`` on a tag that is no version) drops that tag, as aqua's own
+listings do (``err != nil || !f``: skipped; mise keeps such a tag with a warning, but one
+``semver`` cannot read is no version mise's ordering ranks either).
 Imports nothing of ours.
 """
 
@@ -503,7 +505,7 @@ def semver_satisfies(constraints: str, version: str) -> bool:
 def keeps(filter_source: str | None, tags: Sequence[str]) -> list[bool]:
     """For each of ``tags``, whether the ``version_filter`` ``filter_source`` keeps it.
 
-    ``None`` keeps all. A tag the expression fails for is dropped (aqua logs and skips it).
+    ``None`` keeps all. A tag the expression fails for is dropped, as aqua skips it.
 
     Raises:
         FilterError: ``filter_source`` does not compile.
