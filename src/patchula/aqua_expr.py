@@ -23,8 +23,8 @@ for it (``aquaproj/aqua:pkg/expr/version_filter.go``; ``jdx/mise:src/backend/aqu
 in Python's ``re``). ``compile`` raises ``FilterError`` for what is outside this subset, so an
 entry patchula cannot read is said to be unread, never guessed; ``FilterError`` from
 evaluating one tag (``semver`` on a tag that is no version) drops that tag, as aqua's own
-listings do (``err != nil || !f``: skipped); mise keeps such a tag with a warning. None of the
-shipped filters fails on a tag mise's ordering reads as a version (``and`` guards ``semver``).
+listings do (``err != nil || !f``: skipped); mise keeps such a tag with a warning (shellcheck's
+filter guards its ``semver`` from ``latest`` with ``and``, so neither meets one there).
 Imports nothing of ours.
 """
 
