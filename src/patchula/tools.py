@@ -12,7 +12,9 @@ patchula cannot read that one). The entries patchula knows ship as data in the p
 backends has a static release source here (``asdf:``, ``vfox:``, an aqua package without a
 known repository), is a skipped row naming why: never a guess. An aqua package whose tags
 carry a prefix (``jq-1.7.1``, ``kustomize/v5.4.1``) is read from its tags that carry it, the
-prefix stripped (``strip_prefixes``).
+prefix stripped (``strip_prefixes``), and of those only the ones its ``version_filter`` keeps
+(``filter_tags``, ``aqua_expr``). A ``yarn`` 1.x pin is read on the yarn 1 line, the npm
+package ``yarn`` (``_yarn_line``), since the backend read for ``yarn`` holds berry (2+) alone.
 
 Backends → datasources: ``core:node`` → ``node`` (Node's dist ``index.json``), ``core:python``
 → ``python`` (python.org's release API), ``core:go`` → ``go`` (go.dev's release list),
