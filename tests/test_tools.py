@@ -428,3 +428,35 @@ def test_remap_keeps_a_files_own_alias_unless_config_overrides_that_tool() -> No
     assert unrelated is not None
     (kept,) = tools.remap(ExtractResult(dependencies=(row,)), unrelated).dependencies
     assert kept.backend == "github:opentofu/opentofu"
+
+
+def test_an_aqua_filter_outside_the_subset_read_skips_the_row_naming_it() -> None:
+    """A `version_filter` patchula cannot evaluate is never ignored: the row is skipped."""
+    mapping = tools.ToolMapping(
+        tools={"x": ("aqua:o/x",), "y": ("aqua:o/y",)},
+        aliases={},
+        aqua={
+            "o/x": tools.AquaPackage("o/x", version_filter='upper(Version) != "X"'),
+            "o/y": tools.AquaPackage("o/y", version_filter='not (Version startsWith "lib-")'),
+        },
+        source="",
+        date="",
+    )
+    skipped = tools.resolve("x", mapping)
+    assert (skipped.datasource, skipped.skip) == (
+        tools.UNRESOLVED,
+        (
+            "aqua:o/x: its aqua version_filter is not read by patchula (version_filter"
+            " 'upper(Version) != \"X\"': function 'upper' is not read)"
+        ),
+    )
+    read = tools.resolve("y", mapping)
+    assert (read.datasource, read.version_filter) == (
+        "github-releases",
+        'not (Version startsWith "lib-")',
+    )
+    catalog = _catalog("lib-v2.0.0", "v1.2.0", "v1.1.0", latest="lib-v2.0.0")
+    kept = tools.filter_tags(catalog, read.version_filter)
+    assert ([r.version for r in kept.releases], kept.latest) == (["v1.2.0", "v1.1.0"], None)
+    pinned = tools.filter_tags(catalog, 'Version == "v1.2.0"', pinned="1.1.0")
+    assert [r.version for r in pinned.releases] == ["v1.2.0", "v1.1.0"]
