@@ -101,12 +101,12 @@ def test_pnpm_catalog_rows_say_where_their_range_came_from(tmp_path: Path) -> No
     assert rows[("packages/new/package.json", "react")] == (
         "18.3.1",
         "lockfile",
-        "range ^18.2.0 from the default catalog in pnpm-workspace.yaml",
+        "range ^18.2.0 from the default catalog in pnpm-workspace.yaml, line 4",
     )
     current, source, reason = rows[("packages/old/package.json", "react")]
     assert (current, source) == ("17.0.2", "lockfile")
     assert reason is not None
-    assert reason.endswith("range ^17.0.2 from catalog 'legacy' in pnpm-workspace.yaml")
+    assert reason.endswith("range ^17.0.2 from catalog 'legacy' in pnpm-workspace.yaml, line 7")
     assert rows[("packages/old/package.json", "vue")][1] is None
 
 
@@ -140,6 +140,32 @@ def test_pnpm_member_target_is_scanned_from_its_workspace_root(tmp_path: Path) -
     _write(tmp_path, "pnpm-workspace.yaml", "packages:\n  - 'packages/*'\n  - '!packages/new'\n")
     [excluded] = _scan([tmp_path / "packages" / "new"], FakeFetch(packages)).repos
     assert excluded.root == str(tmp_path / "packages" / "new")
+
+
+def test_only_the_nearest_pnpm_workspace_yaml_decides_membership(tmp_path: Path) -> None:
+    """A directory with its own pnpm-workspace.yaml is a root; a nearer file's `[]` wins.
+
+    pnpm takes the nearest pnpm-workspace.yaml at or above a project as its workspace root
+    (prometheus' web/ui/react-app keeps `packages: []` below a root whose globs are others).
+    """
+    _write(tmp_path, "pnpm-workspace.yaml", "packages:\n  - 'apps/**'\n")
+    _write(tmp_path, "package.json", json.dumps({"name": "root", "private": True}))
+    (tmp_path / ".git").mkdir()
+    own = {"dependencies": {"react": "^18.2.0"}}
+    _write(tmp_path, "apps/legacy/package.json", json.dumps(own))
+    _write(tmp_path, "apps/legacy/pnpm-workspace.yaml", "packages: []\n")
+    _write(tmp_path, "apps/legacy/sub/package.json", json.dumps(own))
+    _write(tmp_path, "apps/web/package.json", json.dumps(own))
+    packages = {"react": {"18.3.1": "2024-04-26T00:00:00Z"}}
+    roots = {
+        name: _scan([tmp_path / "apps" / name], FakeFetch(packages)).repos[0].root
+        for name in ("legacy", "legacy/sub", "web")
+    }
+    assert roots == {
+        "legacy": str(tmp_path / "apps" / "legacy"),
+        "legacy/sub": str(tmp_path / "apps" / "legacy" / "sub"),
+        "web": str(tmp_path),
+    }
 
 
 def test_bun_lock_member_gets_its_own_nested_version(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ def test_the_shipped_mapping_names_its_source_and_date() -> None:
     assert mapping.date == "2026-12-02"
     assert mapping.tools["node"] == ("core:node",)
     assert mapping.aqua["kubernetes/kubernetes/kubectl"] == tools.AquaPackage(
-        "kubernetes/kubernetes"
+        "kubernetes/kubernetes", version_filter='not (Version matches "-(alpha|beta|rc)")'
     )
     assert mapping.aqua["kubernetes-sigs/kustomize"].prefixes == ("kustomize/", "")
     assert mapping.aqua["aws/aws-cli"].tags is True
@@ -183,11 +183,36 @@ def test_a_later_backend_is_read_when_mises_first_has_no_release_source(
         file=".tool-versions",
         line=1,
         tool=tool,
-        version="1.8",
+        version="3.8",  # a yarn 1.x pin is read elsewhere (the next test)
         dep_type="tools",
     )
     assert (row.backend, row.note) == (backend, resolved.note)
     assert tools.resolve("terraform").note is None  # mise's first is read: nothing to say
+
+
+@pytest.mark.parametrize(
+    ("tool", "version", "backend", "package"),
+    [
+        ("yarn", "1.22.19", "npm:yarn", "yarn"),
+        ("yarn", "1", "npm:yarn", "yarn"),
+        ("yarn", "prefix:1.22", "npm:yarn", "yarn"),
+        ("yarn", "v0.27.5", "npm:yarn", "yarn"),
+        ("yarn", "4.1.0", "aqua:yarnpkg/berry", "yarnpkg/berry"),
+        ("yarn", "2", "aqua:yarnpkg/berry", "yarnpkg/berry"),
+        ("yarn", "latest", "aqua:yarnpkg/berry", "yarnpkg/berry"),
+        # Written with its backend, the tool is what it names.
+        ("aqua:yarnpkg/berry", "1.22.19", "aqua:yarnpkg/berry", "yarnpkg/berry"),
+    ],
+)
+def test_a_yarn_1_pin_is_looked_up_on_the_yarn_1_line(
+    tool: str, version: str, backend: str, package: str
+) -> None:
+    """A yarn 1 pin is yarn 1: mise lists its 1.x tags beside berry's, which has no 1.x."""
+    row = tools.tool_row(
+        manager="mise_toml", file="mise.toml", line=1, tool=tool, version=version, dep_type="tools"
+    )
+    assert (row.backend, row.package_name, row.skip_reason) == (backend, package, None)
+    assert (row.note == tools.YARN_CLASSIC_NOTE) is (backend == "npm:yarn")
 
 
 # Tools whose backends are all ones patchula reads no release source for yet (core tools
@@ -403,3 +428,35 @@ def test_remap_keeps_a_files_own_alias_unless_config_overrides_that_tool() -> No
     assert unrelated is not None
     (kept,) = tools.remap(ExtractResult(dependencies=(row,)), unrelated).dependencies
     assert kept.backend == "github:opentofu/opentofu"
+
+
+def test_an_aqua_filter_outside_the_subset_read_skips_the_row_naming_it() -> None:
+    """A `version_filter` patchula cannot evaluate is never ignored: the row is skipped."""
+    mapping = tools.ToolMapping(
+        tools={"x": ("aqua:o/x",), "y": ("aqua:o/y",)},
+        aliases={},
+        aqua={
+            "o/x": tools.AquaPackage("o/x", version_filter='upper(Version) != "X"'),
+            "o/y": tools.AquaPackage("o/y", version_filter='not (Version startsWith "lib-")'),
+        },
+        source="",
+        date="",
+    )
+    skipped = tools.resolve("x", mapping)
+    assert (skipped.datasource, skipped.skip) == (
+        tools.UNRESOLVED,
+        (
+            "aqua:o/x: its aqua version_filter is not read by patchula (version_filter"
+            " 'upper(Version) != \"X\"': function 'upper' is not read)"
+        ),
+    )
+    read = tools.resolve("y", mapping)
+    assert (read.datasource, read.version_filter) == (
+        "github-releases",
+        'not (Version startsWith "lib-")',
+    )
+    catalog = _catalog("lib-v2.0.0", "v1.2.0", "v1.1.0", latest="lib-v2.0.0")
+    kept = tools.filter_tags(catalog, read.version_filter)
+    assert ([r.version for r in kept.releases], kept.latest) == (["v1.2.0", "v1.1.0"], None)
+    pinned = tools.filter_tags(catalog, 'Version == "v1.2.0"', pinned="1.1.0")
+    assert [r.version for r in pinned.releases] == ["v1.2.0", "v1.1.0"]

@@ -79,6 +79,10 @@ class Dependency(msgspec.Struct, frozen=True):
     # ``kustomize/``; ``""`` = a tag without one): only tags starting with one are its
     # versions, each the rest (``tools.strip_prefixes``). Empty: tags are versions as they are.
     version_prefixes: tuple[str, ...] = ()
+    # aqua's ``version_filter`` of a tool's package, an expr-lang expression on the whole tag
+    # (``not (Version startsWith "varcon-")``): tags it is false for are none of its versions
+    # (``tools.filter_tags``). ``None``: every tag.
+    version_filter: str | None = None
     # The Pythons the project declaring this row supports, as a PEP 440 specifier set (PEP 621
     # ``requires-python``, Poetry's ``python`` dependency); ``None`` when the file says none.
     requires_python: str | None = None

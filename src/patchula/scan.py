@@ -99,7 +99,14 @@ from patchula.records import (
 from patchula.settings import Settings
 from patchula.targets import list_digest, select_shard
 from patchula.tools import MANAGERS as TOOL_MANAGERS
-from patchula.tools import ToolMapping, as_declared, remap, strip_prefixes, with_overrides
+from patchula.tools import (
+    ToolMapping,
+    as_declared,
+    filter_tags,
+    remap,
+    strip_prefixes,
+    with_overrides,
+)
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
@@ -522,9 +529,9 @@ def _resolve_target(target: str) -> tuple[Path | None, str, _Scope]:
     """Return where ``target`` is scanned from and what of it is reported.
 
     ``(root, "", scope)``, or ``(None, reason, _WHOLE)`` when it cannot be used. A directory
-    is a checkout of its own (``_WHOLE``) unless it is a member of a Cargo, npm or uv workspace
-    above it (``_workspace_root``): then the workspace root is scanned, so the member keeps
-    the root's lockfile and inherited versions, and only the member's files are reported. A
+    is a checkout of its own (``_WHOLE``) unless it is a member of a Cargo, npm, pnpm or uv
+    workspace above it (``_workspace_root``): then the workspace root is scanned, so the member
+    keeps the root's lockfile and inherited versions, and only the member's files are reported. A
     file is one manifest: the root is the nearest directory at or above it holding ``.git``,
     else the workspace root of its directory (an unpacked source tree), else that directory;
     only that file (with what it includes) and the lockfiles that cover it are read.
@@ -651,7 +658,8 @@ def _workspace_root(directory: Path) -> Path | None:
     Cargo a ``Cargo.toml`` with ``[workspace]`` whose ``members`` (minus ``exclude``) match
     (Cargo reference, "Workspaces"); npm a ``package.json`` whose ``workspaces`` match (npm
     docs, "workspaces"); pnpm a ``pnpm-workspace.yaml`` whose ``packages`` globs (minus the
-    ``!`` ones) match (pnpm docs, "pnpm-workspace.yaml"); uv a ``pyproject.toml`` with
+    ``!`` ones) match (pnpm docs, "pnpm-workspace.yaml"; only the nearest such file at or
+    above ``directory`` counts, as pnpm finds its workspace root); uv a ``pyproject.toml`` with
     ``[tool.uv.workspace]`` ``members`` (minus ``exclude``) (uv docs, "Workspaces"). The member
     must hold that tool's manifest.
     An unreadable or invalid ancestor manifest is not a workspace.
@@ -659,12 +667,18 @@ def _workspace_root(directory: Path) -> Path | None:
     checkout = _checkout_root(directory)
     if checkout == directory:
         return None
+    # pnpm's workspace is the nearest pnpm-workspace.yaml at or above (pnpm's
+    # findWorkspaceDir): a directory holding one is a root of its own, and a farther one
+    # never claims what a nearer one leaves out (web/ui/react-app's `packages: []`).
+    pnpm_open = not (directory / "pnpm-workspace.yaml").is_file()
     for parent in directory.parents:
         rel = directory.relative_to(parent).as_posix()
         if any(_member_of(parent, rel, directory, kind) for kind in _WORKSPACE_KINDS):
             return parent
-        if _pnpm_member_of(parent, rel, directory):
-            return parent
+        if pnpm_open and (parent / "pnpm-workspace.yaml").is_file():
+            pnpm_open = False
+            if _pnpm_member_of(parent, rel, directory):
+                return parent
         if parent == checkout:
             break
     return None
@@ -1828,13 +1842,25 @@ async def _evaluated(
     go.mod ``exclude``: those versions are no candidates, nor latest, for this row, and the row
     names them where they changed the answer (``policy.evaluate.excluded_note``). A tool whose
     tags carry a prefix (aqua ``version_prefix``: ``jq-1.7.1``) is evaluated on those tags,
-    stripped (``tools.strip_prefixes``); the catalog view, the repository's, stays shared. A
+    stripped (``tools.strip_prefixes``), of those its aqua ``version_filter`` keeps
+    (``tools.filter_tags``); the catalog view, the repository's, stays shared. A
     tool's proposal is written in the form declared (``tools.as_declared``: ``prefix:24``).
     A Python row with a Python bound (``policy.requires_python.python_bound``) is judged on the
     releases that install there, and says which newer ones need another Python.
     """
     catalog, finding = await _evaluated_excluding(
-        dep, strip_prefixes(catalog, dep.version_prefixes), lookups, how
+        dep,
+        strip_prefixes(
+            filter_tags(
+                catalog,
+                dep.version_filter,
+                prefixes=dep.version_prefixes,
+                pinned=dep.constraint,
+            ),
+            dep.version_prefixes,
+        ),
+        lookups,
+        how,
     )
     if dep.manager in TOOL_MANAGERS and finding.proposed is not None:
         # ``prefix:22`` is proposed as ``prefix:24``: what to write, in the form declared.

@@ -12,7 +12,9 @@ patchula cannot read that one). The entries patchula knows ship as data in the p
 backends has a static release source here (``asdf:``, ``vfox:``, an aqua package without a
 known repository), is a skipped row naming why: never a guess. An aqua package whose tags
 carry a prefix (``jq-1.7.1``, ``kustomize/v5.4.1``) is read from its tags that carry it, the
-prefix stripped (``strip_prefixes``).
+prefix stripped (``strip_prefixes``), and of those only the ones its ``version_filter`` keeps
+(``filter_tags``, ``aqua_expr``). A ``yarn`` 1.x pin is read on the yarn 1 line, the npm
+package ``yarn`` (``_yarn_line``), since the backend read for ``yarn`` holds berry (2+) alone.
 
 Backends → datasources: ``core:node`` → ``node`` (Node's dist ``index.json``), ``core:python``
 → ``python`` (python.org's release API), ``core:go`` → ``go`` (go.dev's release list),
@@ -72,12 +74,15 @@ class AquaPackage(msgspec.Struct, frozen=True):
     ``version_overrides`` use for older versions; ``""`` = a tag without one); empty when its
     tags are the versions as they are. ``tags``: aqua ``version_source: github_tag``, versions
     are the repository's tags rather than its releases (``jdx/mise:src/backend/aqua.rs``,
-    ``get_tags_with_release_dates``).
+    ``get_tags_with_release_dates``). ``version_filter``: aqua's ``version_filter``, an
+    expr-lang expression on the whole tag (``not (Version startsWith "varcon-")``): a tag it is
+    false for is none of the package's versions (``aqua_expr``; ``filter_tags``).
     """
 
     repo: str
     prefixes: tuple[str, ...] = ()
     tags: bool = False
+    version_filter: str | None = None
 
 
 class ToolMapping(msgspec.Struct, frozen=True):
@@ -131,13 +136,15 @@ def shipped() -> ToolMapping:
 
 
 def _aqua_package(entry: Mapping[str, object]) -> AquaPackage:
-    """An ``[aqua]`` entry: ``repo``, ``version-prefix`` (string or list), ``version-source``."""
+    """An ``[aqua]`` entry: ``repo``, ``version-prefix`` (a string or list), the rest as is."""
     prefix = entry.get("version-prefix", ())
     prefixes = (prefix,) if isinstance(prefix, str) else tuple(cast("list[str]", prefix))
+    version_filter = entry.get("version-filter")
     return AquaPackage(
         repo=str(entry["repo"]),
         prefixes=() if prefixes == ("",) else prefixes,
         tags=entry.get("version-source") == "github_tag",
+        version_filter=str(version_filter).strip() or None if version_filter else None,
     )
 
 
@@ -156,7 +163,8 @@ class Resolved(msgspec.Struct, frozen=True):
 
     ``prefixes`` are the prefixes its tags carry (``AquaPackage.prefixes``): only tags that
     start with one are its versions, each the rest of its tag (``strip_prefixes``); ``note``
-    says why a later backend of the tool's entry is read, when mise's first is not.
+    says why a later backend of the tool's entry is read, when mise's first is not;
+    ``version_filter`` is the aqua package's (``AquaPackage.version_filter``).
     """
 
     backend: str | None
@@ -165,6 +173,7 @@ class Resolved(msgspec.Struct, frozen=True):
     skip: str | None = None
     prefixes: tuple[str, ...] = ()
     note: str | None = None
+    version_filter: str | None = None
 
 
 def resolve(tool: str, mapping: ToolMapping | None = None) -> Resolved:
@@ -220,21 +229,7 @@ def _datasource(backend: str, kind: str, rest: str, mapping: ToolMapping) -> Res
             return Resolved(backend, UNRESOLVED, rest, f"{backend}: not an OWNER/REPO")
         return Resolved(backend, "github-releases", rest)
     if kind == "aqua":
-        found = mapping.aqua.get(rest)
-        if found is None:
-            reason = (
-                f"{backend}: the aqua package's repository is not in patchula's mapping data"
-                " (the aqua registry is not fetched at run time)"
-            )
-            return Resolved(backend, UNRESOLVED, rest, reason)
-        if found.tags and found.prefixes:
-            reason = (
-                f"{backend}: its versions are tags with the prefix {found.prefixes[0]!r}"
-                " (version_source: github_tag), not read yet"
-            )
-            return Resolved(backend, UNRESOLVED, found.repo, reason)
-        datasource = "github-tags" if found.tags else "github-releases"
-        return Resolved(backend, datasource, found.repo, prefixes=found.prefixes)
+        return _aqua(backend, rest, mapping)
     registry = _REGISTRIES.get(kind)
     if registry is not None:
         if "://" in rest or rest.startswith("git+"):
@@ -244,6 +239,39 @@ def _datasource(backend: str, kind: str, rest: str, mapping: ToolMapping) -> Res
         return Resolved(backend, registry, package)
     reason = _NO_SOURCE.get(kind, f"unknown backend {kind!r}")
     return Resolved(backend, UNRESOLVED, rest, f"{backend}: {reason}")
+
+
+def _aqua(backend: str, rest: str, mapping: ToolMapping) -> Resolved:
+    """An ``aqua:`` backend: its package's repository, tag prefixes and version filter."""
+    found = mapping.aqua.get(rest)
+    if found is None:
+        reason = (
+            f"{backend}: the aqua package's repository is not in patchula's mapping data"
+            " (the aqua registry is not fetched at run time)"
+        )
+        return Resolved(backend, UNRESOLVED, rest, reason)
+    if found.tags and found.prefixes:
+        reason = (
+            f"{backend}: its versions are tags with the prefix {found.prefixes[0]!r}"
+            " (version_source: github_tag), not read yet"
+        )
+        return Resolved(backend, UNRESOLVED, found.repo, reason)
+    if found.version_filter is not None:
+        from patchula.aqua_expr import FilterError, compile_filter  # noqa: PLC0415 - lazy
+
+        try:
+            compile_filter(found.version_filter)
+        except FilterError as exc:
+            reason = f"{backend}: its aqua version_filter is not read by patchula ({exc})"
+            return Resolved(backend, UNRESOLVED, found.repo, reason)
+    datasource = "github-tags" if found.tags else "github-releases"
+    return Resolved(
+        backend,
+        datasource,
+        found.repo,
+        prefixes=found.prefixes,
+        version_filter=found.version_filter,
+    )
 
 
 # Version values that name no release (registries.md §7): why each is not looked up.
@@ -327,6 +355,8 @@ def tool_row(
     """The row of one tool version: resolved backend and datasource, or skipped with why."""
     resolved = _shipped_resolve(tool) if mapping is None else resolve(tool, mapping)
     constraint, skip = constraint_of(version)
+    if resolved.backend in _BERRY and ":" not in _OPTIONS.sub("", tool.strip()):
+        resolved = _yarn_line(resolved, constraint)
     return Dependency(
         manager=manager,
         file=file,
@@ -343,7 +373,83 @@ def tool_row(
         note=resolved.note,
         backend=resolved.backend,
         version_prefixes=resolved.prefixes,
+        version_filter=resolved.version_filter,
     )
+
+
+def filter_tags(
+    catalog: Catalog,
+    version_filter: str | None,
+    *,
+    prefixes: Sequence[str] = (),
+    pinned: str | None = None,
+) -> Catalog:
+    """``catalog`` with only the releases whose tag aqua's ``version_filter`` keeps.
+
+    The expression is evaluated on the whole tag, before ``version_prefix`` is stripped, as
+    aqua and mise do (``jdx/mise:src/backend/aqua.rs``: ``version_filter_ok`` first); a tag the
+    expression fails for (``semver`` of ``latest``) is dropped. The tag of ``pinned`` (the row's
+    exact version, its ``prefixes`` and a ``v`` aside) stays: mise installs a version written
+    out even when its listing filters it, so the row is judged from it rather than called
+    unpublished. ``None``: ``catalog`` itself. A filter that does not compile never reaches
+    here (``resolve`` skips the row).
+    """
+    if version_filter is None:
+        return catalog
+    from patchula.aqua_expr import keeps  # noqa: PLC0415 - lazy: only filtered tools pay
+
+    def bare(tag: str) -> str:
+        prefix = max((p for p in prefixes if tag.startswith(p)), key=len, default="")
+        return tag[len(prefix) :].removeprefix("v")
+
+    own = None if pinned is None else pinned.strip().removeprefix("v")
+    tags = [release.version for release in catalog.releases]
+    kept = keeps(version_filter, tags)
+    releases = tuple(
+        release
+        for release, keep in zip(catalog.releases, kept, strict=True)
+        if keep or bare(release.version) == own
+    )
+    later = list(catalog.published_later)
+    latest = catalog.latest
+    if latest is not None and not keeps(version_filter, [latest])[0]:
+        latest = None
+    return replace(
+        catalog,
+        releases=releases,
+        latest=latest,
+        published_later=tuple(
+            tag for tag, keep in zip(later, keeps(version_filter, later), strict=True) if keep
+        ),
+    )
+
+
+# The backends of yarn's mise entry that hold yarn 2+ (berry) alone.
+_BERRY = frozenset({"aqua:yarnpkg/berry", "npm:@yarnpkg/cli-dist"})
+_MAJOR = re.compile(r"v?(\d+)")
+YARN_CLASSIC_NOTE = (
+    "versions read from npm:yarn, where yarn 1 (classic) is published: mise installs yarn with"
+    " vfox:mise-plugins/vfox-yarn, which patchula cannot read, and whose list holds yarnpkg/yarn's"
+    " 1.x tags beside berry's; yarn 2 and later is berry (@yarnpkg/cli), another code base with"
+    " its own migration, so this 1.x pin is judged on the 1.x line"
+)
+
+
+def _yarn_line(resolved: Resolved, constraint: str | None) -> Resolved:
+    """``resolved`` for a ``yarn`` pin: a 0.x/1.x one on the yarn 1 line, else berry as it is.
+
+    mise installs ``yarn`` with ``vfox:mise-plugins/vfox-yarn``, whose listing is berry's
+    ``@yarnpkg/cli/X`` tags and yarnpkg/yarn's ``vX`` tags (1.x) together
+    (``mise-plugins/vfox-yarn:hooks/available.lua``); patchula reads berry's repository for
+    it, which has no 1.x. A yarn 1 pin (``1.22.19``, ``1``, ``prefix:1.22``) is looked up as
+    the npm package ``yarn``, where yarn 1 is published (its ``latest`` is the newest 1.x),
+    and the row's note says why and that yarn ≥ 2 is berry. ``latest`` and other values stay
+    on berry (mise's newest yarn is berry's).
+    """
+    found = None if constraint is None else _MAJOR.match(constraint.strip())
+    if found is None or int(found.group(1)) >= 2:  # noqa: PLR2004 - yarn 2 is berry's first
+        return resolved
+    return Resolved("npm:yarn", "npm", "yarn", note=YARN_CLASSIC_NOTE)
 
 
 def strip_prefixes(catalog: Catalog, prefixes: Sequence[str]) -> Catalog:

@@ -589,3 +589,89 @@ def test_a_go_backend_tool_has_the_publish_times_of_its_versions(
     assert "GET /github.com/acme/tool/@v/v1.0.1.info" in routes
     assert not any(route.endswith("/@v/1.0.1.info") for route in routes)
     assert code == 0
+
+
+def test_aqua_version_filter_leaves_out_the_tags_aqua_leaves_out(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """Vault's filter `Version matches "^v..."`: a bare `2.0.0` tag is not vault's latest.
+
+    kyverno's `not (Version matches "-(alpha|beta|rc)")` drops its rc tags from the listing,
+    yet a pin on one is still judged from its own release (mise installs what is written).
+    """
+    fake_registry.github.add_repo(
+        "hashicorp",
+        "vault",
+        {
+            "2.0.0": OLD + timedelta(days=200),  # no `v`: the filter says it is none of vault's
+            "v1.19.0": OLD + timedelta(days=100),
+            "v1.18.1": OLD,
+        },
+    )
+    fake_registry.github.add_repo(
+        "kyverno",
+        "kyverno",
+        {
+            "v1.13.0": OLD + timedelta(days=100),
+            "v1.13.0-rc.1": OLD + timedelta(days=80),
+            "v1.12.0": OLD,
+        },
+    )
+    (tmp_path / "mise.toml").write_text('[tools]\nvault = "1.18.1"\nkyverno = "1.13.0-rc.1"\n')
+    _, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+    vault = rows[("mise.toml", "vault", "1.18.1")]
+    assert (vault["current"], vault["latest"], vault["proposed"], vault["status"]) == (
+        "1.18.1",
+        "1.19.0",
+        "1.19.0",
+        "outdated",
+    )
+    kyverno = rows[("mise.toml", "kyverno", "1.13.0-rc.1")]
+    assert (kyverno["current"], kyverno["latest"], kyverno["status"]) == (
+        "1.13.0-rc.1",
+        "1.13.0",
+        "outdated",
+    )
+    assert kyverno["currentReleasedAt"] == "2024-03-21T00:00:00Z"
+
+
+def test_a_yarn_1_pin_is_judged_on_the_yarn_1_line_not_against_berry(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """`yarn = "1.22.19"` is looked up as the npm package yarn; a yarn 4 pin stays on berry.
+
+    berry's repository has no 1.x tag: judged there, the yarn 1 pin was no release at all.
+    """
+    fake_registry.npm.add(
+        "yarn", {"1.22.19": OLD, "1.22.22": OLD + timedelta(days=60), "2.0.0-rc.1": OLD}
+    )
+    fake_registry.github.add_repo(
+        "yarnpkg",
+        "berry",
+        {
+            "@yarnpkg/cli/4.5.0": OLD + timedelta(days=200),
+            "@yarnpkg/cli/4.1.0": OLD + timedelta(days=10),
+            "@yarnpkg/core/4.1.0": OLD + timedelta(days=10),
+        },
+    )
+    (tmp_path / "mise.toml").write_text('[tools]\nyarn = "1.22.19"\n')
+    (tmp_path / ".tool-versions").write_text("yarn 4.1.0\n")
+    _, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+    classic = rows[("mise.toml", "yarn", "1.22.19")]
+    assert (classic["backend"], classic["datasource"], classic["packageName"]) == (
+        "npm:yarn",
+        "npm",
+        "yarn",
+    )
+    assert (classic["current"], classic["latest"], classic["proposed"], classic["status"]) == (
+        "1.22.19",
+        "1.22.22",
+        "1.22.22",
+        "outdated",
+    )
+    assert "yarn 2 and later is berry (@yarnpkg/cli)" in classic["reason"]
+    berry = rows[(".tool-versions", "yarn", "4.1.0")]
+    assert (berry["backend"], berry["packageName"]) == ("aqua:yarnpkg/berry", "yarnpkg/berry")
+    assert (berry["current"], berry["latest"], berry["status"]) == ("4.1.0", "4.5.0", "outdated")

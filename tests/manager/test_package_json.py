@@ -360,11 +360,11 @@ def test_catalog_specs_take_their_range_from_pnpm_workspace_yaml_and_say_so() ->
     new = package_json.extract("packages/new/package.json", read("packages/new/package.json"), read)
     (react,) = new.dependencies
     assert (react.declared, react.constraint, react.skip_reason) == ("catalog:", "^18.2.0", None)
-    assert react.note == "range ^18.2.0 from the default catalog in pnpm-workspace.yaml"
+    assert react.note == "range ^18.2.0 from the default catalog in pnpm-workspace.yaml, line 4"
     old = package_json.extract("packages/old/package.json", read("packages/old/package.json"), read)
     legacy, vue = old.dependencies
     assert (legacy.declared, legacy.constraint) == ("catalog:legacy", "^17.0.2")
-    assert legacy.note == "range ^17.0.2 from catalog 'legacy' in pnpm-workspace.yaml"
+    assert legacy.note == "range ^17.0.2 from catalog 'legacy' in pnpm-workspace.yaml, line 7"
     assert (vue.constraint, vue.note) == (None, None)
     assert vue.skip_reason == "catalog: vue is not in the default catalog of pnpm-workspace.yaml"
 

@@ -173,6 +173,8 @@ class _Catalogs(msgspec.Struct):
     file: str | None = None
     problem: str | None = None
     named: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
+    # label -> name -> the line of its entry (pnpm-workspace.yaml; bun's JSON has none here).
+    lines: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
 
     def range_of(self, name: str, spec: str) -> tuple[str | None, str]:
         """``(range, note)`` of a ``catalog:`` spec, or ``(None, why not)``."""
@@ -188,7 +190,9 @@ class _Catalogs(msgspec.Struct):
         found = self.named.get(label, {}).get(name)
         if found is None:
             return None, f"{spec}: {name} is not in {shown} of {self.file}"
-        return found, f"range {found} from {shown} in {self.file}"
+        line = self.lines.get(label, {}).get(name)
+        at = "" if line is None else f", line {line}"
+        return found, f"range {found} from {shown} in {self.file}{at}"
 
     def _load(self) -> None:
         if self._loaded:
@@ -252,11 +256,22 @@ class _Catalogs(msgspec.Struct):
             return
         default = root.get("catalog")
         if default is not None:
-            self.named["default"] = _catalog(default)
+            self._add("default", default)
         catalogs = root.get("catalogs")
         if catalogs is not None and catalogs.kind == "mapping":
             for label, catalog in catalogs.named():
-                self.named.setdefault(label, {}).update(_catalog(catalog))
+                self._add(label, catalog)
+
+    def _add(self, label: str, node: YamlNode) -> None:
+        """The entries of one catalog ``node``, with their lines (a later entry wins, as pnpm)."""
+        if node.kind != "mapping":
+            self.named.setdefault(label, {})
+            return
+        for name, value in node.named():
+            text = value.text()
+            if text is not None:
+                self.named.setdefault(label, {})[name] = text
+                self.lines.setdefault(label, {})[name] = value.line
 
 
 def _workspace_overrides(
@@ -306,17 +321,6 @@ def _workspace_overrides(
 
 def _strings(entries: dict[str, object]) -> dict[str, str]:
     return {name: value for name, value in entries.items() if isinstance(value, str)}
-
-
-def _catalog(node: YamlNode) -> dict[str, str]:
-    if node.kind != "mapping":
-        return {}
-    found: dict[str, str] = {}
-    for name, value in node.named():
-        text = value.text()
-        if text is not None:
-            found[name] = text
-    return found
 
 
 # --- packageManager, engines, volta, overrides, resolutions, pnpm.overrides ----------------------
