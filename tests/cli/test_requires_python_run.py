@@ -180,6 +180,41 @@ def test_poetry_python_and_markers_bound_together(
     assert (row["status"], row["eligible"]) == ("outdated", expected)
 
 
+def test_a_poetry_python_restriction_bounds_its_row(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``{version = ">=3.15", python = "~3.7"}`` moves only within 3.7's releases.
+
+    Each entry of a multiple-constraints list is bounded by its own ``python``.
+    """
+    _add(fake_registry, "zipp", ZIPP)
+    _add(fake_registry, "pytest", PYTEST)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "demo"\n[tool.poetry.dependencies]\npython = ">=3.6"\n'
+        'zipp = { version = ">=3.15", python = "~3.7" }\n'
+        "pytest = [\n"
+        '  { version = "7.0.0", python = "~3.7" },\n'
+        '  { version = ">=7", python = ">=3.8,<3.10" },\n'
+        "]\n"
+    )
+    report = _run(fake_registry, tmp_path)
+    zipp = _one(report, "zipp")
+    assert _view(zipp) == (
+        "up-to-date",
+        "3.15.0",
+        "4.1.2",
+        None,
+        (
+            '4.1.2 needs Python >=3.9; the row applies to Python 3.7 (python_version >= "3.7"'
+            ' and python_version < "3.8"; the project: requires-python >=3.6): not proposed'
+        ),
+    )
+    old, new = (row for row in _rows(report) if row["name"] == "pytest")
+    assert (old["status"], old["current"], old["eligible"]) == ("outdated", "7.0.0", "7.4.4")
+    assert (new["status"], new["current"]) == ("up-to-date", "8.3.5")
+    assert new["reason"].startswith("9.2.0 needs Python >=3.10; the row applies to Python 3.8")
+
+
 def test_a_pin_that_needs_a_newer_python_says_so(
     fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:

@@ -196,6 +196,61 @@ def test_real_poetry_multiple_constraints_give_one_row_each() -> None:
         (15, "^1.5", ">=1.5,<2.0"),
         (16, "^2.0", ">=2.0,<3.0"),
     ]
+    # Each entry's own `python` restriction is its marker (poetry-core's python_versions).
+    assert [d.markers for d in result.dependencies] == [
+        'python_version < "3.4"',
+        'python_version >= "3.4" and python_version < "4.0"',
+    ]
+
+
+@pytest.mark.parametrize(
+    ("python", "expected"),
+    [
+        ("^3.8", 'python_version >= "3.8" and python_version < "4.0"'),
+        (">=3.8,<3.10", 'python_version >= "3.8" and python_version < "3.10"'),
+        ("3.8", 'python_version == "3.8"'),  # Poetry's exact version: every 3.8.x
+        ("3.8.*", 'python_version == "3.8.*"'),
+        ("~3.6.1", 'python_full_version >= "3.6.1" and python_full_version < "3.7.0"'),
+        (
+            "~2.7 || ^3.4",
+            (
+                '(python_version >= "2.7" and python_version < "2.8") or'
+                ' (python_version >= "3.4" and python_version < "4.0")'
+            ),
+        ),
+        ("*", None),
+    ],
+)
+def test_poetry_python_restriction_is_a_marker(python: str, expected: str | None) -> None:
+    """Poetry's per-dependency ``python`` is the marker poetry-core builds from it."""
+    assert pyproject.poetry_python_marker(python) == expected
+
+
+def test_poetry_python_restriction_bounds_the_row_with_its_markers() -> None:
+    """``python`` and ``markers`` are and-ed; a bad ``python`` is a problem at its line."""
+    text = (
+        '[tool.poetry]\nname = "x"\n[tool.poetry.dependencies]\npython = "^3.7"\n'
+        'foo = { version = "^1.0", python = ">=3.8,<3.10" }\n'
+        "bar = [\n"
+        '  { version = "^1.0", python = "<3.8" },\n'
+        '  { version = "^2.0", python = ">=3.9", markers = "sys_platform == \'linux\'" },\n'
+        "]\n"
+        'baz = { version = "^1", python = 3.8 }\n'
+        'qux = { version = "^1", python = "^^3" }\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    rows = [(d.line, d.name, d.constraint, d.markers) for d in result.dependencies]
+    assert rows == [
+        (5, "foo", ">=1.0,<2.0", 'python_version >= "3.8" and python_version < "3.10"'),
+        (7, "bar", ">=1.0,<2.0", 'python_version < "3.8"'),
+        (8, "bar", ">=2.0,<3.0", "(python_version >= \"3.9\") and (sys_platform == 'linux')"),
+        (10, "baz", ">=1,<2", None),
+        (11, "qux", ">=1,<2", None),
+    ]
+    assert _problems(result) == [
+        (10, "Poetry dependency 'baz': invalid `python`: must be a string, not 3.8"),
+        (11, "Poetry dependency 'qux': invalid `python`: not a version: '^3'"),
+    ]
 
 
 def test_poetry_or_constraints_dev_dependencies_and_group_tables() -> None:

@@ -236,9 +236,10 @@ def _enrich_project(dependencies: list[Dependency]) -> tuple[Dependency, ...]:
     same name "only to enrich project.dependencies for locking" (a source, markers, prerelease
     permission; optional dependencies alike:
     https://python-poetry.org/docs/dependency-specification/): one declaration, one row. The
-    ``[project]`` row stays, taking the entry's markers, its git/path/URL skip reason when it
-    has none of its own and its ``allow-prereleases``; a ``tool.poetry`` entry no ``[project]``
-    row names stays a row.
+    ``[project]`` row stays, taking the entry's markers (its ``python`` restriction too;
+    ``and``-ed with the row's own), its git/path/URL skip reason when it has none of its own
+    and its ``allow-prereleases``; a ``tool.poetry`` entry no ``[project]`` row names stays a
+    row.
     """
     project: dict[str, list[int]] = {}
     for index, dep in enumerate(dependencies):
@@ -255,7 +256,7 @@ def _enrich_project(dependencies: list[Dependency]) -> tuple[Dependency, ...]:
             rows[target] = replace(
                 row,
                 skip_reason=row.skip_reason or dep.skip_reason,
-                markers=row.markers or dep.markers,
+                markers=_and_markers(row.markers, dep.markers),
                 prereleases=row.prereleases or dep.prereleases,
             )
     return tuple(row for index, row in enumerate(rows) if index not in enriching)
@@ -668,6 +669,12 @@ class _Collector(msgspec.Struct):
                 self.poetry_sources[canonicalize_name(name)] = source
             raw_markers = value.get("markers")
             markers = raw_markers if isinstance(raw_markers, str) else None
+            python = value.get("python")
+            if python is not None:
+                try:
+                    markers = _and_markers(poetry_python_marker(python), markers)
+                except (TypeError, ValueError) as exc:
+                    self.problem(line, f"Poetry dependency {name!r}: invalid `python`: {exc}")
         else:
             self.problem(line, f"Poetry dependency {name!r} must be a string or a table")
             return
@@ -695,6 +702,52 @@ class _Collector(msgspec.Struct):
                 prereleases=prereleases,
             )
         )
+
+
+def poetry_python_marker(python: object) -> str | None:
+    """The PEP 508 marker of a Poetry dependency's ``python`` restriction (``None``: any).
+
+    ``{version = "^1.0", python = ">=3.8,<3.10"}`` installs the dependency only on those
+    Pythons (https://python-poetry.org/docs/dependency-specification/#python-restricted-dependencies):
+    poetry-core turns the constraint into a marker (``Dependency.python_versions``,
+    ``create_nested_marker``), ``python_version`` for a version of one or two components and
+    ``python_full_version`` for three or more: ``^3.8`` is ``python_version >= "3.8" and
+    python_version < "4.0"``, ``3.8`` (Poetry's exact version) ``python_version == "3.8"``,
+    ``~2.7 || ^3.4`` an ``or`` of both. The constraint is read by ``poetry_constraint``.
+
+    Raises:
+        TypeError: ``python`` is not a string.
+        ValueError: ``python`` is not a Poetry constraint.
+    """
+    if not isinstance(python, str):
+        message = f"must be a string, not {python!r}"
+        raise TypeError(message)
+    spec = poetry_constraint(python)
+    if spec is None:
+        return None
+    alternatives: list[str] = []
+    for alternative in spec.split(pep440.UNION):
+        atoms: list[str] = []
+        for clause in SpecifierSet(alternative.strip()):
+            version = clause.version
+            release = version.split("+", 1)[0].removesuffix(".*")
+            short = "." not in release.partition(".")[2] and release[:1].isdigit()
+            variable = "python_version" if short else "python_full_version"
+            atoms.append(f'{variable} {clause.operator} "{version}"')
+        if not atoms:
+            return None
+        atoms.sort(key=lambda atom: ("<" in atom, atom))  # the lower bound first, as written
+        alternatives.append(" and ".join(atoms))
+    if len(alternatives) == 1:
+        return alternatives[0]
+    return " or ".join(f"({alternative})" for alternative in alternatives)
+
+
+def _and_markers(first: str | None, second: str | None) -> str | None:
+    """Both markers (``and``), either when the other is ``None``."""
+    if first is None or second is None or first == second:
+        return first or second
+    return f"({first}) and ({second})"
 
 
 UV_INDEX = "package index"
