@@ -2250,6 +2250,9 @@ def _extract_repo(
     seen_problems: set[ManifestProblem] = set(repo.problems)
     inheritors = _workspace_inheritors(results)
     constraints = _PipConstraints.of(results)
+    lock_pythons = {
+        lock.file: lock.requires_python for lock in lockfiles if lock.requires_python is not None
+    }
     listed = set(repo.files)
     for path, result in results:
         if path in listed:  # reported, or a lockfile above the scope
@@ -2289,8 +2292,25 @@ def _extract_repo(
                 unread = _nearest_unread(dep, found.unread_lockfiles)
                 if unread is not None:
                     note = f"from the range: {unread} not read"
-            out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
+            row = _with_lock_python(dep, lock_file, lock_pythons)
+            out.append(_Extracted(row, locked, lock_file, _with_inheritors(note, dep, inheritors)))
     return out
+
+
+def _with_lock_python(
+    dep: Dependency, lock_file: str | None, lock_pythons: dict[str, str]
+) -> Dependency:
+    """``dep`` judged for the Python its lockfile was resolved for, when it names none itself.
+
+    A Pipfile without ``[requires]`` whose ``Pipfile.lock`` says (``_meta.requires``, pipenv's
+    copy of that table when it locked) was locked for that Python: its locked versions are
+    what installs there. The manifest's own ``requires_python`` always wins. ``lock_pythons``
+    maps each lockfile naming a Python (``Lockfile.requires_python``) to it.
+    """
+    if dep.requires_python is not None or lock_file is None:
+        return dep
+    python = lock_pythons.get(lock_file)
+    return dep if python is None else replace(dep, requires_python=python)
 
 
 # package.json override tables only the workspace root's manifest applies.

@@ -215,6 +215,52 @@ def test_a_poetry_python_restriction_bounds_its_row(
     assert new["reason"].startswith("9.2.0 needs Python >=3.10; the row applies to Python 3.8")
 
 
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        # setuptools' [options] python_requires: current from the range is 3.8's newest.
+        (
+            {
+                "setup.cfg": (
+                    "[options]\npython_requires = >=3.8\ninstall_requires =\n    zipp>=3.15\n"
+                )
+            },
+            ("range", "up-to-date", "3.20.2", "4.1.2", None, "3.8"),
+        ),
+        # Pipfile [requires] python_version: pipenv deploys on 3.7.
+        (
+            {"Pipfile": '[packages]\nzipp = ">=3.15"\n[requires]\npython_version = "3.7"\n'},
+            ("range", "up-to-date", "3.15.0", "4.1.2", None, "3.7"),
+        ),
+        # No [requires] in the Pipfile, but the lock says what Python it was resolved for.
+        (
+            {
+                "Pipfile": '[packages]\nzipp = ">=3.15"\n',
+                "Pipfile.lock": (
+                    '{"_meta": {"pipfile-spec": 6, "requires": {"python_version": "3.8"}},'
+                    ' "default": {"zipp": {"version": "==3.16.0"}}, "develop": {}}'
+                ),
+            },
+            ("lockfile", "outdated", "3.16.0", "4.1.2", "3.20.2", "3.8"),
+        ),
+    ],
+)
+def test_setup_cfg_and_pipfile_name_the_python(
+    fake_registry: FakeRegistry,
+    tmp_path: Path,
+    files: dict[str, str],
+    expected: tuple[object, ...],
+) -> None:
+    """setup.cfg ``python_requires``, Pipfile ``[requires]`` and Pipfile.lock ``_meta.requires``."""
+    _add(fake_registry, "zipp", ZIPP)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    row = _one(_run(fake_registry, tmp_path), "zipp")
+    python = expected[-1]
+    assert (row["currentSource"], *_view(row)[:4]) == expected[:-1]
+    assert f"4.1.2 needs Python >=3.9; the project supports Python {python} " in row["reason"]
+
+
 def test_a_pin_that_needs_a_newer_python_says_so(
     fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:
