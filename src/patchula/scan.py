@@ -2838,10 +2838,12 @@ _WORKSPACE_LOCKED = {
 
 # The pyproject tables no lockfile locks, whatever it holds of the same package: PEP 517
 # frontends install `[build-system] requires` afresh into an isolated build environment, and
-# Hatch resolves its environments' dependencies itself (neither is in any lockfile). PDM's
-# dev-dependency groups are locked by pdm.lock alone (uv and Poetry never read that table).
-_UNLOCKED_PYPROJECT_TYPES = ("build-system", "hatch-env:")
-_PDM_LOCKED_TYPES = ("pdm-dev:",)
+# Hatch resolves its environments' dependencies itself (neither is in any lockfile), and uv's
+# build constraints apply to build environments, which uv.lock does not lock. PDM's
+# dev-dependency groups and resolution overrides are locked by pdm.lock alone (uv and Poetry
+# never read those tables).
+_UNLOCKED_PYPROJECT_TYPES = ("build-system", "hatch-env:", "uv-build-constraint")
+_PDM_LOCKED_TYPES = ("pdm-dev:", "pdm-override")
 
 
 def _installed_unlocked(dep: Dependency) -> bool:

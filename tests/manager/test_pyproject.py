@@ -997,3 +997,47 @@ def test_rows_carry_the_projects_requires_python(
     result = pyproject.extract("pyproject.toml", text, _no_read)
     assert {dep.requires_python for dep in result.dependencies} == {expected}
     assert [(p.line, p.message) for p in result.problems] == problems
+
+
+def test_pdm_resolution_overrides_are_rows() -> None:
+    """PDM's overrides: a bare version is exact, a URL is skipped, bad values are problems."""
+    text = (
+        '[project]\nname = "app"\n'
+        "[tool.pdm.resolution.overrides]\n"
+        'asgiref = "3.2.10"\n'
+        'urllib3 = ">=1.26.2"\n'
+        'anything = "*"\n'
+        'pytz = "https://mypypi.org/packages/pytz-2020.9-py3-none-any.whl"\n'
+        'local = "file:///wheels/local-1.0-py3-none-any.whl"\n'
+        'bad = ">=one"\n'
+        "typed = 3\n"
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    rows = [(d.line, d.dep_type, d.name, d.constraint, d.skip_reason) for d in result.dependencies]
+    assert rows == [
+        (4, "pdm-override", "asgiref", "==3.2.10", None),
+        (5, "pdm-override", "urllib3", ">=1.26.2", None),
+        (6, "pdm-override", "anything", None, None),
+        (7, "pdm-override", "pytz", None, "direct URL reference"),
+        (8, "pdm-override", "local", None, "local path"),
+    ]
+    assert _problems(result) == [
+        (9, "invalid version '>=one' in `tool.pdm.resolution.overrides.bad`"),
+        (10, "`tool.pdm.resolution.overrides.typed` must be a string, not 3"),
+    ]
+
+
+def test_uv_build_constraints_are_rows() -> None:
+    """The ``build-constraint-dependencies`` of uv are rows of their own, at their lines."""
+    text = (
+        '[project]\nname = "app"\n[tool.uv]\n'
+        'build-constraint-dependencies = [\n  "setuptools==60.0.0",\n'
+        "  \"wheel<1; python_version < '3.9'\",\n]\n"
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    rows = [(d.line, d.dep_type, d.name, d.constraint, d.markers) for d in result.dependencies]
+    assert rows == [
+        (5, "uv-build-constraint", "setuptools", "==60.0.0", None),
+        (6, "uv-build-constraint", "wheel", "<1", 'python_version < "3.9"'),
+    ]
+    assert result.problems == ()

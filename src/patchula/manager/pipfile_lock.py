@@ -79,9 +79,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
                         LockedPackage(canonicalize_name(name), pinned, where, "", group)
                     )
     requires = meta.get("requires") if isinstance(meta, dict) else None
-    requires_python = pipfile_python(
-        requires, path, lambda *keys: line("_meta", *keys), problems
-    )
+    requires_python = pipfile_python(requires, path, lambda *keys: line("_meta", *keys), problems)
     lockfile = Lockfile(
         file=path,
         manager=ID,

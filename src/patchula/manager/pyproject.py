@@ -53,10 +53,21 @@ _POETRY_SOURCES = (
 BUILD_SYSTEM = "build-system"
 UV_CONSTRAINT = "uv-constraint"
 UV_OVERRIDE = "uv-override"
+UV_BUILD_CONSTRAINT = "uv-build-constraint"
+PDM_OVERRIDE = "pdm-override"
 PDM_DEV_KEYS = ("tool", "pdm", "dev-dependencies")
+PDM_OVERRIDE_KEYS = ("tool", "pdm", "resolution", "overrides")
 # The rows uv resolves ([tool.uv.sources] and `prerelease` apply to them), and the rows a
 # Poetry entry's `source` binds: Poetry's own tables and the [project] rows it enriches.
-_UV_TYPES = ("project", "optional:", "group:", "uv-dev", UV_CONSTRAINT, UV_OVERRIDE)
+_UV_TYPES = (
+    "project",
+    "optional:",
+    "group:",
+    "uv-dev",
+    UV_CONSTRAINT,
+    UV_OVERRIDE,
+    UV_BUILD_CONSTRAINT,
+)
 _POETRY_BOUND = ("project", "optional:", "poetry")
 # The reason of a skipped editable requirement (pip's and PDM's `-e`).
 EDITABLE_REASON = "editable requirement"
@@ -92,7 +103,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     other tools, each read as Renovate's pep621 manager reads it: PEP 518
     ``[build-system] requires`` (``build-system``; Renovate's depType
     ``build-system.requires``), PDM's ``[tool.pdm.dev-dependencies]`` (``pdm-dev:<group>``;
-    ``-e``, path and URL entries are skipped rows, ``_pdm_entry``) and Hatch's
+    ``-e``, path and URL entries are skipped rows, ``_pdm_entry``), PDM's
+    ``[tool.pdm.resolution.overrides]`` (``pdm-override``, ``pdm_overrides``), uv's
+    ``build-constraint-dependencies`` (``uv-build-constraint``) and Hatch's
     ``[tool.hatch.envs.<env>]`` ``dependencies`` and ``extra-dependencies``
     (``hatch-env:<env>``; Renovate's depType ``tool.hatch.envs.<env>``). A requirement naming
     the project itself is skipped (``_skip_itself``). ``project_name`` is ``[project] name`` or
@@ -136,7 +149,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     # Other tools' tables last: uv's sources and prerelease setting are not theirs.
     build_system = collector.table(data, ("build-system",))
     collector.requirements(build_system.get("requires"), ("build-system", "requires"), BUILD_SYSTEM)
-    collector.pdm_dev(collector.table(collector.table(tool, ("tool", "pdm")), PDM_DEV_KEYS))
+    pdm = collector.table(tool, ("tool", "pdm"))
+    collector.pdm_dev(collector.table(pdm, PDM_DEV_KEYS))
+    resolution = collector.table(pdm, PDM_OVERRIDE_KEYS[:3])
+    collector.pdm_overrides(collector.table(resolution, PDM_OVERRIDE_KEYS))
     collector.hatch_envs(tool)
     dependencies = _skip_itself(_enrich_project(collector.dependencies), project, poetry)
     dependencies = _with_requires_python(dependencies, collector, project, poetry)
@@ -170,10 +186,14 @@ def _uv_resolution_rows(collector: _Collector, uv: dict[str, object]) -> None:
     direct requirement's row is judged by its own range, not narrowed by them (the row of
     the constraint or override beside it says what uv would admit). uv reads these settings
     from the workspace root only; a member's are rows too (the manager sees one file).
+    ``build-constraint-dependencies`` (``uv-build-constraint``, uv 0.6.2) constrain what uv
+    installs into build environments (https://docs.astral.sh/uv/reference/settings/#build-constraint-dependencies):
+    rows alike, never taking a locked version (``uv.lock`` does not lock build requirements).
     """
     for key, dep_type in (
         ("constraint-dependencies", UV_CONSTRAINT),
         ("override-dependencies", UV_OVERRIDE),
+        ("build-constraint-dependencies", UV_BUILD_CONSTRAINT),
     ):
         collector.requirements(uv.get(key), ("tool", "uv", key), dep_type)
 
@@ -372,6 +392,54 @@ class _Collector(msgspec.Struct):
         for group, requirements in groups.items():
             keys = (*PDM_DEV_KEYS, group)
             self.requirements(requirements, keys, f"pdm-dev:{group}", self._pdm_entry)
+
+    def pdm_overrides(self, overrides: dict[str, object]) -> None:
+        """Add the rows of PDM's ``[tool.pdm.resolution.overrides]``: name → version or URL.
+
+        PDM installs the override instead of whatever any requirement asks for
+        (https://pdm-project.org/en/latest/usage/config/#override-the-resolved-package-versions):
+        ``asgiref = "3.2.10"`` (a bare version is exact, ``==3.2.10``), ``urllib3 =
+        ">=1.26.2"`` (a specifier), ``"*"`` (any), or a URL (a skipped row). Each is a row
+        (``pdm-override``) as uv's ``override-dependencies`` are (``_uv_resolution_rows``),
+        taking its package's version from ``pdm.lock`` only. A value that is not a string or
+        not a version is a problem at its line.
+        """
+        for name, value in overrides.items():
+            line = self.line((*PDM_OVERRIDE_KEYS, name))
+            where = f"`{'.'.join(PDM_OVERRIDE_KEYS)}.{name}`"
+            if not _PROJECT_NAME.fullmatch(name):
+                self.problem(line, f"invalid package name {name!r} in {where}")
+                continue
+            if not isinstance(value, str):
+                self.problem(line, f"{where} must be a string, not {value!r}")
+                continue
+            text = value.strip()
+            if _URL.match(text) or _looks_like_path(text):
+                reason = url_skip_reason(text) if _URL.match(text) else "local path"
+                self._skipped(name, True, line, PDM_OVERRIDE, text, reason)  # noqa: FBT003
+                continue
+            spec = f"=={text}" if text[:1].isdigit() else text
+            if spec in {"", "*"}:
+                constraint: str | None = None
+            elif pep440.is_valid_constraint(spec) and pep440.UNION not in spec:
+                constraint = str(SpecifierSet(spec)) or None
+            else:
+                self.problem(line, f"invalid version {value[:80]!r} in {where}")
+                continue
+            self.dependencies.append(
+                Dependency(
+                    manager=ID,
+                    file=self.path,
+                    line=line,
+                    name=name,
+                    package_name=canonicalize_name(name),
+                    datasource=DATASOURCE,
+                    versioning=VERSIONING,
+                    dep_type=PDM_OVERRIDE,
+                    declared=value,
+                    constraint=constraint,
+                )
+            )
 
     def _pdm_entry(self, item: str, line: int | None, dep_type: str) -> None:
         """Read one PDM requirement: an editable, a path or a URL is skipped with a reason."""
