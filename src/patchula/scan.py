@@ -2848,6 +2848,8 @@ _PDM_LOCKED_TYPES = ("pdm-dev:", "pdm-override")
 
 def _installed_unlocked(dep: Dependency) -> bool:
     """Whether ``dep`` is a pyproject row no lockfile locks (current comes from its range)."""
+    if dep.manager == "hatch_toml":
+        return True  # Hatch resolves its environments itself
     return dep.manager == "pyproject" and dep.dep_type.startswith(_UNLOCKED_PYPROJECT_TYPES)
 
 

@@ -243,6 +243,14 @@ def test_a_poetry_python_restriction_bounds_its_row(
             },
             ("lockfile", "outdated", "3.16.0", "4.1.2", "3.20.2", "3.8"),
         ),
+        # hatch.toml: its environments install the project of the pyproject.toml beside it.
+        (
+            {
+                "pyproject.toml": '[project]\nname = "app"\nrequires-python = ">=3.8"\n',
+                "hatch.toml": '[envs.test]\ndependencies = ["zipp>=3.15"]\n',
+            },
+            ("range", "up-to-date", "3.20.2", "4.1.2", None, "3.8"),
+        ),
     ],
 )
 def test_setup_cfg_and_pipfile_name_the_python(
@@ -251,7 +259,7 @@ def test_setup_cfg_and_pipfile_name_the_python(
     files: dict[str, str],
     expected: tuple[object, ...],
 ) -> None:
-    """setup.cfg ``python_requires``, Pipfile ``[requires]`` and Pipfile.lock ``_meta.requires``."""
+    """setup.cfg, Pipfile and Pipfile.lock, hatch.toml: each names the Python it is judged for."""
     _add(fake_registry, "zipp", ZIPP)
     for name, text in files.items():
         (tmp_path / name).write_text(text)

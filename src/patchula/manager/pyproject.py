@@ -153,7 +153,7 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     collector.pdm_dev(collector.table(pdm, PDM_DEV_KEYS))
     resolution = collector.table(pdm, PDM_OVERRIDE_KEYS[:3])
     collector.pdm_overrides(collector.table(resolution, PDM_OVERRIDE_KEYS))
-    collector.hatch_envs(tool)
+    collector.hatch_envs(collector.table(tool, ("tool", "hatch")))
     dependencies = _skip_itself(_enrich_project(collector.dependencies), project, poetry)
     dependencies = _with_requires_python(dependencies, collector, project, poetry)
     return ExtractResult(
@@ -339,6 +339,8 @@ class _Collector(msgspec.Struct):
     problems: list[ManifestProblem] = msgspec.field(default_factory=list)
     # PEP 503 name -> the `source` a Poetry dependency table names (a source constraint).
     poetry_sources: dict[str, str] = msgspec.field(default_factory=dict)
+    # The id of the manager whose rows these are (``hatch_toml`` reads Hatch's tables too).
+    manager: str = ID
 
     def line(self, keys: tuple[str, ...]) -> int | None:
         return self.locator.line(self.locator.find(keys))
@@ -428,7 +430,7 @@ class _Collector(msgspec.Struct):
                 continue
             self.dependencies.append(
                 Dependency(
-                    manager=ID,
+                    manager=self.manager,
                     file=self.path,
                     line=line,
                     name=name,
@@ -459,7 +461,9 @@ class _Collector(msgspec.Struct):
         name = egg.group(1) if egg is not None else location
         self._skipped(name, egg is not None, line, dep_type, location, reason)
 
-    def hatch_envs(self, tool: dict[str, object]) -> None:
+    def hatch_envs(
+        self, hatch: dict[str, object], envs_keys: tuple[str, ...] = ("tool", "hatch", "envs")
+    ) -> None:
         """Add the rows of Hatch's environments: ``[tool.hatch.envs.<env>]`` dependencies.
 
         Each environment's ``dependencies`` and ``extra-dependencies`` (PEP 508 strings,
@@ -467,10 +471,11 @@ class _Collector(msgspec.Struct):
         ``hatch-env:<env>``, as Renovate's pep621 manager reads them (depType
         ``tool.hatch.envs.<env>``). A string using Hatch's context formatting (``{root:uri}``,
         ``{env:VAR}``) is a skipped row: its value is known only to Hatch at run time. The
-        same tables in a ``hatch.toml`` are not read.
+        same tables in a ``hatch.toml`` (Hatch's own file: ``[envs.<env>]``) are read by
+        ``manager.hatch_toml``: ``hatch`` is the table holding ``envs`` (``[tool.hatch]``, or
+        the whole ``hatch.toml``) and ``envs_keys`` where ``envs`` is in the file.
         """
-        envs_keys = ("tool", "hatch", "envs")
-        envs = self.table(self.table(tool, ("tool", "hatch")), envs_keys)
+        envs = self.table(hatch, envs_keys)
         for env, table in envs.items():
             env_keys = (*envs_keys, env)
             if not isinstance(table, dict):
@@ -504,7 +509,7 @@ class _Collector(msgspec.Struct):
         """Add a skipped row (never looked up) of ``name``, declared as ``declared``."""
         self.dependencies.append(
             Dependency(
-                manager=ID,
+                manager=self.manager,
                 file=self.path,
                 line=line,
                 name=name,
@@ -522,7 +527,7 @@ class _Collector(msgspec.Struct):
         try:
             dependency = pep508_dependency(
                 requirement,
-                manager=ID,
+                manager=self.manager,
                 file=self.path,
                 line=line,
                 dep_type=dep_type,
@@ -755,7 +760,7 @@ class _Collector(msgspec.Struct):
                 return
         self.dependencies.append(
             Dependency(
-                manager=ID,
+                manager=self.manager,
                 file=self.path,
                 line=line,
                 name=name,
