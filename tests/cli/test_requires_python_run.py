@@ -269,6 +269,30 @@ def test_setup_cfg_and_pipfile_name_the_python(
     assert f"4.1.2 needs Python >=3.9; the project supports Python {python} " in row["reason"]
 
 
+def test_a_hatch_environments_python_bounds_its_rows(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``[tool.hatch.envs.py38] python = "3.8"``: that env's zipp moves to 3.8's newest.
+
+    The project's own row is judged for its lowest Python (3.7), each environment for its own.
+    """
+    _add(fake_registry, "zipp", ZIPP)
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nrequires-python = ">=3.7"\ndependencies = ["zipp>=3.15"]\n'
+        '[tool.hatch.envs.py38]\npython = "3.8"\ndependencies = ["zipp>=3.15"]\n'
+        '[tool.hatch.envs.py39]\npython = "3.9"\ndependencies = ["zipp>=3.15"]\n'
+    )
+    rows = {row["depType"]: row for row in _rows(_run(fake_registry, tmp_path))}
+    assert rows["project"]["current"] == "3.15.0"
+    assert rows["hatch-env:py38"]["current"] == "3.20.2"
+    assert rows["hatch-env:py39"]["current"] == "4.1.2"
+    assert rows["hatch-env:py38"]["markers"] == 'python_version == "3.8"'
+    assert rows["hatch-env:py38"]["reason"] == (
+        '4.1.2 needs Python >=3.9; the row applies to Python 3.8 (python_version == "3.8"; the'
+        " project: requires-python >=3.7): not proposed"
+    )
+
+
 def test_a_pin_that_needs_a_newer_python_says_so(
     fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:

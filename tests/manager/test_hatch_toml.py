@@ -115,3 +115,32 @@ def test_empty_wrong_types_and_bad_toml(text: str, message: str | None) -> None:
         assert len(found) == 1
         assert found[0][0] == "hatch.toml"
         assert message in found[0][1]
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ('python = "3.10"\n', 'python_version == "3.10"'),
+        ('python = "3.8.10"\n', 'python_full_version == "3.8.10"'),
+        # A matrix makes one environment per Python: judged for the lowest of them.
+        (
+            '[[envs.test.matrix]]\npython = ["3.9", "3.12"]\n',
+            'python_version == "3.9" or python_version == "3.12"',
+        ),
+        ('[[envs.test.matrix]]\npy = ["3.11"]\nversion = ["1", "2"]\n', 'python_version == "3.11"'),
+        # No version: an interpreter name or path, or one Python of several that is none.
+        ('python = "pypy3.10"\n', None),
+        ('[[envs.test.matrix]]\npython = ["3.9", "pypy3.10"]\n', None),
+        ("python = 3.10\n", None),
+        ("", None),
+    ],
+)
+def test_an_environments_python_bounds_its_rows(env: str, expected: str | None) -> None:
+    """Hatch runs ``[envs.<env>] python`` (or each matrix Python): the rows' marker says so."""
+    text = '[envs.test]\ndependencies = ["zipp>=3", "x ; sys_platform == \'linux\'"]\n' + env
+    result = hatch_toml.extract("hatch.toml", text, _files({}))
+    assert result.problems == ()
+    zipp, other = result.dependencies
+    assert zipp.markers == expected
+    linux = 'sys_platform == "linux"'
+    assert other.markers == (f"({expected}) and ({linux})" if expected else linux)

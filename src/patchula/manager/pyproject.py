@@ -471,6 +471,8 @@ class _Collector(msgspec.Struct):
         ``hatch-env:<env>``, as Renovate's pep621 manager reads them (depType
         ``tool.hatch.envs.<env>``). A string using Hatch's context formatting (``{root:uri}``,
         ``{env:VAR}``) is a skipped row: its value is known only to Hatch at run time. The
+        environment's ``python`` (or matrix of Pythons) is the rows' marker
+        (``_hatch_python_marker``): they are installed on those Pythons only. The
         same tables in a ``hatch.toml`` (Hatch's own file: ``[envs.<env>]``) are read by
         ``manager.hatch_toml``: ``hatch`` is the table holding ``envs`` (``[tool.hatch]``, or
         the whole ``hatch.toml``) and ``envs_keys`` where ``envs`` is in the file.
@@ -481,9 +483,16 @@ class _Collector(msgspec.Struct):
             if not isinstance(table, dict):
                 self.problem(self.line(env_keys), f"`{'.'.join(env_keys)}` must be a table")
                 continue
+            first = len(self.dependencies)
             for key in ("dependencies", "extra-dependencies"):
                 keys = (*env_keys, key)
                 self.requirements(table.get(key), keys, f"hatch-env:{env}", self._hatch_entry)
+            marker = _hatch_python_marker(table)
+            if marker is not None:
+                self.dependencies[first:] = [
+                    replace(dep, markers=_and_markers(marker, dep.markers))
+                    for dep in self.dependencies[first:]
+                ]
 
     def _hatch_entry(self, item: str, line: int | None, dep_type: str) -> None:
         """Read one Hatch requirement: one with a context field (``{…}``) is skipped."""
@@ -814,6 +823,39 @@ def poetry_python_marker(python: object) -> str | None:
     if len(alternatives) == 1:
         return alternatives[0]
     return " or ".join(f"({alternative})" for alternative in alternatives)
+
+
+_HATCH_PYTHON = re.compile(r"\d+(?:\.\d+){1,2}")
+
+
+def _hatch_python_marker(env: dict[str, object]) -> str | None:
+    """The marker of the Pythons a Hatch environment runs on, or ``None`` when it names none.
+
+    ``python = "3.10"`` (https://hatch.pypa.io/latest/config/environment/overview/#python-version)
+    runs the environment on that Python; a ``[[envs.<env>.matrix]]`` ``python`` (or ``py``)
+    list makes one environment per Python (…/environment/advanced/#matrix), so its rows are
+    judged for the lowest. A value that is no version (``pypy3.10``, a path) names none, nor
+    does the environment when any of its Pythons is one.
+    """
+    pythons: list[str] = []
+    python = env.get("python")
+    if python is not None:
+        pythons.append(python if isinstance(python, str) else "")
+    matrices = env.get("matrix")
+    for matrix in matrices if isinstance(matrices, list) else []:
+        if not isinstance(matrix, dict):
+            continue
+        for key in ("python", "py"):
+            values = matrix.get(key)
+            if isinstance(values, list):
+                pythons.extend(value if isinstance(value, str) else "" for value in values)
+    if not pythons or not all(_HATCH_PYTHON.fullmatch(p.strip()) for p in pythons):
+        return None
+    atoms: list[str] = []
+    for value in dict.fromkeys(p.strip() for p in pythons):
+        variable = "python_version" if value.count(".") == 1 else "python_full_version"
+        atoms.append(f'{variable} == "{value}"')
+    return " or ".join(atoms)
 
 
 def _and_markers(first: str | None, second: str | None) -> str | None:
