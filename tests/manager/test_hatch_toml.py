@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from patchula.errors import ManifestError
@@ -144,3 +146,51 @@ def test_an_environments_python_bounds_its_rows(env: str, expected: str | None) 
     assert zipp.markers == expected
     linux = 'sys_platform == "linux"'
     assert other.markers == (f"({expected}) and ({linux})" if expected else linux)
+
+
+def test_real_hatch_environments_as_a_hatch_toml() -> None:
+    """dbt-postgres' Hatch tables as a hatch.toml: its pyproject.toml's rows, plus Pythons."""
+    fixtures = Path(__file__).parents[1] / "fixtures" / "manifests"
+    text = (fixtures / "hatch_toml" / "dbt-postgres" / "hatch.toml").read_text(encoding="utf-8")
+    project = (fixtures / "pyproject" / "hatch-envs" / "pyproject.toml").read_text(encoding="utf-8")
+    result = hatch_toml.extract("hatch.toml", text, _files({"pyproject.toml": project}))
+    assert result.problems == ()
+    embedded = pyproject.extract("pyproject.toml", project, _files({}))
+    hatch_rows = [d for d in embedded.dependencies if d.dep_type.startswith("hatch-env:")]
+    rows = [(d.dep_type, d.name, d.constraint, d.skip_reason) for d in result.dependencies]
+    assert rows[: len(hatch_rows)] == [
+        (d.dep_type, d.name, d.constraint, d.skip_reason) for d in hatch_rows
+    ]
+    assert rows[len(hatch_rows) :] == [("hatch-env:matrix-tests", "pytest", None, None)]
+    markers = {d.dep_type: d.markers for d in result.dependencies}
+    assert markers["hatch-env:typecheck"] == 'python_version == "3.11"'
+    assert markers["hatch-env:matrix-tests"] == (
+        'python_version == "3.9" or python_version == "3.12"'
+    )
+    assert markers["hatch-env:lint"] is None
+    assert {d.requires_python for d in result.dependencies} == {">=3.8.0"}
+
+
+def test_documented_forms() -> None:
+    """Hatch's documented forms: context fields skipped, a matrix and a ``python`` as markers."""
+    fixtures = Path(__file__).parents[1] / "fixtures" / "manifests" / "hatch_toml"
+    text = (fixtures / "hatch-docs" / "hatch.toml").read_text(encoding="utf-8")
+    result = hatch_toml.extract("hatch.toml", text, _files({}))
+    assert result.problems == ()
+    matrix = 'python_version == "3.9" or python_version == "3.10" or python_version == "3.11"'
+    rows = [(d.line, d.dep_type, d.name, d.skip_reason, d.markers) for d in result.dependencies]
+    assert rows == [
+        (3, "hatch-env:default", "coverage", None, None),
+        (4, "hatch-env:default", "pytest", None, None),
+        (12, "hatch-env:test", "pytest-xdist", None, matrix),
+        (13, "hatch-env:test", "localpkg", "local path", matrix),
+        (14, "hatch-env:test", "pyyaml", pyproject.HATCH_CONTEXT_REASON, matrix),
+        (25, "hatch-env:docs", "mkdocs", None, 'python_version == "3.12"'),
+        (
+            26,
+            "hatch-env:docs",
+            "mkdocs-material",
+            None,
+            '(python_version == "3.12") and (platform_system != "Windows")',
+        ),
+    ]
