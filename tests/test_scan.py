@@ -1101,6 +1101,37 @@ def test_pdm_lock_gives_current_to_project_extras_and_pdm_groups(tmp_path: Path)
     ]
 
 
+def test_pdm_overrides_take_pdm_lock_versions_and_uv_build_constraints_none(
+    tmp_path: Path,
+) -> None:
+    """A PDM override takes pdm.lock's version (PDM resolved it), and only pdm.lock's.
+
+    uv's build constraints apply to build environments, which uv.lock does not lock: the
+    row never takes the locked version of the same package, nor says the lock lacks it.
+    """
+    _write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\nversion = "1.0"\ndependencies = ["attrs>=22"]\n'
+        '[tool.pdm.resolution.overrides]\nurllib3 = ">=1.26.2"\nmissing = "1.0"\n'
+        '[tool.uv]\nbuild-constraint-dependencies = ["attrs<24"]\n',
+    )
+    _write(
+        tmp_path,
+        "pdm.lock",
+        '[metadata]\ngroups = ["default"]\nlock_version = "4.5.0"\n'
+        '[[package]]\nname = "attrs"\nversion = "23.2.0"\ngroups = ["default"]\n'
+        '[[package]]\nname = "urllib3"\nversion = "2.2.3"\ngroups = ["default"]\n',
+    )
+    found = _extract(tmp_path)
+    assert [(i.dep.dep_type, i.dep.name, i.locked, i.note) for i in found] == [
+        ("project", "attrs", "23.2.0", None),
+        ("uv-build-constraint", "attrs", None, None),
+        ("pdm-override", "urllib3", "2.2.3", None),
+        ("pdm-override", "missing", None, None),
+    ]
+
+
 def test_pdm_groups_never_take_uv_lock_versions(tmp_path: Path) -> None:
     """Only pdm.lock locks [tool.pdm.dev-dependencies]: with uv.lock alone they are unlocked."""
     _write(

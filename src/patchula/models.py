@@ -128,6 +128,8 @@ class Lockfile(msgspec.Struct, frozen=True):
     dependency groups the lock resolved when it says so and may leave some out (pdm.lock's
     ``[metadata] groups``: ``default`` is ``[project] dependencies``, other names are extras
     and groups, PEP 685 normalised), else ``None``: every table its tool locks.
+    ``requires_python`` is the Python the lock says it was resolved for, as a PEP 440
+    specifier set (Pipfile.lock ``_meta.requires``: ``==3.8.*``), else ``None``.
     """
 
     file: str
@@ -139,6 +141,7 @@ class Lockfile(msgspec.Struct, frozen=True):
     unusable: frozenset[str] = frozenset()
     transitive: tuple[tuple[str, str], ...] = ()
     groups: frozenset[str] | None = None
+    requires_python: str | None = None
 
 
 class ManifestProblem(msgspec.Struct, frozen=True):

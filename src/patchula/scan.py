@@ -2320,6 +2320,9 @@ def _extract_repo(
     inheritors = _workspace_inheritors(results)
     constraints = _PipConstraints.of(results)
     compiled = _pip_compiled(results, found, repo, scope, lockfiles_out)
+    lock_pythons = {
+        lock.file: lock.requires_python for lock in lockfiles if lock.requires_python is not None
+    }
     listed = set(repo.files)
     for path, result in results:
         if path in listed:  # reported, or a lockfile above the scope
@@ -2354,7 +2357,8 @@ def _extract_repo(
                 locked, lock_file, note = None, None, None
             if locked is None and note is None:
                 locked, lock_file, note = _unlocked(dep, compiled, found)
-            out.append(_Extracted(dep, locked, lock_file, _with_inheritors(note, dep, inheritors)))
+            row = _with_lock_python(dep, lock_file, lock_pythons)
+            out.append(_Extracted(row, locked, lock_file, _with_inheritors(note, dep, inheritors)))
     repo.problems[start:] = [_redacted_problem(p) for p in repo.problems[start:]]
     return [_redacted(item) for item in out]
 
@@ -2408,6 +2412,22 @@ def _redacted(item: _Extracted) -> _Extracted:
     if not fields and note == item.note:
         return item
     return _Extracted(replace(dep, **fields) if fields else dep, item.locked, item.lock_file, note)
+
+
+def _with_lock_python(
+    dep: Dependency, lock_file: str | None, lock_pythons: dict[str, str]
+) -> Dependency:
+    """``dep`` judged for the Python its lockfile was resolved for, when it names none itself.
+
+    A Pipfile without ``[requires]`` whose ``Pipfile.lock`` says (``_meta.requires``, pipenv's
+    copy of that table when it locked) was locked for that Python: its locked versions are
+    what installs there. The manifest's own ``requires_python`` always wins. ``lock_pythons``
+    maps each lockfile naming a Python (``Lockfile.requires_python``) to it.
+    """
+    if dep.requires_python is not None or lock_file is None:
+        return dep
+    python = lock_pythons.get(lock_file)
+    return dep if python is None else replace(dep, requires_python=python)
 
 
 # package.json override tables only the workspace root's manifest applies.
@@ -3324,14 +3344,18 @@ _WORKSPACE_LOCKED = {
 
 # The pyproject tables no lockfile locks, whatever it holds of the same package: PEP 517
 # frontends install `[build-system] requires` afresh into an isolated build environment, and
-# Hatch resolves its environments' dependencies itself (neither is in any lockfile). PDM's
-# dev-dependency groups are locked by pdm.lock alone (uv and Poetry never read that table).
-_UNLOCKED_PYPROJECT_TYPES = ("build-system", "hatch-env:")
-_PDM_LOCKED_TYPES = ("pdm-dev:",)
+# Hatch resolves its environments' dependencies itself (neither is in any lockfile), and uv's
+# build constraints apply to build environments, which uv.lock does not lock. PDM's
+# dev-dependency groups and resolution overrides are locked by pdm.lock alone (uv and Poetry
+# never read those tables).
+_UNLOCKED_PYPROJECT_TYPES = ("build-system", "hatch-env:", "uv-build-constraint")
+_PDM_LOCKED_TYPES = ("pdm-dev:", "pdm-override")
 
 
 def _installed_unlocked(dep: Dependency) -> bool:
     """Whether ``dep`` is a pyproject row no lockfile locks (current comes from its range)."""
+    if dep.manager == "hatch_toml":
+        return True  # Hatch resolves its environments itself
     return dep.manager == "pyproject" and dep.dep_type.startswith(_UNLOCKED_PYPROJECT_TYPES)
 
 

@@ -180,6 +180,119 @@ def test_poetry_python_and_markers_bound_together(
     assert (row["status"], row["eligible"]) == ("outdated", expected)
 
 
+def test_a_poetry_python_restriction_bounds_its_row(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``{version = ">=3.15", python = "~3.7"}`` moves only within 3.7's releases.
+
+    Each entry of a multiple-constraints list is bounded by its own ``python``.
+    """
+    _add(fake_registry, "zipp", ZIPP)
+    _add(fake_registry, "pytest", PYTEST)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "demo"\n[tool.poetry.dependencies]\npython = ">=3.6"\n'
+        'zipp = { version = ">=3.15", python = "~3.7" }\n'
+        "pytest = [\n"
+        '  { version = "7.0.0", python = "~3.7" },\n'
+        '  { version = ">=7", python = ">=3.8,<3.10" },\n'
+        "]\n"
+    )
+    report = _run(fake_registry, tmp_path)
+    zipp = _one(report, "zipp")
+    assert _view(zipp) == (
+        "up-to-date",
+        "3.15.0",
+        "4.1.2",
+        None,
+        (
+            '4.1.2 needs Python >=3.9; the row applies to Python 3.7 (python_version >= "3.7"'
+            ' and python_version < "3.8"; the project: requires-python >=3.6): not proposed'
+        ),
+    )
+    old, new = (row for row in _rows(report) if row["name"] == "pytest")
+    assert (old["status"], old["current"], old["eligible"]) == ("outdated", "7.0.0", "7.4.4")
+    assert (new["status"], new["current"]) == ("up-to-date", "8.3.5")
+    assert new["reason"].startswith("9.2.0 needs Python >=3.10; the row applies to Python 3.8")
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        # setuptools' [options] python_requires: current from the range is 3.8's newest.
+        (
+            {
+                "setup.cfg": (
+                    "[options]\npython_requires = >=3.8\ninstall_requires =\n    zipp>=3.15\n"
+                )
+            },
+            ("range", "up-to-date", "3.20.2", "4.1.2", None, "3.8"),
+        ),
+        # Pipfile [requires] python_version: pipenv deploys on 3.7.
+        (
+            {"Pipfile": '[packages]\nzipp = ">=3.15"\n[requires]\npython_version = "3.7"\n'},
+            ("range", "up-to-date", "3.15.0", "4.1.2", None, "3.7"),
+        ),
+        # No [requires] in the Pipfile, but the lock says what Python it was resolved for.
+        (
+            {
+                "Pipfile": '[packages]\nzipp = ">=3.15"\n',
+                "Pipfile.lock": (
+                    '{"_meta": {"pipfile-spec": 6, "requires": {"python_version": "3.8"}},'
+                    ' "default": {"zipp": {"version": "==3.16.0"}}, "develop": {}}'
+                ),
+            },
+            ("lockfile", "outdated", "3.16.0", "4.1.2", "3.20.2", "3.8"),
+        ),
+        # hatch.toml: its environments install the project of the pyproject.toml beside it.
+        (
+            {
+                "pyproject.toml": '[project]\nname = "app"\nrequires-python = ">=3.8"\n',
+                "hatch.toml": '[envs.test]\ndependencies = ["zipp>=3.15"]\n',
+            },
+            ("range", "up-to-date", "3.20.2", "4.1.2", None, "3.8"),
+        ),
+    ],
+)
+def test_setup_cfg_and_pipfile_name_the_python(
+    fake_registry: FakeRegistry,
+    tmp_path: Path,
+    files: dict[str, str],
+    expected: tuple[object, ...],
+) -> None:
+    """setup.cfg, Pipfile and Pipfile.lock, hatch.toml: each names the Python it is judged for."""
+    _add(fake_registry, "zipp", ZIPP)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    row = _one(_run(fake_registry, tmp_path), "zipp")
+    python = expected[-1]
+    assert (row["currentSource"], *_view(row)[:4]) == expected[:-1]
+    assert f"4.1.2 needs Python >=3.9; the project supports Python {python} " in row["reason"]
+
+
+def test_a_hatch_environments_python_bounds_its_rows(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``[tool.hatch.envs.py38] python = "3.8"``: that env's zipp moves to 3.8's newest.
+
+    The project's own row is judged for its lowest Python (3.7), each environment for its own.
+    """
+    _add(fake_registry, "zipp", ZIPP)
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nrequires-python = ">=3.7"\ndependencies = ["zipp>=3.15"]\n'
+        '[tool.hatch.envs.py38]\npython = "3.8"\ndependencies = ["zipp>=3.15"]\n'
+        '[tool.hatch.envs.py39]\npython = "3.9"\ndependencies = ["zipp>=3.15"]\n'
+    )
+    rows = {row["depType"]: row for row in _rows(_run(fake_registry, tmp_path))}
+    assert rows["project"]["current"] == "3.15.0"
+    assert rows["hatch-env:py38"]["current"] == "3.20.2"
+    assert rows["hatch-env:py39"]["current"] == "4.1.2"
+    assert rows["hatch-env:py38"]["markers"] == 'python_version == "3.8"'
+    assert rows["hatch-env:py38"]["reason"] == (
+        '4.1.2 needs Python >=3.9; the row applies to Python 3.8 (python_version == "3.8"; the'
+        " project: requires-python >=3.7): not proposed"
+    )
+
+
 def test_a_pin_that_needs_a_newer_python_says_so(
     fake_registry: FakeRegistry, tmp_path: Path
 ) -> None:

@@ -81,6 +81,8 @@ def test_custom_categories_are_dep_types_and_non_package_tables_are_not_rows() -
     ]
     assert {d.package_name for d in result.dependencies} >= {"django", "zope-interface"}
     assert result.dependencies[4].markers == 'python_version >= "3.9"'
+    # Its [requires] python_version = "3.11": every row is judged for Python 3.11.
+    assert {d.requires_python for d in result.dependencies} == {"==3.11.*"}
 
 
 def test_vcs_path_file_and_editable_packages_are_skipped_with_the_reason() -> None:
@@ -199,3 +201,34 @@ def test_a_key_with_extras_is_the_package_with_those_extras() -> None:
         (6, "error", "invalid package name 'requests[django][security]' in `packages`"),
         (7, "error", "invalid package name 'bad[not an extra!]' in `packages`"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("requires", "expected", "problems"),
+    [
+        ('python_version = "3.8"', "==3.8.*", []),
+        ('python_full_version = "3.8.10"', "==3.8.10", []),
+        # pipenv takes the full version first (Project.required_python_version).
+        ('python_version = "3.8"\npython_full_version = "3.9.1"', "==3.9.1", []),
+        ('python_version = ">=3.9"', ">=3.9", []),
+        ('python_version = "*"', None, []),
+        (
+            'python_version = "three"',
+            None,
+            [(4, "error", "invalid `requires.python_version` 'three'")],
+        ),
+        ("python_version = 3.8", None, [(4, "error", "invalid `requires.python_version` 3.8")]),
+        ("", None, []),
+    ],
+)
+def test_requires_python_bounds_every_row(
+    requires: str, expected: str | None, problems: list[tuple[int, str, str]]
+) -> None:
+    """``[requires]`` names the Python pipenv deploys on: every row's ``requires_python``."""
+    text = f'[packages]\nzipp = ">=3"\n[requires]\n{requires}\n[dev-packages]\npytest = "*"\n'
+    result = pipfile.extract("Pipfile", text, _no_read)
+    assert [(d.name, d.requires_python) for d in result.dependencies] == [
+        ("zipp", expected),
+        ("pytest", expected),
+    ]
+    assert _problems(result) == problems

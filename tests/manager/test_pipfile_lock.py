@@ -61,6 +61,25 @@ def test_vcs_path_file_and_editable_entries_are_left_out() -> None:
         LockedPackage("charset-normalizer", "3.4.0", 38, group="packages"),
         LockedPackage("sphinx", "8.1.3", 48, group="docs"),
     )
+    # `_meta.requires` (pipenv's copy of the Pipfile's [requires]): locked for Python 3.11.
+    assert _lockfile(result).requires_python == "==3.11.*"
+
+
+def test_meta_requires_names_the_python_of_the_lock() -> None:
+    """``_meta.requires`` gives the lock's Python; an invalid one is a problem at its line."""
+    text = (
+        '{\n  "_meta": {\n    "requires": {\n      "python_full_version": "3.8.10"\n    }\n  },\n'
+        '  "default": {}\n}\n'
+    )
+    assert _lockfile(pipfile_lock.extract("Pipfile.lock", text, _no_read)).requires_python == (
+        "==3.8.10"
+    )
+    bad = text.replace('"3.8.10"', '"3.8.x"')
+    result = pipfile_lock.extract("Pipfile.lock", bad, _no_read)
+    assert _lockfile(result).requires_python is None
+    assert _problems(result) == [(4, "error", "invalid `requires.python_full_version` '3.8.x'")]
+    empty = _extract("pipenv-root")  # "requires": {}
+    assert _lockfile(empty).requires_python is None
 
 
 def test_unknown_pipfile_spec_is_a_warning_and_the_file_is_read() -> None:

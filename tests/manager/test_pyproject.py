@@ -196,6 +196,61 @@ def test_real_poetry_multiple_constraints_give_one_row_each() -> None:
         (15, "^1.5", ">=1.5,<2.0"),
         (16, "^2.0", ">=2.0,<3.0"),
     ]
+    # Each entry's own `python` restriction is its marker (poetry-core's python_versions).
+    assert [d.markers for d in result.dependencies] == [
+        'python_version < "3.4"',
+        'python_version >= "3.4" and python_version < "4.0"',
+    ]
+
+
+@pytest.mark.parametrize(
+    ("python", "expected"),
+    [
+        ("^3.8", 'python_version >= "3.8" and python_version < "4.0"'),
+        (">=3.8,<3.10", 'python_version >= "3.8" and python_version < "3.10"'),
+        ("3.8", 'python_version == "3.8"'),  # Poetry's exact version: every 3.8.x
+        ("3.8.*", 'python_version == "3.8.*"'),
+        ("~3.6.1", 'python_full_version >= "3.6.1" and python_full_version < "3.7.0"'),
+        (
+            "~2.7 || ^3.4",
+            (
+                '(python_version >= "2.7" and python_version < "2.8") or'
+                ' (python_version >= "3.4" and python_version < "4.0")'
+            ),
+        ),
+        ("*", None),
+    ],
+)
+def test_poetry_python_restriction_is_a_marker(python: str, expected: str | None) -> None:
+    """Poetry's per-dependency ``python`` is the marker poetry-core builds from it."""
+    assert pyproject.poetry_python_marker(python) == expected
+
+
+def test_poetry_python_restriction_bounds_the_row_with_its_markers() -> None:
+    """``python`` and ``markers`` are and-ed; a bad ``python`` is a problem at its line."""
+    text = (
+        '[tool.poetry]\nname = "x"\n[tool.poetry.dependencies]\npython = "^3.7"\n'
+        'foo = { version = "^1.0", python = ">=3.8,<3.10" }\n'
+        "bar = [\n"
+        '  { version = "^1.0", python = "<3.8" },\n'
+        '  { version = "^2.0", python = ">=3.9", markers = "sys_platform == \'linux\'" },\n'
+        "]\n"
+        'baz = { version = "^1", python = 3.8 }\n'
+        'qux = { version = "^1", python = "^^3" }\n'
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    rows = [(d.line, d.name, d.constraint, d.markers) for d in result.dependencies]
+    assert rows == [
+        (5, "foo", ">=1.0,<2.0", 'python_version >= "3.8" and python_version < "3.10"'),
+        (7, "bar", ">=1.0,<2.0", 'python_version < "3.8"'),
+        (8, "bar", ">=2.0,<3.0", "(python_version >= \"3.9\") and (sys_platform == 'linux')"),
+        (10, "baz", ">=1,<2", None),
+        (11, "qux", ">=1,<2", None),
+    ]
+    assert _problems(result) == [
+        (10, "Poetry dependency 'baz': invalid `python`: must be a string, not 3.8"),
+        (11, "Poetry dependency 'qux': invalid `python`: not a version: '^3'"),
+    ]
 
 
 def test_poetry_or_constraints_dev_dependencies_and_group_tables() -> None:
@@ -942,3 +997,47 @@ def test_rows_carry_the_projects_requires_python(
     result = pyproject.extract("pyproject.toml", text, _no_read)
     assert {dep.requires_python for dep in result.dependencies} == {expected}
     assert [(p.line, p.message) for p in result.problems] == problems
+
+
+def test_pdm_resolution_overrides_are_rows() -> None:
+    """PDM's overrides: a bare version is exact, a URL is skipped, bad values are problems."""
+    text = (
+        '[project]\nname = "app"\n'
+        "[tool.pdm.resolution.overrides]\n"
+        'asgiref = "3.2.10"\n'
+        'urllib3 = ">=1.26.2"\n'
+        'anything = "*"\n'
+        'pytz = "https://mypypi.org/packages/pytz-2020.9-py3-none-any.whl"\n'
+        'local = "file:///wheels/local-1.0-py3-none-any.whl"\n'
+        'bad = ">=one"\n'
+        "typed = 3\n"
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    rows = [(d.line, d.dep_type, d.name, d.constraint, d.skip_reason) for d in result.dependencies]
+    assert rows == [
+        (4, "pdm-override", "asgiref", "==3.2.10", None),
+        (5, "pdm-override", "urllib3", ">=1.26.2", None),
+        (6, "pdm-override", "anything", None, None),
+        (7, "pdm-override", "pytz", None, "direct URL reference"),
+        (8, "pdm-override", "local", None, "local path"),
+    ]
+    assert _problems(result) == [
+        (9, "invalid version '>=one' in `tool.pdm.resolution.overrides.bad`"),
+        (10, "`tool.pdm.resolution.overrides.typed` must be a string, not 3"),
+    ]
+
+
+def test_uv_build_constraints_are_rows() -> None:
+    """The ``build-constraint-dependencies`` of uv are rows of their own, at their lines."""
+    text = (
+        '[project]\nname = "app"\n[tool.uv]\n'
+        'build-constraint-dependencies = [\n  "setuptools==60.0.0",\n'
+        "  \"wheel<1; python_version < '3.9'\",\n]\n"
+    )
+    result = pyproject.extract("pyproject.toml", text, _no_read)
+    rows = [(d.line, d.dep_type, d.name, d.constraint, d.markers) for d in result.dependencies]
+    assert rows == [
+        (5, "uv-build-constraint", "setuptools", "==60.0.0", None),
+        (6, "uv-build-constraint", "wheel", "<1", 'python_version < "3.9"'),
+    ]
+    assert result.problems == ()

@@ -67,6 +67,7 @@ def test_real_pytest_setup_cfg_gives_install_setup_and_extra_rows() -> None:
         declared=None,
         constraint=None,
         markers='sys_platform == "win32"',
+        requires_python=">=3.8",  # its [options] python_requires
     )
     assert _rows(result)[:9] == [
         (47, "install", "iniconfig", None),
@@ -236,3 +237,26 @@ def test_a_trailing_comment_and_a_url_requirement() -> None:
         (3, "requests", ">=2.28", None),
         (4, "tool", None, "VCS requirement"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "problems"),
+    [
+        ("[options]\npython_requires = >=3.8\ninstall_requires =\n    zipp>=3\n", ">=3.8", []),
+        # The dashed spelling setuptools still reads; a value spread over lines is one set.
+        ("[options]\npython-requires = >=3.8,\n    <4\ninstall_requires = zipp\n", ">=3.8, <4", []),
+        (
+            "[options]\ninstall_requires = zipp\npython_requires = >=three\n",
+            None,
+            [(3, "invalid python_requires '>=three'")],
+        ),
+        ("[options]\ninstall_requires = zipp\n", None, []),
+    ],
+)
+def test_python_requires_bounds_every_row(
+    text: str, expected: str | None, problems: list[tuple[int, str]]
+) -> None:
+    """``[options] python_requires`` is the project's Requires-Python for each of its rows."""
+    result = setup_cfg.extract("setup.cfg", text, _no_read)
+    assert [(d.name, d.requires_python) for d in result.dependencies] == [("zipp", expected)]
+    assert _problems(result) == problems

@@ -41,6 +41,40 @@ def test_the_lowest_python(requires: str | None, markers: str | None, expected: 
     assert (bound.python if bound is not None else None) == expected
 
 
+@pytest.mark.parametrize(
+    ("requires", "markers", "basis"),
+    [
+        (">=3.8", None, "the project supports Python 3.8 (requires-python >=3.8)"),
+        (
+            ">=3.8",
+            'python_version < "3.12"',
+            "the project supports Python 3.8 (requires-python >=3.8)",
+        ),
+        # The marker, not the project, put the row on 3.10: the note says so.
+        (
+            ">=3.8",
+            'python_version >= "3.10"',
+            (
+                'the row applies to Python 3.10 (python_version >= "3.10"; the project:'
+                " requires-python >=3.8)"
+            ),
+        ),
+        (
+            None,
+            'python_version >= "3.9"',
+            'the row applies to Python 3.9 (python_version >= "3.9")',
+        ),
+    ],
+)
+def test_the_basis_names_what_set_the_python(
+    requires: str | None, markers: str | None, basis: str
+) -> None:
+    """A note never credits the project's requires-python with a Python only the marker sets."""
+    bound = _bound(requires, markers)
+    assert bound is not None
+    assert bound.basis == basis
+
+
 def test_only_pypi_rows_are_bounded() -> None:
     """A row of another datasource names no Requires-Python, whatever its fields hold."""
     row = Dependency(

@@ -26,6 +26,7 @@ MANAGERS: LazyRegistry[Manager] = LazyRegistry(
             "requirements_txt",
             "pyproject",
             "setup_cfg",
+            "hatch_toml",
             "uv_lock",
             "poetry_lock",
             "pdm_lock",

@@ -150,6 +150,11 @@ def pyproject(path: str) -> bool:
     return _basename(path) == "pyproject.toml"
 
 
+def hatch_toml(path: str) -> bool:
+    """Return whether ``path`` is a ``hatch.toml`` (Hatch's own configuration file)."""
+    return _basename(path) == "hatch.toml"
+
+
 def setup_cfg(path: str) -> bool:
     """Return whether ``path`` is a ``setup.cfg`` (Renovate's setup-cfg pattern)."""
     return _basename(path) == "setup.cfg"
@@ -254,6 +259,7 @@ RULES: dict[str, PathRule] = {
     "requirements_txt": PathRule(requirements_txt, "pypi"),
     "pyproject": PathRule(pyproject, "pypi"),
     "setup_cfg": PathRule(setup_cfg, "pypi"),
+    "hatch_toml": PathRule(hatch_toml, "pypi"),
     "uv_lock": PathRule(uv_lock, "pypi"),
     "poetry_lock": PathRule(poetry_lock, "pypi"),
     "pdm_lock": PathRule(pdm_lock, "pypi"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from msgspec.structs import replace
 from packaging.markers import InvalidMarker, Marker
@@ -64,7 +65,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     key to pip) and a table an ``extras`` list: the row is the package ``splinter`` with those
     extras. ``[[source]]`` indexes are not used for lookups (packages are looked up on the
     configured PyPI base): each source that is not PyPI is a warning naming the source, never
-    its URL (which may hold credentials). Wrong types and invalid specifiers are problems at
+    its URL (which may hold credentials). ``[requires]`` ``python_full_version`` (else
+    ``python_version``), the Python the project is deployed on, is every row's
+    ``requires_python`` (``pipfile_python``). Wrong types and invalid specifiers are problems at
     their lines; the other packages are still read.
     """
     if not text.strip():
@@ -89,11 +92,67 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
                 problems.append(row)
             else:
                 dependencies.append(row)
+    requires_python = pipfile_python(
+        data.get("requires"), path, lambda *keys: locator.line(locator.find(keys)), problems
+    )
+    if requires_python is not None:
+        dependencies = [replace(dep, requires_python=requires_python) for dep in dependencies]
     pipenv = data.get("pipenv")
     if isinstance(pipenv, dict) and pipenv.get("allow_prereleases") is True:
         # pipenv then resolves and installs with pip's --pre (Pipfile docs, "[pipenv]").
         dependencies = [replace(dep, prereleases=True) for dep in dependencies]
     return ExtractResult(dependencies=tuple(dependencies), problems=tuple(problems))
+
+
+def pipfile_python(
+    requires: object,
+    path: str,
+    line_of: Callable[..., int | None],
+    problems: list[ManifestProblem],
+) -> str | None:
+    """The Pythons a Pipfile's ``[requires]`` names, as a PEP 440 specifier set, or ``None``.
+
+    pipenv takes ``python_full_version`` (``"3.8.10"``: that release, ``==3.8.10``) before
+    ``python_version`` (``"3.8"``: every 3.8 release, ``==3.8.*``); ``"*"`` names none
+    (pipenv's ``Project.required_python_version``; https://pipenv.pypa.io/en/latest/pipfile.html,
+    "[requires]"). A value written as a specifier (``">=3.8"``) is kept. ``Pipfile.lock``
+    copies the table into ``_meta.requires``. ``line_of(*keys)`` is the line of the value at
+    ``keys`` (``"requires", "python_version"``). An invalid value or a wrong type is a
+    problem in ``problems`` and names no Python.
+    """
+    if requires is None:
+        return None
+    if not isinstance(requires, dict):
+        problems.append(ManifestProblem(path, line_of("requires"), "`requires` must be a table"))
+        return None
+    for key, wildcard in (("python_full_version", False), ("python_version", True)):
+        value = requires.get(key)
+        if value is None:
+            continue
+        line = line_of("requires", key)
+        text = value.strip() if isinstance(value, str) else None
+        if text == "*":
+            return None
+        spec = _python_spec(text, wildcard=wildcard) if text else None
+        if spec is None:
+            shown = repr(value)[:80]
+            problems.append(ManifestProblem(path, line, f"invalid `requires.{key}` {shown}"))
+            return None
+        return spec
+    return None
+
+
+def _python_spec(text: str, *, wildcard: bool) -> str | None:
+    """``3.8`` → ``==3.8.*`` (``wildcard``) or ``==3.8``; a specifier stays; ``None``: invalid."""
+    if not text.startswith(_PEP440_OPERATORS):
+        if not re.fullmatch(r"\d+(\.\d+)*", text):
+            return None
+        text = f"=={text}.*" if wildcard else f"=={text}"
+    try:
+        spec = SpecifierSet(text)
+    except InvalidSpecifier:
+        return None
+    return str(spec) or None
 
 
 def _source_notes(path: str, sources: object, locator: TomlLocator) -> list[ManifestProblem]:

@@ -11,6 +11,7 @@ from patchula.manager.base import (
     json_type,
     parse_json_object,
 )
+from patchula.manager.pipfile import pipfile_python
 from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProblem
 
 ID = "pipfile_lock"
@@ -36,6 +37,8 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     from git, a path, a file or editable are left out. ``members`` is ``None``: the
     lock covers the ``Pipfile`` beside it. A ``_meta.pipfile-spec`` other than 6 is a warning
     and the file is still read; invalid JSON and wrong types are problems.
+    ``_meta.requires`` (pipenv's copy of the Pipfile's ``[requires]``) gives the lock's
+    ``requires_python`` (``pipfile.pipfile_python``): the Python it was resolved for.
     """
     data, problem = parse_json_object(path, text)
     if problem is not None:
@@ -75,5 +78,13 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
                     packages.append(
                         LockedPackage(canonicalize_name(name), pinned, where, "", group)
                     )
-    lockfile = Lockfile(file=path, manager=ID, ecosystem=DATASOURCE, packages=tuple(packages))
+    requires = meta.get("requires") if isinstance(meta, dict) else None
+    requires_python = pipfile_python(requires, path, lambda *keys: line("_meta", *keys), problems)
+    lockfile = Lockfile(
+        file=path,
+        manager=ID,
+        ecosystem=DATASOURCE,
+        packages=tuple(packages),
+        requires_python=requires_python,
+    )
     return ExtractResult(lockfile=lockfile, problems=tuple(problems))

@@ -53,10 +53,21 @@ _POETRY_SOURCES = (
 BUILD_SYSTEM = "build-system"
 UV_CONSTRAINT = "uv-constraint"
 UV_OVERRIDE = "uv-override"
+UV_BUILD_CONSTRAINT = "uv-build-constraint"
+PDM_OVERRIDE = "pdm-override"
 PDM_DEV_KEYS = ("tool", "pdm", "dev-dependencies")
+PDM_OVERRIDE_KEYS = ("tool", "pdm", "resolution", "overrides")
 # The rows uv resolves ([tool.uv.sources] and `prerelease` apply to them), and the rows a
 # Poetry entry's `source` binds: Poetry's own tables and the [project] rows it enriches.
-_UV_TYPES = ("project", "optional:", "group:", "uv-dev", UV_CONSTRAINT, UV_OVERRIDE)
+_UV_TYPES = (
+    "project",
+    "optional:",
+    "group:",
+    "uv-dev",
+    UV_CONSTRAINT,
+    UV_OVERRIDE,
+    UV_BUILD_CONSTRAINT,
+)
 _POETRY_BOUND = ("project", "optional:", "poetry")
 # The reason of a skipped editable requirement (pip's and PDM's `-e`).
 EDITABLE_REASON = "editable requirement"
@@ -92,7 +103,9 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     other tools, each read as Renovate's pep621 manager reads it: PEP 518
     ``[build-system] requires`` (``build-system``; Renovate's depType
     ``build-system.requires``), PDM's ``[tool.pdm.dev-dependencies]`` (``pdm-dev:<group>``;
-    ``-e``, path and URL entries are skipped rows, ``_pdm_entry``) and Hatch's
+    ``-e``, path and URL entries are skipped rows, ``_pdm_entry``), PDM's
+    ``[tool.pdm.resolution.overrides]`` (``pdm-override``, ``pdm_overrides``), uv's
+    ``build-constraint-dependencies`` (``uv-build-constraint``) and Hatch's
     ``[tool.hatch.envs.<env>]`` ``dependencies`` and ``extra-dependencies``
     (``hatch-env:<env>``; Renovate's depType ``tool.hatch.envs.<env>``). A requirement naming
     the project itself is skipped (``_skip_itself``). ``project_name`` is ``[project] name`` or
@@ -136,8 +149,11 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     # Other tools' tables last: uv's sources and prerelease setting are not theirs.
     build_system = collector.table(data, ("build-system",))
     collector.requirements(build_system.get("requires"), ("build-system", "requires"), BUILD_SYSTEM)
-    collector.pdm_dev(collector.table(collector.table(tool, ("tool", "pdm")), PDM_DEV_KEYS))
-    collector.hatch_envs(tool)
+    pdm = collector.table(tool, ("tool", "pdm"))
+    collector.pdm_dev(collector.table(pdm, PDM_DEV_KEYS))
+    resolution = collector.table(pdm, PDM_OVERRIDE_KEYS[:3])
+    collector.pdm_overrides(collector.table(resolution, PDM_OVERRIDE_KEYS))
+    collector.hatch_envs(collector.table(tool, ("tool", "hatch")))
     dependencies = _skip_itself(_enrich_project(collector.dependencies), project, poetry)
     dependencies = _with_requires_python(dependencies, collector, project, poetry)
     return ExtractResult(
@@ -170,10 +186,14 @@ def _uv_resolution_rows(collector: _Collector, uv: dict[str, object]) -> None:
     direct requirement's row is judged by its own range, not narrowed by them (the row of
     the constraint or override beside it says what uv would admit). uv reads these settings
     from the workspace root only; a member's are rows too (the manager sees one file).
+    ``build-constraint-dependencies`` (``uv-build-constraint``, uv 0.6.2) constrain what uv
+    installs into build environments (https://docs.astral.sh/uv/reference/settings/#build-constraint-dependencies):
+    rows alike, never taking a locked version (``uv.lock`` does not lock build requirements).
     """
     for key, dep_type in (
         ("constraint-dependencies", UV_CONSTRAINT),
         ("override-dependencies", UV_OVERRIDE),
+        ("build-constraint-dependencies", UV_BUILD_CONSTRAINT),
     ):
         collector.requirements(uv.get(key), ("tool", "uv", key), dep_type)
 
@@ -236,9 +256,10 @@ def _enrich_project(dependencies: list[Dependency]) -> tuple[Dependency, ...]:
     same name "only to enrich project.dependencies for locking" (a source, markers, prerelease
     permission; optional dependencies alike:
     https://python-poetry.org/docs/dependency-specification/): one declaration, one row. The
-    ``[project]`` row stays, taking the entry's markers, its git/path/URL skip reason when it
-    has none of its own and its ``allow-prereleases``; a ``tool.poetry`` entry no ``[project]``
-    row names stays a row.
+    ``[project]`` row stays, taking the entry's markers (its ``python`` restriction too;
+    ``and``-ed with the row's own), its git/path/URL skip reason when it has none of its own
+    and its ``allow-prereleases``; a ``tool.poetry`` entry no ``[project]`` row names stays a
+    row.
     """
     project: dict[str, list[int]] = {}
     for index, dep in enumerate(dependencies):
@@ -255,7 +276,7 @@ def _enrich_project(dependencies: list[Dependency]) -> tuple[Dependency, ...]:
             rows[target] = replace(
                 row,
                 skip_reason=row.skip_reason or dep.skip_reason,
-                markers=row.markers or dep.markers,
+                markers=_and_markers(row.markers, dep.markers),
                 prereleases=row.prereleases or dep.prereleases,
             )
     return tuple(row for index, row in enumerate(rows) if index not in enriching)
@@ -318,6 +339,8 @@ class _Collector(msgspec.Struct):
     problems: list[ManifestProblem] = msgspec.field(default_factory=list)
     # PEP 503 name -> the `source` a Poetry dependency table names (a source constraint).
     poetry_sources: dict[str, str] = msgspec.field(default_factory=dict)
+    # The id of the manager whose rows these are (``hatch_toml`` reads Hatch's tables too).
+    manager: str = ID
 
     def line(self, keys: tuple[str, ...]) -> int | None:
         return self.locator.line(self.locator.find(keys))
@@ -372,6 +395,54 @@ class _Collector(msgspec.Struct):
             keys = (*PDM_DEV_KEYS, group)
             self.requirements(requirements, keys, f"pdm-dev:{group}", self._pdm_entry)
 
+    def pdm_overrides(self, overrides: dict[str, object]) -> None:
+        """Add the rows of PDM's ``[tool.pdm.resolution.overrides]``: name → version or URL.
+
+        PDM installs the override instead of whatever any requirement asks for
+        (https://pdm-project.org/en/latest/usage/config/#override-the-resolved-package-versions):
+        ``asgiref = "3.2.10"`` (a bare version is exact, ``==3.2.10``), ``urllib3 =
+        ">=1.26.2"`` (a specifier), ``"*"`` (any), or a URL (a skipped row). Each is a row
+        (``pdm-override``) as uv's ``override-dependencies`` are (``_uv_resolution_rows``),
+        taking its package's version from ``pdm.lock`` only. A value that is not a string or
+        not a version is a problem at its line.
+        """
+        for name, value in overrides.items():
+            line = self.line((*PDM_OVERRIDE_KEYS, name))
+            where = f"`{'.'.join(PDM_OVERRIDE_KEYS)}.{name}`"
+            if not _PROJECT_NAME.fullmatch(name):
+                self.problem(line, f"invalid package name {name!r} in {where}")
+                continue
+            if not isinstance(value, str):
+                self.problem(line, f"{where} must be a string, not {value!r}")
+                continue
+            text = value.strip()
+            if _URL.match(text) or _looks_like_path(text):
+                reason = url_skip_reason(text) if _URL.match(text) else "local path"
+                self._skipped(name, True, line, PDM_OVERRIDE, text, reason)  # noqa: FBT003
+                continue
+            spec = f"=={text}" if text[:1].isdigit() else text
+            if spec in {"", "*"}:
+                constraint: str | None = None
+            elif pep440.is_valid_constraint(spec) and pep440.UNION not in spec:
+                constraint = str(SpecifierSet(spec)) or None
+            else:
+                self.problem(line, f"invalid version {value[:80]!r} in {where}")
+                continue
+            self.dependencies.append(
+                Dependency(
+                    manager=self.manager,
+                    file=self.path,
+                    line=line,
+                    name=name,
+                    package_name=canonicalize_name(name),
+                    datasource=DATASOURCE,
+                    versioning=VERSIONING,
+                    dep_type=PDM_OVERRIDE,
+                    declared=value,
+                    constraint=constraint,
+                )
+            )
+
     def _pdm_entry(self, item: str, line: int | None, dep_type: str) -> None:
         """Read one PDM requirement: an editable, a path or a URL is skipped with a reason."""
         text = item.strip()
@@ -390,7 +461,9 @@ class _Collector(msgspec.Struct):
         name = egg.group(1) if egg is not None else location
         self._skipped(name, egg is not None, line, dep_type, location, reason)
 
-    def hatch_envs(self, tool: dict[str, object]) -> None:
+    def hatch_envs(
+        self, hatch: dict[str, object], envs_keys: tuple[str, ...] = ("tool", "hatch", "envs")
+    ) -> None:
         """Add the rows of Hatch's environments: ``[tool.hatch.envs.<env>]`` dependencies.
 
         Each environment's ``dependencies`` and ``extra-dependencies`` (PEP 508 strings,
@@ -398,18 +471,28 @@ class _Collector(msgspec.Struct):
         ``hatch-env:<env>``, as Renovate's pep621 manager reads them (depType
         ``tool.hatch.envs.<env>``). A string using Hatch's context formatting (``{root:uri}``,
         ``{env:VAR}``) is a skipped row: its value is known only to Hatch at run time. The
-        same tables in a ``hatch.toml`` are not read.
+        environment's ``python`` (or matrix of Pythons) is the rows' marker
+        (``_hatch_python_marker``): they are installed on those Pythons only. The
+        same tables in a ``hatch.toml`` (Hatch's own file: ``[envs.<env>]``) are read by
+        ``manager.hatch_toml``: ``hatch`` is the table holding ``envs`` (``[tool.hatch]``, or
+        the whole ``hatch.toml``) and ``envs_keys`` where ``envs`` is in the file.
         """
-        envs_keys = ("tool", "hatch", "envs")
-        envs = self.table(self.table(tool, ("tool", "hatch")), envs_keys)
+        envs = self.table(hatch, envs_keys)
         for env, table in envs.items():
             env_keys = (*envs_keys, env)
             if not isinstance(table, dict):
                 self.problem(self.line(env_keys), f"`{'.'.join(env_keys)}` must be a table")
                 continue
+            first = len(self.dependencies)
             for key in ("dependencies", "extra-dependencies"):
                 keys = (*env_keys, key)
                 self.requirements(table.get(key), keys, f"hatch-env:{env}", self._hatch_entry)
+            marker = _hatch_python_marker(table)
+            if marker is not None:
+                self.dependencies[first:] = [
+                    replace(dep, markers=_and_markers(marker, dep.markers))
+                    for dep in self.dependencies[first:]
+                ]
 
     def _hatch_entry(self, item: str, line: int | None, dep_type: str) -> None:
         """Read one Hatch requirement: one with a context field (``{…}``) is skipped."""
@@ -435,7 +518,7 @@ class _Collector(msgspec.Struct):
         """Add a skipped row (never looked up) of ``name``, declared as ``declared``."""
         self.dependencies.append(
             Dependency(
-                manager=ID,
+                manager=self.manager,
                 file=self.path,
                 line=line,
                 name=name,
@@ -453,7 +536,7 @@ class _Collector(msgspec.Struct):
         try:
             dependency = pep508_dependency(
                 requirement,
-                manager=ID,
+                manager=self.manager,
                 file=self.path,
                 line=line,
                 dep_type=dep_type,
@@ -668,6 +751,12 @@ class _Collector(msgspec.Struct):
                 self.poetry_sources[canonicalize_name(name)] = source
             raw_markers = value.get("markers")
             markers = raw_markers if isinstance(raw_markers, str) else None
+            python = value.get("python")
+            if python is not None:
+                try:
+                    markers = _and_markers(poetry_python_marker(python), markers)
+                except (TypeError, ValueError) as exc:
+                    self.problem(line, f"Poetry dependency {name!r}: invalid `python`: {exc}")
         else:
             self.problem(line, f"Poetry dependency {name!r} must be a string or a table")
             return
@@ -680,7 +769,7 @@ class _Collector(msgspec.Struct):
                 return
         self.dependencies.append(
             Dependency(
-                manager=ID,
+                manager=self.manager,
                 file=self.path,
                 line=line,
                 name=name,
@@ -695,6 +784,85 @@ class _Collector(msgspec.Struct):
                 prereleases=prereleases,
             )
         )
+
+
+def poetry_python_marker(python: object) -> str | None:
+    """The PEP 508 marker of a Poetry dependency's ``python`` restriction (``None``: any).
+
+    ``{version = "^1.0", python = ">=3.8,<3.10"}`` installs the dependency only on those
+    Pythons (https://python-poetry.org/docs/dependency-specification/#python-restricted-dependencies):
+    poetry-core turns the constraint into a marker (``Dependency.python_versions``,
+    ``create_nested_marker``), ``python_version`` for a version of one or two components and
+    ``python_full_version`` for three or more: ``^3.8`` is ``python_version >= "3.8" and
+    python_version < "4.0"``, ``3.8`` (Poetry's exact version) ``python_version == "3.8"``,
+    ``~2.7 || ^3.4`` an ``or`` of both. The constraint is read by ``poetry_constraint``.
+
+    Raises:
+        TypeError: ``python`` is not a string.
+        ValueError: ``python`` is not a Poetry constraint.
+    """
+    if not isinstance(python, str):
+        message = f"must be a string, not {python!r}"
+        raise TypeError(message)
+    spec = poetry_constraint(python)
+    if spec is None:
+        return None
+    alternatives: list[str] = []
+    for alternative in spec.split(pep440.UNION):
+        atoms: list[str] = []
+        for clause in SpecifierSet(alternative.strip()):
+            version = clause.version
+            release = version.split("+", 1)[0].removesuffix(".*")
+            short = "." not in release.partition(".")[2] and release[:1].isdigit()
+            variable = "python_version" if short else "python_full_version"
+            atoms.append(f'{variable} {clause.operator} "{version}"')
+        if not atoms:
+            return None
+        atoms.sort(key=lambda atom: ("<" in atom, atom))  # the lower bound first, as written
+        alternatives.append(" and ".join(atoms))
+    if len(alternatives) == 1:
+        return alternatives[0]
+    return " or ".join(f"({alternative})" for alternative in alternatives)
+
+
+_HATCH_PYTHON = re.compile(r"\d+(?:\.\d+){1,2}")
+
+
+def _hatch_python_marker(env: dict[str, object]) -> str | None:
+    """The marker of the Pythons a Hatch environment runs on, or ``None`` when it names none.
+
+    ``python = "3.10"`` (https://hatch.pypa.io/latest/config/environment/overview/#python-version)
+    runs the environment on that Python; a ``[[envs.<env>.matrix]]`` ``python`` (or ``py``)
+    list makes one environment per Python (…/environment/advanced/#matrix), so its rows are
+    judged for the lowest. A value that is no version (``pypy3.10``, a path) names none, nor
+    does the environment when any of its Pythons is one.
+    """
+    pythons: list[str] = []
+    python = env.get("python")
+    if python is not None:
+        pythons.append(python if isinstance(python, str) else "")
+    matrices = env.get("matrix")
+    for matrix in matrices if isinstance(matrices, list) else []:
+        if not isinstance(matrix, dict):
+            continue
+        for key in ("python", "py"):
+            values = matrix.get(key)
+            if isinstance(values, list):
+                pythons.extend(value if isinstance(value, str) else "" for value in values)
+    if not pythons or not all(_HATCH_PYTHON.fullmatch(p.strip()) for p in pythons):
+        return None
+    atoms: list[str] = []
+    for value in dict.fromkeys(p.strip() for p in pythons):
+        variable = "python_version" if value.count(".") == 1 else "python_full_version"
+        atoms.append(f'{variable} == "{value}"')
+    return " or ".join(atoms)
+
+
+def _and_markers(first: str | None, second: str | None) -> str | None:
+    """Both markers (``and``), either when the other is ``None``."""
+    if first is None or second is None or first == second:
+        return first or second
+    return f"({first}) and ({second})"
 
 
 UV_INDEX = "package index"

@@ -12,6 +12,7 @@ from packaging.utils import canonicalize_name
 from patchula.manager import paths
 from patchula.manager.base import ReadFile, nul_problem, pep508_dependency, strip_bom
 from patchula.models import Dependency, ExtractResult, ManifestProblem
+from patchula.versioning import pep440
 
 ID = "setup_cfg"
 DATASOURCE = "pypi"
@@ -54,7 +55,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     skipped row (``FILE_DIRECTIVE_REASON``); an invalid requirement, a syntax error (at the
     line ``configparser`` names) or a duplicate section or option is a problem.
     ``project_name`` is ``[metadata] name``, PEP 503 normalised; a requirement naming it (a
-    self-referential extra) is skipped. An empty file gives an empty result.
+    self-referential extra) is skipped. ``[options] python_requires`` (``python-requires``
+    too), the project's Requires-Python, is every row's ``requires_python``
+    (``policy.requires_python``); an invalid one is a problem at its line and bounds nothing.
+    An empty file gives an empty result.
     """
     nul = nul_problem(path, text)
     if nul is not None:
@@ -78,10 +82,15 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         for extra in parser.options(EXTRAS_SECTION):
             collector.option(parser, EXTRAS_SECTION, extra, f"extra:{extra}")
     name = _metadata_name(parser)
+    requires_python = collector.python_requires(parser)
     dependencies = tuple(
-        msgspec.structs.replace(dep, skip_reason=SELF_REFERENCE_REASON)
-        if name is not None and dep.skip_reason is None and dep.package_name == name
-        else dep
+        msgspec.structs.replace(
+            dep,
+            skip_reason=SELF_REFERENCE_REASON
+            if name is not None and dep.skip_reason is None and dep.package_name == name
+            else dep.skip_reason,
+            requires_python=requires_python,
+        )
         for dep in collector.dependencies
     )
     return ExtractResult(
@@ -206,6 +215,32 @@ class _Collector(msgspec.Struct):
                 self._requirement(entry, line, dep_type, split=one_line and ";" in value)
         if pending is not None and pending[1]:
             self._requirement(pending[1], pending[0], dep_type, split=False)
+
+    def python_requires(self, parser: configparser.ConfigParser) -> str | None:
+        """``[options] python_requires``: the Pythons the project supports, or ``None``.
+
+        setuptools writes it into the core metadata as ``Requires-Python``
+        (https://setuptools.pypa.io/en/latest/userguide/declarative_config.html, ``options``
+        table: ``python_requires``, a PEP 440 specifier set).
+        """
+        if not parser.has_section("options"):
+            return None
+        key = next(
+            (k for k in parser.options("options") if k.replace("-", "_") == "python_requires"),
+            None,
+        )
+        if key is None:
+            return None
+        written = self.value_lines.lines.get(("options", key), [])
+        line = written[0][0] if written else None
+        value = " ".join(parser.get("options", key, raw=True).split())
+        if not value:
+            return None
+        if not pep440.is_valid_constraint(value) or pep440.UNION in value:
+            message = f"invalid python_requires {value[:80]!r}"
+            self.problems.append(ManifestProblem(self.path, line, message))
+            return None
+        return value
 
     def _requirement(self, entry: str, line: int | None, dep_type: str, *, split: bool) -> None:
         try:

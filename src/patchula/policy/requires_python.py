@@ -111,6 +111,26 @@ def bound_for(dep: Dependency, catalog: Catalog, keep: str | None) -> PythonBoun
 def _bound(
     requires: str | None, markers: str | None, also: str | None = None
 ) -> PythonBound | None:
+    python = _lowest(requires, markers, also)
+    if python is None:
+        return None
+    shown = _shown(python)
+    if requires is None or _specifier_sets(requires) is None:
+        basis = f"the row applies to Python {shown} ({markers})"
+    elif markers is not None and _lowest(requires, markers) != _lowest(requires, None):
+        # The marker puts the row above the project's own lowest Python: the row's doing.
+        basis = (
+            f"the row applies to Python {shown} ({markers}; the project: requires-python"
+            f" {requires})"
+        )
+    else:
+        basis = f"the project supports Python {shown} (requires-python {requires})"
+    return PythonBound(shown, basis)
+
+
+@functools.lru_cache(maxsize=1024)
+def _lowest(requires: str | None, markers: str | None, also: str | None = None) -> Version | None:
+    """The lowest Python ``requires``, the marker and ``also`` admit; ``None``: none, no floor."""
     specs = _specifier_sets(requires) if requires else None
     marker = _python_marker(markers) if markers else None
     if specs is None and marker is None:
@@ -124,12 +144,7 @@ def _bound(
             return None  # the marker has no lower bound: no lowest Python to judge for
         if also is not None and not admits(also, str(python)):
             continue
-        shown = _shown(python)
-        if specs is not None:
-            basis = f"the project supports Python {shown} (requires-python {requires})"
-        else:
-            basis = f"the row applies to Python {shown} ({markers})"
-        return PythonBound(shown, basis)
+        return python
     return None
 
 
