@@ -60,6 +60,7 @@ RECORD_FORMAT = 9  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # 9: pdm.lock is read (Lockfile.groups; older records list it as unread), Pipfile keys with
 # extras are rows (older records hold a problem), indented Dockerfile directives are read,
 # Compose file format 1 documents give their services
+# also 9: workflows give actions/setup-* version inputs as tool rows and runs-on runner images
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

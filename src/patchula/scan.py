@@ -96,8 +96,7 @@ from patchula.records import (
 )
 from patchula.settings import Settings
 from patchula.targets import list_digest, select_shard
-from patchula.tools import MANAGERS as TOOL_MANAGERS
-from patchula.tools import ToolMapping, as_declared, remap, strip_prefixes, with_overrides
+from patchula.tools import ToolMapping, as_declared, is_tool, remap, strip_prefixes, with_overrides
 from patchula.versioning import VERSIONINGS
 from patchula.versioning.base import MAX_NUMBER_DIGITS, has_long_number
 
@@ -1717,11 +1716,7 @@ async def _go_package_module(
     the bare host. The row then names the module as ``package_name`` and says whose package it
     is; with no module found it keeps the path's own not-found answer. Other rows as they are.
     """
-    if (
-        not isinstance(catalog, PackageNotFound)
-        or dep.datasource != "goproxy"
-        or dep.manager not in TOOL_MANAGERS
-    ):
+    if not isinstance(catalog, PackageNotFound) or dep.datasource != "goproxy" or not is_tool(dep):
         return dep, key, catalog
     path = dep.package_name
     for _ in range(MAX_GO_PACKAGE_PARENTS):
@@ -1763,7 +1758,7 @@ def _go_tool_own_path(
         not isinstance(catalog, Catalog)
         or catalog.successor is None
         or dep.datasource != "goproxy"
-        or dep.manager not in TOOL_MANAGERS
+        or not is_tool(dep)
     ):
         return dep, catalog
     from patchula.datasource import goproxy  # noqa: PLC0415 - lazy: start-up
@@ -1803,7 +1798,7 @@ async def _evaluated(
     catalog, finding = await _evaluated_excluding(
         dep, strip_prefixes(catalog, dep.version_prefixes), lookups, how
     )
-    if dep.manager in TOOL_MANAGERS and finding.proposed is not None:
+    if is_tool(dep) and finding.proposed is not None:
         # ``prefix:22`` is proposed as ``prefix:24``: what to write, in the form declared.
         finding = replace(finding, proposed=as_declared(dep.declared, finding.proposed))
     return catalog, finding
@@ -2475,7 +2470,7 @@ def _tool_row(dep: Dependency) -> _Extracted | None:
     ``npm:widget-cli`` tool named like a workspace package is still the registry's package).
     ``None`` for every other row.
     """
-    return _Extracted(dep) if dep.manager in TOOL_MANAGERS else None
+    return _Extracted(dep) if is_tool(dep) else None
 
 
 def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:

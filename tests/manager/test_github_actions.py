@@ -735,3 +735,79 @@ def test_what_an_alias_brings_is_at_the_line_of_its_use() -> None:
         (12, "actions/checkout"),
     ]
     assert [p.line for p in result.problems] == [7, 9]
+
+
+SETUP = """\
+on: push
+jobs:
+  a:
+    runs-on: x
+    steps:
+      - uses: actions/setup-node@v4
+        with:
+          node-version: '20.11.0'
+      - uses: actions/setup-node@v4
+        with:
+          node-version-file: .nvmrc
+      - uses: actions/setup-python@v5
+        with:
+          python-version: |
+            3.9
+            3.12
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ">=3.8 <3.10"
+      - uses: actions/setup-python@v5
+        with:
+          python-version: pypy3.10
+      - uses: actions/setup-go@v5
+        with:
+          go-version: 1.20
+      - uses: actions/setup-go@v5
+        with:
+          go-version: oldstable
+      - uses: Actions/Setup-Node@main
+        with:
+          node-version: x
+      - uses: actions/setup-java@v4
+        with:
+          java-version: '21'
+      - uses: actions/setup-node@v4
+"""
+
+
+def test_setup_version_inputs_are_tool_rows_and_unread_forms_say_why() -> None:
+    """``with.<tool>-version`` of actions/setup-node|python|go: one tool row each (Renovate's)."""
+    result = github_actions.extract(f"{WORKFLOWS}/ci.yml", SETUP, _no_read)
+    assert result.problems == ()
+    rows = [d for d in result.dependencies if d.dep_type.startswith("setup-")]
+    shown = [(d.line, d.dep_type, d.name, d.datasource, d.constraint) for d in rows]
+    assert shown == [
+        (8, "setup-node", "node", "node", "20.11.0"),
+        (11, "setup-node", "node", "node", None),
+        (15, "setup-python", "python", "python", "3.9"),
+        (16, "setup-python", "python", "python", "3.12"),
+        (19, "setup-python", "python", "python", None),
+        (22, "setup-python", "python", "python", None),
+        (25, "setup-go", "go", "go", None),
+        (28, "setup-go", "go", "go", None),
+        (31, "setup-node", "node", "node", None),
+    ]
+    assert all(d.versioning == "mise" for d in rows)
+    reasons = [d.skip_reason for d in rows]
+    assert reasons[0] is None
+    assert reasons[1] is not None
+    assert "'.nvmrc'" in reasons[1]
+    assert rows[1].declared == "node-version-file: .nvmrc"
+    assert reasons[2:4] == [None, None]
+    assert reasons[4] is not None
+    assert "semver range" in reasons[4]
+    assert reasons[5] is not None
+    assert "not a python release" in reasons[5]
+    assert reasons[6] == (
+        "unquoted 1.20 is the YAML number 1.2: the runner gives setup-go '1.2'; quote it ('1.20')"
+    )
+    assert reasons[7] is not None
+    assert "oldstable" in reasons[7]
+    # ``x`` is any release: the newest, as ``latest`` (GitHub names are case-insensitive).
+    assert (reasons[8], rows[8].declared) == (None, "x")
