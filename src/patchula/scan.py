@@ -1673,7 +1673,7 @@ async def _row(
             return Row(dep, tracked, lock_file, _info(catalog))
         judged, tag = replace(dep, constraint=found), found
     catalog, finding = await _evaluated(judged, catalog, lookups, (policy, now, locked, key))
-    finding = _go_toolchain_spelling(dep, finding)
+    finding = _runner_spelling(dep, _go_toolchain_spelling(dep, finding))
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
     note = item.note if finding.current_source in {"range", "lockfile"} else None
@@ -1733,6 +1733,17 @@ async def _go_package_module(
         )
         return moved, parent_key, found
     return dep, key, catalog
+
+
+def _runner_spelling(dep: Dependency, finding: Finding) -> Finding:
+    """A ``runs-on`` image moves as its label: ``ubuntu-22.04`` is proposed ``ubuntu-24.04``."""
+    if (
+        dep.datasource == "github-runners"
+        and finding.eligible is not None
+        and finding.eligible != finding.current
+    ):
+        return replace(finding, proposed=f"{dep.package_name}-{finding.eligible}")
+    return finding
 
 
 def _go_toolchain_spelling(dep: Dependency, finding: Finding) -> Finding:

@@ -28,6 +28,7 @@ from patchula.manager.base import (
 )
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.names import scrub_surrogates
+from patchula.runners import known
 from patchula.tools import tool_row
 
 ID = "github_actions"
@@ -79,6 +80,27 @@ _LOST_ZERO = re.compile(r"[0-9]+\.[0-9]*0")
 # Words setup-* reads as "the newest release" (setup-node ``latest``/``current``/``node``,
 # setup-go ``stable``), and the LTS aliases setup-node reads.
 _NEWEST = frozenset({"latest", "current", "node", "stable"})
+
+RUNNER_DATASOURCE = "github-runners"
+RUNNER_VERSIONING = "docker"  # Renovate's github-runners default: -arm/-xlarge stay themselves
+RUNS_ON = "runs-on"
+# ``<os>-<image>`` (``ubuntu-22.04``, ``macos-15-xlarge``, ``windows-2025``): a hosted image label.
+_RUNNER = re.compile(r"(?P<os>ubuntu|macos|windows)-(?P<image>\S+)", re.IGNORECASE)
+RUNNER_LATEST_SKIP = (
+    "a -latest label moves to GitHub's newest image of that OS by itself: no version to compare"
+)
+RUNNER_SET_SKIP = (
+    "a list of labels picks a runner that has all of them (a self-hosted or larger runner):"
+    " not one GitHub-hosted image"
+)
+RUNNER_GROUP_SKIP = (
+    "a runner group (group:/labels:) picks a self-hosted or larger runner: not a"
+    " GitHub-hosted image label"
+)
+SELF_HOSTED_SKIP = (
+    "not a GitHub-hosted runner image label (a self-hosted or third-party runner's label):"
+    " its image is not known here"
+)
 
 # GitHub account (user or organization) names: alphanumerics and single hyphens, no hyphen at
 # either end, at most 39 characters (github.com/join's rule). Repository names: ASCII letters,
@@ -301,6 +323,9 @@ class _Reader(msgspec.Struct):
     _lines: list[str] | None = None
 
     def job(self, job: YamlNode) -> None:
+        runs_on = job.get("runs-on")
+        if runs_on is not None:
+            self.runs_on(runs_on)
         called = job.get("uses")
         if called is not None:
             self.uses(called, REUSABLE_WORKFLOW)
@@ -314,6 +339,77 @@ class _Reader(msgspec.Struct):
                 if service.kind == "mapping":
                     self.image(service.get("image"), "service")
         self.steps(job.get("steps"), "a job's `steps`")
+
+    def runs_on(self, node: YamlNode) -> None:
+        """A job's ``runs-on``: a GitHub-hosted runner image (datasource ``github-runners``).
+
+        ``ubuntu-22.04`` is the image ``22.04`` of ``ubuntu`` (Renovate's ``extractRunner``:
+        ``<os>-<version>``, the OS the package name), dep type ``runs-on``. A one-item list is
+        its item. Skipped with the reason: ``-latest`` labels, ``${{ … }}`` expressions, lists
+        of several labels and ``group:``/``labels:`` mappings (self-hosted or larger runners),
+        ``self-hosted``, and ``<os>-…`` labels that name no image the table knows. Another
+        single label (a self-hosted runner's own name) gives no row, as in Renovate.
+        """
+        items = list(node.entries()) if node.kind == "sequence" else [node]
+        texts = [item.text() for item in items]
+        if node.kind == "mapping":
+            self.runner_row(node, "(a runner group)", RUNNER_GROUP_SKIP)
+            return
+        if not items or any(text is None for text in texts):
+            return  # an empty runs-on: GitHub refuses the workflow; nothing to read
+        labels = [(text or "").strip() for text in texts]
+        if len(labels) > 1:
+            joined = ", ".join(labels)
+            reason = EXPRESSION_SKIP if _has_expression(joined) else RUNNER_SET_SKIP
+            self.runner_row(items[0], f"[{joined}]", reason)
+            return
+        label = labels[0]
+        if not label:
+            return
+        if len(label) > _MAX_REFERENCE:
+            label = label[:_MAX_REFERENCE]
+        if _has_expression(label):
+            self.runner_row(items[0], label, EXPRESSION_SKIP)
+            return
+        found = _RUNNER.fullmatch(label)
+        if found is None:
+            # ``self-hosted`` says so; another bare label names a runner of its owner's (as
+            # Renovate, no row: nothing here could ever be looked up for it).
+            if label.lower() == "self-hosted":
+                self.runner_row(items[0], label, SELF_HOSTED_SKIP)
+            return
+        os, image = found.group("os").lower(), found.group("image").lower()
+        if image == "latest" or image.startswith("latest-"):
+            self.runner_row(items[0], label, RUNNER_LATEST_SKIP, package=os)
+            return
+        if known(os, image) is None:
+            reason = (
+                f"{shown(label)} is no GitHub-hosted {os} image patchula's runner table knows"
+                " (a larger runner's or self-hosted label, or an image newer than the table)"
+            )
+            self.runner_row(items[0], label, reason, package=os)
+            return
+        row = self.runner_row(items[0], label, None, package=os)
+        self.rows[-1] = replace(row, name=os, constraint=image)
+
+    def runner_row(
+        self, node: YamlNode, label: str, reason: str | None, package: str | None = None
+    ) -> Dependency:
+        row = Dependency(
+            manager=ID,
+            file=self.path,
+            line=node.line,
+            name=label,
+            package_name=package or label,
+            datasource=RUNNER_DATASOURCE,
+            versioning=RUNNER_VERSIONING,
+            dep_type=RUNS_ON,
+            declared=label,
+            constraint=None,
+            skip_reason=reason,
+        )
+        self.rows.append(row)
+        return row
 
     def action(self, runs: YamlNode) -> None:
         image = runs.get("image")

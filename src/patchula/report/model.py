@@ -677,6 +677,7 @@ def _repo(repo: RepoResult) -> RepositoryReport:
 _ECOSYSTEMS = {
     ("github_actions", "github-tags"): "github-actions",
     ("github_actions", "github-releases"): "github-actions",
+    ("github_actions", "github-runners"): "github-actions",
 }
 
 
