@@ -359,7 +359,7 @@ class _Reader(msgspec.Struct):
             return  # an empty runs-on: GitHub refuses the workflow; nothing to read
         labels = [(text or "").strip() for text in texts]
         if len(labels) > 1:
-            joined = ", ".join(labels)
+            joined = ", ".join(labels)[:_MAX_REFERENCE]  # a report cell, never a megabyte
             reason = EXPRESSION_SKIP if _has_expression(joined) else RUNNER_SET_SKIP
             self.runner_row(items[0], f"[{joined}]", reason)
             return
