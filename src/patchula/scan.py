@@ -98,11 +98,11 @@ from patchula.records import (
 )
 from patchula.settings import Settings
 from patchula.targets import list_digest, select_shard
-from patchula.tools import MANAGERS as TOOL_MANAGERS
 from patchula.tools import (
     ToolMapping,
     as_declared,
     filter_tags,
+    is_tool,
     remap,
     strip_prefixes,
     with_overrides,
@@ -1721,7 +1721,7 @@ async def _row(
             return Row(dep, tracked, lock_file, _info(catalog))
         judged, tag = replace(dep, constraint=found), found
     catalog, finding = await _evaluated(judged, catalog, lookups, (policy, now, locked, key))
-    finding = _go_toolchain_spelling(dep, finding)
+    finding = _runner_spelling(dep, _go_toolchain_spelling(dep, finding))
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
     note = _lock_note(item, dep, finding)
@@ -1764,11 +1764,7 @@ async def _go_package_module(
     the bare host. The row then names the module as ``package_name`` and says whose package it
     is; with no module found it keeps the path's own not-found answer. Other rows as they are.
     """
-    if (
-        not isinstance(catalog, PackageNotFound)
-        or dep.datasource != "goproxy"
-        or dep.manager not in TOOL_MANAGERS
-    ):
+    if not isinstance(catalog, PackageNotFound) or dep.datasource != "goproxy" or not is_tool(dep):
         return dep, key, catalog
     path = dep.package_name
     for _ in range(MAX_GO_PACKAGE_PARENTS):
@@ -1785,6 +1781,17 @@ async def _go_package_module(
         )
         return moved, parent_key, found
     return dep, key, catalog
+
+
+def _runner_spelling(dep: Dependency, finding: Finding) -> Finding:
+    """A ``runs-on`` image moves as its label: ``ubuntu-22.04`` is proposed ``ubuntu-24.04``."""
+    if (
+        dep.datasource == "github-runners"
+        and finding.eligible is not None
+        and finding.eligible != finding.current
+    ):
+        return replace(finding, proposed=f"{dep.package_name}-{finding.eligible}")
+    return finding
 
 
 def _go_toolchain_spelling(dep: Dependency, finding: Finding) -> Finding:
@@ -1810,7 +1817,7 @@ def _go_tool_own_path(
         not isinstance(catalog, Catalog)
         or catalog.successor is None
         or dep.datasource != "goproxy"
-        or dep.manager not in TOOL_MANAGERS
+        or not is_tool(dep)
     ):
         return dep, catalog
     from patchula.datasource import goproxy  # noqa: PLC0415 - lazy: start-up
@@ -1862,7 +1869,7 @@ async def _evaluated(
         lookups,
         how,
     )
-    if dep.manager in TOOL_MANAGERS and finding.proposed is not None:
+    if is_tool(dep) and finding.proposed is not None:
         # ``prefix:22`` is proposed as ``prefix:24``: what to write, in the form declared.
         finding = replace(finding, proposed=as_declared(dep.declared, finding.proposed))
     return catalog, finding
@@ -2623,7 +2630,7 @@ def _tool_row(dep: Dependency) -> _Extracted | None:
     ``npm:widget-cli`` tool named like a workspace package is still the registry's package).
     ``None`` for every other row.
     """
-    return _Extracted(dep) if dep.manager in TOOL_MANAGERS else None
+    return _Extracted(dep) if is_tool(dep) else None
 
 
 def _walk_warnings(found: Discovery, repo: RepoResult, scope: _Scope) -> None:

@@ -46,12 +46,18 @@ VERSIONING = "mise"
 UNRESOLVED = ""
 # The managers whose rows are tools (report ecosystem ``tool``).
 MANAGERS = frozenset({"mise_toml", "tool_versions", "version_file"})
+# Tool rows of other managers: (manager, datasource) of a workflow's ``actions/setup-<tool>``.
+SETUP_ROWS = frozenset(
+    {("github_actions", "node"), ("github_actions", "python"), ("github_actions", "go")}
+)
 
 _CORE = {"node": "node", "python": "python", "go": "go"}
 # ``[k=v,...]`` options inside a tool key (``github:oxc-project/oxc[matching=oxlint]``).
 _OPTIONS = re.compile(r"\[[^\]]*\]$")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _PEP503 = re.compile(r"[-_.]+")
+# A ``.x`` wildcard tail (``20.x``, ``3.x.x``), as the actions/setup-* inputs write a line.
+_X_TAIL = re.compile(r"(?:\.[xX*])+$")
 # Language-registry backends → the datasource their packages are read on (pipx: PyPI).
 _REGISTRIES = {"cargo": "crates", "npm": "npm", "pipx": "pypi", "go": "goproxy"}
 _NO_SOURCE = {
@@ -65,6 +71,11 @@ _NO_SOURCE = {
     "conda": "conda channels are not read by patchula yet",
     "dotnet": ".NET tools are not read by patchula yet",
 }
+
+
+def is_tool(dep: Dependency) -> bool:
+    """Whether ``dep`` is a tool version (a mise/asdf/version-file row, or a setup-* input)."""
+    return dep.manager in MANAGERS or (dep.manager, dep.datasource) in SETUP_ROWS
 
 
 class AquaPackage(msgspec.Struct, frozen=True):
@@ -321,10 +332,11 @@ def as_declared(declared: str | None, proposed: str | None) -> str | None:
 
     ``constraint_of`` reads ``prefix:22`` as the prefix ``22`` and ``lts-iron`` as the alias
     ``lts/iron``; a proposal made from those (``24``, ``lts/krypton``) goes back into the form
-    declared: ``prefix:24`` (the declared spelling of ``prefix:`` kept), ``lts-krypton``. Other
-    forms are proposed as they are: ``20`` → ``24``, ``v1.13.4`` → ``v1.14.0`` (the ``v`` is
-    the versioning's), ``lts/iron`` → ``lts/krypton``; ``lts``, ``lts/*`` and ``latest`` move
-    by themselves and have no proposal.
+    declared: ``prefix:24`` (the declared spelling of ``prefix:`` kept), ``lts-krypton``, and
+    setup-node's ``20.x`` → ``24.x`` (the ``.x`` tail kept). Other forms are proposed as they
+    are: ``20`` → ``24``, ``v1.13.4`` → ``v1.14.0`` (the ``v`` is the versioning's),
+    ``lts/iron`` → ``lts/krypton``; ``lts``, ``lts/*`` and ``latest`` move by themselves and
+    have no proposal.
     """
     if declared is None or proposed is None:
         return proposed
@@ -333,6 +345,9 @@ def as_declared(declared: str | None, proposed: str | None) -> str | None:
         return value[: len("prefix:")] + proposed
     if value.lower().startswith("lts-") and proposed.startswith("lts/"):
         return value[: len("lts-")] + proposed[len("lts/") :]
+    tail = _X_TAIL.search(value)
+    if tail is not None and proposed[:1].isdigit():
+        return proposed + tail.group()  # setup-node's ``20.x`` → ``22.x``
     return proposed
 
 

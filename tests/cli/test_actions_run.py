@@ -187,6 +187,8 @@ def test_every_kind_of_uses_reference_is_a_row_with_file_and_line(
     v421 = _sha("actions/checkout", "v4.2.1")
     v430 = _sha("actions/checkout", "v4.3.0")
     assert {key: _view(row) for key, row in rows.items()} == {
+        # ``runs-on: ubuntu-latest`` moves by itself: a skipped runner row.
+        (CI, 5): ("github-actions", "runs-on", None, None, None, None, "skipped"),
         # v5.0.0 is a day old: held back by the 3-day minimum age; v4.3.0 is eligible.
         (CI, 7): ("github-actions", "action", "v4.1.0", "v5.0.0", "v4.3.0", "minor", "outdated"),
         # A floating major ref proposes the next major (v5, held back: its commit is a day

@@ -257,6 +257,8 @@ def test_offline_without_a_warm_up_is_unknown_everywhere_and_exits_3(
     assert attempts.made == []
     rows = _rows(report)
     assert rows.pop(("go.mod", 3))["status"] == "skipped"  # the go directive: never looked up
+    # ``runs-on: ubuntu-latest`` names no image version: skipped, never looked up.
+    assert rows.pop((".github/workflows/ci.yml", 4))["status"] == "skipped"
     assert len(rows) == 9
     assert {row["status"] for row in rows.values()} == {"unknown"}
     assert all(NOT_CACHED in row["reason"] for row in rows.values()), rows

@@ -122,6 +122,7 @@ def test_declared_abilities() -> None:
         "docker": "docker",
         "github-tags": "docker",
         "github-releases": "docker",
+        "github-runners": "docker",
         "node": "mise",
         "python": "mise",
         "go": "mise",

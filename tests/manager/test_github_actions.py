@@ -329,13 +329,18 @@ def test_docker_steps_stay_image_rows() -> None:
     """``uses: docker://…`` (tag or digest, quoted or not) is an image row, never an action."""
     result = _extract("docker-steps", f"{WORKFLOWS}/lint.yml")
     assert result.problems == ()
-    rows = [(d.line, d.datasource, d.package_name, d.constraint) for d in result.dependencies]
+    rows = [
+        (d.line, d.datasource, d.package_name, d.constraint)
+        for d in result.dependencies
+        if d.dep_type != "runs-on"
+    ]
     assert rows == [
         (6, "github-tags", "actions/checkout", "v7.0.1"),
         (7, "docker", "docker.io/rhysd/actionlint", "1.6.24"),
         (10, "docker", "ghcr.io/acme/tool", None),
     ]
-    assert result.dependencies[2].digest == (
+    assert result.dependencies[0].dep_type == "runs-on"  # ubuntu-latest: a skipped runner row
+    assert result.dependencies[3].digest == (
         "sha256:0c1f63ed8fb818fad16cf6ae091598c410a21d2e1a9adf183beb93189299bfba"
     )
 
@@ -735,3 +740,125 @@ def test_what_an_alias_brings_is_at_the_line_of_its_use() -> None:
         (12, "actions/checkout"),
     ]
     assert [p.line for p in result.problems] == [7, 9]
+
+
+SETUP = """\
+on: push
+jobs:
+  a:
+    runs-on: x
+    steps:
+      - uses: actions/setup-node@v4
+        with:
+          node-version: '20.11.0'
+      - uses: actions/setup-node@v4
+        with:
+          node-version-file: .nvmrc
+      - uses: actions/setup-python@v5
+        with:
+          python-version: |
+            3.9
+            3.12
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ">=3.8 <3.10"
+      - uses: actions/setup-python@v5
+        with:
+          python-version: pypy3.10
+      - uses: actions/setup-go@v5
+        with:
+          go-version: 1.20
+      - uses: actions/setup-go@v5
+        with:
+          go-version: oldstable
+      - uses: Actions/Setup-Node@main
+        with:
+          node-version: x
+      - uses: actions/setup-java@v4
+        with:
+          java-version: '21'
+      - uses: actions/setup-node@v4
+"""
+
+
+def test_setup_version_inputs_are_tool_rows_and_unread_forms_say_why() -> None:
+    """``with.<tool>-version`` of actions/setup-node|python|go: one tool row each (Renovate's)."""
+    result = github_actions.extract(f"{WORKFLOWS}/ci.yml", SETUP, _no_read)
+    assert result.problems == ()
+    rows = [d for d in result.dependencies if d.dep_type.startswith("setup-")]
+    shown = [(d.line, d.dep_type, d.name, d.datasource, d.constraint) for d in rows]
+    assert shown == [
+        (8, "setup-node", "node", "node", "20.11.0"),
+        (11, "setup-node", "node", "node", None),
+        (15, "setup-python", "python", "python", "3.9"),
+        (16, "setup-python", "python", "python", "3.12"),
+        (19, "setup-python", "python", "python", None),
+        (22, "setup-python", "python", "python", None),
+        (25, "setup-go", "go", "go", None),
+        (28, "setup-go", "go", "go", None),
+        (31, "setup-node", "node", "node", None),
+    ]
+    assert all(d.versioning == "mise" for d in rows)
+    reasons = [d.skip_reason for d in rows]
+    assert reasons[0] is None
+    assert reasons[1] is not None
+    assert "'.nvmrc'" in reasons[1]
+    assert rows[1].declared == "node-version-file: .nvmrc"
+    assert reasons[2:4] == [None, None]
+    assert reasons[4] is not None
+    assert "semver range" in reasons[4]
+    assert reasons[5] is not None
+    assert "not a python release" in reasons[5]
+    assert reasons[6] == (
+        "unquoted 1.20 is the YAML number 1.2: the runner gives setup-go '1.2'; quote it ('1.20')"
+    )
+    assert reasons[7] is not None
+    assert "oldstable" in reasons[7]
+    # ``x`` is any release: the newest, as ``latest`` (GitHub names are case-insensitive).
+    assert (reasons[8], rows[8].declared) == (None, "x")
+
+
+RUNNERS = """\
+on: push
+jobs:
+  a: {runs-on: ubuntu-22.04, steps: [{run: x}]}
+  b: {runs-on: MacOS-15-XLarge, steps: [{run: x}]}
+  c: {runs-on: [windows-2025], steps: [{run: x}]}
+  d: {runs-on: ubuntu-latest, steps: [{run: x}]}
+  e: {runs-on: [self-hosted, linux], steps: [{run: x}]}
+  f: {runs-on: "${{ matrix.os }}", steps: [{run: x}]}
+  g: {runs-on: self-hosted, steps: [{run: x}]}
+  h: {runs-on: {group: big, labels: [ubuntu-22.04]}, steps: [{run: x}]}
+  i: {runs-on: ubuntu-24.04-16core, steps: [{run: x}]}
+  j: {uses: acme/wf/.github/workflows/x.yml@v1}
+"""
+
+
+def test_runs_on_labels_of_hosted_images_are_rows_and_others_say_why() -> None:
+    """``runs-on: <os>-<image>`` is a ``github-runners`` row; other labels are skipped with why."""
+    result = github_actions.extract(f"{WORKFLOWS}/ci.yml", RUNNERS, _no_read)
+    assert result.problems == ()
+    rows = [d for d in result.dependencies if d.dep_type == "runs-on"]
+    assert all((d.datasource, d.versioning) == ("github-runners", "docker") for d in rows)
+    assert [(d.line, d.name, d.package_name, d.constraint) for d in rows[:3]] == [
+        (3, "ubuntu", "ubuntu", "22.04"),
+        (4, "macos", "macos", "15-xlarge"),
+        (5, "windows", "windows", "2025"),
+    ]
+    assert [d.skip_reason for d in rows[:3]] == [None, None, None]
+    assert rows[1].declared == "MacOS-15-XLarge"
+    skipped = {d.declared: d.skip_reason for d in rows[3:]}
+    assert list(skipped) == [
+        "ubuntu-latest",
+        "[self-hosted, linux]",
+        "${{ matrix.os }}",
+        "self-hosted",
+        "(a runner group)",
+        "ubuntu-24.04-16core",
+    ]
+    assert skipped["ubuntu-latest"] == github_actions.RUNNER_LATEST_SKIP
+    assert skipped["[self-hosted, linux]"] == github_actions.RUNNER_SET_SKIP
+    assert skipped["${{ matrix.os }}"] == EXPRESSION_SKIP
+    assert skipped["self-hosted"] == github_actions.SELF_HOSTED_SKIP
+    assert skipped["(a runner group)"] == github_actions.RUNNER_GROUP_SKIP
+    assert "runner table knows" in (skipped["ubuntu-24.04-16core"] or "")

@@ -27,6 +27,7 @@ DATASOURCES: LazyRegistry[Datasource] = LazyRegistry(
             "docker",
             "github-tags",
             "github-releases",
+            "github-runners",
             "node",
             "python",
             "go",

@@ -3,7 +3,9 @@
 Workflows, workflow templates and action metadata files (``action.yml``) give two kinds of
 rows: a ``uses: owner/repo[/path]@ref`` reference (datasource ``github-tags``, Renovate's
 choice) and a container image (datasource ``docker``) of a job, a service or a
-``uses: docker://…`` step.
+``uses: docker://…`` step. An ``actions/setup-node|python|go`` step's version input
+(``with.node-version`` …) is a third: a tool row (``tools.tool_row``, versioning ``mise``,
+dep type ``setup-<tool>``), as Renovate's github-actions manager reads it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from patchula.manager.base import (
 )
 from patchula.models import Dependency, ExtractResult, ManifestProblem
 from patchula.names import scrub_surrogates
+from patchula.runners import known
+from patchula.tools import tool_row
 
 ID = "github_actions"
 ACTION_DATASOURCE = paths.ACTION_DATASOURCE
@@ -49,6 +53,54 @@ SHORT_SHA_SKIP = (
     "a short commit SHA is neither immutable nor comparable: pin the full 40-character SHA"
 )
 NO_REF_SKIP = "no @ref: GitHub needs a tag, a branch or a commit SHA after '@'"
+
+# ``actions/setup-<tool>`` → the ``with:`` input naming its version, for the tools patchula has
+# a release source for (Renovate's github-actions manager reads the same three,
+# ``extractVersionedAction``: go, node, python; java and dotnet need other datasources).
+SETUP_ACTIONS = {
+    "actions/setup-node": ("node", "node-version"),
+    "actions/setup-python": ("python", "python-version"),
+    "actions/setup-go": ("go", "go-version"),
+}
+MATRIX_SKIP = (
+    "a matrix value (${{ matrix.… }}): each job of the matrix runs its own version, and"
+    " Renovate does not read matrix lists either; write the versions in the step to have them"
+    " checked"
+)
+RANGE_SKIP = (
+    "a semver range ({value!r}): setup-{tool} resolves it at run time; patchula's tool"
+    " versioning reads exact versions and prefixes (20, 20.11, 20.x) only"
+)
+_RANGE = re.compile(r"[<>=^~|*]|\s")
+# What setup-* reads as a release or a release line: numbers, a ``.x`` wildcard tail.
+_SETUP_VERSION = re.compile(r"v?[0-9]+(?:\.[0-9]+)*")
+_X_TAIL = re.compile(r"(?:\.[xX*])+$")
+# An unquoted ``3.10`` is the YAML number 3.1: the runner hands the action ``3.1``.
+_LOST_ZERO = re.compile(r"[0-9]+\.[0-9]*0")
+# Words setup-* reads as "the newest release" (setup-node ``latest``/``current``/``node``,
+# setup-go ``stable``), and the LTS aliases setup-node reads.
+_NEWEST = frozenset({"latest", "current", "node", "stable"})
+
+RUNNER_DATASOURCE = "github-runners"
+RUNNER_VERSIONING = "docker"  # Renovate's github-runners default: -arm/-xlarge stay themselves
+RUNS_ON = "runs-on"
+# ``<os>-<image>`` (``ubuntu-22.04``, ``macos-15-xlarge``, ``windows-2025``): a hosted image label.
+_RUNNER = re.compile(r"(?P<os>ubuntu|macos|windows)-(?P<image>\S+)", re.IGNORECASE)
+RUNNER_LATEST_SKIP = (
+    "a -latest label moves to GitHub's newest image of that OS by itself: no version to compare"
+)
+RUNNER_SET_SKIP = (
+    "a list of labels picks a runner that has all of them (a self-hosted or larger runner):"
+    " not one GitHub-hosted image"
+)
+RUNNER_GROUP_SKIP = (
+    "a runner group (group:/labels:) picks a self-hosted or larger runner: not a"
+    " GitHub-hosted image label"
+)
+SELF_HOSTED_SKIP = (
+    "not a GitHub-hosted runner image label (a self-hosted or third-party runner's label):"
+    " its image is not known here"
+)
 
 # GitHub account (user or organization) names: alphanumerics and single hyphens, no hyphen at
 # either end, at most 39 characters (github.com/join's rule). Repository names: ASCII letters,
@@ -163,6 +215,35 @@ def _steps(node: YamlNode | None) -> Iterator[YamlNode]:
         yield step
 
 
+def _setup_skip(tool: str, version: str, node: YamlNode) -> str | None:
+    """Why a ``setup-<tool>`` version is not looked up, or ``None`` when it is."""
+    lowered = version.lower()
+    if _has_expression(version):
+        return MATRIX_SKIP if "matrix." in lowered else EXPRESSION_SKIP
+    if not node.quoted and _LOST_ZERO.fullmatch(version) is not None:
+        number = version.rstrip("0").rstrip(".") or "0"
+        return (
+            f"unquoted {version} is the YAML number {number}: the runner gives setup-{tool}"
+            f" {number!r}; quote it ('{version}')"
+        )
+    if lowered in _NEWEST or lowered in {"x", "*"}:
+        return None
+    if tool == "node" and (lowered in {"lts", "lts/*"} or lowered.startswith("lts/")):
+        return None
+    if tool == "go" and lowered == "oldstable":
+        return "oldstable is the previous Go release line, resolved at run time: not looked up"
+    bare = _X_TAIL.sub("", version)
+    if _RANGE.search(bare) is not None:
+        return RANGE_SKIP.format(value=version, tool=tool)
+    if _SETUP_VERSION.fullmatch(bare) is None:
+        return (
+            f"{version!r} is not a {tool} release setup-{tool} reads from the {tool} release"
+            " list (another implementation, a prerelease or nightly build, or a"
+            " free-threaded build): not looked up"
+        )
+    return None
+
+
 def _account_problem(owner: str, repo: str) -> str | None:
     """Why ``owner/repo`` is not a GitHub repository name, or ``None`` when it can be one."""
     if not owner or len(owner) > _OWNER_MAX or _OWNER.fullmatch(owner) is None:
@@ -242,6 +323,9 @@ class _Reader(msgspec.Struct):
     _lines: list[str] | None = None
 
     def job(self, job: YamlNode) -> None:
+        runs_on = job.get("runs-on")
+        if runs_on is not None:
+            self.runs_on(runs_on)
         called = job.get("uses")
         if called is not None:
             self.uses(called, REUSABLE_WORKFLOW)
@@ -255,6 +339,77 @@ class _Reader(msgspec.Struct):
                 if service.kind == "mapping":
                     self.image(service.get("image"), "service")
         self.steps(job.get("steps"), "a job's `steps`")
+
+    def runs_on(self, node: YamlNode) -> None:
+        """A job's ``runs-on``: a GitHub-hosted runner image (datasource ``github-runners``).
+
+        ``ubuntu-22.04`` is the image ``22.04`` of ``ubuntu`` (Renovate's ``extractRunner``:
+        ``<os>-<version>``, the OS the package name), dep type ``runs-on``. A one-item list is
+        its item. Skipped with the reason: ``-latest`` labels, ``${{ … }}`` expressions, lists
+        of several labels and ``group:``/``labels:`` mappings (self-hosted or larger runners),
+        ``self-hosted``, and ``<os>-…`` labels that name no image the table knows. Another
+        single label (a self-hosted runner's own name) gives no row, as in Renovate.
+        """
+        items = list(node.entries()) if node.kind == "sequence" else [node]
+        texts = [item.text() for item in items]
+        if node.kind == "mapping":
+            self.runner_row(node, "(a runner group)", RUNNER_GROUP_SKIP)
+            return
+        if not items or any(text is None for text in texts):
+            return  # an empty runs-on: GitHub refuses the workflow; nothing to read
+        labels = [(text or "").strip() for text in texts]
+        if len(labels) > 1:
+            joined = ", ".join(labels)[:_MAX_REFERENCE]  # a report cell, never a megabyte
+            reason = EXPRESSION_SKIP if _has_expression(joined) else RUNNER_SET_SKIP
+            self.runner_row(items[0], f"[{joined}]", reason)
+            return
+        label = labels[0]
+        if not label:
+            return
+        if len(label) > _MAX_REFERENCE:
+            label = label[:_MAX_REFERENCE]
+        if _has_expression(label):
+            self.runner_row(items[0], label, EXPRESSION_SKIP)
+            return
+        found = _RUNNER.fullmatch(label)
+        if found is None:
+            # ``self-hosted`` says so; another bare label names a runner of its owner's (as
+            # Renovate, no row: nothing here could ever be looked up for it).
+            if label.lower() == "self-hosted":
+                self.runner_row(items[0], label, SELF_HOSTED_SKIP)
+            return
+        os, image = found.group("os").lower(), found.group("image").lower()
+        if image == "latest" or image.startswith("latest-"):
+            self.runner_row(items[0], label, RUNNER_LATEST_SKIP, package=os)
+            return
+        if known(os, image) is None:
+            reason = (
+                f"{shown(label)} is no GitHub-hosted {os} image patchula's runner table knows"
+                " (a larger runner's or self-hosted label, or an image newer than the table)"
+            )
+            self.runner_row(items[0], label, reason, package=os)
+            return
+        row = self.runner_row(items[0], label, None, package=os)
+        self.rows[-1] = replace(row, name=os, constraint=image)
+
+    def runner_row(
+        self, node: YamlNode, label: str, reason: str | None, package: str | None = None
+    ) -> Dependency:
+        row = Dependency(
+            manager=ID,
+            file=self.path,
+            line=node.line,
+            name=label,
+            package_name=package or label,
+            datasource=RUNNER_DATASOURCE,
+            versioning=RUNNER_VERSIONING,
+            dep_type=RUNS_ON,
+            declared=label,
+            constraint=None,
+            skip_reason=reason,
+        )
+        self.rows.append(row)
+        return row
 
     def action(self, runs: YamlNode) -> None:
         image = runs.get("image")
@@ -284,6 +439,61 @@ class _Reader(msgspec.Struct):
         uses = step.get("uses")
         if uses is not None:
             self.uses(uses, ACTION)
+            self.setup(uses, step.get("with"))
+
+    def setup(self, uses: YamlNode, inputs: YamlNode | None) -> None:
+        """The tool version an ``actions/setup-node|python|go`` step installs, as a tool row.
+
+        ``with.<tool>-version`` (docs: actions/setup-node, setup-python, setup-go READMEs) is a
+        row of the ``tool`` ``node``/``python``/``go``, dep type ``setup-<tool>``, judged by
+        mise's versioning: ``20`` and ``20.x`` admit 20.x.y, ``20.11.0`` is a pin, ``lts/*``
+        and ``lts/<name>`` are Node's LTS lines, ``latest``/``current``/``node``/``stable``
+        the newest release. setup-python's several versions (one a line) are one row each.
+        Skipped with the reason: ``${{ … }}`` (a matrix or other expression), semver ranges
+        (``>=3.8 <3.10``, ``^20``), setup-go's ``oldstable``, PyPy/GraalPy and other builds,
+        an unquoted number YAML reads otherwise (``3.10`` is 3.1), and ``<tool>-version-file``
+        (the file is read at run time; a version file of the checkout is its own row).
+        """
+        name = (uses.text() or "").strip().rpartition("@")[0].lower()
+        found = SETUP_ACTIONS.get(name)
+        if found is None or inputs is None or inputs.kind != "mapping":
+            return
+        tool, key = found
+        node = inputs.get(key)
+        value = None if node is None else node.text()
+        if node is None or value is None or not value.strip():
+            source = inputs.get(f"{key}-file")
+            written = None if source is None else source.text()
+            if source is not None and written is not None and written.strip():
+                reason = (
+                    f"the version is read from {written.strip()!r} when the job runs"
+                    f" ({key}-file); that file, when the checkout has it, is its own row"
+                )
+                self.setup_row(source, tool, f"{key}-file: {written.strip()}", reason)
+            return
+        lines = [part.strip() for part in value.splitlines() if part.strip()]
+        if len(lines) > 1 and tool != "python":
+            reason = f"setup-{tool} takes one version, not a list of {len(lines)}"
+            self.setup_row(node, tool, value.strip(), reason)
+            return
+        for index, version in enumerate(lines):
+            line = node.line + index + (1 if node.quoted and len(lines) > 1 else 0)
+            self.setup_row(
+                replace(node, line=line), tool, version, _setup_skip(tool, version, node)
+            )
+
+    def setup_row(self, node: YamlNode, tool: str, version: str, reason: str | None) -> None:
+        # ``20.x`` is the line 20; ``x`` and ``*`` any release; a skipped row reads nothing.
+        read = _X_TAIL.sub("", version)
+        row = tool_row(
+            manager=ID,
+            file=self.path,
+            line=node.line,
+            tool=tool,
+            version="latest" if reason is not None or read in {"x", "X", "*"} else read,
+            dep_type=f"setup-{tool}",
+        )
+        self.rows.append(replace(row, declared=version, skip_reason=reason or row.skip_reason))
 
     def uses(self, node: YamlNode, dep_type: str) -> None:
         """One ``uses:`` value: an image (``docker://``, steps only) or an action reference."""

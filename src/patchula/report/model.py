@@ -21,6 +21,7 @@ from patchula.models import CurrentSource, Status, UpdateType
 from patchula.scan import RepoResult, Row, ScanResult, constraints_only_files
 from patchula.settings import Settings
 from patchula.tools import MANAGERS as TOOL_MANAGERS
+from patchula.tools import SETUP_ROWS
 
 SCHEMA_VERSION = "1"
 STATUSES: tuple[Status, ...] = (
@@ -678,6 +679,7 @@ def _repo(repo: RepoResult) -> RepositoryReport:
 _ECOSYSTEMS = {
     ("github_actions", "github-tags"): "github-actions",
     ("github_actions", "github-releases"): "github-actions",
+    ("github_actions", "github-runners"): "github-actions",
 }
 
 
@@ -685,9 +687,10 @@ def ecosystem(manager: str, datasource: str) -> str:
     """The ecosystem a row of ``manager`` looked up on ``datasource`` is counted under.
 
     Tool versions are ``tool`` whatever backend they resolved to (``cargo:x`` is read on
-    crates.io, yet is a tool of the checkout, not a crate it depends on).
+    crates.io, yet is a tool of the checkout, not a crate it depends on), and so are a
+    workflow's ``actions/setup-*`` version inputs (``tools.SETUP_ROWS``).
     """
-    if manager in TOOL_MANAGERS:
+    if manager in TOOL_MANAGERS or (manager, datasource) in SETUP_ROWS:
         return "tool"
     return _ECOSYSTEMS.get((manager, datasource), datasource)
 
