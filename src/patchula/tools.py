@@ -57,13 +57,15 @@ _CORE = {"node": "node", "python": "python", "go": "go"}
 class _CoreSource(msgspec.Struct, frozen=True):
     """Where a ``core:`` tool's versions are read: a GitHub repository's releases or tags.
 
-    ``prefixes``/``suffixes`` are what its tags carry around the version (``strip_prefixes``).
+    ``prefixes``/``suffixes`` are what its tags carry around the version (``strip_prefixes``);
+    ``note`` is what every row of it says of that source.
     """
 
     datasource: str
     repo: str
     prefixes: tuple[str, ...] = ()
     suffixes: tuple[str, ...] = ()
+    note: str | None = None
 
 
 # The core tools read from GitHub, each where ``mise ls-remote TOOL`` takes its list from
@@ -81,7 +83,8 @@ class _CoreSource(msgspec.Struct, frozen=True):
 #   channels ``stable``/``beta``/``nightly`` are no release).
 # - swift: swiftlang/swift's releases ``swift-X-RELEASE``, both ends stripped (mise does).
 # - zig: mise reads ziglang.org/download/index.json, whose versions are ziglang/zig's release
-#   tags (``0.13.0``; the ``master`` dev builds are no tag): read as tags, dated lazily.
+#   tags (``0.13.0``; the ``master`` dev builds are no tag): read as tags, dated lazily; the
+#   project moved to Codeberg in 2025, so each row's note says the GitHub tags may lag.
 # Prereleases (``1.1.0-canary.1``, ``27.0-rc1``) are the versioning's or the release's flag.
 _CORE_GITHUB = {
     "bun": _CoreSource("github-releases", "oven-sh/bun", ("bun-v",)),
@@ -90,7 +93,15 @@ _CORE_GITHUB = {
     "elixir": _CoreSource("github-releases", "elixir-lang/elixir"),
     "rust": _CoreSource("github-releases", "rust-lang/rust"),
     "swift": _CoreSource("github-releases", "swiftlang/swift", ("swift-",), ("-RELEASE",)),
-    "zig": _CoreSource("github-tags", "ziglang/zig"),
+    "zig": _CoreSource(
+        "github-tags",
+        "ziglang/zig",
+        note=(
+            "versions read from ziglang/zig's GitHub tags; mise lists ziglang.org's"
+            " download/index.json, and zig's development moved to codeberg.org/ziglang/zig"
+            " (2025): a release tagged only there is not seen"
+        ),
+    ),
 }
 # Core tools with no static release source here: why, as their rows say.
 _CORE_UNREAD = {
@@ -287,7 +298,12 @@ def _datasource(backend: str, kind: str, rest: str, mapping: ToolMapping) -> Res
         core = _CORE_GITHUB.get(rest)
         if core is not None:
             return Resolved(
-                backend, core.datasource, core.repo, prefixes=core.prefixes, suffixes=core.suffixes
+                backend,
+                core.datasource,
+                core.repo,
+                prefixes=core.prefixes,
+                note=core.note,
+                suffixes=core.suffixes,
             )
         reason = _CORE_UNREAD.get(rest, "no release source read yet")
         return Resolved(backend, UNRESOLVED, rest, f"{backend}: {reason}")

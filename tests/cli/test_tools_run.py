@@ -759,6 +759,7 @@ def test_core_tools_are_read_from_their_github_releases_and_tags(
     assert verdict("deno", "1.40.0") == ("1.40.0", "2.3.1", "2.3.1", "outdated")
     zig = rows[(".tool-versions", "zig", "0.13.0")]
     assert (zig["datasource"], zig["current"], zig["latest"]) == ("github-tags", "0.13.0", "0.14.1")
+    assert "codeberg.org/ziglang/zig" in zig["reason"]  # the GitHub tags may lag: said
     ruby = rows[(".tool-versions", "ruby", "3.3.0")]
     assert ruby["status"] == "skipped"
     assert "no release source read yet" in ruby["reason"]
