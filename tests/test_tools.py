@@ -106,7 +106,8 @@ def test_backends_resolve_to_their_datasources(
         ("asdf:mise-plugins/x", "asdf:mise-plugins/x: an asdf plugin's script decides"),
         ("vfox:x/y", "vfox:x/y: a vfox plugin's script decides"),
         ("aqua:acme/unknown", "aqua:acme/unknown: the aqua package's repository is not in"),
-        ("zig", "core:zig: no release source read yet"),
+        ("ruby", "core:ruby: mise lists ruby-build's definitions"),
+        ("java", "core:java: versions are per vendor (temurin-21, corretto-…)"),
         ("cargo:https://github.com/o/r", "cargo:https://github.com/o/r: installed from a URL"),
         ("github:not-a-repo", "github:not-a-repo: not an OWNER/REPO"),
     ],
@@ -217,18 +218,7 @@ def test_a_yarn_1_pin_is_looked_up_on_the_yarn_1_line(
 
 # Tools whose backends are all ones patchula reads no release source for yet (core tools
 # without a datasource): documented in README "Tool versions", skipped with the reason.
-UNREADABLE_CORE = {
-    "bun",
-    "deno",
-    "dotnet",
-    "elixir",
-    "erlang",
-    "java",
-    "ruby",
-    "rust",
-    "swift",
-    "zig",
-}
+UNREADABLE_CORE = {"dotnet", "java", "ruby"}
 
 
 def test_every_shipped_tool_resolves_to_a_readable_datasource() -> None:
@@ -298,6 +288,105 @@ def test_strip_prefixes_keeps_only_the_prefixed_tags_as_versions() -> None:
     assert stripped.latest == "1.7.1"
     assert stripped.published_later == ("1.8.0",)
     assert tools.strip_prefixes(catalog, ()) is catalog
+
+
+def test_strip_prefixes_with_a_suffix_keeps_only_tags_with_both_ends() -> None:
+    """Swift's ``swift-5.9.2-RELEASE`` is 5.9.2; a snapshot tag or a bare one is no version."""
+    catalog = _catalog(
+        "swift-5.10.1-RELEASE",
+        "swift-DEVELOPMENT-SNAPSHOT-2024-06-01-a",
+        "swift-5.9.2-RELEASE",
+        "5.8-RELEASE",
+        "swift--RELEASE",
+        latest="swift-5.10.1-RELEASE",
+    )
+    stripped = tools.strip_prefixes(catalog, ("swift-",), ("-RELEASE",))
+    assert [r.version for r in stripped.releases] == ["5.10.1", "5.9.2"]
+    assert stripped.latest == "5.10.1"
+    # A suffix alone: every tag that ends with it, as is otherwise.
+    alone = tools.strip_prefixes(catalog, (), ("-RELEASE",))
+    assert [r.version for r in alone.releases][:2] == ["swift-5.10.1", "swift-5.9.2"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "datasource", "package", "prefixes", "suffixes"),
+    [
+        ("bun", "github-releases", "oven-sh/bun", ("bun-v",), ()),
+        ("deno", "github-releases", "denoland/deno", (), ()),
+        ("erlang", "github-releases", "erlang/otp", ("OTP-",), ()),
+        ("elixir", "github-releases", "elixir-lang/elixir", (), ()),
+        ("rust", "github-releases", "rust-lang/rust", (), ()),
+        ("swift", "github-releases", "swiftlang/swift", ("swift-",), ("-RELEASE",)),
+        ("zig", "github-tags", "ziglang/zig", (), ()),
+    ],
+)
+def test_core_tools_are_read_where_mise_lists_them(
+    tool: str, datasource: str, package: str, prefixes: tuple[str, ...], suffixes: tuple[str, ...]
+) -> None:
+    """Each core tool reads the GitHub releases or tags whose versions ``mise ls-remote`` lists."""
+    row = tools.tool_row(
+        manager="tool_versions",
+        file=".tool-versions",
+        line=1,
+        tool=tool,
+        version="1.2.3",
+        dep_type="tool",
+    )
+    assert (row.backend, row.datasource, row.package_name) == (f"core:{tool}", datasource, package)
+    assert (row.version_prefixes, row.version_suffixes) == (prefixes, suffixes)
+    assert row.skip_reason is None
+
+
+def test_an_elixir_otp_build_is_judged_as_its_version_and_kept_on_the_proposal() -> None:
+    """``1.16.0-otp-26`` is elixir 1.16.0 built for OTP 26: compared as 1.16.0, proposed with it."""
+    row = tools.tool_row(
+        manager="tool_versions",
+        file=".tool-versions",
+        line=3,
+        tool="elixir",
+        version="1.16.0-otp-26",
+        dep_type="tool",
+    )
+    assert (row.declared, row.constraint) == ("1.16.0-otp-26", "1.16.0")
+    assert row.note is not None
+    assert "-otp-26" in row.note
+    assert tools.as_declared(row.declared, "1.18.4") == "1.18.4-otp-26"
+    assert tools.as_declared("1.16", "1.18") == "1.18"
+    plain = tools.tool_row(
+        manager="tool_versions",
+        file=".tool-versions",
+        line=3,
+        tool="elixir",
+        version="1.16.0",
+        dep_type="tool",
+    )
+    assert (plain.constraint, plain.note) == ("1.16.0", None)
+
+
+@pytest.mark.parametrize(
+    ("version", "skipped"),
+    [
+        ("nightly", True),
+        ("beta", True),
+        ("nightly-2024-06-01", True),
+        ("1.75.0", False),
+        ("1.75", False),
+        ("stable", False),
+    ],
+)
+def test_a_rust_channel_is_no_release(version: str, skipped: bool) -> None:  # noqa: FBT001
+    """``nightly``/``beta`` builds move daily: skipped with why; ``stable`` is the newest stable."""
+    row = tools.tool_row(
+        manager="tool_versions",
+        file=".tool-versions",
+        line=1,
+        tool="rust",
+        version=version,
+        dep_type="tool",
+    )
+    assert (row.skip_reason is not None) is skipped
+    if skipped:
+        assert "release channel" in (row.skip_reason or "")
 
 
 def test_strip_prefixes_takes_the_longest_prefix_and_an_empty_one_admits_bare_tags() -> None:

@@ -79,6 +79,9 @@ class Dependency(msgspec.Struct, frozen=True):
     # ``kustomize/``; ``""`` = a tag without one): only tags starting with one are its
     # versions, each the rest (``tools.strip_prefixes``). Empty: tags are versions as they are.
     version_prefixes: tuple[str, ...] = ()
+    # What a tool's tags carry after its version (swift's ``swift-5.9.2-RELEASE``): only tags
+    # that end with one are its versions, the suffix cut (``tools.strip_prefixes``).
+    version_suffixes: tuple[str, ...] = ()
     # aqua's ``version_filter`` of a tool's package, an expr-lang expression on the whole tag
     # (``not (Version startsWith "varcon-")``): tags it is false for are none of its versions
     # (``tools.filter_tags``). ``None``: every tag.

@@ -69,6 +69,8 @@ RECORD_FORMAT = 9  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # _meta.requires and setup.cfg python_requires are requires_python, hatch.toml is read, PDM
 # resolution overrides and uv build constraints are rows (older records hold none of these)
 # also 9: workflows give actions/setup-* version inputs as tool rows and runs-on runner images
+# also 9: core tools bun, deno, erlang, elixir, rust, swift and zig resolve to GitHub releases
+# or tags (older records skip them), tag suffixes (Dependency.version_suffixes)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

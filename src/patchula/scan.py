@@ -1865,6 +1865,7 @@ async def _evaluated(
                 pinned=dep.constraint,
             ),
             dep.version_prefixes,
+            dep.version_suffixes,
         ),
         lookups,
         how,

@@ -18,6 +18,10 @@ package ``yarn`` (``_yarn_line``), since the backend read for ``yarn`` holds ber
 
 Backends → datasources: ``core:node`` → ``node`` (Node's dist ``index.json``), ``core:python``
 → ``python`` (python.org's release API), ``core:go`` → ``go`` (go.dev's release list),
+``core:bun``/``deno``/``erlang``/``elixir``/``rust``/``swift`` → ``github-releases`` and
+``core:zig`` → ``github-tags`` of their upstream repositories (``_CORE_GITHUB``: where mise
+lists each, tag prefixes and suffixes stripped); ``core:ruby``/``java``/``dotnet`` are skipped,
+``_CORE_UNREAD`` says why;
 ``cargo:`` → ``crates``, ``npm:`` → ``npm``, ``pipx:`` → ``pypi``, ``go:`` → ``goproxy``,
 ``github:``/``ubi:`` and ``aqua:`` (through its repository) → ``github-releases`` (an aqua
 package with ``version_source: github_tag`` → ``github-tags``).
@@ -52,6 +56,72 @@ SETUP_ROWS = frozenset(
 )
 
 _CORE = {"node": "node", "python": "python", "go": "go"}
+
+
+class _CoreSource(msgspec.Struct, frozen=True):
+    """Where a ``core:`` tool's versions are read: a GitHub repository's releases or tags.
+
+    ``prefixes``/``suffixes`` are what its tags carry around the version (``strip_prefixes``);
+    ``note`` is what every row of it says of that source.
+    """
+
+    datasource: str
+    repo: str
+    prefixes: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = ()
+    note: str | None = None
+
+
+# The core tools read from GitHub, each where ``mise ls-remote TOOL`` takes its list from
+# (``jdx/mise:src/plugins/core/<tool>.rs``, ``_list_remote_versions``; commit in
+# ``tool_registry.toml``), or from the repository whose releases carry the same versions:
+# - bun: oven-sh/bun's releases, ``bun-v`` stripped (mise reads exactly these).
+# - deno: mise reads deno.com/versions.json; its entries are denoland/deno's release tags
+#   (``v1.40.0``, the ``v`` dropped by the versioning), so the releases give the same list.
+# - erlang: mise lists kerl's ``list releases`` (or erlef/otp_builds' releases for precompiled
+#   installs), both erlang/otp's ``OTP-X`` releases, ``OTP-`` stripped.
+# - elixir: mise reads builds.hex.pm's ``builds.txt``: each ``vX`` release tag of
+#   elixir-lang/elixir, and the same version built per OTP major (``1.16.0-otp-26``); the
+#   releases give the versions, a row's ``-otp-N`` is kept aside (``_otp_build``).
+# - rust: rust-lang/rust's releases, tag as version (mise reads exactly these; the rolling
+#   channels ``stable``/``beta``/``nightly`` are no release).
+# - swift: swiftlang/swift's releases ``swift-X-RELEASE``, both ends stripped (mise does).
+# - zig: mise reads ziglang.org/download/index.json, whose versions are ziglang/zig's release
+#   tags (``0.13.0``; the ``master`` dev builds are no tag): read as tags, dated lazily; the
+#   project moved to Codeberg in 2025, so each row's note says the GitHub tags may lag.
+# Prereleases (``1.1.0-canary.1``, ``27.0-rc1``) are the versioning's or the release's flag.
+_CORE_GITHUB = {
+    "bun": _CoreSource("github-releases", "oven-sh/bun", ("bun-v",)),
+    "deno": _CoreSource("github-releases", "denoland/deno"),
+    "erlang": _CoreSource("github-releases", "erlang/otp", ("OTP-",)),
+    "elixir": _CoreSource("github-releases", "elixir-lang/elixir"),
+    "rust": _CoreSource("github-releases", "rust-lang/rust"),
+    "swift": _CoreSource("github-releases", "swiftlang/swift", ("swift-",), ("-RELEASE",)),
+    "zig": _CoreSource(
+        "github-tags",
+        "ziglang/zig",
+        note=(
+            "versions read from ziglang/zig's GitHub tags; mise lists ziglang.org's"
+            " download/index.json, and zig's development moved to codeberg.org/ziglang/zig"
+            " (2025): a release tagged only there is not seen"
+        ),
+    ),
+}
+# Core tools with no static release source here: why, as their rows say.
+_CORE_UNREAD = {
+    "ruby": (
+        "mise lists ruby-build's definitions (ruby, jruby-…, truffleruby-…), and ruby/ruby's"
+        " tags spell a version with underscores (v3_3_0): no release source read yet"
+    ),
+    "java": (
+        "versions are per vendor (temurin-21, corretto-…) from mise's Java metadata, not one"
+        " release list: no release source read yet"
+    ),
+    "dotnet": (
+        "mise reads Microsoft's release metadata (releases-index.json), which patchula does"
+        " not read: no release source read yet"
+    ),
+}
 # ``[k=v,...]`` options inside a tool key (``github:oxc-project/oxc[matching=oxlint]``).
 _OPTIONS = re.compile(r"\[[^\]]*\]$")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -175,7 +245,8 @@ class Resolved(msgspec.Struct, frozen=True):
     ``prefixes`` are the prefixes its tags carry (``AquaPackage.prefixes``): only tags that
     start with one are its versions, each the rest of its tag (``strip_prefixes``); ``note``
     says why a later backend of the tool's entry is read, when mise's first is not;
-    ``version_filter`` is the aqua package's (``AquaPackage.version_filter``).
+    ``version_filter`` is the aqua package's (``AquaPackage.version_filter``); ``suffixes``
+    are what its tags carry after the version (swift's ``-RELEASE``), stripped likewise.
     """
 
     backend: str | None
@@ -185,6 +256,7 @@ class Resolved(msgspec.Struct, frozen=True):
     prefixes: tuple[str, ...] = ()
     note: str | None = None
     version_filter: str | None = None
+    suffixes: tuple[str, ...] = ()
 
 
 def resolve(tool: str, mapping: ToolMapping | None = None) -> Resolved:
@@ -234,7 +306,18 @@ def _datasource(backend: str, kind: str, rest: str, mapping: ToolMapping) -> Res
     if kind == "core":
         if rest in _CORE:
             return Resolved(backend, _CORE[rest], rest)
-        return Resolved(backend, UNRESOLVED, rest, f"{backend}: no release source read yet")
+        core = _CORE_GITHUB.get(rest)
+        if core is not None:
+            return Resolved(
+                backend,
+                core.datasource,
+                core.repo,
+                prefixes=core.prefixes,
+                note=core.note,
+                suffixes=core.suffixes,
+            )
+        reason = _CORE_UNREAD.get(rest, "no release source read yet")
+        return Resolved(backend, UNRESOLVED, rest, f"{backend}: {reason}")
     if kind in {"github", "ubi"}:
         if _REPO.fullmatch(rest) is None:
             return Resolved(backend, UNRESOLVED, rest, f"{backend}: not an OWNER/REPO")
@@ -332,11 +415,11 @@ def as_declared(declared: str | None, proposed: str | None) -> str | None:
 
     ``constraint_of`` reads ``prefix:22`` as the prefix ``22`` and ``lts-iron`` as the alias
     ``lts/iron``; a proposal made from those (``24``, ``lts/krypton``) goes back into the form
-    declared: ``prefix:24`` (the declared spelling of ``prefix:`` kept), ``lts-krypton``, and
-    setup-node's ``20.x`` → ``24.x`` (the ``.x`` tail kept). Other forms are proposed as they
-    are: ``20`` → ``24``, ``v1.13.4`` → ``v1.14.0`` (the ``v`` is the versioning's),
-    ``lts/iron`` → ``lts/krypton``; ``lts``, ``lts/*`` and ``latest`` move by themselves and
-    have no proposal.
+    declared: ``prefix:24`` (the declared spelling of ``prefix:`` kept), ``lts-krypton``,
+    setup-node's ``20.x`` → ``24.x`` (the ``.x`` tail kept), and an elixir ``-otp-N`` build put
+    back (``1.16.0-otp-26`` → ``1.18.4-otp-26``). Other forms are proposed as they are: ``20`` →
+    ``24``, ``v1.13.4`` → ``v1.14.0`` (the ``v`` is the versioning's), ``lts/iron`` →
+    ``lts/krypton``; ``lts``, ``lts/*`` and ``latest`` move by themselves and have no proposal.
     """
     if declared is None or proposed is None:
         return proposed
@@ -348,6 +431,9 @@ def as_declared(declared: str | None, proposed: str | None) -> str | None:
     tail = _X_TAIL.search(value)
     if tail is not None and proposed[:1].isdigit():
         return proposed + tail.group()  # setup-node's ``20.x`` → ``22.x``
+    build = _OTP_BUILD.fullmatch(value)
+    if build is not None and _OTP_BUILD.fullmatch(proposed) is None:
+        return proposed + build.group("build")  # elixir ``1.16.0-otp-26`` → ``1.18.4-otp-26``
     return proposed
 
 
@@ -372,6 +458,10 @@ def tool_row(
     constraint, skip = constraint_of(version)
     if resolved.backend in _BERRY and ":" not in _OPTIONS.sub("", tool.strip()):
         resolved = _yarn_line(resolved, constraint)
+    if resolved.backend == "core:elixir" and constraint is not None:
+        constraint, resolved = _otp_build(constraint, resolved)
+    if resolved.backend == "core:rust" and constraint is not None and skip is None:
+        skip = _rust_channel(constraint)
     return Dependency(
         manager=manager,
         file=file,
@@ -388,8 +478,40 @@ def tool_row(
         note=resolved.note,
         backend=resolved.backend,
         version_prefixes=resolved.prefixes,
+        version_suffixes=resolved.suffixes,
         version_filter=resolved.version_filter,
     )
+
+
+# An elixir build for one OTP major, as builds.hex.pm names it and mise lists it: ``-otp-26``.
+_OTP_BUILD = re.compile(r"(?P<version>.+?)(?P<build>-otp-\d+)", re.IGNORECASE)
+_RUST_CHANNELS = ("stable", "beta", "nightly")
+
+
+def _otp_build(constraint: str, resolved: Resolved) -> tuple[str, Resolved]:
+    """``(constraint, resolved)`` of an elixir pin: ``1.16.0-otp-26`` is 1.16.0, built for OTP 26.
+
+    The version is judged on elixir-lang/elixir's releases; the ``-otp-N`` build is kept
+    aside, named in the row's note and put back on the proposal (``as_declared``).
+    """
+    found = _OTP_BUILD.fullmatch(constraint.strip())
+    if found is None:
+        return constraint, resolved
+    build = found.group("build")
+    note = (
+        f"judged as elixir {found.group('version')}; {build} names the build for that OTP"
+        f" major (builds.hex.pm), kept on the proposal: check the newer elixir is built for it"
+    )
+    return found.group("version"), replace(resolved, note=note)
+
+
+def _rust_channel(constraint: str) -> str | None:
+    """Why a Rust channel (``nightly``, ``beta-2024-06-01``) is not looked up, else ``None``."""
+    lowered = constraint.strip().lower()
+    channel = next((c for c in _RUST_CHANNELS if lowered.startswith(c)), None)
+    if channel is None or (channel == "stable" and lowered == "stable"):
+        return None  # ``stable`` is the newest stable release (``constraint_of``: no constraint)
+    return f"a Rust {channel} toolchain is a release channel's build, not a release: not looked up"
 
 
 def filter_tags(
@@ -467,7 +589,9 @@ def _yarn_line(resolved: Resolved, constraint: str | None) -> Resolved:
     return Resolved("npm:yarn", "npm", "yarn", note=YARN_CLASSIC_NOTE)
 
 
-def strip_prefixes(catalog: Catalog, prefixes: Sequence[str]) -> Catalog:
+def strip_prefixes(
+    catalog: Catalog, prefixes: Sequence[str], suffixes: Sequence[str] = ()
+) -> Catalog:
     """``catalog`` with only the releases whose tag starts with one of ``prefixes``, as versions.
 
     A tag's version is the rest after the longest prefix it starts with (``jq-1.7.1`` → ``1.7.1``,
@@ -476,14 +600,25 @@ def strip_prefixes(catalog: Catalog, prefixes: Sequence[str]) -> Catalog:
     ``catalog`` itself. This is aqua's and mise's reading of ``version_prefix``
     (``jdx/mise:src/backend/aqua.rs``, ``versioned_package_from_tag``: "strip_prefix", a tag
     without it is no version); ``latest`` is kept only when its tag carries a prefix.
+    ``suffixes`` likewise: a tag must also end with one (the longest is cut), as mise reads
+    swift's ``swift-5.9.2-RELEASE`` (``jdx/mise:src/plugins/core/swift.rs``: ``strip_suffix``).
     """
-    if not prefixes:
+    if not prefixes and not suffixes:
         return catalog
-    ordered = sorted(set(prefixes), key=len, reverse=True)
+    ordered = sorted(set(prefixes or ("",)), key=len, reverse=True)
+    ends = sorted(set(suffixes), key=len, reverse=True)
 
     def version_of(tag: str) -> str | None:
         prefix = next((p for p in ordered if tag.startswith(p)), None)
-        return None if prefix is None else tag[len(prefix) :] or None
+        if prefix is None:
+            return None
+        rest = tag[len(prefix) :]
+        if ends:
+            suffix = next((e for e in ends if e and rest.endswith(e)), None)
+            if suffix is None:
+                return None
+            rest = rest[: -len(suffix)]
+        return rest or None
 
     seen: set[str] = set()
     releases: list[Release] = []

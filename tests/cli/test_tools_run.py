@@ -675,3 +675,94 @@ def test_a_yarn_1_pin_is_judged_on_the_yarn_1_line_not_against_berry(
     berry = rows[(".tool-versions", "yarn", "4.1.0")]
     assert (berry["backend"], berry["packageName"]) == ("aqua:yarnpkg/berry", "yarnpkg/berry")
     assert (berry["current"], berry["latest"], berry["status"]) == ("4.1.0", "4.5.0", "outdated")
+
+
+def _core_tool_repos(registry: FakeRegistry) -> None:
+    """GitHub repositories of the core tools, in their real tag schemes."""
+    day = timedelta(days=1)
+    registry.github.add_repo(
+        "oven-sh",
+        "bun",
+        {
+            "canary": OLD + 300 * day,  # the rolling canary build: no ``bun-v``, no version
+            "bun-v1.2.0-canary.3": OLD + 250 * day,  # not flagged: a prerelease by its name
+            "bun-v1.1.30": OLD + 200 * day,
+            "bun-v1.1.0": OLD,
+        },
+    )
+    registry.github.add_repo(
+        "erlang",
+        "otp",
+        {
+            "OTP-27.0-rc1": OLD + 300 * day,
+            "OTP-26.2.5": OLD + 150 * day,
+            "OTP-26.2.1": OLD + 10 * day,
+            "OTP-25.3.2.8": OLD + 5 * day,  # an older line's patch, published later
+        },
+        prerelease={"OTP-27.0-rc1"},
+    )
+    registry.github.add_repo(
+        "swiftlang",
+        "swift",
+        {
+            "swift-6.0.3-RELEASE": OLD + 200 * day,
+            "swift-5.10.1-RELEASE": OLD + 100 * day,
+            "swift-5.9.2-RELEASE": OLD,
+        },
+        tags=["swift-DEVELOPMENT-SNAPSHOT-2025-01-10-a"],
+    )
+    registry.github.add_repo(
+        "elixir-lang",
+        "elixir",
+        {
+            "v1.19.0-rc.0": OLD + 320 * day,
+            "v1.18.4": OLD + 300 * day,
+            "v1.16.0": OLD,
+        },
+        prerelease={"v1.19.0-rc.0"},
+    )
+    registry.github.add_repo(
+        "rust-lang", "rust", {"1.87.0": OLD + 400 * day, "1.75.0": OLD + 10 * day}
+    )
+    registry.github.add_repo("denoland", "deno", {"v2.3.1": OLD + 450 * day, "v1.40.0": OLD})
+    registry.github.add_repo(
+        "ziglang", "zig", tags={"0.14.1": OLD + 400 * day, "0.13.0": OLD + 100 * day}
+    )
+
+
+def test_core_tools_are_read_from_their_github_releases_and_tags(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """bun, erlang, swift, elixir, rust, deno and zig: tag schemes stripped, prereleases aside."""
+    _core_tool_repos(fake_registry)
+    (tmp_path / ".tool-versions").write_text(
+        "bun 1.1.0\nerlang 26.2.1\nswift 5.9.2\nelixir 1.16.0-otp-26\nrust 1.75.0\n"
+        "deno 1.40.0\nzig 0.13.0\nruby 3.3.0\nrust nightly\n"
+    )
+    code, report = _run(fake_registry, tmp_path)
+    rows = _rows(report)
+
+    def verdict(name: str, declared: str) -> tuple[object, ...]:
+        row = rows[(".tool-versions", name, declared)]
+        return row["current"], row["latest"], row["proposed"], row["status"]
+
+    # The canary build is neither the tag scheme nor stable: 1.1.30 is bun's latest.
+    assert verdict("bun", "1.1.0") == ("1.1.0", "1.1.30", "1.1.30", "outdated")
+    assert rows[(".tool-versions", "bun", "1.1.0")]["currentReleasedAt"] == "2024-01-01T00:00:00Z"
+    # OTP-27.0-rc1 is a prerelease; 25.3.2.8, published later, is not newer.
+    assert verdict("erlang", "26.2.1") == ("26.2.1", "26.2.5", "26.2.5", "outdated")
+    assert verdict("swift", "5.9.2") == ("5.9.2", "6.0.3", "6.0.3", "outdated")
+    elixir = rows[(".tool-versions", "elixir", "1.16.0-otp-26")]
+    assert verdict("elixir", "1.16.0-otp-26") == ("1.16.0", "1.18.4", "1.18.4-otp-26", "outdated")
+    assert "-otp-26" in elixir["reason"]
+    assert verdict("rust", "1.75.0") == ("1.75.0", "1.87.0", "1.87.0", "outdated")
+    assert verdict("deno", "1.40.0") == ("1.40.0", "2.3.1", "2.3.1", "outdated")
+    zig = rows[(".tool-versions", "zig", "0.13.0")]
+    assert (zig["datasource"], zig["current"], zig["latest"]) == ("github-tags", "0.13.0", "0.14.1")
+    assert "codeberg.org/ziglang/zig" in zig["reason"]  # the GitHub tags may lag: said
+    ruby = rows[(".tool-versions", "ruby", "3.3.0")]
+    assert ruby["status"] == "skipped"
+    assert "no release source read yet" in ruby["reason"]
+    nightly = rows[(".tool-versions", "rust", "nightly")]
+    assert (nightly["status"], nightly["datasource"]) == ("skipped", "github-releases")
+    assert code == 0

@@ -25,6 +25,11 @@ def test_registered() -> None:
         ("1.0.0-beta.2", False),
         ("2.0.0-alpha", False),
         ("1.2.3-source", True),  # "rc" inside a word is no release candidate
+        ("1.2.0-canary.3", False),  # bun's canary builds (mise's VERSION_REGEX: -canary)
+        ("27.0-rc1", False),  # OTP-27.0-rc1, its prefix stripped
+        ("1.0.0-nightly", False),
+        ("3.0-edge", False),
+        ("1.0.0-ledger", True),  # "-edge" must start the suffix's word
     ],
 )
 def test_stability(version: str, stable: bool) -> None:  # noqa: FBT001

@@ -4,9 +4,10 @@ mise compares the versions of every backend alike (``versions`` crate order; reg
 ``22``, ``3.12`` and ``1.22`` are fuzzy prefixes meaning the newest matching release, a
 version with three or more numeric parts (or a prerelease suffix) is an exact pin. A leading
 ``v`` is ignored. Prereleases are what mise's own filter leaves out of "latest" and fuzzy
-matches (``jdx/mise:src/backend/mod.rs``, ``VERSION_REGEX``: ``-rc``, ``.rc``, ``-alpha``,
-``-beta``, ``-pre``, ``-dev``, ``-next``, ``a1``/``b1``/``c1``, ``snapshot`` …): a prefix never
-matches one, as ``mise use node@22`` never installs ``22.0.0-rc.1``.
+matches (``jdx/mise:src/plugins/mod.rs``, ``VERSION_REGEX``: ``-rc``, ``.rc``, ``-alpha``,
+``-beta``, ``-pre``, ``-dev``, ``-next``, ``-canary``, ``-nightly``, ``-edge``, ``-test``,
+``a1``/``b1``/``c1``, ``snapshot`` …): a prefix never matches one, as ``mise use node@22``
+never installs ``22.0.0-rc.1``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ ID = "mise"
 _VERSION = re.compile(r"v?(\d+(?:\.\d+)*)([^\s]*)")
 _PRERELEASE = re.compile(
     r"^(?:a|b|c|rc|alpha|beta|pre|dev)\d*|[-.](?:src|dev|latest|stm|rc|milestone|alpha|beta|pre|next)"
-    r"|snapshot|master",
+    r"|-(?:test|nightly|canary|experimental|insider|edge)|snapshot|master",
     re.IGNORECASE,
 )
 _NATURAL = re.compile(r"\d+|[^\d]+")
