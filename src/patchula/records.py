@@ -65,6 +65,8 @@ RECORD_FORMAT = 9  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # pins of the source's packages are no rows, its indirect pins skipped rows (older records: rows)
 # also 9: declared values, constraints, markers, notes and problem messages are redacted
 # (``redact_text``; older records may hold a manifest's secret as written)
+# also 9: Cargo.toml ``registry = "NAME"`` rows carry the registry as ``sole_index`` and are
+# looked up (older records skipped them as "alternative registry")
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.
