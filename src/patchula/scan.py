@@ -3809,8 +3809,9 @@ def extract_targets(
 
     Returns every target's ``RepoResult`` (its problems: a target that cannot be read, a
     malformed manifest) and the dependencies ``scan`` would look up, in extraction order:
-    skipped ones, unknown datasources, Go modules kept off the proxy and untagged digests are
-    left out. Blocking (walks the file system): run it in a worker thread.
+    skipped ones, unknown datasources, Go modules kept off the proxy, crates of an alternative
+    Cargo registry (``registry = "NAME"``: ``cache warm`` does not read .cargo/config.toml)
+    and untagged digests are left out. Blocking (walks the file system): run it in a worker thread.
     """
     repos: list[RepoResult] = []
     found_deps: list[TargetDependency] = []
@@ -3841,6 +3842,8 @@ def extract_targets(
                 continue
             if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
                 continue
+            if dep.datasource == "crates" and dep.sole_index is not None:
+                continue  # an alternative registry's crate: never asked of crates.io
             if _digest_use(dep) == "untagged":
                 continue
             found_deps.append(TargetDependency(root, dep.file, dep, item.locked, pinned))
