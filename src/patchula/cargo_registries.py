@@ -89,6 +89,7 @@ class CargoSource:
     note: str | None = None
     skip: str | None = None
     error: str | None = None
+    no_token: str | None = None  # what a 401 from ``index`` says when no token is configured
 
 
 def _table(data: Mapping[str, object], *keys: str) -> Mapping[str, object]:
@@ -177,11 +178,18 @@ class CargoConfig:
         if user is not None:
             credentials.append(basic_credential(user, password, f"{bare}/", f"{origin} index URL"))
         token = self._token(name)
+        no_token = None
         if token is not None:
             value, source = token
             credentials.append(Credential("Authorization", value, source, scope_of(f"{bare}/")))
+        elif not credentials:
+            no_token = (
+                f"no token configured for cargo registry '{name}' (set"
+                f" CARGO_REGISTRIES_{env_name(name)}_TOKEN, or [registries.{name}] token in"
+                " $CARGO_HOME/credentials.toml)"
+            )
         note = f"{replaced}: looked up on {redact_url(bare)}" if replaced else None
-        return CargoSource(bare, start != CRATES_IO, tuple(credentials), note)
+        return CargoSource(bare, start != CRATES_IO, tuple(credentials), note, no_token=no_token)
 
     def _index(self, name: str) -> tuple[str, str] | None:
         variable = f"CARGO_REGISTRIES_{env_name(name)}_INDEX"

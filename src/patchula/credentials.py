@@ -628,6 +628,7 @@ class CheckoutAccess:
             source.index,
             source.alternative,
             tuple(sorted((c.scope, c.header, c.cache_identity) for c in source.credentials)),
+            source.no_token,
         )
         view = self.derived.get(signature)
         if view is None:
@@ -637,14 +638,18 @@ class CheckoutAccess:
             if source.alternative:
                 registries["crates-api"] = crates.NO_WEB_API
             by_scope = {(c.scope, c.header): c for c in (*self.sent, *source.credentials)}
+            unused = dict(self.unused)
+            if source.no_token is not None:
+                unused[scope_of(f"{source.index}/")] = source.no_token
             stores = {} if self.stores is None else self.stores
             key = stores.setdefault(("cargo", signature), len(stores))
             view = replace(
                 self,
                 registries=registries,
-                credentials=StaticCredentials(by_scope.values(), self.unused),
+                credentials=StaticCredentials(by_scope.values(), unused),
                 key=key,
                 sent=tuple(by_scope.values()),
+                unused=unused,
                 derived={},
             )
             self.derived[signature] = view

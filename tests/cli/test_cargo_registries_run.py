@@ -88,7 +88,11 @@ def test_alternative_registry_with_token(
     code, report = _run(tmp_path, "--registry", crates, "--no-cache")
     acme = _rows(report)["acme-core"]
     assert acme["status"] == "error"
-    assert "401" in acme["reason"]
+    assert acme["reason"].endswith(
+        "HTTP 401 from " + host.url.removeprefix("http://") + ": no token configured for cargo"
+        " registry 'private-crates' (set CARGO_REGISTRIES_PRIVATE_CRATES_TOKEN, or"
+        " [registries.private-crates] token in $CARGO_HOME/credentials.toml)"
+    )
     assert code == 3
 
 
