@@ -828,6 +828,9 @@ class RegistryAccess:
             return self._default
         checkout = Npmrc() if text is None else read_npmrc(text, CHECKOUT_NPMRC, self._env)
         view = self._access(checkout, checkout.warnings, root)
+        if text is None:
+            # No .npmrc: the run-wide view's warnings, as before cargo configs were read.
+            return replace(view, warnings=self._default.warnings)
         # Only what this checkout adds: the run-wide warnings are reported once, not per checkout.
         own = tuple(w for w in view.warnings if w not in self._default.warnings)
         return replace(view, warnings=own)
