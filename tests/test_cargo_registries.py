@@ -139,3 +139,12 @@ def test_a_derived_view_sends_the_token_to_its_index_only(tmp_path: Path) -> Non
     assert view.credentials.for_url("https://crates.corp.example/index/ac/me/acme") is None
     # Asked again, the same view (one lookup key per registry and credential).
     assert view.crate_view("Cargo.toml", "corp")[0] is derived
+
+
+def test_registry_crates_io_is_crates_io() -> None:
+    """``registry = "crates-io"`` is the default registry; its replacement applies to it too."""
+    plain = _config("").resolve("crates-io", mirror_configured=False)
+    assert (plain.index, plain.skip, plain.error) == (None, None, None)
+    text = '[source.crates-io]\nreplace-with = "m"\n[source.m]\nregistry = "sparse+https://m.example/"\n'
+    replaced = _config(text).resolve("crates-io", mirror_configured=False)
+    assert (replaced.index, replaced.alternative) == ("https://m.example", False)

@@ -3842,7 +3842,7 @@ def extract_targets(
                 continue
             if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
                 continue
-            if dep.datasource == "crates" and dep.sole_index is not None:
+            if dep.datasource == "crates" and dep.sole_index not in {None, "crates-io"}:
                 continue  # an alternative registry's crate: never asked of crates.io
             if _digest_use(dep) == "untagged":
                 continue
