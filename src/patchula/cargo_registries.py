@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +54,8 @@ class CargoLayer:
 
 def read_layer(text: str, source: str) -> CargoLayer:
     """Parse one cargo config file (TOML); a damaged one keeps an error naming file and line."""
+    import tomllib  # noqa: PLC0415 - lazy: start-up (most checkouts have no cargo config)
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
