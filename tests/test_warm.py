@@ -913,3 +913,14 @@ async def test_a_pnpm_lock_pins_dependencies_of_dependencies(
         await w.run()
     found = rows(cache_path)
     assert sorted(found) == ["app", "lib", "old-dep"]
+
+
+def test_an_alternative_registry_crate_is_not_warmed(tmp_path: Path) -> None:
+    """``registry = "corp"``: its name is never asked of crates.io; crates.io's crates are."""
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\nversion = "0.1.0"\n[dependencies]\n'
+        'secret-crate = { version = "1", registry = "corp" }\nserde = "1"\n'
+        'regex = { version = "1", registry = "crates-io" }\n'
+    )
+    _, found = extract_targets([str(tmp_path)], Settings())
+    assert [item.dep.package_name for item in found] == ["serde", "regex"]

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from patchula.cargo_registries import CargoConfigs, CargoLayer, CargoSource, read_layer
 from patchula.datasource import DATASOURCES
 from patchula.http.auth import (
     Credential,
@@ -584,7 +585,11 @@ def _shown(path: Path, home: Path | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CheckoutAccess:
-    """Registries and credentials for one checkout's lookups (``key`` tells stores apart)."""
+    """Registries and credentials for one checkout's lookups (``key`` tells stores apart).
+
+    ``cargo``: the checkout's cargo configuration (``crate_view``); ``sent``/``unused``: what
+    ``credentials`` was made of, and ``stores`` the run's key table, for views derived from it.
+    """
 
     npm: NpmRegistries
     registries: Mapping[str, str]
@@ -592,6 +597,63 @@ class CheckoutAccess:
     key: int = 0
     warnings: tuple[str, ...] = ()
     insecure_registries: frozenset[str] = frozenset()
+    cargo: CargoConfigs | None = field(default=None, repr=False, compare=False)
+    sent: tuple[Credential, ...] = field(default=(), repr=False, compare=False)
+    unused: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    stores: dict[object, int] | None = field(default=None, repr=False, compare=False)
+    derived: dict[object, CheckoutAccess] = field(default_factory=dict, repr=False, compare=False)
+
+    def crate_view(self, file: str, registry: str | None) -> tuple[CheckoutAccess, CargoSource]:
+        """The view a crate of manifest ``file`` on ``registry`` (``None``: crates.io) uses.
+
+        Its ``.cargo/config.toml`` files (``cargo_registries``) may name an alternative
+        registry or replace crates.io: the view then has that sparse index as its ``crates``
+        registry and the registry's token (``CARGO_REGISTRIES_<NAME>_TOKEN``) for it alone;
+        an alternative registry has no crates.io web API (``crates.NO_WEB_API``). The source
+        says why a crate is not looked up (a git index, a local-registry) or is an error (a
+        replacement cycle, a damaged config file). ``--registry crates=URL`` wins over a
+        replacement of crates.io.
+        """
+        if self.cargo is None:
+            if registry is None:
+                return self, CargoSource()
+            skip = f"alternative registry '{registry}': no cargo configuration was read"
+            return self, CargoSource(skip=skip)
+        config = self.cargo.for_file(file)
+        source = config.resolve(registry, mirror_configured="crates" in self.registries)
+        if source.index is None:
+            return self, source
+        signature = (
+            self.key,
+            source.index,
+            source.alternative,
+            tuple(sorted((c.scope, c.header, c.cache_identity) for c in source.credentials)),
+            source.no_token,
+        )
+        view = self.derived.get(signature)
+        if view is None:
+            from patchula.datasource import crates  # noqa: PLC0415 - lazy: start-up
+
+            registries = {**self.registries, "crates": source.index}
+            if source.alternative:
+                registries["crates-api"] = crates.NO_WEB_API
+            by_scope = {(c.scope, c.header): c for c in (*self.sent, *source.credentials)}
+            unused = dict(self.unused)
+            if source.no_token is not None:
+                unused[scope_of(f"{source.index}/")] = source.no_token
+            stores = {} if self.stores is None else self.stores
+            key = stores.setdefault(("cargo", signature), len(stores))
+            view = replace(
+                self,
+                registries=registries,
+                credentials=StaticCredentials(by_scope.values(), unused),
+                key=key,
+                sent=tuple(by_scope.values()),
+                unused=unused,
+                derived={},
+            )
+            self.derived[signature] = view
+        return view, source
 
     def base_url(self, datasource: str, package: str) -> str:
         """The base URL ``package`` of ``datasource`` is looked up on.
@@ -733,9 +795,8 @@ class RegistryAccess:
         if netrc_path is not None:
             self._netrc, more = netrc_logins(netrc_path)
             warnings += more
-        self._stores: dict[
-            tuple[tuple[tuple[str, str, str, str], ...], tuple[tuple[str, str], ...]], int
-        ] = {}
+        self._cargo_user = _cargo_user(env, home)
+        self._stores: dict[object, int] = {}
         self._default = self._access(Npmrc(), ())
         # Warnings about the user's files and environment, reported once for the run (stderr).
         self.warnings: list[str] = [
@@ -753,25 +814,30 @@ class RegistryAccess:
         """
         if root is None:
             return self._default
-        if not _inside(root, root / ".npmrc"):
-            return self._default
-        return self.for_npmrc(_read(root / ".npmrc"))
+        text = _read(root / ".npmrc") if _inside(root, root / ".npmrc") else None
+        return self.for_npmrc(text, root)
 
-    def for_npmrc(self, text: str | None) -> CheckoutAccess:
+    def for_npmrc(self, text: str | None, root: Path | None = None) -> CheckoutAccess:
         """Registries and credentials for a repository whose root ``.npmrc`` holds ``text``.
 
         What ``for_checkout`` does with a checkout's file, for one known by its text (a remote
-        repository's blob); ``None``: the repository has none (the run-wide view).
+        repository's blob); ``None``: the repository has none (the run-wide view). ``root``: the
+        checkout whose ``.cargo/config.toml`` files its crates' lookups read (``crate_view``).
         """
-        if text is None:
+        if text is None and root is None:
             return self._default
-        checkout = read_npmrc(text, CHECKOUT_NPMRC, self._env)
-        view = self._access(checkout, checkout.warnings)
+        checkout = Npmrc() if text is None else read_npmrc(text, CHECKOUT_NPMRC, self._env)
+        view = self._access(checkout, checkout.warnings, root)
+        if text is None:
+            # No .npmrc: the run-wide view's warnings, as before cargo configs were read.
+            return replace(view, warnings=self._default.warnings)
         # Only what this checkout adds: the run-wide warnings are reported once, not per checkout.
         own = tuple(w for w in view.warnings if w not in self._default.warnings)
         return replace(view, warnings=own)
 
-    def _access(self, checkout: Npmrc, warnings: tuple[str, ...]) -> CheckoutAccess:
+    def _access(
+        self, checkout: Npmrc, warnings: tuple[str, ...], checkout_root: Path | None = None
+    ) -> CheckoutAccess:
         npmrc = checkout.over(self._user_npmrc)
         npm_found: list[Credential] = []
         configured = self._settings.registries.get("npm")
@@ -829,6 +895,10 @@ class RegistryAccess:
             key=key,
             warnings=warnings + tuple(more) + tuple(user.warnings) + tuple(own.warnings),
             insecure_registries=frozenset(self._settings.insecure_registries),
+            cargo=CargoConfigs(checkout_root, self._cargo_user, self._env),
+            sent=tuple(by_scope.values()),
+            unused=unused,
+            stores=self._stores,
         )
 
     def _origins(self, registries: Mapping[str, str], npm: NpmRegistries) -> list[str]:
@@ -889,6 +959,26 @@ class RegistryAccess:
 
     def __repr__(self) -> str:
         return f"RegistryAccess({self._default.credentials!r})"
+
+
+def _cargo_user(env: Mapping[str, str], home: Path | None) -> list[CargoLayer]:
+    """The user's cargo files: ``$CARGO_HOME`` (default ``~/.cargo``) config, then credentials.
+
+    Read only when ``home`` is given (as ``~/.npmrc`` is); the legacy names without
+    ``.toml`` win when both exist, as cargo reads them.
+    """
+    if home is None:
+        return []
+    cargo_home = Path(env["CARGO_HOME"]) if env.get("CARGO_HOME") else home / ".cargo"
+    layers: list[CargoLayer] = []
+    for stem in ("config", "credentials"):
+        for name in (stem, f"{stem}.toml"):
+            text = _read(cargo_home / name)
+            if text is not None:
+                shown = f"$CARGO_HOME/{name}" if env.get("CARGO_HOME") else f"~/.cargo/{name}"
+                layers.append(read_layer(text, shown))
+                break
+    return layers
 
 
 def _inside(root: Path, path: Path) -> bool:

@@ -70,7 +70,9 @@ class Dependency(msgspec.Struct, frozen=True):
     prereleases: bool = False
     # The package index the manifest takes this package from alone, as it names it (``package
     # index 'pytorch'``: uv ``explicit = true``, Poetry ``priority = "explicit"``); the row is
-    # skipped unless the run's PyPI registry is configured (``--registry pypi=URL``).
+    # skipped unless the run's PyPI registry is configured (``--registry pypi=URL``). Cargo:
+    # the alternative registry a dependency names (``registry = "private-crates"``), looked up
+    # on the index the checkout's .cargo/config.toml gives it.
     sole_index: str | None = None
     # Versions of ``package_name`` the manifest excludes (go.mod ``exclude``): never current's
     # replacement candidates nor latest (cmd/go modload.CheckAllowed).

@@ -71,6 +71,8 @@ RECORD_FORMAT = 9  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # also 9: workflows give actions/setup-* version inputs as tool rows and runs-on runner images
 # also 9: core tools bun, deno, erlang, elixir, rust, swift and zig resolve to GitHub releases
 # or tags (older records skip them), tag suffixes (Dependency.version_suffixes)
+# also 9: Cargo.toml ``registry = "NAME"`` rows carry the registry as ``sole_index`` and are
+# looked up (older records skipped them as "alternative registry")
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

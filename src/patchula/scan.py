@@ -231,6 +231,45 @@ def _sole_index(dep: Dependency, index: str, registries: Mapping[str, str]) -> D
     return replace(dep, skip_reason=reason)
 
 
+def _routed(
+    dep: Dependency, settings: Settings, view: CheckoutAccess
+) -> tuple[Dependency, CheckoutAccess, str | None]:
+    """``dep`` with the skip reasons and notes of where it is looked up, its view, an error.
+
+    GONOPROXY/GOPRIVATE modules, a Python row's sole index (``_sole_index``), a crate's
+    registry from the checkout's cargo config (``_crate_view``).
+    """
+    if dep.skip_reason is None and dep.datasource == "goproxy":
+        reason = _go_skip(dep.package_name, settings)
+        if reason is not None:
+            dep = replace(dep, skip_reason=reason)
+    if dep.skip_reason is None and dep.datasource == "crates":
+        view, dep, error = _crate_view(dep, view)
+        return dep, view, error
+    if dep.skip_reason is None and dep.sole_index is not None:
+        dep = _sole_index(dep, dep.sole_index, view.registries)
+    return dep, view, None
+
+
+def _crate_view(
+    dep: Dependency, view: CheckoutAccess
+) -> tuple[CheckoutAccess, Dependency, str | None]:
+    """The view a crate's lookup uses, the row as the checkout's cargo config makes it, an error.
+
+    ``.cargo/config.toml`` (``CheckoutAccess.crate_view``) decides the registry of a row naming
+    one (``registry = "NAME"``, kept as ``sole_index``) and a replacement of crates.io: the
+    row is skipped with the reason when that registry cannot be read (a git index, a
+    local-registry or directory source, an undefined name), gets a note when crates.io is
+    replaced, and the error names a replacement cycle or a damaged config file.
+    """
+    derived, source = view.crate_view(dep.file, dep.sole_index)
+    if source.skip is not None:
+        return view, replace(dep, skip_reason=source.skip), None
+    if source.note is not None:
+        dep = replace(dep, note="; ".join(part for part in (dep.note, source.note) if part))
+    return derived, dep, source.error
+
+
 def _pace_crates_api(throttle: Callable[[str, float], None], settings: Settings) -> None:
     """Apply crates.io's crawler policy: at most one web API request a second.
 
@@ -1116,10 +1155,16 @@ def _request(
         dep = item.dep
         if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
             continue
+        if dep.skip_reason is None and dep.datasource == "crates":
+            view_of, dep, error = _crate_view(dep, view)
+            if error is not None or dep.skip_reason is not None:
+                continue
+        else:
+            view_of = view
         if dep.skip_reason is None and dep.datasource in DATASOURCES:
             # A tool's resolved backend is its datasource and package name, so the lookup
             # (and the catalog view keyed like it) is scoped by the mise registry mapping.
-            key = lookups.key(dep.datasource, dep.package_name, view)
+            key = lookups.key(dep.datasource, dep.package_name, view_of)
             lookups.note(key, dep.name)
             use = _digest_use(dep)
             # A tag that is no version needs its digest, no catalog, unless the catalog
@@ -1675,13 +1720,10 @@ async def _row(
     now: datetime,
     view: CheckoutAccess,
 ) -> Row:
-    dep, locked, lock_file = item.dep, item.locked, item.lock_file
-    if dep.skip_reason is None and dep.datasource == "goproxy":
-        reason = _go_skip(dep.package_name, settings)
-        if reason is not None:
-            dep = replace(dep, skip_reason=reason)
-    if dep.skip_reason is None and dep.sole_index is not None:
-        dep = _sole_index(dep, dep.sole_index, view.registries)
+    locked, lock_file = item.locked, item.lock_file
+    dep, view, error = _routed(item.dep, settings, view)
+    if error is not None:
+        return Row(dep, Finding(status="error", reason=error))
     if dep.skip_reason is not None:
         return Row(dep, Finding(status="skipped", reason=dep.skip_reason))
     if dep.datasource not in DATASOURCES or dep.versioning not in VERSIONINGS:
@@ -3825,8 +3867,9 @@ def extract_targets(
 
     Returns every target's ``RepoResult`` (its problems: a target that cannot be read, a
     malformed manifest) and the dependencies ``scan`` would look up, in extraction order:
-    skipped ones, unknown datasources, Go modules kept off the proxy and untagged digests are
-    left out. Blocking (walks the file system): run it in a worker thread.
+    skipped ones, unknown datasources, Go modules kept off the proxy, crates of an alternative
+    Cargo registry (``registry = "NAME"``: ``cache warm`` does not read .cargo/config.toml)
+    and untagged digests are left out. Blocking (walks the file system): run it in a worker thread.
     """
     repos: list[RepoResult] = []
     found_deps: list[TargetDependency] = []
@@ -3857,6 +3900,8 @@ def extract_targets(
                 continue
             if dep.datasource == "goproxy" and _go_skip(dep.package_name, settings):
                 continue
+            if dep.datasource == "crates" and dep.sole_index not in {None, "crates-io"}:
+                continue  # an alternative registry's crate: never asked of crates.io
             if _digest_use(dep) == "untagged":
                 continue
             found_deps.append(TargetDependency(root, dep.file, dep, item.locked, pinned))

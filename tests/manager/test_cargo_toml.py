@@ -297,7 +297,7 @@ def test_dotted_tables_and_dotted_keys() -> None:
 
 
 def test_path_git_and_registry_dependencies_are_skipped() -> None:
-    """Path, path+version, git and alternative-registry dependencies carry their skip reason.
+    """Path, path+version and git dependencies carry their skip reason; a registry is kept.
 
     One with neither version, path nor git is refused by Cargo: a problem, no row.
     """
@@ -331,9 +331,13 @@ def test_path_git_and_registry_dependencies_are_skipped() -> None:
             "git dependency",
         ),
         (9, "pinned-git", "pinned-git", "dependencies", "1.2", "1.2", "git dependency"),
-        (10, "internal", "internal", "dependencies", "0.3", "0.3", "alternative registry 'other'"),
+        (10, "internal", "internal", "dependencies", "0.3", "0.3", None),
         (12, "exact", "exact", "dependencies", "=1.2.3", "=1.2.3", None),
     ]
+    # An alternative registry's row is looked up there (the scan reads .cargo/config.toml).
+    registries = {d.name: d.sole_index for d in result.dependencies}
+    assert registries["internal"] == "other"
+    assert registries["exact"] is None
     assert result.problems == (
         ManifestProblem(
             "Cargo.toml",

@@ -297,6 +297,10 @@ async def dependencies(
 
 
 DEFAULT_API_URL = "https://crates.io"
+# The ``crates-api`` registry of an alternative Cargo registry's lookups: crates.io's web API
+# knows none of its crates (a namesake there is another crate), and the Cargo registry web API
+# has no version list with dates, so its publish times are the index ``pubtime`` alone.
+NO_WEB_API = "none:"
 API_MIN_INTERVAL_SECONDS = 1.0  # crates.io crawler policy: at most one request per second
 # The throttled web API is asked only when the release-age policy needs a date, never for
 # libyears alone (libyears then stay unknown when the index has no pubtime).
@@ -325,6 +329,12 @@ async def release_times(
     Source: crates.io ``/api/v1/crates/<name>/versions`` (seek pagination, ``meta.next_page``).
     """
     base = registries.get("crates-api", DEFAULT_API_URL).rstrip("/")
+    if base == NO_WEB_API.rstrip("/"):
+        msg = (
+            f"crate {package_name!r}: the alternative registry's index gives no pubtime, and "
+            "patchula reads no web API but crates.io's"
+        )
+        raise RegistryError(msg)
     wanted = set(versions)
     found: dict[str, datetime | Unavailable | None] = dict.fromkeys(versions)
     query = f"?per_page={_API_PAGE}"

@@ -43,7 +43,8 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:
     the table name), their ``[target.<spec>.…]`` forms (dep_type ``target.<spec>.<table>``) and,
     in a workspace root, ``[workspace.dependencies]`` (dep_type ``workspace.dependencies``).
     ``constraint`` is the Cargo requirement as written; ``package = "…"`` renames look up the
-    real crate. Path, git and alternative-registry dependencies are skipped with a reason. A
+    real crate. Path and git dependencies are skipped with a reason; ``registry = "NAME"`` is
+    kept as ``sole_index`` (the scan looks it up on that registry's index). A
     ``workspace = true`` entry gives the row of the ``[workspace.dependencies]`` declaration it
     inherits (the root's file, line and dep_type, equal to the root's own row), the workspace
     root found by reading the ``Cargo.toml`` files above ``path`` through ``read`` (or the one
@@ -215,8 +216,6 @@ class _Collector(msgspec.Struct):
             location = path
         elif isinstance(git, str):
             skip_reason, location = GIT_REASON, git
-        elif isinstance(registry, str):
-            skip_reason = f"alternative registry '{registry}'"
         elif version is None:
             # Cargo refuses such a manifest ("dependency (x) specified without providing a
             # local path, Git repository, version, or workspace dependency to use", once a
@@ -230,7 +229,10 @@ class _Collector(msgspec.Struct):
         declared = version.strip() if isinstance(version, str) else location
         constraint = version.strip() if isinstance(version, str) else None
         real = package if isinstance(package, str) and package else name
-        self.add(line, name, real, dep_type, declared, constraint, skip_reason)
+        # ``registry = "NAME"``: the crate comes from that registry alone; the scan finds its
+        # index in the checkout's .cargo/config.toml (``cargo_registries``).
+        sole = registry.strip() if isinstance(registry, str) and skip_reason is None else None
+        self.add(line, name, real, dep_type, declared, constraint, skip_reason, sole or None)
 
     def add(
         self,
@@ -241,6 +243,7 @@ class _Collector(msgspec.Struct):
         declared: str | None,
         constraint: str | None,
         skip_reason: str | None = None,
+        registry: str | None = None,
     ) -> None:
         self.dependencies.append(
             Dependency(
@@ -255,6 +258,7 @@ class _Collector(msgspec.Struct):
                 declared=declared,
                 constraint=constraint,
                 skip_reason=skip_reason,
+                sole_index=registry,
             )
         )
 
