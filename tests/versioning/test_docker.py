@@ -439,6 +439,7 @@ def test_another_variant_is_the_same_shape_with_another_suffix() -> None:
 def test_finer_line_cuts_a_precise_tag_to_a_floating_tags_precision(
     current: str, other: str, line: tuple[int, ...] | None
 ) -> None:
+    """Only a more precise stable tag of the same form and variant has a line."""
     assert docker.finer_line(current, other) == line
 
 
@@ -449,4 +450,5 @@ def test_finer_line_cuts_a_precise_tag_to_a_floating_tags_precision(
 def test_line_tag_writes_a_line_as_the_floating_tag_is_written(
     current: str, line: tuple[int, ...], tag: str
 ) -> None:
+    """The ``v`` and the variant of the floating tag are kept."""
     assert docker.line_tag(current, line) == tag
