@@ -177,3 +177,95 @@ async def test_a_ref_github_does_not_have_is_unknown_in_githubs_words(
         "unknown",
         "the commit of branch gone could not be read: GitHub has no tag or branch of that name",
     )
+
+
+def _repo(registry: FakeRegistry, tags: dict[str, int], same: dict[str, str]) -> None:
+    """``actions/checkout`` with ``tags`` (tag → age in days); ``same``: tag → tag whose commit."""
+    dated = {tag: NOW - timedelta(days=days) for tag, days in tags.items()}
+    registry.github.add_repo("actions", "checkout", tags=dated)
+    for tag, other in same.items():
+        registry.github.point_tag("actions", "checkout", tag, _sha(other))
+
+
+@pytest.mark.anyio
+async def test_a_floating_major_whose_new_major_has_no_floating_tag_is_pinned_in_full(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``@v1`` beside ``v2.0.0`` and no ``v2``: outdated (major) to ``v2.0.0``, saying why."""
+    _repo(fake_registry, {"v1": 90, "v1.2.3": 90, "v2.0.0": 30}, {"v1": "v1.2.3"})
+    [row] = await _scan(fake_registry, tmp_path, "actions/checkout@v1")
+    f = row.finding
+    assert (f.status, f.current, f.latest, f.eligible, f.update_type, f.versions_behind) == (
+        "outdated",
+        "v1",
+        "v2.0.0",
+        "v2.0.0",
+        "major",
+        1,
+    )
+    assert f.reason == "no floating v2 tag; pinning v2.0.0"
+
+
+@pytest.mark.anyio
+async def test_a_floating_major_moves_to_the_newest_major_floating_or_not(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``v2`` exists but the newest major has only ``v3.0.0``/``v3.1.0``: ``v3.1.0`` is proposed.
+
+    A floating ``v4.2`` reads its own precision the same way: ``v4.3`` is no tag, ``v4.3.1`` is.
+    """
+    tags = {"v1": 99, "v2": 60, "v2.0.0": 60, "v3.0.0": 20, "v3.1.0": 10, "v3.1": 10}
+    _repo(fake_registry, tags, {"v2": "v2.0.0", "v3.1": "v3.1.0"})
+    rows = await _scan(fake_registry, tmp_path, "actions/checkout@v1", "actions/checkout@v3.1")
+    assert [
+        (r.finding.status, r.finding.eligible, r.finding.update_type, r.finding.reason)
+        for r in rows
+    ] == [
+        ("outdated", "v3.1.0", "major", "no floating v3 tag; pinning v3.1.0"),
+        ("up-to-date", None, None, None),
+    ]
+    # v2 and the most precise tags of the v3 line; v3.1 is not counted beside v3.1.0.
+    assert rows[0].finding.versions_behind == 3
+
+
+@pytest.mark.anyio
+async def test_a_floating_tag_behind_its_newest_release_is_said_on_its_row(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``v2`` at ``v2.0.0``'s commit while ``v2.1.0`` exists: up to date, and a user is told."""
+    tags = {"v2": 60, "v2.0.0": 60, "v2.1.0": 5, "v1": 99, "v1.0.0": 99}
+    _repo(fake_registry, tags, {"v2": "v2.0.0", "v1": "v1.0.0"})
+    rows = await _scan(
+        fake_registry,
+        tmp_path,
+        "actions/checkout@v2",
+        "actions/checkout@v1",
+        f"actions/checkout@{_sha('v2.0.0')} # v2",
+    )
+    lag = (
+        "tag v2 points at v2.0.0's commit, not the newest v2.1.0's"
+        " (a user on v2 does not get v2.1.0)"
+    )
+    assert [(r.finding.status, r.finding.eligible, r.finding.reason) for r in rows] == [
+        ("up-to-date", None, lag),
+        ("outdated", "v2", lag),
+        ("up-to-date", None, lag),
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_floating_tag_at_its_newest_release_or_at_no_release_says_nothing(
+    fake_registry: FakeRegistry, tmp_path: Path
+) -> None:
+    """``v2`` at ``v2.1.0``'s commit: nothing to say; ``v3`` at a commit no release has: unknown.
+
+    A floating tag whose commit no release of its line has (moved to a branch head, say) is
+    not called behind: nothing says which release it is.
+    """
+    tags = {"v2": 60, "v2.0.0": 60, "v2.1.0": 5, "v3": 1, "v3.0.0": 2}
+    _repo(fake_registry, tags, {"v2": "v2.1.0"})
+    rows = await _scan(fake_registry, tmp_path, "actions/checkout@v2", "actions/checkout@v3")
+    assert [(r.finding.status, r.finding.eligible, r.finding.reason) for r in rows] == [
+        ("outdated", "v3", None),
+        ("up-to-date", None, None),
+    ]

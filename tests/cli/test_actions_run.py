@@ -410,3 +410,62 @@ def test_a_qualified_ref_is_worded_by_what_it_is(
         "the commit of branch refs/heads/v2.0.0 could not be read: GitHub has no tag or branch"
         " of that name"
     )
+
+
+def _floating_repos(registry: FakeRegistry) -> None:
+    """Two repositories of floating tags.
+
+    ``acme/setup``: ``v1`` at ``v1.2.3``, then ``v2.0.0`` with no ``v2`` tag; ``acme/lag``:
+    ``v2`` left at ``v2.0.0``'s commit after ``v2.1.0``.
+    """
+    github = registry.github
+    days = {"v1": 200, "v1.2.3": 200, "v2.0.0": 30}
+    github.add_repo("acme", "setup", tags={t: NOW - timedelta(days=d) for t, d in days.items()})
+    github.point_tag("acme", "setup", "v1", _sha("acme/setup", "v1.2.3"))
+    days = {"v2": 90, "v2.0.0": 90, "v2.1.0": 10}
+    github.add_repo("acme", "lag", tags={t: NOW - timedelta(days=d) for t, d in days.items()})
+    github.point_tag("acme", "lag", "v2", _sha("acme/lag", "v2.0.0"))
+
+
+FLOATING = "no floating v2 tag; pinning v2.0.0"
+LAGGING = (
+    "tag v2 points at v2.0.0's commit, not the newest v2.1.0's (a user on v2 does not get v2.1.0)"
+)
+
+
+@pytest.mark.parametrize("token", ["", TOKEN])
+def test_floating_majors_are_proposed_in_full_or_named_behind_in_json_and_table(
+    fake_registry: FakeRegistry, tmp_path: Path, token: str
+) -> None:
+    """``@v1`` without a ``v2`` tag is outdated to ``v2.0.0``; ``@v2`` behind ``v2.1.0`` says so.
+
+    The JSON report's ``reason`` and the table's notes carry the same words, on REST and on
+    GraphQL (with a token); the up-to-date row is in the table with ``-v``, as every one is.
+    """
+    _floating_repos(fake_registry)
+    repo = tmp_path / "repo"
+    (repo / WORKFLOWS).mkdir(parents=True)
+    steps = "".join(f"      - uses: {uses}\n" for uses in ("acme/setup@v1", "acme/lag@v2"))
+    (repo / WORKFLOWS / "ci.yml").write_text(f"on: push\njobs:\n  a:\n    steps:\n{steps}")
+    args = _args(fake_registry, "--no-cache")
+    code, report, _ = _run(str(repo), *args, env={"GH_TOKEN": token})
+    rows = _rows(report)
+    assert code == 0
+    assert (_view(rows[CI, 5]), rows[CI, 5]["reason"]) == (
+        ("github-actions", "action", "v1", "v2.0.0", "v2.0.0", "major", "outdated"),
+        FLOATING,
+    )
+    assert (_view(rows[CI, 6]), rows[CI, 6]["reason"]) == (
+        ("github-actions", "action", "v2", "v2", None, None, "up-to-date"),
+        LAGGING,
+    )
+    table = [*args[:1], "table", *args[2:]]
+    result = runner.invoke(
+        app,
+        ["run", str(repo), "-v", *table],
+        env={**_NO_TOKEN, "GH_TOKEN": token, "COLUMNS": ""},
+        catch_exceptions=False,
+    )
+    lines = result.stdout.splitlines()
+    assert any("acme/setup" in line and FLOATING in line for line in lines), result.stdout
+    assert any("acme/lag" in line and LAGGING in line for line in lines), result.stdout

@@ -993,3 +993,80 @@ def test_a_release_the_registry_flags_unstable_moves_along_every_release() -> No
     assert (current.status, current.latest, current.eligible) == ("outdated", "26.2.0", "26.2.0")
     lts = evaluate(tool("24.20.1"), cat, mise, NO_WAIT, NOW)
     assert (lts.status, lts.latest, lts.eligible) == ("up-to-date", "24.20.1", None)
+
+
+BACKPORT = (_rel("2.9.0", 300), _rel("3.0.0", 200), _rel("3.1.0", 100), _rel("2.9.5", 10))
+
+
+def test_a_latest_dist_tag_below_current_is_named_and_no_downgrade_is_proposed() -> None:
+    """A backport 2.9.5 took ``latest`` after 3.1.0: up to date on 3.1.0, the row says why."""
+    cat = _npm_catalog(*BACKPORT, latest="2.9.5")
+    f = evaluate(_npm_dep("^3.0.0"), cat, npm, NO_WAIT, NOW, locked="3.1.0")
+    assert (f.status, f.current, f.latest, f.eligible, f.versions_behind, f.libyears) == (
+        "up-to-date",
+        "3.1.0",
+        "2.9.5",
+        None,
+        0,
+        0.0,
+    )
+    assert f.reason == (
+        "the registry's latest dist-tag is 2.9.5, below the current 3.1.0 (no downgrade is"
+        " proposed); newest stable is 3.1.0"
+    )
+
+
+def test_a_current_above_a_lower_latest_still_moves_to_newer_releases() -> None:
+    """3.2.0 after 3.1.0 and a 2.9.5 latest: 3.1.0 moves on to 3.2.0, the note names both."""
+    cat = _npm_catalog(*BACKPORT, _rel("3.2.0", 5), latest="2.9.5")
+    f = evaluate(_npm_dep("^3.0.0"), cat, npm, NO_WAIT, NOW, locked="3.1.0")
+    assert (f.status, f.latest, f.eligible, f.update_type) == (
+        "outdated",
+        "2.9.5",
+        "3.2.0",
+        "minor",
+    )
+    assert f.reason == (
+        "the registry's latest dist-tag is 2.9.5, below the current 3.1.0 (no downgrade is"
+        " proposed); newest stable is 3.2.0"
+    )
+
+
+@pytest.mark.parametrize(
+    ("locked", "status", "eligible"),
+    [("2.9.0", "outdated", "2.9.5"), ("2.9.5", "up-to-date", None)],
+)
+def test_a_stable_release_above_the_latest_dist_tag_is_named_not_proposed(
+    locked: str, status: str, eligible: str | None
+) -> None:
+    """3.1.0 is out but ``latest`` stays on 2.9.5: the row stops there too, and names 3.1.0.
+
+    ``npm outdated`` (Latest: the dist-tag), npm-check-updates' default target and Renovate
+    (no proposal above latest) stop at 2.9.5; the row names 3.1.0 and the dist-tag naming it.
+    """
+    cat = _npm_catalog(*BACKPORT, latest="2.9.5", tags={"next": "3.1.0"})
+    f = evaluate(_npm_dep("^2.9.0"), cat, npm, NO_WAIT, NOW, locked=locked)
+    assert (f.status, f.latest, f.eligible) == (status, "2.9.5", eligible)
+    assert f.reason == (
+        "newest stable is 3.1.0 (dist-tag next), above the registry's latest dist-tag 2.9.5:"
+        " not proposed (npm follows dist-tags.latest)"
+    )
+
+
+def test_a_latest_that_is_the_newest_stable_or_below_a_prerelease_current_says_nothing() -> None:
+    """``latest`` on the newest stable: no note; a prerelease current above it: no note either."""
+    newest = _npm_catalog(*BACKPORT[:3], latest="3.1.0")
+    assert evaluate(_npm_dep("^3.0.0"), newest, npm, NO_WAIT, NOW, locked="3.0.0").reason is None
+    rc = _npm_catalog(*BACKPORT, _rel("4.0.0-rc.1", 3), latest="3.1.0")
+    f = evaluate(_npm_dep("^4.0.0-rc.1"), rc, npm, NO_WAIT, NOW, locked="4.0.0-rc.1")
+    assert (f.status, f.reason) == ("up-to-date", None)
+
+
+def test_a_registry_latest_below_current_is_no_dist_tag_note_outside_npm() -> None:
+    """Only npm's ``latest`` dist-tag gets the note; a Go proxy latest below current does not.
+
+    (A Go proxy's ``@latest`` skips a newer ``+incompatible`` major; its own rows say so.)
+    """
+    cat = replace(_npm_catalog(*BACKPORT, latest="2.9.5"), datasource="goproxy", dist_tags=())
+    f = evaluate(_npm_dep("^3.0.0"), cat, npm, NO_WAIT, NOW, locked="3.1.0")
+    assert (f.status, f.latest, f.reason) == ("up-to-date", "2.9.5", None)

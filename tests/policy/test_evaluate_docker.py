@@ -303,3 +303,48 @@ def test_an_undated_github_tag_is_held_in_githubs_words_not_an_oci_images() -> N
         "age unknown: a GitHub tag has no date of its own, and no release or commit date was"
         " found; major updates wait 72h"
     )
+
+
+def test_a_floating_tag_moves_to_the_precise_tags_of_a_line_without_a_floating_tag() -> None:
+    """``1-alpine`` beside ``2.0.1-alpine`` and no ``2-alpine``: pinned in full, said so.
+
+    Other variants (``2.1.0``) and prereleases (``3.0.0-rc1-alpine``) never stand in.
+    """
+    cat = _tags(
+        "1-alpine", "1.4.0-alpine", "2.0.0-alpine", "2.0.1-alpine", "2.1.0", "3.0.0-rc1-alpine"
+    )
+    f = evaluate(_image("1-alpine"), cat, docker, NO_WAIT, NOW)
+    assert (f.status, f.latest, f.eligible, f.update_type, f.versions_behind) == (
+        "outdated",
+        "2.0.1-alpine",
+        "2.0.1-alpine",
+        "major",
+        2,
+    )
+    assert f.reason == "no floating 2-alpine tag; pinning 2.0.1-alpine"
+
+
+def test_a_floating_tag_with_its_newer_line_floating_moves_to_that_tag() -> None:
+    """``3.12`` beside ``3.13`` and ``3.13.1``: ``3.13``, as before; no note."""
+    f = evaluate(_image("3.12"), _tags("3.12", "3.12.7", "3.13", "3.13.1"), docker, NO_WAIT, NOW)
+    assert (f.status, f.eligible, f.versions_behind, f.reason) == ("outdated", "3.13", 1, None)
+
+
+def test_a_precise_tag_held_back_by_age_stands_in_as_a_held_back_release() -> None:
+    """The stand-in is judged by the release-age policy like any candidate."""
+    cat = Catalog(
+        datasource="docker",
+        package_name="docker.io/library/python",
+        releases=(
+            Release("1", NOW - 90 * DAY),
+            Release("1.4.0", NOW - 90 * DAY),
+            Release("2.0.0", NOW - DAY),
+        ),
+        latest=None,
+        fetched_at=NOW,
+    )
+    f = evaluate(_image("1"), cat, docker, THREE_DAYS, NOW)
+    assert (f.status, f.latest, f.eligible) == ("held-back", "2.0.0", None)
+    assert [(h.version, h.update_type, h.eligible_at) for h in f.held_back] == [
+        ("2.0.0", "major", NOW + 2 * DAY)
+    ]

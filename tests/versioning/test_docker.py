@@ -415,3 +415,40 @@ def test_another_variant_is_the_same_shape_with_another_suffix() -> None:
     assert not docker.is_other_variant("latest", "3.13")
     for scheme in ("node_image", "ubuntu_image"):
         assert VERSIONINGS[scheme].is_other_variant("20-alpine3.18", "22-alpine3.20")  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("current", "other", "line"),
+    [
+        ("v1", "v2.0.0", (2,)),
+        ("v1", "v1.2.3", (1,)),
+        ("v4.2", "v4.3.1", (4, 3)),
+        ("4.2-alpine", "4.3.1-alpine", (4, 3)),
+        ("v1", "2.0.0", None),  # another written form
+        ("1-alpine", "2.0.0", None),  # another variant
+        ("v1", "v2", None),  # as precise: compatible, not finer
+        ("v1.2.3", "v2", None),  # less precise
+        ("v1", "v2.0.0-rc1", None),  # a prerelease
+        ("v1-rc1", "v2.0.0", None),
+        ("7-debian-12", "7.2.4-debian-12-r9", None),  # a revision
+        ("17", "17.0.10_7", None),  # a build
+        ("2024", "2024.03.29", None),  # dates
+        ("latest", "v2.0.0", None),
+    ],
+)
+def test_finer_line_cuts_a_precise_tag_to_a_floating_tags_precision(
+    current: str, other: str, line: tuple[int, ...] | None
+) -> None:
+    """Only a more precise stable tag of the same form and variant has a line."""
+    assert docker.finer_line(current, other) == line
+
+
+@pytest.mark.parametrize(
+    ("current", "line", "tag"),
+    [("v1", (2,), "v2"), ("4.2-alpine", (4, 3), "4.3-alpine"), ("1", (2,), "2")],
+)
+def test_line_tag_writes_a_line_as_the_floating_tag_is_written(
+    current: str, line: tuple[int, ...], tag: str
+) -> None:
+    """The ``v`` and the variant of the floating tag are kept."""
+    assert docker.line_tag(current, line) == tag

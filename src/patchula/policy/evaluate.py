@@ -199,6 +199,16 @@ def _evaluate(
         why = f"no alias names {eligible.version} (the newest line's release is held back)"
         admitted_note = f"{admitted_note}; {why}" if admitted_note else why
 
+    # What the registry's latest and a floating tag's proposal mean for this row.
+    latest_note = "; ".join(
+        note
+        for note in (
+            latest_note,
+            _below_latest_note(catalog, view, current, current_rel, latest),
+            _floating_notes(catalog, view, current, eligible),
+        )
+        if note
+    )
     return Finding(
         status=status,
         reason=_notes(
@@ -206,7 +216,7 @@ def _evaluate(
             latest_rel,
             latest,
             catalog,
-            latest_note,
+            latest_note or None,
             admitted_note,
             withdrawn_note,
             _metadata_note(current, current_rel, versioning),
@@ -765,6 +775,115 @@ def _select_latest(
     return stable, f"{tag} is {tagged}, a prerelease; latest shown is the newest stable release"
 
 
+# What a catalog's release digests are, per datasource, in a note (GitHub tags: commits).
+_DIGEST_WORDS = {"github-tags": "commit"}
+
+
+def _floating_notes(
+    catalog: Catalog, view: CatalogView, current: str, eligible: Release | None
+) -> str | None:
+    """What a floating tag row needs said: a precise proposal, a floating tag that lags.
+
+    Schemes with ``finer_line`` (image and action tags) only. A floating current (``v1``)
+    proposed a precise tag because the newer line has no floating tag (``policy.memo``,
+    ``stand_ins``) says so: "no floating v2 tag; pinning v2.0.0". A floating tag, current or
+    proposed, that points at an older release of its line than the newest says that too
+    (``_lag_note``). ``None`` when there is nothing to say.
+    """
+    traits = _traits(view.versioning)
+    if traits.finer_line is None or traits.line_tag is None:
+        return None
+    notes = [_lag_note(catalog, view, current)]
+    if eligible is not None and eligible.version != current:
+        line = traits.finer_line(current, eligible.version)
+        if line is not None:
+            tag = traits.line_tag(current, line)
+            notes.append(f"no floating {tag} tag; pinning {eligible.version}")
+        else:
+            notes.append(_lag_note(catalog, view, eligible.version))
+    return "; ".join(note for note in notes if note) or None
+
+
+def _lag_note(catalog: Catalog, view: CatalogView, tag: str) -> str | None:
+    """``tag v2 points at v2.0.0's commit, not the newest v2.1.0's …`` for a lagging floating tag.
+
+    Where the catalog names each release's digest (GitHub tags and their commits, as listed):
+    the floating ``tag``'s digest is an older precise release's of its line (``v2.0.0``) while
+    the newest of the line (``v2.1.0``) has another one, so a user on ``tag`` does not get
+    the newest (GitHub's "Using tags for release management" asks maintainers to move the
+    major tag with each release; many forget). A floating tag at a digest no release of its
+    line has says nothing certain: ``None``, as for a tag at the newest or no floating tag.
+    """
+    rel = _find(catalog, tag, view)
+    if rel is None or rel.digest is None:
+        return None
+    members = view.line_members(tag)
+    if not members:
+        return None
+    releases = catalog.releases
+    newest = releases[members[-1]]
+    if newest.digest is None or newest.digest.lower() == rel.digest.lower():
+        return None
+    pinned = rel.digest.lower()
+    same = [releases[i] for i in members if (releases[i].digest or "").lower() == pinned]
+    if not same:
+        return None
+    word = _DIGEST_WORDS.get(catalog.datasource, "digest")
+    return (
+        f"tag {tag} points at {same[-1].version}'s {word}, not the newest {newest.version}'s"
+        f" (a user on {tag} does not get {newest.version})"
+    )
+
+
+def _below_latest_note(
+    catalog: Catalog,
+    view: CatalogView,
+    current: str,
+    current_rel: Release | None,
+    latest: str | None,
+) -> str | None:
+    """Say when npm's ``dist-tags.latest`` is not the newest stable release the row could see.
+
+    npm follows ``dist-tags.latest`` (npm-pick-manifest installs it for ``*`` and any range
+    admitting it; ``npm outdated``'s Latest column is it), which its publishers may leave on an
+    older line: a backport ``2.9.5`` published after ``3.1.0`` gets it by default
+    (``npm publish --tag``). Latest stays the tag, as npm has it. When it is below a listed,
+    stable current: no downgrade is proposed (npm-check-updates proposes none, Renovate lets
+    a current above latest move on to newer releases only) and the row names the newest
+    stable release. When current is at or below it but a newer stable release exists above
+    it (a major published without moving ``latest``): that release is not proposed, as
+    ``npm outdated``, npm-check-updates' default target and Renovate do not, and the row
+    names it. ``None`` for a catalog whose latest is no ``latest`` dist-tag.
+    """
+    versioning = view.versioning
+    if (
+        latest is None
+        or catalog.latest != latest
+        or catalog.dist_tag("latest") != latest
+        or current_rel is None
+        or current_rel.yanked
+        or not versioning.is_stable(current)
+    ):
+        return None
+    newest = view.newest_stable
+    if newest is None:
+        return None
+    tag = "the registry's latest dist-tag"
+    if versioning.compare(latest, current) < 0:
+        return (
+            f"{tag} is {latest}, below the current {current} (no downgrade is proposed);"
+            f" newest stable is {newest}"
+        )
+    if versioning.compare(newest, latest) > 0:
+        named = [name for name, version in catalog.dist_tags if version == newest]
+        under = f" (dist-tag {', '.join(named)})" if named else ""
+        return (
+            f"newest stable is {newest}{under}, above {tag} {latest}: not proposed (npm"
+            " follows dist-tags.latest)"
+        )
+    return None
+
+
 def _elsewhere_note(view: CatalogView, current: str, newest: str | None) -> str | None:
     """``7.4.1-debian-12-r3 is newer, in another variant …`` when only other variants move on.
 
@@ -810,6 +929,8 @@ class _Traits(NamedTuple):
     unknown_alias: Any
     spelled_pin: Any
     any_stability: Any
+    finer_line: Any
+    line_tag: Any
 
 
 # Each row asks a scheme for its optional parts several times; ``getattr`` of an attribute a
@@ -831,6 +952,8 @@ def _traits(versioning: Versioning) -> _Traits:
         unknown_alias=getattr(versioning, "unknown_alias", None),
         spelled_pin=getattr(versioning, "spelled_pin", None),
         any_stability=getattr(versioning, "max_satisfying_prereleases", None),
+        finer_line=getattr(versioning, "finer_line", None),
+        line_tag=getattr(versioning, "line_tag", None),
     )
     if len(_TRAITS) < _MAX_TRAITS:
         # Holding the scheme keeps its id() from being reused by another object meanwhile.

@@ -73,12 +73,14 @@ class CatalogView:
         "_exact",
         "_flagged",
         "_keys",
+        "_lines",
         "_movable",
         "_newest_compatible",
         "_newest_elsewhere",
         "_order",
         "_picks",
         "_stable",
+        "_stand_ins",
         "_usable",
         "_versions",
         "newest_stable",
@@ -138,6 +140,8 @@ class CatalogView:
         self._candidates: dict[tuple[str, str | None], tuple[int, ...]] = {}
         self._newest_compatible: dict[str, str | None] = {}
         self._newest_elsewhere: dict[str, str | None] = {}
+        self._stand_ins: dict[str, frozenset[int]] = {}
+        self._lines: dict[str, tuple[int, ...]] = {}
 
     def find(self, version: str) -> int | None:
         """Index of the release equal to ``version``: exactly, else in the scheme (``1.0``)."""
@@ -190,12 +194,13 @@ class CatalogView:
             )
             unstable = self._unstable_gate(current)
             compatible = self.versioning.is_compatible
+            stand_ins = self.stand_ins(current)
             found = tuple(
                 self._order[p]
                 for p in range(start, stop)
                 if self._movable[p]
                 and (self._stable[p] or (unstable is not None and unstable(self._versions[p])))
-                and compatible(current, self._versions[p])
+                and (compatible(current, self._versions[p]) or p in stand_ins)
             )
             self._candidates[memo_key] = found
         return found
@@ -209,13 +214,14 @@ class CatalogView:
         if current not in self._newest_compatible:
             unstable = self._unstable_gate(current)
             compatible = self.versioning.is_compatible
+            stand_ins = self.stand_ins(current)
             self._newest_compatible[current] = next(
                 (
                     self._versions[p]
                     for p in range(len(self._keys) - 1, -1, -1)
                     if self._usable[p]
                     and (self._stable[p] or (unstable is not None and unstable(self._versions[p])))
-                    and compatible(current, self._versions[p])
+                    and (compatible(current, self._versions[p]) or p in stand_ins)
                 ),
                 None,
             )
@@ -244,6 +250,73 @@ class CatalogView:
                 None,
             )
         return self._newest_elsewhere[current]
+
+    def stand_ins(self, current: str) -> frozenset[int]:
+        """Positions of the precise tags that stand in for floating tags ``current`` lacks.
+
+        For a floating tag (``v1``; the scheme's ``finer_line``: image and action tags): the
+        stable, usable tags written with more components whose line at current's precision
+        (``v2.0.0``: ``v2``) has no stable, usable tag of current's shape, the most precise of
+        each such line (``v2.0.0`` and ``v2.1.0``, not ``v2.1``). A user on ``@v1`` can move to
+        them; one on ``@v1`` with a ``v2`` tag moves to ``v2`` itself (``is_compatible``).
+        Positions are in precedence order (``self._versions``); empty for other schemes and
+        for a current that is no floating tag. Memoised per current.
+        """
+        found = self._stand_ins.get(current)
+        if found is not None:
+            return found
+        finer = getattr(self.versioning, "finer_line", None)
+        release_of = getattr(self.versioning, "release_of", None)
+        if finer is None or release_of is None or not self.versioning.is_stable(current):
+            found = frozenset()
+        else:
+            compatible = self.versioning.is_compatible
+            floating: set[tuple[int, ...]] = set()
+            lines: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+            for p, version in enumerate(self._versions):
+                if not (self._usable[p] and self._stable[p]):
+                    continue
+                if compatible(current, version):
+                    numbers = release_of(version)
+                    if numbers is not None:
+                        floating.add(tuple(numbers))
+                    continue
+                line = finer(current, version)
+                if line is not None:
+                    written = len(release_of(version) or ())
+                    lines.setdefault(tuple(line), []).append((written, p))
+            chosen: set[int] = set()
+            for line, members in lines.items():
+                if line in floating:
+                    continue
+                most = max(written for written, _ in members)
+                chosen.update(p for written, p in members if written == most)
+            found = frozenset(chosen)
+        self._stand_ins[current] = found
+        return found
+
+    def line_members(self, tag: str) -> tuple[int, ...]:
+        """Catalog indices of the most precise stable, usable tags of floating ``tag``'s line.
+
+        ``v2`` → ``v2.0.0`` and ``v2.1.0`` (not ``v2.1``), in precedence order; empty when
+        ``tag`` is no floating tag of a scheme with ``finer_line`` or its line has no precise
+        tag. What a floating tag is measured against: it should point where the newest does.
+        """
+        found = self._lines.get(tag)
+        if found is not None:
+            return found
+        finer = getattr(self.versioning, "finer_line", None)
+        release_of = getattr(self.versioning, "release_of", None)
+        own = release_of(tag) if release_of is not None else None
+        members: list[tuple[int, int]] = []
+        if finer is not None and own is not None and release_of is not None:
+            for p, version in enumerate(self._versions):
+                if self._usable[p] and self._stable[p] and finer(tag, version) == own:
+                    members.append((len(release_of(version) or ()), p))
+        most = max((written for written, _ in members), default=0)
+        found = tuple(self._order[p] for written, p in members if written == most)
+        self._lines[tag] = found
+        return found
 
     def _unstable_gate(self, current: str) -> Callable[[str], bool] | None:
         """Which prereleases a user on ``current`` may move to, or ``None`` for none.

@@ -329,6 +329,53 @@ def is_other_variant(current: str, other: str) -> bool:
     return (a.form, a.written) == (b.form, b.written) and a.suffix != b.suffix
 
 
+def finer_line(current: str, other: str) -> tuple[int, ...] | None:
+    """The line at ``current``'s precision that the more precise tag ``other`` belongs to.
+
+    ``current`` is a floating tag: a stable version tag written with fewer components than
+    ``other`` (``v1`` beside ``v2.0.0``, ``4.2-alpine`` beside ``4.3.1-alpine``), of the same
+    written form (a leading ``v`` or none), the same variant and neither with a build or a
+    revision. Returns ``other``'s release cut to ``current``'s components (``v2.0.0`` for
+    ``v1``: ``(2,)``), ``None`` when ``other`` is no such tag. Read by the policy
+    (``policy.memo``): a floating ``v1`` whose newer line has no floating tag of its own (no
+    ``v2``, only ``v2.0.0``) is measured against that line's precise tags instead of looking
+    up to date (GitHub's "Using tags for release management" moves a major tag ``v1`` along
+    its releases; a repository that never made ``v2`` has only ``v2.0.0`` to offer).
+    """
+    a, b = _parse(current), _parse(other)
+    if (
+        a is None
+        or b is None
+        or a.kind != "version"
+        or b.kind != "version"
+        or a.pre is not None
+        or b.pre is not None
+        or a.build is not None
+        or b.build is not None
+        or a.revision is not None
+        or b.revision is not None
+        or a.form != b.form
+        or a.suffix != b.suffix
+        or b.written <= a.written
+    ):
+        return None
+    return b.release[: a.written]
+
+
+def line_tag(current: str, line: tuple[int, ...]) -> str:
+    """The floating tag of ``line`` written as ``current`` is: ``("v1", (2,))`` → ``v2``.
+
+    The leading ``v`` and the variant suffix of ``current`` (``4.2-alpine``, ``(4, 3)`` →
+    ``4.3-alpine``); for a note naming a tag that may not exist.
+    """
+    parsed = _parse(current)
+    numbers = ".".join(str(n) for n in line)
+    if parsed is None:
+        return numbers
+    prefix = "v" if parsed.form.startswith("v") else ""
+    return f"{prefix}{numbers}" + (f"-{parsed.suffix}" if parsed.suffix else "")
+
+
 def admits_prerelease(current: str, other: str) -> bool:
     """Return whether a user on the prerelease tag ``current`` may move to the prerelease ``other``.
 
