@@ -47,7 +47,13 @@ def _run(repo: Path, *more: str, now: bool = True) -> tuple[int, dict[str, Any]]
 
 
 def _rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return [row for repo in report["repositories"] for row in repo["dependencies"]]
+    """The rows of the report, without the workflow's ``runs-on`` runner row."""
+    return [
+        row
+        for repo in report["repositories"]
+        for row in repo["dependencies"]
+        if row.get("depType") != "runs-on"
+    ]
 
 
 def _workflow(root: Path, *uses: str) -> Path:
