@@ -19,12 +19,12 @@ SYNTHETIC = (
 )
 
 
-def test_schema_is_version_5_with_the_domains_meta_catalog_views_and_tasks(tmp_path: Path) -> None:
-    """A new database is at user_version 5: HTTP, release, extraction, meta, views, tasks."""
+def test_schema_is_version_6_with_the_domains_meta_catalog_views_and_tasks(tmp_path: Path) -> None:
+    """A new database is at user_version 6: HTTP, release, extraction, meta, views, tasks."""
     path = tmp_path / "cache.sqlite3"
     Cache.open(path).close()
     with raw(path) as conn:
-        assert user_version(conn) == SCHEMA_VERSION == 5
+        assert user_version(conn) == SCHEMA_VERSION == 6
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     assert {"http_entries", "http_entries_access", "releases", "release_heads"} <= names
     assert {"extractions", "meta", "catalog_views", "catalog_views_access"} <= names
