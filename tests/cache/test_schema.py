@@ -97,7 +97,8 @@ def test_version_2_database_gains_catalog_views_keeping_every_row(tmp_path: Path
         ]
         assert conn.execute("SELECT version FROM releases").fetchall() == [("v1",)]
         assert conn.execute("SELECT version FROM release_heads").fetchall() == [("v1",)]
-        assert conn.execute("SELECT data FROM extractions").fetchall() == [(b"\x02",)]
+        # Records from before v6 have no known format: the v6 step deletes them.
+        assert conn.execute("SELECT data FROM extractions").fetchall() == []
         assert conn.execute("SELECT count(*) FROM catalog_views").fetchone() == (0,)
 
 
