@@ -46,8 +46,10 @@ def _populate_v2(conn: sqlite3.Connection) -> None:
 
 
 @pytest.mark.parametrize("start", [2, 3, 4])
-def test_a_populated_cache_migrates_to_v5_losing_nothing(tmp_path: Path, start: int) -> None:
-    """A v2, v3 or v4 file with HTTP, release, extraction, meta, view (task) rows keeps them."""
+def test_a_populated_cache_migrates_to_v6_keeping_all_but_records(
+    tmp_path: Path, start: int
+) -> None:
+    """A v2, v3 or v4 file keeps HTTP, release, meta, view (task) rows; v6 drops its records."""
     path = tmp_path / "cache.sqlite3"
     with raw(path) as db:
         migrate(db, None, MIGRATIONS[:start])
@@ -65,13 +67,14 @@ def test_a_populated_cache_migrates_to_v5_losing_nothing(tmp_path: Path, start: 
             )
     Cache.open(path).close()
     with raw(path) as db:
-        assert user_version(db) == SCHEMA_VERSION == 5
+        assert user_version(db) == SCHEMA_VERSION == 6
         assert db.execute("SELECT key, etag, access_clock FROM http_entries").fetchall() == [
             ("k", '"e"', 7)
         ]
         assert db.execute("SELECT version FROM releases").fetchall() == [("v1",)]
         assert db.execute("SELECT version FROM release_heads").fetchall() == [("v1",)]
-        assert db.execute("SELECT data FROM extractions").fetchall() == [(b"\x02",)]
+        # Records from before v6 have no known format: the v6 step deletes them.
+        assert db.execute("SELECT data FROM extractions").fetchall() == []
         assert db.execute("SELECT value FROM meta").fetchall() == [(2,)]
         views = db.execute("SELECT key, body, fetched_at FROM catalog_views").fetchall()
         assert views == ([("v", b"\x03", 30.0)] if start >= 3 else [])

@@ -66,6 +66,7 @@ class _Shared:
         self.pending: dict[str, int] = {}  # key -> access clock not yet written
         self.generation = 0  # bumped by every rebuild or fallback
         self.refs = 1
+        self.record_format = 0  # written into each extraction row (``Cache.open``)
         self.held: Path | None = None  # the file registered as open here (recovery.hold)
         self.fallback: str | None = None  # why the run uses memory instead of the file
         self.damaged = 0  # unreadable rows met in this file during this run
@@ -177,6 +178,9 @@ class _Writer(Worker):
             self.sync_totals(self.conn)
             try:
                 self.guarded(self.enforce_budget)
+                if self.shared.record_format:
+                    fmt = self.shared.record_format
+                    self.guarded(lambda conn: store.purge_extractions(conn, fmt))
             except CacheUnavailable as exc:
                 self.shared.write_failed(exc, count=False)
         except BaseException as exc:  # noqa: BLE001 - handed to Cache.open, which raises it
@@ -462,6 +466,7 @@ class Cache:
         readers: int = 4,
         clock: Clock | None = None,
         fallback: str | None = None,
+        record_format: int = 0,
     ) -> Cache:
         """Open (creating, migrating or rebuilding) the cache at ``path``; ``None`` is in memory.
 
@@ -470,7 +475,9 @@ class Cache:
         ``readers`` is the number of reader threads (0, or an in-memory database, reads
         through the writer). ``clock`` names quarantined files. ``fallback`` (with ``path``
         ``None``) is why the caller could not use its file: kept in ``fallback`` and
-        ``warnings``. Blocks until the database is ready. A corrupt file is quarantined and
+        ``warnings``. ``record_format`` (the caller's ``RECORD_FORMAT``; 0: none) is stored
+        with each extraction record, and records of lower formats are deleted on open.
+        Blocks until the database is ready. A corrupt file is quarantined and
         rebuilt, a write-ahead log written for another database is moved aside and one left
         by an unfinished run is replayed, and a file whose write lock another process holds is
         read with best-effort writes (see ``warnings``). Raises ``FutureSchema`` for a newer
@@ -480,6 +487,7 @@ class Cache:
         if budget_bytes < 0 or readers < 0:
             raise ValueError("budget_bytes and readers must not be negative")
         shared = _Shared(path, budget_bytes, clock or SystemClock())
+        shared.record_format = record_format
         if path is None and fallback is not None:
             shared.fallback = fallback
             shared.warn(f"{fallback}; using an in-memory cache for this run")
@@ -774,7 +782,13 @@ class Cache:
 
     async def put_extraction(self, repo: str, commit: str, config_hash: str, data: bytes) -> None:
         """Store the caller's extraction record bytes for (repo, commit, config hash)."""
-        put = partial(store.put_extraction, repo=repo, commit=commit, config_hash=config_hash)
+        put = partial(
+            store.put_extraction,
+            repo=repo,
+            commit=commit,
+            config_hash=config_hash,
+            record_format=self._shared.record_format,
+        )
         await self._store(lambda conn: self._in_transaction(conn, put, data=data), None)
 
     async def get_extraction(self, repo: str, commit: str, config_hash: str) -> bytes | None:

@@ -32,6 +32,8 @@ __all__ = [
 
 # Wait up to five seconds for another connection's lock (https://www.sqlite.org/c3ref/busy_timeout.html).
 BUSY_TIMEOUT_MS = 5000
+# The schema step that purges records and task errors written before redaction (schema V6).
+PURGE_VERSION = 6
 # Primary result codes that mean "this file is damaged" (https://www.sqlite.org/rescode.html).
 # Busy/locked (5, 6), read-only (8), cannot-open (14) and permission (3) are not among them.
 CORRUPTION_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
@@ -263,6 +265,10 @@ def _prepare(
         raise CacheUnavailable(f"cache database {path} cannot use WAL mode (got {mode})")
     conn.execute("PRAGMA synchronous = NORMAL")
     migrate(conn, path)
+    if 0 < found < PURGE_VERSION:
+        # The purge step zeroed the freed pages in the log; copy them into the file and
+        # empty the log, so neither keeps the old bytes (best effort: a reader may hold it).
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 
 def _readable_while_locked(conn: sqlite3.Connection, exc: sqlite3.Error, found: int) -> bool:

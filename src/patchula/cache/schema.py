@@ -1,4 +1,4 @@
-"""Schema v1 to v4 and the transactional ``PRAGMA user_version`` migration runner."""
+"""Schema v1 to v6 and the transactional ``PRAGMA user_version`` migration runner."""
 
 from __future__ import annotations
 
@@ -174,7 +174,28 @@ V5 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5)
+# v6: extraction records carry the record format that wrote them (``format``; set by the
+# caller's ``Cache.open(record_format=...)``), so records no binary of this format or later can
+# read again are deleted on open. Rows written before v6 have no known format and may hold a
+# manifest secret as written (records before the redaction of RECORD_FORMAT 9): they are
+# deleted, and lookup-task errors written before redaction are cleared, with
+# ``secure_delete`` on so the freed pages are zeroed (the writer checkpoints the log after).
+V6 = Migration(
+    6,
+    (
+        "PRAGMA secure_delete = ON",
+        "DELETE FROM extractions",
+        "ALTER TABLE extractions ADD COLUMN format INTEGER NOT NULL DEFAULT 0",
+        (
+            "UPDATE lookup_tasks SET error_message ="
+            " 'error text removed: written before patchula redacted secrets'"
+            " WHERE error_message IS NOT NULL"
+        ),
+        "PRAGMA secure_delete = OFF",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "get_extraction",
     "merge_releases",
     "page_bytes",
+    "purge_extractions",
     "put_extraction",
     "read_http",
     "read_http_many",
@@ -597,14 +598,40 @@ def _release_items(rows: list[Any]) -> list[ReleaseItem]:
 
 
 def put_extraction(
-    conn: sqlite3.Connection, repo: str, commit: str, config_hash: str, data: bytes
+    conn: sqlite3.Connection,
+    repo: str,
+    commit: str,
+    config_hash: str,
+    data: bytes,
+    record_format: int = 0,
 ) -> None:
     """Store (or replace) the caller's extraction bytes for one repo, commit and config."""
     conn.execute(
-        "INSERT OR REPLACE INTO extractions (repo, commit_sha, config_hash, data)"
-        " VALUES (?, ?, ?, ?)",
-        (repo, commit, config_hash, data),
+        "INSERT OR REPLACE INTO extractions (repo, commit_sha, config_hash, data, format)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (repo, commit, config_hash, data, record_format),
     )
+
+
+def purge_extractions(conn: sqlite3.Connection, record_format: int) -> int:
+    """Delete records of formats below ``record_format`` (never read again); rows deleted.
+
+    Takes no write lock when there is none (the usual open).
+    """
+    found = conn.execute(
+        "SELECT 1 FROM extractions WHERE format < ? LIMIT 1", (record_format,)
+    ).fetchone()
+    if found is None:
+        return 0
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        cursor = conn.execute("DELETE FROM extractions WHERE format < ?", (record_format,))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return cursor.rowcount
 
 
 def get_extraction(

@@ -418,12 +418,13 @@ def open_cache(settings: Settings, err: LazyConsole) -> Cache | None:
     stderr and kept as the cache's ``fallback`` (the report's ``cache.fallback``).
     """
     from patchula.cache import Cache, CacheError, default_cache_path  # noqa: PLC0415 - lazy: start-up
+    from patchula.records import RECORD_FORMAT  # noqa: PLC0415 - lazy: start-up
 
     if settings.no_cache:
         return None
     path = settings.cache or default_cache_path()
     try:
-        cache = Cache.open(path, budget_bytes=settings.cache_budget)
+        cache = Cache.open(path, budget_bytes=settings.cache_budget, record_format=RECORD_FORMAT)
     except CacheError as exc:
         cache = Cache.open(None, budget_bytes=settings.cache_budget, fallback=str(exc))
     for warning in cache.warnings:
