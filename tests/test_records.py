@@ -1032,7 +1032,7 @@ def test_a_record_is_stored_as_maps_of_every_field_by_name() -> None:
         "ignored",
         "ignored_complete",
     ]
-    assert list(stored["extracted"][0]) == ["dep", "locked", "lock_file", "note"]
+    assert list(stored["extracted"][0]) == ["dep", "locked", "lock_file", "note", "forks"]
     assert stored["extracted"][1]["locked"] is None  # defaults are stored, not omitted
     # Byte for byte what the same values as dataclasses encoded to.
     assert msgspec.msgpack.encode(_as_dataclass(record)) == data

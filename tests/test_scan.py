@@ -393,8 +393,14 @@ def test_uv_lock_with_one_version_per_environment_says_so(tmp_path: Path) -> Non
         "resolution-markers = [\"python_full_version < '3.11'\"]\n",
     )
     found = _extract(tmp_path)
-    assert [(i.dep.name, i.locked, i.lock_file, i.note) for i in found] == [
-        ("numpy", "2.2.6", "uv.lock", "uv.lock also locks numpy 2.3.4; judged at the oldest locked")
+    assert [(i.dep.name, i.locked, i.lock_file, i.note, i.forks) for i in found] == [
+        (
+            "numpy",
+            "2.2.6",
+            "uv.lock",
+            None,
+            (("2.2.6", "python_full_version < '3.11'"), ("2.3.4", "python_full_version >= '3.11'")),
+        )
     ]
 
 

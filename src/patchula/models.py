@@ -105,6 +105,9 @@ class LockedPackage(msgspec.Struct, frozen=True):
     ``descriptor`` is the declaration this entry resolves when the lockfile is keyed by
     declarations rather than install paths (yarn.lock: ``a@^1.2``, normalised by
     ``manager.yarn_lock.descriptor``), else ``""``.
+    ``markers`` is the PEP 508 environment marker of the resolution fork this entry was locked
+    for when the lockfile locks a package once per fork (uv.lock's per-entry
+    ``resolution-markers``, several joined with ``or``), else ``""``: every environment.
     """
 
     name: str
@@ -113,6 +116,7 @@ class LockedPackage(msgspec.Struct, frozen=True):
     install_path: str = ""
     group: str = ""
     descriptor: str = ""
+    markers: str = ""
 
 
 class Lockfile(msgspec.Struct, frozen=True):

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 9  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
+RECORD_FORMAT = 10  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
 # dirs; 5: npm workspace packages by workspace membership (older records skipped any namesake);
 # 6: a requirements file another reads with -c gives its own rows (older records dropped them),
 # requirements files are decoded as pip does (older records hold 'not UTF-8' for UTF-16 ones),
@@ -73,6 +73,9 @@ RECORD_FORMAT = 9  # 2: tracked ignored files, symlinks; 3: index flags; 4: link
 # or tags (older records skip them), tag suffixes (Dependency.version_suffixes)
 # also 9: Cargo.toml ``registry = "NAME"`` rows carry the registry as ``sole_index`` and are
 # looked up (older records skipped them as "alternative registry")
+# 10: a package a Python lockfile locks once per resolution fork keeps each fork
+# (``Extracted.forks``, uv.lock ``resolution-markers``): each is judged for its own Python
+# (older records judged the oldest only)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.
@@ -86,6 +89,10 @@ class Extracted(msgspec.Struct, frozen=True):
     locked: str | None = None
     lock_file: str | None = None
     note: str | None = None
+    # ``(version, marker)`` of each version a Python lockfile locks once per resolution fork
+    # (uv.lock ``resolution-markers``; ``""``: no marker, poetry.lock's per-marker entries),
+    # oldest first, when it locks several: each fork is judged for its own Python.
+    forks: tuple[tuple[str, str], ...] = ()
 
 
 class Record(msgspec.Struct, frozen=True):

@@ -1762,13 +1762,13 @@ async def _row(
             tracked = await _tracked(dep, found, lookups, key, kind="tag")
             return Row(dep, tracked, lock_file, _info(catalog))
         judged, tag = replace(dep, constraint=found), found
-    catalog, finding = await _evaluated(judged, catalog, lookups, (policy, now, locked, key))
+    catalog, finding, forked = await _judged(judged, catalog, lookups, (policy, now, key), item)
     finding = _runner_spelling(dep, _go_toolchain_spelling(dep, finding))
     # A note speaks of the lockfile: it belongs to rows whose current came from it or from the
     # range for want of it, never to an exact pin.
     note = _lock_note(item, dep, finding)
     # A declaration's own note (a catalog's range) is said whatever gave current.
-    note = "; ".join(part for part in (dep.note, note) if part) or None
+    note = "; ".join(part for part in (dep.note, note, forked) if part) or None
     if note:
         reason = f"{finding.reason}; {note}" if finding.reason else note
         finding = replace(finding, reason=reason)
@@ -1784,6 +1784,64 @@ async def _row(
         note = f"{tag}, the tag at the pinned {terms.digest}"
         finding = replace(finding, reason=f"{note}; {finding.reason}" if finding.reason else note)
     return Row(dep, finding, lock_file, _info(catalog))
+
+
+async def _judged(
+    dep: Dependency,
+    catalog: Catalog,
+    lookups: Lookups,
+    how: tuple[ReleaseAgePolicy, datetime, LookupKey],
+    item: _Extracted,
+) -> tuple[Catalog, Finding, str | None]:
+    """``_evaluated`` at ``item.locked``, or at each fork of a forked row (``_forked``)."""
+    if item.forks and dep.datasource == "pypi":
+        return await _forked(dep, catalog, lookups, how, item)
+    policy, now, key = how
+    view, finding = await _evaluated(dep, catalog, lookups, (policy, now, item.locked, key))
+    return view, finding, None
+
+
+# The order a forked row's forks are chosen in: the first that can move (``_forked``).
+_FORK_RANK = {"outdated": 0, "held-back": 1, "error": 2, "unknown": 3}
+
+
+async def _forked(
+    dep: Dependency,
+    catalog: Catalog,
+    lookups: Lookups,
+    how: tuple[ReleaseAgePolicy, datetime, LookupKey],
+    item: _Extracted,
+) -> tuple[Catalog, Finding, str]:
+    """A row a Python lockfile locks once per fork, judged at each: ``(view, finding, note)``.
+
+    Each fork (``Extracted.forks``) is judged for its own Python: its ``resolution-markers``
+    joined to the row's markers (``policy.requires_python``: the lowest Python they admit),
+    else the lowest its locked release's Requires-Python and the project admit. The row is the
+    oldest fork that can move (outdated, then held back), else the oldest: up to date only
+    when every fork is. The note names each fork with its Python and the one judged.
+    """
+    from patchula.policy import requires_python  # noqa: PLC0415 - Python rows only
+
+    policy, now, key = how
+    judged: list[tuple[str, str | None, Catalog, Finding]] = []
+    for version, marker in item.forks:
+        markers = dep.markers
+        if marker:
+            markers = f"({dep.markers}) and ({marker})" if dep.markers else marker
+        fork = replace(dep, markers=markers)
+        view, finding = await _evaluated(fork, catalog, lookups, (policy, now, version, key))
+        bound = requires_python.bound_for(fork, catalog, version)
+        judged.append((version, None if bound is None else bound.python, view, finding))
+    version, python, view, finding = min(judged, key=lambda j: _FORK_RANK.get(j[3].status, 4))
+    forks = [f"{v} (Python >= {p})" if p else v for v, p, _, _ in judged]
+    named = f"{', '.join(forks[:-1])} and {forks[-1]}"
+    note = f"{item.lock_file} locks {dep.package_name} {named}"
+    if finding.status in {"outdated", "held-back"} and finding.eligible is not None:
+        where = f" on Python >= {python}" if python else ""
+        note += f"; judged at {version}, which {finding.eligible} replaces{where}"
+    else:
+        note += "; judged at each: none can move"
+    return view, finding, note
 
 
 # How many parent paths of a ``go:`` tool's package path are tried for its module.
@@ -2407,8 +2465,17 @@ def _extract_repo(
                 locked, lock_file, note = None, None, None
             if locked is None and note is None:
                 locked, lock_file, note = _unlocked(dep, compiled, found)
-            row = _with_lock_python(dep, lock_file, lock_pythons)
-            out.append(_Extracted(row, locked, lock_file, _with_inheritors(note, dep, inheritors)))
+            forks = _locked_forks(dep, locked, lock_file, lockfiles, lock_indexes)
+            # A forked row's note is written when it is judged (``_forked``).
+            out.append(
+                _Extracted(
+                    _with_lock_python(dep, lock_file, lock_pythons),
+                    locked,
+                    lock_file,
+                    _with_inheritors(None if forks else note, dep, inheritors),
+                    forks,
+                )
+            )
     repo.problems[start:] = [_redacted_problem(p) for p in repo.problems[start:]]
     return [_redacted(item) for item in out]
 
@@ -2461,7 +2528,9 @@ def _redacted(item: _Extracted) -> _Extracted:
     note = redact_text(item.note) if item.note is not None else None
     if not fields and note == item.note:
         return item
-    return _Extracted(replace(dep, **fields) if fields else dep, item.locked, item.lock_file, note)
+    return _Extracted(
+        replace(dep, **fields) if fields else dep, item.locked, item.lock_file, note, item.forks
+    )
 
 
 def _with_lock_python(
@@ -3514,6 +3583,46 @@ def _locked_version(
         version, note = _one_of_several(dep, chosen, versions)
         return version, chosen.file, note
     return versions[0], chosen.file, None
+
+
+def _locked_forks(
+    dep: Dependency,
+    locked: str | None,
+    lock_file: str | None,
+    lockfiles: list[Lockfile],
+    indexes: _LockIndexes,
+) -> tuple[tuple[str, str], ...]:
+    """``(version, marker)`` of each fork a Python lockfile locks ``dep`` at, oldest first.
+
+    ``()`` unless ``lock_file`` is a uv.lock or poetry.lock locking several versions ``dep``
+    admits (one per environment-marker split, each installed in some environment: every one is
+    judged, ``_forked``). The marker is the entry's uv ``resolution-markers`` (several entries
+    of one version: ``or`` of theirs; one without: ``""``, every environment).
+    """
+    if locked is None or dep.datasource != "pypi":
+        return ()
+    lock = next((lf for lf in lockfiles if lf.file == lock_file), None)
+    if lock is None or lock.manager not in {"uv_lock", "poetry_lock"}:
+        return ()
+    entries = _packages_by(lock, "name", indexes).get(dep.package_name, [])
+    markers: dict[str, list[str]] = {}
+    for entry in entries:
+        if _admits(dep, entry.version):
+            markers.setdefault(entry.version, []).append(entry.markers)
+    if len(markers) < 2:  # noqa: PLR2004 - one version is no fork
+        return ()
+    ordered = sorted(markers, key=_sort_key(dep))
+    return tuple(
+        (
+            version,
+            ""
+            if "" in markers[version]
+            else " or ".join(f"({m})" for m in dict.fromkeys(markers[version]))
+            if len(set(markers[version])) > 1
+            else markers[version][0],
+        )
+        for version in ordered
+    )
 
 
 def _one_of_several(dep: Dependency, lock: Lockfile, versions: list[str]) -> tuple[str, str]:

@@ -26,7 +26,10 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     ``LockedPackage`` (PEP 503 normalised name, line of its ``name`` key); editable, virtual,
     directory, path, git and URL sources are left out. ``members`` is ``[manifest] members``
     (normalised), else the project(s) whose source is editable or virtual ``"."``, else
-    ``None``. Invalid TOML and an unknown lock ``version`` are problems.
+    ``None``. A package locked once per resolution fork (numpy 2.2.6 for ``python_full_version
+    < '3.12'``, 2.3.4 for ``>= '3.12'``) keeps its entry's ``resolution-markers``
+    (``LockedPackage.markers``; docs.astral.sh/uv/concepts/resolution/#universal-resolution).
+    Invalid TOML and an unknown lock ``version`` are problems.
     """
     data, tables, problems = read_lock_packages(path, text, _KNOWN_VERSIONS, "uv.lock")
     if data is None:
@@ -41,7 +44,8 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         if any(kinds.get(kind) == "." for kind in _ROOT_KINDS):
             roots.add(canonicalize_name(name))
         if isinstance(version, str) and version and not _NOT_REGISTRY.intersection(kinds):
-            packages.append(LockedPackage(canonicalize_name(name), version, line))
+            markers = _fork_markers(entry.get("resolution-markers"))
+            packages.append(LockedPackage(canonicalize_name(name), version, line, markers=markers))
     lockfile = Lockfile(
         file=path,
         manager=ID,
@@ -50,6 +54,16 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         members=_members(data, roots),
     )
     return ExtractResult(lockfile=lockfile, problems=tuple(problems))
+
+
+def _fork_markers(value: object) -> str:
+    """An entry's ``resolution-markers`` as one marker (``or`` of each); ``""`` when none."""
+    if not isinstance(value, list):
+        return ""
+    markers = [m.strip() for m in value if isinstance(m, str) and m.strip()]
+    if len(markers) == 1:
+        return markers[0]
+    return " or ".join(f"({m})" for m in markers)
 
 
 def _members(data: dict[str, object], roots: set[str]) -> frozenset[str] | None:
