@@ -767,6 +767,31 @@ def _written_specifier(requirement: str) -> str | None:
     return rest or None
 
 
+def read_metadata_lock(
+    path: str, text: str, key: str, known_majors: frozenset[str], label: str
+) -> tuple[
+    dict[str, object] | None, list[tuple[dict[str, object], int | None]], list[ManifestProblem]
+]:
+    """Parse a TOML lockfile whose format version is ``[metadata] <key>`` (poetry.lock, pdm.lock).
+
+    Returns the document, the ``[[package]]`` tables with the line of each ``name`` key, and the
+    problems: invalid TOML (then the document is ``None``) and, as a warning, a version whose
+    major is not in ``known_majors`` (``label`` names it in the message: ``lock-version``).
+    """
+    data, problem = parse_toml(path, text)
+    if data is None:
+        return None, [], [] if problem is None else [problem]
+    locator = TomlLocator(strip_bom(text))
+    tables, problems = package_tables(path, data, locator)
+    metadata = data.get("metadata")
+    version = metadata.get(key) if isinstance(metadata, dict) else None
+    if version is not None and str(version).split(".", 1)[0] not in known_majors:
+        line = locator.line(locator.find(("metadata", key)))
+        message = f"unknown {label} {version!r}; reading it as far as possible"
+        problems.append(ManifestProblem(path, line, message, "warning"))
+    return data, tables, problems
+
+
 def read_lock_packages(
     path: str, text: str, known_versions: tuple[int, ...], label: str
 ) -> tuple[

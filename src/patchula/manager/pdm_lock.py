@@ -5,8 +5,8 @@ from __future__ import annotations
 from packaging.utils import canonicalize_name
 
 from patchula.manager import paths
-from patchula.manager.base import ReadFile, TomlLocator, package_tables, parse_toml, strip_bom
-from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProblem
+from patchula.manager.base import ReadFile, read_metadata_lock
+from patchula.models import ExtractResult, LockedPackage, Lockfile
 
 ID = "pdm_lock"
 DATASOURCE = "pypi"
@@ -32,17 +32,12 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
     lock covers the pyproject beside it. Invalid TOML is a problem with its line; an unknown
     ``[metadata] lock_version`` major is a warning and the rest is still read.
     """
-    data, problem = parse_toml(path, text)
+    data, tables, problems = read_metadata_lock(
+        path, text, "lock_version", _KNOWN_MAJORS, "pdm.lock lock_version"
+    )
     if data is None:
-        return ExtractResult(problems=() if problem is None else (problem,))
-    locator = TomlLocator(strip_bom(text))
-    tables, problems = package_tables(path, data, locator)
+        return ExtractResult(problems=tuple(problems))
     metadata = data.get("metadata")
-    lock_version = metadata.get("lock_version") if isinstance(metadata, dict) else None
-    if lock_version is not None and str(lock_version).split(".", 1)[0] not in _KNOWN_MAJORS:
-        line = locator.line(locator.find(("metadata", "lock_version")))
-        message = f"unknown pdm.lock lock_version {lock_version!r}; reading it as far as possible"
-        problems.append(ManifestProblem(path, line, message, "warning"))
     packages: dict[tuple[str, str], LockedPackage] = {}
     for entry, line in tables:
         name, version = entry.get("name"), entry.get("version")

@@ -8,8 +8,8 @@ import re
 from packaging.utils import canonicalize_name
 
 from patchula.manager import paths
-from patchula.manager.base import ReadFile, TomlLocator, package_tables, parse_toml, strip_bom
-from patchula.models import ExtractResult, LockedPackage, Lockfile, ManifestProblem
+from patchula.manager.base import ReadFile, read_metadata_lock, strip_bom
+from patchula.models import ExtractResult, LockedPackage, Lockfile
 
 ID = "poetry_lock"
 DATASOURCE = "pypi"
@@ -44,17 +44,11 @@ def extract(path: str, text: str, read: ReadFile) -> ExtractResult:  # noqa: ARG
         ]
         lockfile = Lockfile(file=path, manager=ID, ecosystem=DATASOURCE, packages=tuple(kept))
         return ExtractResult(lockfile=lockfile)
-    data, problem = parse_toml(path, text)
+    data, tables, problems = read_metadata_lock(
+        path, text, "lock-version", _KNOWN_MAJORS, "lock-version"
+    )
     if data is None:
-        return ExtractResult(problems=() if problem is None else (problem,))
-    locator = TomlLocator(strip_bom(text))
-    tables, problems = package_tables(path, data, locator)
-    metadata = data.get("metadata")
-    lock_version = metadata.get("lock-version") if isinstance(metadata, dict) else None
-    if lock_version is not None and str(lock_version).split(".", 1)[0] not in _KNOWN_MAJORS:
-        line = locator.line(locator.find(("metadata", "lock-version")))
-        message = f"unknown lock-version {lock_version!r}; reading it as far as possible"
-        problems.append(ManifestProblem(path, line, message, "warning"))
+        return ExtractResult(problems=tuple(problems))
     packages: list[LockedPackage] = []
     for entry, line in tables:
         name, version, source = entry.get("name"), entry.get("version"), entry.get("source")
