@@ -428,20 +428,7 @@ class _Collector(msgspec.Struct):
             else:
                 self.problem(line, f"invalid version {value[:80]!r} in {where}")
                 continue
-            self.dependencies.append(
-                Dependency(
-                    manager=self.manager,
-                    file=self.path,
-                    line=line,
-                    name=name,
-                    package_name=canonicalize_name(name),
-                    datasource=DATASOURCE,
-                    versioning=VERSIONING,
-                    dep_type=PDM_OVERRIDE,
-                    declared=value,
-                    constraint=constraint,
-                )
-            )
+            self._row(name, line, PDM_OVERRIDE, value, constraint)
 
     def _pdm_entry(self, item: str, line: int | None, dep_type: str) -> None:
         """Read one PDM requirement: an editable, a path or a URL is skipped with a reason."""
@@ -516,6 +503,22 @@ class _Collector(msgspec.Struct):
         reason: str,
     ) -> None:
         """Add a skipped row (never looked up) of ``name``, declared as ``declared``."""
+        self._row(name, line, dep_type, declared, None, named=named, skip_reason=reason)
+
+    def _row(
+        self,
+        name: str,
+        line: int | None,
+        dep_type: str,
+        declared: str | None,
+        constraint: str | None,
+        *,
+        named: bool = True,
+        skip_reason: str | None = None,
+        markers: str | None = None,
+        prereleases: bool = False,
+    ) -> None:
+        """Add the PyPI row of ``name`` (``named``: a PEP 503-normalised project name)."""
         self.dependencies.append(
             Dependency(
                 manager=self.manager,
@@ -527,8 +530,10 @@ class _Collector(msgspec.Struct):
                 versioning=VERSIONING,
                 dep_type=dep_type,
                 declared=declared,
-                constraint=None,
-                skip_reason=reason,
+                constraint=constraint,
+                skip_reason=skip_reason,
+                markers=markers,
+                prereleases=prereleases,
             )
         )
 
@@ -767,22 +772,15 @@ class _Collector(msgspec.Struct):
             except ValueError as exc:
                 self.problem(line, f"invalid Poetry constraint {declared!r} for {name!r}: {exc}")
                 return
-        self.dependencies.append(
-            Dependency(
-                manager=self.manager,
-                file=self.path,
-                line=line,
-                name=name,
-                package_name=canonicalize_name(name),
-                datasource=DATASOURCE,
-                versioning=VERSIONING,
-                dep_type=dep_type,
-                declared=declared,
-                constraint=constraint,
-                skip_reason=skip_reason,
-                markers=markers,
-                prereleases=prereleases,
-            )
+        self._row(
+            name,
+            line,
+            dep_type,
+            declared,
+            constraint,
+            skip_reason=skip_reason,
+            markers=markers,
+            prereleases=prereleases,
         )
 
 
