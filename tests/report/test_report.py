@@ -797,3 +797,25 @@ def test_plain_table_folds_notes_and_other_columns_before_the_package_name() -> 
         "jest-dom",
     ]
     assert lines[0].endswith("| deprecat")  # the notes at their floor (8 cells)
+
+
+def test_hidden_line_counts_up_to_date_rows_with_a_note() -> None:
+    """A hidden up-to-date row that carries a note is counted, in the table and piped text."""
+    result = _result()
+    result.repos[0].rows.append(
+        Row(
+            _dep("requirements/dev.txt", 11, "yarn"),
+            Finding(
+                status="up-to-date",
+                current="1.22.22",
+                reason="newest stable is 4.5.0, above the registry's latest dist-tag 1.22.22",
+            ),
+        )
+    )
+    report = build_report(result, Settings(), {})
+    line = "(3 up-to-date or skipped rows hidden, 1 of them up to date with a note; -v shows them)"
+    out = io.StringIO()
+    render_table(report, Console(file=out, width=200))
+    assert line in out.getvalue()
+    assert line in render_plain(report)
+    assert "hidden" not in render_plain(report, show_all=True)

@@ -442,6 +442,25 @@ def _visible(deps: Iterable[DependencyReport], *, show_all: bool) -> list[Depend
     ]
 
 
+def _hidden_line(repo: RepositoryReport, hidden: int) -> str:
+    """``  (12 up-to-date or skipped rows hidden, 2 of them up to date with a note; -v …)``.
+
+    An up-to-date row may still carry something to know (a newer release not proposed because
+    npm follows ``dist-tags.latest``, a floating tag that lags, a Python bound it was judged
+    for): the count of those among the hidden rows is named, so a clean table never hides them
+    in silence (``_visible`` hides exactly the up-to-date rows with no ``failed_lookup``).
+    ``hidden`` is how many rows ``_selected`` left out (> 0, so ``show_all`` is off).
+    """
+    noted = sum(
+        1
+        for d in repo.dependencies
+        if d.status == "up-to-date" and d.reason and d.failed_lookup is None
+    )
+    rows_word = "row" if hidden == 1 else "rows"
+    with_note = f", {noted} of them up to date with a note" if noted else ""
+    return f"  ({hidden} up-to-date or skipped {rows_word} hidden{with_note}; -v shows them)"
+
+
 def _selected(
     repo: RepositoryReport, down: dict[str, str], *, show_all: bool
 ) -> tuple[list[DependencyReport], int, Counter[NotDone]]:
@@ -565,12 +584,7 @@ def render_table(report: ScanReport, console: Console, *, show_all: bool = False
                 Text(f"  {_plain_text(text)}", style="" if plain else STATUS_STYLE["error"])
             )
         if hidden:
-            rows_word = "row" if hidden == 1 else "rows"
-            console.print(
-                f"  ({hidden} up-to-date or skipped {rows_word} hidden; -v shows them)",
-                markup=False,
-                highlight=False,
-            )
+            console.print(_hidden_line(repo, hidden), markup=False, highlight=False)
         ignored = ignored_line(repo)
         if ignored:
             console.print(_plain_text(ignored), markup=False, highlight=False, emoji=False)
@@ -640,8 +654,7 @@ def render_plain(report: ScanReport, *, show_all: bool = False, width: int | Non
             out.extend(_plain_table(deps) if width is None else _folded_table(deps, width))
         out.extend(_plain_text(f"  {text}").rstrip() for text in _host_lines(not_done))
         if hidden:
-            rows_word = "row" if hidden == 1 else "rows"
-            out.append(f"  ({hidden} up-to-date or skipped {rows_word} hidden; -v shows them)")
+            out.append(_hidden_line(repo, hidden))
         ignored = ignored_line(repo)
         if ignored:
             out.append(_plain_text(ignored).rstrip())
