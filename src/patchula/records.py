@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a record holds, or what extraction makes of a file, changes meaning: a
 # record of another format misses (its config hash differs) and is replaced.
-RECORD_FORMAT = 10  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
+RECORD_FORMAT = 11  # 2: tracked ignored files, symlinks; 3: index flags; 4: links into skipped
 # dirs; 5: npm workspace packages by workspace membership (older records skipped any namesake);
 # 6: a requirements file another reads with -c gives its own rows (older records dropped them),
 # requirements files are decoded as pip does (older records hold 'not UTF-8' for UTF-16 ones),
@@ -76,6 +76,8 @@ RECORD_FORMAT = 10  # 2: tracked ignored files, symlinks; 3: index flags; 4: lin
 # 10: a package a Python lockfile locks once per resolution fork keeps each fork
 # (``Extracted.forks``, uv.lock ``resolution-markers``): each is judged for its own Python
 # (older records judged the oldest only)
+# 11: npm git dependencies on a GitHub tag (``github:o/r#v1.2.0``, ``#semver:^1``) are
+# github-tags rows (older records skipped them)
 
 # The largest record stored or read (bytes). A repository whose extraction is larger is
 # extracted afresh on every run; a larger stored value is refused unread.

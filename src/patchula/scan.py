@@ -1673,7 +1673,11 @@ def _digest_use(dep: Dependency) -> DigestUse:
         if not dep.digest:
             return "none"
         return "found" if _catalog_digests(dep) else "untagged"
-    if not VERSIONINGS[dep.versioning].is_valid(tag):
+    scheme = VERSIONINGS[dep.versioning]
+    # A scheme with ranges (npm's, for a ``github:o/r#semver:^1.2`` dependency) judges a range
+    # on the tag list as any other; an image or action tag scheme has no ranges.
+    ranged = getattr(scheme, "TAG_SCHEME", False) is not True and scheme.is_valid_constraint(tag)
+    if not scheme.is_valid(tag) and not ranged:
         return "tracked"
     return "pinned" if dep.digest else "none"
 

@@ -137,14 +137,21 @@ def test_npm_protocol_with_a_range_is_a_range_of_the_own_name(
 
 def test_local_git_and_url_specs_are_skipped_with_a_reason() -> None:
     """file:, link:, workspace:, portal:, patch:, git, shorthand, URL and path specs are skipped."""
-    reasons = {dep.name: dep.skip_reason for dep in _extract("local-and-git-specs").dependencies}
+    deps = _extract("local-and-git-specs").dependencies
+    reasons = {dep.name: dep.skip_reason for dep in deps}
+    tagged = next(dep for dep in deps if dep.name == "git-https")
+    assert (tagged.datasource, tagged.package_name, tagged.constraint) == (
+        "github-tags",
+        "acme/git-https",
+        "v1.0.0",
+    )
     assert reasons == {
         "local-file": "local file dependency",
         "linked": "linked local package",
         "in-workspace": "workspace protocol",
         "portal-pkg": "portal protocol",
         "patched": None,  # yarn's patch protocol: its base package (test_patch_is_its_base)
-        "git-https": "git dependency",
+        "git-https": None,  # a GitHub tag: looked up on its tags (test_npm_git_run)
         "git-proto": "git dependency",
         "gh-prefix": "git dependency",
         "gh-shorthand": "git dependency (GitHub shorthand)",

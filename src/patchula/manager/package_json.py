@@ -21,6 +21,7 @@ from patchula.manager.base import (
     parse_json_object,
 )
 from patchula.models import Dependency, ExtractResult, ManifestProblem
+from patchula.versioning import npm as npm_versioning
 
 ID = "package_json"
 DATASOURCE = "npm"
@@ -563,13 +564,18 @@ def _dependency(
             note = said
     else:
         package_name, constraint, skip_reason = classify(name, spec)
+    datasource = DATASOURCE
+    tagged = github_tag_ref(spec) if skip_reason is not None else None
+    if tagged is not None:
+        package_name, constraint = tagged
+        datasource, skip_reason = GITHUB_DATASOURCE, None
     return Dependency(
         manager=ID,
         file=path,
         line=line,
         name=name,
         package_name=package_name,
-        datasource=DATASOURCE,
+        datasource=datasource,
         versioning=VERSIONING,
         dep_type=section,
         declared=spec,
@@ -615,6 +621,45 @@ def classify(name: str, spec: str) -> tuple[str, str | None, str | None]:
     # A semver range, or a dist-tag (`latest`, `next`) that the lookup resolves: either way the
     # value as written is the constraint.
     return name, value or "*", None
+
+
+# A GitHub repository a git dependency names, as Renovate's npm manager reads them
+# (lib/modules/manager/npm/extract/common/dependency.ts): `github:o/r`, the `o/r` shorthand,
+# git+https / git+ssh / git:// / https URLs and scp-like `git@github.com:o/r`, `.git` optional.
+_GITHUB_REPO = re.compile(
+    r"(?:github:|(?:git\+)?(?:https|ssh|git)://(?:git@)?github\.com/|git@github\.com:)?"
+    r"(?P<owner>[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38})/(?P<repo>[A-Za-z0-9._-]{1,100}?)(?:\.git)?",
+    re.ASCII,
+)
+GITHUB_DATASOURCE = "github-tags"
+
+
+def github_tag_ref(spec: str) -> tuple[str, str] | None:
+    """``(owner/repo, constraint)`` for a git dependency on a GitHub tag, else ``None``.
+
+    npm installs ``github:o/r#v1.2.0`` (and ``o/r#…``, ``git+https://github.com/o/r.git#…``)
+    from the repository at that commit-ish; ``#semver:^1.2`` picks the highest tag matching the
+    range (docs.npmjs.com package.json "Git URLs as Dependencies"). A ref that is a version
+    (``v1.2.0``) or a ``semver:`` range is looked up on the repository's tags (datasource
+    ``github-tags``, npm versioning), as Renovate does; a commit, a branch or no ref is
+    ``None`` (the row stays skipped: nothing names a version to compare).
+    """
+    base, hashed, ref = spec.strip().partition("#")
+    if not hashed:
+        return None
+    found = _GITHUB_REPO.fullmatch(base)
+    if found is None:
+        return None
+    repo = f"{found.group('owner')}/{found.group('repo')}"
+    ref = ref.strip()
+    if ref.startswith("semver:"):
+        wanted = ref[len("semver:") :].strip()
+        if wanted and npm_versioning.is_valid_constraint(wanted):
+            return repo, wanted
+        return None
+    if npm_versioning.is_valid(ref):
+        return repo, ref
+    return None
 
 
 def _is_npm_protocol_range(value: str) -> bool:

@@ -558,7 +558,7 @@ def _resolve_current(
         if pin is not None and spelled is not None and spelled(constraint) is not None:
             return _spelled_release(pin, catalog, view)
         if pin is not None:
-            return pin, "pin"
+            return _tag_spelling(pin, catalog, view), "pin"
         if not versioning.is_valid_constraint(constraint):
             return _tagged_current(constraint, catalog, versioning)
     # npm-pick-manifest installs dist-tags.latest when the range is ``*`` (compared as a string:
@@ -659,6 +659,18 @@ def _spelled_release(
     if index is None:
         return reason
     return f"{reason} ({catalog.releases[index].version!r} is the same version normalised)"
+
+
+def _tag_spelling(pin: str, catalog: Catalog, view: CatalogView) -> str:
+    """``pin`` as a tag catalog spells it: npm ``github:o/r#v1.2.0`` is current ``v1.2.0``.
+
+    An exact pin is cleaned (``v1.2.0`` → ``1.2.0``) to be compared; on a GitHub tag list
+    current is the tag as the repository names it, as latest is. Elsewhere ``pin`` itself.
+    """
+    if catalog.datasource != "github-tags":
+        return pin
+    found = _find(catalog, pin, view)
+    return pin if found is None else found.version
 
 
 def _tagged_current(

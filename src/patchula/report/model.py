@@ -675,11 +675,13 @@ def _repo(repo: RepoResult) -> RepositoryReport:
 # A row's ecosystem is its datasource's id, except where one registry serves a manager whose
 # dependencies users know by another name: GitHub tags and releases read for ``uses:``
 # references are GitHub Actions (Renovate's ``github-actions`` manager); image rows of that
-# manager stay ``docker``.
+# manager stay ``docker``; package.json git dependencies read on GitHub tags stay ``npm``.
 _ECOSYSTEMS = {
     ("github_actions", "github-tags"): "github-actions",
     ("github_actions", "github-releases"): "github-actions",
     ("github_actions", "github-runners"): "github-actions",
+    # An npm git dependency on a GitHub tag (``github:o/r#v1.2.0``) is an npm dependency.
+    ("package_json", "github-tags"): "npm",
 }
 
 
